@@ -1,0 +1,41 @@
+#!/bin/sh
+# Builds a relocatable tree:
+#   bin/smx2d-sim      the binary (rpath $ORIGIN/../lib)
+#   lib/               every shared library it needs that is not part of the C
+#                      runtime or the GPU driver (libyaml, HDF5 and theirs)
+#   share/smx2d-sim/   data/ (tables), config/ (example plans), schemas/, README.md
+# Copy the whole tree to a Linux GPU node (same or newer glibc) and run bin/smx2d-sim.
+set -eu
+bin=$1
+dest=$2
+rm -rf "$dest"
+mkdir -p "$dest/bin" "$dest/lib" "$dest/share/smx2d-sim"
+cp "$bin" "$dest/bin/smx2d-sim"
+
+# Libraries every Linux system has (glibc family, gcc runtime) and the GPU driver,
+# which must come from the target machine itself.
+system_lib() {
+    case "$1" in
+    linux-vdso.so*|ld-linux*.so*|libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|\
+    libresolv.so*|libutil.so*|libgcc_s.so*|libstdc++.so*|libcuda.so*|libnvidia-*) return 0 ;;
+    esac
+    return 1
+}
+
+ldd "$bin" | while read -r name arrow path rest; do
+    [ "$arrow" = "=>" ] || continue
+    if [ "$path" = "not" ]; then
+        echo "make-dist: $name is not found on this machine" >&2
+        exit 1
+    fi
+    system_lib "$name" && continue
+    cp -L "$path" "$dest/lib/$name"
+done
+
+share="$dest/share/smx2d-sim"
+mkdir -p "$share/data" "$share/config" "$share/schemas"
+cp data/*.h5 data/*.csv data/README.md "$share/data/" 2>/dev/null || cp data/* "$share/data/"
+cp config/*.yaml "$share/config/"
+cp schemas/* "$share/schemas/"
+cp README.md "$share/"
+echo "dist: $dest ($(du -sh "$dest" | cut -f1)); bundled: $(ls "$dest/lib" | tr '\n' ' ')"

@@ -1,0 +1,33 @@
+/* Build and run facts recorded as root attributes of every output file. */
+#ifndef SMX_PROVENANCE_H
+#define SMX_PROVENANCE_H
+
+typedef struct provenance {
+    char code_version[32];
+    char git_describe[128];
+    char compiler[256];
+    char cflags[1024];
+    char cuda_version[64];    /* "none" when built without CUDA */
+    char cufft_version[64];
+    char hdf5_version[64];
+    char yaml_version[64];
+    char hostname[256];
+    char argv[4096];
+    char utc_start[32];       /* ISO 8601, Z */
+    char utc_end[32];
+    char plan_sha256[65];
+    char table_sha256[65];
+    /* Added with the writer: cuda_version above holds the CUDA runtime version;
+     * these keep the toolkit that compiled the kernels apart from the runtime
+     * and driver that ran them, which can differ. */
+    char nvcc_version[64];          /* "none" when built without CUDA */
+    char nvcc_flags[1024];
+    char cuda_driver_version[64];   /* "none" without CUDA or without a driver */
+} provenance;
+
+/* Fills the build facts, host, argv and utc_start. */
+void provenance_init(provenance *pv, int argc, char **argv);
+void provenance_finish(provenance *pv); /* sets utc_end */
+void utc_now_iso8601(char out[32]);
+
+#endif

@@ -1,0 +1,22 @@
+/* SHA-256 (FIPS 180-4), for provenance hashes of plan and table files. */
+#ifndef SMX_SHA256_H
+#define SMX_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sha256_ctx {
+    uint32_t h[8];
+    uint64_t len;
+    uint8_t buf[64];
+    size_t fill;
+} sha256_ctx;
+
+void sha256_init(sha256_ctx *c);
+void sha256_update(sha256_ctx *c, const void *data, size_t n);
+void sha256_final(sha256_ctx *c, uint8_t out[32]);
+/* Hex digest of a buffer / of a file's bytes; the file form returns -1 on I/O error. */
+void sha256_hex(const void *data, size_t n, char hex[65]);
+int sha256_file_hex(const char *path, char hex[65]);
+
+#endif

@@ -1,0 +1,37 @@
+/* Escape channels and the conservation identities (DESIGN section 2).
+ * Weight:  sum psi_in = sum psi_out + sum_c weight[c]
+ * Energy:  sum psi_in E = sum psi_out E + deposited + sum_{c != ENERGY_STOPPED} energy[c]
+ * ENERGY_STOPPED's energy is the residual energy of stopped particles; it is
+ * deposited locally and therefore already part of `deposited`. */
+#ifndef SMX_TALLY_H
+#define SMX_TALLY_H
+
+enum tally_channel {
+    CH_THETA_BOUNDARY = 0, /* scattered out of an angular window */
+    CH_THETA_CUTOFF = 1,   /* dropped by thresholds or kernel truncation */
+    CH_ENERGY_STOPPED = 2, /* fell below the energy cutoff */
+    CH_SPATIAL_LEAK = 3,   /* streamed out of the x-z domain */
+    CH_COUNT = 4
+};
+
+extern const char *const tally_channel_names[CH_COUNT];
+
+typedef struct step_tally {
+    double weight[CH_COUNT]; /* weight removed from psi this step */
+    double energy[CH_COUNT]; /* MeV carried by it (see above for ENERGY_STOPPED) */
+    double deposited;        /* MeV deposited into dose this step */
+} step_tally;
+
+/* One step's balance, all in double. */
+typedef struct step_balance {
+    double weight_in, weight_out, energy_in, energy_out;
+    step_tally t;
+    double weight_rel_err, energy_rel_err; /* |residual| / in */
+} step_balance;
+
+void tally_clear(step_tally *t);
+void tally_add(step_tally *sum, const step_tally *t);
+/* Fills the relative errors of b from its flows and tallies. */
+void tally_close_balance(step_balance *b);
+
+#endif

@@ -1,0 +1,3 @@
+# HDF5 result writer, XDMF sidecar, provenance, run_result and tally arithmetic.
+add_test(output_writer "${SMX_BUILD}/tests/test_output")
+set_tests_properties(output_writer PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")

@@ -1,0 +1,9 @@
+# Physics: operators against their definitions, conservation, range, lateral spread.
+add_test(operators "${SMX_BUILD}/tests/test_operators")
+set_tests_properties(operators PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(conservation "${SMX_BUILD}/tests/test_conservation")
+set_tests_properties(conservation PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(range_pstar "${SMX_BUILD}/tests/test_range")
+set_tests_properties(range_pstar PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(lateral_fermi_eyges "${SMX_BUILD}/tests/test_lateral")
+set_tests_properties(lateral_fermi_eyges PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")

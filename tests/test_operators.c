@@ -1,0 +1,273 @@
+/* The operators one by one on fresh random inputs: energy-loss table properties,
+ * gather = scatter for A_E (bitwise) and A_stream (1e-6), non-negativity,
+ * determinism across thread counts, and the beam source's keys. */
+#include <math.h>
+#include <omp.h>
+
+#include "analysis.h"
+#include "check.h"
+#include "sim_fixture.h"
+#include "source.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static double rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (rng_state >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Runs n steps from psi0 on the CPU backend; psi/dose are poisoned first. */
+static void run_steps(const plan *p, const grid *g, const tables *t, const float *psi0, int n,
+                      float *psi, double *dose, step_balance *last)
+{
+    sim_tables st;
+    smx_error err = {0};
+    void *ctx = NULL;
+    CHECK(sim_tables_build(&st, p, g, t, &err) == 0);
+    CHECK(backend_cpu.setup(&ctx, &st, &err) == 0);
+    CHECK(backend_cpu.upload(ctx, psi0, &err) == 0);
+    for (int k = 0; k < n; k++)
+        CHECK(backend_cpu.step(ctx, k, last, &err) == 0);
+    for (int64_t i = 0; i < g->cells; i++)
+        psi[i] = NAN;
+    for (int64_t i = 0; i < g->slice; i++)
+        dose[i] = NAN;
+    CHECK(backend_cpu.download_psi(ctx, psi, &err) == 0);
+    CHECK(backend_cpu.download_dose(ctx, dose, &err) == 0);
+    backend_cpu.release(ctx);
+    sim_tables_free(&st);
+}
+
+static float *random_psi(const grid *g)
+{
+    float *psi = malloc(g->cells * sizeof *psi);
+    for (int64_t i = 0; i < g->cells; i++)
+        psi[i] = (float)(0.05 + rnd()); /* every cell occupied, none zero */
+    return psi;
+}
+
+static void check_lut(const char *name, const fixture *f)
+{
+    energy_lut lut;
+    smx_error err = {0};
+    CHECK(energy_lut_build(&lut, &f->g, &f->t, &err) == 0);
+    CHECK_MSG(lut.gather_ok, "%s: gather refused: %s", name, lut.gather_reason);
+    const double *Ec = f->g.E.centres;
+    double ds_g = f->g.ds * 0.1 * f->g.density;
+    int stopped = 0;
+    double worst_E = 0.0;
+    for (int i = 0; i < lut.ne; i++) {
+        double Ep = tables_energy_at_range(&f->t, tables_csda_range(&f->t, Ec[i]) - ds_g);
+        if (lut.target[i] < 0) {
+            stopped++;
+            CHECK(!(Ep >= f->g.E_stop));
+            CHECK_REL(lut.deposit_MeV[i], Ec[i], 1e-15); /* all energy deposited when stopping */
+            continue;
+        }
+        int tg = lut.target[i];
+        /* Weight kept: the float coefficients sum to 1 within float rounding. */
+        CHECK_ABS((double)lut.c_lo[i] + lut.c_hi[i], 1.0, 1.2e-7);
+        double kept = lut.c_lo[i] * Ec[tg] + (lut.c_hi[i] != 0.0f ? lut.c_hi[i] * Ec[tg + 1] : 0.0);
+        /* Mean energy kept: float coefficients, relative to the bin spacing. */
+        double spacing = tg + 1 < lut.ne ? Ec[tg + 1] - Ec[tg] : 1.0;
+        double e = fabs(kept - Ep) / spacing;
+        worst_E = e > worst_E ? e : worst_E;
+        CHECK_MSG(e <= 1e-6, "%s: bin %d keeps %.9g MeV, expected %.9g", name, i, kept, Ep);
+        CHECK(lut.deposit_MeV[i] > 0.0);
+        CHECK_ABS(lut.deposit_MeV[i] + kept, Ec[i] * ((double)lut.c_lo[i] + lut.c_hi[i]), 1e-12 * Ec[i]);
+        CHECK(tg < i); /* energy only goes down */
+    }
+    double csum_max = 0.0;
+    for (int j = 0; j < lut.ne; j++) {
+        CHECK(lut.gather[j].count >= 0 && lut.gather[j].count <= 2);
+        for (int k = 0; k < lut.gather[j].count; k++) {
+            int s = lut.gather[j].src[k];
+            float cexp = lut.target[s] == j ? lut.c_lo[s] : lut.c_hi[s];
+            CHECK(lut.target[s] == j || lut.target[s] + 1 == j);
+            CHECK(lut.gather[j].coeff[k] == cexp);
+            csum_max = fmax(csum_max, lut.gather[j].coeff[k]);
+        }
+        if (lut.gather[j].count == 2)
+            CHECK(lut.gather[j].src[0] < lut.gather[j].src[1]);
+    }
+    printf("%s: %d bins, %d stop in one step, worst mean-energy error %.2e bins\n", name, lut.ne,
+           stopped, worst_E);
+    energy_lut_free(&lut);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    /* ---- energy-loss table on both grids ---- */
+    {
+        fixture f;
+        CHECK(fixture_load(&f, NULL, NULL, 0) == 0);
+        check_lut("range grid", &f);
+        /* Range grid: every step is an exact one-bin shift. */
+        energy_lut lut;
+        smx_error err = {0};
+        CHECK(energy_lut_build(&lut, &f.g, &f.t, &err) == 0);
+        for (int i = 1; i < lut.ne; i++)
+            CHECK_MSG(lut.target[i] == i - 1 && lut.c_lo[i] == 1.0f && lut.c_hi[i] == 0.0f,
+                      "range bin %d: target %d, c %g/%g", i, lut.target[i], lut.c_lo[i], lut.c_hi[i]);
+        CHECK(lut.target[0] == -1);
+        /* A non-monotone map must refuse the gather form (ascending grid: E'
+         * must increase with E), and an increasing one must be accepted. */
+        double *map = malloc(f.g.ne * sizeof *map);
+        for (int i = 0; i < lut.ne; i++)
+            map[i] = i > 0 ? f.g.E.centres[i - 1] : NAN;
+        energy_lut ok, bad;
+        CHECK(energy_lut_from_map(&ok, &f.g, map, &err) == 0);
+        CHECK(ok.gather_ok == 1);
+        double sw = map[50];
+        map[50] = map[52];
+        map[52] = sw;
+        CHECK(energy_lut_from_map(&bad, &f.g, map, &err) == 0);
+        CHECK(bad.gather_ok == 0);
+        printf("non-monotone map refused: %s\n", bad.gather_reason);
+        energy_lut_free(&ok);
+        energy_lut_free(&bad);
+        energy_lut_free(&lut);
+        free(map);
+        fixture_free(&f);
+    }
+    {
+        const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=60"};
+        fixture f;
+        CHECK(fixture_load(&f, NULL, sets, 2) == 0);
+        check_lut("uniform grid", &f);
+        fixture_free(&f);
+    }
+
+    /* ---- gather vs scatter, on random dense inputs ---- */
+    {
+        const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=24",
+                              "grid.angle.n_bins=9", "grid.angle.half_width_deg=8",
+                              "grid.space.nx=17", "grid.space.nz=19",
+                              "transport.streaming_scheme=bilinear", "beam.direction_deg=85"};
+        fixture f;
+        CHECK(fixture_load(&f, NULL, sets, 8) == 0);
+        const grid *g = &f.g;
+        float *psi0 = random_psi(g);
+        float *a = malloc(g->cells * sizeof *a), *b = malloc(g->cells * sizeof *b);
+        double *da = malloc(g->slice * sizeof *da), *db = malloc(g->slice * sizeof *db);
+        step_balance ba, bb;
+
+        f.p.variant_energy = VAR_E_GATHER;
+        run_steps(&f.p, g, &f.t, psi0, 3, a, da, &ba);
+        f.p.variant_energy = VAR_E_SCATTER;
+        run_steps(&f.p, g, &f.t, psi0, 3, b, db, &bb);
+        CHECK(memcmp(a, b, g->cells * sizeof *a) == 0); /* same products, same order */
+        CHECK(memcmp(da, db, g->slice * sizeof *da) == 0);
+        CHECK(ba.weight_rel_err <= 1e-6 && bb.weight_rel_err <= 1e-6);
+
+        f.p.variant_energy = VAR_E_AUTO;
+        f.p.variant_stream = VAR_S_GATHER;
+        run_steps(&f.p, g, &f.t, psi0, 3, a, da, &ba);
+        f.p.variant_stream = VAR_S_ATOMIC;
+        run_steps(&f.p, g, &f.t, psi0, 3, b, db, &bb);
+        double vmax = 0.0, dmax = 0.0;
+        for (int64_t i = 0; i < g->cells; i++) {
+            vmax = fmax(vmax, fabs(b[i]));
+            dmax = fmax(dmax, fabs((double)a[i] - b[i]));
+            CHECK(a[i] >= 0.0f && b[i] >= 0.0f); /* also fails on a leftover NAN poison */
+        }
+        printf("stream gather vs scatter: max |diff| / max = %.3e, leak %.9e vs %.9e\n",
+               dmax / vmax, ba.t.weight[CH_SPATIAL_LEAK], bb.t.weight[CH_SPATIAL_LEAK]);
+        CHECK(dmax / vmax <= 1e-6); /* float sums in different orders */
+        CHECK(ba.t.weight[CH_SPATIAL_LEAK] > 0.0);
+        CHECK_REL(ba.t.weight[CH_SPATIAL_LEAK], bb.t.weight[CH_SPATIAL_LEAK], 1e-12);
+        for (int64_t i = 0; i < g->slice; i++)
+            CHECK_REL(da[i], db[i], 1e-6); /* dose comes from psi of earlier steps */
+
+        /* Determinism: 1 thread and 2 threads give the same bytes. */
+        omp_set_num_threads(1);
+        run_steps(&f.p, g, &f.t, psi0, 4, a, da, &ba);
+        omp_set_num_threads(2);
+        run_steps(&f.p, g, &f.t, psi0, 4, b, db, &bb);
+        CHECK(memcmp(a, b, g->cells * sizeof *a) == 0);
+        CHECK(memcmp(da, db, g->slice * sizeof *da) == 0);
+        CHECK(memcmp(&ba, &bb, sizeof ba) == 0);
+        free(psi0);
+        free(a);
+        free(b);
+        free(da);
+        free(db);
+        fixture_free(&f);
+    }
+
+    /* ---- every beam key drives the source ---- */
+    {
+        const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=99",
+                              "beam.energy_MeV=63.3", "beam.direction_deg=93.1",
+                              "beam.x_mm=-3.3", "beam.weight=2.5"};
+        fixture f;
+        CHECK(fixture_load(&f, NULL, sets, 6) == 0);
+        beam_profile b;
+        smx_error err = {0};
+        CHECK(beam_profile_build(&b, &f.p, &f.g, &err) == 0);
+        double mE = 0, mth = 0, mx = 0, sE = 0, sx = 0;
+        for (int i = 0; i < f.g.ne; i++)
+            mE += b.wE[i] * f.g.E.centres[i];
+        for (int i = 0; i < f.g.nth; i++)
+            mth += b.wth[i] * f.g.theta.centres[i];
+        for (int i = 0; i < f.g.nx; i++)
+            mx += b.wx[i] * f.g.x.centres[i];
+        CHECK_REL(mE, 63.3, 1e-12);              /* split keeps the mean exactly */
+        CHECK_REL(mth * 180.0 / M_PI, 93.1, 1e-12);
+        CHECK_REL(mx, -3.3, 1e-12);
+        beam_profile_free(&b);
+        float *psi = calloc(f.g.cells, sizeof *psi);
+        double W, En;
+        CHECK(source_fill(psi, &f.p, &f.g, &W, &En, &err) == 0);
+        CHECK_REL(W, 2.5, 1e-6); /* float storage of each cell */
+        CHECK_REL(En / W, 63.3, 1e-6);
+        free(psi);
+
+        f.p.beam_energy_sigma_MeV = 3.0;
+        f.p.beam_sigma_x_mm = 2.0;
+        CHECK(beam_profile_build(&b, &f.p, &f.g, &err) == 0);
+        mE = mx = 0;
+        for (int i = 0; i < f.g.ne; i++)
+            mE += b.wE[i] * f.g.E.centres[i];
+        for (int i = 0; i < f.g.nx; i++)
+            mx += b.wx[i] * f.g.x.centres[i];
+        for (int i = 0; i < f.g.ne; i++)
+            sE += b.wE[i] * pow(f.g.E.centres[i] - mE, 2);
+        for (int i = 0; i < f.g.nx; i++)
+            sx += b.wx[i] * pow(f.g.x.centres[i] - mx, 2);
+        double dE = f.g.E.edges[1] - f.g.E.edges[0];
+        /* Bin-integrated Gaussian: variance sigma^2 + bin^2/12 (Sheppard) */
+        CHECK_REL(sE, 9.0 + dE * dE / 12.0, 1e-3);
+        CHECK_REL(sx, 4.0 + f.g.dx * f.g.dx / 12.0, 1e-3);
+        CHECK_REL(mE, 63.3, 1e-6);
+        CHECK_REL(mx, -3.3, 1e-6);
+        beam_profile_free(&b);
+        fixture_free(&f);
+    }
+
+    /* ---- a beam centred on the axis stays centred at every depth ---- */
+    {
+        fixture f;
+        CHECK(fixture_run(&f, NULL, NULL, 0) == 0);
+        double *dd = malloc(f.g.nz * sizeof *dd), worst = 0.0, peak = 0.0;
+        depth_dose(&f.g, f.r.dose_MeV, dd);
+        for (int z = 0; z < f.g.nz; z++)
+            peak = fmax(peak, dd[z]);
+        for (int z = 0; z < f.g.nz; z++) {
+            if (dd[z] < 1e-6 * peak)
+                continue;
+            double m, r;
+            lateral_moments(&f.g, f.r.dose_MeV, z, &m, &r);
+            worst = fmax(worst, fabs(m));
+        }
+        printf("centred beam: worst lateral mean %.3e mm (limit 0.01 dx = %.3g mm)\n", worst,
+               0.01 * f.g.dx);
+        CHECK(worst <= 0.01 * f.g.dx); /* issue requirement */
+        free(dd);
+        fixture_free(&f);
+    }
+    return check_report(argv[0]);
+}
