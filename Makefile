@@ -24,7 +24,8 @@ PKG_LIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 OPT          ?= -O2
 CFLAGS       ?= $(OPT) -g
 WARN         := -Wall -Wextra -Werror
-ALL_CFLAGS    = -std=c11 -D_GNU_SOURCE $(WARN) -fopenmp $(CFLAGS) -Isrc -I$(BUILD) $(PKG_CFLAGS)
+ALL_CFLAGS    = -std=c11 -D_GNU_SOURCE $(WARN) -fopenmp $(CFLAGS) -Isrc -I$(BUILD) $(PKG_CFLAGS) \
+                -DSMX_SOURCE_DATA_DIR=\"$(CURDIR)/data\"
 # $ORIGIN/../lib lets the dist tree find its bundled libraries; DT_RPATH (not
 # RUNPATH) so that the libraries' own dependencies are searched there too.
 LDFLAGS      += -fopenmp -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -16,7 +17,8 @@
 
 #define MEV_TO_J 1.602176634e-13
 #define RAD_TO_DEG (180.0 / 3.14159265358979323846)
-/* Keeps one compressed psi chunk well inside memory budgets of readers. */
+/* A reader decompresses a whole chunk to get any value in it; this bounds that
+ * cost for partial reads of very wide planes. */
 #define PSI_CHUNK_MAX_BYTES (4u << 20)
 
 struct output {
@@ -51,12 +53,24 @@ static void quiet_end(h5quiet q)
     H5Eset_auto2(H5E_DEFAULT, q.func, q.data);
 }
 
-/* Walking upward, entry 0 is where the error was first detected: usually the
- * most useful text (it carries errno messages such as "No space left"). */
+/* Walking upward, entry 0 is where the error was first detected: the most useful
+ * text. For system errors it is a long record with a timestamp; only its
+ * "error message = '...'" part (strerror) is kept. */
 static herr_t first_cause(unsigned n, const H5E_error2_t *e, void *data)
 {
-    if (n == 0 && e->desc)
-        snprintf(data, 256, "%s", e->desc);
+    char *out = data;
+    if (n != 0 || !e->desc)
+        return 0;
+    const char *key = "error message = '";
+    const char *m = strstr(e->desc, key);
+    if (m) {
+        m += strlen(key);
+        const char *end = strchr(m, '\'');
+        snprintf(out, 256, "%.*s", end ? (int)(end - m) : 255, m);
+    } else {
+        snprintf(out, 256, "%s", e->desc);
+    }
+    out[strcspn(out, "\n")] = '\0';
     return 0;
 }
 
@@ -74,6 +88,16 @@ static void close_id(hid_t *id, herr_t (*closer)(hid_t))
     if (*id >= 0)
         closer(*id);
     *id = H5I_INVALID_HID;
+}
+
+/* Closing a dataset writes out whatever HDF5 still holds for it, so on the
+ * success path its close is an I/O operation like any other and is checked. */
+static int close_dataset(output *o, hid_t *ds, const char *object, int rc, smx_error *err)
+{
+    if (*ds >= 0 && H5Dclose(*ds) < 0 && rc == SMX_OK)
+        rc = h5_fail(o, err, "write", object);
+    *ds = H5I_INVALID_HID;
+    return rc;
 }
 
 /* ---- attributes ---------------------------------------------------------- */
@@ -169,8 +193,8 @@ enum value_kind {
     V_TEXTS  /* data: const char *const *, rank 1 */
 };
 
-/* One dataset declaration. dcpl 0 is H5P_DEFAULT (contiguous); axes, when set,
- * names the /axes datasets along each dimension, slowest first. */
+/* One dataset declaration. dcpl and dapl 0 mean H5P_DEFAULT (contiguous, default
+ * chunk cache); axes, when set, names what each dimension runs over, slowest first. */
 typedef struct dset {
     hid_t parent;
     const char *parent_path;
@@ -183,6 +207,7 @@ typedef struct dset {
     const char *description;
     const char *axes;
     hid_t dcpl;
+    hid_t dapl;
 } dset;
 
 /* Strings of a V_TEXTS dataset packed into one fixed-width buffer. */
@@ -258,7 +283,7 @@ static int put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
     space = d->rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(d->rank, d->dims, NULL);
     if (space < 0 ||
         (ds = H5Dcreate2(d->parent, d->name, ftype, space, H5P_DEFAULT,
-                         d->dcpl ? d->dcpl : H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+                         d->dcpl ? d->dcpl : H5P_DEFAULT, d->dapl ? d->dapl : H5P_DEFAULT)) < 0) {
         rc = h5_fail(o, err, "create", object);
         goto done;
     }
@@ -277,7 +302,7 @@ static int put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
         ds = H5I_INVALID_HID;
     }
 done:
-    close_id(&ds, H5Dclose);
+    rc = close_dataset(o, &ds, object, rc, err);
     close_id(&space, H5Sclose);
     close_id(&str, H5Tclose);
     free(packed);
@@ -353,6 +378,57 @@ int output_check_target(const char *final_path, int overwrite, smx_error *err)
     return rc;
 }
 
+/* HDF5 1.10 frees a file's state when H5Fclose fails part-way (on a full disk)
+ * yet leaves its id registered, and the library's exit handler then crashes on
+ * it; a failed H5Fflush leaves the cache unable to flush ever again, so probing
+ * with a flush does not help either. Hence a file to be kept is closed only when
+ * the disk has room for everything its metadata cache may still write, and one
+ * being thrown away is unlinked and truncated first, which frees that room. */
+static int room_to_close(const output *o, double *need, double *have)
+{
+    size_t max_size = 0, min_clean = 0, cur_size = 0;
+    int entries = 0;
+    struct statvfs sv;
+    *need = *have = 0;
+    if (H5Fget_mdc_size(o->file, &max_size, &min_clean, &cur_size, &entries) < 0 ||
+        statvfs(o->temp_path, &sv) != 0)
+        return 1; /* cannot tell: let the close try */
+    *need = (double)cur_size + (double)(1u << 20);
+    *have = (double)sv.f_bavail * (double)sv.f_frsize;
+    return *have >= *need;
+}
+
+/* The measures above cover a full disk, not a file-size limit (EFBIG), where the
+ * close can still fail. What then crashes is HDF5's own exit handler, which has
+ * nothing left to do: every file is closed explicitly before exit. Switching it
+ * off (before HDF5 initialises, hence a constructor) keeps such a run's exit
+ * status the documented one instead of a segfault. Only programs that link this
+ * writer are affected. */
+__attribute__((constructor)) static void no_hdf5_exit_handler(void)
+{
+    H5dont_atexit();
+}
+
+static void discard_file(output *o)
+{
+    if (unlink(o->temp_path) != 0 && errno != ENOENT)
+        smx_warn("%s: could not remove %s: %s\n", o->final_path, o->temp_path,
+                 strerror(errno));
+    hid_t fapl = H5Fget_access_plist(o->file);
+    void *handle = NULL;
+    if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
+        H5Fget_vfd_handle(o->file, fapl, &handle) >= 0 && handle) {
+        int fd = *(int *)handle;
+        if (ftruncate(fd, 0) != 0)
+            smx_warn("%s: could not truncate %s: %s\n", o->final_path, o->temp_path,
+                     strerror(errno));
+    }
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    H5Fclose(o->file);
+    o->file = H5I_INVALID_HID;
+}
+
 static void output_free(output *o)
 {
     if (!o)
@@ -403,9 +479,7 @@ static int open_impl(output **out, const char *final_path, int overwrite, smx_er
     if (!rc)
         rc = attr_int(o, o->file, "/", "complete", 0, err);
     if (rc) {
-        H5Fclose(o->file);
-        o->file = H5I_INVALID_HID;
-        unlink(o->temp_path);
+        discard_file(o);
         output_free(o);
         return rc;
     }
@@ -586,9 +660,11 @@ static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
     if (step < 0 || step > 999999)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: snapshot step %d outside 0..999999",
                         o->final_path, step);
-    hid_t grp = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, ds = H5I_INVALID_HID;
-    char name[32];
+    hid_t grp = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, dapl = H5I_INVALID_HID;
+    hid_t ds = H5I_INVALID_HID;
+    char name[32], where[64];
     snprintf(name, sizeof name, "step_%06d", step);
+    snprintf(where, sizeof where, "/psi/%s", name);
 
     if ((rc = open_group(o, "/psi", &grp, err)))
         goto done;
@@ -607,8 +683,12 @@ static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
     if (chunk[2] * chunk[3] > max_vals)
         chunk[2] = max_vals / chunk[3];
     if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 4, chunk) < 0 ||
-        H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0) {
-        rc = h5_fail(o, err, "set up chunking and compression for", "/psi");
+        H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0 ||
+        /* No chunk cache: each chunk is written once, and writing it during
+         * H5Dwrite (not later, at close) makes a full disk fail right there. */
+        (dapl = H5Pcreate(H5P_DATASET_ACCESS)) < 0 ||
+        H5Pset_chunk_cache(dapl, 0, 0, 1.0) < 0) {
+        rc = h5_fail(o, err, "set up chunking and compression for", where);
         goto done;
     }
     char desc[128];
@@ -620,14 +700,12 @@ static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
                                  .data = psi, .units = "weight per bin", .description = desc,
                                  .axes = "energy_centres_MeV,theta_centres_deg,z_centres_mm,"
                                          "x_centres_mm",
-                                 .dcpl = dcpl }, &ds, err);
-    if (!rc) {
-        char where[64];
-        snprintf(where, sizeof where, "/psi/%s", name);
+                                 .dcpl = dcpl, .dapl = dapl }, &ds, err);
+    if (!rc)
         rc = attr_int(o, ds, where, "step", step, err);
-    }
 done:
-    close_id(&ds, H5Dclose);
+    rc = close_dataset(o, &ds, where, rc, err);
+    close_id(&dapl, H5Pclose);
     close_id(&dcpl, H5Pclose);
     close_id(&grp, H5Gclose);
     return rc;
@@ -690,7 +768,7 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
         rc = attr_f64(o, ds, "/dose/dose_Gy", "slab_thickness_mm", slab, err);
     if (!rc)
         rc = attr_f64(o, ds, "/dose/dose_Gy", "density_g_cm3", rho, err);
-    close_id(&ds, H5Dclose);
+    rc = close_dataset(o, &ds, "/dose/dose_Gy", rc, err);
     close_id(&grp, H5Gclose);
     free(gy);
     return rc;
@@ -988,6 +1066,12 @@ static int commit_impl(output *o, smx_error *err)
                         "output_write_result", o->final_path);
     if ((rc = attr_int(o, o->file, "/", "complete", 1, err)))
         return rc;
+    /* See room_to_close(): without room the file stays open for output_abort. */
+    double need, have;
+    if (!room_to_close(o, &need, &have))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: not enough disk space to finish %s "
+                        "(%.3g MB free, %.3g MB needed)", o->final_path, o->temp_path,
+                        have * 1e-6, need * 1e-6);
     herr_t closed = H5Fclose(o->file);
     o->file = H5I_INVALID_HID;
     if (closed < 0)
@@ -1027,21 +1111,41 @@ void output_abort(output *o, int keep_partial)
     if (!o)
         return;
     h5quiet q = quiet_begin();
-    if (o->file >= 0) {
-        H5Fclose(o->file);
-        o->file = H5I_INVALID_HID;
+    int keep = keep_partial && !o->placed;
+    /* A commit that failed after marking the file complete (and perhaps closing
+     * it) must not leave that mark on what is kept as incomplete. */
+    if (keep && o->file < 0)
+        o->file = H5Fopen(o->temp_path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (keep && o->file >= 0) {
+        smx_error ignored = { 0 };
+        attr_int(o, o->file, "/", "complete", 0, &ignored);
     }
-    if (!o->placed && keep_partial) {
+    if (o->file >= 0) {
+        double need, have;
+        if (keep && !room_to_close(o, &need, &have)) {
+            smx_warn("%s: not enough disk space to finish the partial results (%.3g MB "
+                     "free, %.3g MB needed); nothing kept\n", o->final_path, have * 1e-6,
+                     need * 1e-6);
+            keep = 0;
+        }
+        if (keep) {
+            H5Fclose(o->file);
+            o->file = H5I_INVALID_HID;
+        } else {
+            discard_file(o);
+        }
+    }
+    if (keep) {
         /* If the rename fails the data stays under the temporary name rather
          * than being deleted: the user asked for it to be kept. */
-        char *keep = incomplete_path(o->final_path);
-        if (keep && rename(o->temp_path, keep) == 0)
-            smx_warn("partial results kept in %s (attribute complete = 0)\n", keep);
+        char *kept = incomplete_path(o->final_path);
+        if (kept && rename(o->temp_path, kept) == 0)
+            smx_warn("partial results kept in %s (attribute complete = 0)\n", kept);
         else
             smx_warn("%s: could not rename partial results to %s: %s; they remain in %s\n",
-                     o->final_path, keep ? keep : "*.incomplete.h5",
-                     keep ? strerror(errno) : "out of memory", o->temp_path);
-        free(keep);
+                     o->final_path, kept ? kept : "*.incomplete.h5",
+                     kept ? strerror(errno) : "out of memory", o->temp_path);
+        free(kept);
     } else if (!o->placed) {
         if (unlink(o->temp_path) != 0 && errno != ENOENT)
             smx_warn("%s: could not remove %s: %s\n", o->final_path, o->temp_path,

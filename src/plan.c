@@ -12,7 +12,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,29 +26,32 @@
 
 /* ---- small helpers ---- */
 
+/* Optimal-string-alignment distance: Levenshtein plus adjacent transpositions,
+ * the commonest typo ("cdua" for "cuda"), at cost 1. */
 static int edit_distance(const char *a, size_t la, const char *b, size_t lb)
 {
     /* Key names are short; longer inputs are never a typo of one. */
     if (la > 63 || lb > 63)
         return INT_MAX;
-    int row[64];
+    int d[64][64];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
+        d[0][j] = (int)j;
     for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
     }
-    return row[lb];
+    return d[la][lb];
 }
 
 static int close_enough(int dist, size_t len)
@@ -261,7 +263,12 @@ void plan_format_real(double v, char *buf, size_t n)
         int decimals = digits - 1 - exp10;
         snprintf(buf, n, "%.*f", decimals > 0 ? decimals : 0, v);
     } else {
-        snprintf(buf, n, "%s", e);
+        /* YAML 1.1 readers (PyYAML) take 1e-06 for a string; 1.0e-06 is a float to all. */
+        char *mark = strchr(e, 'e');
+        if (strchr(e, '.'))
+            snprintf(buf, n, "%s", e);
+        else
+            snprintf(buf, n, "%.*s.0%s", (int)(mark - e), e, mark);
     }
 }
 
@@ -492,6 +499,7 @@ typedef struct loader {
     const char *cli;      /* the --set argument being applied, else NULL */
     int defaults;         /* applying the table's own defaults */
     int *key_line, *key_col; /* where each key was written in the file */
+    /* Sections seen, so that a missing required key can point at its section. */
     section_mark sec[MAX_SECTIONS];
     int nsec;
 } loader;
@@ -526,10 +534,9 @@ static int need_scalar(loader *L, const char *name, const yt_node *v, const char
 }
 
 static int parse_int(loader *L, const plan_key *k, const char *name, const yt_node *v,
-                     int allow_auto, int *out)
+                     int allow_auto, const char *expected, int *out)
 {
-    char expected[300], shown[SHOW_MAX + 4];
-    plan_key_expected(k, expected, sizeof expected);
+    char shown[SHOW_MAX + 4];
     if (need_scalar(L, name, v, expected))
         return SMX_EXIT_INPUT;
     show_node(v, shown, sizeof shown);
@@ -545,10 +552,9 @@ static int parse_int(loader *L, const plan_key *k, const char *name, const yt_no
                         shown, expected);
         return fail(L, v, "%s: '%s' is not an integer; expected %s", name, shown, expected);
     }
-    errno = 0;
     long long x = strtoll(v->text, NULL, 10);
     /* strtoll saturates on overflow, which the range check then reports. */
-    int side = range_side(k, (double)x);
+    int side = x > INT_MAX ? 1 : x < INT_MIN ? -1 : range_side(k, (double)x);
     if (side)
         return fail(L, v, "%s: %s is too %s; expected %s", name, shown,
                     side < 0 ? "small" : "large", expected);
@@ -578,10 +584,9 @@ static int parse_real(loader *L, const plan_key *k, const char *name, const yt_n
 }
 
 static int parse_choice(loader *L, const plan_key *k, const char *name, const yt_node *v,
-                        int *out)
+                        const char *expected, int *out)
 {
-    char expected[300], shown[SHOW_MAX + 4], near[64];
-    plan_key_expected(k, expected, sizeof expected);
+    char shown[SHOW_MAX + 4], near[64];
     if (need_scalar(L, name, v, expected))
         return SMX_EXIT_INPUT;
     int i = choice_index(k->choices, v->text);
@@ -623,13 +628,13 @@ static int assign(loader *L, int ki, const yt_node *v)
                         expected);
         return 0;
     case PT_INT:
-        return parse_int(L, k, k->path, v, 0, ints);
+        return parse_int(L, k, k->path, v, 0, expected, ints);
     case PT_INT_OR_AUTO:
-        return parse_int(L, k, k->path, v, 1, ints);
+        return parse_int(L, k, k->path, v, 1, expected, ints);
     case PT_REAL:
         return parse_real(L, k, k->path, v, (double *)(void *)base);
     case PT_ENUM:
-        return parse_choice(L, k, k->path, v, ints);
+        return parse_choice(L, k, k->path, v, expected, ints);
     case PT_STRING:
         if (need_scalar(L, k->path, v, expected))
             return SMX_EXIT_INPUT;
@@ -654,11 +659,23 @@ static int assign(loader *L, int ki, const yt_node *v)
             return fail(L, v, "%s: the list has %zu entries; expected %s", k->path, v->n,
                         expected);
         int tmp[PLAN_MAX_SNAPSHOTS];
+        if (v->n > PLAN_MAX_SNAPSHOTS)
+            return fail(L, v, "%s: list longer than the reader's buffer", k->path);
+        /* An entry is judged on its own: "-5 is too small; expected an integer >= 0". */
+        char item_expected[300], range[100], list[200];
+        if (k->type == PT_INT_LIST) {
+            range_text(k, range, sizeof range);
+            snprintf(item_expected, sizeof item_expected, "an integer%s", range);
+        } else {
+            choices_text(k->choices, list, sizeof list);
+            snprintf(item_expected, sizeof item_expected, "one of %s", list);
+        }
         for (size_t i = 0; i < v->n; i++) {
             const yt_node *item = v->items[i];
             snprintf(name, sizeof name, "%s[%zu]", k->path, i);
-            int rc = k->type == PT_INT_LIST ? parse_int(L, k, name, item, 0, &tmp[i])
-                                            : parse_choice(L, k, name, item, &tmp[i]);
+            int rc = k->type == PT_INT_LIST
+                         ? parse_int(L, k, name, item, 0, item_expected, &tmp[i])
+                         : parse_choice(L, k, name, item, item_expected, &tmp[i]);
             if (rc)
                 return rc;
             if (k->type == PT_OP_LIST)
@@ -683,9 +700,11 @@ static int assign_text(loader *L, int ki, const char *text)
     yt_node *v = NULL;
     yt_error ye;
     if (yt_parse(text, strlen(text), &v, &ye)) {
-        char expected[300];
+        /* libyaml's positions would count within the value, not the command line. */
+        char expected[300], shown[SHOW_MAX + 4];
         plan_key_expected(&plan_keys[ki], expected, sizeof expected);
-        return fail(L, NULL, "%s: %s; expected %s", plan_keys[ki].path, ye.msg, expected);
+        return fail(L, NULL, "%s: '%s' is not valid YAML; expected %s", plan_keys[ki].path,
+                    show(text, strlen(text), shown, sizeof shown), expected);
     }
     int rc = assign(L, ki, v);
     yt_free(v);
@@ -712,10 +731,11 @@ static void record_section(loader *L, const char *path, const yt_node *at)
     for (int i = 0; i < L->nsec; i++)
         if (!strcmp(L->sec[i].path, path))
             return;
-    if (L->nsec == MAX_SECTIONS || strlen(path) >= sizeof L->sec[0].path)
+    size_t len = strlen(path);
+    if (L->nsec == MAX_SECTIONS || len >= sizeof L->sec[0].path)
         return;
     section_mark *s = &L->sec[L->nsec++];
-    snprintf(s->path, sizeof s->path, "%s", path);
+    memcpy(s->path, path, len + 1);
     s->line = at->line;
     s->col = at->col;
 }
@@ -770,8 +790,9 @@ static int walk_pair(loader *L, const yt_node *key, const yt_node *val, const ch
         int ki = plan_key_index(path);
         if (ki >= 0) {
             if (s[len] == '.')
-                return fail(L, key, "unknown key '%s'; expected '%s' to end the key, it takes "
-                            "a value", show(key->text, key->len, shown, sizeof shown), path);
+                return fail(L, key, "unknown key '%s%s%s'; %s is a key, not a section", prefix,
+                            prefix[0] ? "." : "", show(key->text, key->len, shown, sizeof shown),
+                            path);
             if (L->key_line[ki])
                 return fail(L, key, "%s: duplicate key, first given at %d:%d; expected each "
                             "key once", path, L->key_line[ki], L->key_col[ki]);
@@ -921,7 +942,7 @@ static const char *num(double v, char *buf)
 
 static int check_consistency(const plan *p, smx_error *err)
 {
-    char a[40], b[40], c[40], d[40];
+    char a[40], b[40], c[40], d[40], e[40];
     int bins = plan_key_index("grid.energy.n_bins");
 
     if (p->energy_kind == EGRID_UNIFORM && !given(p, bins))
@@ -977,7 +998,7 @@ static int check_consistency(const plan *p, smx_error *err)
                                 num(p->angle_centre_deg - p->angle_half_width_deg, b),
                                 num(p->angle_centre_deg + p->angle_half_width_deg, c),
                                 num(p->angle_centre_deg, d),
-                                num(p->angle_half_width_deg, a));
+                                num(p->angle_half_width_deg, e));
     }
     return 0;
 }
@@ -1021,8 +1042,14 @@ static int resolve_table(plan *p, smx_error *err)
     if (try_table(p, p->dir, name, tried, sizeof tried))
         return 0;
     const char *env = getenv("SMX2D_DATA_DIR");
-    if (env && env[0] && try_table(p, env, name, tried, sizeof tried))
-        return 0;
+    if (env && env[0]) {
+        if (try_table(p, env, name, tried, sizeof tried))
+            return 0;
+    } else {
+        /* Say so: an unset variable is the usual reason for this error. */
+        size_t used = strlen(tried);
+        snprintf(tried + used, sizeof tried - used, ", $SMX2D_DATA_DIR (not set)");
+    }
     char exe[PLAN_PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {

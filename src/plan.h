@@ -122,7 +122,10 @@ int plan_key_index(const char *path);
 /* ---- reading ---- */
 /* Reads, parses and validates a plan file. overrides[] are "key.path=value"
  * strings from --set, applied after the file. On error returns SMX_EXIT_INPUT
- * with a message "FILE:LINE:COL: key.path: ..." in err. */
+ * with a message "FILE:LINE:COL: key.path: ..." in err. p is overwritten on
+ * entry; after an error nothing is left allocated (plan_free is still safe).
+ * A key may also be written as one dotted path ("grid.space.nx: 81"), which is
+ * how plan_write_resolved() writes it, so resolved output loads back. */
 int plan_load(plan *p, const char *path, const char *const *overrides, int n_overrides,
               smx_error *err);
 void plan_free(plan *p);
@@ -139,7 +142,9 @@ int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fm
 /* Writers driven by the schema table. */
 void plan_write_json_schema(FILE *f);
 void plan_write_reference(FILE *f);
-/* The resolved values, one "key.path: value" line each (for output and --dry-run). */
+/* The resolved values, one "key.path: value" line each (for output and --dry-run);
+ * "  # default" marks defaults, "  # --set" overrides, and an optional key left
+ * out is a comment line "# key.path: not set". */
 void plan_write_resolved(FILE *f, const plan *p);
 
 /* Name of choice `index` of an enum key (or of transport.operator_order), NULL if

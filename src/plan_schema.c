@@ -115,7 +115,7 @@ const plan_key plan_keys[] = {
       .doc = "number of steps, or auto: step until the weight in flight falls below "
              "auto_stop_weight" },
     { .path = "transport.auto_stop_weight", .type = PT_REAL, AT(auto_stop_weight),
-      .default_value = "1e-6", .min = 0, .min_exclusive = 1, .max = 1, .units = "",
+      .default_value = "1.0e-6", .min = 0, .min_exclusive = 1, .max = 1, .units = "",
       .doc = "with steps: auto, stop once the weight in flight is below this fraction "
              "of the initial weight" },
     { .path = "transport.max_steps", .type = PT_INT, AT(max_steps), .default_value = "100000",
@@ -162,7 +162,7 @@ const plan_key plan_keys[] = {
       .doc = "skip cells whose weight is negligible: off; fixed = below the threshold; "
              "adaptive = below the threshold times max(psi)" },
     { .path = "backend.early_exit_threshold", .type = PT_REAL, AT(early_exit_threshold),
-      .default_value = "1e-12", .min = 0, .max = 1, .units = "",
+      .default_value = "1.0e-12", .min = 0, .max = 1, .units = "",
       .doc = "weight below which a cell counts as empty (see early_exit)" },
 
     /* ---- output ---- */
@@ -362,7 +362,7 @@ static void json_key(FILE *f, const plan_key *k, const plan *defaults, int level
         fputs("\"type\": \"integer\",\n", f);
         json_bounds(f, k, level + 2);
         indent(f, level + 2);
-        fputs("\"description\": \"a fixed number of steps\"\n", f);
+        fputs("\"description\": \"an explicit value instead of auto\"\n", f);
         indent(f, level + 1);
         fputs("},\n", f);
         indent(f, level + 1);
@@ -491,7 +491,8 @@ void plan_write_json_schema(FILE *f)
     fputs("  \"description\": \"One YAML file describes one run. Generated from the schema "
           "table in src/plan_schema.c by `smx2d-sim --print-plan-schema` (make schema); "
           "do not edit by hand. Cross-field rules (E_cutoff >= E_min, the beam inside the "
-          "grid, ...) are checked by smx2d-sim itself.\",\n", f);
+          "grid, ...) are checked by smx2d-sim itself, which also accepts a key written as "
+          "one dotted path (grid.space.nx: 81), the form of its resolved plan.\",\n", f);
     json_section(f, "", 0, &defaults, 1);
     fputs("}\n", f);
     plan_free(&defaults);

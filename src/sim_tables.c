@@ -3,16 +3,35 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* sigma of the scattering kernel per energy bin, in bins: T(E) is the mass
- * scattering power, so the variance added over a step is T rho ds. */
+/* Angular variance added over one step, in bins^2: the integral of the mass
+ * scattering power along the path actually travelled, from R(E) down to
+ * max(R(E) - rho ds, R(E_stop)) in residual range (g/cm2). Integrating instead
+ * of taking T(E) ds keeps the result independent of ds, follows T as it grows
+ * along the step, and gives a particle that stops within the step only the
+ * scattering of the path it has left. */
+static double step_variance(const tables *t, double E, double E_stop, double ds_g)
+{
+    double R = tables_csda_range(t, E), R_stop = tables_csda_range(t, E_stop);
+    double R_end = R - ds_g > R_stop ? R - ds_g : R_stop;
+    if (!(R > R_end))
+        return 0.0;
+    const int n = 32; /* Simpson panels; T varies smoothly along one step */
+    double h = (R - R_end) / n, sum = 0.0;
+    for (int k = 0; k <= n; k++) {
+        double Tk = tables_scattering_power(t, tables_energy_at_range(t, R_end + k * h));
+        sum += Tk * (k == 0 || k == n ? 1.0 : (k % 2 ? 4.0 : 2.0));
+    }
+    return sum * h / 3.0;
+}
+
 static int angular_sigmas(double *sig, const plan *p, const grid *g, const tables *t)
 {
     double ds_g = g->ds * 0.1 * g->density;
     for (int64_t i = 0; i < g->ne; i++) {
-        double T = tables_scattering_power(t, g->E.centres[i]);
-        if (!(T >= 0.0))
+        double v = p->scattering ? step_variance(t, g->E.centres[i], g->E_stop, ds_g) : 0.0;
+        if (!(v >= 0.0))
             return -1;
-        sig[i] = p->scattering ? sqrt(T * ds_g) / g->dtheta : 0.0;
+        sig[i] = sqrt(v) / g->dtheta;
     }
     return 0;
 }

@@ -36,6 +36,7 @@ static int fixture_load(fixture *f, const char *yaml, const char *const *sets, i
 {
     memset(f, 0, sizeof *f);
     run_result_init(&f->r);
+    smx_quiet = 1; /* the step log would bury the test output */
     setenv("SMX2D_DATA_DIR", "data", 1); /* tests run from the repository root */
     snprintf(f->path, sizeof f->path, "/tmp/smx-fixture-XXXXXX");
     int fd = mkstemp(f->path);

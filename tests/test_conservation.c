@@ -9,16 +9,17 @@
 
 typedef struct config {
     const char *name;
-    const char *sets[12];
+    const char *sets[16];
     int nsets;
     int expect[CH_COUNT]; /* 1 = this configuration must send weight through the channel */
 } config;
 
 static const config configs[] = {
-    {"window narrow, range grid, shift, 30 MeV stops inside a narrow slab",
+    {"window narrow, range grid, shift, 30 MeV tilted beam stops inside a narrow slab",
      {"beam.energy_MeV=30", "grid.energy.E_max_MeV=30", "grid.angle.n_bins=9",
-      "grid.angle.half_width_deg=4", "grid.space.nx=15", "grid.space.nz=40"},
-     6, {1, 0, 1, 1}},
+      "grid.angle.half_width_deg=4", "grid.angle.centre_deg=80", "beam.direction_deg=80",
+      "beam.x_mm=3", "grid.space.nx=15", "grid.space.nz=40"},
+     9, {1, 0, 1, 1}},
     {"full circle, uniform grid, bilinear, tilted wide beam leaving the far end",
      {"grid.angle.mode=full", "grid.angle.n_bins=32", "grid.energy.kind=uniform",
       "grid.energy.n_bins=60", "transport.streaming_scheme=bilinear", "beam.direction_deg=60",
@@ -28,9 +29,9 @@ static const config configs[] = {
      {"transport.operator_order=[stream, energy, theta]", "backend.energy=scatter",
       "backend.streaming=atomic", "grid.energy.kind=uniform", "grid.energy.n_bins=40",
       "grid.energy.E_max_MeV=40", "beam.energy_MeV=38", "grid.angle.n_bins=11",
-      "grid.angle.half_width_deg=6", "grid.space.nx=21", "grid.space.nz=40",
+      "grid.angle.half_width_deg=6", "grid.space.nx=21", "beam.x_mm=4", "grid.space.nz=40",
       "transport.streaming_scheme=bilinear"},
-     12, {1, 0, 1, 1}},
+     13, {1, 0, 1, 1}},
 };
 
 int main(int argc, char **argv)

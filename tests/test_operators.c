@@ -178,7 +178,8 @@ int main(int argc, char **argv)
                dmax / vmax, ba.t.weight[CH_SPATIAL_LEAK], bb.t.weight[CH_SPATIAL_LEAK]);
         CHECK(dmax / vmax <= 1e-6); /* float sums in different orders */
         CHECK(ba.t.weight[CH_SPATIAL_LEAK] > 0.0);
-        CHECK_REL(ba.t.weight[CH_SPATIAL_LEAK], bb.t.weight[CH_SPATIAL_LEAK], 1e-12);
+        /* psi already differs by float rounding after the first steps */
+        CHECK_REL(ba.t.weight[CH_SPATIAL_LEAK], bb.t.weight[CH_SPATIAL_LEAK], 1e-6);
         for (int64_t i = 0; i < g->slice; i++)
             CHECK_REL(da[i], db[i], 1e-6); /* dose comes from psi of earlier steps */
 

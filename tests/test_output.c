@@ -1,11 +1,15 @@
 /* The result writer end to end: write a small run, read every object back with
  * the plain HDF5 API and compare bit for bit; the overwrite, abort and
  * keep-partial policies; the sidecar; provenance; the tally arithmetic. */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -735,7 +739,8 @@ static void test_overwrite(void)
     fputs("someone else's file\n", lf);
     fclose(lf);
     CHECK(output_commit(o, &err) == SMX_EXIT_INPUT);
-    output_abort(o, 0);
+    output_abort(o, 1); /* the commit had marked it complete: the kept copy is not */
+    CHECK(read_complete(path_in("late.incomplete.h5")) == 0);
     after = slurp(late, &len1);
     CHECK(after && strcmp(after, "someone else's file\n") == 0);
     free(after);
@@ -832,6 +837,62 @@ static void test_zero_steps_and_errors(void)
     free_fixture(&fx);
 }
 
+/* A full disk, simulated with a file-size limit: the snapshot must fail with a
+ * message naming it, and the abort must remove the file without tripping the
+ * HDF5 1.10 crash-at-exit that follows a failed H5Fclose. Run in a child so the
+ * limit and any crash stay there. */
+static void test_disk_full(void)
+{
+    fixture fx;
+    make_fixture(&fx, 1);
+    free_grid(&fx.g);
+    free(fx.psi0);
+    /* 4 x 4 x 50 x 50 random floats: ~160 kB that deflate cannot shrink much. */
+    memset(&fx.g, 0, sizeof fx.g);
+    fx.g.ne = 4, fx.g.nth = 4, fx.g.nz = 50, fx.g.nx = 50;
+    make_axis(&fx.g.E, 4, 10.0, 1.0);
+    make_axis(&fx.g.theta, 4, 1.5, 0.01);
+    make_axis(&fx.g.z, 50, 0.0, 1.0);
+    make_axis(&fx.g.x, 50, -25.0, 1.0);
+    fx.g.dx = fx.g.dz = 1.0, fx.g.density = 1.0;
+    fx.g.slice = 2500, fx.g.cells = 40000;
+    fx.psi0 = malloc(40000 * sizeof(float));
+    for (int i = 0; i < 40000; i++)
+        fx.psi0[i] = (float)rnd();
+    const char *final = path_in("full.h5");
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = { 64 << 10, 64 << 10 };
+        setrlimit(RLIMIT_FSIZE, &rl);
+        smx_error err = { 0 };
+        output *o = NULL;
+        int bad = output_open(&o, final, 0, &err) != SMX_OK ||
+                  output_write_setup(o, &fx.p, &fx.g, &fx.t, &err) != SMX_OK;
+        int rc = bad ? 0 : output_write_snapshot(o, &fx.g, 0, fx.psi0, &err);
+        if (rc != SMX_EXIT_RUNTIME || !strstr(err.msg, "cannot write dataset /psi/step_000000")) {
+            fprintf(stderr, "disk-full child: rc %d, message: %s\n", rc, err.msg);
+            bad = 1;
+        }
+        if (o)
+            output_abort(o, 0);
+        exit(bad ? 1 : 0);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+    CHECK(!exists(final));
+    DIR *d = opendir(tmpdir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        CHECK_MSG(!strstr(e->d_name, "full.h5"), "left behind: %s", e->d_name);
+    if (d)
+        closedir(d);
+    free_fixture(&fx);
+}
+
 /* SMX_TEST_KEEP=1 leaves the files for inspection with h5dump or ParaView. */
 static void cleanup(void)
 {
@@ -839,7 +900,8 @@ static void cleanup(void)
         printf("test_output: files kept in %s\n", tmpdir);
         return;
     }
-    const char *names[] = { "result.h5", "result.xdmf", "late.h5", "aborted.h5",
+    const char *names[] = { "result.h5", "result.xdmf", "late.h5", "late.incomplete.h5",
+                            "aborted.h5",
                             "aborted.incomplete.h5", "empty.h5", "empty.xdmf" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(path_in(names[i]));
@@ -866,6 +928,7 @@ int main(int argc, char **argv)
     test_overwrite();
     test_abort();
     test_zero_steps_and_errors();
+    test_disk_full();
     cleanup();
     return check_report(argv[0]);
 }

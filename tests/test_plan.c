@@ -1,0 +1,786 @@
+/* Plan reader: the exact message of every error class, defaults and their
+ * locations, --set, table-file lookup, the shipped schema files against the
+ * schema table (byte for byte), and the resolved plan's round trip.
+ *
+ * Runs from the repository root (CTest WORKING_DIRECTORY); fixture plans live in
+ * tests/plan_cases/. SMX2D_DATA_DIR points at a temporary directory holding an
+ * empty pstar_water.h5: plan_load only checks that the table file exists. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "plan.h"
+
+#define CASES "tests/plan_cases/"
+
+static char tmp_dir[64];
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK_MSG(f != NULL, "cannot create %s", path);
+    if (!f)
+        return;
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Whole file, NUL-terminated; NULL if it cannot be read. */
+static char *read_text(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            buf = realloc(buf, cap);
+            if (!buf)
+                break;
+        }
+        size_t got = fread(buf + n, 1, 4096, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+typedef void (*writer)(FILE *);
+
+static char *capture(writer w, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    if (!f)
+        return NULL;
+    w(f);
+    fclose(f);
+    return buf;
+}
+
+static char *resolved_text(const plan *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    plan_write_resolved(f, p);
+    fclose(f);
+    return buf;
+}
+
+static char *value_text(const plan *p, const plan_key *k)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    plan_write_value(f, p, k, 0);
+    fclose(f);
+    return buf;
+}
+
+static int load(plan *p, const char *path, const char *const *sets, int n, smx_error *err)
+{
+    memset(err, 0, sizeof *err);
+    return plan_load(p, path, sets, n, err);
+}
+
+static void expect_error_set(const char *path, const char *const *sets, int n, const char *want)
+{
+    plan p;
+    smx_error err;
+    int rc = load(&p, path, sets, n, &err);
+    CHECK_MSG(rc == SMX_EXIT_INPUT, "%s: plan_load returned %d, expected %d", path, rc,
+              SMX_EXIT_INPUT);
+    CHECK_STREQ(err.msg, want);
+    /* A failed load leaves nothing allocated, and plan_free stays safe. */
+    CHECK(p.loc == NULL && p.yaml_text == NULL);
+    plan_free(&p);
+    plan_free(&p);
+}
+
+static void expect_error(const char *path, const char *want)
+{
+    expect_error_set(path, NULL, 0, want);
+}
+
+static void expect_set_error(const char *set, const char *want)
+{
+    const char *sets[] = { set };
+    expect_error_set(CASES "minimal.yaml", sets, 1, want);
+}
+
+static int ki(const char *path)
+{
+    int i = plan_key_index(path);
+    CHECK_MSG(i >= 0, "no key %s", path);
+    return i < 0 ? 0 : i;
+}
+
+/* ---- every error class, exact text ---- */
+
+static void test_error_messages(void)
+{
+    static const struct { const char *file, *msg; } cases[] = {
+        /* the file itself */
+        { "nonexistent.yaml",
+          "tests/plan_cases/nonexistent.yaml: cannot open the plan: No such file or directory" },
+        { "",
+          "tests/plan_cases/: cannot read the plan: Is a directory" },
+        { "syntax.yaml",
+          "tests/plan_cases/syntax.yaml:5:8: YAML syntax error: did not find expected ',' or "
+          "']' (while parsing a flow sequence at 4:16)" },
+        { "two_documents.yaml",
+          "tests/plan_cases/two_documents.yaml:5:1: a second YAML document starts here; "
+          "expected one plan per file" },
+        { "alias.yaml",
+          "tests/plan_cases/alias.yaml:5:12: YAML alias *cell is not supported in a plan; "
+          "expected the value written out" },
+        { "empty.yaml",
+          "tests/plan_cases/empty.yaml: the plan is empty; expected a mapping with sections "
+          "grid, material, beam, transport, backend, output" },
+        { "top_list.yaml",
+          "tests/plan_cases/top_list.yaml:2:1: the top level is a list; expected a mapping "
+          "with sections grid, material, beam, transport, backend, output" },
+        /* keys */
+        { "duplicate_key.yaml",
+          "tests/plan_cases/duplicate_key.yaml:5:5: grid.energy.E_max_MeV: duplicate key, "
+          "first given at 4:5; expected each key once" },
+        { "duplicate_section.yaml",
+          "tests/plan_cases/duplicate_section.yaml:14:1: beam: duplicate key, first given at "
+          "10:1; expected each key once" },
+        { "duplicate_dotted.yaml",
+          "tests/plan_cases/duplicate_dotted.yaml:12:3: beam.energy_MeV: duplicate key, first "
+          "given at 2:1; expected each key once" },
+        { "unknown_near.yaml",
+          "tests/plan_cases/unknown_near.yaml:4:5: unknown key 'grid.energy.E_maxx_MeV'; did "
+          "you mean 'E_max_MeV'?" },
+        { "unknown_far.yaml",
+          "tests/plan_cases/unknown_far.yaml:5:5: unknown key 'grid.energy.colour'; expected "
+          "one of kind, n_bins, E_min_MeV, E_max_MeV, E_cutoff_MeV" },
+        { "unknown_section.yaml",
+          "tests/plan_cases/unknown_section.yaml:2:1: unknown key 'gird'; did you mean "
+          "'grid'?" },
+        { "key_too_deep.yaml",
+          "tests/plan_cases/key_too_deep.yaml:2:1: unknown key 'grid.energy.kind.value'; "
+          "grid.energy.kind is a key, not a section" },
+        { "key_is_list.yaml",
+          "tests/plan_cases/key_is_list.yaml:3:5: beam: a key must be a name, not a list; "
+          "expected one of energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, "
+          "weight" },
+        /* types */
+        { "not_number.yaml",
+          "tests/plan_cases/not_number.yaml:6:15: beam.energy_MeV: 'abc' is not a number; "
+          "expected a number in (0, 1000] MeV" },
+        { "quoted_number.yaml",
+          "tests/plan_cases/quoted_number.yaml:3:15: beam.energy_MeV: '100' is a quoted "
+          "string; expected a number in (0, 1000] MeV" },
+        { "not_integer.yaml",
+          "tests/plan_cases/not_integer.yaml:4:9: grid.space.nx: '81.5' is not an integer; "
+          "expected an integer in [1, 100000]" },
+        { "not_bool.yaml",
+          "tests/plan_cases/not_bool.yaml:3:14: output.overwrite: 'yes' is not a boolean; "
+          "expected true or false" },
+        { "mapping_for_scalar.yaml",
+          "tests/plan_cases/mapping_for_scalar.yaml:4:5: beam.energy_MeV: got a mapping; "
+          "expected a number in (0, 1000] MeV" },
+        { "scalar_for_list.yaml",
+          "tests/plan_cases/scalar_for_list.yaml:3:19: output.snapshot_steps: got a scalar "
+          "'5'; expected a list of at most 256 integers in [0, 100000000], e.g. [100, 200]" },
+        { "scalar_for_section.yaml",
+          "tests/plan_cases/scalar_for_section.yaml:2:7: beam: got a scalar '100'; expected a "
+          "mapping with keys energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, "
+          "weight" },
+        { "null_value.yaml",
+          "tests/plan_cases/null_value.yaml:4:15: grid.energy.E_max_MeV: no value; expected a "
+          "number in (0, 1000] MeV" },
+        { "empty_string.yaml",
+          "tests/plan_cases/empty_string.yaml:3:9: output.file: the string is empty; expected "
+          "a non-empty string" },
+        { "long_string.yaml",
+          "tests/plan_cases/long_string.yaml:3:9: material.name: 'aaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is 81 bytes long; "
+          "expected at most 63" },
+        /* choices */
+        { "enum_near.yaml",
+          "tests/plan_cases/enum_near.yaml:3:11: backend.device: 'cdua' is not allowed (did "
+          "you mean 'cuda'?); expected one of auto, cpu, cuda" },
+        { "enum_far.yaml",
+          "tests/plan_cases/enum_far.yaml:3:14: backend.streaming: 'quantum' is not allowed; "
+          "expected one of auto, gather, atomic, warp, fallback" },
+        { "order_misspelt.yaml",
+          "tests/plan_cases/order_misspelt.yaml:5:7: transport.operator_order[1]: 'enrgy' is "
+          "not allowed (did you mean 'energy'?); expected one of theta, energy, stream" },
+        { "order_repeated.yaml",
+          "tests/plan_cases/order_repeated.yaml:3:27: transport.operator_order[1]: 'theta' "
+          "appears twice; expected a list holding each of theta, energy, stream once" },
+        { "order_short.yaml",
+          "tests/plan_cases/order_short.yaml:3:19: transport.operator_order: the list has 2 "
+          "entries; expected a list holding each of theta, energy, stream once" },
+        /* ranges */
+        { "too_small.yaml",
+          "tests/plan_cases/too_small.yaml:4:12: grid.space.dx_mm: -0.5 is too small; "
+          "expected a number in (0, 1000] mm" },
+        { "too_large.yaml",
+          "tests/plan_cases/too_large.yaml:3:15: beam.energy_MeV: 2000 is too large; expected "
+          "a number in (0, 1000] MeV" },
+        { "int_too_large.yaml",
+          "tests/plan_cases/int_too_large.yaml:4:9: grid.space.nx: 99999999999999999999 is "
+          "too large; expected an integer in [1, 100000]" },
+        { "snapshot_negative.yaml",
+          "tests/plan_cases/snapshot_negative.yaml:12:24: output.snapshot_steps[1]: -5 is too "
+          "small; expected an integer in [0, 100000000]" },
+        /* required keys */
+        { "missing_in_section.yaml",
+          "tests/plan_cases/missing_in_section.yaml:10:1: missing required key "
+          "'beam.energy_MeV' (beam energy, MeV)" },
+        { "missing_section.yaml",
+          "tests/plan_cases/missing_section.yaml: missing required key 'output.file' (HDF5 "
+          "result file)" },
+        /* keys that must agree */
+        { "cutoff_below_min.yaml",
+          "tests/plan_cases/cutoff_below_min.yaml:6:19: grid.energy.E_cutoff_MeV: 0.5 is "
+          "below grid.energy.E_min_MeV = 1; expected a cutoff >= E_min" },
+        { "cutoff_above_emax.yaml",
+          "tests/plan_cases/cutoff_above_emax.yaml:5:19: grid.energy.E_cutoff_MeV: 100 is not "
+          "below grid.energy.E_max_MeV = 100; expected a cutoff < E_max" },
+        { "emax_not_above_emin.yaml",
+          "tests/plan_cases/emax_not_above_emin.yaml:5:16: grid.energy.E_max_MeV: 50 is not "
+          "above grid.energy.E_min_MeV = 50; expected E_max > E_min" },
+        { "beam_above_emax.yaml",
+          "tests/plan_cases/beam_above_emax.yaml:7:15: beam.energy_MeV: 150 is above "
+          "grid.energy.E_max_MeV = 100; expected a beam energy in [E_cutoff, E_max] = "
+          "[1, 100] MeV" },
+        { "beam_below_cutoff.yaml",
+          "tests/plan_cases/beam_below_cutoff.yaml:8:15: beam.energy_MeV: 3 is below "
+          "grid.energy.E_cutoff_MeV = 5; expected a beam energy in [E_cutoff, E_max] = "
+          "[5, 100] MeV" },
+        { "beam_outside_domain.yaml",
+          "tests/plan_cases/beam_outside_domain.yaml:8:9: beam.x_mm: 30 is outside the "
+          "domain, x = -20.25 to 20.25 mm (grid.space.nx 81 x dx_mm 0.5); expected "
+          "|x_mm| <= 20.25" },
+        { "direction_outside_window.yaml",
+          "tests/plan_cases/direction_outside_window.yaml:8:18: beam.direction_deg: 120 is "
+          "outside the angular window 70 to 110 deg (grid.angle.centre_deg 90 +- "
+          "half_width_deg 20); expected a direction inside the window, or grid.angle.mode: "
+          "full" },
+        { "uniform_without_bins.yaml",
+          "tests/plan_cases/uniform_without_bins.yaml:4:11: grid.energy.kind: uniform grids "
+          "need grid.energy.n_bins; expected n_bins (an integer in [1, 100000]) next to kind: "
+          "uniform" },
+        { "range_with_bins.yaml",
+          "tests/plan_cases/range_with_bins.yaml:4:13: grid.energy.n_bins: range grids derive "
+          "the bin count from transport.step_mm; expected no n_bins, or kind: uniform" },
+        /* the table file */
+        { "table_missing_absolute.yaml",
+          "tests/plan_cases/table_missing_absolute.yaml:7:15: material.table_file: "
+          "'/nonexistent/smx2d-sim/no_such_table.h5' was not found or is not readable; "
+          "expected an existing file" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, CASES "%s", cases[i].file);
+        expect_error(path, cases[i].msg);
+    }
+}
+
+/* The exe-relative and compile-time data directories depend on the build, so
+ * this message is checked piece by piece. */
+static void test_table_not_found_lists_paths(void)
+{
+    plan p;
+    smx_error err;
+    int rc = load(&p, CASES "table_missing_relative.yaml", NULL, 0, &err);
+    CHECK(rc == SMX_EXIT_INPUT);
+    const char *head = "tests/plan_cases/table_missing_relative.yaml:7:15: material.table_file: "
+                       "'no_such_table.h5' was not found; tried tests/plan_cases/no_such_table.h5, ";
+    CHECK_MSG(!strncmp(err.msg, head, strlen(head)), "got: %s", err.msg);
+    char env_path[128];
+    snprintf(env_path, sizeof env_path, "%s/no_such_table.h5, ", tmp_dir);
+    CHECK_MSG(strstr(err.msg, env_path) != NULL, "no $SMX2D_DATA_DIR path in: %s", err.msg);
+    CHECK_MSG(strstr(err.msg, "/../share/smx2d-sim/data/no_such_table.h5") != NULL,
+              "no installed data path in: %s", err.msg);
+    const char *tail = "; expected a readable file, relative to the plan's directory or in "
+                       "$SMX2D_DATA_DIR";
+    size_t n = strlen(err.msg), t = strlen(tail);
+    CHECK_MSG(n > t && !strcmp(err.msg + n - t, tail), "got: %s", err.msg);
+    plan_free(&p);
+}
+
+static void test_set_errors(void)
+{
+    expect_set_error("beam.energy_MeV",
+                     "--set beam.energy_MeV: missing '='; expected --set key.path=value, e.g. "
+                     "--set beam.energy_MeV=150");
+    expect_set_error("=1", "--set =1: no key before '='; expected --set key.path=value");
+    expect_set_error("grid.energy.E_maxx_MeV=5",
+                     "--set grid.energy.E_maxx_MeV=5: unknown key 'grid.energy.E_maxx_MeV'; did "
+                     "you mean 'grid.energy.E_max_MeV'?");
+    expect_set_error("E_max_MeV=120",
+                     "--set E_max_MeV=120: unknown key 'E_max_MeV'; did you mean "
+                     "'grid.energy.E_max_MeV'?");
+    expect_set_error("foo.bar=1",
+                     "--set foo.bar=1: unknown key 'foo.bar'; expected a key path such as "
+                     "beam.energy_MeV (smx2d-sim --print-reference-plan lists them all)");
+    expect_set_error("grid.energy=5",
+                     "--set grid.energy=5: 'grid.energy' is a section; expected a full key path, "
+                     "grid.energy.NAME with NAME one of kind, n_bins, E_min_MeV, E_max_MeV, "
+                     "E_cutoff_MeV");
+    expect_set_error("grid.energy.E_max_MeV=abc",
+                     "--set grid.energy.E_max_MeV=abc: grid.energy.E_max_MeV: 'abc' is not a "
+                     "number; expected a number in (0, 1000] MeV");
+    expect_set_error("beam.energy_MeV=",
+                     "--set beam.energy_MeV=: beam.energy_MeV: no value; expected a number in "
+                     "(0, 1000] MeV");
+    expect_set_error("beam.energy_MeV={a: 1}",
+                     "--set beam.energy_MeV={a: 1}: beam.energy_MeV: got a mapping; expected a "
+                     "number in (0, 1000] MeV");
+    expect_set_error("output.snapshot_steps=[1,",
+                     "--set output.snapshot_steps=[1,: output.snapshot_steps: '[1,' is not valid "
+                     "YAML; expected a list of at most 256 integers in [0, 100000000], e.g. "
+                     "[100, 200]");
+    expect_set_error("transport.steps=0",
+                     "--set transport.steps=0: transport.steps: 0 is too small; expected auto or "
+                     "an integer in [1, 100000000]");
+    expect_set_error("transport.steps=many",
+                     "--set transport.steps=many: transport.steps: 'many' is neither an integer "
+                     "nor auto; expected auto or an integer in [1, 100000000]");
+    expect_set_error("transport.scattering=1",
+                     "--set transport.scattering=1: transport.scattering: '1' is not a boolean; "
+                     "expected true or false");
+    /* Cross-field errors name the --set that caused them. */
+    expect_set_error("grid.energy.E_cutoff_MeV=0.5",
+                     "--set grid.energy.E_cutoff_MeV=0.5: grid.energy.E_cutoff_MeV: 0.5 is below "
+                     "grid.energy.E_min_MeV = 1; expected a cutoff >= E_min");
+    expect_set_error("grid.energy.kind=uniform",
+                     "--set grid.energy.kind=uniform: grid.energy.kind: uniform grids need "
+                     "grid.energy.n_bins; expected n_bins (an integer in [1, 100000]) next to "
+                     "kind: uniform");
+    /* The first bad --set is the one reported. */
+    const char *two[] = { "beam.x_mm=abc", "beam.y_mm=1" };
+    expect_error_set(CASES "minimal.yaml", two, 2,
+                     "--set beam.x_mm=abc: beam.x_mm: 'abc' is not a number; expected a number, "
+                     "in mm");
+}
+
+/* ---- valid plans ---- */
+
+static void test_minimal_defaults(void)
+{
+    plan p;
+    smx_error err;
+    int rc = load(&p, CASES "minimal.yaml", NULL, 0, &err);
+    CHECK_MSG(rc == 0, "minimal.yaml: %s", err.msg);
+    if (rc)
+        return;
+    CHECK_STREQ(p.path, CASES "minimal.yaml");
+    CHECK_STREQ(p.dir, "tests/plan_cases");
+    char want_table[128];
+    snprintf(want_table, sizeof want_table, "%s/pstar_water.h5", tmp_dir);
+    CHECK_STREQ(p.table_path, want_table);
+    CHECK_STREQ(p.table_file, "pstar_water.h5");
+
+    size_t len = 0;
+    char *text = read_text(CASES "minimal.yaml", &len);
+    CHECK(text && p.yaml_len == len && p.yaml_text && !memcmp(p.yaml_text, text, len));
+    free(text);
+
+    /* given */
+    CHECK(p.E_max_MeV == 100.0 && p.nx == 81 && p.nz == 170);
+    CHECK(p.dx_mm == 0.5 && p.dz_mm == 0.5 && p.beam_energy_MeV == 100.0 && p.step_mm == 0.5);
+    CHECK_STREQ(p.output_file, "minimal.h5");
+    /* defaults */
+    CHECK(p.energy_kind == EGRID_RANGE && p.energy_bins == 0);
+    CHECK(p.E_min_MeV == 1.0 && p.E_cutoff_MeV == 1.0);
+    CHECK(p.angle_mode == ANGLE_WINDOW && p.angle_bins == 41);
+    CHECK(p.angle_centre_deg == 90.0 && p.angle_half_width_deg == 20.0);
+    CHECK(p.slab_thickness_mm == 1.0 && p.density_g_cm3 == 1.0);
+    CHECK_STREQ(p.material_name, "water");
+    CHECK(p.beam_energy_sigma_MeV == 0.0 && p.beam_direction_deg == 90.0);
+    CHECK(p.beam_x_mm == 0.0 && p.beam_sigma_x_mm == 0.0 && p.beam_weight == 1.0);
+    CHECK(p.steps == 0 && p.auto_stop_weight == 1e-6 && p.max_steps == 100000);
+    CHECK(p.scattering == 1 && p.streaming_scheme == STREAM_SHIFT);
+    CHECK(p.operator_order[0] == OP_THETA && p.operator_order[1] == OP_ENERGY &&
+          p.operator_order[2] == OP_STREAM);
+    CHECK(p.device == DEVICE_AUTO && p.threads == 0);
+    CHECK(p.variant_energy == VAR_E_AUTO && p.variant_angular == VAR_A_AUTO &&
+          p.variant_stream == VAR_S_AUTO);
+    CHECK(p.cuda_graph == 1 && p.gpu_memory_fraction == 0.9 && p.gpu_memory_bytes == 0.0);
+    CHECK(p.early_exit == EARLY_EXIT_FIXED && p.early_exit_threshold == 1e-12);
+    CHECK(p.overwrite == 0 && p.snapshot_every == 0 && p.n_snapshot_steps == 0);
+    CHECK(p.snapshot_final == 1 && p.log_every == 0 && p.keep_partial == 0);
+
+    /* locations: the value's line:col, or 0 for a default */
+    plan_loc emax = p.loc[ki("grid.energy.E_max_MeV")];
+    CHECK(emax.line == 4 && emax.col == 16 && !emax.from_cli);
+    plan_loc file = p.loc[ki("output.file")];
+    CHECK(file.line == 15 && file.col == 9);
+    plan_loc emin = p.loc[ki("grid.energy.E_min_MeV")];
+    CHECK(emin.line == 0 && emin.col == 0 && !emin.from_cli);
+    CHECK(p.loc[ki("backend.device")].line == 0);
+
+    /* plan_fail_at: from the file, defaulted, and not a key */
+    smx_error e = {0};
+    CHECK(plan_fail_at(&p, &e, "grid.energy.E_max_MeV", "%d is odd", 7) == SMX_EXIT_INPUT);
+    CHECK_STREQ(e.msg, "tests/plan_cases/minimal.yaml:4:16: grid.energy.E_max_MeV: 7 is odd");
+    CHECK(e.code == SMX_EXIT_INPUT);
+    memset(&e, 0, sizeof e);
+    plan_fail_at(&p, &e, "grid.energy.E_min_MeV", "too low for the table");
+    CHECK_STREQ(e.msg, "tests/plan_cases/minimal.yaml: grid.energy.E_min_MeV: too low for the "
+                       "table");
+    memset(&e, 0, sizeof e);
+    plan_fail_at(&p, &e, NULL, "the plan needs %s", "care");
+    CHECK_STREQ(e.msg, "tests/plan_cases/minimal.yaml: the plan needs care");
+    plan_free(&p);
+    CHECK(p.loc == NULL && p.yaml_text == NULL);
+}
+
+static void test_full_plan(void)
+{
+    plan p;
+    smx_error err;
+    int rc = load(&p, CASES "full_plan.yaml", NULL, 0, &err);
+    CHECK_MSG(rc == 0, "full_plan.yaml: %s", err.msg);
+    if (rc)
+        return;
+    CHECK(p.energy_kind == EGRID_UNIFORM && p.energy_bins == 120);
+    CHECK(p.E_min_MeV == 2.0 && p.E_max_MeV == 160.0 && p.E_cutoff_MeV == 3.0);
+    CHECK(p.angle_mode == ANGLE_FULL && p.angle_bins == 64);
+    CHECK(p.nx == 100 && p.nz == 300 && p.dx_mm == 1.0 && p.dz_mm == 0.25);
+    CHECK(p.slab_thickness_mm == 2.5);
+    CHECK_STREQ(p.material_name, "water at 1.05");
+    CHECK(p.density_g_cm3 == 1.05);
+    CHECK(p.beam_energy_MeV == 150.0 && p.beam_energy_sigma_MeV == 0.75);
+    CHECK(p.beam_direction_deg == 80.0 && p.beam_x_mm == -12.5 && p.beam_sigma_x_mm == 3.0);
+    CHECK(p.beam_weight == 1e9);
+    CHECK(p.step_mm == 0.25 && p.steps == 1200 && p.auto_stop_weight == 1e-4);
+    CHECK(p.max_steps == 5000 && p.scattering == 0 && p.streaming_scheme == STREAM_BILINEAR);
+    CHECK(p.operator_order[0] == OP_ENERGY && p.operator_order[1] == OP_THETA &&
+          p.operator_order[2] == OP_STREAM);
+    CHECK(p.device == DEVICE_CPU && p.threads == 8);
+    CHECK(p.variant_energy == VAR_E_SCATTER && p.variant_angular == VAR_A_FFT &&
+          p.variant_stream == VAR_S_WARP);
+    CHECK(p.cuda_graph == 0 && p.gpu_memory_fraction == 0.5 && p.gpu_memory_bytes == 8e9);
+    CHECK(p.early_exit == EARLY_EXIT_ADAPTIVE && p.early_exit_threshold == 1e-10);
+    CHECK_STREQ(p.output_file, "results/full plan.h5");
+    CHECK(p.overwrite == 1 && p.snapshot_every == 100 && p.snapshot_final == 0);
+    CHECK(p.n_snapshot_steps == 3 && p.snapshot_steps[0] == 0 && p.snapshot_steps[1] == 50 &&
+          p.snapshot_steps[2] == 1199);
+    CHECK(p.log_every == 10 && p.keep_partial == 1);
+    /* dotted keys carry their own location */
+    plan_loc e = p.loc[ki("beam.energy_MeV")];
+    CHECK(e.line == 16 && e.col == 18);
+    plan_free(&p);
+
+    rc = load(&p, CASES "direction_wraps.yaml", NULL, 0, &err);
+    CHECK_MSG(rc == 0, "direction_wraps.yaml: %s", err.msg);
+    plan_free(&p);
+}
+
+static void test_overrides(void)
+{
+    const char *sets[] = {
+        "beam.energy_MeV=80",
+        "transport.steps=250",
+        "output.snapshot_steps=[0, 10, 20]",
+        "backend.device=cpu",
+        "transport.operator_order=[stream, energy, theta]",
+        "material.name=\"slab #2\"",
+        "beam.energy_MeV=90",          /* a later --set wins */
+        "transport.scattering=false",
+    };
+    plan p;
+    smx_error err;
+    int rc = load(&p, CASES "minimal.yaml", sets, (int)(sizeof sets / sizeof sets[0]), &err);
+    CHECK_MSG(rc == 0, "overrides: %s", err.msg);
+    if (rc)
+        return;
+    CHECK(p.beam_energy_MeV == 90.0 && p.steps == 250 && p.device == DEVICE_CPU);
+    CHECK(p.n_snapshot_steps == 3 && p.snapshot_steps[2] == 20);
+    CHECK(p.operator_order[0] == OP_STREAM && p.operator_order[2] == OP_THETA);
+    CHECK_STREQ(p.material_name, "slab #2");
+    CHECK(p.scattering == 0);
+    plan_loc l = p.loc[ki("beam.energy_MeV")];
+    CHECK(l.from_cli == 1 && l.line == 0);
+    CHECK(p.loc[ki("grid.energy.E_max_MeV")].from_cli == 0);
+    smx_error e = {0};
+    plan_fail_at(&p, &e, "beam.energy_MeV", "%s", "beyond the table");
+    CHECK_STREQ(e.msg, "--set beam.energy_MeV=90: beam.energy_MeV: beyond the table");
+    plan_free(&p);
+
+    /* --set can supply a key that the file lacks. */
+    const char *fill[] = { "output.file=from-cli.h5" };
+    rc = load(&p, CASES "missing_section.yaml", fill, 1, &err);
+    CHECK_MSG(rc == 0, "missing_section + --set: %s", err.msg);
+    CHECK_STREQ(p.output_file, "from-cli.h5");
+    plan_free(&p);
+}
+
+static void test_table_lookup(void)
+{
+    char dir[128], plan_path[160], table[160], other[160], text[512];
+    snprintf(dir, sizeof dir, "%s/plans", tmp_dir);
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(table, sizeof table, "%s/local.h5", dir);
+    write_text(table, "");
+    snprintf(plan_path, sizeof plan_path, "%s/plan.yaml", dir);
+    /* The plan's own directory comes before $SMX2D_DATA_DIR. */
+    snprintf(other, sizeof other, "%s/local.h5", tmp_dir);
+    write_text(other, "");
+    snprintf(text, sizeof text,
+             "grid: {energy: {E_max_MeV: 100}, space: {nx: 81, nz: 170, dx_mm: 0.5, dz_mm: 0.5}}\n"
+             "material: {table_file: local.h5}\n"
+             "beam: {energy_MeV: 100}\n"
+             "transport: {step_mm: 0.5}\n"
+             "output: {file: out.h5}\n");
+    write_text(plan_path, text);
+    plan p;
+    smx_error err;
+    int rc = load(&p, plan_path, NULL, 0, &err);
+    CHECK_MSG(rc == 0, "local table: %s", err.msg);
+    CHECK_STREQ(p.table_path, table);
+    CHECK_STREQ(p.dir, dir);
+    plan_free(&p);
+
+    /* An absolute table path is used as it is. */
+    char set[200];
+    snprintf(set, sizeof set, "material.table_file=%s", other);
+    const char *sets[] = { set };
+    rc = load(&p, plan_path, sets, 1, &err);
+    CHECK_MSG(rc == 0, "absolute table: %s", err.msg);
+    CHECK_STREQ(p.table_path, other);
+    plan_free(&p);
+
+    /* Not next to the plan: found through $SMX2D_DATA_DIR. */
+    remove(table);
+    rc = load(&p, plan_path, NULL, 0, &err);
+    CHECK_MSG(rc == 0, "table via SMX2D_DATA_DIR: %s", err.msg);
+    CHECK_STREQ(p.table_path, other);
+    plan_free(&p);
+    remove(other);
+    remove(plan_path);
+    rmdir(dir);
+}
+
+/* ---- the shipped files against the table ---- */
+
+static void check_same_as_shipped(const char *path, writer w)
+{
+    size_t want_len = 0, got_len = 0;
+    char *want = read_text(path, &want_len);
+    char *got = capture(w, &got_len);
+    CHECK_MSG(want != NULL, "cannot read %s", path);
+    if (want && got) {
+        int same = want_len == got_len && !memcmp(want, got, got_len);
+        size_t at = 0, line = 1;
+        while (at < want_len && at < got_len && want[at] == got[at])
+            line += want[at++] == '\n';
+        CHECK_MSG(same, "%s is out of date with the schema table in src/plan_schema.c "
+                  "(first difference on line %zu); run `make schema`", path, line);
+    }
+    free(want);
+    free(got);
+}
+
+static void test_shipped_files(void)
+{
+    check_same_as_shipped("schemas/plan.schema.json", plan_write_json_schema);
+    check_same_as_shipped("config/plan-reference.yaml", plan_write_reference);
+
+    size_t n;
+    char *schema = capture(plan_write_json_schema, &n);
+    char *ref = capture(plan_write_reference, &n);
+    for (size_t i = 0; schema && ref && i < plan_key_count; i++) {
+        const char *leaf = strrchr(plan_keys[i].path, '.') + 1;
+        char pat[96];
+        snprintf(pat, sizeof pat, "\"%s\": {", leaf);
+        CHECK_MSG(strstr(schema, pat) != NULL, "%s missing from the JSON Schema", plan_keys[i].path);
+        snprintf(pat, sizeof pat, " %s: ", leaf);
+        CHECK_MSG(strstr(ref, pat) != NULL, "%s missing from the reference plan", plan_keys[i].path);
+    }
+    free(schema);
+    free(ref);
+
+    /* The reference plan loads, and sets every key it can. */
+    plan p;
+    smx_error err;
+    int rc = load(&p, "config/plan-reference.yaml", NULL, 0, &err);
+    CHECK_MSG(rc == 0, "config/plan-reference.yaml: %s", err.msg);
+    if (rc)
+        return;
+    CHECK_STREQ(p.output_file, "plan-reference.h5");
+    for (size_t i = 0; i < plan_key_count; i++) {
+        int optional = plan_keys[i].default_value && !plan_keys[i].default_value[0];
+        CHECK_MSG(optional || p.loc[i].line > 0, "%s is not written in the reference plan",
+                  plan_keys[i].path);
+    }
+    plan_free(&p);
+}
+
+/* ---- resolved plan round trip ---- */
+
+static void check_round_trip(const char *path, const char *const *sets, int n)
+{
+    plan a, b;
+    smx_error err;
+    int rc = load(&a, path, sets, n, &err);
+    CHECK_MSG(rc == 0, "%s: %s", path, err.msg);
+    if (rc)
+        return;
+    char out[128];
+    snprintf(out, sizeof out, "%s/resolved.yaml", tmp_dir);
+    char *text = resolved_text(&a);
+    write_text(out, text ? text : "");
+    rc = load(&b, out, NULL, 0, &err);
+    CHECK_MSG(rc == 0, "resolved %s: %s\n%s", path, err.msg, text);
+    for (size_t i = 0; !rc && i < plan_key_count; i++) {
+        const plan_key *k = &plan_keys[i];
+        char *va = value_text(&a, k), *vb = value_text(&b, k);
+        CHECK_MSG(va && vb && !strcmp(va, vb), "%s: %s after the round trip, was %s", k->path,
+                  vb, va);
+        if (k->type == PT_REAL) {
+            double x, y;
+            memcpy(&x, (char *)&a + k->offset, sizeof x);
+            memcpy(&y, (char *)&b + k->offset, sizeof y);
+            CHECK_MSG(!memcmp(&x, &y, sizeof x), "%s: %.17g became %.17g", k->path, x, y);
+        }
+        /* Every key appears in the resolved text, as a line or a "not set" note. */
+        char pat[96];
+        snprintf(pat, sizeof pat, "%s: ", k->path);
+        CHECK_MSG(text && strstr(text, pat), "%s missing from the resolved plan", k->path);
+        free(va);
+        free(vb);
+    }
+    /* Defaults are marked as such. */
+    if (a.loc[ki("grid.angle.centre_deg")].line == 0)
+        CHECK(text && strstr(text, "grid.angle.centre_deg: 90  # default\n"));
+    free(text);
+    if (!rc)
+        plan_free(&b);
+    plan_free(&a);
+    remove(out);
+}
+
+static void test_resolved_round_trip(void)
+{
+    const char *sets[] = { "beam.energy_sigma_MeV=0.1", "beam.weight=3.3e-7",
+                           "output.snapshot_steps=[5]", "material.name=\"true\"" };
+    check_round_trip(CASES "minimal.yaml", sets, 4);
+    check_round_trip(CASES "full_plan.yaml", NULL, 0);
+    check_round_trip("config/plan-reference.yaml", NULL, 0);
+}
+
+/* ---- the table itself ---- */
+
+static void test_table_covers_struct(void)
+{
+    /* Every byte of struct plan above the "Not keys" fields belongs to a key,
+     * or is padding (a short gap before an aligned field). */
+    size_t end = offsetof(plan, path);
+    unsigned char owned[sizeof(plan)] = {0};
+    for (size_t i = 0; i < plan_key_count; i++) {
+        const plan_key *k = &plan_keys[i];
+        size_t bytes = k->size;
+        if (k->type == PT_INT_LIST)
+            bytes = (k->size + 1) * sizeof(int); /* the count follows the array */
+        else if (k->type == PT_OP_LIST)
+            bytes = k->size * sizeof(int);
+        CHECK_MSG(k->offset + bytes <= end, "%s lies outside the key fields", k->path);
+        for (size_t b = k->offset; b < k->offset + bytes && b < end; b++) {
+            CHECK_MSG(!owned[b], "%s overlaps another key", k->path);
+            owned[b] = 1;
+        }
+        CHECK_MSG(plan_key_index(k->path) == (int)i, "%s is in the table twice", k->path);
+        CHECK_MSG(k->doc && k->doc[0] && k->units, "%s lacks doc or units", k->path);
+        if (k->type == PT_ENUM || k->type == PT_OP_LIST)
+            CHECK_MSG(k->choices && k->choices[0], "%s lacks choices", k->path);
+    }
+    for (size_t b = 0; b < end;) {
+        if (owned[b]) {
+            b++;
+            continue;
+        }
+        size_t gap = b;
+        while (b < end && !owned[b])
+            b++;
+        CHECK_MSG(b - gap < sizeof(double) && b % sizeof(double) == 0,
+                  "bytes %zu..%zu of struct plan belong to no key", gap, b);
+    }
+}
+
+static void test_names(void)
+{
+    CHECK(plan_key_index("grid.energy.kind") == 0);
+    CHECK(plan_key_index("grid.energy") == -1);
+    CHECK(plan_key_index("nope") == -1);
+    CHECK(plan_key_index(NULL) == -1);
+    CHECK_STREQ(plan_choice_name("grid.energy.kind", EGRID_UNIFORM), "uniform");
+    CHECK_STREQ(plan_choice_name("grid.angle.mode", ANGLE_FULL), "full");
+    CHECK_STREQ(plan_choice_name("backend.device", DEVICE_CUDA), "cuda");
+    CHECK_STREQ(plan_choice_name("backend.streaming", VAR_S_FALLBACK), "fallback");
+    CHECK_STREQ(plan_choice_name("backend.early_exit", EARLY_EXIT_OFF), "off");
+    CHECK_STREQ(plan_choice_name("transport.streaming_scheme", STREAM_BILINEAR), "bilinear");
+    CHECK_STREQ(plan_choice_name("transport.operator_order", OP_STREAM), "stream");
+    CHECK(plan_choice_name("backend.device", 3) == NULL);
+    CHECK(plan_choice_name("backend.device", -1) == NULL);
+    CHECK(plan_choice_name("grid.space.nx", 0) == NULL);
+    CHECK(plan_choice_name("nope", 0) == NULL);
+
+    char buf[40];
+    plan_format_real(0.9, buf, sizeof buf);
+    CHECK_STREQ(buf, "0.9");
+    plan_format_real(1000, buf, sizeof buf);
+    CHECK_STREQ(buf, "1000");
+    plan_format_real(1e-6, buf, sizeof buf);
+    CHECK_STREQ(buf, "1.0e-06");
+    plan_format_real(0.1 + 0.2, buf, sizeof buf);
+    CHECK_STREQ(buf, "0.30000000000000004");
+
+    plan zero = {0};
+    plan_free(&zero);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/smx2d-test-plan-XXXXXX");
+    if (!mkdtemp(tmp_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char table[128];
+    snprintf(table, sizeof table, "%s/pstar_water.h5", tmp_dir);
+    write_text(table, "");
+    setenv("SMX2D_DATA_DIR", tmp_dir, 1);
+
+    test_error_messages();
+    test_table_not_found_lists_paths();
+    test_set_errors();
+    test_minimal_defaults();
+    test_full_plan();
+    test_overrides();
+    test_table_lookup();
+    test_shipped_files();
+    test_resolved_round_trip();
+    test_table_covers_struct();
+    test_names();
+
+    remove(table);
+    rmdir(tmp_dir);
+    return check_report(argv[0]);
+}
