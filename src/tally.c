@@ -28,9 +28,12 @@ void tally_add(step_tally *sum, const step_tally *t)
 
 /* An empty input has nothing to lose, so its relative error is defined as 0 rather
  * than NaN, which would poison every max() taken over the run. */
-static double relative(double residual, double in)
+/* Relative to what went in; a step that starts empty is measured against what
+ * came out instead, so weight appearing from nothing is still caught. */
+static double relative(double residual, double in, double out)
 {
-    return in != 0.0 ? fabs(residual) / fabs(in) : 0.0;
+    double scale = fabs(in) > fabs(out) ? fabs(in) : fabs(out);
+    return scale > 0.0 ? fabs(residual) / scale : 0.0;
 }
 
 void tally_close_balance(step_balance *b)
@@ -44,6 +47,6 @@ void tally_close_balance(step_balance *b)
         if (c != CH_ENERGY_STOPPED)
             e -= b->t.energy[c];
     }
-    b->weight_rel_err = relative(w, b->weight_in);
-    b->energy_rel_err = relative(e, b->energy_in);
+    b->weight_rel_err = relative(w, b->weight_in, b->weight_out);
+    b->energy_rel_err = relative(e, b->energy_in, b->energy_out);
 }

@@ -1,0 +1,128 @@
+#!/bin/sh
+# Command-line behaviour of the smx2d-sim binary, one case per CTest test:
+#   sh tests/cli.sh CASE BUILD_DIR
+# Runs from the repository root; every case works in its own temporary directory.
+set -u
+case_name=$1
+build=$2
+bin="$build/smx2d-sim"
+root=$(pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# expect CODE CMD...: runs CMD, captures stdout/stderr into $tmp/out, checks the exit code.
+expect() {
+    want=$1; shift
+    "$@" >"$tmp/out" 2>&1
+    got=$?
+    [ "$got" = "$want" ] || { cat "$tmp/out" >&2; fail "exit $got, expected $want: $*"; }
+}
+tiny() { cp "$root/tests/plans/tiny.yaml" "$tmp/plans/tiny.yaml"; }
+mkdir -p "$tmp/plans"
+# tiny.yaml finds its table as ../../data relative to itself.
+mkdir -p "$tmp/data" && cp "$root/data/pstar_water.h5" "$tmp/data/"
+mkdir -p "$tmp/run/plans" && tiny
+cp "$tmp/plans/tiny.yaml" "$tmp/run/plans/tiny.yaml"
+sed -i 's|../../data/|../../data/|' "$tmp/run/plans/tiny.yaml"
+plan="$tmp/run/plans/tiny.yaml"
+cp -r "$tmp/data" "$tmp/run/../data" 2>/dev/null || true
+
+case "$case_name" in
+usage)
+    expect 0 "$bin" --help
+    grep -q "exit codes" "$tmp/out" || fail "--help lacks the exit codes"
+    expect 0 "$bin" --version
+    grep -q "smx2d-sim 0" "$tmp/out" || fail "--version lacks the version"
+    expect 1 "$bin"
+    expect 1 "$bin" "$plan" --no-such-option
+    grep -q "unknown option '--no-such-option'" "$tmp/out" || fail "unknown option not named"
+    expect 1 "$bin" "$plan" --set
+    ;;
+bad_input)
+    printf 'grid:\n  energy:\n    E_max_MeV: abc\n' > "$tmp/bad.yaml"
+    expect 2 "$bin" "$tmp/bad.yaml"
+    grep -q "bad.yaml:3:16: grid.energy.E_max_MeV: 'abc' is not a number" "$tmp/out" ||
+        fail "message lacks file:line:col and key: $(cat "$tmp/out")"
+    expect 2 "$bin" "$plan" --set beam.energy_MeV=500
+    grep -q "beam.energy_MeV" "$tmp/out" || fail "--set error does not name the key"
+    expect 2 "$bin" "$tmp/missing.yaml"
+    # A corrupt table file: named, with the plan key that points at it.
+    printf 'not hdf5\n' > "$tmp/data/pstar_water.h5"
+    expect 2 "$bin" "$plan" --dry-run
+    grep -q "material.table_file" "$tmp/out" || fail "bad table error lacks the key: $(cat "$tmp/out")"
+    grep -q "pstar_water.h5" "$tmp/out" || fail "bad table error lacks the file"
+    ;;
+dry_run)
+    cd "$tmp/run"
+    expect 0 "$bin" plans/tiny.yaml --dry-run
+    for k in "plan:" "energy:" "angle:" "space:" "memory:" "output:"; do
+        grep -q "^$k" "$tmp/out" || fail "--dry-run output lacks '$k'"
+    done
+    [ ! -e tiny.h5 ] || fail "--dry-run wrote a result"
+    # A grid that cannot fit in memory is refused before any work, saying how much it needs.
+    expect 2 "$bin" plans/tiny.yaml --dry-run --set grid.space.nx=100000 --set grid.space.nz=100000
+    grep -q "needs .* GB" "$tmp/out" || fail "memory error lacks the amount: $(cat "$tmp/out")"
+    ;;
+overwrite)
+    cd "$tmp/run"
+    expect 0 "$bin" plans/tiny.yaml --quiet
+    [ -f tiny.h5 ] && [ -f tiny.xdmf ] || fail "result or sidecar missing"
+    cp tiny.h5 first.h5
+    expect 2 "$bin" plans/tiny.yaml --quiet
+    grep -q "refusing to overwrite" "$tmp/out" || fail "no refusal message"
+    cmp -s tiny.h5 first.h5 || fail "the earlier result was modified"
+    expect 0 "$bin" plans/tiny.yaml --quiet --overwrite
+    ls | grep -q partial && fail "temporary file left behind"
+    "$build/tests/test_result_file" tiny.h5 || fail "result file incomplete"
+    ;;
+interrupt)
+    cd "$tmp/run"
+    # Many steps on a full-circle grid: long enough to be interrupted mid-run.
+    set -- --set grid.angle.mode=full --set grid.angle.n_bins=64 --set transport.steps=100000 \
+           --set grid.space.nz=400 --set grid.space.nx=101 --set output.snapshot_steps=[] --quiet
+    "$bin" plans/tiny.yaml "$@" & pid=$!
+    sleep 1; kill -INT $pid; wait $pid; rc=$?
+    [ "$rc" = 130 ] || fail "interrupted run exited $rc, expected 130"
+    [ ! -e tiny.h5 ] || fail "an interrupted run left a result under the final name"
+    ls | grep -q partial && fail "temporary file left behind"
+    "$bin" plans/tiny.yaml "$@" --set output.keep_partial=true & pid=$!
+    sleep 1; kill -INT $pid; wait $pid; rc=$?
+    [ "$rc" = 130 ] || fail "interrupted run exited $rc, expected 130"
+    [ -f tiny.incomplete.h5 ] || fail "keep_partial kept nothing"
+    [ ! -e tiny.h5 ] || fail "a partial result took the final name"
+    ;;
+quickstart)
+    cd "$tmp/run"
+    cp "$root/config/quickstart.yaml" plans/quickstart.yaml
+    expect 0 "$bin" plans/quickstart.yaml
+    grep -q "R80" "$tmp/out" || fail "no summary"
+    grep -q "0 violation" "$tmp/out" || fail "conservation not clean"
+    "$build/tests/test_result_file" quickstart.h5 || fail "quickstart result incomplete"
+    grep -q 'quickstart.h5:/dose/dose_Gy' quickstart.xdmf || fail "sidecar does not point at the dose"
+    sed -n '/summary/,$p' "$tmp/out"
+    ;;
+dist)
+    sh "$root/scripts/make-dist.sh" "$bin" "$tmp/dist" >/dev/null || fail "make-dist failed"
+    d="$tmp/dist"
+    [ -x "$d/bin/smx2d-sim" ] || fail "no bin/smx2d-sim"
+    for lib in libyaml libhdf5; do
+        ls "$d/lib" | grep -q "^$lib" || fail "$lib not bundled"
+        # The bundled copy, not the system's, must be the one that loads.
+        ldd "$d/bin/smx2d-sim" | grep "^.$lib" | grep -q "=> $d/" || fail "$lib not loaded from the bundle"
+    done
+    # Every non-system library resolves inside the bundle.
+    ldd "$d/bin/smx2d-sim" | grep "=> /" | grep -v "=> $d/" |
+        grep -v -E 'libc\.so|libm\.so|libgcc_s|libstdc\+\+|libpthread|libdl\.so|librt\.so|ld-linux|libresolv' &&
+        fail "libraries above come from the system, not the bundle"
+    # Starts with a clean environment, from another directory, and runs a shipped plan.
+    cd "$tmp"
+    env -i "$d/bin/smx2d-sim" --version >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "bundled binary does not start"; }
+    env -i "$d/bin/smx2d-sim" "$d/share/smx2d-sim/config/quickstart.yaml" --dry-run >"$tmp/out" 2>&1 ||
+        { cat "$tmp/out"; fail "bundled binary cannot dry-run its own example plan"; }
+    grep -q "share/smx2d-sim/config/../data/pstar_water.h5" "$tmp/out" || fail "table not found in the bundle"
+    ;;
+*)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "cli $case_name: ok"
