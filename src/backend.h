@@ -24,27 +24,52 @@ typedef struct sim_tables {
     double *boundary_frac;   /* window mode: [n_kernels][nth] share of source bin i scattered outside */
     int energy_gather;       /* 1 = gather LUT, 0 = scatter (chosen by plan and LUT validity) */
     int stream_gather;       /* 1 = gather, 0 = scatter */
+    int only_op;             /* tests: apply only this enum op_id per step; -1 = all */
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);
 void sim_tables_free(sim_tables *s);
 
+/* One step's outcome, as the backend reports it. */
+typedef struct step_record {
+    step_balance b;
+    int front_row;  /* deepest z row holding weight after the step, -1 if none */
+    int stopped;    /* this step ended the run (steps: auto, weight below threshold) */
+} step_record;
+
 typedef struct backend_ops {
     const char *name;
+    /* Steps between collect() calls that keep the device busy without a host
+     * sync in the loop (1 for the CPU). */
+    int collect_every;
     int (*setup)(void **ctx, const sim_tables *s, smx_error *err);
-    /* Initial state; the backend records its weight and energy as the first step's input. */
-    int (*upload)(void *ctx, const float *psi0, smx_error *err);
-    /* One step (index n from 0): psi <- ops(psi), dose accumulated, balance filled. */
-    int (*step)(void *ctx, int64_t n, step_balance *b, smx_error *err);
-    int (*download_psi)(void *ctx, float *psi, smx_error *err);
+    /* Initial state and its weight / energy (the auto-stop rule refers to w0).
+     * Called once, after setup. */
+    int (*upload)(void *ctx, const float *psi0, double w0, double e0, smx_error *err);
+    /* Step n (from 0): psi <- ops(psi), dose accumulated. May only enqueue the
+     * work. After the step that stops an auto run, further steps change nothing. */
+    int (*step)(void *ctx, int64_t n, smx_error *err);
+    /* Records of the steps done since the last call, in order (at most max). */
+    int (*collect)(void *ctx, step_record *out, int max, int *n_out, smx_error *err);
+    /* Snapshot of psi after the last step: begin copies it out without waiting
+     * where the backend can; wait hands over the host copy (valid until the next begin). */
+    int (*snapshot_begin)(void *ctx, smx_error *err);
+    int (*snapshot_wait)(void *ctx, const float **psi, smx_error *err);
     /* Dose in MeV (not normalised), [nz][nx]. */
     int (*download_dose)(void *ctx, double *dose_MeV, smx_error *err);
-    /* Deepest z row holding weight after the last step, -1 if none. */
-    int (*front_row)(void *ctx);
     void (*describe)(void *ctx, run_result *r);
     void (*release)(void *ctx);
 } backend_ops;
 
+/* The auto-stop rule, shared by every backend. */
+static inline int backend_auto_stop(const plan *p, double w_out, double w0)
+{
+    return p->steps == 0 && w_out < p->auto_stop_weight * w0;
+}
+
 extern const backend_ops backend_cpu;
+#ifdef SMX_HAVE_CUDA
+extern const backend_ops backend_cuda;
+#endif
 
 #endif

@@ -51,8 +51,12 @@ typedef struct cpu_ctx {
     int *step_oz, *step_ox;  /* [nth] whole-cell moves of the current step */
     float *scratch;          /* [threads][nth * nx] */
     int nthreads;
-    double w_prev, e_prev;
+    double w0, w_prev, e_prev;
     int front;
+    int stopped;
+    step_record last;        /* the step not yet collected */
+    int have_last;
+    float *snap;             /* host copy for snapshots */
 } cpu_ctx;
 
 static inline float *plane(const cpu_ctx *c, float *psi, int64_t ie, int64_t ith)
@@ -470,10 +474,12 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
 
 /* Called once after setup, while both buffers are still all zero: only the
  * source's non-zero rows are copied, so a narrow beam never faults in the rest. */
-static int cpu_upload(void *vctx, const float *psi0, smx_error *err)
+static int cpu_upload(void *vctx, const float *psi0, double w0, double e0, smx_error *err)
 {
     (void)err;
+    (void)e0;
     cpu_ctx *c = vctx;
+    c->w0 = w0;
     const grid *g = c->g;
     for (int64_t r = 0; r < g->ne * g->nth * g->nz; r++) {
         const float *src = psi0 + r * g->nx;
@@ -493,16 +499,22 @@ static int cpu_upload(void *vctx, const float *psi0, smx_error *err)
     return 0;
 }
 
-static int cpu_step(void *vctx, int64_t n, step_balance *b, smx_error *err)
+static int cpu_step(void *vctx, int64_t n, smx_error *err)
 {
     (void)err;
     cpu_ctx *c = vctx;
     const plan *p = c->s->p;
+    if (c->stopped)
+        return 0;
+    step_balance *b = &c->last.b;
     memset(b, 0, sizeof *b);
     b->weight_in = c->w_prev;
     b->energy_in = c->e_prev;
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
-        switch (p->operator_order[k]) {
+        int op = p->operator_order[k];
+        if (c->s->only_op >= 0 && op != c->s->only_op)
+            continue;
+        switch (op) {
         case OP_THETA:
             op_theta(c, &b->t);
             break;
@@ -518,14 +530,39 @@ static int cpu_step(void *vctx, int64_t n, step_balance *b, smx_error *err)
     tally_close_balance(b);
     c->w_prev = b->weight_out;
     c->e_prev = b->energy_out;
+    c->last.front_row = c->front;
+    c->last.stopped = c->stopped = backend_auto_stop(p, b->weight_out, c->w0);
+    c->have_last = 1;
     return 0;
 }
 
-static int cpu_download_psi(void *vctx, float *psi, smx_error *err)
+static int cpu_collect(void *vctx, step_record *out, int max, int *n_out, smx_error *err)
 {
     (void)err;
     cpu_ctx *c = vctx;
-    memcpy(psi, c->cur, (size_t)c->g->cells * sizeof(float));
+    *n_out = 0;
+    if (c->have_last && max > 0) {
+        out[0] = c->last;
+        *n_out = 1;
+        c->have_last = 0;
+    }
+    return 0;
+}
+
+static int cpu_snapshot_begin(void *vctx, smx_error *err)
+{
+    cpu_ctx *c = vctx;
+    if (!c->snap && !(c->snap = malloc((size_t)c->g->cells * sizeof(float))))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for a psi snapshot (%.3g GB)",
+                        (double)c->g->cells * 4e-9);
+    memcpy(c->snap, c->cur, (size_t)c->g->cells * sizeof(float));
+    return 0;
+}
+
+static int cpu_snapshot_wait(void *vctx, const float **psi, smx_error *err)
+{
+    (void)err;
+    *psi = ((cpu_ctx *)vctx)->snap;
     return 0;
 }
 
@@ -536,8 +573,6 @@ static int cpu_download_dose(void *vctx, double *dose, smx_error *err)
     memcpy(dose, c->dose, (size_t)c->g->slice * sizeof(double));
     return 0;
 }
-
-static int cpu_front_row(void *vctx) { return ((cpu_ctx *)vctx)->front; }
 
 static void cpu_describe(void *vctx, run_result *r)
 {
@@ -570,17 +605,20 @@ static void cpu_release(void *vctx)
     free(c->step_oz);
     free(c->step_ox);
     free(c->scratch);
+    free(c->snap);
     free(c);
 }
 
 const backend_ops backend_cpu = {
     .name = "cpu",
+    .collect_every = 1,
     .setup = cpu_setup,
     .upload = cpu_upload,
     .step = cpu_step,
-    .download_psi = cpu_download_psi,
+    .collect = cpu_collect,
+    .snapshot_begin = cpu_snapshot_begin,
+    .snapshot_wait = cpu_snapshot_wait,
     .download_dose = cpu_download_dose,
-    .front_row = cpu_front_row,
     .describe = cpu_describe,
     .release = cpu_release,
 };

@@ -38,7 +38,7 @@ static int angular_sigmas(double *sig, const plan *p, const grid *g, const table
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
-    *s = (sim_tables){.p = p, .g = g};
+    *s = (sim_tables){.p = p, .g = g, .only_op = -1};
     int rc = energy_lut_build(&s->el, g, t, err);
     if (rc)
         return rc;

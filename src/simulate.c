@@ -1,6 +1,7 @@
 #include "simulate.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,12 +39,25 @@ static int wants_snapshot(const plan *p, int step)
     return 0;
 }
 
-static int snapshot(const backend_ops *be, void *ctx, output *out, const grid *g, float *host,
-                    int step, smx_error *err)
+/* A snapshot copied out by the backend but not yet written: writing it waits
+ * for the copy, so it is done as late as possible (next snapshot, or the end)
+ * while the device keeps stepping. */
+typedef struct pending_snapshot {
+    int active;
+    int step;
+} pending_snapshot;
+
+static int snapshot_flush(const backend_ops *be, void *ctx, output *out, const grid *g,
+                          pending_snapshot *ps, int last_step, smx_error *err)
 {
-    int rc = be->download_psi(ctx, host, err);
-    if (!rc)
-        rc = output_write_snapshot(out, g, step, host, err);
+    if (!ps->active)
+        return 0;
+    ps->active = 0;
+    const float *psi;
+    int rc = be->snapshot_wait(ctx, &psi, err);
+    /* Asked for beyond the step that ended an auto run: that state never existed. */
+    if (!rc && ps->step <= last_step)
+        rc = output_write_snapshot(out, g, ps->step, psi, err);
     return rc;
 }
 
@@ -84,84 +98,99 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
     void *ctx = NULL;
     float *host = NULL;
     double *dose = NULL;
+    step_record *recs = NULL;
+    pending_snapshot ps = {0};
+    int every_collect = be->collect_every > 0 ? be->collect_every : 1;
     if ((rc = be->setup(&ctx, &st, err)))
         goto done;
+    /* calloc: the source writes one row, the rest is never touched. */
     host = calloc((size_t)g->cells, sizeof *host);
     dose = malloc((size_t)g->slice * sizeof *dose);
-    if (!host || !dose) {
+    recs = malloc((size_t)every_collect * sizeof *recs);
+    if (!host || !dose || !recs) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for one psi copy)",
                       (double)g->cells * 4e-9);
         goto done;
     }
     if ((rc = source_fill(host, p, g, &r->initial_weight, &r->initial_energy_MeV, err)) ||
-        (rc = be->upload(ctx, host, err)))
+        (rc = be->upload(ctx, host, r->initial_weight, r->initial_energy_MeV, err)))
         goto done;
     be->describe(ctx, r);
-    if (out && wants_snapshot(p, 0) &&
-        (rc = output_write_snapshot(out, g, 0, host, err)))
+    if (out && wants_snapshot(p, 0) && (rc = output_write_snapshot(out, g, 0, host, err)))
         goto done;
+    free(host);
+    host = NULL;
     run_result_phase(r, "setup", now_s() - t0);
 
     int expected = simulate_expected_steps(p, g, t);
-    int every = p->log_every > 0 ? p->log_every : (expected >= 20 ? expected / 20 : 1);
+    int every_log = p->log_every > 0 ? p->log_every : (expected >= 20 ? expected / 20 : 1);
     int tty = isatty(STDOUT_FILENO);
     log_legend();
-    double loop0 = now_s(), last_progress = loop0;
-    r->stop_reason = STOP_STEPS_DONE;
-    for (int n = 0;; n++) {
+    double loop0 = now_s(), last_progress = loop0, last_collect = loop0;
+    int limit = p->steps > 0 ? p->steps : p->max_steps;
+    int enqueued = 0, finished = 0;
+    r->stop_reason = p->steps > 0 ? STOP_STEPS_DONE : STOP_MAX_STEPS;
+    while (!finished) {
         if (smx_interrupted) {
             r->stop_reason = STOP_INTERRUPTED;
-            rc = smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted after %d steps", n);
+            rc = smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted after %d steps", r->n_steps);
             break;
         }
-        double s0 = now_s();
-        step_balance b;
-        if ((rc = be->step(ctx, n, &b, err)))
+        if ((rc = be->step(ctx, enqueued, err)))
             break;
-        double ms = 1e3 * (now_s() - s0);
-        int front = be->front_row(ctx);
-        double front_mm = front >= 0 ? g->z.centres[front] : 0.0;
-        if ((rc = run_result_push(r, &b, ms, front_mm))) {
-            smx_fail(err, rc, "out of memory recording step %d", n + 1);
+        enqueued++;
+        if (out && wants_snapshot(p, enqueued) && !(enqueued == limit && p->snapshot_final)) {
+            if ((rc = snapshot_flush(be, ctx, out, g, &ps, INT32_MAX, err)) ||
+                (rc = be->snapshot_begin(ctx, err)))
+                break;
+            ps = (pending_snapshot){1, enqueued};
+        }
+        if (enqueued % every_collect != 0 && enqueued < limit)
+            continue;
+
+        int n = 0;
+        if ((rc = be->collect(ctx, recs, every_collect, &n, err)))
             break;
+        double now = now_s();
+        double ms = n > 0 ? 1e3 * (now - last_collect) / n : 0.0;
+        last_collect = now;
+        for (int k = 0; k < n && !finished; k++) {
+            step_record *sr = &recs[k];
+            double front_mm = sr->front_row >= 0 ? g->z.centres[sr->front_row] : 0.0;
+            if ((rc = run_result_push(r, &sr->b, ms, front_mm))) {
+                smx_fail(err, rc, "out of memory recording step %d", r->n_steps + 1);
+                goto loop_end;
+            }
+            const step_balance *b = &sr->b;
+            if (b->weight_rel_err > r->max_weight_rel_err)
+                r->max_weight_rel_err = b->weight_rel_err;
+            if (b->energy_rel_err > r->max_energy_rel_err)
+                r->max_energy_rel_err = b->energy_rel_err;
+            if (b->weight_rel_err > SMX_CONSERVATION_TOL ||
+                b->energy_rel_err > SMX_CONSERVATION_TOL) {
+                r->conservation_violations++;
+                smx_warn("step %d: conservation violated: weight %.3e, energy %.3e relative "
+                         "(tolerance %.0e)\n", r->n_steps, b->weight_rel_err, b->energy_rel_err,
+                         SMX_CONSERVATION_TOL);
+            }
+            if (sr->stopped) {
+                r->stop_reason = STOP_WEIGHT_BELOW;
+                finished = 1;
+            } else if (r->n_steps >= limit) {
+                finished = 1;
+            }
+            double elapsed = now - loop0;
+            double eta = expected > r->n_steps ? elapsed / r->n_steps * (expected - r->n_steps) : 0.0;
+            double w_left = b->weight_out / r->initial_weight;
+            if (r->n_steps % every_log == 0 || finished || r->n_steps == 1)
+                log_line(r->n_steps, front_mm, w_left, elapsed * 1e3 / r->n_steps, elapsed, eta, 0);
+            else if (tty && now - last_progress > 0.2) {
+                log_line(r->n_steps, front_mm, w_left, elapsed * 1e3 / r->n_steps, elapsed, eta, 1);
+                last_progress = now;
+            }
         }
-        if (b.weight_rel_err > r->max_weight_rel_err)
-            r->max_weight_rel_err = b.weight_rel_err;
-        if (b.energy_rel_err > r->max_energy_rel_err)
-            r->max_energy_rel_err = b.energy_rel_err;
-        if (b.weight_rel_err > SMX_CONSERVATION_TOL || b.energy_rel_err > SMX_CONSERVATION_TOL) {
-            r->conservation_violations++;
-            smx_warn("step %d: conservation violated: weight %.3e, energy %.3e relative "
-                     "(tolerance %.0e)\n", n + 1, b.weight_rel_err, b.energy_rel_err,
-                     SMX_CONSERVATION_TOL);
-        }
-        int done_steps = n + 1;
-        int finished = 0;
-        if (p->steps > 0 && done_steps >= p->steps) {
-            finished = 1;
-        } else if (p->steps == 0 && b.weight_out < p->auto_stop_weight * r->initial_weight) {
-            r->stop_reason = STOP_WEIGHT_BELOW;
-            finished = 1;
-        } else if (p->steps == 0 && done_steps >= p->max_steps) {
-            r->stop_reason = STOP_MAX_STEPS;
-            finished = 1;
-        }
-        if (out && wants_snapshot(p, done_steps) && !(finished && p->snapshot_final) &&
-            (rc = snapshot(be, ctx, out, g, host, done_steps, err)))
-            break;
-        double now = now_s(), elapsed = now - loop0;
-        double eta = expected > done_steps ? elapsed / done_steps * (expected - done_steps) : 0.0;
-        if (done_steps % every == 0 || finished || done_steps == 1)
-            log_line(done_steps, front_mm, b.weight_out / r->initial_weight, elapsed * 1e3 / done_steps,
-                     elapsed, eta, 0);
-        else if (tty && now - last_progress > 0.2) {
-            log_line(done_steps, front_mm, b.weight_out / r->initial_weight,
-                     elapsed * 1e3 / done_steps, elapsed, eta, 1);
-            last_progress = now;
-        }
-        if (finished)
-            break;
     }
+loop_end:
     run_result_phase(r, "steps", now_s() - loop0);
     /* An interrupted run still hands back its dose so far: the caller may keep
      * it as a partial result, marked incomplete. */
@@ -170,9 +199,17 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
         goto done;
 
     t0 = now_s();
-    if (!interrupted && out && p->snapshot_final &&
-        (rc = snapshot(be, ctx, out, g, host, r->n_steps, err)))
-        goto done;
+    if (!interrupted && out) {
+        if ((rc = snapshot_flush(be, ctx, out, g, &ps, r->n_steps, err)))
+            goto done;
+        if (p->snapshot_final) {
+            if ((rc = be->snapshot_begin(ctx, err)))
+                goto done;
+            ps = (pending_snapshot){1, r->n_steps};
+            if ((rc = snapshot_flush(be, ctx, out, g, &ps, r->n_steps, err)))
+                goto done;
+        }
+    }
     int rc_dose = be->download_dose(ctx, dose, err);
     if (rc_dose) {
         rc = rc_dose;
@@ -189,6 +226,7 @@ done:
         be->release(ctx);
     free(host);
     free(dose);
+    free(recs);
     sim_tables_free(&st);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include "analysis.h"
+#include "backend_runner.h"
 #include "check.h"
 #include "sim_fixture.h"
 #include "source.h"
@@ -18,26 +19,14 @@ static double rnd(void)
     return (rng_state >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* Runs n steps from psi0 on the CPU backend; psi/dose are poisoned first. */
 static void run_steps(const plan *p, const grid *g, const tables *t, const float *psi0, int n,
                       float *psi, double *dose, step_balance *last)
 {
-    sim_tables st;
     smx_error err = {0};
-    void *ctx = NULL;
-    CHECK(sim_tables_build(&st, p, g, t, &err) == 0);
-    CHECK(backend_cpu.setup(&ctx, &st, &err) == 0);
-    CHECK(backend_cpu.upload(ctx, psi0, &err) == 0);
-    for (int k = 0; k < n; k++)
-        CHECK(backend_cpu.step(ctx, k, last, &err) == 0);
-    for (int64_t i = 0; i < g->cells; i++)
-        psi[i] = NAN;
-    for (int64_t i = 0; i < g->slice; i++)
-        dose[i] = NAN;
-    CHECK(backend_cpu.download_psi(ctx, psi, &err) == 0);
-    CHECK(backend_cpu.download_dose(ctx, dose, &err) == 0);
-    backend_cpu.release(ctx);
-    sim_tables_free(&st);
+    step_record rec;
+    CHECK_MSG(run_backend(&backend_cpu, p, g, t, -1, psi0, n, psi, dose, &rec, &err) == 0, "%s",
+              err.msg);
+    *last = rec.b;
 }
 
 static float *random_psi(const grid *g)

@@ -1,0 +1,62 @@
+// A_theta on the GPU: convolution over direction with the per-energy kernels
+// of src/lut_angle.c, out of place (in != out).
+//
+// Semantics are those of op_theta() in src/backend_cpu.c (the oracle):
+//   out[ie][j][z][x] = sum_{d=-K..K} w[d] * in[ie][j-d][z][x]
+// with j-d wrapped (circular, full mode) or skipped (window mode), summed for
+// d ascending from -K so that, with --fmad=false, the result is bitwise the CPU's.
+// Tallies (per-block partials, see common.cuh):
+//   TF_W/E_THETA_BOUNDARY: window mode, sum_j in[j] * boundary_frac[kernel][j] (x E[ie])
+//   TF_W/E_THETA_CUTOFF:   sum_j in[j] * (1 - weight_sum[kernel]) (x E[ie]),
+//                          plus any weight dropped by the early-exit threshold.
+// Early exit (roadmap R-P0-5 levels 2 and 3), when threshold > 0: values
+// below threshold are dropped (tallied as THETA_CUTOFF) before the convolution;
+// a warp whose columns are all below it skips the arithmetic and writes zeros.
+#ifndef SMX_CUDA_ANGULAR_CUH
+#define SMX_CUDA_ANGULAR_CUH
+
+#include "common.cuh"
+#include "error.h"
+
+struct angular_tables_dev {
+    const float *weights;        // concatenated kernels, w[d] at offset[k] + K + d
+    const int *offset;           // [n_kernels]
+    const int *half_width;       // [n_kernels]
+    const int *kernel_of_energy; // [ne]
+    const double *weight_sum;    // [n_kernels]
+    const double *boundary_frac; // [n_kernels][nth] (zeros in full mode)
+    const double *E;             // [ne] bin centres, MeV
+    int n_kernels;
+    int max_half_width;
+    int circular;                // 1 = full circle
+};
+
+// Shared memory the direct kernel needs per block; the backend compares it with
+// the device limit (R-ATH-SHMEM-2) and uses angular_direct_global when it does not fit.
+size_t angular_direct_smem_bytes(int64_t nth, int max_half_width);
+
+cudaError_t angular_direct(const float *in, float *out, dev_dims d, angular_tables_dev t,
+                           float threshold, const int *stop, double *partials, int blocks,
+                           cudaStream_t s);
+// Same semantics without shared memory (large Ntheta).
+cudaError_t angular_direct_global(const float *in, float *out, dev_dims d, angular_tables_dev t,
+                                  float threshold, const int *stop, double *partials, int blocks,
+                                  cudaStream_t s);
+
+// cuFFT path: circular convolution along theta by R2C / pointwise product with
+// each energy bin's kernel spectrum / C2R. Full mode only (window mode returns
+// SMX_EXIT_INPUT from angular_fft_create: the backend then uses direct).
+// Its results equal direct to float rounding (~1e-6 relative), not bitwise.
+struct angular_fft;
+// Device bytes the FFT path needs (spectra + work buffers), for the arena.
+size_t angular_fft_bytes(dev_dims d, int n_kernels);
+// `mem` is angular_fft_bytes of device memory from the backend's arena; host_*
+// are the host copies of the kernel tables (to build the spectra).
+int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const float *host_weights,
+                       const int *host_offset, const int *host_half_width, void *mem,
+                       cudaStream_t s, smx_error *err);
+cudaError_t angular_fft_apply(angular_fft *f, const float *in, float *out, const int *stop,
+                              double *partials, int blocks, cudaStream_t s);
+void angular_fft_destroy(angular_fft *f);
+
+#endif

@@ -1,0 +1,75 @@
+// Conventions shared by every kernel family of the CUDA backend.
+//
+// - Indexing is 64-bit throughout (the Stress grid has 4.1e9 cells).
+// - Every kernel runs on a FIXED grid (`blocks` x SMX_THREADS) chosen once at setup
+//   and walks its work items with a grid-stride loop. The work each block sees
+//   is therefore fixed, which makes per-block tally partials deterministic, and
+//   launch parameters never change, which CUDA Graph replay needs.
+// - Tallies: no atomics. Each block reduces its threads' contributions in a fixed
+//   order (warp shuffle tree, then warps in order) and writes them to
+//   partials[field * blocks + blockIdx.x]; backend_cuda.cu sums the blocks in
+//   order at the end of the step.
+// - *stop != 0 means the run has ended on the device (steps: auto); kernels
+//   then return at once, so steps enqueued beyond the end change nothing.
+#ifndef SMX_CUDA_COMMON_CUH
+#define SMX_CUDA_COMMON_CUH
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#define SMX_THREADS 256
+#define SMX_WARPS (SMX_THREADS / 32)
+
+struct dev_dims {
+    int64_t ne, nth, nz, nx;
+    int64_t slice; // nz * nx
+    int64_t cells; // ne * nth * slice
+};
+
+__host__ __device__ inline int64_t dev_index(const dev_dims &d, int64_t ie, int64_t ith, int64_t iz,
+                                             int64_t ix)
+{
+    return ((ie * d.nth + ith) * d.nz + iz) * d.nx + ix;
+}
+
+// Sum of one double over the block, in a fixed order; the result is valid in
+// thread 0. `scratch` must hold SMX_WARPS doubles and is reused after a barrier.
+__device__ inline double block_sum(double v, double *scratch)
+{
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads(); // scratch may still be read from a previous call
+    if (lane == 0)
+        scratch[warp] = v;
+    __syncthreads();
+    double s = 0.0;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < SMX_WARPS; w++)
+            s += scratch[w];
+    return s;
+}
+
+// Writes `n` per-thread values as this block's partials (fields f0 .. f0+n-1).
+template <int N>
+__device__ inline void block_partials(const double (&v)[N], double *partials, int f0, int blocks)
+{
+    __shared__ double scratch[SMX_WARPS];
+    for (int k = 0; k < N; k++) {
+        double s = block_sum(v[k], scratch);
+        if (threadIdx.x == 0)
+            partials[(int64_t)(f0 + k) * blocks + blockIdx.x] = s;
+    }
+}
+
+// Tally fields of one step, in the partials buffer and in the per-step record.
+enum tally_field {
+    TF_W_THETA_BOUNDARY = 0, TF_W_THETA_CUTOFF, TF_W_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,
+    TF_E_THETA_BOUNDARY, TF_E_THETA_CUTOFF, TF_E_ENERGY_STOPPED, TF_E_SPATIAL_LEAK,
+    TF_DEPOSITED,
+    TF_W_OUT, TF_E_OUT, // sums of psi and psi*E after the step
+    TF_COUNT
+};
+
+#endif

@@ -1,0 +1,40 @@
+// A_stream on the GPU: move weight along its direction, out of place.
+//
+// Semantics are those of op_stream() in src/backend_cpu.c (the oracle), for
+// the two schemes of src/lut_stream.h:
+//   bilinear: source (z, x) of direction j sends w[j][2a+b] to (z+oz[j]+a, x+ox[j]+b);
+//   shift:    source (z, x) moves whole to (z + shift(sz[j], n), x + shift(sx[j], n))
+//             with shift(s, n) = llround((n+1) s) - llround(n s), n = *step (device memory,
+//             so that a captured CUDA graph replays correctly).
+// Targets outside the domain are SPATIAL_LEAK: each source adds in * sum of its
+// out-of-domain weights to TF_W_SPATIAL_LEAK (x E[ie] to TF_E_SPATIAL_LEAK).
+// Variants (all must agree to 1e-6 relative; gather is bitwise the CPU gather):
+//   gather   one thread per OUTPUT cell, sums its <= 4 sources in the CPU's order
+//            (a, b) = (0,0) (0,1) (1,0) (1,1); atomic-free and deterministic
+//   atomic   one thread per source, atomicAdd into out (out zeroed by the launcher)
+//   warp     atomic with warp aggregation: lanes with the same target found by
+//            __match_any_sync add their values within the group first (only
+//            partners of the same group!) and the group leader issues one atomic
+//            (CC >= 7.0)
+//   fallback the roadmap's simplified form for older GPUs: if all 32 lanes share
+//            a target, shuffle-reduce and one atomic, else one atomic each
+#ifndef SMX_CUDA_STREAMING_CUH
+#define SMX_CUDA_STREAMING_CUH
+
+#include "common.cuh"
+
+struct stream_tables_dev {
+    const int *ox, *oz;   // [nth] bilinear integer offsets
+    const float *w;       // [nth][4] bilinear weights
+    const double *sx, *sz; // [nth] move per step in cells (shift scheme)
+    const double *E;      // [ne] bin centres
+    int scheme;           // 0 bilinear, 1 shift (enum streaming_scheme)
+};
+
+enum stream_variant_dev { SV_GATHER = 0, SV_ATOMIC = 1, SV_WARP = 2, SV_FALLBACK = 3 };
+
+cudaError_t stream_launch(int variant, const float *in, float *out, const int64_t *step,
+                          dev_dims d, stream_tables_dev t, const int *stop, double *partials,
+                          int blocks, cudaStream_t s);
+
+#endif

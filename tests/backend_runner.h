@@ -1,0 +1,61 @@
+/* Runs a few steps on any backend from a given psi, for kernel-level tests:
+ * outputs are poisoned with NaN before they are read back, so a value the
+ * backend failed to write shows up. */
+#ifndef SMX_TEST_BACKEND_RUNNER_H
+#define SMX_TEST_BACKEND_RUNNER_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+/* only_op: -1 = full steps, else one enum op_id per step. Returns 0 or an exit code. */
+static int run_backend(const backend_ops *be, const plan *p, const grid *g, const tables *t,
+                       int only_op, const float *psi0, int n, float *psi, double *dose,
+                       step_record *last, smx_error *err)
+{
+    sim_tables st;
+    void *ctx = NULL;
+    int rc = sim_tables_build(&st, p, g, t, err);
+    if (rc)
+        return rc;
+    st.only_op = only_op;
+    double w0 = 0.0, e0 = 0.0;
+    for (int64_t ie = 0; ie < g->ne; ie++)
+        for (int64_t k = 0; k < g->nth * g->slice; k++) {
+            double v = psi0[ie * g->nth * g->slice + k];
+            w0 += v;
+            e0 += v * g->E.centres[ie];
+        }
+    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, w0, e0, err)))
+        goto done;
+    memset(last, 0, sizeof *last);
+    for (int k = 0; k < n; k++) {
+        step_record rec[1];
+        int got = 0;
+        if ((rc = be->step(ctx, k, err)))
+            goto done;
+        /* Collect after every step so that each record is checked. */
+        if ((rc = be->collect(ctx, rec, 1, &got, err)))
+            goto done;
+        if (got)
+            *last = rec[0];
+    }
+    for (int64_t i = 0; i < g->cells; i++)
+        psi[i] = NAN;
+    for (int64_t i = 0; i < g->slice; i++)
+        dose[i] = NAN;
+    const float *snap;
+    if ((rc = be->snapshot_begin(ctx, err)) || (rc = be->snapshot_wait(ctx, &snap, err)) ||
+        (rc = be->download_dose(ctx, dose, err)))
+        goto done;
+    memcpy(psi, snap, g->cells * sizeof *psi);
+done:
+    if (ctx)
+        be->release(ctx);
+    sim_tables_free(&st);
+    return rc;
+}
+
+#endif
