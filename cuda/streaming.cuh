@@ -37,4 +37,11 @@ cudaError_t stream_launch(int variant, const float *in, float *out, const int64_
                           dev_dims d, stream_tables_dev t, const int *stop, double *partials,
                           int blocks, cudaStream_t s);
 
+// Test hook: runs the scatter variants' per-warp add on arbitrary (target, value)
+// pairs (target -1 = none), adding into out (not cleared). Real streaming never
+// puts two live lanes of a warp on one target, so this is how the warp
+// aggregation is tested where many lanes share a target and many do not.
+cudaError_t stream_scatter_selftest(int variant, const long long *targets, const float *values,
+                                    int64_t n, float *out, int blocks, cudaStream_t s);
+
 #endif

@@ -5,6 +5,9 @@
 #                      runtime or the GPU driver (libyaml, HDF5 and theirs)
 #   share/smx2d-sim/   data/ (tables), config/ (example plans), schemas/, README.md
 # Copy the whole tree to a Linux GPU node (same or newer glibc) and run bin/smx2d-sim.
+# CUDA toolkit libraries (cuFFT: 286 MB) are left to the node's CUDA installation,
+# found through a second rpath entry (the build's CUDA lib64, /usr/local/cuda/lib64
+# by default) or LD_LIBRARY_PATH; DIST_BUNDLE_CUDA=1 copies them into lib/ too.
 set -eu
 bin=$1
 dest=$2
@@ -29,6 +32,10 @@ ldd "$bin" | while read -r name arrow path rest; do
         exit 1
     fi
     system_lib "$name" && continue
+    case "$name" in
+    libcufft*|libcudart*|libcublas*|libnvJitLink*)
+        [ "${DIST_BUNDLE_CUDA:-0}" = 1 ] || continue ;;
+    esac
     cp -L "$path" "$dest/lib/$name"
 done
 

@@ -70,6 +70,8 @@ static inline int backend_auto_stop(const plan *p, double w_out, double w0)
 extern const backend_ops backend_cpu;
 #ifdef SMX_HAVE_CUDA
 extern const backend_ops backend_cuda;
+/* Device memory the CUDA backend's arena needs for a grid (without the FFT path). */
+double backend_cuda_device_bytes(const grid *g);
 #endif
 
 #endif

@@ -6,6 +6,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum smx_exit {
     SMX_OK = 0,
     SMX_EXIT_USAGE = 1,   /* bad command line */
@@ -28,5 +32,9 @@ int smx_vfail(smx_error *e, int code, const char *fmt, va_list ap);
 extern int smx_quiet;
 void smx_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void smx_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -32,16 +32,37 @@ static void print_version(void)
            SMX_GIT_DESCRIBE, SMX_COMPILER, SMX_NVCC, gi.count ? gi.name : gi.why_none);
 }
 
-/* Picks the backend the plan asks for; errors name backend.device. */
+/* Picks the backend the plan asks for; errors name backend.device. auto takes
+ * the GPU when this build has CUDA and a device answers, else the CPU. */
 static int choose_backend(const plan *p, const gpu_info *gi, const backend_ops **be, smx_error *err)
 {
+#ifdef SMX_HAVE_CUDA
+    if (p->device == DEVICE_CUDA || (p->device == DEVICE_AUTO && gi->count > 0)) {
+        if (gi->count == 0)
+            return plan_fail_at(p, err, "backend.device",
+                                "cuda was asked for, but no CUDA device is usable (%s); expected "
+                                "cpu or auto on this machine", gi->why_none);
+        *be = &backend_cuda;
+        return 0;
+    }
+#else
     if (p->device == DEVICE_CUDA)
         return plan_fail_at(p, err, "backend.device",
-                            "cuda: this version of smx2d-sim has no CUDA transport backend yet "
-                            "(GPU: %s); expected cpu or auto",
-                            gi->count ? gi->name : gi->why_none);
+                            "cuda was asked for, but this build has no CUDA (%s); expected cpu or "
+                            "auto", gi->why_none);
+#endif
     *be = &backend_cpu;
     return 0;
+}
+
+/* Host bytes a run needs: the CPU backend keeps two psi buffers and a host copy;
+ * the CUDA backend a host copy and a pinned snapshot buffer. */
+static double host_bytes_needed(const grid *g, const backend_ops *be)
+{
+    double psi = (double)g->cells * sizeof(float);
+    if (strcmp(be->name, "cpu") == 0)
+        return grid_host_bytes(g) + psi;
+    return 2.0 * psi + (double)g->slice * sizeof(double);
 }
 
 static double physical_memory_bytes(void)
@@ -79,8 +100,12 @@ static void print_dry_run(const plan *p, const grid *g, const tables *t, const b
            (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],
            g->x.edges[g->nx]);
     printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
-    printf("memory:    host %.4g GB (backend %s: 2 psi buffers + 1 host copy + dose)\n",
-           grid_host_bytes(g) * 1e-9 + psi_gb, be->name);
+    printf("memory:    host %.4g GB, backend %s\n", host_bytes_needed(g, be) * 1e-9, be->name);
+#ifdef SMX_HAVE_CUDA
+    if (be == &backend_cuda)
+        printf("device:    %.4g GB arena (2 psi buffers, dose, tables; the FFT path adds its spectra)\n",
+               backend_cuda_device_bytes(g) * 1e-9);
+#endif
     printf("steps:     %s, step %.4g mm (expected %d)\n", p->steps ? "fixed" : "auto", g->ds,
            expected);
     int ns = snapshot_count(p, expected);
@@ -179,7 +204,7 @@ int main(int argc, char **argv)
     if ((rc = choose_backend(&p, &gi, &be, &err)))
         goto end;
     int expected = simulate_expected_steps(&p, &g, &t);
-    double need = grid_host_bytes(&g) + (double)g.cells * 4.0, have = physical_memory_bytes();
+    double need = host_bytes_needed(&g, be), have = physical_memory_bytes();
     if (need > have) {
         rc = plan_fail_at(&p, &err, "grid.space.nx",
                           "the grid (%lld x %lld x %lld x %lld) needs %.3g GB of host memory "

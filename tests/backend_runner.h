@@ -11,7 +11,7 @@
 #include "backend.h"
 
 /* only_op: -1 = full steps, else one enum op_id per step. Returns 0 or an exit code. */
-static int run_backend(const backend_ops *be, const plan *p, const grid *g, const tables *t,
+static inline int run_backend(const backend_ops *be, const plan *p, const grid *g, const tables *t,
                        int only_op, const float *psi0, int n, float *psi, double *dose,
                        step_record *last, smx_error *err)
 {

@@ -112,7 +112,7 @@ dist)
     done
     # Every non-system library resolves inside the bundle.
     ldd "$d/bin/smx2d-sim" | grep "=> /" | grep -v "=> $d/" |
-        grep -v -E 'libc\.so|libm\.so|libgcc_s|libstdc\+\+|libpthread|libdl\.so|librt\.so|ld-linux|libresolv' &&
+        grep -v -E 'libc\.so|libm\.so|libgcc_s|libstdc\+\+|libpthread|libdl\.so|librt\.so|ld-linux|libresolv|libcufft' &&
         fail "libraries above come from the system, not the bundle"
     # Starts with a clean environment, from another directory, and runs a shipped plan.
     cd "$tmp"

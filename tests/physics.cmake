@@ -7,3 +7,6 @@ add_test(range_pstar "${SMX_BUILD}/tests/test_range")
 set_tests_properties(range_pstar PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(lateral_fermi_eyges "${SMX_BUILD}/tests/test_lateral")
 set_tests_properties(lateral_fermi_eyges PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+# CUDA backend against the CPU reference; exits 77 (skipped) without a GPU.
+add_test(gpu_vs_cpu "${SMX_BUILD}/tests/test_gpu")
+set_tests_properties(gpu_vs_cpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")

@@ -32,7 +32,7 @@ static const char *const FIXTURE_BASE_PLAN =
     "output: {file: unused.h5, snapshot_final: false}\n";
 
 /* Loads plan, tables and grid; does not run. Returns 0 or the error code. */
-static int fixture_load(fixture *f, const char *yaml, const char *const *sets, int nsets)
+static inline int fixture_load(fixture *f, const char *yaml, const char *const *sets, int nsets)
 {
     memset(f, 0, sizeof *f);
     run_result_init(&f->r);
@@ -56,7 +56,7 @@ static int fixture_load(fixture *f, const char *yaml, const char *const *sets, i
     return rc;
 }
 
-static int fixture_run(fixture *f, const char *yaml, const char *const *sets, int nsets)
+static inline int fixture_run(fixture *f, const char *yaml, const char *const *sets, int nsets)
 {
     int rc = fixture_load(f, yaml, sets, nsets);
     if (!rc)
@@ -66,7 +66,7 @@ static int fixture_run(fixture *f, const char *yaml, const char *const *sets, in
     return rc;
 }
 
-static void fixture_free(fixture *f)
+static inline void fixture_free(fixture *f)
 {
     run_result_free(&f->r);
     grid_free(&f->g);

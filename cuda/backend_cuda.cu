@@ -1,0 +1,613 @@
+// CUDA backend: the same entry points as the CPU backend (src/backend.h), with
+// the tables built by the shared host code and the operators as kernels.
+//
+// Buffers: psi_a holds the state between steps. theta and stream are out of
+// place and energy works in place, so each step goes a -> b -> b -> a (in any
+// operator order) and one captured CUDA graph replays every step.
+// Every device buffer comes from one arena allocated at setup and sized from
+// the plan; the step loop allocates nothing, copies nothing and never waits for
+// the host: tallies go to a ring of per-step records that the host collects
+// every collect_every steps, and an auto run ends on the device (stop flag).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+extern "C" {
+#include "backend.h"
+#include "device_query.h"
+}
+#include "angular.cuh"
+#include "check.cuh"
+#include "common.cuh"
+#include "energy.cuh"
+#include "streaming.cuh"
+
+#define RING 64 // steps between collects; the record ring holds one interval
+
+struct step_rec_dev {
+    double f[TF_COUNT];
+    double w_in, e_in;
+    int front;
+    int stopped;
+};
+
+struct run_state_dev {
+    double w_prev, e_prev;
+    double stop_below; // auto: weight threshold; < 0 = fixed step count
+    int64_t step;      // steps completed
+    int n_since;       // records written since the last collect
+};
+
+struct cuda_ctx {
+    const sim_tables *s;
+    const grid *g;
+    dev_dims d;
+    int blocks;
+    cudaStream_t stream, copy;
+    cudaEvent_t ev_step, ev_copy;
+    cudaGraphExec_t graph;
+    int use_graph;
+    // arena and its pieces
+    char *arena;
+    size_t arena_bytes;
+    float *psi_a, *psi_b;
+    double *dose;
+    double *partials; // [TF_COUNT][blocks]
+    int *front_part;  // [blocks]
+    step_rec_dev *ring;
+    run_state_dev *state;
+    int *stop;
+    angular_tables_dev at;
+    energy_tables_dev et;
+    stream_tables_dev stt;
+    void *fft_mem;
+    angular_fft *fft;
+    // choices
+    int angular; // 0 direct (shared), 1 direct (global), 2 fft
+    int stream_variant;
+    int energy_gather;
+    float threshold;
+    // host side
+    float *pinned;   // snapshot buffer
+    gpu_info info;
+    char variants[400];
+    char angular_why[160];
+};
+
+// ---------------------------------------------------------------------------
+// Kernels owned by the backend: the end-of-step measure and bookkeeping.
+
+__global__ void measure_kernel(const float *__restrict__ psi, dev_dims d, const double *E,
+                               const int *stop, double *partials, int *front_part, int blocks)
+{
+    if (*stop)
+        return;
+    double w = 0.0, e = 0.0;
+    int front = -1;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < d.cells; i += stride) {
+        const float v = psi[i];
+        if (v != 0.0f) {
+            const int64_t ie = i / (d.nth * d.slice);
+            const int z = (int)((i % d.slice) / d.nx);
+            w += v;
+            e += (double)v * E[ie];
+            front = z > front ? z : front;
+        }
+    }
+    __shared__ double scratch[SMX_WARPS];
+    __shared__ int fmax_s[SMX_WARPS];
+    double sw = block_sum(w, scratch);
+    if (threadIdx.x == 0)
+        partials[(int64_t)TF_W_OUT * blocks + blockIdx.x] = sw;
+    double se = block_sum(e, scratch);
+    if (threadIdx.x == 0)
+        partials[(int64_t)TF_E_OUT * blocks + blockIdx.x] = se;
+    for (int off = 16; off > 0; off >>= 1)
+        front = max(front, __shfl_down_sync(0xffffffffu, front, off));
+    if ((threadIdx.x & 31) == 0)
+        fmax_s[threadIdx.x >> 5] = front;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int m = -1;
+        for (int k = 0; k < SMX_WARPS; k++)
+            m = max(m, fmax_s[k]);
+        front_part[blockIdx.x] = m;
+    }
+}
+
+// One block: sums the partials field by field in block order (deterministic),
+// writes the step's record and decides the auto stop.
+__global__ void finish_kernel(const double *partials, const int *front_part, int blocks,
+                              step_rec_dev *ring, run_state_dev *st, int *stop)
+{
+    if (*stop)
+        return;
+    __shared__ double sums[TF_COUNT];
+    __shared__ int front;
+    const int t = threadIdx.x;
+    if (t < TF_COUNT) {
+        double s = 0.0;
+        for (int b = 0; b < blocks; b++)
+            s += partials[(int64_t)t * blocks + b];
+        sums[t] = s;
+    } else if (t == TF_COUNT) {
+        int m = -1;
+        for (int b = 0; b < blocks; b++)
+            m = max(m, front_part[b]);
+        front = m;
+    }
+    __syncthreads();
+    if (t != 0)
+        return;
+    step_rec_dev *r = &ring[st->n_since % RING];
+    for (int k = 0; k < TF_COUNT; k++)
+        r->f[k] = sums[k];
+    r->w_in = st->w_prev;
+    r->e_in = st->e_prev;
+    r->front = front;
+    r->stopped = st->stop_below >= 0.0 && sums[TF_W_OUT] < st->stop_below;
+    st->w_prev = sums[TF_W_OUT];
+    st->e_prev = sums[TF_E_OUT];
+    st->step++;
+    st->n_since++;
+    if (r->stopped)
+        *stop = 1;
+}
+
+// ---------------------------------------------------------------------------
+
+static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
+
+// Bytes of device memory the plan needs (the arena), before any allocation.
+static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, size_t fft_bytes)
+{
+    size_t ne = (size_t)g->ne, nth = (size_t)g->nth, nk = s ? (size_t)s->ak.n_kernels : ne;
+    size_t nw = s ? (size_t)(s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1) : ne * 64;
+    size_t b = 0;
+    b += 2 * align_up((size_t)g->cells * sizeof(float));
+    b += align_up((size_t)g->slice * sizeof(double));
+    b += align_up((size_t)TF_COUNT * blocks * sizeof(double)) + align_up(blocks * sizeof(int));
+    b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) + align_up(sizeof(int));
+    b += align_up(nw * sizeof(float)) + 3 * align_up(nk * sizeof(int)) + align_up(nk * sizeof(double));
+    b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
+    b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
+    b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
+    b += fft_bytes;
+    return b;
+}
+
+extern "C" double backend_cuda_device_bytes(const grid *g)
+{
+    return (double)arena_bytes_for(g, NULL, 132 * 8, 0);
+}
+
+struct arena_cursor {
+    char *base;
+    size_t used;
+    template <class T> T *take(size_t n)
+    {
+        T *p = (T *)(base + used);
+        used += align_up(n * sizeof(T));
+        return p;
+    }
+};
+
+template <class T>
+static int upload_array(T *dst, const T *src, size_t n, smx_error *err)
+{
+    CUDA_CHECK_ERR(err, cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyHostToDevice));
+    return 0;
+}
+
+static void cuda_release(void *vctx);
+
+// Enqueues one step on c->stream (also used inside graph capture).
+static int enqueue_step(cuda_ctx *c, smx_error *err)
+{
+    const plan *p = c->s->p;
+    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0, (size_t)TF_COUNT * c->blocks * sizeof(double),
+                                        c->stream));
+    float *cur = c->psi_a, *oth = c->psi_b; // where the data is, and the other buffer
+    for (int k = 0; k < PLAN_ORDER_MAX; k++) {
+        int op = p->operator_order[k];
+        if (c->s->only_op >= 0 && op != c->s->only_op)
+            continue;
+        cudaError_t e = cudaSuccess;
+        if (op == OP_THETA) {
+            if (c->angular == 2)
+                e = angular_fft_apply(c->fft, cur, oth, c->stop, c->partials, c->blocks, c->stream);
+            else if (c->angular == 1)
+                e = angular_direct_global(cur, oth, c->d, c->at, c->threshold, c->stop, c->partials,
+                                          c->blocks, c->stream);
+            else
+                e = angular_direct(cur, oth, c->d, c->at, c->threshold, c->stop, c->partials,
+                                   c->blocks, c->stream);
+            float *t = cur;
+            cur = oth;
+            oth = t;
+        } else if (op == OP_ENERGY) {
+            e = energy_deposit(cur, c->dose, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
+            if (e == cudaSuccess)
+                e = energy_move(c->energy_gather, cur, c->d, c->et, c->stop, c->blocks, c->stream);
+        } else {
+            e = stream_launch(c->stream_variant, cur, oth, &c->state->step, c->d, c->stt, c->stop,
+                              c->partials, c->blocks, c->stream);
+            float *t = cur;
+            cur = oth;
+            oth = t;
+        }
+        if (e != cudaSuccess)
+            return smx_fail(err, SMX_EXIT_RUNTIME, "%s: operator %d launch failed: %s", __FILE__, op,
+                            cudaGetErrorString(e));
+    }
+    // Test hooks may apply one out-of-place operator: bring the data home.
+    if (cur != c->psi_a)
+        CUDA_CHECK_ERR(err, cudaMemcpyAsync(c->psi_a, cur, (size_t)c->d.cells * sizeof(float),
+                                            cudaMemcpyDeviceToDevice, c->stream));
+    measure_kernel<<<c->blocks, SMX_THREADS, 0, c->stream>>>(c->psi_a, c->d, c->et.E, c->stop,
+                                                             c->partials, c->front_part, c->blocks);
+    CUDA_CHECK_LAUNCH(err);
+    finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
+        c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop);
+    CUDA_CHECK_LAUNCH(err);
+    return 0;
+}
+
+static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
+{
+    const grid *g = s->g;
+    const plan *p = s->p;
+    cuda_ctx *c = (cuda_ctx *)calloc(1, sizeof *c);
+    if (!c)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
+    *out = NULL;
+    c->s = s;
+    c->g = g;
+    c->d = dev_dims{g->ne, g->nth, g->nz, g->nx, g->slice, g->cells};
+    gpu_query(&c->info);
+    if (c->info.count == 0) {
+        smx_fail(err, SMX_EXIT_RUNTIME, "no usable CUDA device: %s", c->info.why_none);
+        free(c);
+        return SMX_EXIT_RUNTIME;
+    }
+    CUDA_CHECK_ERR(err, cudaSetDevice(0));
+    cudaDeviceProp prop;
+    CUDA_CHECK_ERR(err, cudaGetDeviceProperties(&prop, 0));
+    c->blocks = prop.multiProcessorCount * 8;
+
+    // Variants, decided before the arena is sized (the FFT needs memory).
+    c->energy_gather = s->energy_gather;
+    switch (p->variant_stream) {
+    case VAR_S_ATOMIC: c->stream_variant = SV_ATOMIC; break;
+    case VAR_S_WARP: c->stream_variant = prop.major >= 7 ? SV_WARP : SV_FALLBACK; break;
+    case VAR_S_FALLBACK: c->stream_variant = SV_FALLBACK; break;
+    default: c->stream_variant = SV_GATHER; break; // deterministic and atomic-free
+    }
+    int mhw = s->ak.max_half_width;
+    size_t smem = angular_direct_smem_bytes(g->nth, mhw);
+    int smem_ok = smem <= (size_t)prop.sharedMemPerBlockOptin;
+    c->angular = smem_ok ? 0 : 1;
+    snprintf(c->angular_why, sizeof c->angular_why, "%s", smem_ok ? "direct" :
+             "direct-global (shared memory limit)");
+    int want_fft = p->variant_angular == VAR_A_FFT ||
+                   (p->variant_angular == VAR_A_AUTO && g->angle_mode == ANGLE_FULL);
+    if (want_fft && g->angle_mode != ANGLE_FULL) {
+        smx_warn("backend.angular: fft needs the full-circle angular grid; using direct\n");
+        want_fft = 0;
+    }
+    size_t fft_bytes = want_fft ? angular_fft_bytes(c->d, s->ak.n_kernels) : 0;
+
+    size_t need = arena_bytes_for(g, s, c->blocks, fft_bytes);
+    double cap = p->gpu_memory_fraction * (double)prop.totalGlobalMem;
+    if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
+        cap = p->gpu_memory_bytes;
+    if ((double)need > cap) {
+        free(c);
+        return plan_fail_at(p, err, "backend.gpu_memory_fraction",
+                            "the grid needs %.3f GB of device memory, the cap is %.3f GB (%s, "
+                            "%.3f GB total); expected a smaller grid or a larger cap",
+                            need / 1e9, cap / 1e9, prop.name, prop.totalGlobalMem / 1e9);
+    }
+    cudaError_t e = cudaMalloc(&c->arena, need);
+    if (e != cudaSuccess) {
+        free(c);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "cudaMalloc of the %.3f GB arena failed: %s",
+                        need / 1e9, cudaGetErrorString(e));
+    }
+    c->arena_bytes = need;
+    *out = c; // from here on cuda_release cleans up
+
+    arena_cursor a{c->arena, 0};
+    size_t ne = g->ne, nth = g->nth, nk = s->ak.n_kernels;
+    size_t nw = s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1;
+    c->psi_a = a.take<float>(g->cells);
+    c->psi_b = a.take<float>(g->cells);
+    c->dose = a.take<double>(g->slice);
+    c->partials = a.take<double>((size_t)TF_COUNT * c->blocks);
+    c->front_part = a.take<int>(c->blocks);
+    c->ring = a.take<step_rec_dev>(RING);
+    c->state = a.take<run_state_dev>(1);
+    c->stop = a.take<int>(1);
+    float *w = a.take<float>(nw);
+    int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(ne);
+    double *wsum = a.take<double>(nk), *bfrac = a.take<double>(nk * nth);
+    double *E = a.take<double>(ne), *dep = a.take<double>(ne);
+    int *tg = a.take<int>(ne);
+    float *clo = a.take<float>(ne), *chi = a.take<float>(ne);
+    energy_gather_dev *gat = a.take<energy_gather_dev>(ne);
+    int *ox = a.take<int>(nth), *oz = a.take<int>(nth);
+    float *sw = a.take<float>(4 * nth);
+    double *sx = a.take<double>(nth), *sz = a.take<double>(nth);
+    if (fft_bytes)
+        c->fft_mem = a.take<char>(fft_bytes);
+
+    std::vector<energy_gather_dev> hg(ne);
+    for (size_t i = 0; i < ne; i++) {
+        const energy_gather_entry &ge = s->el.gather[i];
+        hg[i] = energy_gather_dev{{ge.src[0], ge.src[1]}, {ge.coeff[0], ge.coeff[1]}, ge.count};
+    }
+    int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
+             upload_array(hw, s->ak.half_width, nk, err) ||
+             upload_array(koe, s->ak.kernel_of_energy, ne, err) ||
+             upload_array(wsum, s->ak.weight_sum, nk, err) ||
+             upload_array(bfrac, s->boundary_frac, nk * nth, err) ||
+             upload_array(E, g->E.centres, ne, err) || upload_array(dep, s->el.deposit_MeV, ne, err) ||
+             upload_array(tg, (const int *)s->el.target, ne, err) ||
+             upload_array(clo, s->el.c_lo, ne, err) || upload_array(chi, s->el.c_hi, ne, err) ||
+             upload_array(gat, hg.data(), ne, err) || upload_array(ox, (const int *)s->st.ox, nth, err) ||
+             upload_array(oz, (const int *)s->st.oz, nth, err) ||
+             upload_array(sw, s->st.w, 4 * nth, err) || upload_array(sx, s->st.sx, nth, err) ||
+             upload_array(sz, s->st.sz, nth, err);
+    if (rc)
+        return err->code;
+    c->at = angular_tables_dev{w, off, hw, koe, wsum, bfrac, E, (int)nk, mhw, g->angle_mode == ANGLE_FULL};
+    c->et = energy_tables_dev{tg, clo, chi, dep, gat, E};
+    c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
+
+    CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking));
+    CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_step, cudaEventDisableTiming));
+    CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_copy, cudaEventDisableTiming));
+    if (smem > 48 * 1024 && smem_ok) {
+        // The direct kernel raises its own dynamic shared-memory limit (angular.cu).
+    }
+    if (fft_bytes) {
+        rc = angular_fft_create(&c->fft, c->d, c->at, s->ak.weights, s->ak.offset, s->ak.half_width,
+                                c->fft_mem, c->stream, err);
+        if (rc)
+            return rc;
+    }
+    if (p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final)
+        CUDA_CHECK_ERR(err, cudaMallocHost(&c->pinned, (size_t)g->cells * sizeof(float)));
+    switch (p->early_exit) {
+    case EARLY_EXIT_OFF: c->threshold = 0.0f; break;
+    default: c->threshold = (float)p->early_exit_threshold; break; // adaptive: scaled at upload
+    }
+    c->use_graph = p->cuda_graph;
+    return 0;
+}
+
+// Times one operator variant on the current data (theta only, into psi_b).
+static float time_angular(cuda_ctx *c, int variant, smx_error *err)
+{
+    cudaEvent_t t0, t1;
+    if (cudaEventCreate(&t0) != cudaSuccess || cudaEventCreate(&t1) != cudaSuccess)
+        return -1.0f;
+    int saved = c->angular;
+    c->angular = variant;
+    float best = 1e30f;
+    for (int rep = 0; rep < 4; rep++) {
+        cudaEventRecord(t0, c->stream);
+        cudaError_t e = variant == 2 ? angular_fft_apply(c->fft, c->psi_a, c->psi_b, c->stop, c->partials,
+                                                         c->blocks, c->stream)
+                                     : angular_direct(c->psi_a, c->psi_b, c->d, c->at, c->threshold,
+                                                      c->stop, c->partials, c->blocks, c->stream);
+        cudaEventRecord(t1, c->stream);
+        if (e != cudaSuccess || cudaEventSynchronize(t1) != cudaSuccess) {
+            smx_fail(err, SMX_EXIT_RUNTIME, "angular microbenchmark failed: %s", cudaGetErrorString(e));
+            best = -1.0f;
+            break;
+        }
+        float ms = 0.0f;
+        cudaEventElapsedTime(&ms, t0, t1);
+        if (rep > 0 && ms < best) // the first run is warm-up
+            best = ms;
+    }
+    c->angular = saved;
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    return best;
+}
+
+static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    const plan *p = c->s->p;
+    size_t bytes = (size_t)c->d.cells * sizeof(float);
+    CUDA_CHECK_ERR(err, cudaMemcpy(c->psi_a, psi0, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK_ERR(err, cudaMemset(c->psi_b, 0, bytes));
+    CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * sizeof(double)));
+    CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
+    if (p->early_exit == EARLY_EXIT_ADAPTIVE) {
+        float mx = 0.0f;
+        for (int64_t i = 0; i < c->d.cells; i++)
+            mx = psi0[i] > mx ? psi0[i] : mx;
+        c->threshold = (float)(p->early_exit_threshold * mx);
+    }
+    run_state_dev st{w0, e0, p->steps == 0 ? p->auto_stop_weight * w0 : -1.0, 0, 0};
+    CUDA_CHECK_ERR(err, cudaMemcpy(c->state, &st, sizeof st, cudaMemcpyHostToDevice));
+
+    // Angular method: a start-up microbenchmark on the initial state when both
+    // are possible and the plan leaves it open (roadmap D-Atheta-1 stage 2). The
+    // kernels are fixed per energy bin for the whole run, so sigma never
+    // changes and the choice stays locked.
+    if (c->fft && p->variant_angular == VAR_A_AUTO) {
+        float td = time_angular(c, 0, err), tf = time_angular(c, 2, err);
+        if (td < 0 || tf < 0)
+            return err->code ? err->code : SMX_EXIT_RUNTIME;
+        c->angular = tf < td ? 2 : 0;
+        snprintf(c->angular_why, sizeof c->angular_why, "%s (benchmark: direct %.3f ms, fft %.3f ms)",
+                 c->angular == 2 ? "fft" : "direct", td, tf);
+        CUDA_CHECK_ERR(err, cudaMemsetAsync(c->psi_b, 0, bytes, c->stream));
+    } else if (c->fft) {
+        c->angular = 2;
+        snprintf(c->angular_why, sizeof c->angular_why, "fft (plan)");
+    }
+    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
+
+    if (c->use_graph) {
+        cudaGraph_t graph;
+        CUDA_CHECK_ERR(err, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+        int rc = enqueue_step(c, err);
+        cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
+        if (rc)
+            return rc;
+        CUDA_CHECK_ERR(err, e);
+        e = cudaGraphInstantiate(&c->graph, graph, 0);
+        cudaGraphDestroy(graph);
+        CUDA_CHECK_ERR(err, e);
+    }
+    snprintf(c->variants, sizeof c->variants,
+             "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g)",
+             c->angular_why, c->energy_gather ? "gather" : "scatter",
+             c->stream_variant == SV_GATHER ? "gather" : c->stream_variant == SV_ATOMIC ? "atomic"
+             : c->stream_variant == SV_WARP ? "warp" : "fallback",
+             c->s->st.scheme == STREAM_SHIFT ? "shift" : "bilinear", c->use_graph ? "on" : "off",
+             p->early_exit == EARLY_EXIT_OFF ? "off" : p->early_exit == EARLY_EXIT_FIXED ? "fixed" : "adaptive",
+             (double)c->threshold);
+    return 0;
+}
+
+static int cuda_step(void *vctx, int64_t n, smx_error *err)
+{
+    (void)n; // the device keeps its own step counter (graph replay needs it there)
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    if (c->use_graph) {
+        CUDA_CHECK_ERR(err, cudaGraphLaunch(c->graph, c->stream));
+        return 0;
+    }
+    return enqueue_step(c, err);
+}
+
+static int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    step_rec_dev ring[RING];
+    run_state_dev st;
+    CUDA_CHECK_ERR(err, cudaMemcpyAsync(&st, c->state, sizeof st, cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CHECK_ERR(err, cudaMemcpyAsync(ring, c->ring, sizeof ring, cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CHECK_ERR(err, cudaMemsetAsync(&c->state->n_since, 0, sizeof(int), c->stream));
+    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
+    int n = st.n_since < max ? st.n_since : max;
+    if (st.n_since > RING)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "internal: %d steps between collects (ring %d)",
+                        st.n_since, RING);
+    for (int k = 0; k < n; k++) {
+        const step_rec_dev &r = ring[k];
+        step_record *o = &out[k];
+        memset(o, 0, sizeof *o);
+        o->b.weight_in = r.w_in;
+        o->b.energy_in = r.e_in;
+        o->b.weight_out = r.f[TF_W_OUT];
+        o->b.energy_out = r.f[TF_E_OUT];
+        for (int ch = 0; ch < CH_COUNT; ch++) {
+            o->b.t.weight[ch] = r.f[TF_W_THETA_BOUNDARY + ch];
+            o->b.t.energy[ch] = r.f[TF_E_THETA_BOUNDARY + ch];
+        }
+        o->b.t.deposited = r.f[TF_DEPOSITED];
+        tally_close_balance(&o->b);
+        o->front_row = r.front;
+        o->stopped = r.stopped;
+    }
+    *n_out = n;
+    return 0;
+}
+
+static int cuda_snapshot_begin(void *vctx, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    // Plans that ask for snapshots get the pinned buffer at setup; this late
+    // allocation serves callers that did not say so in advance (tests).
+    if (!c->pinned)
+        CUDA_CHECK_ERR(err, cudaMallocHost(&c->pinned, (size_t)c->d.cells * sizeof(float)));
+    // The copy runs on its own stream; the next step waits for it before it
+    // may overwrite psi_a, the host does not.
+    CUDA_CHECK_ERR(err, cudaEventRecord(c->ev_step, c->stream));
+    CUDA_CHECK_ERR(err, cudaStreamWaitEvent(c->copy, c->ev_step, 0));
+    CUDA_CHECK_ERR(err, cudaMemcpyAsync(c->pinned, c->psi_a, (size_t)c->d.cells * sizeof(float),
+                                        cudaMemcpyDeviceToHost, c->copy));
+    CUDA_CHECK_ERR(err, cudaEventRecord(c->ev_copy, c->copy));
+    CUDA_CHECK_ERR(err, cudaStreamWaitEvent(c->stream, c->ev_copy, 0));
+    return 0;
+}
+
+static int cuda_snapshot_wait(void *vctx, const float **psi, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    CUDA_CHECK_ERR(err, cudaEventSynchronize(c->ev_copy));
+    *psi = c->pinned;
+    return 0;
+}
+
+static int cuda_download_dose(void *vctx, double *dose, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
+    CUDA_CHECK_ERR(err, cudaMemcpy(dose, c->dose, (size_t)c->d.slice * sizeof(double),
+                                   cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+static void cuda_describe(void *vctx, run_result *r)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    snprintf(r->backend_name, sizeof r->backend_name, "cuda");
+    snprintf(r->device_name, sizeof r->device_name, "%s", c->info.name);
+    snprintf(r->compute_capability, sizeof r->compute_capability, "%d.%d", c->info.cc_major,
+             c->info.cc_minor);
+    snprintf(r->kernel_variants, sizeof r->kernel_variants, "%s arena=%.3fGB", c->variants,
+             c->arena_bytes / 1e9);
+}
+
+static void cuda_release(void *vctx)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    if (!c)
+        return;
+    if (c->stream)
+        cudaStreamSynchronize(c->stream);
+    if (c->fft)
+        angular_fft_destroy(c->fft);
+    if (c->graph)
+        cudaGraphExecDestroy(c->graph);
+    if (c->ev_step)
+        cudaEventDestroy(c->ev_step);
+    if (c->ev_copy)
+        cudaEventDestroy(c->ev_copy);
+    if (c->copy)
+        cudaStreamDestroy(c->copy);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    if (c->pinned)
+        cudaFreeHost(c->pinned);
+    if (c->arena)
+        cudaFree(c->arena);
+    free(c);
+}
+
+extern "C" const backend_ops backend_cuda = {
+    "cuda",
+    RING,
+    cuda_setup,
+    cuda_upload,
+    cuda_step,
+    cuda_collect,
+    cuda_snapshot_begin,
+    cuda_snapshot_wait,
+    cuda_download_dose,
+    cuda_describe,
+    cuda_release,
+};

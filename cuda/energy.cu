@@ -1,0 +1,101 @@
+#include "energy.cuh"
+
+__global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__restrict__ dose,
+                                      dev_dims d, energy_tables_dev t, const int *stop,
+                                      double *partials, int blocks)
+{
+    if (*stop)
+        return;
+    double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < d.slice; c += stride) {
+        double acc = dose[c];
+        for (int64_t ie = 0; ie < d.ne; ie++) {
+            const double dep = t.deposit[ie];
+            const float *p = psi + ie * d.nth * d.slice + c;
+            double wsum = 0.0;
+            for (int64_t j = 0; j < d.nth; j++) {
+                const float v = p[j * d.slice];
+                acc += dep * v;
+                wsum += v;
+            }
+            dep_sum += dep * wsum;
+            if (t.target[ie] < 0) {
+                w_stop += wsum;
+                e_stop += wsum * t.E[ie];
+            }
+        }
+        dose[c] = acc;
+    }
+    const double v[3] = {dep_sum, w_stop, e_stop};
+    __shared__ double scratch[SMX_WARPS];
+    for (int k = 0; k < 3; k++) {
+        double s = block_sum(v[k], scratch);
+        if (threadIdx.x == 0) {
+            const int f = k == 0 ? TF_DEPOSITED : k == 1 ? TF_W_ENERGY_STOPPED : TF_E_ENERGY_STOPPED;
+            partials[(int64_t)f * blocks + blockIdx.x] = s;
+        }
+    }
+}
+
+__global__ void energy_gather_kernel(float *psi, dev_dims d, energy_tables_dev t, const int *stop)
+{
+    if (*stop)
+        return;
+    const int64_t cols = d.nth * d.slice, estride = d.nth * d.slice;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += stride) {
+        float *p = psi + c; // (th, z, x) column; energy stride nth * slice
+        for (int64_t j = 0; j < d.ne; j++) {
+            const energy_gather_dev e = t.gather[j];
+            float v;
+            if (e.count == 0)
+                v = 0.0f;
+            else if (e.count == 1)
+                v = e.coeff[0] * p[e.src[0] * estride];
+            else
+                v = e.coeff[0] * p[e.src[0] * estride] + e.coeff[1] * p[e.src[1] * estride];
+            p[j * estride] = v;
+        }
+    }
+}
+
+__global__ void energy_scatter_kernel(float *psi, dev_dims d, energy_tables_dev t, const int *stop)
+{
+    if (*stop)
+        return;
+    const int64_t cols = d.nth * d.slice, estride = d.nth * d.slice;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += stride) {
+        float *p = psi + c;
+        for (int64_t s = 0; s < d.ne; s++) {
+            const float v = p[s * estride];
+            p[s * estride] = 0.0f;
+            const int tg = t.target[s];
+            if (tg < 0)
+                continue;
+            const float lo = t.c_lo[s], hi = t.c_hi[s];
+            if (lo != 0.0f)
+                p[tg * estride] += lo * v;
+            if (hi != 0.0f && tg + 1 < d.ne)
+                p[(tg + 1) * estride] += hi * v;
+        }
+    }
+}
+
+cudaError_t energy_deposit(const float *psi, double *dose, dev_dims d, energy_tables_dev t,
+                           const int *stop, double *partials, int blocks, cudaStream_t s)
+{
+    energy_deposit_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dose, d, t, stop, partials, blocks);
+    return cudaGetLastError();
+}
+
+cudaError_t energy_move(int gather, float *psi, dev_dims d, energy_tables_dev t, const int *stop,
+                        int blocks, cudaStream_t s)
+{
+    if (gather)
+        energy_gather_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
+    else
+        energy_scatter_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
+    return cudaGetLastError();
+}
