@@ -10,3 +10,5 @@ set_tests_properties(lateral_fermi_eyges PROPERTIES LABELS "regression" WORKING_
 # CUDA backend against the CPU reference; exits 77 (skipped) without a GPU.
 add_test(gpu_vs_cpu "${SMX_BUILD}/tests/test_gpu")
 set_tests_properties(gpu_vs_cpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(gpu_stress_grid "${SMX_BUILD}/tests/test_gpu" stress)
+set_tests_properties(gpu_stress_grid PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
