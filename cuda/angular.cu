@@ -54,6 +54,7 @@
 //   TF_E_*              =  the same times E[ie]
 // so that sum(out) = sum(in) - boundary - cutoff (weight is conserved).
 #include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -193,25 +194,63 @@ struct theta_tally {
     }
 };
 
-// One output value: sum_{d=-K..K} w[d] * v(src(j - d)) in the CPU's order.
-// `v(src)` returns the (thresholded) input of theta bin src of this column.
+// Rows per register block: each thread computes ROWS consecutive outputs
+// j0 .. j0+ROWS-1 of its column together (see conv_rows).
+#ifndef SMX_THETA_ROWS
+#define SMX_THETA_ROWS 4
+#endif
+constexpr int ROWS = SMX_THETA_ROWS;
+
+// ROWS consecutive outputs of one column,
+//   acc[r] = sum_{d=-K..K} w[d] * v(j0 + r - d)   (index wrapped, or skipped outside [0, nth)),
+// each summed for d ascending from 0.0f with rounded multiply and add, exactly
+// the CPU's order. `v(src)` returns the (thresholded) input of theta bin src.
+// Register window: win[r] holds v(j0 + r - d) at step d, so one step costs one
+// weight load and one value load for ROWS outputs; going from d to d+1 shifts
+// the window up by one and loads its bottom, v(j0 - d - 1).
+// Window mode: terms whose source lies outside [0, nth) enter as 0 * w[d] = +-0,
+// and acc + (+-0) == acc bitwise (acc starts at +0.0f and is never -0.0f), so
+// this equals the CPU's skipping them, for finite weights.
 template <typename Load>
-__device__ inline float conv_one(int j, int nth, int K, const float *w, bool circular, Load v)
+__device__ inline void conv_rows(int j0, int nth, int K, const float *w, bool circular, Load v,
+                                 float (&acc)[ROWS])
 {
-    float acc = 0.0f;
+    float win[ROWS];
+    int p; // index of win[0]: j0 - d (wrapped in circular mode)
     if (circular) {
-        int src = (int)(((int64_t)j + K) % nth); // j - d for d = -K
-        for (int dd = -K; dd <= K; dd++) {
-            acc = __fadd_rn(acc, __fmul_rn(__ldg(w + dd), v(src)));
-            src = src == 0 ? nth - 1 : src - 1;
+        p = (int)(((int64_t)j0 + K) % nth);
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            win[r] = v((int)(((int64_t)j0 + r + K) % nth));
+            acc[r] = 0.0f;
         }
     } else {
-        // Only the d with 0 <= j - d < nth; same ascending order as the CPU's skip.
-        const int dlo = max(-K, j - (nth - 1)), dhi = min(K, j);
-        for (int dd = dlo; dd <= dhi; dd++)
-            acc = __fadd_rn(acc, __fmul_rn(__ldg(w + dd), v(j - dd)));
+        p = j0 + K;
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const int src = p + r;
+            win[r] = src < nth ? v(src) : 0.0f; // src >= 0 always
+            acc[r] = 0.0f;
+        }
     }
-    return acc;
+    for (int dd = -K; dd <= K; dd++) {
+        const float wd = __ldg(w + dd);
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+            acc[r] = __fadd_rn(acc[r], __fmul_rn(wd, win[r]));
+        if (dd == K)
+            break;
+#pragma unroll
+        for (int r = ROWS - 1; r > 0; r--)
+            win[r] = win[r - 1];
+        if (circular) {
+            p = p == 0 ? nth - 1 : p - 1;
+            win[0] = v(p);
+        } else {
+            p--;
+            win[0] = p >= 0 && p < nth ? v(p) : 0.0f;
+        }
+    }
 }
 
 // ---- 1. shared-memory direct kernel -------------------------------------------
@@ -293,8 +332,15 @@ __global__ void __launch_bounds__(SMX_THREADS)
                 const float *w = t.weights + t.offset[k] + K;
                 const float *sc = s_in + col;
                 auto load = [sc](int src) { return sc[src * TC]; };
-                for (int j = g; j < nth; j += G)
-                    o[(int64_t)j * slice] = conv_one(j, nth, K, w, t.circular != 0, load);
+                // Row blocks q = g, g + G, ...: rows j0 = q * ROWS .. j0 + ROWS - 1.
+                for (int j0 = g * ROWS; j0 < nth; j0 += G * ROWS) {
+                    float acc[ROWS];
+                    conv_rows(j0, nth, K, w, t.circular != 0, load, acc);
+#pragma unroll
+                    for (int r = 0; r < ROWS; r++)
+                        if (j0 + r < nth)
+                            o[(int64_t)(j0 + r) * slice] = acc[r];
+                }
             }
         }
     }
@@ -362,8 +408,14 @@ __global__ void __launch_bounds__(SMX_THREADS)
                     float v = __ldg(col + (int64_t)src * slice);
                     return use_thr && v < threshold ? 0.0f : v;
                 };
-                for (int j = 0; j < nth; j++)
-                    o[(int64_t)j * slice] = conv_one(j, nth, K, w, t.circular != 0, load);
+                for (int j0 = 0; j0 < nth; j0 += ROWS) {
+                    float acc[ROWS];
+                    conv_rows(j0, nth, K, w, t.circular != 0, load, acc);
+#pragma unroll
+                    for (int r = 0; r < ROWS; r++)
+                        if (j0 + r < nth)
+                            o[(int64_t)(j0 + r) * slice] = acc[r];
+                }
             }
         }
     }
@@ -428,6 +480,10 @@ cudaError_t angular_direct_global(const float *in, float *out, dev_dims d, angul
 //   spectra  n_kernels * (nth/2 + 1) cufftComplex   kernel spectra / nth
 //   cbuf     (nth/2 + 1) * slice cufftComplex       one energy bin's R2C output,
 //                                                   layout [m][z][x]
+//   rbuf     nth * slice floats                     staging for a bin whose
+//            address in `in` / `out` is not 8-byte aligned (cuFFT rejects those
+//            with CUFFT_INVALID_VALUE; happens when nth * nz * nx is odd): the
+//            bin is copied there (cudaMemcpyAsync, device to device) first / after
 //   work     max(work size of the R2C plan, of the C2R plan): one work area
 //            shared by both plans (they run one after the other on one stream)
 // The work sizes are those cuFFT reports when the two plans are actually made
@@ -452,6 +508,7 @@ struct angular_fft {
     cufftHandle r2c, c2r;
     bool have_r2c, have_c2r;
     cufftComplex *spectra, *cbuf;
+    float *rbuf;
     void *work;
     size_t work_bytes;
 };
@@ -500,8 +557,12 @@ cufftResult fft_work_bytes(dev_dims d, size_t *work)
 }
 
 struct fft_layout {
-    size_t spectra, cbuf, work, total; // byte offsets into mem, total size
+    size_t spectra, cbuf, rbuf, work, total; // byte offsets into mem, total size
 };
+
+constexpr uintptr_t kFftAlign = sizeof(cufftComplex); // cuFFT's data alignment
+
+bool fft_aligned(const void *p) { return reinterpret_cast<uintptr_t>(p) % kFftAlign == 0; }
 
 fft_layout fft_layout_for(dev_dims d, int n_kernels, size_t work)
 {
@@ -509,7 +570,8 @@ fft_layout fft_layout_for(dev_dims d, int n_kernels, size_t work)
     fft_layout L;
     L.spectra = 0;
     L.cbuf = round256((size_t)n_kernels * nf * sizeof(cufftComplex));
-    L.work = L.cbuf + round256(nf * (size_t)d.slice * sizeof(cufftComplex));
+    L.rbuf = L.cbuf + round256(nf * (size_t)d.slice * sizeof(cufftComplex));
+    L.work = L.rbuf + round256((size_t)d.nth * (size_t)d.slice * sizeof(float));
     L.total = L.work + round256(work);
     return L;
 }
@@ -613,6 +675,7 @@ static int fft_create_into(angular_fft *f, dev_dims d, angular_tables_dev t,
     char *base = static_cast<char *>(mem);
     f->spectra = reinterpret_cast<cufftComplex *>(base + L.spectra);
     f->cbuf = reinterpret_cast<cufftComplex *>(base + L.cbuf);
+    f->rbuf = reinterpret_cast<float *>(base + L.rbuf);
     f->work = base + L.work;
     CUFFT_CHECK_ERR(err, cufftSetWorkArea(f->r2c, f->work));
     CUFFT_CHECK_ERR(err, cufftSetWorkArea(f->c2r, f->work));
@@ -676,13 +739,28 @@ cudaError_t angular_fft_apply(angular_fft *f, const float *in, float *out, const
     // Tallies first: they read `in` only.
     k_fft_tally<<<blocks, SMX_THREADS, 0, s>>>(in, d, f->t, stop, partials, blocks);
     LAUNCH_RETURN();
+    const size_t bin_bytes = (size_t)bin * sizeof(float);
     for (int64_t ie = 0; ie < d.ne; ie++) {
+        const float *src = in + ie * bin;
+        float *dst = out + ie * bin;
+        if (!fft_aligned(src)) {
+            cudaError_t e = cudaMemcpyAsync(f->rbuf, src, bin_bytes, cudaMemcpyDeviceToDevice, s);
+            if (e != cudaSuccess)
+                return e;
+            src = f->rbuf;
+        }
         // Out-of-place R2C leaves its input intact (the cast only drops const).
-        CUFFT_CHECK_APPLY(cufftExecR2C(f->r2c, const_cast<cufftReal *>(in + ie * bin), f->cbuf));
+        CUFFT_CHECK_APPLY(cufftExecR2C(f->r2c, const_cast<cufftReal *>(src), f->cbuf));
         k_fft_product<<<blocks, SMX_THREADS, 0, s>>>(f->cbuf, f->spectra, f->t.kernel_of_energy,
                                                      ie, f->nf, d.slice);
         LAUNCH_RETURN();
-        CUFFT_CHECK_APPLY(cufftExecC2R(f->c2r, f->cbuf, out + ie * bin));
+        const bool stage = !fft_aligned(dst);
+        CUFFT_CHECK_APPLY(cufftExecC2R(f->c2r, f->cbuf, stage ? f->rbuf : dst));
+        if (stage) {
+            cudaError_t e = cudaMemcpyAsync(dst, f->rbuf, bin_bytes, cudaMemcpyDeviceToDevice, s);
+            if (e != cudaSuccess)
+                return e;
+        }
     }
     return cudaGetLastError();
 }

@@ -598,6 +598,132 @@ static void cuda_release(void *vctx)
     free(c);
 }
 
+// ---- benchmark hooks --------------------------------------------------------
+
+struct event_pair {
+    cudaEvent_t a, b;
+};
+
+static int events_create(event_pair *e, smx_error *err)
+{
+    CUDA_CHECK_ERR(err, cudaEventCreate(&e->a));
+    CUDA_CHECK_ERR(err, cudaEventCreate(&e->b));
+    return 0;
+}
+
+static void events_destroy(event_pair *e)
+{
+    cudaEventDestroy(e->a);
+    cudaEventDestroy(e->b);
+}
+
+static int events_ms(event_pair *e, double *ms, smx_error *err)
+{
+    CUDA_CHECK_ERR(err, cudaEventSynchronize(e->b));
+    float f = 0.0f;
+    CUDA_CHECK_ERR(err, cudaEventElapsedTime(&f, e->a, e->b));
+    *ms = f;
+    return 0;
+}
+
+static int cuda_bench_step(void *vctx, int64_t n, double *ms, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    event_pair e;
+    int rc = events_create(&e, err);
+    if (rc)
+        return rc;
+    cudaEventRecord(e.a, c->stream);
+    rc = cuda_step(c, n, err);
+    cudaEventRecord(e.b, c->stream);
+    if (!rc)
+        rc = events_ms(&e, ms, err);
+    events_destroy(&e);
+    // Keep the record ring from overflowing: the benchmark does not read it.
+    if (!rc)
+        CUDA_CHECK_ERR(err, cudaMemsetAsync(&c->state->n_since, 0, sizeof(int), c->stream));
+    return rc;
+}
+
+static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    event_pair e;
+    int rc = events_create(&e, err);
+    if (rc)
+        return rc;
+    cudaError_t ce = cudaSuccess;
+    cudaEventRecord(e.a, c->stream);
+    if (op == OP_THETA) {
+        if (c->angular == 2)
+            ce = angular_fft_apply(c->fft, c->psi_a, c->psi_b, c->stop, c->partials, c->blocks, c->stream);
+        else if (c->angular == 1)
+            ce = angular_direct_global(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->stop,
+                                       c->partials, c->blocks, c->stream);
+        else
+            ce = angular_direct(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->stop, c->partials,
+                                c->blocks, c->stream);
+    } else if (op == OP_ENERGY) {
+        ce = energy_deposit(c->psi_a, c->dose, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
+        if (ce == cudaSuccess)
+            ce = energy_move(c->energy_gather, c->psi_a, c->d, c->et, c->stop, c->blocks, c->stream);
+    } else if (op == OP_STREAM) {
+        ce = stream_launch(c->stream_variant, c->psi_a, c->psi_b, &c->state->step, c->d, c->stt,
+                           c->stop, c->partials, c->blocks, c->stream);
+    } else {
+        measure_kernel<<<c->blocks, SMX_THREADS, 0, c->stream>>>(c->psi_a, c->d, c->et.E, c->stop,
+                                                                 c->partials, c->front_part, c->blocks);
+        ce = cudaGetLastError();
+    }
+    cudaEventRecord(e.b, c->stream);
+    if (ce != cudaSuccess)
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "benchmark of operator %d failed: %s", op,
+                      cudaGetErrorString(ce));
+    else
+        rc = events_ms(&e, ms, err);
+    events_destroy(&e);
+    return rc;
+}
+
+static int cuda_bench_copy(void *vctx, double *bps, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    size_t bytes = (size_t)c->d.cells * sizeof(float);
+    event_pair e;
+    int rc = events_create(&e, err);
+    if (rc)
+        return rc;
+    double best = 1e30;
+    for (int rep = 0; rep < 5 && !rc; rep++) {
+        cudaEventRecord(e.a, c->stream);
+        cudaError_t ce = cudaMemcpyAsync(c->psi_b, c->psi_a, bytes, cudaMemcpyDeviceToDevice, c->stream);
+        cudaEventRecord(e.b, c->stream);
+        double ms = 0;
+        if (ce != cudaSuccess)
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "copy benchmark failed: %s", cudaGetErrorString(ce));
+        else if (!(rc = events_ms(&e, &ms, err)) && rep > 0 && ms < best)
+            best = ms; // the first copy is warm-up
+    }
+    events_destroy(&e);
+    *bps = 2.0 * bytes / (best * 1e-3); // read + write
+    return rc;
+}
+
+static void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *mem_used)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    double psi = (double)c->d.cells * sizeof(float), dose = (double)c->d.slice * sizeof(double);
+    int theta = c->angular == 2 ? (int)(2 * c->d.ne + 2) : 1;
+    int stream = c->stream_variant == SV_GATHER ? 1 : 2;
+    *launches = 1 /* partials memset */ + theta + 2 /* energy */ + stream + 2 /* measure, finish */;
+    // Each operator reads and writes psi once, the deposit reads it once more,
+    // the measure reads it once; the scatter variants also clear their output.
+    *bytes_dense = 2 * psi + (psi + 2 * dose) + 2 * psi + (stream == 2 ? 3 : 2) * psi + psi;
+    size_t fr = 0, tot = 0;
+    cudaMemGetInfo(&fr, &tot);
+    *mem_used = (double)(tot - fr);
+}
+
 extern "C" const backend_ops backend_cuda = {
     "cuda",
     RING,
@@ -610,4 +736,8 @@ extern "C" const backend_ops backend_cuda = {
     cuda_download_dose,
     cuda_describe,
     cuda_release,
+    cuda_bench_step,
+    cuda_bench_op,
+    cuda_bench_copy,
+    cuda_bench_facts,
 };

@@ -59,6 +59,18 @@ typedef struct backend_ops {
     int (*download_dose)(void *ctx, double *dose_MeV, smx_error *err);
     void (*describe)(void *ctx, run_result *r);
     void (*release)(void *ctx);
+
+    /* Benchmark hooks (src/bench.c). */
+    /* One step, its time measured on the device (blocking). */
+    int (*bench_step)(void *ctx, int64_t n, double *ms, smx_error *err);
+    /* One operator (enum op_id, or 3 = end-of-step bookkeeping) on the current
+     * state, timed; the state is not kept consistent (benchmark only). */
+    int (*bench_op)(void *ctx, int op, double *ms, smx_error *err);
+    /* Read+write bytes per second of a psi-sized device-to-device copy. */
+    int (*bench_copy)(void *ctx, double *bytes_per_s, smx_error *err);
+    /* Kernel launches per step, bytes the step moves with every cell occupied,
+     * and device memory in use now (bytes). */
+    void (*bench_facts)(void *ctx, int *launches, double *bytes_dense, double *mem_used);
 } backend_ops;
 
 /* The auto-stop rule, shared by every backend. */

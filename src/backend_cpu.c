@@ -11,6 +11,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 
@@ -609,6 +610,69 @@ static void cpu_release(void *vctx)
     free(c);
 }
 
+/* ---- benchmark hooks: wall-clock times of the same work ---------------- */
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cpu_bench_step(void *vctx, int64_t n, double *ms, smx_error *err)
+{
+    double t0 = wall_ms();
+    int rc = cpu_step(vctx, n, err);
+    *ms = wall_ms() - t0;
+    ((cpu_ctx *)vctx)->have_last = 0;
+    return rc;
+}
+
+static int cpu_bench_op(void *vctx, int op, double *ms, smx_error *err)
+{
+    (void)err;
+    cpu_ctx *c = vctx;
+    step_tally t;
+    double w, e;
+    tally_clear(&t);
+    double t0 = wall_ms();
+    switch (op) {
+    case OP_THETA: op_theta(c, &t); break;
+    case OP_ENERGY: op_energy(c, &t); break;
+    case OP_STREAM: op_stream(c, 0, &t); break;
+    default: measure(c, &w, &e); break;
+    }
+    *ms = wall_ms() - t0;
+    return 0;
+}
+
+static int cpu_bench_copy(void *vctx, double *bps, smx_error *err)
+{
+    (void)err;
+    cpu_ctx *c = vctx;
+    size_t bytes = (size_t)c->g->cells * sizeof(float);
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        double t0 = wall_ms();
+        memcpy(c->tmp, c->cur, bytes);
+        double ms = wall_ms() - t0;
+        best = ms < best ? ms : best;
+    }
+    memset(c->tmp, 0, bytes);
+    for (int64_t i = 0; i < c->g->ne; i++)
+        c->box_tmp[i] = BOX_EMPTY;
+    *bps = 2.0 * bytes / (best * 1e-3);
+    return 0;
+}
+
+static void cpu_bench_facts(void *vctx, int *launches, double *bytes_dense, double *mem_used)
+{
+    cpu_ctx *c = vctx;
+    double psi = (double)c->g->cells * sizeof(float);
+    *launches = 0;
+    *bytes_dense = 8.0 * psi;
+    *mem_used = 2.0 * psi;
+}
+
 const backend_ops backend_cpu = {
     .name = "cpu",
     .collect_every = 1,
@@ -621,4 +685,8 @@ const backend_ops backend_cpu = {
     .download_dose = cpu_download_dose,
     .describe = cpu_describe,
     .release = cpu_release,
+    .bench_step = cpu_bench_step,
+    .bench_op = cpu_bench_op,
+    .bench_copy = cpu_bench_copy,
+    .bench_facts = cpu_bench_facts,
 };

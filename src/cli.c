@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -16,6 +17,11 @@ void cli_usage(FILE *f)
           "  --quiet              no step log or summary (errors still go to stderr)\n"
           "  --version            print version and build facts\n"
           "  --help               this text\n"
+          "  --bench [GRIDS]      benchmark instead of a plan: GRIDS is a comma list of\n"
+          "                       small, production, stress (default small,production)\n"
+          "  --bench-steps N      timed steps per case (default 100)\n"
+          "  --bench-variants     also time every kernel variant on the Production grid\n"
+          "  --bench-json FILE    write the benchmark results as JSON\n"
           "  --print-plan-schema  write the plan's JSON Schema to stdout\n"
           "  --print-reference-plan  write the documented reference plan to stdout\n"
           "exit codes: 0 ok, 1 bad command line, 2 bad input (plan, tables, output path),\n"
@@ -79,6 +85,40 @@ int cli_parse(cli *c, int argc, char **argv)
             c->version = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             c->help = 1;
+        } else if (strcmp(a, "--bench") == 0) {
+            c->bench = 1;
+            c->bench_grids = 3;
+            if (i + 1 < argc && argv[i + 1][0] != '-') {
+                c->bench_grids = 0;
+                char buf[256];
+                snprintf(buf, sizeof buf, "%s", argv[++i]);
+                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                    if (strcmp(tok, "small") == 0)
+                        c->bench_grids |= 1;
+                    else if (strcmp(tok, "production") == 0)
+                        c->bench_grids |= 2;
+                    else if (strcmp(tok, "stress") == 0)
+                        c->bench_grids |= 4;
+                    else {
+                        fprintf(stderr, "smx2d-sim: --bench: unknown grid '%s' (small, production, "
+                                        "stress)\n", tok);
+                        return SMX_EXIT_USAGE;
+                    }
+                }
+            }
+        } else if (strcmp(a, "--bench-steps") == 0) {
+            if (i + 1 >= argc || (c->bench_steps = atoi(argv[++i])) < 1) {
+                fprintf(stderr, "smx2d-sim: --bench-steps needs a positive number\n");
+                return SMX_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--bench-variants") == 0) {
+            c->bench_variants = 1;
+        } else if (strcmp(a, "--bench-json") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "smx2d-sim: --bench-json needs a file\n");
+                return SMX_EXIT_USAGE;
+            }
+            c->bench_json = argv[++i];
         } else if (strcmp(a, "--print-plan-schema") == 0) {
             c->print_schema = 1;
         } else if (strcmp(a, "--print-reference-plan") == 0) {
@@ -93,7 +133,10 @@ int cli_parse(cli *c, int argc, char **argv)
             c->plan_path = a;
         }
     }
-    if (!c->plan_path && !c->version && !c->help && !c->print_schema && !c->print_reference) {
+    if (c->bench_steps == 0)
+        c->bench_steps = 100;
+    if (!c->plan_path && !c->version && !c->help && !c->print_schema && !c->print_reference &&
+        !c->bench) {
         fprintf(stderr, "smx2d-sim: no plan given\n");
         cli_usage(stderr);
         return SMX_EXIT_USAGE;

@@ -10,6 +10,8 @@ typedef struct cli {
     int n_sets;
     int dry_run, quiet, version, help;
     int print_schema, print_reference;
+    int bench, bench_grids, bench_steps, bench_variants; /* --bench */
+    const char *bench_json;
     char owned[8][4200];            /* storage for the synthesised --set strings */
     int n_owned;
 } cli;

@@ -8,6 +8,7 @@
 
 #include "analysis.h"
 #include "backend.h"
+#include "bench.h"
 #include "buildinfo.h"
 #include "cli.h"
 #include "device_query.h"
@@ -153,6 +154,31 @@ static int fail(const smx_error *err)
     return err->code ? err->code : SMX_EXIT_RUNTIME;
 }
 
+/* --bench: the backend is chosen as for a plan (--device / --set backend.device). */
+static int run_bench(const cli *c)
+{
+    plan p = {0};
+    smx_error err = {0};
+    gpu_info gi;
+    gpu_query(&gi);
+    p.device = DEVICE_AUTO;
+    for (int i = 0; i < c->n_sets; i++) {
+        if (strcmp(c->sets[i], "backend.device=cpu") == 0)
+            p.device = DEVICE_CPU;
+        else if (strcmp(c->sets[i], "backend.device=cuda") == 0)
+            p.device = DEVICE_CUDA;
+    }
+    const backend_ops *be = NULL;
+    if (choose_backend(&p, &gi, &be, &err))
+        return fail(&err);
+    bench_options o = {c->bench_grids, c->bench_steps, c->bench_variants, c->bench_json, c->sets,
+                       c->n_sets};
+    char name[300];
+    snprintf(name, sizeof name, "%s", be == &backend_cpu ? "CPU" : gi.name);
+    int rc = bench_main(&o, be, name, &err);
+    return rc ? fail(&err) : 0;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -176,6 +202,8 @@ int main(int argc, char **argv)
         return 0;
     }
     smx_quiet = c.quiet;
+    if (c.bench)
+        return run_bench(&c);
 
     provenance pv;
     provenance_init(&pv, argc, argv);
