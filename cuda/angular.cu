@@ -197,9 +197,36 @@ struct theta_tally {
 // Rows per register block: each thread computes ROWS consecutive outputs
 // j0 .. j0+ROWS-1 of its column together (see conv_rows).
 #ifndef SMX_THETA_ROWS
-#define SMX_THETA_ROWS 4
+#define SMX_THETA_ROWS 16
 #endif
 constexpr int ROWS = SMX_THETA_ROWS;
+// Loads of one column issued back to back before any is used (memory-level
+// parallelism: the theta rows of a column lie nz*nx floats apart).
+#ifndef SMX_THETA_LOAD_BATCH
+#define SMX_THETA_LOAD_BATCH 8
+#endif
+constexpr int LOAD_BATCH = SMX_THETA_LOAD_BATCH;
+
+// Calls f(th, in[th]) for th = first, first + step, ... < nth, in that order,
+// fetching LOAD_BATCH values at a time.
+template <typename F>
+__device__ inline void for_column(const float *col, int64_t slice, int first, int step, int nth, F f)
+{
+    for (int th0 = first; th0 < nth; th0 += LOAD_BATCH * step) {
+        float v[LOAD_BATCH];
+#pragma unroll
+        for (int u = 0; u < LOAD_BATCH; u++) {
+            const int th = th0 + u * step;
+            v[u] = th < nth ? __ldg(col + (int64_t)th * slice) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < LOAD_BATCH; u++) {
+            const int th = th0 + u * step;
+            if (th < nth)
+                f(th, v[u]);
+        }
+    }
+}
 
 // ROWS consecutive outputs of one column,
 //   acc[r] = sum_{d=-K..K} w[d] * v(j0 + r - d)   (index wrapped, or skipped outside [0, nth)),
@@ -292,10 +319,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
         double kept = 0.0, bnd = 0.0, dropped = 0.0;
         int has = 0;
         const double *bf = t.boundary_frac + (int64_t)k * nth;
-        for (int th = g; th < nth; th += G) {
-            float v = 0.0f;
-            if (active) {
-                v = __ldg(in + base + (int64_t)th * slice);
+        if (active) {
+            for_column(in + base, slice, g, G, nth, [&](int th, float v) {
                 if (use_thr && v < threshold) {
                     dropped += v;
                     v = 0.0f;
@@ -304,8 +329,11 @@ __global__ void __launch_bounds__(SMX_THREADS)
                 if (!t.circular)
                     bnd += (double)v * bf[th];
                 has |= v != 0.0f;
-            }
-            s_in[th * TC + col] = v;
+                s_in[th * TC + col] = v;
+            });
+        } else {
+            for (int th = g; th < nth; th += G)
+                s_in[th * TC + col] = 0.0f;
         }
         if (active)
             tal.add(kept, bnd, dropped, t.weight_sum[k], t.E[ie]);
@@ -380,8 +408,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
             k = t.kernel_of_energy[ie];
             const double *bf = t.boundary_frac + (int64_t)k * nth;
             double kept = 0.0, bnd = 0.0, dropped = 0.0;
-            for (int th = 0; th < nth; th++) {
-                float v = __ldg(col + (int64_t)th * slice);
+            for_column(col, slice, 0, 1, nth, [&](int th, float v) {
                 if (use_thr && v < threshold) {
                     dropped += v;
                     v = 0.0f;
@@ -390,7 +417,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
                 if (!t.circular)
                     bnd += (double)v * bf[th];
                 any |= v != 0.0f;
-            }
+            });
             tal.add(kept, bnd, dropped, t.weight_sum[k], t.E[ie]);
         }
         bool skip = false;
@@ -604,8 +631,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
         const int64_t ie = c / slice, zx = c - ie * slice;
         const float *col = in + ie * d.nth * slice + zx;
         double tot = 0.0;
-        for (int64_t th = 0; th < d.nth; th++)
-            tot += __ldg(col + th * slice);
+        for_column(col, slice, 0, 1, (int)d.nth, [&](int, float v) { tot += v; });
         const int k = t.kernel_of_energy[ie];
         tal.add(tot, 0.0, 0.0, t.weight_sum[k], t.E[ie]);
     }

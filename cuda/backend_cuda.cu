@@ -22,6 +22,7 @@ extern "C" {
 #include "check.cuh"
 #include "common.cuh"
 #include "energy.cuh"
+#include "fused.cuh"
 #include "streaming.cuh"
 
 #define RING 64 // steps between collects; the record ring holds one interval
@@ -68,6 +69,7 @@ struct cuda_ctx {
     int angular; // 0 direct (shared), 1 direct (global), 2 fft
     int stream_variant;
     int energy_gather;
+    int fused;          // theta + energy in one kernel, stream measures the step
     float threshold;
     // host side
     float *pinned;   // snapshot buffer
@@ -204,9 +206,28 @@ static int upload_array(T *dst, const T *src, size_t n, smx_error *err)
 
 static void cuda_release(void *vctx);
 
+// The fused path: A_theta + A_E (with the deposit) in one pass a -> b, then
+// streaming b -> a measuring its own output. Three kernels and a memset.
+static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
+{
+    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0, (size_t)TF_COUNT * c->blocks * sizeof(double),
+                                        c->stream));
+    CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->et,
+                                           c->threshold, c->stop, c->partials, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
+                                                  c->stop, c->partials, c->front_part, c->blocks,
+                                                  c->stream));
+    finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
+        c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop);
+    CUDA_CHECK_LAUNCH(err);
+    return 0;
+}
+
 // Enqueues one step on c->stream (also used inside graph capture).
 static int enqueue_step(cuda_ctx *c, smx_error *err)
 {
+    if (c->fused)
+        return enqueue_fused_step(c, err);
     const plan *p = c->s->p;
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0, (size_t)TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
@@ -387,6 +408,12 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     default: c->threshold = (float)p->early_exit_threshold; break; // adaptive: scaled at upload
     }
     c->use_graph = p->cuda_graph;
+    // Fusion keeps the exact operations of the unfused kernels, so it is taken
+    // whenever its preconditions hold.
+    c->fused = p->fused && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
+               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth) &&
+               p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
+               p->operator_order[2] == OP_STREAM;
     return 0;
 }
 
@@ -457,6 +484,8 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
         snprintf(c->angular_why, sizeof c->angular_why, "fft (plan)");
     }
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
+    if (c->angular != 0)
+        c->fused = 0;
 
     if (c->use_graph) {
         cudaGraph_t graph;
@@ -471,13 +500,14 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
         CUDA_CHECK_ERR(err, e);
     }
     snprintf(c->variants, sizeof c->variants,
-             "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g)",
+             "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
+             "fused=%s",
              c->angular_why, c->energy_gather ? "gather" : "scatter",
              c->stream_variant == SV_GATHER ? "gather" : c->stream_variant == SV_ATOMIC ? "atomic"
              : c->stream_variant == SV_WARP ? "warp" : "fallback",
              c->s->st.scheme == STREAM_SHIFT ? "shift" : "bilinear", c->use_graph ? "on" : "off",
              p->early_exit == EARLY_EXIT_OFF ? "off" : p->early_exit == EARLY_EXIT_FIXED ? "fixed" : "adaptive",
-             (double)c->threshold);
+             (double)c->threshold, c->fused ? "theta+energy, stream+measure" : "no");
     return 0;
 }
 
@@ -654,7 +684,17 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
         return rc;
     cudaError_t ce = cudaSuccess;
     cudaEventRecord(e.a, c->stream);
-    if (op == OP_THETA) {
+    if (c->fused && op == OP_THETA) { // theta + energy: one kernel
+        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->et, c->threshold, c->stop,
+                                c->partials, c->blocks, c->stream);
+    } else if (c->fused && op == OP_ENERGY) {
+        ce = cudaSuccess; // inside the theta+energy kernel
+    } else if (c->fused && op == OP_STREAM) {
+        ce = stream_gather_and_measure(c->psi_a, c->psi_b, &c->state->step, c->d, c->stt, c->stop,
+                                       c->partials, c->front_part, c->blocks, c->stream);
+    } else if (c->fused) {
+        ce = cudaSuccess; // the measure is inside streaming
+    } else if (op == OP_THETA) {
         if (c->angular == 2)
             ce = angular_fft_apply(c->fft, c->psi_a, c->psi_b, c->stop, c->partials, c->blocks, c->stream);
         else if (c->angular == 1)
@@ -716,6 +756,14 @@ static void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, dou
     int theta = c->angular == 2 ? (int)(2 * c->d.ne + 2) : 1;
     int stream = c->stream_variant == SV_GATHER ? 1 : 2;
     *launches = 1 /* partials memset */ + theta + 2 /* energy */ + stream + 2 /* measure, finish */;
+    if (c->fused) {
+        *launches = 4; // memset, theta+energy, stream+measure, finish
+        *bytes_dense = 4 * psi + 2 * dose;
+        size_t fr0 = 0, tot0 = 0;
+        cudaMemGetInfo(&fr0, &tot0);
+        *mem_used = (double)(tot0 - fr0);
+        return;
+    }
     // Each operator reads and writes psi once, the deposit reads it once more,
     // the measure reads it once; the scatter variants also clear their output.
     *bytes_dense = 2 * psi + (psi + 2 * dose) + 2 * psi + (stream == 2 ? 3 : 2) * psi + psi;

@@ -272,6 +272,86 @@ __global__ void __launch_bounds__(SMX_THREADS)
     write_partials(lw, le, partials, blocks);
 }
 
+// Gather plus the end-of-step measure (sum of psi, of psi * E, deepest row
+// holding weight), for when streaming is the step's last operator: the output
+// is summed as it is written instead of being read again. Work is split into
+// chunks of SMX_THREADS cells of one plane, so a cell's (ie, j) come from one
+// division per chunk and its (z, x) from one 32-bit division.
+template <bool SHIFT>
+__global__ void __launch_bounds__(SMX_THREADS)
+    stream_gather_measure(const float *__restrict__ in, float *__restrict__ out,
+                          const int64_t *step, dev_dims d, stream_tables_dev t, const int *stop,
+                          double *__restrict__ partials, int *__restrict__ front_part, int blocks)
+{
+    if (*stop)
+        return;
+    const int64_t n = *step;
+    const int64_t per_plane = (d.slice + SMX_THREADS - 1) / SMX_THREADS;
+    const int64_t chunks = d.ne * d.nth * per_plane;
+    const unsigned nx = (unsigned)d.nx;
+    double lw = 0.0, le = 0.0, w = 0.0, e = 0.0;
+    int front = -1;
+    for (int64_t q = blockIdx.x; q < chunks; q += gridDim.x) {
+        const int64_t p = q / per_plane;
+        const int64_t r = (q - p * per_plane) * SMX_THREADS + threadIdx.x;
+        if (r >= d.slice)
+            continue;
+        cell c;
+        c.ie = p / d.nth;
+        c.j = p - c.ie * d.nth;
+        c.plane = p * d.slice;
+        c.z = (unsigned)r / nx;
+        c.x = r - c.z * d.nx;
+        const double E = __ldg(t.E + c.ie);
+        const dir_move<SHIFT> m = move_of<SHIFT>(t, c.j, n);
+        float acc = 0.0f;
+        if (SHIFT) {
+            const int64_t sz = c.z - m.dz, sx = c.x - m.dx;
+            if (in_domain(d, sz, sx))
+                acc = __ldg(in + c.plane + sz * d.nx + sx);
+        } else {
+            for (int a = 0; a < 2; a++) {
+                const int64_t sz = c.z - m.dz - a;
+                if (sz < 0 || sz >= d.nz)
+                    continue;
+                for (int b = 0; b < 2; b++) {
+                    const int64_t sx = c.x - m.dx - b;
+                    if (sx >= 0 && sx < d.nx)
+                        acc = __fadd_rn(acc, __fmul_rn(m.w[2 * a + b],
+                                                       __ldg(in + c.plane + sz * d.nx + sx)));
+                }
+            }
+        }
+        out[c.plane + r] = acc;
+        if (acc != 0.0f) {
+            w += acc;
+            e += (double)acc * E;
+            front = (int)c.z > front ? (int)c.z : front;
+        }
+        const double leak = source_leak<SHIFT>(d, c, m, in + c.plane + r);
+        if (leak != 0.0) {
+            lw += leak;
+            le += leak * E;
+        }
+    }
+    write_partials(lw, le, partials, blocks);
+    const double a[1] = {w}, b[1] = {e};
+    block_partials<1>(a, partials, TF_W_OUT, blocks);
+    block_partials<1>(b, partials, TF_E_OUT, blocks);
+    __shared__ int fm[SMX_WARPS];
+    for (int off = 16; off > 0; off >>= 1)
+        front = max(front, __shfl_down_sync(FULL, front, off));
+    if ((threadIdx.x & 31) == 0)
+        fm[threadIdx.x >> 5] = front;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int mx = -1;
+        for (int k = 0; k < SMX_WARPS; k++)
+            mx = max(mx, fm[k]);
+        front_part[blockIdx.x] = mx;
+    }
+}
+
 // One lane per SOURCE cell; `out` was zeroed by stream_zero. The loop is per
 // warp (see the file comment) so that MODE_WARP / MODE_FALLBACK call their
 // warp intrinsics with all 32 lanes.
@@ -414,5 +494,18 @@ cudaError_t stream_scatter_selftest(int variant, const long long *targets, const
     default:
         return cudaErrorInvalidValue;
     }
+    return cudaGetLastError();
+}
+
+cudaError_t stream_gather_and_measure(const float *in, float *out, const int64_t *step, dev_dims d,
+                                      stream_tables_dev t, const int *stop, double *partials,
+                                      int *front_part, int blocks, cudaStream_t s)
+{
+    if (t.scheme == 1)
+        stream_gather_measure<true><<<blocks, SMX_THREADS, 0, s>>>(in, out, step, d, t, stop,
+                                                                   partials, front_part, blocks);
+    else
+        stream_gather_measure<false><<<blocks, SMX_THREADS, 0, s>>>(in, out, step, d, t, stop,
+                                                                    partials, front_part, blocks);
     return cudaGetLastError();
 }

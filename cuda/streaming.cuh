@@ -37,6 +37,13 @@ cudaError_t stream_launch(int variant, const float *in, float *out, const int64_
                           dev_dims d, stream_tables_dev t, const int *stop, double *partials,
                           int blocks, cudaStream_t s);
 
+// Gather that also measures its output (TF_W_OUT, TF_E_OUT and the deepest
+// non-empty row per block in front_part), for a step whose last operator is
+// streaming: saves the separate measure pass.
+cudaError_t stream_gather_and_measure(const float *in, float *out, const int64_t *step, dev_dims d,
+                                      stream_tables_dev t, const int *stop, double *partials,
+                                      int *front_part, int blocks, cudaStream_t s);
+
 // Test hook: runs the scatter variants' per-warp add on arbitrary (target, value)
 // pairs (target -1 = none), adding into out (not cleared). Real streaming never
 // puts two live lanes of a warp on one target, so this is how the warp

@@ -68,6 +68,7 @@ typedef struct plan {
     int threads;              /* OpenMP threads, 0 = all cores */
     int variant_energy, variant_angular, variant_stream;
     int cuda_graph;
+    int fused;                /* CUDA: fuse operators into fewer passes where possible */
     double gpu_memory_fraction;
     double gpu_memory_bytes;  /* 0 = no absolute cap */
     int early_exit;           /* enum early_exit_mode */

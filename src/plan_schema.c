@@ -148,12 +148,18 @@ const plan_key plan_keys[] = {
       .doc = "angular-scattering kernel variant (auto = the fastest measured)" },
     { .path = "backend.streaming", .type = PT_ENUM, AT(variant_stream), .default_value = "auto",
       .choices = "auto|gather|atomic|warp|fallback", .units = "",
-      .doc = "streaming kernel variant (auto = the fastest measured)" },
+      .doc = "streaming kernel variant (auto = gather: deterministic, atomic-free and the fastest "
+             "measured, see BENCHMARKS.md)" },
     { .path = "backend.cuda_graph", .type = PT_BOOL, AT(cuda_graph), .default_value = "true",
       .units = "", .doc = "capture the CUDA step in a graph and replay it" },
+    { .path = "backend.fused", .type = PT_BOOL, AT(fused), .default_value = "true",
+      .units = "",
+      .doc = "CUDA: apply A_theta and A_E in one pass and measure the step while streaming "
+             "(default operator order, monotone energy table, at most 64 angle bins); "
+             "false runs one kernel per operator" },
     { .path = "backend.gpu_memory_fraction", .type = PT_REAL, AT(gpu_memory_fraction),
       .default_value = "0.9", .min = 0, .min_exclusive = 1, .max = 1, .units = "",
-      .doc = "largest fraction of the free GPU memory the run may take" },
+      .doc = "largest fraction of the GPU's memory the run may take" },
     { .path = "backend.gpu_memory_bytes", .type = PT_REAL, AT(gpu_memory_bytes),
       .default_value = "0", .min = 0, NO_MAX, .units = "bytes",
       .doc = "absolute cap on GPU memory (0 = no cap)" },

@@ -282,7 +282,14 @@ int main(int argc, char **argv)
 
     printf("2. full steps:\n");
     const kcase full[] = {
-        {"3 steps, default variants, graph on", -1, {"backend.cuda_graph=true"}, 1},
+        {"3 steps, default (fused theta+energy), graph on", -1, {"backend.cuda_graph=true"}, 1},
+        {"3 steps, fused, 41 bins, shift", -1,
+         {"grid.angle.n_bins=41", "transport.streaming_scheme=shift"}, 2},
+        {"3 steps, fused, full circle 32 bins", -1,
+         {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=direct"}, 3},
+        {"3 steps, fused, range grid", -1,
+         {"grid.energy.kind=range", "grid.energy.E_max_MeV=30", "beam.energy_MeV=30"}, 3},
+        {"3 steps, one kernel per operator", -1, {"backend.fused=false"}, 1},
         {"3 steps, full circle, fft, atomic, scatter", -1,
          {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=fft",
           "backend.streaming=atomic", "backend.energy=scatter"}, 5},
@@ -292,6 +299,8 @@ int main(int argc, char **argv)
         compare_case(&full[i], 3);
     const char *g_on[] = {"backend.cuda_graph=true"}, *g_off[] = {"backend.cuda_graph=false"};
     compare_gpu_gpu("graph replay vs plain launches", g_on, 1, g_off, 1, 1);
+    const char *fu_on[] = {"backend.fused=true"}, *fu_off[] = {"backend.fused=false"};
+    compare_gpu_gpu("fused vs one kernel per operator", fu_on, 1, fu_off, 1, 1);
     const char *fa[] = {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=fft"};
     const char *fd[] = {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=direct"};
     compare_gpu_gpu("fft vs direct (5 full steps)", fa, 3, fd, 3, 0);
