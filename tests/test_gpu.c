@@ -287,8 +287,6 @@ int main(int argc, char **argv)
          {"grid.angle.n_bins=41", "transport.streaming_scheme=shift"}, 2},
         {"3 steps, fused, full circle 32 bins", -1,
          {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=direct"}, 3},
-        {"3 steps, fused, range grid", -1,
-         {"grid.energy.kind=range", "grid.energy.E_max_MeV=30", "beam.energy_MeV=30"}, 3},
         {"3 steps, one kernel per operator", -1, {"backend.fused=false"}, 1},
         {"3 steps, full circle, fft, atomic, scatter", -1,
          {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=fft",
