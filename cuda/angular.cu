@@ -9,18 +9,24 @@
 //    tile is one coalesced load), stages it in dynamic shared memory as
 //    s_in[th][col] (nth * TC floats) and writes out[ie][j][z][x] directly.
 //    TC is chosen from nth alone (direct_tile_cols): the largest of 256, 128,
-//    64, 32 whose tile fits in 32 KB (so that up to 6-7 blocks of 256 threads
-//    share an SM), else 32. With TC < 256 the block's 256 threads form
-//    G = 256 / TC groups: thread t serves column t % TC and, within it, the
-//    theta rows th = t / TC + G * m, both when loading and when computing
-//    outputs. Every thread therefore only ever touches ONE column per tile,
-//    which keeps the tallies per thread and the warp vote per warp (a warp is
-//    32 columns of one group since TC >= 32). Tiles are walked by a grid-stride
-//    loop over the fixed grid, so the work of each block is fixed.
+//    64, 32 whose tile fits in 32 KB (so that 4+ blocks of 256 threads share an
+//    SM; at ~62 registers per thread, 4 is also the register limit), else 32.
+//    With TC < 256 the block's 256 threads form G = 256 / TC groups: thread t
+//    serves column t % TC and, within it, group g = t / TC loads the theta rows
+//    th = g + G * m and computes the row blocks j0 = (g + G * m) * ROWS ..
+//    j0 + ROWS - 1. Every thread therefore only ever touches ONE column per
+//    tile, which keeps the tallies per thread and the warp vote per warp (a
+//    warp is 32 columns of one group since TC >= 32).
+//    Tiles are walked by a grid-stride loop over the fixed grid, so the work of
+//    each block is fixed. Loads are issued LOAD_BATCH (8) at a time per thread
+//    before any is used (the rows of a column are nz*nx floats apart), and each
+//    thread computes ROWS (16) consecutive outputs at once from a sliding
+//    register window (conv_rows): one shared load and one weight load per
+//    kernel tap for 16 outputs instead of per output.
 //    Dynamic shared memory = nth * TC * 4 bytes + 256 ints (per-thread
 //    "column has weight" flags for the warp vote); angular_direct_smem_bytes
 //    adds a reserve for the kernel's static shared memory (block_partials'
-//    scratch, the stop broadcast). Up to nth = 376 the block stays within the
+//    scratch, the stop broadcast). Up to nth = 373 the block stays within the
 //    default 48 KB; above that the launcher raises the kernel's
 //    cudaFuncAttributeMaxDynamicSharedMemorySize (a host call, no allocation),
 //    and with TC = 32 nth reaches ~1800 on a 227 KB H100/H200 before the
@@ -31,13 +37,25 @@
 //    of the shared-memory size).
 //
 // 2. angular_direct_global: one thread per column, no shared memory; the
-//    column is read once for the tallies and then (2K+1) times per output row
-//    through L1/L2. For nth too large for the shared tile.
+//    column is read once for the tallies and then once more per kernel tap and
+//    row block (conv_rows reading global memory through L1/L2). For nth too
+//    large for the shared tile.
 //
 // 3. FFT path (full circle only): per energy bin one batched R2C along theta
 //    (n = nth, istride = slice, idist = 1, batch = slice), a pointwise product
 //    with the bin's kernel spectrum (scaled by 1/nth, built on the host in
 //    double at create), one batched C2R into out. Memory: see angular_fft_bytes.
+//
+// Measured on an H100 (standalone harness, 4 blocks per SM, one call, full
+// circle, half the columns empty; direct / direct-global / FFT): Production
+// grid (100 x 32 x 400 x 200), K <= 4: 0.89 / 1.01 / 2.95 ms; K <= 15: 1.50 /
+// 1.72 / 2.97 ms. Stress grid (200 x 64 x 800 x 400), K <= 8: 16.3 / 21.0 /
+// 44.5 ms; K <= 31: 40.8 / 49.3 / 44.5 ms. Direct wins for small K; the FFT
+// catches up near K ~ nth / 2.
+//
+// error.h is a C header without extern "C" guards: it is included here inside
+// extern "C" (before angular.cuh, whose include of it is then a no-op) so that
+// smx_fail links against the C definition.
 //
 // Exactness: both direct kernels sum for d ascending from -K starting from
 // 0.0f with explicitly rounded __fmul_rn / __fadd_rn (never contracted into an
@@ -67,7 +85,6 @@ extern "C" {
 #include "error.h"
 }
 #include "angular.cuh"
-#include "check.cuh"
 
 static_assert(TF_W_THETA_CUTOFF == TF_W_THETA_BOUNDARY + 1, "partials fields must be adjacent");
 static_assert(TF_E_THETA_CUTOFF == TF_E_THETA_BOUNDARY + 1, "partials fields must be adjacent");
@@ -245,11 +262,13 @@ __device__ inline void conv_rows(int j0, int nth, int K, const float *w, bool ci
     float win[ROWS];
     int p; // index of win[0]: j0 - d (wrapped in circular mode)
     if (circular) {
-        p = (int)(((int64_t)j0 + K) % nth);
+        p = (j0 + K) % nth; // j0 < nth and K < nth: no overflow
+        int q = p;
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
-            win[r] = v((int)(((int64_t)j0 + r + K) % nth));
+            win[r] = v(q); // q = (j0 + r + K) mod nth
             acc[r] = 0.0f;
+            q = q == nth - 1 ? 0 : q + 1;
         }
     } else {
         p = j0 + K;
@@ -509,8 +528,9 @@ cudaError_t angular_direct_global(const float *in, float *out, dev_dims d, angul
 //                                                   layout [m][z][x]
 //   rbuf     nth * slice floats                     staging for a bin whose
 //            address in `in` / `out` is not 8-byte aligned (cuFFT rejects those
-//            with CUFFT_INVALID_VALUE; happens when nth * nz * nx is odd): the
-//            bin is copied there (cudaMemcpyAsync, device to device) first / after
+//            with CUFFT_INVALID_VALUE; happens for odd bins when nth * nz * nx
+//            is odd): the bin is copied there (cudaMemcpyAsync, device to
+//            device) before the R2C / after the C2R. Always reserved.
 //   work     max(work size of the R2C plan, of the C2R plan): one work area
 //            shared by both plans (they run one after the other on one stream)
 // The work sizes are those cuFFT reports when the two plans are actually made
@@ -575,8 +595,11 @@ cufftResult fft_work_bytes(dev_dims d, size_t *work)
         bool made = false;
         size_t ws = 0;
         r = make_theta_plan(d, types[i], &h, &made, &ws);
-        if (made)
-            cufftDestroy(h);
+        if (made) {
+            cufftResult rd = cufftDestroy(h);
+            if (r == CUFFT_SUCCESS)
+                r = rd;
+        }
         if (r == CUFFT_SUCCESS && ws > *work)
             *work = ws;
     }
@@ -669,11 +692,14 @@ static int build_spectra(cufftComplex *S, dev_dims d, int n_kernels, const float
         const float *w = hw + hoff[k] + K;
         for (int64_t m = 0; m < nf; m++) {
             double re = 0.0, im = 0.0;
+            // q = m * (d mod nth) mod nth, advanced by m per step of d
+            int64_t q = (m * ((((int64_t)-K) % nth + nth) % nth)) % nth;
             for (int dd = -K; dd <= K; dd++) {
-                int64_t dm = ((int64_t)dd % nth + nth) % nth;
-                int64_t q = (m * dm) % nth;
                 re += (double)w[dd] * cs[2 * q];
                 im -= (double)w[dd] * cs[2 * q + 1];
+                q += m;
+                if (q >= nth)
+                    q -= nth;
             }
             S[(int64_t)k * nf + m] = make_cuFloatComplex((float)(re / (double)nth),
                                                          (float)(im / (double)nth));
@@ -687,12 +713,15 @@ static int fft_create_into(angular_fft *f, dev_dims d, angular_tables_dev t,
                            const float *host_weights, const int *host_offset,
                            const int *host_half_width, void *mem, cudaStream_t s, smx_error *err)
 {
-    size_t ws_r2c = 0, ws_c2r = 0;
+    // The sizing angular_fft_bytes did (deterministic for one device and grid),
+    // repeated so that a cuFFT failure in it is reported here.
+    size_t ws_sized = 0, ws_r2c = 0, ws_c2r = 0;
+    CUFFT_CHECK_ERR(err, fft_work_bytes(d, &ws_sized));
     CUFFT_CHECK_ERR(err, make_theta_plan(d, CUFFT_R2C, &f->r2c, &f->have_r2c, &ws_r2c));
     CUFFT_CHECK_ERR(err, make_theta_plan(d, CUFFT_C2R, &f->c2r, &f->have_c2r, &ws_c2r));
     f->work_bytes = ws_r2c > ws_c2r ? ws_r2c : ws_c2r;
     const fft_layout L = fft_layout_for(d, t.n_kernels, f->work_bytes);
-    const size_t avail = angular_fft_bytes(d, t.n_kernels);
+    const size_t avail = fft_layout_for(d, t.n_kernels, ws_sized).total;
     if (L.total > avail)
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "A_theta FFT: cuFFT asks for a %zu-byte work area, more than the %zu "
@@ -721,7 +750,11 @@ static int fft_create_into(angular_fft *f, dev_dims d, angular_tables_dev t,
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s); // hs is pageable and freed below
     free(hs);
-    CUDA_CHECK_ERR(err, e);
+    if (e != cudaSuccess)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "%s:%d: uploading the FFT kernel spectra (cudaMemcpyAsync + "
+                        "cudaStreamSynchronize) failed: %s (%s)",
+                        __FILE__, __LINE__, cudaGetErrorString(e), cudaGetErrorName(e));
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <vector>
 
 extern "C" {
@@ -57,6 +58,10 @@ struct cuda_ctx {
     double *dose;
     double *partials; // [TF_COUNT][blocks]
     int *front_part;  // [blocks]
+    box4 *box_a;      // [ne] where psi_a is non-zero (fused path)
+    box4 *box_next;   // [ne] collected by streaming for the next step
+    active_regions *reg;
+    int4 reach;       // min/max whole-cell move in z and x over directions
     step_rec_dev *ring;
     run_state_dev *state;
     int *stop;
@@ -123,7 +128,8 @@ __global__ void measure_kernel(const float *__restrict__ psi, dev_dims d, const 
 // One block: sums the partials field by field in block order (deterministic),
 // writes the step's record and decides the auto stop.
 __global__ void finish_kernel(const double *partials, const int *front_part, int blocks,
-                              step_rec_dev *ring, run_state_dev *st, int *stop)
+                              step_rec_dev *ring, run_state_dev *st, int *stop, int ne,
+                              box4 *box_a, box4 *box_next, active_regions *reg)
 {
     if (*stop)
         return;
@@ -137,8 +143,24 @@ __global__ void finish_kernel(const double *partials, const int *front_part, int
         sums[t] = s;
     } else if (t == TF_COUNT) {
         int m = -1;
-        for (int b = 0; b < blocks; b++)
-            m = max(m, front_part[b]);
+        if (box_a) {
+            // Fused path: the measured boxes become this step's state; the
+            // region just read is where psi_b now holds values.
+            box4 occ = box_empty4();
+            for (int k = 0; k < ne; k++) {
+                box4 b = box_next[k];
+                box_a[k] = b;
+                box_next[k] = box_empty4();
+                occ = box_join(occ, b);
+                if (!box_is_empty(b))
+                    m = max(m, b.z1);
+            }
+            reg->written = reg->occupied;
+            reg->occupied = occ;
+        } else {
+            for (int b = 0; b < blocks; b++)
+                m = max(m, front_part[b]);
+        }
         front = m;
     }
     __syncthreads();
@@ -177,6 +199,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
     b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
     b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
+    b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
     b += fft_bytes;
     return b;
 }
@@ -213,12 +236,14 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0, (size_t)TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->et,
-                                           c->threshold, c->stop, c->partials, c->blocks, c->stream));
+                                           c->threshold, c->box_a, c->reg, c->stop, c->partials,
+                                           c->blocks, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
-                                                  c->stop, c->partials, c->front_part, c->blocks,
-                                                  c->stream));
+                                                  c->reg, c->reach, c->box_next, c->stop,
+                                                  c->partials, c->blocks, c->stream));
     finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
-        c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop);
+        c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a,
+        c->box_next, c->reg);
     CUDA_CHECK_LAUNCH(err);
     return 0;
 }
@@ -272,7 +297,8 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
                                                              c->partials, c->front_part, c->blocks);
     CUDA_CHECK_LAUNCH(err);
     finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
-        c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop);
+        c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, NULL, NULL,
+        NULL);
     CUDA_CHECK_LAUNCH(err);
     return 0;
 }
@@ -315,6 +341,15 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
              "direct-global (shared memory limit)");
     int want_fft = p->variant_angular == VAR_A_FFT ||
                    (p->variant_angular == VAR_A_AUTO && g->angle_mode == ANGLE_FULL);
+    // cuFFT cannot read the device stop flag: after an auto run ends on the
+    // device, steps still enqueued would run the FFT. Its output is the scratch
+    // buffer only when theta comes first, so that is required for auto runs.
+    if (want_fft && p->steps == 0 && p->operator_order[0] != OP_THETA) {
+        if (p->variant_angular == VAR_A_FFT)
+            smx_warn("backend.angular: fft with steps: auto needs theta first in "
+                     "transport.operator_order; using direct\n");
+        want_fft = 0;
+    }
     if (want_fft && g->angle_mode != ANGLE_FULL) {
         smx_warn("backend.angular: fft needs the full-circle angular grid; using direct\n");
         want_fft = 0;
@@ -352,6 +387,9 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->ring = a.take<step_rec_dev>(RING);
     c->state = a.take<run_state_dev>(1);
     c->stop = a.take<int>(1);
+    c->box_a = a.take<box4>(ne);
+    c->box_next = a.take<box4>(ne);
+    c->reg = a.take<active_regions>(1);
     float *w = a.take<float>(nw);
     int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(ne);
     double *wsum = a.take<double>(nk), *bfrac = a.take<double>(nk * nth);
@@ -387,6 +425,21 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->at = angular_tables_dev{w, off, hw, koe, wsum, bfrac, E, (int)nk, mhw, g->angle_mode == ANGLE_FULL};
     c->et = energy_tables_dev{tg, clo, chi, dep, gat, E};
     c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
+    // How far one step can move weight, over all directions (bounds the active region).
+    {
+        int zl = 1 << 30, zh = -(1 << 30), xl = 1 << 30, xh = -(1 << 30);
+        for (size_t j = 0; j < nth; j++) {
+            int z0, z1, x0, x1;
+            if (s->st.scheme == STREAM_SHIFT) {
+                z0 = (int)floor(s->st.sz[j]), z1 = (int)ceil(s->st.sz[j]);
+                x0 = (int)floor(s->st.sx[j]), x1 = (int)ceil(s->st.sx[j]);
+            } else {
+                z0 = s->st.oz[j], z1 = s->st.oz[j] + 1, x0 = s->st.ox[j], x1 = s->st.ox[j] + 1;
+            }
+            zl = std::min(zl, z0), zh = std::max(zh, z1), xl = std::min(xl, x0), xh = std::max(xh, x1);
+        }
+        c->reach = make_int4(zl, zh, xl, xh);
+    }
 
     CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking));
@@ -463,6 +516,26 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
         for (int64_t i = 0; i < c->d.cells; i++)
             mx = psi0[i] > mx ? psi0[i] : mx;
         c->threshold = (float)(p->early_exit_threshold * mx);
+    }
+    // Boxes of the initial state (the source), found on the host.
+    {
+        const grid *g = c->g;
+        std::vector<box4> boxes(g->ne, box_empty4()), none(g->ne, box_empty4());
+        box4 occ = box_empty4();
+        for (int64_t ie = 0; ie < g->ne; ie++) {
+            for (int64_t j = 0; j < g->nth; j++)
+                for (int64_t z = 0; z < g->nz; z++) {
+                    const float *row = psi0 + psi_index(g, ie, j, z, 0);
+                    for (int64_t x = 0; x < g->nx; x++)
+                        if (row[x] != 0.0f)
+                            boxes[ie] = box_join(boxes[ie], box4{(int)z, (int)z, (int)x, (int)x});
+                }
+            occ = box_join(occ, boxes[ie]);
+        }
+        active_regions r0{occ, box_empty4()};
+        CUDA_CHECK_ERR(err, cudaMemcpy(c->box_a, boxes.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
+        CUDA_CHECK_ERR(err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
+        CUDA_CHECK_ERR(err, cudaMemcpy(c->reg, &r0, sizeof r0, cudaMemcpyHostToDevice));
     }
     run_state_dev st{w0, e0, p->steps == 0 ? p->auto_stop_weight * w0 : -1.0, 0, 0};
     CUDA_CHECK_ERR(err, cudaMemcpy(c->state, &st, sizeof st, cudaMemcpyHostToDevice));
@@ -685,13 +758,15 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     cudaError_t ce = cudaSuccess;
     cudaEventRecord(e.a, c->stream);
     if (c->fused && op == OP_THETA) { // theta + energy: one kernel
-        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->et, c->threshold, c->stop,
-                                c->partials, c->blocks, c->stream);
+        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->et, c->threshold,
+                                c->box_a, c->reg, c->stop, c->partials, c->blocks, c->stream);
     } else if (c->fused && op == OP_ENERGY) {
         ce = cudaSuccess; // inside the theta+energy kernel
     } else if (c->fused && op == OP_STREAM) {
-        ce = stream_gather_and_measure(c->psi_a, c->psi_b, &c->state->step, c->d, c->stt, c->stop,
-                                       c->partials, c->front_part, c->blocks, c->stream);
+        // Into the scratch buffer, with a scratch box list (the state is not kept).
+        ce = stream_gather_and_measure(c->psi_a, c->psi_b, &c->state->step, c->d, c->stt, c->reg,
+                                       c->reach, c->box_next, c->stop, c->partials, c->blocks,
+                                       c->stream);
     } else if (c->fused) {
         ce = cudaSuccess; // the measure is inside streaming
     } else if (op == OP_THETA) {

@@ -63,6 +63,31 @@ __device__ inline void block_partials(const double (&v)[N], double *partials, in
     }
 }
 
+// A rectangle of cells (inclusive); empty when z0 > z1. Boxes bound where psi
+// is non-zero, so that kernels touch only the occupied region (roadmap
+// R-P0-5 level 1: compacted active cells).
+struct box4 {
+    int z0, z1, x0, x1;
+};
+
+__host__ __device__ inline bool box_is_empty(box4 b) { return b.z0 > b.z1 || b.x0 > b.x1; }
+__host__ __device__ inline box4 box_empty4() { return box4{1 << 30, -1, 1 << 30, -1}; }
+__host__ __device__ inline box4 box_join(box4 a, box4 b)
+{
+    if (box_is_empty(a))
+        return b;
+    if (box_is_empty(b))
+        return a;
+    return box4{a.z0 < b.z0 ? a.z0 : b.z0, a.z1 > b.z1 ? a.z1 : b.z1, a.x0 < b.x0 ? a.x0 : b.x0,
+                a.x1 > b.x1 ? a.x1 : b.x1};
+}
+
+// Regions of the fused step, kept on the device between steps.
+struct active_regions {
+    box4 occupied; // union over energy bins of where psi_a is non-zero
+    box4 written;  // where psi_b may still hold values from the last step
+};
+
 // Tally fields of one step, in the partials buffer and in the per-step record.
 enum tally_field {
     TF_W_THETA_BOUNDARY = 0, TF_W_THETA_CUTOFF, TF_W_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,

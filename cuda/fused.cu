@@ -8,7 +8,8 @@ template <int NMAX>
 __global__ void __launch_bounds__(FUSED_THREADS)
 fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__restrict__ dose,
              dev_dims d, angular_tables_dev at, energy_tables_dev et, float threshold,
-             const int *stop, double *partials, int blocks)
+             const box4 *__restrict__ box_a, const active_regions *reg, const int *stop,
+             double *partials, int blocks)
 {
     __shared__ float s_in[NMAX][FUSED_THREADS]; // [theta][thread]: conflict-free
     const int nth = (int)d.nth; // <= NMAX; loops run to NMAX (registers need constant indices)
@@ -19,12 +20,20 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
     const int64_t estride = (int64_t)nth * d.slice;
     double tb = 0.0, tc = 0.0, eb = 0.0, ec = 0.0, dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
 
+    // Columns to visit: where psi_a has weight, plus where psi_b still holds
+    // last step's values (they must become zeros).
+    const box4 F = box_join(reg->occupied, reg->written);
+    const int64_t fw = box_is_empty(F) ? 0 : F.x1 - F.x0 + 1;
+    const int64_t ncols = box_is_empty(F) ? 0 : (int64_t)(F.z1 - F.z0 + 1) * fw;
     // Warp-uniform trip count: every lane runs every iteration (the warp vote
     // needs all 32), lanes past the end are inactive but still vote.
     const int64_t step = (int64_t)gridDim.x * FUSED_THREADS;
-    for (int64_t base = (int64_t)blockIdx.x * FUSED_THREADS; base < d.slice; base += step) {
-        const int64_t c = base + t;
-        const bool live = c < d.slice;
+    for (int64_t base = (int64_t)blockIdx.x * FUSED_THREADS; base < ncols; base += step) {
+        const int64_t k = base + t;
+        const bool inside = k < ncols;
+        const int cz = inside ? F.z0 + (int)(k / fw) : 0, cx = inside ? F.x0 + (int)(k % fw) : 0;
+        const int64_t c = (int64_t)cz * d.nx + cx;
+        const bool live = inside;
         const float *pin = in + (live ? c : 0);
         float *pout = out + (live ? c : 0);
         double dacc = live ? dose[c] : 0.0;
@@ -41,11 +50,13 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
             double total = 0.0, dropped = 0.0, bnd = 0.0;
             const int kid = at.kernel_of_energy[s];
             const double *bf = at.boundary_frac + (int64_t)kid * nth;
+            const box4 bs = box_a[s];
+            const bool has = live && cz >= bs.z0 && cz <= bs.z1 && cx >= bs.x0 && cx <= bs.x1;
 #pragma unroll
             for (int j = 0; j < NMAX; j++) {
                 if (j >= nth)
                     break;
-                float v = live ? pin[s * estride + (int64_t)j * d.slice] : 0.0f;
+                float v = has ? pin[s * estride + (int64_t)j * d.slice] : 0.0f;
                 if (v < threshold) {
                     dropped += v;
                     v = 0.0f;
@@ -166,11 +177,12 @@ int fused_theta_energy_supported(int64_t nth) { return nth >= 1 && nth <= 64; }
 
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
                                angular_tables_dev at, energy_tables_dev et, float threshold,
-                               const int *stop, double *partials, int blocks, cudaStream_t s)
+                               const box4 *box_a, const active_regions *reg, const int *stop,
+                               double *partials, int blocks, cudaStream_t s)
 {
 #define FUSED_LAUNCH(N)                                                                      \
-    fused_kernel<N><<<blocks, FUSED_THREADS, 0, s>>>(in, out, dose, d, at, et, threshold, stop, \
-                                                     partials, blocks)
+    fused_kernel<N><<<blocks, FUSED_THREADS, 0, s>>>(in, out, dose, d, at, et, threshold, box_a, \
+                                                     reg, stop, partials, blocks)
     if (d.nth <= 16)
         FUSED_LAUNCH(16);
     else if (d.nth <= 32)

@@ -11,6 +11,7 @@
 // once, and every float operation happens in the same order as in the CPU's
 // op_theta + op_energy (gather), so the result is bitwise the CPU's.
 //
+// Work is proportional to the occupied region (boxes, see common.cuh).
 // Tallies: THETA_BOUNDARY / THETA_CUTOFF as the angular kernels, DEPOSITED and
 // ENERGY_STOPPED as energy_deposit. Early exit: values below threshold are
 // dropped (THETA_CUTOFF) before the convolution; a warp whose 32 columns of a
@@ -25,8 +26,12 @@
 // 1 when the fused kernel can serve this grid (n_theta it is built for).
 int fused_theta_energy_supported(int64_t nth);
 
+// Only the columns of reg->occupied (where psi_a holds weight) and reg->written
+// (where psi_b holds last step's values) are visited; a source bin is read only
+// inside its box_a (outside it psi_a is zero). Elsewhere psi_b must be zero.
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
                                angular_tables_dev at, energy_tables_dev et, float threshold,
-                               const int *stop, double *partials, int blocks, cudaStream_t s);
+                               const box4 *box_a, const active_regions *reg, const int *stop,
+                               double *partials, int blocks, cudaStream_t s);
 
 #endif

@@ -272,83 +272,118 @@ __global__ void __launch_bounds__(SMX_THREADS)
     write_partials(lw, le, partials, blocks);
 }
 
-// Gather plus the end-of-step measure (sum of psi, of psi * E, deepest row
-// holding weight), for when streaming is the step's last operator: the output
-// is summed as it is written instead of being read again. Work is split into
-// chunks of SMX_THREADS cells of one plane, so a cell's (ie, j) come from one
-// division per chunk and its (z, x) from one 32-bit division.
+// Gather plus the end-of-step measure, for when streaming is the step's last
+// operator, restricted to the active region: the rows of `occupied` (where the
+// input holds weight) joined with their image under this step's moves. Every
+// output cell outside that region is already zero (it held nothing before and
+// receives nothing), so it is not touched. One work item is one row (plane,
+// z); its cells go to the threads along x. The output is summed as it is
+// written (TF_W_OUT, TF_E_OUT) and each energy bin's non-zero extent is
+// collected into box_next (per block in shared memory, then one global atomic
+// per bin and side), which becomes the next step's box_a.
 template <bool SHIFT>
 __global__ void __launch_bounds__(SMX_THREADS)
     stream_gather_measure(const float *__restrict__ in, float *__restrict__ out,
-                          const int64_t *step, dev_dims d, stream_tables_dev t, const int *stop,
-                          double *__restrict__ partials, int *__restrict__ front_part, int blocks)
+                          const int64_t *step, dev_dims d, stream_tables_dev t,
+                          const active_regions *reg, int4 reach, box4 *box_next,
+                          const int *stop, double *__restrict__ partials, int blocks)
 {
+    extern __shared__ int sbox[]; // [ne][4]
     if (*stop)
         return;
+    const int ne = (int)d.ne;
+    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
+        sbox[4 * k + 0] = 1 << 30;
+        sbox[4 * k + 1] = -1;
+        sbox[4 * k + 2] = 1 << 30;
+        sbox[4 * k + 3] = -1;
+    }
+    __syncthreads();
     const int64_t n = *step;
-    const int64_t per_plane = (d.slice + SMX_THREADS - 1) / SMX_THREADS;
-    const int64_t chunks = d.ne * d.nth * per_plane;
-    const unsigned nx = (unsigned)d.nx;
+    const box4 occ = reg->occupied;
+    box4 R = box_empty4();
+    if (!box_is_empty(occ)) {
+        // reach = (min dz, max dz, min dx, max dx) over directions, bilinear +1 included
+        box4 img{occ.z0 + reach.x, occ.z1 + reach.y, occ.x0 + reach.z, occ.x1 + reach.w};
+        R = box_join(occ, img);
+        R.z0 = max(R.z0, 0);
+        R.x0 = max(R.x0, 0);
+        R.z1 = min(R.z1, (int)d.nz - 1);
+        R.x1 = min(R.x1, (int)d.nx - 1);
+    }
+    const int64_t rows = box_is_empty(R) ? 0 : (int64_t)(R.z1 - R.z0 + 1);
+    const int64_t items = rows * d.ne * d.nth;
     double lw = 0.0, le = 0.0, w = 0.0, e = 0.0;
-    int front = -1;
-    for (int64_t q = blockIdx.x; q < chunks; q += gridDim.x) {
-        const int64_t p = q / per_plane;
-        const int64_t r = (q - p * per_plane) * SMX_THREADS + threadIdx.x;
-        if (r >= d.slice)
-            continue;
+    const int lane = threadIdx.x & 31;
+    for (int64_t q = blockIdx.x; q < items; q += gridDim.x) {
+        const int64_t p = q / rows; // plane ie * nth + j
         cell c;
+        c.z = R.z0 + (q - p * rows);
         c.ie = p / d.nth;
         c.j = p - c.ie * d.nth;
         c.plane = p * d.slice;
-        c.z = (unsigned)r / nx;
-        c.x = r - c.z * d.nx;
         const double E = __ldg(t.E + c.ie);
         const dir_move<SHIFT> m = move_of<SHIFT>(t, c.j, n);
-        float acc = 0.0f;
-        if (SHIFT) {
-            const int64_t sz = c.z - m.dz, sx = c.x - m.dx;
-            if (in_domain(d, sz, sx))
-                acc = __ldg(in + c.plane + sz * d.nx + sx);
-        } else {
-            for (int a = 0; a < 2; a++) {
-                const int64_t sz = c.z - m.dz - a;
-                if (sz < 0 || sz >= d.nz)
-                    continue;
-                for (int b = 0; b < 2; b++) {
-                    const int64_t sx = c.x - m.dx - b;
-                    if (sx >= 0 && sx < d.nx)
-                        acc = __fadd_rn(acc, __fmul_rn(m.w[2 * a + b],
-                                                       __ldg(in + c.plane + sz * d.nx + sx)));
+        int xlo = 1 << 30, xhi = -1;
+        // Warp-uniform trip count over x, so the warp reductions below see all lanes.
+        for (int xb = R.x0; xb <= R.x1; xb += blockDim.x) {
+            const int x = xb + threadIdx.x;
+            const bool valid = x <= R.x1;
+            float acc = 0.0f;
+            if (valid) {
+                c.x = x;
+                if (SHIFT) {
+                    const int64_t sz = c.z - m.dz, sx = c.x - m.dx;
+                    if (in_domain(d, sz, sx))
+                        acc = __ldg(in + c.plane + sz * d.nx + sx);
+                } else {
+                    for (int a = 0; a < 2; a++) {
+                        const int64_t sz = c.z - m.dz - a;
+                        if (sz < 0 || sz >= d.nz)
+                            continue;
+                        for (int b = 0; b < 2; b++) {
+                            const int64_t sx = c.x - m.dx - b;
+                            if (sx >= 0 && sx < d.nx)
+                                acc = __fadd_rn(acc, __fmul_rn(m.w[2 * a + b],
+                                                               __ldg(in + c.plane + sz * d.nx + sx)));
+                        }
+                    }
+                }
+                out[c.plane + c.z * d.nx + x] = acc;
+                if (acc != 0.0f) {
+                    w += acc;
+                    e += (double)acc * E;
+                    xlo = min(xlo, x);
+                    xhi = max(xhi, x);
+                }
+                const double leak = source_leak<SHIFT>(d, c, m, in + c.plane + c.z * d.nx + x);
+                if (leak != 0.0) {
+                    lw += leak;
+                    le += leak * E;
                 }
             }
         }
-        out[c.plane + r] = acc;
-        if (acc != 0.0f) {
-            w += acc;
-            e += (double)acc * E;
-            front = (int)c.z > front ? (int)c.z : front;
-        }
-        const double leak = source_leak<SHIFT>(d, c, m, in + c.plane + r);
-        if (leak != 0.0) {
-            lw += leak;
-            le += leak * E;
+        // This row's extent in x, one shared atomic per warp.
+        const int wlo = __reduce_min_sync(FULL, xlo), whi = __reduce_max_sync(FULL, xhi);
+        if (lane == 0 && whi >= 0) {
+            atomicMin(&sbox[4 * c.ie + 0], (int)c.z);
+            atomicMax(&sbox[4 * c.ie + 1], (int)c.z);
+            atomicMin(&sbox[4 * c.ie + 2], wlo);
+            atomicMax(&sbox[4 * c.ie + 3], whi);
         }
     }
     write_partials(lw, le, partials, blocks);
     const double a[1] = {w}, b[1] = {e};
     block_partials<1>(a, partials, TF_W_OUT, blocks);
     block_partials<1>(b, partials, TF_E_OUT, blocks);
-    __shared__ int fm[SMX_WARPS];
-    for (int off = 16; off > 0; off >>= 1)
-        front = max(front, __shfl_down_sync(FULL, front, off));
-    if ((threadIdx.x & 31) == 0)
-        fm[threadIdx.x >> 5] = front;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        int mx = -1;
-        for (int k = 0; k < SMX_WARPS; k++)
-            mx = max(mx, fm[k]);
-        front_part[blockIdx.x] = mx;
+    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
+        if (sbox[4 * k + 1] < 0)
+            continue;
+        atomicMin(&box_next[k].z0, sbox[4 * k + 0]);
+        atomicMax(&box_next[k].z1, sbox[4 * k + 1]);
+        atomicMin(&box_next[k].x0, sbox[4 * k + 2]);
+        atomicMax(&box_next[k].x1, sbox[4 * k + 3]);
     }
 }
 
@@ -498,14 +533,16 @@ cudaError_t stream_scatter_selftest(int variant, const long long *targets, const
 }
 
 cudaError_t stream_gather_and_measure(const float *in, float *out, const int64_t *step, dev_dims d,
-                                      stream_tables_dev t, const int *stop, double *partials,
-                                      int *front_part, int blocks, cudaStream_t s)
+                                      stream_tables_dev t, const active_regions *reg, int4 reach,
+                                      box4 *box_next, const int *stop, double *partials, int blocks,
+                                      cudaStream_t s)
 {
+    const size_t smem = (size_t)d.ne * 4 * sizeof(int);
     if (t.scheme == 1)
-        stream_gather_measure<true><<<blocks, SMX_THREADS, 0, s>>>(in, out, step, d, t, stop,
-                                                                   partials, front_part, blocks);
+        stream_gather_measure<true><<<blocks, SMX_THREADS, smem, s>>>(in, out, step, d, t, reg, reach,
+                                                                      box_next, stop, partials, blocks);
     else
-        stream_gather_measure<false><<<blocks, SMX_THREADS, 0, s>>>(in, out, step, d, t, stop,
-                                                                    partials, front_part, blocks);
+        stream_gather_measure<false><<<blocks, SMX_THREADS, smem, s>>>(in, out, step, d, t, reg, reach,
+                                                                       box_next, stop, partials, blocks);
     return cudaGetLastError();
 }

@@ -37,12 +37,16 @@ cudaError_t stream_launch(int variant, const float *in, float *out, const int64_
                           dev_dims d, stream_tables_dev t, const int *stop, double *partials,
                           int blocks, cudaStream_t s);
 
-// Gather that also measures its output (TF_W_OUT, TF_E_OUT and the deepest
-// non-empty row per block in front_part), for a step whose last operator is
-// streaming: saves the separate measure pass.
+// Gather that also measures its output, for a step whose last operator is
+// streaming, over the active region only (occupied rows and their image under
+// the moves; reach = min/max whole-cell move in z (x, y) and x (z, w), the
+// bilinear second cell included): TF_W_OUT, TF_E_OUT, and each energy bin's
+// non-zero extent merged into box_next (must start empty). Needs ne * 16 bytes
+// of shared memory.
 cudaError_t stream_gather_and_measure(const float *in, float *out, const int64_t *step, dev_dims d,
-                                      stream_tables_dev t, const int *stop, double *partials,
-                                      int *front_part, int blocks, cudaStream_t s);
+                                      stream_tables_dev t, const active_regions *reg, int4 reach,
+                                      box4 *box_next, const int *stop, double *partials, int blocks,
+                                      cudaStream_t s);
 
 // Test hook: runs the scatter variants' per-warp add on arbitrary (target, value)
 // pairs (target -1 = none), adding into out (not cleared). Real streaming never
