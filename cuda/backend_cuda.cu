@@ -125,11 +125,32 @@ __global__ void measure_kernel(const float *__restrict__ psi, dev_dims d, const 
     }
 }
 
+// Source bins that hold weight and the target bins they move to (the second
+// target only when it receives a non-zero coefficient).
+__host__ __device__ static void active_bin_ranges(const box4 *box, int ne, energy_tables_dev et,
+                                                  active_regions *reg)
+{
+    int slo = ne, shi = -1, tlo = ne, thi = -1;
+    for (int k = 0; k < ne; k++) {
+        if (box_is_empty(box[k]))
+            continue;
+        slo = min(slo, k);
+        shi = max(shi, k);
+        const int t = et.target[k];
+        if (t >= 0) {
+            tlo = min(tlo, t);
+            thi = max(thi, et.c_hi[k] != 0.0f && t + 1 < ne ? t + 1 : t);
+        }
+    }
+    reg->src_lo = slo, reg->src_hi = shi, reg->tgt_lo = tlo, reg->tgt_hi = thi;
+}
+
 // One block: sums the partials field by field in block order (deterministic),
 // writes the step's record and decides the auto stop.
 __global__ void finish_kernel(const double *partials, const int *front_part, int blocks,
                               step_rec_dev *ring, run_state_dev *st, int *stop, int ne,
-                              box4 *box_a, box4 *box_next, active_regions *reg)
+                              box4 *box_a, box4 *box_next, active_regions *reg,
+                              energy_tables_dev et)
 {
     if (*stop)
         return;
@@ -157,6 +178,9 @@ __global__ void finish_kernel(const double *partials, const int *front_part, int
             }
             reg->written = reg->occupied;
             reg->occupied = occ;
+            reg->wtgt_lo = reg->tgt_lo;
+            reg->wtgt_hi = reg->tgt_hi;
+            active_bin_ranges(box_a, ne, et, reg);
         } else {
             for (int b = 0; b < blocks; b++)
                 m = max(m, front_part[b]);
@@ -243,7 +267,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                                   c->partials, c->blocks, c->stream));
     finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
         c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a,
-        c->box_next, c->reg);
+        c->box_next, c->reg, c->et);
     CUDA_CHECK_LAUNCH(err);
     return 0;
 }
@@ -298,7 +322,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_LAUNCH(err);
     finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
         c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, NULL, NULL,
-        NULL);
+        NULL, c->et);
     CUDA_CHECK_LAUNCH(err);
     return 0;
 }
@@ -532,7 +556,12 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
                 }
             occ = box_join(occ, boxes[ie]);
         }
-        active_regions r0{occ, box_empty4()};
+        active_regions r0{occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1};
+        // The ranges from the host copies of the tables (et points to device memory).
+        energy_tables_dev het = c->et;
+        het.target = (const int *)c->s->el.target;
+        het.c_hi = c->s->el.c_hi;
+        active_bin_ranges(boxes.data(), (int)g->ne, het, &r0);
         CUDA_CHECK_ERR(err, cudaMemcpy(c->box_a, boxes.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->reg, &r0, sizeof r0, cudaMemcpyHostToDevice));

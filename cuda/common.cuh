@@ -84,8 +84,11 @@ __host__ __device__ inline box4 box_join(box4 a, box4 b)
 
 // Regions of the fused step, kept on the device between steps.
 struct active_regions {
-    box4 occupied; // union over energy bins of where psi_a is non-zero
-    box4 written;  // where psi_b may still hold values from the last step
+    box4 occupied;       // union over energy bins of where psi_a is non-zero
+    box4 written;        // where psi_b may still hold values from the last step
+    int src_lo, src_hi;  // energy bins of psi_a that hold weight (lo > hi: none)
+    int tgt_lo, tgt_hi;  // bins they move to this step
+    int wtgt_lo, wtgt_hi; // bins of psi_b that may hold last step's values
 };
 
 // Tally fields of one step, in the partials buffer and in the per-step record.

@@ -44,10 +44,13 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
 #pragma unroll
         for (int m = 0; m < M; m++)
             acc0[m] = acc1[m] = 0.0f;
-        int64_t T0 = -1;      // target held in acc0 (acc1 holds T0 + 1); block-uniform
-        int64_t next_out = 0; // every target below this has been written
+        int64_t T0 = -1; // target held in acc0 (acc1 holds T0 + 1); block-uniform
+        // Target bins to write: those receiving weight now and those psi_b
+        // still holds from the last step; every other bin of psi_b is zero.
+        const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
+        int64_t next_out = wlo; // every target below this is written or known zero
 
-        for (int64_t s = 0; s < d.ne; s++) {
+        for (int64_t s = reg->src_lo; s <= reg->src_hi; s++) {
             const int tg = et.target[s];
             // Target bookkeeping depends on the bin only, so it is uniform.
             if (tg >= 0) {
@@ -153,8 +156,8 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
         if (live) {
             if (g == 0)
                 dose[c] = dacc;
-            // Flush the open targets and zero every target nothing reached.
-            for (int64_t zt = next_out; zt < d.ne; zt++) {
+            // Flush the open targets and zero every other target bin in range.
+            for (int64_t zt = next_out; zt <= whi; zt++) {
 #pragma unroll
                 for (int m = 0; m < M; m++) {
                     const int j = g + FUSED_G * m;

@@ -311,24 +311,37 @@ __global__ void __launch_bounds__(SMX_THREADS)
         R.z1 = min(R.z1, (int)d.nz - 1);
         R.x1 = min(R.x1, (int)d.nx - 1);
     }
+    // Energy bins to touch: those streamed now (the targets of this step's
+    // energy loss) and those whose old values in `out` must become zero.
+    const int blo = min(reg->src_lo, reg->tgt_lo), bhi = max(reg->src_hi, reg->tgt_hi);
+    const int64_t nb = bhi >= blo ? bhi - blo + 1 : 0;
     const int64_t rows = box_is_empty(R) ? 0 : (int64_t)(R.z1 - R.z0 + 1);
-    const int64_t items = rows * d.ne * d.nth;
+    const int width = box_is_empty(R) ? 1 : R.x1 - R.x0 + 1;
+    // Several rows per block when rows are short: threads map to (row, x).
+    const int rpi = width >= (int)blockDim.x ? 1 : (int)blockDim.x / width;
+    const int64_t groups = (rows + rpi - 1) / rpi;
+    const int64_t items = groups * nb * d.nth;
     double lw = 0.0, le = 0.0, w = 0.0, e = 0.0;
     const int lane = threadIdx.x & 31;
+    const int trow = rpi > 1 ? (int)threadIdx.x / width : 0;
+    const int tx = rpi > 1 ? (int)threadIdx.x - trow * width : (int)threadIdx.x;
+    const bool tvalid = rpi > 1 ? trow < rpi : true;
     for (int64_t q = blockIdx.x; q < items; q += gridDim.x) {
-        const int64_t p = q / rows; // plane ie * nth + j
+        const int64_t p = q / groups; // plane index within the bin range
         cell c;
-        c.z = R.z0 + (q - p * rows);
-        c.ie = p / d.nth;
-        c.j = p - c.ie * d.nth;
-        c.plane = p * d.slice;
+        c.ie = blo + p / d.nth;
+        c.j = p - (c.ie - blo) * d.nth;
+        c.plane = (c.ie * d.nth + c.j) * d.slice;
+        const int64_t z = R.z0 + (q - p * groups) * rpi + trow;
+        c.z = z;
+        const bool zvalid = tvalid && z <= R.z1;
         const double E = __ldg(t.E + c.ie);
         const dir_move<SHIFT> m = move_of<SHIFT>(t, c.j, n);
-        int xlo = 1 << 30, xhi = -1;
+        int xlo = 1 << 30, xhi = -1, zlo = 1 << 30, zhi = -1;
         // Warp-uniform trip count over x, so the warp reductions below see all lanes.
-        for (int xb = R.x0; xb <= R.x1; xb += blockDim.x) {
-            const int x = xb + threadIdx.x;
-            const bool valid = x <= R.x1;
+        for (int xb = R.x0; xb <= R.x1; xb += rpi > 1 ? R.x1 - R.x0 + 1 : (int)blockDim.x) {
+            const int x = xb + tx;
+            const bool valid = zvalid && x <= R.x1;
             float acc = 0.0f;
             if (valid) {
                 c.x = x;
@@ -355,6 +368,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
                     e += (double)acc * E;
                     xlo = min(xlo, x);
                     xhi = max(xhi, x);
+                    zlo = min(zlo, (int)z);
+                    zhi = max(zhi, (int)z);
                 }
                 const double leak = source_leak<SHIFT>(d, c, m, in + c.plane + c.z * d.nx + x);
                 if (leak != 0.0) {
@@ -363,13 +378,15 @@ __global__ void __launch_bounds__(SMX_THREADS)
                 }
             }
         }
-        // This row's extent in x, one shared atomic per warp.
-        const int wlo = __reduce_min_sync(FULL, xlo), whi = __reduce_max_sync(FULL, xhi);
-        if (lane == 0 && whi >= 0) {
-            atomicMin(&sbox[4 * c.ie + 0], (int)c.z);
-            atomicMax(&sbox[4 * c.ie + 1], (int)c.z);
-            atomicMin(&sbox[4 * c.ie + 2], wlo);
-            atomicMax(&sbox[4 * c.ie + 3], whi);
+        // This item's extent, one shared atomic per warp and side (all lanes of
+        // a warp share the plane, so the bin).
+        const int wxl = __reduce_min_sync(FULL, xlo), wxh = __reduce_max_sync(FULL, xhi);
+        const int wzl = __reduce_min_sync(FULL, zlo), wzh = __reduce_max_sync(FULL, zhi);
+        if (lane == 0 && wxh >= 0) {
+            atomicMin(&sbox[4 * c.ie + 0], wzl);
+            atomicMax(&sbox[4 * c.ie + 1], wzh);
+            atomicMin(&sbox[4 * c.ie + 2], wxl);
+            atomicMax(&sbox[4 * c.ie + 3], wxh);
         }
     }
     write_partials(lw, le, partials, blocks);
