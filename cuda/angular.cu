@@ -788,18 +788,26 @@ int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const 
     return 0;
 }
 
-cudaError_t angular_fft_apply(angular_fft *f, const float *in, float *out, const int *stop,
-                              double *partials, int blocks, cudaStream_t s)
+cudaError_t angular_fft_apply_range(angular_fft *f, const float *in, float *out, int64_t lo,
+                                    int64_t hi, const int *stop, double *partials, int blocks,
+                                    cudaStream_t s)
 {
     const dev_dims &d = f->d;
     const int64_t bin = d.nth * d.slice;
     CUFFT_CHECK_APPLY(cufftSetStream(f->r2c, s));
     CUFFT_CHECK_APPLY(cufftSetStream(f->c2r, s));
-    // Tallies first: they read `in` only.
-    k_fft_tally<<<blocks, SMX_THREADS, 0, s>>>(in, d, f->t, stop, partials, blocks);
+    // Tallies first: they read `in` only. The tally kernel sees the range as a
+    // grid of its own (pointers and tables offset to bin lo).
+    dev_dims dr = d;
+    dr.ne = hi - lo + 1;
+    dr.cells = dr.ne * bin;
+    angular_tables_dev tr = f->t;
+    tr.kernel_of_energy += lo;
+    tr.E += lo;
+    k_fft_tally<<<blocks, SMX_THREADS, 0, s>>>(in + lo * bin, dr, tr, stop, partials, blocks);
     LAUNCH_RETURN();
     const size_t bin_bytes = (size_t)bin * sizeof(float);
-    for (int64_t ie = 0; ie < d.ne; ie++) {
+    for (int64_t ie = lo; ie <= hi; ie++) {
         const float *src = in + ie * bin;
         float *dst = out + ie * bin;
         if (!fft_aligned(src)) {
@@ -822,6 +830,12 @@ cudaError_t angular_fft_apply(angular_fft *f, const float *in, float *out, const
         }
     }
     return cudaGetLastError();
+}
+
+cudaError_t angular_fft_apply(angular_fft *f, const float *in, float *out, const int *stop,
+                              double *partials, int blocks, cudaStream_t s)
+{
+    return angular_fft_apply_range(f, in, out, 0, f->d.ne - 1, stop, partials, blocks, s);
 }
 
 void angular_fft_destroy(angular_fft *f)

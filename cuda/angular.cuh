@@ -57,6 +57,10 @@ int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const 
                        cudaStream_t s, smx_error *err);
 cudaError_t angular_fft_apply(angular_fft *f, const float *in, float *out, const int *stop,
                               double *partials, int blocks, cudaStream_t s);
+// The same on energy bins lo..hi only (the per-sigma-bucket hybrid).
+cudaError_t angular_fft_apply_range(angular_fft *f, const float *in, float *out, int64_t lo,
+                                    int64_t hi, const int *stop, double *partials, int blocks,
+                                    cudaStream_t s);
 void angular_fft_destroy(angular_fft *f);
 
 #endif

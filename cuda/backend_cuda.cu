@@ -26,7 +26,8 @@ extern "C" {
 #include "fused.cuh"
 #include "streaming.cuh"
 
-#define RING 64 // steps between collects; the record ring holds one interval
+#define RING 64
+#define MAX_RUNS 32 // theta launches of the hybrid; more runs fall back to one method // steps between collects; the record ring holds one interval
 
 struct step_rec_dev {
     double f[TF_COUNT];
@@ -71,7 +72,13 @@ struct cuda_ctx {
     void *fft_mem;
     angular_fft *fft;
     // choices
-    int angular; // 0 direct (shared), 1 direct (global), 2 fft
+    int angular; // 0 direct (shared), 1 direct (global), 2 fft, 3 per-bucket hybrid
+    // The hybrid: energy bins in runs of one sigma bucket (factor-2 ranges of
+    // sigma/dtheta, contiguous because sigma falls with energy), each run with
+    // its own locked choice; each theta launch writes its own partials slot.
+    int n_runs;
+    int run_lo[MAX_RUNS], run_hi[MAX_RUNS], run_fft[MAX_RUNS];
+    int slots;
     int stream_variant;
     int energy_gather;
     int fused;          // theta + energy in one kernel, stream measures the step
@@ -79,8 +86,8 @@ struct cuda_ctx {
     // host side
     float *pinned;   // snapshot buffer
     gpu_info info;
-    char variants[400];
-    char angular_why[160];
+    char variants[500];
+    char angular_why[240];
 };
 
 // ---------------------------------------------------------------------------
@@ -147,7 +154,7 @@ __host__ __device__ static void active_bin_ranges(const box4 *box, int ne, energ
 
 // One block: sums the partials field by field in block order (deterministic),
 // writes the step's record and decides the auto stop.
-__global__ void finish_kernel(const double *partials, const int *front_part, int blocks,
+__global__ void finish_kernel(const double *partials, int slots, const int *front_part, int blocks,
                               step_rec_dev *ring, run_state_dev *st, int *stop, int ne,
                               box4 *box_a, box4 *box_next, active_regions *reg,
                               energy_tables_dev et)
@@ -159,8 +166,9 @@ __global__ void finish_kernel(const double *partials, const int *front_part, int
     const int t = threadIdx.x;
     if (t < TF_COUNT) {
         double s = 0.0;
-        for (int b = 0; b < blocks; b++)
-            s += partials[(int64_t)t * blocks + b];
+        for (int sl = 0; sl < slots; sl++)
+            for (int b = 0; b < blocks; b++)
+                s += partials[((int64_t)sl * TF_COUNT + t) * blocks + b];
         sums[t] = s;
     } else if (t == TF_COUNT) {
         int m = -1;
@@ -217,7 +225,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
     size_t b = 0;
     b += 2 * align_up((size_t)g->cells * sizeof(float));
     b += align_up((size_t)g->slice * sizeof(double));
-    b += align_up((size_t)TF_COUNT * blocks * sizeof(double)) + align_up(blocks * sizeof(int));
+    b += align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) + align_up(blocks * sizeof(int));
     b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) + align_up(sizeof(int));
     b += align_up(nw * sizeof(float)) + 3 * align_up(nk * sizeof(int)) + align_up(nk * sizeof(double));
     b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
@@ -253,11 +261,46 @@ static int upload_array(T *dst, const T *src, size_t n, smx_error *err)
 
 static void cuda_release(void *vctx);
 
+// A_theta from `in` to `out` with the chosen method(s).
+static cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out)
+{
+    if (c->angular == 2)
+        return angular_fft_apply(c->fft, in, out, c->stop, c->partials, c->blocks, c->stream);
+    if (c->angular == 1)
+        return angular_direct_global(in, out, c->d, c->at, c->threshold, c->stop, c->partials,
+                                     c->blocks, c->stream);
+    if (c->angular == 0)
+        return angular_direct(in, out, c->d, c->at, c->threshold, c->stop, c->partials, c->blocks,
+                              c->stream);
+    const int64_t bin = c->d.nth * c->d.slice;
+    for (int r = 0; r < c->n_runs; r++) {
+        double *part = c->partials + (int64_t)(r + 1) * TF_COUNT * c->blocks;
+        const int lo = c->run_lo[r], hi = c->run_hi[r];
+        cudaError_t e;
+        if (c->run_fft[r]) {
+            e = angular_fft_apply_range(c->fft, in, out, lo, hi, c->stop, part, c->blocks, c->stream);
+        } else {
+            dev_dims dr = c->d;
+            dr.ne = hi - lo + 1;
+            dr.cells = dr.ne * bin;
+            angular_tables_dev tr = c->at;
+            tr.kernel_of_energy += lo;
+            tr.E += lo;
+            e = angular_direct(in + lo * bin, out + lo * bin, dr, tr, c->threshold, c->stop, part,
+                               c->blocks, c->stream);
+        }
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
 // The fused path: A_theta + A_E (with the deposit) in one pass a -> b, then
 // streaming b -> a measuring its own output. Three kernels and a memset.
 static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
 {
-    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0, (size_t)TF_COUNT * c->blocks * sizeof(double),
+    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
+                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->et,
                                            c->threshold, c->box_a, c->reg, c->stop, c->partials,
@@ -266,7 +309,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                                   c->reg, c->reach, c->box_next, c->stop,
                                                   c->partials, c->blocks, c->stream));
     finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
-        c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a,
+        c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a,
         c->box_next, c->reg, c->et);
     CUDA_CHECK_LAUNCH(err);
     return 0;
@@ -278,7 +321,8 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     if (c->fused)
         return enqueue_fused_step(c, err);
     const plan *p = c->s->p;
-    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0, (size_t)TF_COUNT * c->blocks * sizeof(double),
+    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
+                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
     float *cur = c->psi_a, *oth = c->psi_b; // where the data is, and the other buffer
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
@@ -287,14 +331,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
             continue;
         cudaError_t e = cudaSuccess;
         if (op == OP_THETA) {
-            if (c->angular == 2)
-                e = angular_fft_apply(c->fft, cur, oth, c->stop, c->partials, c->blocks, c->stream);
-            else if (c->angular == 1)
-                e = angular_direct_global(cur, oth, c->d, c->at, c->threshold, c->stop, c->partials,
-                                          c->blocks, c->stream);
-            else
-                e = angular_direct(cur, oth, c->d, c->at, c->threshold, c->stop, c->partials,
-                                   c->blocks, c->stream);
+            e = launch_theta(c, cur, oth);
             float *t = cur;
             cur = oth;
             oth = t;
@@ -321,7 +358,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
                                                              c->partials, c->front_part, c->blocks);
     CUDA_CHECK_LAUNCH(err);
     finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
-        c->partials, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, NULL, NULL,
+        c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, NULL, NULL,
         NULL, c->et);
     CUDA_CHECK_LAUNCH(err);
     return 0;
@@ -406,7 +443,8 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->psi_a = a.take<float>(g->cells);
     c->psi_b = a.take<float>(g->cells);
     c->dose = a.take<double>(g->slice);
-    c->partials = a.take<double>((size_t)TF_COUNT * c->blocks);
+    c->partials = a.take<double>((size_t)(MAX_RUNS + 1) * TF_COUNT * c->blocks);
+    c->slots = 1;
     c->front_part = a.take<int>(c->blocks);
     c->ring = a.take<step_rec_dev>(RING);
     c->state = a.take<run_state_dev>(1);
@@ -494,21 +532,32 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     return 0;
 }
 
-// Times one operator variant on the current data (theta only, into psi_b).
-static float time_angular(cuda_ctx *c, int variant, smx_error *err)
+// Times theta with one method on energy bins lo..hi of the current data (into
+// psi_b, partials into the scratch slot at the end of the buffer).
+static float time_angular(cuda_ctx *c, int fft, int lo, int hi, smx_error *err)
 {
     cudaEvent_t t0, t1;
     if (cudaEventCreate(&t0) != cudaSuccess || cudaEventCreate(&t1) != cudaSuccess)
         return -1.0f;
-    int saved = c->angular;
-    c->angular = variant;
+    const int64_t bin = c->d.nth * c->d.slice;
+    double *part = c->partials + (int64_t)MAX_RUNS * TF_COUNT * c->blocks;
     float best = 1e30f;
     for (int rep = 0; rep < 4; rep++) {
         cudaEventRecord(t0, c->stream);
-        cudaError_t e = variant == 2 ? angular_fft_apply(c->fft, c->psi_a, c->psi_b, c->stop, c->partials,
-                                                         c->blocks, c->stream)
-                                     : angular_direct(c->psi_a, c->psi_b, c->d, c->at, c->threshold,
-                                                      c->stop, c->partials, c->blocks, c->stream);
+        cudaError_t e;
+        if (fft) {
+            e = angular_fft_apply_range(c->fft, c->psi_a, c->psi_b, lo, hi, c->stop, part, c->blocks,
+                                        c->stream);
+        } else {
+            dev_dims dr = c->d;
+            dr.ne = hi - lo + 1;
+            dr.cells = dr.ne * bin;
+            angular_tables_dev tr = c->at;
+            tr.kernel_of_energy += lo;
+            tr.E += lo;
+            e = angular_direct(c->psi_a + lo * bin, c->psi_b + lo * bin, dr, tr, c->threshold, c->stop,
+                               part, c->blocks, c->stream);
+        }
         cudaEventRecord(t1, c->stream);
         if (e != cudaSuccess || cudaEventSynchronize(t1) != cudaSuccess) {
             smx_fail(err, SMX_EXIT_RUNTIME, "angular microbenchmark failed: %s", cudaGetErrorString(e));
@@ -520,10 +569,66 @@ static float time_angular(cuda_ctx *c, int variant, smx_error *err)
         if (rep > 0 && ms < best) // the first run is warm-up
             best = ms;
     }
-    c->angular = saved;
     cudaEventDestroy(t0);
     cudaEventDestroy(t1);
     return best;
+}
+
+// Roadmap D-Atheta-1 / R-ATH-BENCH-1: energy bins are grouped into sigma
+// buckets (sigma/dtheta within a factor 2: floor(log2)), each run of one
+// bucket is timed with both methods on the initial state and its choice locked.
+// A kernel is fixed per energy bin for the whole run, so sigma never changes
+// under a bin and no re-check is needed later.
+static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
+{
+    const angle_kernels *ak = &c->s->ak;
+    const int ne = (int)c->d.ne;
+    int lo[MAX_RUNS], hi[MAX_RUNS], bucket[MAX_RUNS], n = 0;
+    for (int ie = 0; ie < ne; ie++) {
+        double sg = ak->sigma_bins[ak->kernel_of_energy[ie]];
+        int b = sg > 0.0 ? (int)floor(log2(sg)) : -1000;
+        if (n > 0 && bucket[n - 1] == b) {
+            hi[n - 1] = ie;
+            continue;
+        }
+        if (n == MAX_RUNS)
+            return 1; // too fragmented: the caller keeps one method for all
+        lo[n] = hi[n] = ie;
+        bucket[n++] = b;
+    }
+    char *w = c->angular_why;
+    size_t room = sizeof c->angular_why;
+    int used = snprintf(w, room, "per-bucket");
+    int any_fft = 0, any_direct = 0;
+    c->n_runs = 0;
+    for (int r = 0; r < n; r++) {
+        float td = time_angular(c, 0, lo[r], hi[r], err), tf = time_angular(c, 1, lo[r], hi[r], err);
+        if (td < 0 || tf < 0)
+            return -1;
+        int fft = tf < td;
+        any_fft |= fft;
+        any_direct |= !fft;
+        // Neighbouring runs with the same choice share one launch.
+        if (c->n_runs > 0 && c->run_fft[c->n_runs - 1] == fft) {
+            c->run_hi[c->n_runs - 1] = hi[r];
+        } else {
+            c->run_lo[c->n_runs] = lo[r];
+            c->run_hi[c->n_runs] = hi[r];
+            c->run_fft[c->n_runs++] = fft;
+        }
+        if (used < (int)room)
+            used += snprintf(w + used, room - used, " [%d-%d s/dth~2^%d %s %.3f/%.3f ms]", lo[r],
+                             hi[r], bucket[r], fft ? "fft" : "direct", td, tf);
+    }
+    if (!any_fft)
+        c->angular = 0;
+    else if (!any_direct)
+        c->angular = 2;
+    else {
+        c->angular = 3;
+        c->slots = 1 + c->n_runs;
+    }
+    return 0;
 }
 
 static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_error *err)
@@ -574,12 +679,18 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
     // kernels are fixed per energy bin for the whole run, so sigma never
     // changes and the choice stays locked.
     if (c->fft && p->variant_angular == VAR_A_AUTO) {
-        float td = time_angular(c, 0, err), tf = time_angular(c, 2, err);
-        if (td < 0 || tf < 0)
+        int rc = choose_angular_per_bucket(c, err);
+        if (rc < 0)
             return err->code ? err->code : SMX_EXIT_RUNTIME;
-        c->angular = tf < td ? 2 : 0;
-        snprintf(c->angular_why, sizeof c->angular_why, "%s (benchmark: direct %.3f ms, fft %.3f ms)",
-                 c->angular == 2 ? "fft" : "direct", td, tf);
+        if (rc > 0) { // too many buckets: one method for all bins
+            float td = time_angular(c, 0, 0, (int)c->d.ne - 1, err);
+            float tf = time_angular(c, 1, 0, (int)c->d.ne - 1, err);
+            if (td < 0 || tf < 0)
+                return err->code ? err->code : SMX_EXIT_RUNTIME;
+            c->angular = tf < td ? 2 : 0;
+            snprintf(c->angular_why, sizeof c->angular_why, "%s (benchmark: direct %.3f ms, fft %.3f ms)",
+                     c->angular == 2 ? "fft" : "direct", td, tf);
+        }
         CUDA_CHECK_ERR(err, cudaMemsetAsync(c->psi_b, 0, bytes, c->stream));
     } else if (c->fft) {
         c->angular = 2;
@@ -799,14 +910,7 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     } else if (c->fused) {
         ce = cudaSuccess; // the measure is inside streaming
     } else if (op == OP_THETA) {
-        if (c->angular == 2)
-            ce = angular_fft_apply(c->fft, c->psi_a, c->psi_b, c->stop, c->partials, c->blocks, c->stream);
-        else if (c->angular == 1)
-            ce = angular_direct_global(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->stop,
-                                       c->partials, c->blocks, c->stream);
-        else
-            ce = angular_direct(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->stop, c->partials,
-                                c->blocks, c->stream);
+        ce = launch_theta(c, c->psi_a, c->psi_b);
     } else if (op == OP_ENERGY) {
         ce = energy_deposit(c->psi_a, c->dose, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
         if (ce == cudaSuccess)

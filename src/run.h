@@ -35,7 +35,7 @@ typedef struct run_result {
     char backend_name[32];
     char device_name[256];
     char compute_capability[16];
-    char kernel_variants[512];   /* "energy=gather stream=gather angular=direct ..." */
+    char kernel_variants[1024];  /* "energy=gather stream=gather angular=direct ..." */
     int n_phases;
     const char *phase_name[RUN_MAX_PHASES];
     double phase_s[RUN_MAX_PHASES];

@@ -166,6 +166,7 @@ static void compare_gpu_gpu(const char *name, const char *const *sa, int na, con
 }
 
 typedef struct run_metrics {
+    char variants[1024];
     double r80, sigma50, max_err;
     double *dose;
     int64_t slice;
@@ -195,6 +196,7 @@ static void whole_run(const char *device, const char *const *extra, int nextra, 
     m->violations = f.r.conservation_violations;
     m->n_steps = f.r.n_steps;
     m->slice = f.g.slice;
+    snprintf(m->variants, sizeof m->variants, "%s", f.r.kernel_variants);
     m->dose = f.r.dose_MeV;
     f.r.dose_MeV = NULL;
     free(dd);
@@ -308,12 +310,17 @@ int main(int argc, char **argv)
     const char *q[] = {"backend.early_exit=off"};
     const char *p150[] = {"grid.energy.E_max_MeV=150", "beam.energy_MeV=150", "grid.space.nz=340",
                           "grid.space.nx=101", "backend.early_exit=off"};
+    /* Full circle with 64 bins: wide kernels at low energy, where the per-bucket
+     * microbenchmark may pick the FFT (the hybrid path). */
+    const char *pfull[] = {"grid.angle.mode=full", "grid.angle.n_bins=64", "backend.angular=auto",
+                           "backend.early_exit=off", "grid.space.nx=61", "transport.steps=120"};
     struct {
         const char *name;
         const char *const *sets;
         int n;
-    } runs[] = {{"quickstart (100 MeV)", q, 1}, {"150 MeV pencil", p150, 5}};
-    for (int i = 0; i < 2; i++) {
+    } runs[] = {{"quickstart (100 MeV)", q, 1}, {"150 MeV pencil", p150, 5},
+                {"full circle, angular auto", pfull, 6}};
+    for (int i = 0; i < 3; i++) {
         run_metrics mc, mg, mg2;
         whole_run("cpu", runs[i].sets, runs[i].n, &mc);
         whole_run("cuda", runs[i].sets, runs[i].n, &mg);
@@ -323,12 +330,17 @@ int main(int argc, char **argv)
                "conservation %.1e  repeat %s\n", runs[i].name, mg.n_steps, mc.n_steps, ed, mg.r80,
                mc.r80, mg.sigma50, mc.sigma50, mg.max_err,
                mg.dose && mg2.dose && memcmp(mg.dose, mg2.dose, mg.slice * 8) == 0 ? "identical" : "DIFFERS");
+        printf("    variants: %s\n", mg.variants);
         CHECK(ed <= 1e-4);
-        CHECK_ABS(mg.r80, mc.r80, 0.01);         /* issue: identical to 0.01 mm */
+        if (i < 2) /* the full-circle case stops mid-range (no R80) */
+            CHECK_ABS(mg.r80, mc.r80, 0.01);         /* issue: identical to 0.01 mm */
         CHECK_ABS(mg.sigma50, mc.sigma50, 0.01);
         CHECK(mg.max_err <= 1e-6 && mg.violations == 0);
         CHECK(mg.n_steps == mc.n_steps);
-        CHECK(mg.dose && mg2.dose && memcmp(mg.dose, mg2.dose, mg.slice * 8) == 0);
+        /* The per-bucket choice is timed, so it may differ between two runs: the
+         * default kernels' determinism is checked on the first two runs. */
+        if (i < 2)
+            CHECK(mg.dose && mg2.dose && memcmp(mg.dose, mg2.dose, mg.slice * 8) == 0);
         free(mc.dose);
         free(mg.dose);
         free(mg2.dose);
