@@ -586,7 +586,9 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
     int lo[MAX_RUNS], hi[MAX_RUNS], bucket[MAX_RUNS], n = 0;
     for (int ie = 0; ie < ne; ie++) {
         double sg = ak->sigma_bins[ak->kernel_of_energy[ie]];
-        int b = sg > 0.0 ? (int)floor(log2(sg)) : -1000;
+        int b = sg > 0.0 ? (int)floor(log2(sg)) : -1000; // -1000: no scattering
+        if (c->s->force_fft_from > 0) // test hook: two runs, split where the test says
+            b = ie >= c->s->force_fft_from ? 1 : 0;
         if (n > 0 && bucket[n - 1] == b) {
             hi[n - 1] = ie;
             continue;
@@ -605,7 +607,7 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
         float td = time_angular(c, 0, lo[r], hi[r], err), tf = time_angular(c, 1, lo[r], hi[r], err);
         if (td < 0 || tf < 0)
             return -1;
-        int fft = tf < td;
+        int fft = c->s->force_fft_from > 0 ? bucket[r] == 1 : tf < td;
         any_fft |= fft;
         any_direct |= !fft;
         // Neighbouring runs with the same choice share one launch.
@@ -617,8 +619,8 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
             c->run_fft[c->n_runs++] = fft;
         }
         if (used < (int)room)
-            used += snprintf(w + used, room - used, " [%d-%d s/dth~2^%d %s %.3f/%.3f ms]", lo[r],
-                             hi[r], bucket[r], fft ? "fft" : "direct", td, tf);
+            used += snprintf(w + used, room - used, " [bins %d-%d: %s, %.3f/%.3f ms]", lo[r], hi[r],
+                             fft ? "fft" : "direct", td, tf);
     }
     if (!any_fft)
         c->angular = 0;
@@ -678,7 +680,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
     // are possible and the plan leaves it open (roadmap D-Atheta-1 stage 2). The
     // kernels are fixed per energy bin for the whole run, so sigma never
     // changes and the choice stays locked.
-    if (c->fft && p->variant_angular == VAR_A_AUTO) {
+    if (c->fft && (p->variant_angular == VAR_A_AUTO || c->s->force_fft_from > 0)) {
         int rc = choose_angular_per_bucket(c, err);
         if (rc < 0)
             return err->code ? err->code : SMX_EXIT_RUNTIME;

@@ -25,6 +25,7 @@ typedef struct sim_tables {
     int energy_gather;       /* 1 = gather LUT, 0 = scatter (chosen by plan and LUT validity) */
     int stream_gather;       /* 1 = gather, 0 = scatter */
     int only_op;             /* tests: apply only this enum op_id per step; -1 = all */
+    int force_fft_from;      /* tests: CUDA hybrid with bins >= this on the FFT; 0 = off */
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);

@@ -297,6 +297,13 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         compare_case(&full[i], 3);
+    /* The per-bucket hybrid with both methods in one step: bins from 12 up on the
+     * FFT, below on the direct kernel (forced; the timed choice may not split). */
+    runner_force_fft_from = 12;
+    const kcase hyb = {"3 steps, hybrid direct/fft by bucket (forced split)", -1,
+                       {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=auto"}, 3};
+    compare_case(&hyb, 3);
+    runner_force_fft_from = 0;
     const char *g_on[] = {"backend.cuda_graph=true"}, *g_off[] = {"backend.cuda_graph=false"};
     compare_gpu_gpu("graph replay vs plain launches", g_on, 1, g_off, 1, 1);
     const char *fu_on[] = {"backend.fused=true"}, *fu_off[] = {"backend.fused=false"};
