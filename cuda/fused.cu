@@ -113,25 +113,35 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
             const int K = at.half_width[kid];
             const float *w = at.weights + at.offset[kid] + K;
             const float clo = tg >= 0 ? et.c_lo[s] : 0.0f, chi = tg >= 0 ? et.c_hi[s] : 0.0f;
+            // Kernel offset outer, this thread's directions inner: M independent
+            // sums in flight, each still summed for dd ascending (the CPU's order).
+            float conv[M];
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                conv[m] = 0.0f;
+            for (int dd = -K; dd <= K; dd++) {
+                const float wd = __ldg(w + dd);
+#pragma unroll
+                for (int m = 0; m < M; m++) {
+                    const int j = g + FUSED_G * m;
+                    int src = j - dd;
+                    if (at.circular)
+                        src = src < 0 ? src + nth * ((-src + nth - 1) / nth) : src % nth;
+                    const bool ok = j < nth && src >= 0 && src < nth;
+                    if (ok)
+                        conv[m] = __fadd_rn(conv[m], __fmul_rn(wd, s_in[src][col]));
+                }
+            }
 #pragma unroll
             for (int m = 0; m < M; m++) {
                 const int j = g + FUSED_G * m;
                 if (j >= nth)
                     continue;
-                float conv = 0.0f;
-                for (int dd = -K; dd <= K; dd++) {
-                    int src = j - dd;
-                    if (at.circular)
-                        src = ((src % nth) + nth) % nth;
-                    else if (src < 0 || src >= nth)
-                        continue;
-                    conv = __fadd_rn(conv, __fmul_rn(__ldg(w + dd), s_in[src][col]));
-                }
-                s_conv[j][col] = conv;
+                s_conv[j][col] = conv[m];
                 if (tg >= 0) {
-                    acc0[m] = __fadd_rn(acc0[m], __fmul_rn(clo, conv));
+                    acc0[m] = __fadd_rn(acc0[m], __fmul_rn(clo, conv[m]));
                     if (chi != 0.0f)
-                        acc1[m] = __fadd_rn(acc1[m], __fmul_rn(chi, conv));
+                        acc1[m] = __fadd_rn(acc1[m], __fmul_rn(chi, conv[m]));
                 }
             }
             __syncthreads(); // s_conv complete
