@@ -317,9 +317,11 @@ __global__ void __launch_bounds__(SMX_THREADS)
     const int64_t nb = bhi >= blo ? bhi - blo + 1 : 0;
     const int64_t rows = box_is_empty(R) ? 0 : (int64_t)(R.z1 - R.z0 + 1);
     const int width = box_is_empty(R) ? 1 : R.x1 - R.x0 + 1;
-    // Several rows per block when rows are short: threads map to (row, x).
+    // Several rows per block when rows are short: threads map to (row, x); each
+    // thread then takes KR rows of its item (KR independent loads in flight).
+    constexpr int KR = 4;
     const int rpi = width >= (int)blockDim.x ? 1 : (int)blockDim.x / width;
-    const int64_t groups = (rows + rpi - 1) / rpi;
+    const int64_t groups = (rows + (int64_t)rpi * KR - 1) / ((int64_t)rpi * KR);
     const int64_t items = groups * nb * d.nth;
     double lw = 0.0, le = 0.0, w = 0.0, e = 0.0;
     const int lane = threadIdx.x & 31;
@@ -332,46 +334,55 @@ __global__ void __launch_bounds__(SMX_THREADS)
         c.ie = blo + p / d.nth;
         c.j = p - (c.ie - blo) * d.nth;
         c.plane = (c.ie * d.nth + c.j) * d.slice;
-        const int64_t z = R.z0 + (q - p * groups) * rpi + trow;
-        c.z = z;
-        const bool zvalid = tvalid && z <= R.z1;
+        const int64_t zbase = R.z0 + (q - p * groups) * rpi * KR + trow;
         const double E = __ldg(t.E + c.ie);
         const dir_move<SHIFT> m = move_of<SHIFT>(t, c.j, n);
         int xlo = 1 << 30, xhi = -1, zlo = 1 << 30, zhi = -1;
         // Warp-uniform trip count over x, so the warp reductions below see all lanes.
         for (int xb = R.x0; xb <= R.x1; xb += rpi > 1 ? R.x1 - R.x0 + 1 : (int)blockDim.x) {
             const int x = xb + tx;
-            const bool valid = zvalid && x <= R.x1;
-            float acc = 0.0f;
-            if (valid) {
-                c.x = x;
+            float acc[KR];
+#pragma unroll
+            for (int k = 0; k < KR; k++) {
+                const int64_t z = zbase + (int64_t)k * rpi;
+                acc[k] = 0.0f;
+                if (!(tvalid && z <= R.z1 && x <= R.x1))
+                    continue;
                 if (SHIFT) {
-                    const int64_t sz = c.z - m.dz, sx = c.x - m.dx;
+                    const int64_t sz = z - m.dz, sx = x - m.dx;
                     if (in_domain(d, sz, sx))
-                        acc = __ldg(in + c.plane + sz * d.nx + sx);
+                        acc[k] = __ldg(in + c.plane + sz * d.nx + sx);
                 } else {
                     for (int a = 0; a < 2; a++) {
-                        const int64_t sz = c.z - m.dz - a;
+                        const int64_t sz = z - m.dz - a;
                         if (sz < 0 || sz >= d.nz)
                             continue;
                         for (int b = 0; b < 2; b++) {
-                            const int64_t sx = c.x - m.dx - b;
+                            const int64_t sx = x - m.dx - b;
                             if (sx >= 0 && sx < d.nx)
-                                acc = __fadd_rn(acc, __fmul_rn(m.w[2 * a + b],
-                                                               __ldg(in + c.plane + sz * d.nx + sx)));
+                                acc[k] = __fadd_rn(acc[k], __fmul_rn(m.w[2 * a + b],
+                                                                     __ldg(in + c.plane + sz * d.nx + sx)));
                         }
                     }
                 }
-                out[c.plane + c.z * d.nx + x] = acc;
-                if (acc != 0.0f) {
-                    w += acc;
-                    e += (double)acc * E;
+            }
+#pragma unroll
+            for (int k = 0; k < KR; k++) {
+                const int64_t z = zbase + (int64_t)k * rpi;
+                if (!(tvalid && z <= R.z1 && x <= R.x1))
+                    continue;
+                c.z = z;
+                c.x = x;
+                out[c.plane + z * d.nx + x] = acc[k];
+                if (acc[k] != 0.0f) {
+                    w += acc[k];
+                    e += (double)acc[k] * E;
                     xlo = min(xlo, x);
                     xhi = max(xhi, x);
                     zlo = min(zlo, (int)z);
                     zhi = max(zhi, (int)z);
                 }
-                const double leak = source_leak<SHIFT>(d, c, m, in + c.plane + c.z * d.nx + x);
+                const double leak = source_leak<SHIFT>(d, c, m, in + c.plane + z * d.nx + x);
                 if (leak != 0.0) {
                     lw += leak;
                     le += leak * E;
