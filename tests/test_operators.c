@@ -118,6 +118,24 @@ int main(int argc, char **argv)
         printf("non-monotone map refused: %s\n", bad.gather_reason);
         energy_lut_free(&ok);
         energy_lut_free(&bad);
+
+        /* End to end: a table whose range is not monotone (a stopping power that
+         * dips negative in one interval) must make sim_tables pick the scatter
+         * form by itself, even when the plan asks for gather, and the run must
+         * still conserve. The table is edited in memory: tables_load would
+         * (rightly) refuse such a file. */
+        int k = f.t.n / 2;
+        double saved = f.t.csda_g_cm2[k];
+        f.t.csda_g_cm2[k] = 0.5 * (f.t.csda_g_cm2[k - 1] + f.t.csda_g_cm2[k - 2]);
+        f.p.variant_energy = VAR_E_GATHER;
+        sim_tables st;
+        CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &err) == 0);
+        printf("non-monotone table: gather_ok %d, backend uses %s (%s)\n", st.el.gather_ok,
+               st.energy_gather ? "gather" : "scatter", st.el.gather_reason);
+        CHECK(st.el.gather_ok == 0);
+        CHECK(st.energy_gather == 0);
+        sim_tables_free(&st);
+        f.t.csda_g_cm2[k] = saved;
         energy_lut_free(&lut);
         free(map);
         fixture_free(&f);
