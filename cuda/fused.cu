@@ -50,6 +50,20 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
         const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
         int64_t next_out = wlo; // every target below this is written or known zero
 
+        // Software pipelining: bin s + 1 is loaded into registers while bin s is
+        // convolved and deposited, so its memory latency is hidden.
+        float cur[M];
+        auto fetch = [&](int64_t sb, float (&v)[M]) {
+            const box4 b = box_a[sb];
+            const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+#pragma unroll
+            for (int m = 0; m < M; m++) {
+                const int j = g + FUSED_G * m;
+                v[m] = (h && j < nth) ? __ldg(pin + sb * estride + (int64_t)j * d.slice) : 0.0f;
+            }
+        };
+        if (reg->src_lo <= reg->src_hi)
+            fetch(reg->src_lo, cur);
         for (int64_t s = reg->src_lo; s <= reg->src_hi; s++) {
             const int tg = et.target[s];
             // Target bookkeeping depends on the bin only, so it is uniform.
@@ -84,8 +98,11 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
             const box4 bs = box_a[s];
             const bool has = live && cz >= bs.z0 && cz <= bs.z1 && cx >= bs.x0 && cx <= bs.x1;
             // No column of this tile holds weight in bin s: everything adds +0.
-            if (!__syncthreads_or(has))
+            if (!__syncthreads_or(has)) {
+                if (s < reg->src_hi)
+                    fetch(s + 1, cur);
                 continue;
+            }
             const int kid = at.kernel_of_energy[s];
             const double E = et.E[s];
             const double *bf = at.boundary_frac + (int64_t)kid * nth;
@@ -94,7 +111,7 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
             for (int m = 0; m < M; m++) {
                 const int j = g + FUSED_G * m;
                 if (j < nth) {
-                    float v = has ? pin[s * estride + (int64_t)j * d.slice] : 0.0f;
+                    float v = cur[m];
                     if (v < threshold) {
                         dropped += v;
                         v = 0.0f;
@@ -109,6 +126,8 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
             eb += bnd * E;
             tc += cut;
             ec += cut * E;
+            if (s < reg->src_hi)
+                fetch(s + 1, cur); // in flight during the convolution below
             __syncthreads(); // s_in complete
             const int K = at.half_width[kid];
             const float *w = at.weights + at.offset[kid] + K;
