@@ -163,14 +163,20 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         return;
     __shared__ double sums[TF_COUNT];
     __shared__ int front;
-    const int t = threadIdx.x;
-    if (t < TF_COUNT) {
-        double s = 0.0;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    // One warp per field: each lane sums a fixed stride of the block partials,
+    // then a shuffle tree; the order is fixed, so the result is deterministic.
+    for (int f = warp; f < TF_COUNT; f += blockDim.x / 32) {
+        double v = 0.0;
         for (int sl = 0; sl < slots; sl++)
-            for (int b = 0; b < blocks; b++)
-                s += partials[((int64_t)sl * TF_COUNT + t) * blocks + b];
-        sums[t] = s;
-    } else if (t == TF_COUNT) {
+            for (int b = lane; b < blocks; b += 32)
+                v += partials[((int64_t)sl * TF_COUNT + f) * blocks + b];
+        for (int off = 16; off > 0; off >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, off);
+        if (lane == 0)
+            sums[f] = v;
+    }
+    if (t == 0) {
         int m = -1;
         if (box_a) {
             // Fused path: the measured boxes become this step's state; the
@@ -308,7 +314,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
                                                   c->partials, c->blocks, c->stream));
-    finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
+    finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
         c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a,
         c->box_next, c->reg, c->et);
     CUDA_CHECK_LAUNCH(err);
@@ -357,7 +363,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     measure_kernel<<<c->blocks, SMX_THREADS, 0, c->stream>>>(c->psi_a, c->d, c->et.E, c->stop,
                                                              c->partials, c->front_part, c->blocks);
     CUDA_CHECK_LAUNCH(err);
-    finish_kernel<<<1, 32 * ((TF_COUNT + 32) / 32), 0, c->stream>>>(
+    finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
         c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, NULL, NULL,
         NULL, c->et);
     CUDA_CHECK_LAUNCH(err);
