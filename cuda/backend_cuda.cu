@@ -267,6 +267,24 @@ static int upload_array(T *dst, const T *src, size_t n, smx_error *err)
 
 static void cuda_release(void *vctx);
 
+// A_theta on energy bins lo..hi only, with one method: the kernels see the
+// range as a grid of its own (pointers and per-bin tables offset to lo).
+static cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int lo, int hi, int fft,
+                                  double *part)
+{
+    if (fft)
+        return angular_fft_apply_range(c->fft, in, out, lo, hi, c->stop, part, c->blocks, c->stream);
+    const int64_t bin = c->d.nth * c->d.slice;
+    dev_dims dr = c->d;
+    dr.ne = hi - lo + 1;
+    dr.cells = dr.ne * bin;
+    angular_tables_dev tr = c->at;
+    tr.kernel_of_energy += lo;
+    tr.E += lo;
+    return angular_direct(in + lo * bin, out + lo * bin, dr, tr, c->threshold, c->stop, part,
+                          c->blocks, c->stream);
+}
+
 // A_theta from `in` to `out` with the chosen method(s).
 static cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out)
 {
@@ -278,23 +296,9 @@ static cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out)
     if (c->angular == 0)
         return angular_direct(in, out, c->d, c->at, c->threshold, c->stop, c->partials, c->blocks,
                               c->stream);
-    const int64_t bin = c->d.nth * c->d.slice;
     for (int r = 0; r < c->n_runs; r++) {
         double *part = c->partials + (int64_t)(r + 1) * TF_COUNT * c->blocks;
-        const int lo = c->run_lo[r], hi = c->run_hi[r];
-        cudaError_t e;
-        if (c->run_fft[r]) {
-            e = angular_fft_apply_range(c->fft, in, out, lo, hi, c->stop, part, c->blocks, c->stream);
-        } else {
-            dev_dims dr = c->d;
-            dr.ne = hi - lo + 1;
-            dr.cells = dr.ne * bin;
-            angular_tables_dev tr = c->at;
-            tr.kernel_of_energy += lo;
-            tr.E += lo;
-            e = angular_direct(in + lo * bin, out + lo * bin, dr, tr, c->threshold, c->stop, part,
-                               c->blocks, c->stream);
-        }
+        cudaError_t e = theta_on_range(c, in, out, c->run_lo[r], c->run_hi[r], c->run_fft[r], part);
         if (e != cudaSuccess)
             return e;
     }
@@ -545,25 +549,11 @@ static float time_angular(cuda_ctx *c, int fft, int lo, int hi, smx_error *err)
     cudaEvent_t t0, t1;
     if (cudaEventCreate(&t0) != cudaSuccess || cudaEventCreate(&t1) != cudaSuccess)
         return -1.0f;
-    const int64_t bin = c->d.nth * c->d.slice;
     double *part = c->partials + (int64_t)MAX_RUNS * TF_COUNT * c->blocks;
     float best = 1e30f;
     for (int rep = 0; rep < 4; rep++) {
         cudaEventRecord(t0, c->stream);
-        cudaError_t e;
-        if (fft) {
-            e = angular_fft_apply_range(c->fft, c->psi_a, c->psi_b, lo, hi, c->stop, part, c->blocks,
-                                        c->stream);
-        } else {
-            dev_dims dr = c->d;
-            dr.ne = hi - lo + 1;
-            dr.cells = dr.ne * bin;
-            angular_tables_dev tr = c->at;
-            tr.kernel_of_energy += lo;
-            tr.E += lo;
-            e = angular_direct(c->psi_a + lo * bin, c->psi_b + lo * bin, dr, tr, c->threshold, c->stop,
-                               part, c->blocks, c->stream);
-        }
+        cudaError_t e = theta_on_range(c, c->psi_a, c->psi_b, lo, hi, fft, part);
         cudaEventRecord(t1, c->stream);
         if (e != cudaSuccess || cudaEventSynchronize(t1) != cudaSuccess) {
             smx_fail(err, SMX_EXIT_RUNTIME, "angular microbenchmark failed: %s", cudaGetErrorString(e));

@@ -563,23 +563,6 @@ static int write_axis(output *o, hid_t grp, const char *stem, const char *units,
     return rc;
 }
 
-/* Captured through plan.c's schema-driven writer (shared with --dry-run) rather
- * than formatted here, so the file cannot drift from the plan's own key list. */
-static char *resolved_plan_text(const plan *p)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
-    plan_write_resolved(f, p);
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 static int setup_impl(output *o, const plan *p, const grid *g, const tables *t,
                       smx_error *err)
 {
@@ -610,7 +593,7 @@ static int setup_impl(output *o, const plan *p, const grid *g, const tables *t,
                                  .description = "The plan file, verbatim" }, NULL, err);
     if (rc)
         goto done;
-    resolved = resolved_plan_text(p);
+    resolved = plan_resolved_text(p);
     if (!resolved) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot capture the resolved plan: %s",
                       o->final_path, strerror(errno));

@@ -1261,3 +1261,18 @@ void plan_write_resolved(FILE *f, const plan *p)
         fputc('\n', f);
     }
 }
+
+char *plan_resolved_text(const plan *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    plan_write_resolved(f, p);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}

@@ -147,6 +147,8 @@ void plan_write_reference(FILE *f);
  * "  # default" marks defaults, "  # --set" overrides, and an optional key left
  * out is a comment line "# key.path: not set". */
 void plan_write_resolved(FILE *f, const plan *p);
+/* The same as a malloc'd string (NULL when out of memory). */
+char *plan_resolved_text(const plan *p);
 
 /* Name of choice `index` of an enum key (or of transport.operator_order), NULL if
  * there is none; e.g. plan_choice_name("backend.device", DEVICE_CUDA) = "cuda". */

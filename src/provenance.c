@@ -12,6 +12,7 @@
 
 #if defined(SMX_HAVE_CUDA) && SMX_HAVE_CUDA
 #include <cuda_runtime_api.h>
+#include <cufft.h>
 #endif
 
 static void set(char *dst, size_t cap, const char *src)
@@ -125,8 +126,15 @@ void provenance_init(provenance *pv, int argc, char **argv)
     if (strcmp(pv->nvcc_version, "none") == 0)
         SET(pv->nvcc_flags, "none");
     cuda_versions(pv);
-    /* cuFFT is queried by the CUDA backend once it links cuFFT. */
+#ifdef SMX_HAVE_CUDA
+    int fv = 0;
+    if (cufftGetVersion(&fv) == CUFFT_SUCCESS)
+        snprintf(pv->cufft_version, sizeof pv->cufft_version, "%d", fv);
+    else
+        SET(pv->cufft_version, "unknown");
+#else
     SET(pv->cufft_version, "none");
+#endif
 
     unsigned maj = 0, min = 0, rel = 0;
     if (H5get_libversion(&maj, &min, &rel) >= 0)

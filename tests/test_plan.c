@@ -70,18 +70,6 @@ static char *capture(writer w, size_t *len)
     return buf;
 }
 
-static char *resolved_text(const plan *p)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
-    plan_write_resolved(f, p);
-    fclose(f);
-    return buf;
-}
-
 static char *value_text(const plan *p, const plan_key *k)
 {
     char *buf = NULL;
@@ -644,7 +632,7 @@ static void check_round_trip(const char *path, const char *const *sets, int n)
         return;
     char out[128];
     snprintf(out, sizeof out, "%s/resolved.yaml", tmp_dir);
-    char *text = resolved_text(&a);
+    char *text = plan_resolved_text(&a);
     write_text(out, text ? text : "");
     rc = load(&b, out, NULL, 0, &err);
     CHECK_MSG(rc == 0, "resolved %s: %s\n%s", path, err.msg, text);
