@@ -17,7 +17,7 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
 {
     constexpr int M = (NMAX + FUSED_G - 1) / FUSED_G; // directions per thread
     __shared__ float s_in[NMAX][FUSED_COLS];
-    __shared__ float s_conv[NMAX][FUSED_COLS];
+    __shared__ float s_conv[2][NMAX][FUSED_COLS]; // alternating: deposit of one bin overlaps the next
     __shared__ double scratch[FUSED_THREADS / 32];
     if (*stop)
         return;
@@ -64,6 +64,30 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
         };
         if (reg->src_lo <= reg->src_hi)
             fetch(reg->src_lo, cur);
+        // The deposit of a bin (by the g == 0 threads, in the CPU's order:
+        // theta ascending), done once every group's convolution of it is in
+        // s_conv, which the next bin's staging barrier guarantees.
+        int64_t pend = -1; // bin whose deposit is still to do, its convolution in s_conv[pbuf]
+        int buf = 0, pbuf = 0; // s_conv buffer of the bin being convolved / of pend
+        // (alternating per PROCESSED bin: skipped bins must not make two
+        // consecutive processed bins share a buffer)
+        auto deposit = [&](int64_t sb) {
+            const float(*sc)[FUSED_COLS] = s_conv[pbuf];
+            const double dep = et.deposit[sb];
+            double wsum = 0.0;
+            for (int j = 0; j < nth; j++) {
+                const float cv = sc[j][col];
+                dacc = __dadd_rn(dacc, __dmul_rn(dep, (double)cv));
+                wsum += cv;
+            }
+            if (live) {
+                dep_sum += dep * wsum;
+                if (et.target[sb] < 0) {
+                    w_stop += wsum;
+                    e_stop += wsum * et.E[sb];
+                }
+            }
+        };
         for (int64_t s = reg->src_lo; s <= reg->src_hi; s++) {
             const int tg = et.target[s];
             // Target bookkeeping depends on the bin only, so it is uniform.
@@ -128,7 +152,10 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
             ec += cut * E;
             if (s < reg->src_hi)
                 fetch(s + 1, cur); // in flight during the convolution below
-            __syncthreads(); // s_in complete
+            __syncthreads(); // s_in complete; also every convolution of bin pend
+            if (g == 0 && pend >= 0)
+                deposit(pend);
+            pend = -1;
             const int K = at.half_width[kid];
             const float *w = at.weights + at.offset[kid] + K;
             const float clo = tg >= 0 ? et.c_lo[s] : 0.0f, chi = tg >= 0 ? et.c_hi[s] : 0.0f;
@@ -156,32 +183,20 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
                 const int j = g + FUSED_G * m;
                 if (j >= nth)
                     continue;
-                s_conv[j][col] = conv[m];
+                s_conv[buf][j][col] = conv[m];
                 if (tg >= 0) {
                     acc0[m] = __fadd_rn(acc0[m], __fmul_rn(clo, conv[m]));
                     if (chi != 0.0f)
                         acc1[m] = __fadd_rn(acc1[m], __fmul_rn(chi, conv[m]));
                 }
             }
-            __syncthreads(); // s_conv complete
-            if (g == 0) {
-                // The deposit in the CPU's order: theta ascending within the bin.
-                const double dep = et.deposit[s];
-                double wsum = 0.0;
-                for (int j = 0; j < nth; j++) {
-                    const float cv = s_conv[j][col];
-                    dacc = __dadd_rn(dacc, __dmul_rn(dep, (double)cv));
-                    wsum += cv;
-                }
-                if (live) {
-                    dep_sum += dep * wsum;
-                    if (tg < 0) {
-                        w_stop += wsum;
-                        e_stop += wsum * E;
-                    }
-                }
-            }
+            pend = s;
+            pbuf = buf;
+            buf ^= 1;
         }
+        __syncthreads(); // the last bin's convolutions are in s_conv
+        if (g == 0 && pend >= 0)
+            deposit(pend);
         if (live) {
             if (g == 0)
                 dose[c] = dacc;
