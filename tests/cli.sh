@@ -77,8 +77,9 @@ overwrite)
     ;;
 interrupt)
     cd "$tmp/run"
-    # Many steps on a full-circle grid: long enough to be interrupted mid-run.
-    set -- --set grid.angle.mode=full --set grid.angle.n_bins=64 --set transport.steps=100000 \
+    # Ten million steps: still running when the signal comes after 1 s on any
+    # backend (the beam stops early and a GPU replays empty steps in microseconds).
+    set -- --set grid.angle.mode=full --set grid.angle.n_bins=64 --set transport.steps=10000000 \
            --set grid.space.nz=400 --set grid.space.nx=101 --set output.snapshot_steps=[] --quiet
     "$bin" plans/tiny.yaml "$@" & pid=$!
     sleep 1; kill -INT $pid; wait $pid; rc=$?
