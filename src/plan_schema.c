@@ -142,10 +142,12 @@ const plan_key plan_keys[] = {
       .doc = "OpenMP threads of the CPU backend (0 = all cores)" },
     { .path = "backend.energy", .type = PT_ENUM, AT(variant_energy), .default_value = "auto",
       .choices = "auto|gather|scatter", .units = "",
-      .doc = "energy-loss kernel variant (auto = the fastest measured)" },
+      .doc = "energy-loss form: gather (from the per-target table) or scatter (per source); "
+             "auto = gather whenever the table allows it, which is also the faster" },
     { .path = "backend.angular", .type = PT_ENUM, AT(variant_angular), .default_value = "auto",
       .choices = "auto|direct|fft", .units = "",
-      .doc = "angular-scattering kernel variant (auto = the fastest measured)" },
+      .doc = "CUDA angular convolution: direct or fft (full circle only); auto = timed per "
+             "sigma bucket at start-up (the CPU always convolves directly)" },
     { .path = "backend.streaming", .type = PT_ENUM, AT(variant_stream), .default_value = "auto",
       .choices = "auto|gather|atomic|warp|fallback", .units = "",
       .doc = "streaming kernel variant (auto = gather: deterministic, atomic-free and the fastest "
@@ -165,8 +167,8 @@ const plan_key plan_keys[] = {
       .doc = "absolute cap on GPU memory (0 = no cap)" },
     { .path = "backend.early_exit", .type = PT_ENUM, AT(early_exit), .default_value = "fixed",
       .choices = "off|fixed|adaptive", .units = "",
-      .doc = "skip cells whose weight is negligible: off; fixed = below the threshold; "
-             "adaptive = below the threshold times max(psi)" },
+      .doc = "CUDA: drop weight below the threshold (tallied as THETA_CUTOFF): off; fixed = below the threshold; "
+             "adaptive = below the threshold times the largest initial psi value" },
     { .path = "backend.early_exit_threshold", .type = PT_REAL, AT(early_exit_threshold),
       .default_value = "1.0e-12", .min = 0, .max = 1, .units = "",
       .doc = "weight below which a cell counts as empty (see early_exit)" },
