@@ -227,6 +227,33 @@ __global__ void __launch_bounds__(SMX_THREADS)
         out[i] = 0.0f;
 }
 
+// The value gathered into output cell (z, x) of one plane: its <= 4 sources in
+// the CPU's order (a, b) = (0,0) (0,1) (1,0) (1,1), or the one shifted source.
+template <bool SHIFT>
+__device__ __forceinline__ float gather_cell(const float *__restrict__ in, const dev_dims &d,
+                                             int64_t plane, int64_t z, int64_t x,
+                                             const dir_move<SHIFT> &m)
+{
+    float acc = 0.0f;
+    if (SHIFT) {
+        const int64_t sz = z - m.dz, sx = x - m.dx;
+        if (in_domain(d, sz, sx))
+            acc = __ldg(in + plane + sz * d.nx + sx);
+    } else {
+        for (int a = 0; a < 2; a++) {
+            const int64_t sz = z - m.dz - a;
+            if (sz < 0 || sz >= d.nz)
+                continue;
+            for (int b = 0; b < 2; b++) {
+                const int64_t sx = x - m.dx - b;
+                if (sx >= 0 && sx < d.nx)
+                    acc = __fadd_rn(acc, __fmul_rn(m.w[2 * a + b], __ldg(in + plane + sz * d.nx + sx)));
+            }
+        }
+    }
+    return acc;
+}
+
 // One thread per OUTPUT cell; bitwise the CPU gather (same operand order, no
 // contraction: __fmul_rn / __fadd_rn whatever --fmad says).
 template <bool SHIFT>
@@ -243,25 +270,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < d.cells; i += stride) {
         const cell c = decompose(d, i);
         const dir_move<SHIFT> m = move_of<SHIFT>(t, c.j, n);
-        float acc = 0.0f;
-        if (SHIFT) {
-            const int64_t sz = c.z - m.dz, sx = c.x - m.dx;
-            if (in_domain(d, sz, sx))
-                acc = __ldg(in + c.plane + sz * d.nx + sx);
-        } else {
-            for (int a = 0; a < 2; a++) {
-                const int64_t sz = c.z - m.dz - a;
-                if (sz < 0 || sz >= d.nz)
-                    continue;
-                for (int b = 0; b < 2; b++) {
-                    const int64_t sx = c.x - m.dx - b;
-                    if (sx >= 0 && sx < d.nx)
-                        acc = __fadd_rn(acc, __fmul_rn(m.w[2 * a + b],
-                                                       __ldg(in + c.plane + sz * d.nx + sx)));
-                }
-            }
-        }
-        out[i] = acc;
+        out[i] = gather_cell<SHIFT>(in, d, c.plane, c.z, c.x, m);
         // Leak of the source at this cell.
         const double leak = source_leak<SHIFT>(d, c, m, in + i);
         if (leak != 0.0) {
@@ -345,26 +354,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
 #pragma unroll
             for (int k = 0; k < KR; k++) {
                 const int64_t z = zbase + (int64_t)k * rpi;
-                acc[k] = 0.0f;
-                if (!(tvalid && z <= R.z1 && x <= R.x1))
-                    continue;
-                if (SHIFT) {
-                    const int64_t sz = z - m.dz, sx = x - m.dx;
-                    if (in_domain(d, sz, sx))
-                        acc[k] = __ldg(in + c.plane + sz * d.nx + sx);
-                } else {
-                    for (int a = 0; a < 2; a++) {
-                        const int64_t sz = z - m.dz - a;
-                        if (sz < 0 || sz >= d.nz)
-                            continue;
-                        for (int b = 0; b < 2; b++) {
-                            const int64_t sx = x - m.dx - b;
-                            if (sx >= 0 && sx < d.nx)
-                                acc[k] = __fadd_rn(acc[k], __fmul_rn(m.w[2 * a + b],
-                                                                     __ldg(in + c.plane + sz * d.nx + sx)));
-                        }
-                    }
-                }
+                acc[k] = (tvalid && z <= R.z1 && x <= R.x1) ? gather_cell<SHIFT>(in, d, c.plane, z, x, m)
+                                                             : 0.0f;
             }
 #pragma unroll
             for (int k = 0; k < KR; k++) {

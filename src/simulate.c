@@ -161,11 +161,7 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
                 smx_fail(err, rc, "out of memory recording step %d", r->n_steps + 1);
                 goto loop_end;
             }
-            const step_balance *b = &sr->b;
-            if (b->weight_rel_err > r->max_weight_rel_err)
-                r->max_weight_rel_err = b->weight_rel_err;
-            if (b->energy_rel_err > r->max_energy_rel_err)
-                r->max_energy_rel_err = b->energy_rel_err;
+            const step_balance *b = &sr->b; /* run_result_push keeps the maxima */
             if (b->weight_rel_err > SMX_CONSERVATION_TOL ||
                 b->energy_rel_err > SMX_CONSERVATION_TOL) {
                 r->conservation_violations++;
