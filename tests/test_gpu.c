@@ -22,18 +22,12 @@ int main(void)
 #include "backend_runner.h"
 #include "check.h"
 #include "device_query.h"
+#include "random_psi.h"
 #include "sim_fixture.h"
 
 int cuda_check_scatter_aggregation(double *worst, smx_error *err);
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
-static double rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (rng >> 11) * (1.0 / 9007199254740992.0);
-}
 
 /* max |a - b| / max |b| over n values (the roadmap's V-NUM-1 metric). */
 static double max_rel_f(const float *a, const float *b, int64_t n)
@@ -98,11 +92,9 @@ static void compare_case(const kcase *k, int steps)
         return;
     }
     const grid *g = &f.g;
-    float *psi0 = malloc(g->cells * sizeof *psi0), *pc = malloc(g->cells * sizeof *pc),
+    float *psi0 = random_psi(g, &rng), *pc = malloc(g->cells * sizeof *pc),
           *pg = malloc(g->cells * sizeof *pg);
     double *dc = malloc(g->slice * sizeof *dc), *dg = malloc(g->slice * sizeof *dg);
-    for (int64_t i = 0; i < g->cells; i++)
-        psi0[i] = (float)(0.05 + rnd());
     step_record rc, rg;
     smx_error e1 = {0}, e2 = {0};
     CHECK_MSG(run_backend(&backend_cpu, &f.p, g, &f.t, k->only_op, psi0, steps, pc, dc, &rc, &e1) == 0,
@@ -141,10 +133,8 @@ static void compare_gpu_gpu(const char *name, const char *const *sa, int na, con
         sets[n++] = sb[i];
     CHECK(fixture_load(&fb, NULL, sets, n) == 0);
     const grid *g = &fa.g;
-    float *psi0 = malloc(g->cells * sizeof *psi0), *a = malloc(g->cells * 4), *b = malloc(g->cells * 4);
+    float *psi0 = random_psi(g, &rng), *a = malloc(g->cells * 4), *b = malloc(g->cells * 4);
     double *da = malloc(g->slice * 8), *db = malloc(g->slice * 8);
-    for (int64_t i = 0; i < g->cells; i++)
-        psi0[i] = (float)(0.05 + rnd());
     step_record ra, rb;
     smx_error e = {0};
     CHECK(run_backend(&backend_cuda, &fa.p, g, &fa.t, -1, psi0, 5, a, da, &ra, &e) == 0);

@@ -7,17 +7,11 @@
 #include "analysis.h"
 #include "backend_runner.h"
 #include "check.h"
+#include "random_psi.h"
 #include "sim_fixture.h"
 #include "source.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static double rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
 
 static void run_steps(const plan *p, const grid *g, const tables *t, const float *psi0, int n,
                       float *psi, double *dose, step_balance *last)
@@ -27,14 +21,6 @@ static void run_steps(const plan *p, const grid *g, const tables *t, const float
     CHECK_MSG(run_backend(&backend_cpu, p, g, t, -1, psi0, n, psi, dose, &rec, &err) == 0, "%s",
               err.msg);
     *last = rec.b;
-}
-
-static float *random_psi(const grid *g)
-{
-    float *psi = malloc(g->cells * sizeof *psi);
-    for (int64_t i = 0; i < g->cells; i++)
-        psi[i] = (float)(0.05 + rnd()); /* every cell occupied, none zero */
-    return psi;
 }
 
 static void check_lut(const char *name, const fixture *f)
@@ -157,7 +143,7 @@ int main(int argc, char **argv)
         fixture f;
         CHECK(fixture_load(&f, NULL, sets, 8) == 0);
         const grid *g = &f.g;
-        float *psi0 = random_psi(g);
+        float *psi0 = random_psi(g, &rng_state);
         float *a = malloc(g->cells * sizeof *a), *b = malloc(g->cells * sizeof *b);
         double *da = malloc(g->slice * sizeof *da), *db = malloc(g->slice * sizeof *db);
         step_balance ba, bb;
