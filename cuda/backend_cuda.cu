@@ -82,6 +82,11 @@ struct cuda_ctx {
     int stream_variant;
     int energy_gather;
     int fused;          // theta + energy in one kernel, stream measures the step
+    int single_pass;    // fused and shift streaming: the whole step is one kernel
+    // Single pass: the state alternates between psi_a (even step count) and
+    // psi_b (odd). The host's count: steps enqueued, set back to the device's
+    // count when a collect sees the run end (later steps changed nothing).
+    int64_t enqueued;
     float threshold;
     // host side
     float *pinned;   // snapshot buffer
@@ -157,7 +162,7 @@ __host__ __device__ static void active_bin_ranges(const box4 *box, int ne, energ
 __global__ void finish_kernel(const double *partials, int slots, const int *front_part, int blocks,
                               step_rec_dev *ring, run_state_dev *st, int *stop, int ne,
                               box4 *box_a, box4 *box_next, active_regions *reg,
-                              energy_tables_dev et)
+                              energy_tables_dev et, int single_pass)
 {
     if (*stop)
         return;
@@ -190,10 +195,14 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
                 if (!box_is_empty(b))
                     m = max(m, b.z1);
             }
+            // Where the buffer written next step holds values now: the two-pass
+            // step overwrites psi_b, which holds this step's theta+energy
+            // output (the targets); the single pass overwrites the buffer of
+            // this step's input (the sources).
             reg->written = reg->occupied;
             reg->occupied = occ;
-            reg->wtgt_lo = reg->tgt_lo;
-            reg->wtgt_hi = reg->tgt_hi;
+            reg->wtgt_lo = single_pass ? reg->src_lo : reg->tgt_lo;
+            reg->wtgt_hi = single_pass ? reg->src_hi : reg->tgt_hi;
             active_bin_ranges(box_a, ne, et, reg);
         } else {
             for (int b = 0; b < blocks; b++)
@@ -307,8 +316,20 @@ static cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out)
 
 // The fused path: A_theta + A_E (with the deposit) in one pass a -> b, then
 // streaming b -> a measuring its own output. Three kernels and a memset.
+// Single pass (shift streaming): one kernel, psi[step & 1] -> the other, which
+// writes every partials field itself, and the bookkeeping.
 static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
 {
+    if (c->single_pass) {
+        CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at,
+                                       c->et, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
+                                       c->stop, c->partials, c->blocks, c->stream));
+        finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
+            c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne,
+            c->box_a, c->box_next, c->reg, c->et, 1);
+        CUDA_CHECK_LAUNCH(err);
+        return 0;
+    }
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
@@ -320,7 +341,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                                   c->partials, c->blocks, c->stream));
     finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
         c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a,
-        c->box_next, c->reg, c->et);
+        c->box_next, c->reg, c->et, 0);
     CUDA_CHECK_LAUNCH(err);
     return 0;
 }
@@ -369,7 +390,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_LAUNCH(err);
     finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
         c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, NULL, NULL,
-        NULL, c->et);
+        NULL, c->et, 0);
     CUDA_CHECK_LAUNCH(err);
     return 0;
 }
@@ -539,6 +560,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
                c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth) &&
                p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                p->operator_order[2] == OP_STREAM;
+    c->single_pass = c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, g->ne);
     return 0;
 }
 
@@ -696,7 +718,8 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
     }
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     if (c->angular != 0)
-        c->fused = 0;
+        c->fused = c->single_pass = 0;
+    c->enqueued = 0;
 
     if (c->use_graph) {
         cudaGraph_t graph;
@@ -718,14 +741,24 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
              : c->stream_variant == SV_WARP ? "warp" : "fallback",
              c->s->st.scheme == STREAM_SHIFT ? "shift" : "bilinear", c->use_graph ? "on" : "off",
              p->early_exit == EARLY_EXIT_OFF ? "off" : p->early_exit == EARLY_EXIT_FIXED ? "fixed" : "adaptive",
-             (double)c->threshold, c->fused ? "theta+energy, stream+measure" : "no");
+             (double)c->threshold,
+             c->single_pass ? "theta+energy+stream (one pass)"
+             : c->fused     ? "theta+energy, stream+measure"
+                            : "no");
     return 0;
+}
+
+// The buffer holding the state after the steps enqueued so far.
+static const float *current_psi(const cuda_ctx *c)
+{
+    return c->single_pass && (c->enqueued & 1) ? c->psi_b : c->psi_a;
 }
 
 static int cuda_step(void *vctx, int64_t n, smx_error *err)
 {
-    (void)n; // the device keeps its own step counter (graph replay needs it there)
+    // The device keeps its own step counter (graph replay needs it there).
     cuda_ctx *c = (cuda_ctx *)vctx;
+    c->enqueued = n + 1;
     if (c->use_graph) {
         CUDA_CHECK_ERR(err, cudaGraphLaunch(c->graph, c->stream));
         return 0;
@@ -743,6 +776,7 @@ static int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_e
     CUDA_CHECK_ERR(err, cudaMemsetAsync(&c->state->n_since, 0, sizeof(int), c->stream));
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     int n = st.n_since < max ? st.n_since : max;
+    c->enqueued = st.step; // every enqueued step has run; after an auto stop, fewer counted
     if (st.n_since > RING)
         return smx_fail(err, SMX_EXIT_RUNTIME, "internal: %d steps between collects (ring %d)",
                         st.n_since, RING);
@@ -778,7 +812,7 @@ static int cuda_snapshot_begin(void *vctx, smx_error *err)
     // may overwrite psi_a, the host does not.
     CUDA_CHECK_ERR(err, cudaEventRecord(c->ev_step, c->stream));
     CUDA_CHECK_ERR(err, cudaStreamWaitEvent(c->copy, c->ev_step, 0));
-    CUDA_CHECK_ERR(err, cudaMemcpyAsync(c->pinned, c->psi_a, (size_t)c->d.cells * sizeof(float),
+    CUDA_CHECK_ERR(err, cudaMemcpyAsync(c->pinned, current_psi(c), (size_t)c->d.cells * sizeof(float),
                                         cudaMemcpyDeviceToHost, c->copy));
     CUDA_CHECK_ERR(err, cudaEventRecord(c->ev_copy, c->copy));
     CUDA_CHECK_ERR(err, cudaStreamWaitEvent(c->stream, c->ev_copy, 0));
@@ -895,7 +929,13 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
         return rc;
     cudaError_t ce = cudaSuccess;
     cudaEventRecord(e.a, c->stream);
-    if (c->fused && op == OP_THETA) { // theta + energy: one kernel
+    if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
+        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->et, c->stt,
+                        c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
+                        c->stream);
+    } else if (c->single_pass) {
+        ce = cudaSuccess; // inside the one kernel
+    } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
         ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->et, c->threshold,
                                 c->box_a, c->reg, c->stop, c->partials, c->blocks, c->stream);
     } else if (c->fused && op == OP_ENERGY) {
@@ -962,6 +1002,14 @@ static void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, dou
     int theta = c->angular == 2 ? (int)(2 * c->d.ne + 2) : 1;
     int stream = c->stream_variant == SV_GATHER ? 1 : 2;
     *launches = 1 /* partials memset */ + theta + 2 /* energy */ + stream + 2 /* measure, finish */;
+    if (c->single_pass) {
+        *launches = 2; // the step, finish
+        *bytes_dense = 2 * psi + 2 * dose;
+        size_t fr0 = 0, tot0 = 0;
+        cudaMemGetInfo(&fr0, &tot0);
+        *mem_used = (double)(tot0 - fr0);
+        return;
+    }
     if (c->fused) {
         *launches = 4; // memset, theta+energy, stream+measure, finish
         *bytes_dense = 4 * psi + 2 * dose;

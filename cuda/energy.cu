@@ -1,5 +1,7 @@
 #include "energy.cuh"
 
+#include "deposit_order.h"
+
 __global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__restrict__ dose,
                                       dev_dims d, energy_tables_dev t, const int *stop,
                                       double *partials, int blocks)
@@ -9,21 +11,25 @@ __global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__r
     double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < d.slice; c += stride) {
+        // The shared summation order of src/deposit_order.h.
         double acc = dose[c];
-        for (int64_t ie = 0; ie < d.ne; ie++) {
-            const double dep = t.deposit[ie];
-            const float *p = psi + ie * d.nth * d.slice + c;
-            double wsum = 0.0;
-            for (int64_t j = 0; j < d.nth; j++) {
-                const float v = p[j * d.slice];
-                acc += dep * v;
-                wsum += v;
+        const int64_t chunk = SMX_DEPOSIT_CHUNK(d.nth);
+        for (int64_t j0 = 0; j0 < d.nth; j0 += chunk) {
+            double part = 0.0;
+            for (int64_t ie = 0; ie < d.ne; ie++) {
+                const double dep = t.deposit[ie];
+                const float *p = psi + ie * d.nth * d.slice + c;
+                double wsum = 0.0;
+                for (int64_t j = j0; j < d.nth && j < j0 + chunk; j++)
+                    wsum = __dadd_rn(wsum, (double)p[j * d.slice]);
+                part = __dadd_rn(part, __dmul_rn(dep, wsum));
+                dep_sum += dep * wsum;
+                if (t.target[ie] < 0) {
+                    w_stop += wsum;
+                    e_stop += wsum * t.E[ie];
+                }
             }
-            dep_sum += dep * wsum;
-            if (t.target[ie] < 0) {
-                w_stop += wsum;
-                e_stop += wsum * t.E[ie];
-            }
+            acc = __dadd_rn(acc, part);
         }
         dose[c] = acc;
     }

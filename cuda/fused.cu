@@ -1,115 +1,219 @@
 #include "fused.cuh"
 
-// A block is 32 columns (consecutive x: coalesced loads and stores) times G
-// threads per column, each owning the directions th = g, g + G, ... of its
-// column. The bin being processed is staged in shared memory, so each thread
-// convolves its own directions; per bin there are two barriers.
+#include <climits>
+
+#include "conv_rows.cuh"
+#include "deposit_order.h"
+
+// A block is 32 columns (consecutive x: coalesced loads and stores) times G = 4
+// threads per column. Thread g of a column owns the M = NMAX / 4 consecutive
+// directions j0 = g * M .. j0 + M - 1, so it convolves them from a register
+// window (conv_rows: one shared load per kernel tap for M outputs) and sums
+// their deposit itself: the four partial deposits of a column meet once per
+// step, in the order of src/deposit_order.h (chunk = M). The bin being
+// processed is staged in shared memory, double-buffered, so each bin costs one
+// barrier, which is also the block's vote on whether the bin holds weight.
 #define FUSED_COLS 32
 #define FUSED_G 4
 #define FUSED_THREADS (FUSED_COLS * FUSED_G)
+#define FUSED_WARPS (FUSED_THREADS / 32)
 
-template <int NMAX>
-__global__ void __launch_bounds__(FUSED_THREADS)
-fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__restrict__ dose,
-             dev_dims d, angular_tables_dev at, energy_tables_dev et, float threshold,
-             const box4 *__restrict__ box_a, const active_regions *reg, const int *stop,
-             double *partials, int blocks)
+namespace {
+
+constexpr unsigned FULL = 0xffffffffu;
+
+struct fused_args {
+    float *psi0, *psi1; // single pass: in = psi[n & 1], out = the other; else in psi0, out psi1
+    const int64_t *step;
+    double *dose;
+    dev_dims d;
+    angular_tables_dev at;
+    energy_tables_dev et;
+    stream_tables_dev st;
+    float threshold;
+    const box4 *box_a;
+    box4 *box_next;
+    const active_regions *reg;
+    const int *stop;
+    double *partials;
+    int blocks;
+};
+
+// Block sum of N per-thread doubles in a fixed order (shuffle tree, then warps
+// in order), written as this block's partials of fields f[0..N-1].
+template <int N>
+__device__ void fused_partials(const double (&v)[N], const int (&f)[N], double *partials, int blocks)
 {
-    constexpr int M = (NMAX + FUSED_G - 1) / FUSED_G; // directions per thread
-    __shared__ float s_in[NMAX][FUSED_COLS];
-    __shared__ float s_conv[2][NMAX][FUSED_COLS]; // alternating: deposit of one bin overlaps the next
-    __shared__ double scratch[FUSED_THREADS / 32];
-    if (*stop)
+    __shared__ double scratch[N][FUSED_WARPS];
+    const int t = threadIdx.x;
+    for (int q = 0; q < N; q++) {
+        double sv = v[q];
+        for (int off = 16; off > 0; off >>= 1)
+            sv += __shfl_down_sync(FULL, sv, off);
+        if ((t & 31) == 0)
+            scratch[q][t >> 5] = sv;
+    }
+    __syncthreads();
+    if (t < N) {
+        double s = 0.0;
+        for (int w = 0; w < FUSED_WARPS; w++)
+            s += scratch[t][w];
+        partials[(int64_t)f[t] * blocks + blockIdx.x] = s;
+    }
+}
+
+template <int NMAX, bool STREAM>
+__global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
+{
+    constexpr int M = NMAX / FUSED_G; // directions per thread = SMX_DEPOSIT_CHUNK(nth)
+    __shared__ float s_in[2][NMAX][FUSED_COLS];
+    __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
+    __shared__ double s_part[FUSED_G][FUSED_COLS];
+    extern __shared__ int sbox[]; // single pass: [ne][4] this block's non-zero output extent
+    if (*A.stop)
         return;
+    const dev_dims d = A.d;
+    const energy_tables_dev &et = A.et;
+    const angular_tables_dev &at = A.at;
+    const int nth = (int)d.nth, ne = (int)d.ne;
+    const int64_t n = STREAM ? *A.step : 0;
+    const float *in = (STREAM && (n & 1)) ? A.psi1 : A.psi0;
+    float *out = (STREAM && (n & 1)) ? A.psi0 : A.psi1;
+    for (int j = threadIdx.x; j < nth; j += blockDim.x) {
+        s_move[0][j] = STREAM ? (int)stream_shift_of(A.st.sz[j], n) : 0;
+        s_move[1][j] = STREAM ? (int)stream_shift_of(A.st.sx[j], n) : 0;
+    }
+    if (STREAM)
+        for (int k = threadIdx.x; k < ne; k += blockDim.x) {
+            sbox[4 * k + 0] = INT_MAX;
+            sbox[4 * k + 1] = -1;
+            sbox[4 * k + 2] = INT_MAX;
+            sbox[4 * k + 3] = -1;
+        }
+    __syncthreads();
+
     const int col = threadIdx.x % FUSED_COLS, g = threadIdx.x / FUSED_COLS;
-    const int nth = (int)d.nth;
+    const int j0 = g * M; // this thread's directions j0 .. j0 + M - 1 (those < nth)
     const int64_t estride = (int64_t)nth * d.slice;
     double tb = 0.0, tc = 0.0, eb = 0.0, ec = 0.0, dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
+    double lw = 0.0, le = 0.0, wout = 0.0, eout = 0.0;
 
-    // Columns to visit: where psi_a has weight, plus where psi_b still holds
-    // last step's values (they must become zeros).
+    // Columns to visit: where the input has weight, plus where the output
+    // buffer still holds values (they must become zeros).
+    const active_regions *reg = A.reg;
     const box4 F = box_join(reg->occupied, reg->written);
     const int64_t fw = box_is_empty(F) ? 0 : F.x1 - F.x0 + 1;
     const int64_t ncols = box_is_empty(F) ? 0 : (int64_t)(F.z1 - F.z0 + 1) * fw;
+    const int src_lo = reg->src_lo, src_hi = reg->src_hi;
+    // Target bins to write: those receiving weight now and those the output
+    // buffer still holds; every other bin of it is zero.
+    const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
+
     for (int64_t base = (int64_t)blockIdx.x * FUSED_COLS; base < ncols;
          base += (int64_t)gridDim.x * FUSED_COLS) {
         const int64_t k = base + col;
         const bool live = k < ncols;
         const int cz = live ? F.z0 + (int)(k / fw) : 0, cx = live ? F.x0 + (int)(k % fw) : 0;
         const int64_t c = (int64_t)cz * d.nx + cx;
-        const float *pin = in + c;
-        float *pout = out + c;
-        double dacc = (live && g == 0) ? dose[c] : 0.0;
+        const float *pin = in + c + (int64_t)j0 * d.slice;
+
+        // Single pass: direction j of this column lands on (cz, cx) + move[j].
+        // Cells of `out` whose source (cell - move) lies outside F (or the
+        // domain) receive from no visited column: their own column clears them.
+        unsigned own_zero = 0;
+        if (STREAM && live)
+#pragma unroll
+            for (int m = 0; m < M; m++) {
+                const int j = j0 + m;
+                if (j >= nth)
+                    continue;
+                const int sz = cz - s_move[0][j], sx = cx - s_move[1][j];
+                if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1)
+                    own_zero |= 1u << m;
+            }
+
+        // Writes target bin T of this column: v (or zeros), moved when
+        // streaming, with the leak, the output sums and the extent measured.
+        // Called by every thread of the block for the same T.
+        auto emit = [&](int64_t T, const float(&v)[M], bool zero) {
+            float *pt = out + T * estride + (int64_t)j0 * d.slice;
+            int zlo = INT_MAX, zhi = -1, xlo = INT_MAX, xhi = -1;
+            if (live) {
+                double kept = 0.0, leaked = 0.0;
+#pragma unroll
+                for (int m = 0; m < M; m++) {
+                    if (j0 + m >= nth)
+                        continue;
+                    const float val = zero ? 0.0f : v[m];
+                    if (!STREAM) {
+                        pt[(int64_t)m * d.slice + c] = val;
+                        continue;
+                    }
+                    const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
+                    if (tz >= 0 && tz < d.nz && tx >= 0 && tx < d.nx) {
+                        pt[(int64_t)m * d.slice + (int64_t)tz * d.nx + tx] = val;
+                        if (val != 0.0f) {
+                            kept += val;
+                            zlo = min(zlo, tz), zhi = max(zhi, tz);
+                            xlo = min(xlo, tx), xhi = max(xhi, tx);
+                        }
+                    } else {
+                        leaked += val;
+                    }
+                    if (own_zero & (1u << m))
+                        pt[(int64_t)m * d.slice + c] = 0.0f;
+                }
+                if (STREAM && (kept != 0.0 || leaked != 0.0)) {
+                    const double E = et.E[T];
+                    wout += kept;
+                    eout += kept * E;
+                    lw += leaked;
+                    le += leaked * E;
+                }
+            }
+            if (STREAM && __any_sync(FULL, zhi >= 0)) {
+                zlo = __reduce_min_sync(FULL, zlo), zhi = __reduce_max_sync(FULL, zhi);
+                xlo = __reduce_min_sync(FULL, xlo), xhi = __reduce_max_sync(FULL, xhi);
+                if ((threadIdx.x & 31) == 0) {
+                    atomicMin(&sbox[4 * T + 0], zlo);
+                    atomicMax(&sbox[4 * T + 1], zhi);
+                    atomicMin(&sbox[4 * T + 2], xlo);
+                    atomicMax(&sbox[4 * T + 3], xhi);
+                }
+            }
+        };
+
         float acc0[M], acc1[M];
 #pragma unroll
         for (int m = 0; m < M; m++)
             acc0[m] = acc1[m] = 0.0f;
-        int64_t T0 = -1; // target held in acc0 (acc1 holds T0 + 1); block-uniform
-        // Target bins to write: those receiving weight now and those psi_b
-        // still holds from the last step; every other bin of psi_b is zero.
-        const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
+        int64_t T0 = -1;         // target held in acc0 (acc1 holds T0 + 1); block-uniform
         int64_t next_out = wlo; // every target below this is written or known zero
+        double dpart = 0.0;      // this thread's deposit partial (deposit_order.h)
 
         // Software pipelining: bin s + 1 is loaded into registers while bin s is
-        // convolved and deposited, so its memory latency is hidden.
+        // convolved, so its memory latency is hidden.
         float cur[M];
-        auto fetch = [&](int64_t sb, float (&v)[M]) {
-            const box4 b = box_a[sb];
+        auto fetch = [&](int64_t sb) {
+            const box4 b = A.box_a[sb];
             const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
 #pragma unroll
-            for (int m = 0; m < M; m++) {
-                const int j = g + FUSED_G * m;
-                v[m] = (h && j < nth) ? __ldg(pin + sb * estride + (int64_t)j * d.slice) : 0.0f;
-            }
+            for (int m = 0; m < M; m++)
+                cur[m] = (h && j0 + m < nth) ? __ldg(pin + sb * estride + (int64_t)m * d.slice) : 0.0f;
         };
-        if (reg->src_lo <= reg->src_hi)
-            fetch(reg->src_lo, cur);
-        // The deposit of a bin (by the g == 0 threads, in the CPU's order:
-        // theta ascending), done once every group's convolution of it is in
-        // s_conv, which the next bin's staging barrier guarantees.
-        int64_t pend = -1; // bin whose deposit is still to do, its convolution in s_conv[pbuf]
-        int buf = 0, pbuf = 0; // s_conv buffer of the bin being convolved / of pend
-        // (alternating per PROCESSED bin: skipped bins must not make two
-        // consecutive processed bins share a buffer)
-        auto deposit = [&](int64_t sb) {
-            const float(*sc)[FUSED_COLS] = s_conv[pbuf];
-            const double dep = et.deposit[sb];
-            double wsum = 0.0;
-            for (int j = 0; j < nth; j++) {
-                const float cv = sc[j][col];
-                dacc = __dadd_rn(dacc, __dmul_rn(dep, (double)cv));
-                wsum += cv;
-            }
-            if (live) {
-                dep_sum += dep * wsum;
-                if (et.target[sb] < 0) {
-                    w_stop += wsum;
-                    e_stop += wsum * et.E[sb];
-                }
-            }
-        };
-        for (int64_t s = reg->src_lo; s <= reg->src_hi; s++) {
+        if (src_lo <= src_hi)
+            fetch(src_lo);
+        int buf = 0;
+        for (int64_t s = src_lo; s <= src_hi; s++) {
             const int tg = et.target[s];
             // Target bookkeeping depends on the bin only, so it is uniform.
             if (tg >= 0) {
                 if (T0 < 0)
                     T0 = tg;
                 while (T0 < tg) { // acc0's target is complete: write it
-                    if (live) {
-                        for (int64_t zt = next_out; zt < T0; zt++)
-#pragma unroll
-                            for (int m = 0; m < M; m++) {
-                                const int j = g + FUSED_G * m;
-                                if (j < nth)
-                                    pout[zt * estride + (int64_t)j * d.slice] = 0.0f;
-                            }
-#pragma unroll
-                        for (int m = 0; m < M; m++) {
-                            const int j = g + FUSED_G * m;
-                            if (j < nth)
-                                pout[T0 * estride + (int64_t)j * d.slice] = acc0[m];
-                        }
-                    }
+                    for (int64_t zt = next_out; zt < T0; zt++)
+                        emit(zt, acc0, true);
+                    emit(T0, acc0, false);
                     next_out = T0 + 1;
 #pragma unroll
                     for (int m = 0; m < M; m++) {
@@ -119,145 +223,171 @@ fused_kernel(const float *__restrict__ in, float *__restrict__ out, double *__re
                     T0++;
                 }
             }
-            const box4 bs = box_a[s];
+            const box4 bs = A.box_a[s];
             const bool has = live && cz >= bs.z0 && cz <= bs.z1 && cx >= bs.x0 && cx <= bs.x1;
-            // No column of this tile holds weight in bin s: everything adds +0.
-            if (!__syncthreads_or(has)) {
-                if (s < reg->src_hi)
-                    fetch(s + 1, cur);
-                continue;
-            }
             const int kid = at.kernel_of_energy[s];
             const double E = et.E[s];
-            const double *bf = at.boundary_frac + (int64_t)kid * nth;
-            double total = 0.0, dropped = 0.0, bnd = 0.0;
+            if (has) {
+                const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
+                double total = 0.0, dropped = 0.0, bnd = 0.0;
 #pragma unroll
-            for (int m = 0; m < M; m++) {
-                const int j = g + FUSED_G * m;
-                if (j < nth) {
+                for (int m = 0; m < M; m++) {
+                    if (j0 + m >= nth)
+                        continue;
                     float v = cur[m];
-                    if (v < threshold) {
+                    if (v < A.threshold) {
                         dropped += v;
                         v = 0.0f;
                     }
-                    s_in[j][col] = v;
+                    cur[m] = v;
                     total += v;
-                    bnd += (double)v * bf[j];
+                    if (!at.circular)
+                        bnd += (double)v * bf[m];
                 }
+                const double cut = total * (1.0 - at.weight_sum[kid]) + dropped;
+                tb += bnd;
+                eb += bnd * E;
+                tc += cut;
+                ec += cut * E;
             }
-            const double cut = total * (1.0 - at.weight_sum[kid]) + dropped;
-            tb += bnd;
-            eb += bnd * E;
-            tc += cut;
-            ec += cut * E;
-            if (s < reg->src_hi)
-                fetch(s + 1, cur); // in flight during the convolution below
-            __syncthreads(); // s_in complete; also every convolution of bin pend
-            if (g == 0 && pend >= 0)
-                deposit(pend);
-            pend = -1;
-            const int K = at.half_width[kid];
-            const float *w = at.weights + at.offset[kid] + K;
-            const float clo = tg >= 0 ? et.c_lo[s] : 0.0f, chi = tg >= 0 ? et.c_hi[s] : 0.0f;
-            // Kernel offset outer, this thread's directions inner: M independent
-            // sums in flight, each still summed for dd ascending (the CPU's order).
-            float conv[M];
 #pragma unroll
             for (int m = 0; m < M; m++)
-                conv[m] = 0.0f;
-            for (int dd = -K; dd <= K; dd++) {
-                const float wd = __ldg(w + dd);
+                if (j0 + m < nth)
+                    s_in[buf][j0 + m][col] = cur[m];
+            if (s < src_hi)
+                fetch(s + 1); // in flight during the convolution below
+            // s_in[buf] complete; no column of the tile holding weight in bin s
+            // means everything below adds +0.
+            if (!__syncthreads_or(has)) {
+                buf ^= 1;
+                continue;
+            }
+            float conv[M];
+            if (j0 < nth) {
+                const int K = at.half_width[kid];
+                const float *w = at.weights + at.offset[kid] + K;
+                const float(*sb)[FUSED_COLS] = s_in[buf];
+                conv_rows(j0, nth, K, w, at.circular != 0, [&](int src) { return sb[src][col]; }, conv);
+            } else {
 #pragma unroll
-                for (int m = 0; m < M; m++) {
-                    const int j = g + FUSED_G * m;
-                    int src = j - dd;
-                    if (at.circular)
-                        src = src < 0 ? src + nth * ((-src + nth - 1) / nth) : src % nth;
-                    const bool ok = j < nth && src >= 0 && src < nth;
-                    if (ok)
-                        conv[m] = __fadd_rn(conv[m], __fmul_rn(wd, s_in[src][col]));
+                for (int m = 0; m < M; m++)
+                    conv[m] = 0.0f;
+            }
+            double ws = 0.0;
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                if (j0 + m < nth)
+                    ws = __dadd_rn(ws, (double)conv[m]);
+            const double dep = et.deposit[s];
+            dpart = __dadd_rn(dpart, __dmul_rn(dep, ws));
+            if (live) {
+                dep_sum += dep * ws;
+                if (tg < 0) {
+                    w_stop += ws;
+                    e_stop += ws * E;
                 }
             }
+            if (tg >= 0) {
+                const float clo = et.c_lo[s], chi = et.c_hi[s];
 #pragma unroll
-            for (int m = 0; m < M; m++) {
-                const int j = g + FUSED_G * m;
-                if (j >= nth)
-                    continue;
-                s_conv[buf][j][col] = conv[m];
-                if (tg >= 0) {
+                for (int m = 0; m < M; m++) {
                     acc0[m] = __fadd_rn(acc0[m], __fmul_rn(clo, conv[m]));
                     if (chi != 0.0f)
                         acc1[m] = __fadd_rn(acc1[m], __fmul_rn(chi, conv[m]));
                 }
             }
-            pend = s;
-            pbuf = buf;
             buf ^= 1;
         }
-        __syncthreads(); // the last bin's convolutions are in s_conv
-        if (g == 0 && pend >= 0)
-            deposit(pend);
-        if (live) {
-            if (g == 0)
-                dose[c] = dacc;
-            // Flush the open targets and zero every other target bin in range.
-            for (int64_t zt = next_out; zt <= whi; zt++) {
-#pragma unroll
-                for (int m = 0; m < M; m++) {
-                    const int j = g + FUSED_G * m;
-                    if (j >= nth)
-                        continue;
-                    float v = 0.0f;
-                    if (zt == T0)
-                        v = acc0[m];
-                    else if (zt == T0 + 1)
-                        v = acc1[m];
-                    pout[zt * estride + (int64_t)j * d.slice] = v;
-                }
-            }
+        // Flush the open targets and zero every other target bin in range.
+        for (int64_t zt = next_out; zt <= whi; zt++) {
+            if (zt == T0)
+                emit(zt, acc0, false);
+            else if (zt == T0 + 1)
+                emit(zt, acc1, false);
+            else
+                emit(zt, acc0, true);
         }
+        // The column's dose: its four partials in chunk order.
+        s_part[g][col] = dpart;
+        __syncthreads();
+        if (g == 0 && live) {
+            double dacc = A.dose[c];
+            for (int q = 0; q * M < nth; q++)
+                dacc = __dadd_rn(dacc, s_part[q][col]);
+            A.dose[c] = dacc;
+        }
+        __syncthreads(); // s_part and s_in are reused by the next tile
     }
-    const double v[7] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop};
-    const int f[7] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
-                      TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED};
-    const int t = threadIdx.x;
-    for (int q = 0; q < 7; q++) {
-        double sv = v[q];
-        for (int off = 16; off > 0; off >>= 1)
-            sv += __shfl_down_sync(0xffffffffu, sv, off);
-        __syncthreads();
-        if ((t & 31) == 0)
-            scratch[t >> 5] = sv;
-        __syncthreads();
-        if (t == 0) {
-            double bsum = 0.0;
-            for (int wv = 0; wv < FUSED_THREADS / 32; wv++)
-                bsum += scratch[wv];
-            partials[(int64_t)f[q] * blocks + blockIdx.x] = bsum;
+    if (STREAM) {
+        const double v[11] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout};
+        const int f[11] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
+                           TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,
+                           TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT};
+        fused_partials(v, f, A.partials, A.blocks);
+        __syncthreads(); // every warp's extents are in sbox
+        for (int q = threadIdx.x; q < ne; q += blockDim.x) {
+            if (sbox[4 * q + 1] < 0)
+                continue;
+            atomicMin(&A.box_next[q].z0, sbox[4 * q + 0]);
+            atomicMax(&A.box_next[q].z1, sbox[4 * q + 1]);
+            atomicMin(&A.box_next[q].x0, sbox[4 * q + 2]);
+            atomicMax(&A.box_next[q].x1, sbox[4 * q + 3]);
         }
+    } else {
+        const double v[7] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop};
+        const int f[7] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
+                          TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED};
+        fused_partials(v, f, A.partials, A.blocks);
     }
 }
 
+template <bool STREAM>
+cudaError_t launch(const fused_args &A, size_t smem, cudaStream_t s)
+{
+    if (A.d.nth <= 16)
+        fused_kernel<16, STREAM><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
+    else if (A.d.nth <= 32)
+        fused_kernel<32, STREAM><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
+    else if (A.d.nth <= 48)
+        fused_kernel<48, STREAM><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
+    else if (A.d.nth <= 64)
+        fused_kernel<64, STREAM><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
+    else
+        return cudaErrorInvalidValue;
+    return cudaGetLastError();
+}
+
+} // namespace
+
+static_assert(SMX_DEPOSIT_CHUNK(32) == 32 / FUSED_G && SMX_DEPOSIT_CHUNK(41) == 48 / FUSED_G,
+              "the dose order of deposit_order.h is one chunk per thread of a column");
+
 int fused_theta_energy_supported(int64_t nth) { return nth >= 1 && nth <= 64; }
+
+int fused_step_supported(int64_t nth, int64_t ne)
+{
+    return fused_theta_energy_supported(nth) && ne * 4 * sizeof(int) <= FUSED_STEP_MAX_BOX_SMEM;
+}
 
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
                                angular_tables_dev at, energy_tables_dev et, float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
                                double *partials, int blocks, cudaStream_t s)
 {
-#define FUSED_LAUNCH(N)                                                                      \
-    fused_kernel<N><<<blocks, FUSED_THREADS, 0, s>>>(in, out, dose, d, at, et, threshold, box_a, \
-                                                     reg, stop, partials, blocks)
-    if (d.nth <= 16)
-        FUSED_LAUNCH(16);
-    else if (d.nth <= 32)
-        FUSED_LAUNCH(32);
-    else if (d.nth <= 48)
-        FUSED_LAUNCH(48);
-    else if (d.nth <= 64)
-        FUSED_LAUNCH(64);
-    else
+    fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, et, stream_tables_dev{},
+                 threshold, box_a, nullptr, reg, stop, partials, blocks};
+    return launch<false>(A, 0, s);
+}
+
+cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *dose, dev_dims d,
+                       angular_tables_dev at, energy_tables_dev et, stream_tables_dev st,
+                       float threshold, const box4 *box_a, box4 *box_next,
+                       const active_regions *reg, const int *stop, double *partials, int blocks,
+                       cudaStream_t s)
+{
+    if (st.scheme != 1 || !fused_step_supported(d.nth, d.ne))
         return cudaErrorInvalidValue;
-#undef FUSED_LAUNCH
-    return cudaGetLastError();
+    fused_args A{psi0, psi1, step, dose, d, at, et, st, threshold, box_a, box_next, reg, stop, partials,
+                 blocks};
+    return launch<true>(A, (size_t)d.ne * 4 * sizeof(int), s);
 }

@@ -1,30 +1,47 @@
-// A_theta and A_E (with the deposit) fused into one pass over psi, out of place.
+// A_theta and A_E (with the deposit) fused into one pass over psi, out of
+// place, and optionally A_stream too (shift scheme): the whole default step
+// (theta, energy, stream) in ONE read and ONE write of psi.
 //
-// One thread owns one (z, x) column and walks the SOURCE energy bins upwards:
-// it convolves bin s over theta once (input staged in shared memory), adds the
-// deposit of s to the dose in the CPU's order (ie ascending, theta ascending),
-// and adds c_lo * conv to target t = target[s] and c_hi * conv to t + 1, which
-// it keeps as two open accumulators in registers. Because target[s] never
-// decreases with s (the gather LUT's precondition), a target is complete once
-// a source maps above it, and is written then, in ascending order; targets no
-// source reaches are written as zeros. psi is therefore read once and written
-// once, and every float operation happens in the same order as in the CPU's
-// op_theta + op_energy (gather), so the result is bitwise the CPU's.
+// Four threads own one (z, x) column and walk the SOURCE energy bins upwards:
+// bin s is convolved over theta once (input staged in shared memory), its
+// deposit joins the column's dose partials (order: src/deposit_order.h), and
+// c_lo * conv goes to target t = target[s], c_hi * conv to t + 1, kept as two
+// open accumulators in registers. Because target[s] never decreases with s
+// (the gather LUT's precondition), a target is complete once a source maps
+// above it, and is written then, in ascending order; targets no source reaches
+// are written as zeros. Every float operation happens in the same order as in
+// the CPU's op_theta + op_energy (gather), so psi is bitwise the CPU's.
+//
+// Single pass (fused_step): under the shift scheme A_stream moves every cell
+// of direction j by the same whole-cell offset, a translation, so the value
+// computed for column (z, x) is simply written at (z, x) + move[j]: no two
+// columns write one cell and no arithmetic changes. Targets outside the domain
+// are SPATIAL_LEAK; cells that no visited column reaches are cleared by their
+// own column. The kernel also measures its output (TF_W_OUT, TF_E_OUT, each
+// bin's non-zero extent into box_next), which the end-of-step bookkeeping
+// needs. The buffers alternate: step n reads psi[n & 1] and writes the other,
+// n being the device's step counter (so one captured graph serves every step).
 //
 // Work is proportional to the occupied region (boxes, see common.cuh).
 // Tallies: THETA_BOUNDARY / THETA_CUTOFF as the angular kernels, DEPOSITED and
 // ENERGY_STOPPED as energy_deposit. Early exit: values below threshold are
-// dropped (THETA_CUTOFF) before the convolution; a warp whose 32 columns of a
-// bin are all zero skips that bin's arithmetic.
+// dropped (THETA_CUTOFF) before the convolution; a bin whose tile of 32
+// columns holds no weight skips its arithmetic.
 #ifndef SMX_CUDA_FUSED_CUH
 #define SMX_CUDA_FUSED_CUH
 
 #include "angular.cuh"
 #include "common.cuh"
 #include "energy.cuh"
+#include "streaming.cuh"
+
+// Shared memory the single pass may use for its per-bin extents (ne * 16 bytes).
+#define FUSED_STEP_MAX_BOX_SMEM 32768
 
 // 1 when the fused kernel can serve this grid (n_theta it is built for).
 int fused_theta_energy_supported(int64_t nth);
+// 1 when the single pass can serve it (the shift scheme is the caller's check).
+int fused_step_supported(int64_t nth, int64_t ne);
 
 // Only the columns of reg->occupied (where psi_a holds weight) and reg->written
 // (where psi_b holds last step's values) are visited; a source bin is read only
@@ -33,5 +50,14 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
                                angular_tables_dev at, energy_tables_dev et, float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
                                double *partials, int blocks, cudaStream_t s);
+
+// One whole step, psi[*step & 1] -> the other buffer (see above). reg->written
+// and reg->wtgt_* describe where the output buffer holds the previous state;
+// box_next must start empty.
+cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *dose, dev_dims d,
+                       angular_tables_dev at, energy_tables_dev et, stream_tables_dev st,
+                       float threshold, const box4 *box_a, box4 *box_next,
+                       const active_regions *reg, const int *stop, double *partials, int blocks,
+                       cudaStream_t s);
 
 #endif

@@ -37,13 +37,6 @@ __device__ __forceinline__ bool in_domain(const dev_dims &d, int64_t z, int64_t 
     return z >= 0 && z < d.nz && x >= 0 && x < d.nx;
 }
 
-// Whole-cell move of step n under the shift scheme, exactly stream_shift() of
-// src/lut_stream.h.
-__device__ __forceinline__ int64_t shift_of(double s, int64_t n)
-{
-    return llround((double)(n + 1) * s) - llround((double)n * s);
-}
-
 // One cell, decomposed.
 struct cell {
     int64_t plane; // (ie * nth + j) * slice
@@ -76,8 +69,8 @@ __device__ __forceinline__ dir_move<SHIFT> move_of(const stream_tables_dev &t, i
 {
     dir_move<SHIFT> m;
     if (SHIFT) {
-        m.dz = shift_of(__ldg(t.sz + j), n);
-        m.dx = shift_of(__ldg(t.sx + j), n);
+        m.dz = stream_shift_of(__ldg(t.sz + j), n);
+        m.dx = stream_shift_of(__ldg(t.sx + j), n);
         m.w[0] = 1.0f;
         m.w[1] = m.w[2] = m.w[3] = 0.0f;
     } else {

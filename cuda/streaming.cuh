@@ -31,6 +31,13 @@ struct stream_tables_dev {
     int scheme;           // 0 bilinear, 1 shift (enum streaming_scheme)
 };
 
+// Whole-cell move of step n under the shift scheme, exactly stream_shift() of
+// src/lut_stream.h.
+__device__ __forceinline__ int64_t stream_shift_of(double s, int64_t n)
+{
+    return llround((double)(n + 1) * s) - llround((double)n * s);
+}
+
 enum stream_variant_dev { SV_GATHER = 0, SV_ATOMIC = 1, SV_WARP = 2, SV_FALLBACK = 3 };
 
 cudaError_t stream_launch(int variant, const float *in, float *out, const int64_t *step,

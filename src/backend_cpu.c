@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "deposit_order.h"
 
 typedef struct box {
     int z0, z1, x0, x1; /* inclusive; empty when z0 > z1 */
@@ -38,6 +39,9 @@ typedef struct unit {
     int ie, z;
 } unit;
 
+/* Rows of dep_part per z row: four chunk partials and the chunk sum. */
+#define DEP_PART_ROWS 5
+
 typedef struct cpu_ctx {
     const sim_tables *s;
     const grid *g;
@@ -51,6 +55,7 @@ typedef struct cpu_ctx {
     int *row_x0, *row_x1;    /* [ne * nz] non-zero x extent per unit */
     int *step_oz, *step_ox;  /* [nth] whole-cell moves of the current step */
     float *scratch;          /* [threads][nth * nx] */
+    double *dep_part;        /* [nz][DEP_PART_ROWS][nx] deposit partial sums per z row */
     int nthreads;
     double w0, w_prev, e_prev;
     int front;
@@ -145,28 +150,42 @@ static void op_energy(cpu_ctx *c, step_tally *t)
     const energy_lut *el = &c->s->el;
     const int ne = (int)g->ne, nth = (int)g->nth;
 
-    /* Deposit per source bin, weighted by its psi; one z row per unit so each
-     * thread owns its dose row. */
+    /* Deposit per source bin, weighted by its psi, summed in the shared order
+     * of deposit_order.h; one z row per unit so each thread owns its dose row
+     * and its slice of dep_part. */
     box all = BOX_EMPTY;
     for (int ie = 0; ie < ne; ie++)
         all = box_union(all, c->box_cur[ie]);
     int64_t nrows = box_empty(all) ? 0 : all.z1 - all.z0 + 1;
+    const int chunk = SMX_DEPOSIT_CHUNK(nth), nq = (nth + chunk - 1) / chunk;
 #pragma omp parallel for schedule(dynamic, 2)
     for (int64_t r = 0; r < nrows; r++) {
         int z = all.z0 + (int)r;
         step_tally *pt = &c->partial[r];
         tally_clear(pt);
         double *drow = c->dose + (int64_t)z * g->nx;
+        double *part = c->dep_part + (int64_t)z * DEP_PART_ROWS * g->nx; /* p[q][x] */
+        double *ws = part + (int64_t)4 * g->nx;                         /* chunk sum [x] */
+        for (int q = 0; q < nq; q++)
+            for (int x = all.x0; x <= all.x1; x++)
+                part[(int64_t)q * g->nx + x] = 0.0;
         for (int ie = 0; ie < ne; ie++) {
             box b = c->box_cur[ie];
             if (box_empty(b) || z < b.z0 || z > b.z1)
                 continue;
             double dep = el->deposit_MeV[ie], wsum = 0.0;
-            for (int j = 0; j < nth; j++) {
-                const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+            for (int q = 0; q < nq; q++) {
+                for (int x = b.x0; x <= b.x1; x++)
+                    ws[x] = 0.0;
+                for (int j = q * chunk; j < nth && j < (q + 1) * chunk; j++) {
+                    const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                    for (int x = b.x0; x <= b.x1; x++)
+                        ws[x] += row[x];
+                }
+                double *pq = part + (int64_t)q * g->nx;
                 for (int x = b.x0; x <= b.x1; x++) {
-                    drow[x] += dep * row[x];
-                    wsum += row[x];
+                    pq[x] += dep * ws[x];
+                    wsum += ws[x];
                 }
             }
             pt->deposited += dep * wsum;
@@ -175,6 +194,9 @@ static void op_energy(cpu_ctx *c, step_tally *t)
                 pt->energy[CH_ENERGY_STOPPED] += wsum * g->E.centres[ie];
             }
         }
+        for (int x = all.x0; x <= all.x1; x++)
+            for (int q = 0; q < nq; q++)
+                drow[x] += part[(int64_t)q * g->nx + x];
     }
     sum_partials(c, nrows, t);
 
@@ -458,9 +480,10 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
     c->step_oz = malloc(g->nth * sizeof(int));
     c->step_ox = malloc(g->nth * sizeof(int));
     c->scratch = malloc((size_t)c->nthreads * g->nth * g->nx * sizeof(float));
+    c->dep_part = malloc((size_t)g->slice * DEP_PART_ROWS * sizeof(double));
     if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose ||
         !c->units || !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 ||
-        !c->step_oz || !c->step_ox || !c->scratch) {
+        !c->step_oz || !c->step_ox || !c->scratch || !c->dep_part) {
         cpu_release(c);
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "out of host memory: the CPU backend needs %.3g GB for this grid",
@@ -600,6 +623,7 @@ static void cpu_release(void *vctx)
     free(c->dose);
     free(c->units);
     free(c->partial);
+    free(c->dep_part);
     free(c->row_w);
     free(c->row_x0);
     free(c->row_x1);

@@ -71,6 +71,7 @@ typedef struct kcase {
     int only_op;
     const char *sets[8];
     int nsets;
+    int exact; /* 1: psi and dose must equal the CPU's bit for bit */
 } kcase;
 
 static const char *const BASE[] = {
@@ -108,6 +109,9 @@ static void compare_case(const kcase *k, int steps)
     CHECK_MSG(ed <= 1e-4, "%s: dose %.3e", k->name, ed);  /* roadmap V-NUM-2 */
     CHECK_MSG(et <= 1e-6, "%s: tallies %.3e", k->name, et); /* roadmap 12.1 */
     CHECK_MSG(rg.b.weight_rel_err <= 1e-6 && rg.b.energy_rel_err <= 1e-6, "%s: GPU balance", k->name);
+    /* Same float operations in the same order (fused.cuh, deposit_order.h). */
+    if (k->exact)
+        CHECK_MSG(ep == 0.0 && ed == 0.0, "%s: not bitwise the CPU's", k->name);
     free(psi0);
     free(pc);
     free(pg);
@@ -240,26 +244,26 @@ int main(int argc, char **argv)
 
     printf("1. operators alone, CUDA vs CPU, random dense psi:\n");
     const kcase cases[] = {
-        {"theta direct, window", OP_THETA, {"backend.angular=direct"}, 1},
+        {"theta direct, window", OP_THETA, {"backend.angular=direct"}, 1, 1},
         {"theta direct, full circle", OP_THETA,
-         {"backend.angular=direct", "grid.angle.mode=full", "grid.angle.n_bins=32"}, 3},
+         {"backend.angular=direct", "grid.angle.mode=full", "grid.angle.n_bins=32"}, 3, 1},
         {"theta fft, full circle", OP_THETA,
-         {"backend.angular=fft", "grid.angle.mode=full", "grid.angle.n_bins=32"}, 3},
-        {"energy gather", OP_ENERGY, {"backend.energy=gather"}, 1},
-        {"energy scatter", OP_ENERGY, {"backend.energy=scatter"}, 1},
+         {"backend.angular=fft", "grid.angle.mode=full", "grid.angle.n_bins=32"}, 3, 0},
+        {"energy gather", OP_ENERGY, {"backend.energy=gather"}, 1, 1},
+        {"energy scatter", OP_ENERGY, {"backend.energy=scatter"}, 1, 0},
         {"stream gather, bilinear", OP_STREAM,
-         {"backend.streaming=gather", "transport.streaming_scheme=bilinear"}, 2},
+         {"backend.streaming=gather", "transport.streaming_scheme=bilinear"}, 2, 1},
         {"stream atomic, bilinear", OP_STREAM,
-         {"backend.streaming=atomic", "transport.streaming_scheme=bilinear"}, 2},
+         {"backend.streaming=atomic", "transport.streaming_scheme=bilinear"}, 2, 0},
         {"stream warp-aggregated, bilinear", OP_STREAM,
-         {"backend.streaming=warp", "transport.streaming_scheme=bilinear"}, 2},
+         {"backend.streaming=warp", "transport.streaming_scheme=bilinear"}, 2, 0},
         {"stream fallback, bilinear", OP_STREAM,
-         {"backend.streaming=fallback", "transport.streaming_scheme=bilinear"}, 2},
-        {"stream gather, shift", OP_STREAM, {"backend.streaming=gather"}, 1},
-        {"stream warp-aggregated, shift", OP_STREAM, {"backend.streaming=warp"}, 1},
+         {"backend.streaming=fallback", "transport.streaming_scheme=bilinear"}, 2, 0},
+        {"stream gather, shift", OP_STREAM, {"backend.streaming=gather"}, 1, 1},
+        {"stream warp-aggregated, shift", OP_STREAM, {"backend.streaming=warp"}, 1, 0},
         {"stream warp, full circle (many targets)", OP_STREAM,
          {"backend.streaming=warp", "grid.angle.mode=full", "grid.angle.n_bins=32",
-          "transport.streaming_scheme=bilinear"}, 4},
+          "transport.streaming_scheme=bilinear"}, 4, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         compare_case(&cases[i], 2);
@@ -274,24 +278,39 @@ int main(int argc, char **argv)
 
     printf("2. full steps:\n");
     const kcase full[] = {
-        {"3 steps, default (fused theta+energy), graph on", -1, {"backend.cuda_graph=true"}, 1},
-        {"3 steps, fused, 41 bins, shift", -1,
-         {"grid.angle.n_bins=41", "transport.streaming_scheme=shift"}, 2},
-        {"3 steps, fused, full circle 32 bins", -1,
-         {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=direct"}, 3},
-        {"3 steps, one kernel per operator", -1, {"backend.fused=false"}, 1},
+        {"3 steps, default (one pass), graph on", -1, {"backend.cuda_graph=true"}, 1, 1},
+        {"3 steps, one pass, graph off", -1, {"backend.cuda_graph=false"}, 1, 1},
+        {"4 steps, one pass, 41 bins", -1,
+         {"grid.angle.n_bins=41", "transport.streaming_scheme=shift", "transport.steps=4"}, 3, 1},
+        {"3 steps, one pass, full circle 32 bins", -1,
+         {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=direct"}, 3, 1},
+        {"3 steps, one pass, 64 bins", -1, {"grid.angle.n_bins=64"}, 1, 1},
+        {"3 steps, one pass, 13 bins, ds 2 cells", -1,
+         {"grid.angle.n_bins=13", "transport.step_mm=2.0"}, 2, 1},
+        {"3 steps, two-pass fused (bilinear)", -1, {"transport.streaming_scheme=bilinear"}, 1, 1},
+        {"3 steps, one kernel per operator", -1, {"backend.fused=false"}, 1, 1},
         {"3 steps, full circle, fft, atomic, scatter", -1,
          {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=fft",
-          "backend.streaming=atomic", "backend.energy=scatter"}, 5},
-        {"3 steps, reversed operator order", -1, {"transport.operator_order=[stream, energy, theta]"}, 1},
+          "backend.streaming=atomic", "backend.energy=scatter"}, 5, 0},
+        {"3 steps, reversed operator order", -1, {"transport.operator_order=[stream, energy, theta]"}, 1, 1},
     };
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         compare_case(&full[i], 3);
+    /* steps: auto ending before the 8 steps asked: later steps change nothing,
+     * and the state must be read from the buffer of the last real step (the
+     * single pass alternates buffers). Two stop levels, so that runs ending
+     * after an odd and after an even number of steps are both likely. */
+    const kcase stops[] = {
+        {"auto stop at 0.85 of the weight", -1, {"transport.steps=auto", "transport.auto_stop_weight=0.85"}, 2, 1},
+        {"auto stop at 0.8 of the weight", -1, {"transport.steps=auto", "transport.auto_stop_weight=0.8"}, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
+        compare_case(&stops[i], 8);
     /* The per-bucket hybrid with both methods in one step: bins from 12 up on the
      * FFT, below on the direct kernel (forced; the timed choice may not split). */
     runner_force_fft_from = 12;
     const kcase hyb = {"3 steps, hybrid direct/fft by bucket (forced split)", -1,
-                       {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=auto"}, 3};
+                       {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=auto"}, 3, 0};
     compare_case(&hyb, 3);
     runner_force_fft_from = 0;
     const char *g_on[] = {"backend.cuda_graph=true"}, *g_off[] = {"backend.cuda_graph=false"};
