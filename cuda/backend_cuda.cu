@@ -8,6 +8,7 @@
 // the plan; the step loop allocates nothing, copies nothing and never waits for
 // the host: tallies go to a ring of per-step records that the host collects
 // every collect_every steps, and an auto run ends on the device (stop flag).
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -138,9 +139,9 @@ __global__ void measure_kernel(const float *__restrict__ psi, dev_dims d, const 
 }
 
 // Source bins that hold weight and the target bins they move to (the second
-// target only when it receives a non-zero coefficient).
-__host__ __device__ static void active_bin_ranges(const box4 *box, int ne, energy_tables_dev et,
-                                                  active_regions *reg)
+// target only when it receives a non-zero coefficient). Host side (upload).
+static void active_bin_ranges(const box4 *box, int ne, const int *target, const float *c_hi,
+                              active_regions *reg)
 {
     int slo = ne, shi = -1, tlo = ne, thi = -1;
     for (int k = 0; k < ne; k++) {
@@ -148,17 +149,21 @@ __host__ __device__ static void active_bin_ranges(const box4 *box, int ne, energ
             continue;
         slo = min(slo, k);
         shi = max(shi, k);
-        const int t = et.target[k];
+        const int t = target[k];
         if (t >= 0) {
             tlo = min(tlo, t);
-            thi = max(thi, et.c_hi[k] != 0.0f && t + 1 < ne ? t + 1 : t);
+            thi = max(thi, c_hi[k] != 0.0f && t + 1 < ne ? t + 1 : t);
         }
     }
     reg->src_lo = slo, reg->src_hi = shi, reg->tgt_lo = tlo, reg->tgt_hi = thi;
 }
 
 // One block: sums the partials field by field in block order (deterministic),
-// writes the step's record and decides the auto stop.
+// writes the step's record and decides the auto stop. Fused path: the boxes
+// measured this step become the state (per bin, spread over the threads; the
+// unions and bin ranges are min/max reductions, so their order does not
+// matter). A single thread walking ne boxes or `blocks` fronts would pay one
+// memory latency each, tens of microseconds per step.
 __global__ void finish_kernel(const double *partials, int slots, const int *front_part, int blocks,
                               step_rec_dev *ring, run_state_dev *st, int *stop, int ne,
                               box4 *box_a, box4 *box_next, active_regions *reg,
@@ -167,8 +172,10 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     if (*stop)
         return;
     __shared__ double sums[TF_COUNT];
-    __shared__ int front;
+    __shared__ int red[9]; // occupied z0 z1 x0 x1, src lo hi, tgt lo hi, front
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    if (t < 9)
+        red[t] = (t == 0 || t == 2 || t == 4 || t == 6) ? INT_MAX : -1;
     // One warp per field: each lane sums a fixed stride of the block partials,
     // then a shuffle tree; the order is fixed, so the result is deterministic.
     for (int f = warp; f < TF_COUNT; f += blockDim.x / 32) {
@@ -181,38 +188,46 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         if (lane == 0)
             sums[f] = v;
     }
-    if (t == 0) {
-        int m = -1;
-        if (box_a) {
-            // Fused path: the measured boxes become this step's state; the
-            // region just read is where psi_b now holds values.
-            box4 occ = box_empty4();
-            for (int k = 0; k < ne; k++) {
-                box4 b = box_next[k];
-                box_a[k] = b;
-                box_next[k] = box_empty4();
-                occ = box_join(occ, b);
-                if (!box_is_empty(b))
-                    m = max(m, b.z1);
+    __syncthreads(); // red initialised
+    if (box_a) {
+        for (int k = t; k < ne; k += blockDim.x) {
+            const box4 b = box_next[k];
+            box_a[k] = b;
+            box_next[k] = box_empty4();
+            if (box_is_empty(b))
+                continue;
+            atomicMin(&red[0], b.z0), atomicMax(&red[1], b.z1);
+            atomicMin(&red[2], b.x0), atomicMax(&red[3], b.x1);
+            atomicMin(&red[4], k), atomicMax(&red[5], k);
+            const int tg = et.target[k];
+            if (tg >= 0) {
+                atomicMin(&red[6], tg);
+                atomicMax(&red[7], et.c_hi[k] != 0.0f && tg + 1 < ne ? tg + 1 : tg);
             }
-            // Where the buffer written next step holds values now: the two-pass
-            // step overwrites psi_b, which holds this step's theta+energy
-            // output (the targets); the single pass overwrites the buffer of
-            // this step's input (the sources).
-            reg->written = reg->occupied;
-            reg->occupied = occ;
-            reg->wtgt_lo = single_pass ? reg->src_lo : reg->tgt_lo;
-            reg->wtgt_hi = single_pass ? reg->src_hi : reg->tgt_hi;
-            active_bin_ranges(box_a, ne, et, reg);
-        } else {
-            for (int b = 0; b < blocks; b++)
-                m = max(m, front_part[b]);
         }
-        front = m;
+    } else {
+        int m = -1;
+        for (int b = t; b < blocks; b += blockDim.x)
+            m = max(m, front_part[b]);
+        atomicMax(&red[8], m);
     }
     __syncthreads();
     if (t != 0)
         return;
+    int front = red[8];
+    if (box_a) {
+        // Where the buffer written next step holds values now: the two-pass
+        // step overwrites psi_b, which holds this step's theta+energy output
+        // (the targets); the single pass overwrites the buffer of this step's
+        // input (the sources).
+        reg->written = reg->occupied;
+        reg->wtgt_lo = single_pass ? reg->src_lo : reg->tgt_lo;
+        reg->wtgt_hi = single_pass ? reg->src_hi : reg->tgt_hi;
+        reg->occupied = red[1] >= 0 ? box4{red[0], red[1], red[2], red[3]} : box_empty4();
+        reg->src_lo = red[5] >= 0 ? red[4] : ne, reg->src_hi = red[5];
+        reg->tgt_lo = red[7] >= 0 ? red[6] : ne, reg->tgt_hi = red[7];
+        front = red[1];
+    }
     step_rec_dev *r = &ring[st->n_since % RING];
     for (int k = 0; k < TF_COUNT; k++)
         r->f[k] = sums[k];
@@ -557,10 +572,10 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     // Fusion keeps the exact operations of the unfused kernels, so it is taken
     // whenever its preconditions hold.
     c->fused = p->fused && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
-               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth) &&
+               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, g->slice) &&
                p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                p->operator_order[2] == OP_STREAM;
-    c->single_pass = c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, g->ne);
+    c->single_pass = c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, g->slice, g->ne);
     return 0;
 }
 
@@ -683,10 +698,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
         }
         active_regions r0{occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1};
         // The ranges from the host copies of the tables (et points to device memory).
-        energy_tables_dev het = c->et;
-        het.target = (const int *)c->s->el.target;
-        het.c_hi = c->s->el.c_hi;
-        active_bin_ranges(boxes.data(), (int)g->ne, het, &r0);
+        active_bin_ranges(boxes.data(), (int)g->ne, (const int *)c->s->el.target, c->s->el.c_hi, &r0);
         CUDA_CHECK_ERR(err, cudaMemcpy(c->box_a, boxes.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->reg, &r0, sizeof r0, cudaMemcpyHostToDevice));
@@ -901,22 +913,29 @@ static int events_ms(event_pair *e, double *ms, smx_error *err)
     return 0;
 }
 
-static int cuda_bench_step(void *vctx, int64_t n, double *ms, smx_error *err)
+// Two events per step (start, stop), so that each step's time is its own even
+// though the steps run back to back; the record ring is emptied between steps
+// (outside the timed intervals) since the benchmark does not read it.
+static int cuda_bench_steps(void *vctx, int64_t first, int count, double *ms, smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
-    event_pair e;
-    int rc = events_create(&e, err);
-    if (rc)
-        return rc;
-    cudaEventRecord(e.a, c->stream);
-    rc = cuda_step(c, n, err);
-    cudaEventRecord(e.b, c->stream);
-    if (!rc)
-        rc = events_ms(&e, ms, err);
-    events_destroy(&e);
-    // Keep the record ring from overflowing: the benchmark does not read it.
-    if (!rc)
-        CUDA_CHECK_ERR(err, cudaMemsetAsync(&c->state->n_since, 0, sizeof(int), c->stream));
+    std::vector<event_pair> ev(count);
+    int made = 0, rc = 0;
+    for (; made < count && !rc; made++)
+        rc = events_create(&ev[made], err);
+    for (int k = 0; k < count && !rc; k++) {
+        cudaError_t e = cudaEventRecord(ev[k].a, c->stream);
+        if (e == cudaSuccess && (rc = cuda_step(c, first + k, err)) == 0)
+            e = cudaEventRecord(ev[k].b, c->stream);
+        if (e == cudaSuccess && !rc)
+            e = cudaMemsetAsync(&c->state->n_since, 0, sizeof(int), c->stream);
+        if (e != cudaSuccess && !rc)
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "benchmark step: %s", cudaGetErrorString(e));
+    }
+    for (int k = 0; k < count && !rc; k++)
+        rc = events_ms(&ev[k], &ms[k], err);
+    for (int k = 0; k < made; k++)
+        events_destroy(&ev[k]);
     return rc;
 }
 
@@ -1038,7 +1057,7 @@ extern "C" const backend_ops backend_cuda = {
     cuda_download_dose,
     cuda_describe,
     cuda_release,
-    cuda_bench_step,
+    cuda_bench_steps,
     cuda_bench_op,
     cuda_bench_copy,
     cuda_bench_facts,

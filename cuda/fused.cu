@@ -14,9 +14,19 @@
 // processed is staged in shared memory, double-buffered, so each bin costs one
 // barrier, which is also the block's vote on whether the bin holds weight.
 #define FUSED_COLS 32
-#define FUSED_G 4
-#define FUSED_THREADS (FUSED_COLS * FUSED_G)
-#define FUSED_WARPS (FUSED_THREADS / 32)
+// Threads per column: four. (Two, with 16 directions each, shares the per-bin
+// work among more cells but needs ~210 registers: measured slower on the H100,
+// 1.62 ms against 1.32 ms for the dense Production step.) Must match
+// SMX_DEPOSIT_CHUNK (static_assert below).
+#define FUSED_G(nmax) 4
+#define FUSED_THREADS(nmax) (FUSED_COLS * FUSED_G(nmax))
+// Blocks per SM the register budget must allow (latency hiding: each block
+// keeps one bin of loads in flight per thread): 4 fit without spilling up to
+// 32 directions; wider tiles need the registers.
+#ifndef SMX_FUSED_MIN_BLOCKS_NARROW
+#define SMX_FUSED_MIN_BLOCKS_NARROW 4
+#endif
+#define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? SMX_FUSED_MIN_BLOCKS_NARROW : 2)
 
 namespace {
 
@@ -41,10 +51,10 @@ struct fused_args {
 
 // Block sum of N per-thread doubles in a fixed order (shuffle tree, then warps
 // in order), written as this block's partials of fields f[0..N-1].
-template <int N>
+template <int N, int WARPS>
 __device__ void fused_partials(const double (&v)[N], const int (&f)[N], double *partials, int blocks)
 {
-    __shared__ double scratch[N][FUSED_WARPS];
+    __shared__ double scratch[N][WARPS];
     const int t = threadIdx.x;
     for (int q = 0; q < N; q++) {
         double sv = v[q];
@@ -56,32 +66,47 @@ __device__ void fused_partials(const double (&v)[N], const int (&f)[N], double *
     __syncthreads();
     if (t < N) {
         double s = 0.0;
-        for (int w = 0; w < FUSED_WARPS; w++)
+        for (int w = 0; w < WARPS; w++)
             s += scratch[t][w];
         partials[(int64_t)f[t] * blocks + blockIdx.x] = s;
     }
 }
 
-template <int NMAX, bool STREAM>
-__global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
+// Per column of a tile, the facts about this thread's directions that do not
+// change from bin to bin: which targets lie in the domain, which own cells no
+// visited column reaches, and the extent of the in-domain targets.
+struct column_moves {
+    unsigned in_domain, own_zero;
+    int zlo, zhi, xlo, xhi;
+};
+
+// EXACT: nth == NMAX, so every thread's M directions exist (no guards).
+template <int NMAX, bool STREAM, bool EXACT>
+__global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) fused_kernel(fused_args A)
 {
-    constexpr int M = NMAX / FUSED_G; // directions per thread = SMX_DEPOSIT_CHUNK(nth)
+    constexpr int G = FUSED_G(NMAX), WARPS = FUSED_THREADS(NMAX) / 32;
+    constexpr int M = NMAX / G; // directions per thread = SMX_DEPOSIT_CHUNK(nth)
     __shared__ float s_in[2][NMAX][FUSED_COLS];
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
-    __shared__ double s_part[FUSED_G][FUSED_COLS];
+    __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
+    __shared__ double s_part[G][FUSED_COLS];
     extern __shared__ int sbox[]; // single pass: [ne][4] this block's non-zero output extent
     if (*A.stop)
         return;
     const dev_dims d = A.d;
     const energy_tables_dev &et = A.et;
     const angular_tables_dev &at = A.at;
-    const int nth = (int)d.nth, ne = (int)d.ne;
+    const int nth = EXACT ? NMAX : (int)d.nth, ne = (int)d.ne, nx = (int)d.nx, nz = (int)d.nz;
+    const int slice = (int)d.slice; // nth * slice < 2^31: fused_step_supported
     const int64_t n = STREAM ? *A.step : 0;
     const float *in = (STREAM && (n & 1)) ? A.psi1 : A.psi0;
     float *out = (STREAM && (n & 1)) ? A.psi0 : A.psi1;
     for (int j = threadIdx.x; j < nth; j += blockDim.x) {
-        s_move[0][j] = STREAM ? (int)stream_shift_of(A.st.sz[j], n) : 0;
-        s_move[1][j] = STREAM ? (int)stream_shift_of(A.st.sx[j], n) : 0;
+        const int mz = STREAM ? (int)stream_shift_of(A.st.sz[j], n) : 0;
+        const int mx = STREAM ? (int)stream_shift_of(A.st.sx[j], n) : 0;
+        s_move[0][j] = mz;
+        s_move[1][j] = mx;
+        s_toff[j] = j * slice + mz * nx + mx;
     }
     if (STREAM)
         for (int k = threadIdx.x; k < ne; k += blockDim.x) {
@@ -93,8 +118,11 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
     __syncthreads();
 
     const int col = threadIdx.x % FUSED_COLS, g = threadIdx.x / FUSED_COLS;
+    static_assert(G * M == NMAX, "a column's threads own all its directions");
     const int j0 = g * M; // this thread's directions j0 .. j0 + M - 1 (those < nth)
-    const int64_t estride = (int64_t)nth * d.slice;
+    const bool any_dir = EXACT || j0 < nth;
+    auto dir_ok = [&](int m) { return EXACT || j0 + m < nth; };
+    const int64_t estride = (int64_t)nth * slice;
     double tb = 0.0, tc = 0.0, eb = 0.0, ec = 0.0, dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
     double lw = 0.0, le = 0.0, wout = 0.0, eout = 0.0;
 
@@ -108,70 +136,92 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
     // Target bins to write: those receiving weight now and those the output
     // buffer still holds; every other bin of it is zero.
     const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
+    // Directions whose theta boundary tally can be non-zero (window mode: the
+    // kernel reaches past an edge only within half_width of it).
+    const int edge_k = at.circular ? -1 : at.max_half_width;
+    const bool edge_thread = edge_k >= 0 && (j0 < edge_k || j0 + M > nth - edge_k);
 
     for (int64_t base = (int64_t)blockIdx.x * FUSED_COLS; base < ncols;
          base += (int64_t)gridDim.x * FUSED_COLS) {
         const int64_t k = base + col;
         const bool live = k < ncols;
         const int cz = live ? F.z0 + (int)(k / fw) : 0, cx = live ? F.x0 + (int)(k % fw) : 0;
-        const int64_t c = (int64_t)cz * d.nx + cx;
-        const float *pin = in + c + (int64_t)j0 * d.slice;
+        const int64_t c = (int64_t)cz * nx + cx;
+        const float *pin = in + c + (int64_t)j0 * slice;
 
         // Single pass: direction j of this column lands on (cz, cx) + move[j].
         // Cells of `out` whose source (cell - move) lies outside F (or the
         // domain) receive from no visited column: their own column clears them.
-        unsigned own_zero = 0;
-        if (STREAM && live)
+        column_moves cm{0u, 0u, INT_MAX, -1, INT_MAX, -1};
+        if (live)
 #pragma unroll
             for (int m = 0; m < M; m++) {
-                const int j = j0 + m;
-                if (j >= nth)
+                if (!dir_ok(m))
                     continue;
-                const int sz = cz - s_move[0][j], sx = cx - s_move[1][j];
+                const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
+                if (tz >= 0 && tz < nz && tx >= 0 && tx < nx) {
+                    cm.in_domain |= 1u << m;
+                    cm.zlo = min(cm.zlo, tz), cm.zhi = max(cm.zhi, tz);
+                    cm.xlo = min(cm.xlo, tx), cm.xhi = max(cm.xhi, tx);
+                }
+                const int sz = cz - s_move[0][j0 + m], sx = cx - s_move[1][j0 + m];
                 if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1)
-                    own_zero |= 1u << m;
+                    cm.own_zero |= 1u << m;
             }
+        if (!STREAM)
+            cm.own_zero = 0u; // moves are zero: every cell is its own target
 
         // Writes target bin T of this column: v (or zeros), moved when
         // streaming, with the leak, the output sums and the extent measured.
         // Called by every thread of the block for the same T.
         auto emit = [&](int64_t T, const float(&v)[M], bool zero) {
-            float *pt = out + T * estride + (int64_t)j0 * d.slice;
-            int zlo = INT_MAX, zhi = -1, xlo = INT_MAX, xhi = -1;
+            float *pt = out + T * estride + c;
+            unsigned nzm = 0u;
             if (live) {
-                double kept = 0.0, leaked = 0.0;
+                double kept = 0.0;
 #pragma unroll
                 for (int m = 0; m < M; m++) {
-                    if (j0 + m >= nth)
+                    if (!dir_ok(m) || !(cm.in_domain & (1u << m)))
                         continue;
                     const float val = zero ? 0.0f : v[m];
-                    if (!STREAM) {
-                        pt[(int64_t)m * d.slice + c] = val;
-                        continue;
+                    pt[s_toff[j0 + m]] = val;
+                    if (STREAM && val != 0.0f) {
+                        nzm |= 1u << m;
+                        kept += val;
                     }
-                    const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
-                    if (tz >= 0 && tz < d.nz && tx >= 0 && tx < d.nx) {
-                        pt[(int64_t)m * d.slice + (int64_t)tz * d.nx + tx] = val;
-                        if (val != 0.0f) {
-                            kept += val;
+                }
+                if (STREAM && cm.own_zero)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (cm.own_zero & (1u << m))
+                            pt[(int64_t)(j0 + m) * slice] = 0.0f;
+                if (STREAM && !zero) {
+                    double leaked = 0.0;
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (dir_ok(m) && !(cm.in_domain & (1u << m)))
+                            leaked += v[m];
+                    if (kept != 0.0 || leaked != 0.0) {
+                        const double E = et.E[T];
+                        wout += kept;
+                        eout += kept * E;
+                        lw += leaked;
+                        le += leaked * E;
+                    }
+                }
+            }
+            if (STREAM && __any_sync(FULL, nzm != 0u)) {
+                int zlo = cm.zlo, zhi = cm.zhi, xlo = cm.xlo, xhi = cm.xhi;
+                if (nzm != cm.in_domain) { // some directions hold zero: the exact extent
+                    zlo = xlo = INT_MAX, zhi = xhi = -1;
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (nzm & (1u << m)) {
+                            const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
                             zlo = min(zlo, tz), zhi = max(zhi, tz);
                             xlo = min(xlo, tx), xhi = max(xhi, tx);
                         }
-                    } else {
-                        leaked += val;
-                    }
-                    if (own_zero & (1u << m))
-                        pt[(int64_t)m * d.slice + c] = 0.0f;
                 }
-                if (STREAM && (kept != 0.0 || leaked != 0.0)) {
-                    const double E = et.E[T];
-                    wout += kept;
-                    eout += kept * E;
-                    lw += leaked;
-                    le += leaked * E;
-                }
-            }
-            if (STREAM && __any_sync(FULL, zhi >= 0)) {
                 zlo = __reduce_min_sync(FULL, zlo), zhi = __reduce_max_sync(FULL, zhi);
                 xlo = __reduce_min_sync(FULL, xlo), xhi = __reduce_max_sync(FULL, xhi);
                 if ((threadIdx.x & 31) == 0) {
@@ -194,12 +244,14 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
         // Software pipelining: bin s + 1 is loaded into registers while bin s is
         // convolved, so its memory latency is hidden.
         float cur[M];
+        bool cur_has = false; // this column holds weight in the fetched bin
         auto fetch = [&](int64_t sb) {
             const box4 b = A.box_a[sb];
-            const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+            cur_has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+            const float *p = pin + sb * estride;
 #pragma unroll
             for (int m = 0; m < M; m++)
-                cur[m] = (h && j0 + m < nth) ? __ldg(pin + sb * estride + (int64_t)m * d.slice) : 0.0f;
+                cur[m] = (cur_has && dir_ok(m)) ? __ldg(p + m * slice) : 0.0f;
         };
         if (src_lo <= src_hi)
             fetch(src_lo);
@@ -223,16 +275,16 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
                     T0++;
                 }
             }
-            const box4 bs = A.box_a[s];
-            const bool has = live && cz >= bs.z0 && cz <= bs.z1 && cx >= bs.x0 && cx <= bs.x1;
+            const bool has = cur_has;
             const int kid = at.kernel_of_energy[s];
-            const double E = et.E[s];
             if (has) {
-                const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
-                double total = 0.0, dropped = 0.0, bnd = 0.0;
+                // Theta tallies: the total in float (it only scales the
+                // kernel's truncation, 1 - weight_sum, a ~1e-7 channel).
+                float total = 0.0f;
+                double dropped = 0.0, bnd = 0.0;
 #pragma unroll
                 for (int m = 0; m < M; m++) {
-                    if (j0 + m >= nth)
+                    if (!dir_ok(m))
                         continue;
                     float v = cur[m];
                     if (v < A.threshold) {
@@ -241,19 +293,26 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
                     }
                     cur[m] = v;
                     total += v;
-                    if (!at.circular)
-                        bnd += (double)v * bf[m];
                 }
-                const double cut = total * (1.0 - at.weight_sum[kid]) + dropped;
+                if (edge_thread) {
+                    const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (dir_ok(m))
+                            bnd += (double)cur[m] * bf[m];
+                }
+                const double E = et.E[s];
+                const double cut = (double)total * (1.0 - at.weight_sum[kid]) + dropped;
                 tb += bnd;
                 eb += bnd * E;
                 tc += cut;
                 ec += cut * E;
             }
+            float *row = &s_in[buf][j0][col];
 #pragma unroll
             for (int m = 0; m < M; m++)
-                if (j0 + m < nth)
-                    s_in[buf][j0 + m][col] = cur[m];
+                if (dir_ok(m))
+                    row[m * FUSED_COLS] = cur[m];
             if (s < src_hi)
                 fetch(s + 1); // in flight during the convolution below
             // s_in[buf] complete; no column of the tile holding weight in bin s
@@ -263,7 +322,7 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
                 continue;
             }
             float conv[M];
-            if (j0 < nth) {
+            if (any_dir) {
                 const int K = at.half_width[kid];
                 const float *w = at.weights + at.offset[kid] + K;
                 const float(*sb)[FUSED_COLS] = s_in[buf];
@@ -276,25 +335,21 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
             double ws = 0.0;
 #pragma unroll
             for (int m = 0; m < M; m++)
-                if (j0 + m < nth)
+                if (dir_ok(m))
                     ws = __dadd_rn(ws, (double)conv[m]);
-            const double dep = et.deposit[s];
-            dpart = __dadd_rn(dpart, __dmul_rn(dep, ws));
-            if (live) {
-                dep_sum += dep * ws;
-                if (tg < 0) {
-                    w_stop += ws;
-                    e_stop += ws * E;
-                }
-            }
-            if (tg >= 0) {
+            dpart = __dadd_rn(dpart, __dmul_rn(et.deposit[s], ws));
+            if (tg < 0) {
+                w_stop += ws;
+                e_stop += ws * et.E[s];
+            } else {
                 const float clo = et.c_lo[s], chi = et.c_hi[s];
 #pragma unroll
-                for (int m = 0; m < M; m++) {
+                for (int m = 0; m < M; m++)
                     acc0[m] = __fadd_rn(acc0[m], __fmul_rn(clo, conv[m]));
-                    if (chi != 0.0f)
+                if (chi != 0.0f)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
                         acc1[m] = __fadd_rn(acc1[m], __fmul_rn(chi, conv[m]));
-                }
             }
             buf ^= 1;
         }
@@ -307,7 +362,9 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
             else
                 emit(zt, acc0, true);
         }
-        // The column's dose: its four partials in chunk order.
+        // The column's dose: its four partials in chunk order. The DEPOSITED
+        // tally is the same sum (per thread, then per block).
+        dep_sum += dpart;
         s_part[g][col] = dpart;
         __syncthreads();
         if (g == 0 && live) {
@@ -323,7 +380,7 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
         const int f[11] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
                            TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,
                            TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT};
-        fused_partials(v, f, A.partials, A.blocks);
+        fused_partials<sizeof v / sizeof v[0], WARPS>(v, f, A.partials, A.blocks);
         __syncthreads(); // every warp's extents are in sbox
         for (int q = threadIdx.x; q < ne; q += blockDim.x) {
             if (sbox[4 * q + 1] < 0)
@@ -337,21 +394,30 @@ __global__ void __launch_bounds__(FUSED_THREADS) fused_kernel(fused_args A)
         const double v[7] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop};
         const int f[7] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
                           TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED};
-        fused_partials(v, f, A.partials, A.blocks);
+        fused_partials<sizeof v / sizeof v[0], WARPS>(v, f, A.partials, A.blocks);
     }
+}
+
+template <int NMAX, bool STREAM>
+void launch_n(const fused_args &A, size_t smem, cudaStream_t s)
+{
+    if (A.d.nth == NMAX)
+        fused_kernel<NMAX, STREAM, true><<<A.blocks, FUSED_THREADS(NMAX), smem, s>>>(A);
+    else
+        fused_kernel<NMAX, STREAM, false><<<A.blocks, FUSED_THREADS(NMAX), smem, s>>>(A);
 }
 
 template <bool STREAM>
 cudaError_t launch(const fused_args &A, size_t smem, cudaStream_t s)
 {
     if (A.d.nth <= 16)
-        fused_kernel<16, STREAM><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
+        launch_n<16, STREAM>(A, smem, s);
     else if (A.d.nth <= 32)
-        fused_kernel<32, STREAM><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
+        launch_n<32, STREAM>(A, smem, s);
     else if (A.d.nth <= 48)
-        fused_kernel<48, STREAM><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
+        launch_n<48, STREAM>(A, smem, s);
     else if (A.d.nth <= 64)
-        fused_kernel<64, STREAM><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
+        launch_n<64, STREAM>(A, smem, s);
     else
         return cudaErrorInvalidValue;
     return cudaGetLastError();
@@ -359,14 +425,18 @@ cudaError_t launch(const fused_args &A, size_t smem, cudaStream_t s)
 
 } // namespace
 
-static_assert(SMX_DEPOSIT_CHUNK(32) == 32 / FUSED_G && SMX_DEPOSIT_CHUNK(41) == 48 / FUSED_G,
+static_assert(SMX_DEPOSIT_CHUNK(13) == 16 / FUSED_G(16) && SMX_DEPOSIT_CHUNK(32) == 32 / FUSED_G(32) &&
+                  SMX_DEPOSIT_CHUNK(41) == 48 / FUSED_G(48) && SMX_DEPOSIT_CHUNK(64) == 64 / FUSED_G(64),
               "the dose order of deposit_order.h is one chunk per thread of a column");
 
-int fused_theta_energy_supported(int64_t nth) { return nth >= 1 && nth <= 64; }
-
-int fused_step_supported(int64_t nth, int64_t ne)
+int fused_theta_energy_supported(int64_t nth, int64_t slice)
 {
-    return fused_theta_energy_supported(nth) && ne * 4 * sizeof(int) <= FUSED_STEP_MAX_BOX_SMEM;
+    return nth >= 1 && nth <= 64 && nth * slice <= INT_MAX; // offsets within a bin are int
+}
+
+int fused_step_supported(int64_t nth, int64_t slice, int64_t ne)
+{
+    return fused_theta_energy_supported(nth, slice) && ne * 4 * sizeof(int) <= FUSED_STEP_MAX_BOX_SMEM;
 }
 
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
@@ -374,6 +444,8 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
                                const box4 *box_a, const active_regions *reg, const int *stop,
                                double *partials, int blocks, cudaStream_t s)
 {
+    if (!fused_theta_energy_supported(d.nth, d.slice))
+        return cudaErrorInvalidValue;
     fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, et, stream_tables_dev{},
                  threshold, box_a, nullptr, reg, stop, partials, blocks};
     return launch<false>(A, 0, s);
@@ -385,7 +457,7 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        const active_regions *reg, const int *stop, double *partials, int blocks,
                        cudaStream_t s)
 {
-    if (st.scheme != 1 || !fused_step_supported(d.nth, d.ne))
+    if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne))
         return cudaErrorInvalidValue;
     fused_args A{psi0, psi1, step, dose, d, at, et, st, threshold, box_a, box_next, reg, stop, partials,
                  blocks};

@@ -38,10 +38,11 @@
 // Shared memory the single pass may use for its per-bin extents (ne * 16 bytes).
 #define FUSED_STEP_MAX_BOX_SMEM 32768
 
-// 1 when the fused kernel can serve this grid (n_theta it is built for).
-int fused_theta_energy_supported(int64_t nth);
+// 1 when the fused kernel can serve this grid (n_theta it is built for, and
+// one energy bin small enough for 32-bit offsets).
+int fused_theta_energy_supported(int64_t nth, int64_t slice);
 // 1 when the single pass can serve it (the shift scheme is the caller's check).
-int fused_step_supported(int64_t nth, int64_t ne);
+int fused_step_supported(int64_t nth, int64_t slice, int64_t ne);
 
 // Only the columns of reg->occupied (where psi_a holds weight) and reg->written
 // (where psi_b holds last step's values) are visited; a source bin is read only

@@ -62,8 +62,10 @@ typedef struct backend_ops {
     void (*release)(void *ctx);
 
     /* Benchmark hooks (src/bench.c). */
-    /* One step, its time measured on the device (blocking). */
-    int (*bench_step)(void *ctx, int64_t n, double *ms, smx_error *err);
+    /* Steps first .. first+count-1, enqueued back to back as in a run (no host
+     * wait between them), each timed on the device into ms[k]; blocks until
+     * all are done. */
+    int (*bench_steps)(void *ctx, int64_t first, int count, double *ms, smx_error *err);
     /* One operator (enum op_id, or 3 = end-of-step bookkeeping) on the current
      * state, timed; the state is not kept consistent (benchmark only). */
     int (*bench_op)(void *ctx, int op, double *ms, smx_error *err);

@@ -642,13 +642,17 @@ static double wall_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-static int cpu_bench_step(void *vctx, int64_t n, double *ms, smx_error *err)
+static int cpu_bench_steps(void *vctx, int64_t first, int count, double *ms, smx_error *err)
 {
-    double t0 = wall_ms();
-    int rc = cpu_step(vctx, n, err);
-    *ms = wall_ms() - t0;
-    ((cpu_ctx *)vctx)->have_last = 0;
-    return rc;
+    for (int k = 0; k < count; k++) {
+        double t0 = wall_ms();
+        int rc = cpu_step(vctx, first + k, err);
+        ms[k] = wall_ms() - t0;
+        ((cpu_ctx *)vctx)->have_last = 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 static int cpu_bench_op(void *vctx, int op, double *ms, smx_error *err)
@@ -709,7 +713,7 @@ const backend_ops backend_cpu = {
     .download_dose = cpu_download_dose,
     .describe = cpu_describe,
     .release = cpu_release,
-    .bench_step = cpu_bench_step,
+    .bench_steps = cpu_bench_steps,
     .bench_op = cpu_bench_op,
     .bench_copy = cpu_bench_copy,
     .bench_facts = cpu_bench_facts,

@@ -157,13 +157,9 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     free(psi0);
     psi0 = NULL;
     be->bench_facts(ctx, &cr->launches, &bytes, &before);
-    int64_t k = 0;
-    for (int w = 0; w < 5; w++, k++) /* warm-up */
-        if ((rc = be->bench_step(ctx, k, &ms[0], err)))
-            goto done;
-    for (int i = 0; i < steps; i++, k++)
-        if ((rc = be->bench_step(ctx, k, &ms[i], err)))
-            goto done;
+    /* Warm-up, then the timed steps, each batch enqueued as a run enqueues. */
+    if ((rc = be->bench_steps(ctx, 0, 5, ms, err)) || (rc = be->bench_steps(ctx, 5, steps, ms, err)))
+        goto done;
     be->bench_facts(ctx, &cr->launches, &bytes, &after);
     for (int op = 0; op < 4; op++) {
         double best = 1e30, v;
