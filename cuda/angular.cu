@@ -246,6 +246,19 @@ __device__ inline void for_column(const float *col, int64_t slice, int first, in
     }
 }
 
+// conv_rows for rows j0 .. j0+ROWS-1 of a column, stored to o[j * slice].
+template <typename Load>
+__device__ inline void conv_rows_store(float *o, int64_t slice, int j0, int nth, int K, const float *w,
+                                       bool circular, Load load)
+{
+    float acc[ROWS];
+    conv_rows(j0, nth, K, w, circular, load, acc);
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+        if (j0 + r < nth)
+            o[(int64_t)(j0 + r) * slice] = acc[r];
+}
+
 // ---- 1. shared-memory direct kernel -------------------------------------------
 
 template <int TC>
@@ -327,14 +340,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
                 const float *sc = s_in + col;
                 auto load = [sc](int src) { return sc[src * TC]; };
                 // Row blocks q = g, g + G, ...: rows j0 = q * ROWS .. j0 + ROWS - 1.
-                for (int j0 = g * ROWS; j0 < nth; j0 += G * ROWS) {
-                    float acc[ROWS];
-                    conv_rows(j0, nth, K, w, t.circular != 0, load, acc);
-#pragma unroll
-                    for (int r = 0; r < ROWS; r++)
-                        if (j0 + r < nth)
-                            o[(int64_t)(j0 + r) * slice] = acc[r];
-                }
+                for (int j0 = g * ROWS; j0 < nth; j0 += G * ROWS)
+                    conv_rows_store(o, slice, j0, nth, K, w, t.circular != 0, load);
             }
         }
     }
@@ -401,14 +408,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
                     float v = __ldg(col + (int64_t)src * slice);
                     return use_thr && v < threshold ? 0.0f : v;
                 };
-                for (int j0 = 0; j0 < nth; j0 += ROWS) {
-                    float acc[ROWS];
-                    conv_rows(j0, nth, K, w, t.circular != 0, load, acc);
-#pragma unroll
-                    for (int r = 0; r < ROWS; r++)
-                        if (j0 + r < nth)
-                            o[(int64_t)(j0 + r) * slice] = acc[r];
-                }
+                for (int j0 = 0; j0 < nth; j0 += ROWS)
+                    conv_rows_store(o, slice, j0, nth, K, w, t.circular != 0, load);
             }
         }
     }

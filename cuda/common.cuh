@@ -51,16 +51,40 @@ __device__ inline double block_sum(double v, double *scratch)
     return s;
 }
 
-// Writes `n` per-thread values as this block's partials (fields f0 .. f0+n-1).
+// Writes N per-thread values as this block's partials of fields f[0..N-1]:
+// per value a shuffle tree, then the warps in order (fixed order, so
+// deterministic). WARPS = warps per block. Every thread of the block must call it.
+template <int N, int WARPS = SMX_WARPS>
+__device__ inline void block_partials_at(const double (&v)[N], const int (&f)[N], double *partials,
+                                         int blocks)
+{
+    __shared__ double scratch[N][WARPS];
+    const int t = threadIdx.x;
+    __syncthreads(); // scratch may still be read by an earlier call
+    for (int q = 0; q < N; q++) {
+        double sv = v[q];
+        for (int off = 16; off > 0; off >>= 1)
+            sv += __shfl_down_sync(0xffffffffu, sv, off);
+        if ((t & 31) == 0)
+            scratch[q][t >> 5] = sv;
+    }
+    __syncthreads();
+    if (t < N) {
+        double s = 0.0;
+        for (int w = 0; w < WARPS; w++)
+            s += scratch[t][w];
+        partials[(int64_t)f[t] * blocks + blockIdx.x] = s;
+    }
+}
+
+// The same for consecutive fields f0 .. f0+N-1 (SMX_THREADS blocks).
 template <int N>
 __device__ inline void block_partials(const double (&v)[N], double *partials, int f0, int blocks)
 {
-    __shared__ double scratch[SMX_WARPS];
-    for (int k = 0; k < N; k++) {
-        double s = block_sum(v[k], scratch);
-        if (threadIdx.x == 0)
-            partials[(int64_t)(f0 + k) * blocks + blockIdx.x] = s;
-    }
+    int f[N];
+    for (int k = 0; k < N; k++)
+        f[k] = f0 + k;
+    block_partials_at<N>(v, f, partials, blocks);
 }
 
 // A rectangle of cells (inclusive); empty when z0 > z1. Boxes bound where psi

@@ -18,15 +18,13 @@
 // work among more cells but needs ~210 registers: measured slower on the H100,
 // 1.62 ms against 1.32 ms for the dense Production step.) Must match
 // SMX_DEPOSIT_CHUNK (static_assert below).
-#define FUSED_G(nmax) 4
-#define FUSED_THREADS(nmax) (FUSED_COLS * FUSED_G(nmax))
+#define FUSED_G 4
+#define FUSED_THREADS (FUSED_COLS * FUSED_G)
+#define FUSED_WARPS (FUSED_THREADS / 32)
 // Blocks per SM the register budget must allow (latency hiding: each block
 // keeps one bin of loads in flight per thread): 4 fit without spilling up to
 // 32 directions; wider tiles need the registers.
-#ifndef SMX_FUSED_MIN_BLOCKS_NARROW
-#define SMX_FUSED_MIN_BLOCKS_NARROW 4
-#endif
-#define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? SMX_FUSED_MIN_BLOCKS_NARROW : 2)
+#define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? 4 : 2)
 
 namespace {
 
@@ -49,29 +47,6 @@ struct fused_args {
     int blocks;
 };
 
-// Block sum of N per-thread doubles in a fixed order (shuffle tree, then warps
-// in order), written as this block's partials of fields f[0..N-1].
-template <int N, int WARPS>
-__device__ void fused_partials(const double (&v)[N], const int (&f)[N], double *partials, int blocks)
-{
-    __shared__ double scratch[N][WARPS];
-    const int t = threadIdx.x;
-    for (int q = 0; q < N; q++) {
-        double sv = v[q];
-        for (int off = 16; off > 0; off >>= 1)
-            sv += __shfl_down_sync(FULL, sv, off);
-        if ((t & 31) == 0)
-            scratch[q][t >> 5] = sv;
-    }
-    __syncthreads();
-    if (t < N) {
-        double s = 0.0;
-        for (int w = 0; w < WARPS; w++)
-            s += scratch[t][w];
-        partials[(int64_t)f[t] * blocks + blockIdx.x] = s;
-    }
-}
-
 // Per column of a tile, the facts about this thread's directions that do not
 // change from bin to bin: which targets lie in the domain, which own cells no
 // visited column reaches, and the extent of the in-domain targets.
@@ -82,14 +57,13 @@ struct column_moves {
 
 // EXACT: nth == NMAX, so every thread's M directions exist (no guards).
 template <int NMAX, bool STREAM, bool EXACT>
-__global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) fused_kernel(fused_args A)
+__global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_kernel(fused_args A)
 {
-    constexpr int G = FUSED_G(NMAX), WARPS = FUSED_THREADS(NMAX) / 32;
-    constexpr int M = NMAX / G; // directions per thread = SMX_DEPOSIT_CHUNK(nth)
+    constexpr int M = NMAX / FUSED_G; // directions per thread = SMX_DEPOSIT_CHUNK(nth)
     __shared__ float s_in[2][NMAX][FUSED_COLS];
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
     __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
-    __shared__ double s_part[G][FUSED_COLS];
+    __shared__ double s_part[FUSED_G][FUSED_COLS];
     extern __shared__ int sbox[]; // single pass: [ne][4] this block's non-zero output extent
     if (*A.stop)
         return;
@@ -118,7 +92,6 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     __syncthreads();
 
     const int col = threadIdx.x % FUSED_COLS, g = threadIdx.x / FUSED_COLS;
-    static_assert(G * M == NMAX, "a column's threads own all its directions");
     const int j0 = g * M; // this thread's directions j0 .. j0 + M - 1 (those < nth)
     const bool any_dir = EXACT || j0 < nth;
     auto dir_ok = [&](int m) { return EXACT || j0 + m < nth; };
@@ -380,7 +353,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         const int f[11] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
                            TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,
                            TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT};
-        fused_partials<sizeof v / sizeof v[0], WARPS>(v, f, A.partials, A.blocks);
+        block_partials_at<sizeof v / sizeof v[0], FUSED_WARPS>(v, f, A.partials, A.blocks);
         __syncthreads(); // every warp's extents are in sbox
         for (int q = threadIdx.x; q < ne; q += blockDim.x) {
             if (sbox[4 * q + 1] < 0)
@@ -394,7 +367,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         const double v[7] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop};
         const int f[7] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
                           TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED};
-        fused_partials<sizeof v / sizeof v[0], WARPS>(v, f, A.partials, A.blocks);
+        block_partials_at<sizeof v / sizeof v[0], FUSED_WARPS>(v, f, A.partials, A.blocks);
     }
 }
 
@@ -402,9 +375,9 @@ template <int NMAX, bool STREAM>
 void launch_n(const fused_args &A, size_t smem, cudaStream_t s)
 {
     if (A.d.nth == NMAX)
-        fused_kernel<NMAX, STREAM, true><<<A.blocks, FUSED_THREADS(NMAX), smem, s>>>(A);
+        fused_kernel<NMAX, STREAM, true><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
     else
-        fused_kernel<NMAX, STREAM, false><<<A.blocks, FUSED_THREADS(NMAX), smem, s>>>(A);
+        fused_kernel<NMAX, STREAM, false><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
 }
 
 template <bool STREAM>
@@ -425,8 +398,8 @@ cudaError_t launch(const fused_args &A, size_t smem, cudaStream_t s)
 
 } // namespace
 
-static_assert(SMX_DEPOSIT_CHUNK(13) == 16 / FUSED_G(16) && SMX_DEPOSIT_CHUNK(32) == 32 / FUSED_G(32) &&
-                  SMX_DEPOSIT_CHUNK(41) == 48 / FUSED_G(48) && SMX_DEPOSIT_CHUNK(64) == 64 / FUSED_G(64),
+static_assert(SMX_DEPOSIT_CHUNK(13) == 16 / FUSED_G && SMX_DEPOSIT_CHUNK(32) == 32 / FUSED_G &&
+                  SMX_DEPOSIT_CHUNK(41) == 48 / FUSED_G && SMX_DEPOSIT_CHUNK(64) == 64 / FUSED_G,
               "the dose order of deposit_order.h is one chunk per thread of a column");
 
 int fused_theta_energy_supported(int64_t nth, int64_t slice)
