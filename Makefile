@@ -32,8 +32,10 @@ LDFLAGS      += -fopenmp -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
 LDLIBS        = $(PKG_LIBS) -lm
 
 CUDA_HOME    ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
-# --fmad=false: no fused multiply-add, so that the kernels round exactly like
-# the C reference (same operations in the same order give the same bits).
+# --fmad=false: no implicit contraction into fused multiply-adds, so that the
+# kernels round exactly like the C reference (same operations in the same order
+# give the same bits); where both want an FMA they say so (__fmaf_rn / fmaf,
+# src/fma_rows.h).
 NVCCFLAGS    ?= -O3 -lineinfo --fmad=false
 ALL_NVCCFLAGS = -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror \
                 -Werror all-warnings -Isrc -I$(BUILD)

@@ -58,10 +58,10 @@
 // smx_fail links against the C definition.
 //
 // Exactness: both direct kernels sum for d ascending from -K starting from
-// 0.0f with explicitly rounded __fmul_rn / __fadd_rn (never contracted into an
-// FMA, whatever --fmad says), which is exactly the CPU's
-// `out[x] = 0; out[x] += w[d] * in[src][x]` in IEEE single precision, so with
-// threshold 0 the result is bitwise the CPU's. Tallies are doubles formed in a
+// 0.0f with explicit fused multiply-adds (__fmaf_rn, one rounding per term),
+// which is exactly the CPU's `out[x] = 0; out[x] = fmaf(w[d], in[src][x],
+// out[x])` (src/fma_rows.h) in IEEE single precision, so with threshold 0 the
+// result is bitwise the CPU's. Tallies are doubles formed in a
 // different order than the CPU's, so they agree to rounding (~1e-15 relative).
 //
 // Tallies (per-block partials, common.cuh): for a column of energy bin ie with

@@ -4,7 +4,8 @@
 // Semantics are those of op_theta() in src/backend_cpu.c (the oracle):
 //   out[ie][j][z][x] = sum_{d=-K..K} w[d] * in[ie][j-d][z][x]
 // with j-d wrapped (circular, full mode) or skipped (window mode), summed for
-// d ascending from -K so that, with --fmad=false, the result is bitwise the CPU's.
+// d ascending from -K by fused multiply-adds, as the CPU, so that the result is
+// bitwise the CPU's.
 // Tallies (per-block partials, see common.cuh):
 //   TF_W/E_THETA_BOUNDARY: window mode, sum_j in[j] * boundary_frac[kernel][j] (x E[ie])
 //   TF_W/E_THETA_CUTOFF:   sum_j in[j] * (1 - weight_sum[kernel]) (x E[ie]),
@@ -23,6 +24,7 @@ struct angular_tables_dev {
     const int *offset;           // [n_kernels]
     const int *half_width;       // [n_kernels]
     const int *kernel_of_energy; // [ne]
+    const int4 *bin_step;        // [ne] {kernel id, its K, its offset, energy target[ie]}: one load per bin
     const double *weight_sum;    // [n_kernels]
     const double *boundary_frac; // [n_kernels][nth] (zeros in full mode)
     const double *E;             // [ne] bin centres, MeV

@@ -257,7 +257,8 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
     b += align_up((size_t)g->slice * sizeof(double));
     b += align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) + align_up(blocks * sizeof(int));
     b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) + align_up(sizeof(int));
-    b += align_up(nw * sizeof(float)) + 3 * align_up(nk * sizeof(int)) + align_up(nk * sizeof(double));
+    b += align_up(nw * sizeof(float)) + 2 * align_up(nk * sizeof(int)) + align_up(ne * sizeof(int));
+    b += align_up(ne * sizeof(int4)) + align_up(nk * sizeof(double));
     b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
     b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
@@ -500,6 +501,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->reg = a.take<active_regions>(1);
     float *w = a.take<float>(nw);
     int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(ne);
+    int4 *bk = a.take<int4>(ne);
     double *wsum = a.take<double>(nk), *bfrac = a.take<double>(nk * nth);
     double *E = a.take<double>(ne), *dep = a.take<double>(ne);
     int *tg = a.take<int>(ne);
@@ -516,7 +518,13 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         const energy_gather_entry &ge = s->el.gather[i];
         hg[i] = energy_gather_dev{{ge.src[0], ge.src[1]}, {ge.coeff[0], ge.coeff[1]}, ge.count};
     }
+    std::vector<int4> hbk(ne);
+    for (size_t i = 0; i < ne; i++) {
+        const int k = s->ak.kernel_of_energy[i];
+        hbk[i] = int4{k, s->ak.half_width[k], s->ak.offset[k], s->el.target[i]};
+    }
     int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
+             upload_array(bk, hbk.data(), ne, err) ||
              upload_array(hw, s->ak.half_width, nk, err) ||
              upload_array(koe, s->ak.kernel_of_energy, ne, err) ||
              upload_array(wsum, s->ak.weight_sum, nk, err) ||
@@ -530,7 +538,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
              upload_array(sz, s->st.sz, nth, err);
     if (rc)
         return err->code;
-    c->at = angular_tables_dev{w, off, hw, koe, wsum, bfrac, E, (int)nk, mhw, g->angle_mode == ANGLE_FULL};
+    c->at = angular_tables_dev{w, off, hw, koe, bk, wsum, bfrac, E, (int)nk, mhw, g->angle_mode == ANGLE_FULL};
     c->et = energy_tables_dev{tg, clo, chi, dep, gat, E};
     c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
     // How far one step can move weight, over all directions (bounds the active region).

@@ -60,7 +60,7 @@ __global__ void energy_gather_kernel(float *psi, dev_dims d, energy_tables_dev t
             else if (e.count == 1)
                 v = e.coeff[0] * p[e.src[0] * estride];
             else
-                v = e.coeff[0] * p[e.src[0] * estride] + e.coeff[1] * p[e.src[1] * estride];
+                v = __fmaf_rn(e.coeff[1], p[e.src[1] * estride], __fmul_rn(e.coeff[0], p[e.src[0] * estride]));
             p[j * estride] = v;
         }
     }
@@ -82,9 +82,9 @@ __global__ void energy_scatter_kernel(float *psi, dev_dims d, energy_tables_dev 
                 continue;
             const float lo = t.c_lo[s], hi = t.c_hi[s];
             if (lo != 0.0f)
-                p[tg * estride] += lo * v;
+                p[tg * estride] = __fmaf_rn(lo, v, p[tg * estride]);
             if (hi != 0.0f && tg + 1 < d.ne)
-                p[(tg + 1) * estride] += hi * v;
+                p[(tg + 1) * estride] = __fmaf_rn(hi, v, p[(tg + 1) * estride]);
         }
     }
 }

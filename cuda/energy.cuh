@@ -5,11 +5,12 @@
 //   in the CPU's order (ie ascending, then th ascending), in double; stopped
 //   bins (target < 0) add their weight and energy to ENERGY_STOPPED.
 // energy_gather: one thread per (th, z, x) column, IN PLACE: for target j
-//   ascending, psi[j] = c0 psi[s0] + c1 psi[s1] from the gather LUT. In place is
+//   ascending, psi[j] = fma(c1, psi[s1], c0 psi[s0]) from the gather LUT. In place is
 //   safe because every source of j lies at or above j and the thread owns its column.
 // energy_scatter: the fallback, same column ownership, sources ascending: each
 //   source is consumed and added into its two targets (at or below it).
-// Both are atomic-free; with --fmad=false both are bitwise the CPU's.
+// Both are atomic-free and round exactly as the CPU (explicit __fmul_rn and
+// __fmaf_rn, as src/fma_rows.h), so both are bitwise the CPU's.
 #ifndef SMX_CUDA_ENERGY_CUH
 #define SMX_CUDA_ENERGY_CUH
 

@@ -25,10 +25,41 @@
 // keeps one bin of loads in flight per thread): 4 fit without spilling up to
 // 32 directions; wider tiles need the registers.
 #define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? 4 : 2)
+// Widest kernel convolved from the padded stage: one thread stages one weight
+// (2 kp + CONV_TAPS_PER_BLOCK <= FUSED_THREADS). Wider kernels (the lowest
+// energies of very coarse angle grids) take conv_rows with bounds checks.
+#define FUSED_MAX_KP 62
 
 namespace {
 
 constexpr unsigned FULL = 0xffffffffu;
+
+// A pointer the compiler cannot see through: offsets added to it stay 32-bit
+// adds of a 64-bit base (one IMAD.WIDE per access), instead of being folded
+// into 64-bit index arithmetic redone for every access (~5 instructions each).
+template <typename T>
+__device__ __forceinline__ T *opaque(T *p)
+{
+    asm("" : "+l"(p));
+    return p;
+}
+
+// Pairwise float sum of the first n of M values (a tally: rounding ~2e-7
+// relative at most for M = 16, far below the 1e-6 balance).
+template <int M>
+__device__ __forceinline__ float pair_sum(const float (&v)[M], int n)
+{
+    float t[M];
+#pragma unroll
+    for (int m = 0; m < M; m++)
+        t[m] = m < n ? v[m] : 0.0f;
+#pragma unroll
+    for (int w = 1; w < M; w *= 2)
+#pragma unroll
+        for (int m = 0; m + w < M; m += 2 * w)
+            t[m] += t[m + w];
+    return t[0];
+}
 
 struct fused_args {
     float *psi0, *psi1; // single pass: in = psi[n & 1], out = the other; else in psi0, out psi1
@@ -45,7 +76,31 @@ struct fused_args {
     const int *stop;
     double *partials;
     int blocks;
+    int kp; // kernels of half-width K <= kp convolve from the padded stage (fused_layout)
 };
+
+// Dynamic shared memory of one block: the two stages of the bin being
+// convolved, each NMAX directions of FUSED_COLS columns with kp + U - 1 rows
+// below and kp rows above (zeros in window mode, wrapped copies in circular
+// mode, so that conv_padded needs no bounds logic); the two stages' weights
+// (2 kp + U each: the kernel, then zeros); and, single pass, the per-bin
+// extents (ne x 4 ints).
+struct fused_layout {
+    int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
+    size_t w_off, box_off, bytes;
+};
+
+__host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream)
+{
+    fused_layout L;
+    L.lo = kp + CONV_TAPS_PER_BLOCK - 1;
+    L.rows = L.lo + nmax + kp;
+    L.wn = 2 * kp + CONV_TAPS_PER_BLOCK;
+    L.w_off = (size_t)2 * L.rows * FUSED_COLS * sizeof(float);
+    L.box_off = L.w_off + (size_t)2 * L.wn * sizeof(float);
+    L.bytes = L.box_off + (stream ? (size_t)ne * 4 * sizeof(int) : 0);
+    return L;
+}
 
 // Per column of a tile, the facts about this thread's directions that do not
 // change from bin to bin: which targets lie in the domain, which own cells no
@@ -60,11 +115,14 @@ template <int NMAX, bool STREAM, bool EXACT>
 __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_kernel(fused_args A)
 {
     constexpr int M = NMAX / FUSED_G; // directions per thread = SMX_DEPOSIT_CHUNK(nth)
-    __shared__ float s_in[2][NMAX][FUSED_COLS];
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
     __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
     __shared__ double s_part[FUSED_G][FUSED_COLS];
-    extern __shared__ int sbox[]; // single pass: [ne][4] this block's non-zero output extent
+    extern __shared__ float4 dyn_smem[]; // fused_layout
+    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
+    float *s_in = reinterpret_cast<float *>(dyn_smem);
+    float *s_w = reinterpret_cast<float *>(reinterpret_cast<char *>(dyn_smem) + L.w_off);
+    int *sbox = reinterpret_cast<int *>(reinterpret_cast<char *>(dyn_smem) + L.box_off);
     if (*A.stop)
         return;
     const dev_dims d = A.d;
@@ -82,6 +140,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
         s_move[1][j] = mx;
         s_toff[j] = j * slice + mz * nx + mx;
     }
+    for (int i = threadIdx.x; i < 2 * L.rows * FUSED_COLS; i += blockDim.x)
+        s_in[i] = 0.0f; // the padding rows stay zero in window mode
     if (STREAM)
         for (int k = threadIdx.x; k < ne; k += blockDim.x) {
             sbox[4 * k + 0] = INT_MAX;
@@ -109,10 +169,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
     // Target bins to write: those receiving weight now and those the output
     // buffer still holds; every other bin of it is zero.
     const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
-    // Directions whose theta boundary tally can be non-zero (window mode: the
-    // kernel reaches past an edge only within half_width of it).
-    const int edge_k = at.circular ? -1 : at.max_half_width;
-    const bool edge_thread = edge_k >= 0 && (j0 < edge_k || j0 + M > nth - edge_k);
+    const int n_dirs = EXACT ? M : max(0, min(M, nth - j0)); // directions j0 .. j0 + n_dirs - 1 exist
+    const unsigned dir_mask = (1u << n_dirs) - 1u; // n_dirs <= 16
 
     for (int64_t base = (int64_t)blockIdx.x * FUSED_COLS; base < ncols;
          base += (int64_t)gridDim.x * FUSED_COLS) {
@@ -148,33 +206,44 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
         // streaming, with the leak, the output sums and the extent measured.
         // Called by every thread of the block for the same T.
         auto emit = [&](int64_t T, const float(&v)[M], bool zero) {
-            float *pt = out + T * estride + c;
-            unsigned nzm = 0u;
+            float *pt = opaque(out + T * estride + c);
+            bool any_nz = false, all_nz = true; // over this thread's in-domain targets
             if (live) {
-                double kept = 0.0;
+                if (cm.in_domain == dir_mask) { // every target inside the domain: the usual case
 #pragma unroll
-                for (int m = 0; m < M; m++) {
-                    if (!dir_ok(m) || !(cm.in_domain & (1u << m)))
-                        continue;
-                    const float val = zero ? 0.0f : v[m];
-                    pt[s_toff[j0 + m]] = val;
-                    if (STREAM && val != 0.0f) {
-                        nzm |= 1u << m;
-                        kept += val;
+                    for (int m = 0; m < M; m++) {
+                        if (!dir_ok(m))
+                            continue;
+                        const float val = zero ? 0.0f : v[m];
+                        pt[s_toff[j0 + m]] = val;
+                        any_nz = any_nz || val != 0.0f;
+                        all_nz = all_nz && val != 0.0f;
                     }
-                }
-                if (STREAM && cm.own_zero)
+                    if (STREAM && !zero) {
+                        const float kept = pair_sum(v, n_dirs);
+                        if (kept != 0.0f) {
+                            const double E = et.E[T];
+                            wout += kept;
+                            eout += (double)kept * E;
+                        }
+                    }
+                } else {
+                    double kept = 0.0, leaked = 0.0;
 #pragma unroll
-                    for (int m = 0; m < M; m++)
-                        if (cm.own_zero & (1u << m))
-                            pt[(int64_t)(j0 + m) * slice] = 0.0f;
-                if (STREAM && !zero) {
-                    double leaked = 0.0;
-#pragma unroll
-                    for (int m = 0; m < M; m++)
-                        if (dir_ok(m) && !(cm.in_domain & (1u << m)))
-                            leaked += v[m];
-                    if (kept != 0.0 || leaked != 0.0) {
+                    for (int m = 0; m < M; m++) {
+                        if (!dir_ok(m))
+                            continue;
+                        const float val = zero ? 0.0f : v[m];
+                        if (cm.in_domain & (1u << m)) {
+                            pt[s_toff[j0 + m]] = val;
+                            any_nz = any_nz || val != 0.0f;
+                            all_nz = all_nz && val != 0.0f;
+                            kept += val;
+                        } else {
+                            leaked += val;
+                        }
+                    }
+                    if (STREAM && (kept != 0.0 || leaked != 0.0)) {
                         const double E = et.E[T];
                         wout += kept;
                         eout += kept * E;
@@ -182,14 +251,19 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
                         le += leaked * E;
                     }
                 }
+                if (STREAM && cm.own_zero)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (cm.own_zero & (1u << m))
+                            pt[(j0 + m) * slice] = 0.0f;
             }
-            if (STREAM && __any_sync(FULL, nzm != 0u)) {
+            if (STREAM && __any_sync(FULL, any_nz)) {
                 int zlo = cm.zlo, zhi = cm.zhi, xlo = cm.xlo, xhi = cm.xhi;
-                if (nzm != cm.in_domain) { // some directions hold zero: the exact extent
+                if (!any_nz || !all_nz) { // some directions hold zero: the exact extent
                     zlo = xlo = INT_MAX, zhi = xhi = -1;
 #pragma unroll
                     for (int m = 0; m < M; m++)
-                        if (nzm & (1u << m)) {
+                        if (any_nz && (cm.in_domain & (1u << m)) && v[m] != 0.0f) {
                             const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
                             zlo = min(zlo, tz), zhi = max(zhi, tz);
                             xlo = min(xlo, tx), xhi = max(xhi, tx);
@@ -218,19 +292,38 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
         // convolved, so its memory latency is hidden.
         float cur[M];
         bool cur_has = false; // this column holds weight in the fetched bin
+        int cur_kid = 0, cur_K = 0, cur_tg = -1;
+        float cur_w = 0.0f; // weight t = threadIdx.x of the fetched bin's kernel (padded stage)
+        // The bin-step entry and box of the bin fetched next are loaded one
+        // fetch ahead, so that no load in fetch waits on another load.
+        int4 nb_step = make_int4(0, 0, 0, -1);
+        box4 nb_box{};
         auto fetch = [&](int64_t sb) {
-            const box4 b = A.box_a[sb];
+            const int4 bs = nb_step;
+            const box4 b = nb_box;
+            if (sb < src_hi) {
+                nb_step = at.bin_step[sb + 1];
+                nb_box = A.box_a[sb + 1];
+            }
+            cur_kid = bs.x, cur_K = bs.y, cur_tg = bs.w;
+            const int t = threadIdx.x;
+            cur_w = cur_K <= A.kp && t <= 2 * cur_K ? __ldg(at.weights + bs.z + t) : 0.0f;
             cur_has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
-            const float *p = pin + sb * estride;
+            const float *p = opaque(pin + sb * estride);
 #pragma unroll
-            for (int m = 0; m < M; m++)
-                cur[m] = (cur_has && dir_ok(m)) ? __ldg(p + m * slice) : 0.0f;
+            for (int m = 0; m < M; m++) {
+                cur[m] = (cur_has && dir_ok(m)) ? __ldg(p) : 0.0f;
+                p = opaque(p + slice); // one IMAD.WIDE per load
+            }
         };
-        if (src_lo <= src_hi)
+        if (src_lo <= src_hi) {
+            nb_step = at.bin_step[src_lo];
+            nb_box = A.box_a[src_lo];
             fetch(src_lo);
+        }
         int buf = 0;
         for (int64_t s = src_lo; s <= src_hi; s++) {
-            const int tg = et.target[s];
+            const int tg = cur_tg;
             // Target bookkeeping depends on the bin only, so it is uniform.
             if (tg >= 0) {
                 if (T0 < 0)
@@ -249,25 +342,27 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
                 }
             }
             const bool has = cur_has;
-            const int kid = at.kernel_of_energy[s];
+            const int kid = cur_kid, K = cur_K;
             if (has) {
-                // Theta tallies: the total in float (it only scales the
-                // kernel's truncation, 1 - weight_sum, a ~1e-7 channel).
-                float total = 0.0f;
-                double dropped = 0.0, bnd = 0.0;
+                // Theta tallies in float within the thread (~1e-7 channels:
+                // the total only scales the kernel's truncation, 1 - weight_sum).
+                float lowest = INFINITY;
 #pragma unroll
-                for (int m = 0; m < M; m++) {
-                    if (!dir_ok(m))
-                        continue;
-                    float v = cur[m];
-                    if (v < A.threshold) {
-                        dropped += v;
-                        v = 0.0f;
-                    }
-                    cur[m] = v;
-                    total += v;
-                }
-                if (edge_thread) {
+                for (int m = 0; m < M; m++)
+                    if (dir_ok(m))
+                        lowest = fminf(lowest, cur[m]);
+                float dropped = 0.0f;
+                if (!(lowest >= A.threshold)) // some weight below the threshold: drop it
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (dir_ok(m) && cur[m] < A.threshold) {
+                            dropped += cur[m];
+                            cur[m] = 0.0f;
+                        }
+                const float total = pair_sum(cur, n_dirs);
+                double bnd = 0.0;
+                // Window mode: only directions within K of an edge scatter past it.
+                if (!at.circular && (j0 < K || j0 + M > nth - K)) {
                     const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
 #pragma unroll
                     for (int m = 0; m < M; m++)
@@ -275,17 +370,30 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
                             bnd += (double)cur[m] * bf[m];
                 }
                 const double E = et.E[s];
-                const double cut = (double)total * (1.0 - at.weight_sum[kid]) + dropped;
+                const double cut = (double)total * (1.0 - at.weight_sum[kid]) + (double)dropped;
                 tb += bnd;
                 eb += bnd * E;
                 tc += cut;
                 ec += cut * E;
             }
-            float *row = &s_in[buf][j0][col];
+            float *stage = s_in + (size_t)buf * L.rows * FUSED_COLS + L.lo * FUSED_COLS + col; // direction 0
+            float *row = stage + j0 * FUSED_COLS;
 #pragma unroll
             for (int m = 0; m < M; m++)
                 if (dir_ok(m))
                     row[m * FUSED_COLS] = cur[m];
+            if (at.circular) // wrapped copies into the padding rows
+#pragma unroll
+                for (int m = 0; m < M; m++) {
+                    if (!dir_ok(m))
+                        continue;
+                    for (int q = j0 + m - nth; q >= -L.lo; q -= nth)
+                        stage[q * FUSED_COLS] = cur[m];
+                    for (int q = j0 + m + nth; q < NMAX + A.kp; q += nth)
+                        stage[q * FUSED_COLS] = cur[m];
+                }
+            if (K <= A.kp && threadIdx.x < L.wn)
+                s_w[buf * L.wn + threadIdx.x] = cur_w;
             if (s < src_hi)
                 fetch(s + 1); // in flight during the convolution below
             // s_in[buf] complete; no column of the tile holding weight in bin s
@@ -295,11 +403,12 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
                 continue;
             }
             float conv[M];
-            if (any_dir) {
-                const int K = at.half_width[kid];
+            if (any_dir && K <= A.kp) {
+                conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, s_w + buf * L.wn, conv);
+            } else if (any_dir) { // a kernel wider than the padding
                 const float *w = at.weights + at.offset[kid] + K;
-                const float(*sb)[FUSED_COLS] = s_in[buf];
-                conv_rows(j0, nth, K, w, at.circular != 0, [&](int src) { return sb[src][col]; }, conv);
+                conv_rows(j0, nth, K, w, at.circular != 0, [&](int src) { return stage[src * FUSED_COLS]; },
+                          conv);
             } else {
 #pragma unroll
                 for (int m = 0; m < M; m++)
@@ -318,11 +427,11 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
                 const float clo = et.c_lo[s], chi = et.c_hi[s];
 #pragma unroll
                 for (int m = 0; m < M; m++)
-                    acc0[m] = __fadd_rn(acc0[m], __fmul_rn(clo, conv[m]));
+                    acc0[m] = __fmaf_rn(clo, conv[m], acc0[m]);
                 if (chi != 0.0f)
 #pragma unroll
                     for (int m = 0; m < M; m++)
-                        acc1[m] = __fadd_rn(acc1[m], __fmul_rn(chi, conv[m]));
+                        acc1[m] = __fmaf_rn(chi, conv[m], acc1[m]);
             }
             buf ^= 1;
         }
@@ -372,28 +481,33 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
 }
 
 template <int NMAX, bool STREAM>
-void launch_n(const fused_args &A, size_t smem, cudaStream_t s)
+cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
-    if (A.d.nth == NMAX)
-        fused_kernel<NMAX, STREAM, true><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
-    else
-        fused_kernel<NMAX, STREAM, false><<<A.blocks, FUSED_THREADS, smem, s>>>(A);
+    A.kp = min(A.at.max_half_width, FUSED_MAX_KP);
+    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
+    void (*k)(fused_args) =
+        A.d.nth == NMAX ? fused_kernel<NMAX, STREAM, true> : fused_kernel<NMAX, STREAM, false>;
+    if (L.bytes > 48 * 1024) { // above the default limit: opt in (up to 227 KB on sm_90)
+        const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
+        if (e != cudaSuccess)
+            return e;
+    }
+    k<<<A.blocks, FUSED_THREADS, L.bytes, s>>>(A);
+    return cudaGetLastError();
 }
 
 template <bool STREAM>
-cudaError_t launch(const fused_args &A, size_t smem, cudaStream_t s)
+cudaError_t launch(const fused_args &A, cudaStream_t s)
 {
     if (A.d.nth <= 16)
-        launch_n<16, STREAM>(A, smem, s);
-    else if (A.d.nth <= 32)
-        launch_n<32, STREAM>(A, smem, s);
-    else if (A.d.nth <= 48)
-        launch_n<48, STREAM>(A, smem, s);
-    else if (A.d.nth <= 64)
-        launch_n<64, STREAM>(A, smem, s);
-    else
-        return cudaErrorInvalidValue;
-    return cudaGetLastError();
+        return launch_n<16, STREAM>(A, s);
+    if (A.d.nth <= 32)
+        return launch_n<32, STREAM>(A, s);
+    if (A.d.nth <= 48)
+        return launch_n<48, STREAM>(A, s);
+    if (A.d.nth <= 64)
+        return launch_n<64, STREAM>(A, s);
+    return cudaErrorInvalidValue;
 }
 
 } // namespace
@@ -420,8 +534,8 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
     if (!fused_theta_energy_supported(d.nth, d.slice))
         return cudaErrorInvalidValue;
     fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, et, stream_tables_dev{},
-                 threshold, box_a, nullptr, reg, stop, partials, blocks};
-    return launch<false>(A, 0, s);
+                 threshold, box_a, nullptr, reg, stop, partials, blocks, 0};
+    return launch<false>(A, s);
 }
 
 cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *dose, dev_dims d,
@@ -433,6 +547,6 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne))
         return cudaErrorInvalidValue;
     fused_args A{psi0, psi1, step, dose, d, at, et, st, threshold, box_a, box_next, reg, stop, partials,
-                 blocks};
-    return launch<true>(A, (size_t)d.ne * 4 * sizeof(int), s);
+                 blocks, 0};
+    return launch<true>(A, s);
 }

@@ -15,6 +15,7 @@
 
 #include "backend.h"
 #include "deposit_order.h"
+#include "fma_rows.h"
 
 typedef struct box {
     int z0, z1, x0, x1; /* inclusive; empty when z0 > z1 */
@@ -127,10 +128,7 @@ static void op_theta(cpu_ctx *c, step_tally *t)
                     src = ((src % nth) + nth) % nth;
                 else if (src < 0 || src >= nth)
                     continue;
-                const float *r = in + (size_t)src * nxb;
-                float wd = w[d];
-                for (int x = 0; x < nxb; x++)
-                    out[x] += wd * r[x];
+                rows_fma(out, in + (size_t)src * nxb, w[d], nxb);
             }
         }
         double E = g->E.centres[ie];
@@ -238,9 +236,8 @@ static void op_energy(cpu_ctx *c, step_tally *t)
                 } else {
                     const float *s0 = plane(c, c->cur, e->src[0], j) + (int64_t)z * g->nx;
                     const float *s1 = plane(c, c->cur, e->src[1], j) + (int64_t)z * g->nx;
-                    float c0 = e->coeff[0], c1 = e->coeff[1];
-                    for (int x = reg.x0; x <= reg.x1; x++)
-                        dst[x] = c0 * s0[x] + c1 * s1[x];
+                    rows_gather2(dst + reg.x0, e->coeff[0], s0 + reg.x0, e->coeff[1], s1 + reg.x0,
+                                 reg.x1 - reg.x0 + 1);
                 }
             } else {
                 /* Scatter: consume source ie, add into targets at or below it. */
@@ -256,9 +253,9 @@ static void op_energy(cpu_ctx *c, step_tally *t)
                     float v = src[x];
                     src[x] = 0.0f;
                     if (t0 && clo != 0.0f)
-                        t0[x] += clo * v;
+                        t0[x] = fmaf(clo, v, t0[x]);
                     if (t1 && chi != 0.0f)
-                        t1[x] += chi * v;
+                        t1[x] = fmaf(chi, v, t1[x]);
                 }
             }
         }

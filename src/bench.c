@@ -49,6 +49,7 @@ typedef struct case_result {
     char grid[16], kind[16], label[96];
     int ne, nth, nz, nx, steps;
     double mean_ms, p95_ms, min_ms;
+    double *step_ms; /* the timed steps in order (the work can change as the state evolves) */
     double op_ms[4];
     int launches;
     double bytes_dense, copy_bps, floor_ms, mem_before, mem_after;
@@ -175,6 +176,8 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     double sum = 0.0;
     for (int i = 0; i < steps; i++)
         sum += ms[i];
+    if ((cr->step_ms = malloc(steps * sizeof *cr->step_ms)))
+        memcpy(cr->step_ms, ms, steps * sizeof *ms);
     qsort(ms, steps, sizeof *ms, cmp_double);
     cr->mean_ms = sum / steps;
     cr->p95_ms = ms[(int)ceil(0.95 * steps) - 1];
@@ -245,12 +248,15 @@ static void json_case(FILE *f, const case_result *c, int last)
             "\"min_ms\": %.6f, \"theta_ms\": %.6f, \"energy_ms\": %.6f, \"stream_ms\": %.6f, "
             "\"bookkeeping_ms\": %.6f, \"launches_per_step\": %d, \"dense_bytes_per_step\": %.0f, "
             "\"copy_bandwidth_GBps\": %.3f, \"floor_ms\": %.6f, \"mean_over_floor\": %.4f, "
-            "\"device_mem_before_GB\": %.4f, \"device_mem_after_GB\": %.4f}%s\n",
+            "\"device_mem_before_GB\": %.4f, \"device_mem_after_GB\": %.4f, \"step_ms\": [",
             c->grid, c->kind, c->label, c->ne, c->nth, c->nz, c->nx, c->steps, c->mean_ms, c->p95_ms,
             c->min_ms, c->op_ms[0], c->op_ms[1], c->op_ms[2], c->op_ms[3], c->launches,
             c->bytes_dense, c->copy_bps / 1e9, c->floor_ms,
             c->floor_ms > 0 ? c->mean_ms / c->floor_ms : 0.0, c->mem_before / 1e9,
-            c->mem_after / 1e9, last ? "" : ",");
+            c->mem_after / 1e9);
+    for (int i = 0; c->step_ms && i < c->steps; i++)
+        fprintf(f, "%s%.4f", i ? ", " : "", c->step_ms[i]);
+    fprintf(f, "]}%s\n", last ? "" : ",");
 }
 
 int bench_main(const bench_options *o, const backend_ops *be, const char *device_name,
@@ -327,6 +333,8 @@ int bench_main(const bench_options *o, const backend_ops *be, const char *device
         printf("wrote %s\n", o->json);
     }
 done:
+    for (int i = 0; i < 64; i++)
+        free(res[i].step_ms);
     free(res);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include "analysis.h"
 #include "backend_runner.h"
 #include "check.h"
+#include "fma_rows.h"
 #include "random_psi.h"
 #include "sim_fixture.h"
 #include "source.h"
@@ -72,9 +73,46 @@ static void check_lut(const char *name, const fixture *f)
     energy_lut_free(&lut);
 }
 
+/* The row FMA helpers against libm's fmaf element by element (bitwise: both
+ * round once), on lengths that exercise the vector body and its tail; and at
+ * least one element where the unfused w * v + d rounds differently, so that a
+ * helper doing two roundings would fail. */
+static void check_fma_rows(void)
+{
+    enum { N = 1037 };
+    float *d = malloc(N * sizeof *d), *e = malloc(N * sizeof *e), *v = malloc(N * sizeof *v),
+          *u = malloc(N * sizeof *u), *g = malloc(N * sizeof *g);
+    uint64_t r = 0x2545f4914f6cdd1dull;
+    for (int i = 0; i < N; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        v[i] = (float)((r >> 40) * 0x1p-24) + 0.5f;
+        u[i] = (float)((r & 0xffffff) * 0x1p-24) + 0.25f;
+        d[i] = e[i] = (float)(((r >> 20) & 0xfffff) * 0x1p-20);
+    }
+    const float w = 0.3183099f, c0 = 0.7071068f, c1 = 0.2928932f;
+    int unfused_differs = 0;
+    for (int n = N; n >= N - 9; n -= 3) { /* several tails */
+        memcpy(d, e, N * sizeof *d);
+        rows_fma(d, v, w, n);
+        rows_gather2(g, c0, v, c1, u, n);
+        int bad = 0;
+        for (int i = 0; i < n; i++) {
+            bad += d[i] != fmaf(w, v[i], e[i]) || g[i] != fmaf(c1, u[i], c0 * v[i]);
+            volatile float p = w * v[i];
+            unfused_differs |= d[i] != p + e[i];
+        }
+        for (int i = n; i < N; i++)
+            bad += d[i] != e[i]; /* nothing past n written */
+        CHECK_MSG(bad == 0, "rows_fma / rows_gather2, n = %d: %d elements differ from fmaf", n, bad);
+    }
+    CHECK(unfused_differs);
+    free(d), free(e), free(v), free(u), free(g);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
+    check_fma_rows();
     /* ---- energy-loss table on both grids ---- */
     {
         fixture f;
