@@ -483,7 +483,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
 template <int NMAX, bool STREAM>
 cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
-    A.kp = min(A.at.max_half_width, FUSED_MAX_KP);
+    A.kp = min(A.at.max_half_width, A.kp > 0 ? min(A.kp, FUSED_MAX_KP) : FUSED_MAX_KP); // A.kp: the cap
     const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
     void (*k)(fused_args) =
         A.d.nth == NMAX ? fused_kernel<NMAX, STREAM, true> : fused_kernel<NMAX, STREAM, false>;
@@ -529,12 +529,12 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne)
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
                                angular_tables_dev at, energy_tables_dev et, float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, cudaStream_t s)
+                               double *partials, int blocks, int kp_cap, cudaStream_t s)
 {
     if (!fused_theta_energy_supported(d.nth, d.slice))
         return cudaErrorInvalidValue;
     fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, et, stream_tables_dev{},
-                 threshold, box_a, nullptr, reg, stop, partials, blocks, 0};
+                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap};
     return launch<false>(A, s);
 }
 
@@ -542,11 +542,11 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        angular_tables_dev at, energy_tables_dev et, stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       cudaStream_t s)
+                       int kp_cap, cudaStream_t s)
 {
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne))
         return cudaErrorInvalidValue;
     fused_args A{psi0, psi1, step, dose, d, at, et, st, threshold, box_a, box_next, reg, stop, partials,
-                 blocks, 0};
+                 blocks, kp_cap};
     return launch<true>(A, s);
 }

@@ -44,13 +44,14 @@ int fused_theta_energy_supported(int64_t nth, int64_t slice);
 // 1 when the single pass can serve it (the shift scheme is the caller's check).
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne);
 
+// kp_cap: 0, or (tests) the widest kernel convolved from the padded stage.
 // Only the columns of reg->occupied (where psi_a holds weight) and reg->written
 // (where psi_b holds last step's values) are visited; a source bin is read only
 // inside its box_a (outside it psi_a is zero). Elsewhere psi_b must be zero.
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
                                angular_tables_dev at, energy_tables_dev et, float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, cudaStream_t s);
+                               double *partials, int blocks, int kp_cap, cudaStream_t s);
 
 // One whole step, psi[*step & 1] -> the other buffer (see above). reg->written
 // and reg->wtgt_* describe where the output buffer holds the previous state;
@@ -59,6 +60,6 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        angular_tables_dev at, energy_tables_dev et, stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       cudaStream_t s);
+                       int kp_cap, cudaStream_t s);
 
 #endif

@@ -26,6 +26,8 @@ typedef struct sim_tables {
     int stream_gather;       /* 1 = gather, 0 = scatter */
     int only_op;             /* tests: apply only this enum op_id per step; -1 = all */
     int force_fft_from;      /* tests: CUDA hybrid with bins >= this on the FFT; 0 = off */
+    int fused_kp_cap;        /* tests: widest kernel the fused CUDA step convolves from its
+                                padded stage (wider ones take the bounds-checked path); 0 = default */
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);

@@ -79,6 +79,28 @@ static const char *const BASE[] = {
     "grid.angle.half_width_deg=8", "grid.space.nx=37", "grid.space.nz=29",
     "beam.direction_deg=85", "backend.early_exit=off"};
 
+/* The widest angular kernel of a case's grid (BASE plus its settings). */
+static int max_half_width_of(const kcase *k)
+{
+    const char *sets[16];
+    int n = 0;
+    for (int i = 0; i < 8; i++)
+        sets[n++] = BASE[i];
+    for (int i = 0; i < k->nsets; i++)
+        sets[n++] = k->sets[i];
+    fixture f;
+    sim_tables st;
+    int K = -1;
+    if (fixture_load(&f, NULL, sets, n) == 0) {
+        if (sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == 0) {
+            K = st.ak.max_half_width;
+            sim_tables_free(&st);
+        }
+        fixture_free(&f);
+    }
+    return K;
+}
+
 static void compare_case(const kcase *k, int steps)
 {
     const char *sets[16];
@@ -296,6 +318,22 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         compare_case(&full[i], 3);
+    /* Kernels wider than the fused step's padded stage take its bounds-checked
+     * convolution: cap the padding at K = 1 (test hook) on grids whose kernels
+     * reach K >= 2 (8 and 5 here), so both paths run in one step. (Without the
+     * hook, the 64-bin window case above has K = 63 > FUSED_MAX_KP.) */
+    const kcase wide[] = {
+        {"3 steps, one pass, K > padding (window)", -1, {"transport.step_mm=2.0"}, 1, 1},
+        {"3 steps, one pass, K > padding (full circle)", -1,
+         {"grid.angle.mode=full", "grid.angle.n_bins=64", "backend.angular=direct",
+          "transport.step_mm=4.0"}, 4, 1},
+    };
+    runner_fused_kp_cap = 1;
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+        CHECK_MSG(max_half_width_of(&wide[i]) >= 2, "%s: no kernel wider than the cap", wide[i].name);
+        compare_case(&wide[i], 3);
+    }
+    runner_fused_kp_cap = 0;
     /* steps: auto ending before the 8 steps asked: later steps change nothing,
      * and the state must be read from the buffer of the last real step (the
      * single pass alternates buffers). Two stop levels, so that runs ending
