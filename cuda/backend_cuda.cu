@@ -69,6 +69,7 @@ struct cuda_ctx {
     int *stop;
     angular_tables_dev at;
     energy_tables_dev et;
+    const fused_bin *fbins; // [ne] the fused kernel's per-bin constants
     stream_tables_dev stt;
     void *fft_mem;
     angular_fft *fft;
@@ -258,7 +259,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
     b += align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) + align_up(blocks * sizeof(int));
     b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) + align_up(sizeof(int));
     b += align_up(nw * sizeof(float)) + 2 * align_up(nk * sizeof(int)) + align_up(ne * sizeof(int));
-    b += align_up(ne * sizeof(int4)) + align_up(nk * sizeof(double));
+    b += align_up(ne * sizeof(int4)) + align_up(ne * sizeof(fused_bin)) + align_up(nk * sizeof(double));
     b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
     b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
@@ -338,7 +339,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
 {
     if (c->single_pass) {
         CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at,
-                                       c->et, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
+                                       c->fbins, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->s->fused_kp_cap, c->stream));
         finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
             c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne,
@@ -349,8 +350,8 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
-    CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->et,
-                                           c->threshold, c->box_a, c->reg, c->stop, c->partials,
+    CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at,
+                                           c->fbins, c->threshold, c->box_a, c->reg, c->stop, c->partials,
                                            c->blocks, c->s->fused_kp_cap, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
@@ -502,6 +503,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     float *w = a.take<float>(nw);
     int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(ne);
     int4 *bk = a.take<int4>(ne);
+    fused_bin *fb = a.take<fused_bin>(ne);
     double *wsum = a.take<double>(nk), *bfrac = a.take<double>(nk * nth);
     double *E = a.take<double>(ne), *dep = a.take<double>(ne);
     int *tg = a.take<int>(ne);
@@ -523,8 +525,15 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         const int k = s->ak.kernel_of_energy[i];
         hbk[i] = int4{k, s->ak.half_width[k], s->ak.offset[k], s->el.target[i]};
     }
+    std::vector<fused_bin> hfb(ne);
+    for (size_t i = 0; i < ne; i++) {
+        const int k = s->ak.kernel_of_energy[i];
+        hfb[i] = fused_bin{g->E.centres[i], s->el.deposit_MeV[i], 1.0 - s->ak.weight_sum[k], s->el.c_lo[i],
+                           s->el.c_hi[i]};
+    }
+    c->fbins = fb;
     int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
-             upload_array(bk, hbk.data(), ne, err) ||
+             upload_array(bk, hbk.data(), ne, err) || upload_array(fb, hfb.data(), ne, err) ||
              upload_array(hw, s->ak.half_width, nk, err) ||
              upload_array(koe, s->ak.kernel_of_energy, ne, err) ||
              upload_array(wsum, s->ak.weight_sum, nk, err) ||
@@ -957,13 +966,13 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     cudaError_t ce = cudaSuccess;
     cudaEventRecord(e.a, c->stream);
     if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
-        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->et, c->stt,
+        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->fbins, c->stt,
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
                         c->s->fused_kp_cap, c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
-        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->et, c->threshold,
+        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->fbins, c->threshold,
                                 c->box_a, c->reg, c->stop, c->partials, c->blocks, c->s->fused_kp_cap,
                                 c->stream);
     } else if (c->fused && op == OP_ENERGY) {

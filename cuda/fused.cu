@@ -67,7 +67,7 @@ struct fused_args {
     double *dose;
     dev_dims d;
     angular_tables_dev at;
-    energy_tables_dev et;
+    const fused_bin *bins;
     stream_tables_dev st;
     float threshold;
     const box4 *box_a;
@@ -126,7 +126,6 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
     if (*A.stop)
         return;
     const dev_dims d = A.d;
-    const energy_tables_dev &et = A.et;
     const angular_tables_dev &at = A.at;
     const int nth = EXACT ? NMAX : (int)d.nth, ne = (int)d.ne, nx = (int)d.nx, nz = (int)d.nz;
     const int slice = (int)d.slice; // nth * slice < 2^31: fused_step_supported
@@ -222,7 +221,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
                     if (STREAM && !zero) {
                         const float kept = pair_sum(v, n_dirs);
                         if (kept != 0.0f) {
-                            const double E = et.E[T];
+                            const double E = A.bins[T].E;
                             wout += kept;
                             eout += (double)kept * E;
                         }
@@ -244,7 +243,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
                         }
                     }
                     if (STREAM && (kept != 0.0 || leaked != 0.0)) {
-                        const double E = et.E[T];
+                        const double E = A.bins[T].E;
                         wout += kept;
                         eout += kept * E;
                         lw += leaked;
@@ -343,6 +342,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
             }
             const bool has = cur_has;
             const int kid = cur_kid, K = cur_K;
+            const fused_bin fb = A.bins[s];
             if (has) {
                 // Theta tallies in float within the thread (~1e-7 channels:
                 // the total only scales the kernel's truncation, 1 - weight_sum).
@@ -369,8 +369,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
                         if (dir_ok(m))
                             bnd += (double)cur[m] * bf[m];
                 }
-                const double E = et.E[s];
-                const double cut = (double)total * (1.0 - at.weight_sum[kid]) + (double)dropped;
+                const double E = fb.E;
+                const double cut = (double)total * fb.cut_frac + (double)dropped;
                 tb += bnd;
                 eb += bnd * E;
                 tc += cut;
@@ -419,12 +419,12 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
             for (int m = 0; m < M; m++)
                 if (dir_ok(m))
                     ws = __dadd_rn(ws, (double)conv[m]);
-            dpart = __dadd_rn(dpart, __dmul_rn(et.deposit[s], ws));
+            dpart = __dadd_rn(dpart, __dmul_rn(fb.deposit, ws));
             if (tg < 0) {
                 w_stop += ws;
-                e_stop += ws * et.E[s];
+                e_stop += ws * fb.E;
             } else {
-                const float clo = et.c_lo[s], chi = et.c_hi[s];
+                const float clo = fb.c_lo, chi = fb.c_hi;
 #pragma unroll
                 for (int m = 0; m < M; m++)
                     acc0[m] = __fmaf_rn(clo, conv[m], acc0[m]);
@@ -527,26 +527,28 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne)
 }
 
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
-                               angular_tables_dev at, energy_tables_dev et, float threshold,
+                               angular_tables_dev at, const fused_bin *bins,
+                               float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
                                double *partials, int blocks, int kp_cap, cudaStream_t s)
 {
     if (!fused_theta_energy_supported(d.nth, d.slice))
         return cudaErrorInvalidValue;
-    fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, et, stream_tables_dev{},
+    fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, bins, stream_tables_dev{},
                  threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap};
     return launch<false>(A, s);
 }
 
 cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *dose, dev_dims d,
-                       angular_tables_dev at, energy_tables_dev et, stream_tables_dev st,
+                       angular_tables_dev at, const fused_bin *bins,
+                       stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
                        int kp_cap, cudaStream_t s)
 {
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne))
         return cudaErrorInvalidValue;
-    fused_args A{psi0, psi1, step, dose, d, at, et, st, threshold, box_a, box_next, reg, stop, partials,
+    fused_args A{psi0, psi1, step, dose, d, at, bins, st, threshold, box_a, box_next, reg, stop, partials,
                  blocks, kp_cap};
     return launch<true>(A, s);
 }
