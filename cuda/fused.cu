@@ -366,7 +366,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
                     const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
 #pragma unroll
                     for (int m = 0; m < M; m++)
-                        if (dir_ok(m))
+                        if (dir_ok(m) && (j0 + m < K || j0 + m >= nth - K)) // elsewhere bf = 0
                             bnd += (double)cur[m] * bf[m];
                 }
                 const double E = fb.E;
