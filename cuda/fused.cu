@@ -8,22 +8,27 @@
 // A block is 32 columns (consecutive x: coalesced loads and stores) times G = 4
 // threads per column. Thread g of a column owns the M = NMAX / 4 consecutive
 // directions j0 = g * M .. j0 + M - 1, so it convolves them from a register
-// window (conv_rows: one shared load per kernel tap for M outputs) and sums
+// window (conv_padded: one shared load per kernel tap for M outputs) and sums
 // their deposit itself: the four partial deposits of a column meet once per
 // step, in the order of src/deposit_order.h (chunk = M). The bin being
-// processed is staged in shared memory, double-buffered, so each bin costs one
-// barrier, which is also the block's vote on whether the bin holds weight.
+// processed is staged in shared memory with padding rows around it and its
+// kernel's weights beside it (fused_layout), double-buffered, so each bin costs
+// one barrier, which is also the block's vote on whether the bin holds weight.
+// What the next bin needs is loaded while this one is convolved: its psi, its
+// weights, and (one bin further) its bin_step entry and box, so that no load
+// waits on another.
 #define FUSED_COLS 32
 // Threads per column: four. (Two, with 16 directions each, shares the per-bin
 // work among more cells but needs ~210 registers: measured slower on the H100,
-// 1.62 ms against 1.32 ms for the dense Production step.) Must match
+// 1.62 ms against 1.32 ms for the dense Production step, at a2a0601.) Must match
 // SMX_DEPOSIT_CHUNK (static_assert below).
 #define FUSED_G 4
 #define FUSED_THREADS (FUSED_COLS * FUSED_G)
 #define FUSED_WARPS (FUSED_THREADS / 32)
 // Blocks per SM the register budget must allow (latency hiding: each block
 // keeps one bin of loads in flight per thread): 4 fit without spilling up to
-// 32 directions; wider tiles need the registers.
+// 32 directions; wider tiles need the registers (three blocks for 64
+// directions spill and measured no faster on the Stress grid, at 63d1c00).
 #define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? 4 : 2)
 // Widest kernel convolved from the padded stage: one thread stages one weight
 // (2 kp + CONV_TAPS_PER_BLOCK <= FUSED_THREADS). Wider kernels (the lowest
