@@ -5,11 +5,12 @@
 #include "conv_rows.cuh"
 #include "deposit_order.h"
 
-// A block is 32 columns (consecutive x: coalesced loads and stores) times G = 4
-// threads per column. Thread g of a column owns the M = NMAX / 4 consecutive
-// directions j0 = g * M .. j0 + M - 1, so it convolves them from a register
+// A block is 32 columns (consecutive x: coalesced loads and stores) times G
+// threads per column. Thread g of a column owns the M = NMAX / G consecutive
+// directions j0 = g * M .. j0 + M - 1 (M = 4 up to 16 directions, else 8; G =
+// 4, 4, 6, 8 for 16, 32, 48, 64), so it convolves them from a register
 // window (conv_padded: one shared load per kernel tap for M outputs) and sums
-// their deposit itself: the four partial deposits of a column meet once per
+// their deposit itself: the G partial deposits of a column meet once per
 // step, in the order of src/deposit_order.h (chunk = M). The bin being
 // processed is staged in shared memory with padding rows around it and its
 // kernel's weights beside it (fused_layout), double-buffered, so each bin costs
@@ -18,20 +19,22 @@
 // weights, and (one bin further) its bin_step entry and box, so that no load
 // waits on another.
 #define FUSED_COLS 32
-// Threads per column: four. (Two, with 16 directions each, shares the per-bin
-// work among more cells but needs ~210 registers: measured slower on the H100,
-// 1.62 ms against 1.32 ms for the dense Production step, at a2a0601.) Must match
-// SMX_DEPOSIT_CHUNK (static_assert below).
-#define FUSED_G 4
-#define FUSED_THREADS (FUSED_COLS * FUSED_G)
-#define FUSED_WARPS (FUSED_THREADS / 32)
+// Directions per thread: M = 8 keeps every thread's arrays within 128
+// registers (four blocks of 128 threads per SM for 32 directions). For 64
+// directions, 16 per thread (four threads per column) needed 231 registers,
+// two blocks of four warps per SM, and ran the Stress grid at 19.1 ms (63d1c00);
+// eight threads of 8 directions keep the 128-register body. (Two threads of 16
+// for 32 directions measured 1.62 ms against 1.32 ms at a2a0601.)
+__host__ __device__ constexpr int fused_m(int nmax) { return nmax <= 16 ? 4 : 8; }
+__host__ __device__ constexpr int fused_g(int nmax) { return nmax / fused_m(nmax); }
+#define FUSED_THREADS(nmax) (FUSED_COLS * fused_g(nmax))
 // Blocks per SM the register budget must allow (latency hiding: each block
 // keeps one bin of loads in flight per thread): 4 fit without spilling up to
 // 32 directions; wider tiles need the registers (three blocks for 64
 // directions spill and measured no faster on the Stress grid, at 63d1c00).
 #define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? 4 : 2)
 // Widest kernel convolved from the padded stage: one thread stages one weight
-// (2 kp + CONV_TAPS_PER_BLOCK <= FUSED_THREADS). Wider kernels (the lowest
+// (2 kp + CONV_TAPS_PER_BLOCK <= FUSED_THREADS(16)). Wider kernels (the lowest
 // energies of very coarse angle grids) take conv_rows with bounds checks.
 #define FUSED_MAX_KP 62
 
@@ -117,12 +120,12 @@ struct column_moves {
 
 // EXACT: nth == NMAX, so every thread's M directions exist (no guards).
 template <int NMAX, bool STREAM, bool EXACT>
-__global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_kernel(fused_args A)
+__global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) fused_kernel(fused_args A)
 {
-    constexpr int M = NMAX / FUSED_G; // directions per thread = SMX_DEPOSIT_CHUNK(nth)
+    constexpr int M = fused_m(NMAX), G = fused_g(NMAX); // M = SMX_DEPOSIT_CHUNK(nth)
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
     __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
-    __shared__ double s_part[FUSED_G][FUSED_COLS];
+    __shared__ double s_part[G][FUSED_COLS];
     extern __shared__ float4 dyn_smem[]; // fused_layout
     const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
     float *s_in = reinterpret_cast<float *>(dyn_smem);
@@ -467,7 +470,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
         const int f[11] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
                            TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,
                            TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT};
-        block_partials_at<sizeof v / sizeof v[0], FUSED_WARPS>(v, f, A.partials, A.blocks);
+        block_partials_at<sizeof v / sizeof v[0], G>(v, f, A.partials, A.blocks);
         __syncthreads(); // every warp's extents are in sbox
         for (int q = threadIdx.x; q < ne; q += blockDim.x) {
             if (sbox[4 * q + 1] < 0)
@@ -481,7 +484,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, FUSED_MIN_BLOCKS(NMAX)) fused_k
         const double v[7] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop};
         const int f[7] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
                           TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED};
-        block_partials_at<sizeof v / sizeof v[0], FUSED_WARPS>(v, f, A.partials, A.blocks);
+        block_partials_at<sizeof v / sizeof v[0], G>(v, f, A.partials, A.blocks);
     }
 }
 
@@ -497,7 +500,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
         if (e != cudaSuccess)
             return e;
     }
-    k<<<A.blocks, FUSED_THREADS, L.bytes, s>>>(A);
+    k<<<A.blocks, FUSED_THREADS(NMAX), L.bytes, s>>>(A);
     return cudaGetLastError();
 }
 
@@ -517,9 +520,13 @@ cudaError_t launch(const fused_args &A, cudaStream_t s)
 
 } // namespace
 
-static_assert(SMX_DEPOSIT_CHUNK(13) == 16 / FUSED_G && SMX_DEPOSIT_CHUNK(32) == 32 / FUSED_G &&
-                  SMX_DEPOSIT_CHUNK(41) == 48 / FUSED_G && SMX_DEPOSIT_CHUNK(64) == 64 / FUSED_G,
+static_assert(SMX_DEPOSIT_CHUNK(13) == fused_m(16) && SMX_DEPOSIT_CHUNK(16) == fused_m(16) &&
+                  SMX_DEPOSIT_CHUNK(17) == fused_m(32) && SMX_DEPOSIT_CHUNK(32) == fused_m(32) &&
+                  SMX_DEPOSIT_CHUNK(41) == fused_m(48) && SMX_DEPOSIT_CHUNK(64) == fused_m(64),
               "the dose order of deposit_order.h is one chunk per thread of a column");
+static_assert(fused_g(16) * fused_m(16) == 16 && fused_g(48) * fused_m(48) == 48 &&
+                  fused_g(64) * fused_m(64) == 64 && FUSED_THREADS(64) / 32 <= 32,
+              "whole chunks per column, at most 32 warps per block");
 
 int fused_theta_energy_supported(int64_t nth, int64_t slice)
 {

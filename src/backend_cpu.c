@@ -40,8 +40,8 @@ typedef struct unit {
     int ie, z;
 } unit;
 
-/* Rows of dep_part per z row: four chunk partials and the chunk sum. */
-#define DEP_PART_ROWS 5
+/* Rows of dep_part per z row: the chunk partials and the chunk sum. */
+#define DEP_PART_ROWS (SMX_DEPOSIT_MAX_CHUNKS + 1)
 
 typedef struct cpu_ctx {
     const sim_tables *s;
@@ -163,7 +163,7 @@ static void op_energy(cpu_ctx *c, step_tally *t)
         tally_clear(pt);
         double *drow = c->dose + (int64_t)z * g->nx;
         double *part = c->dep_part + (int64_t)z * DEP_PART_ROWS * g->nx; /* p[q][x] */
-        double *ws = part + (int64_t)4 * g->nx;                         /* chunk sum [x] */
+        double *ws = part + (int64_t)SMX_DEPOSIT_MAX_CHUNKS * g->nx;    /* chunk sum [x] */
         for (int q = 0; q < nq; q++)
             for (int x = all.x0; x <= all.x1; x++)
                 part[(int64_t)q * g->nx + x] = 0.0;

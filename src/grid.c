@@ -141,6 +141,6 @@ void grid_free(grid *g)
 double grid_host_bytes(const grid *g)
 {
     /* Two psi buffers (operators ping-pong), dose in double, the CPU backend's
-     * five deposit partial rows per z row (backend_cpu.c), plus small tables. */
-    return 2.0 * (double)g->cells * sizeof(float) + (double)g->slice * sizeof(double) * 7.0;
+     * nine deposit partial rows per z row (backend_cpu.c), plus small tables. */
+    return 2.0 * (double)g->cells * sizeof(float) + (double)g->slice * sizeof(double) * 11.0;
 }
