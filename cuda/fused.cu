@@ -452,7 +452,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             else
                 emit(zt, acc0, true);
         }
-        // The column's dose: its four partials in chunk order. The DEPOSITED
+        // The column's dose: its G partials in chunk order. The DEPOSITED
         // tally is the same sum (per thread, then per block).
         dep_sum += dpart;
         s_part[g][col] = dpart;

@@ -2,8 +2,8 @@
 // place, and optionally A_stream too (shift scheme): the whole default step
 // (theta, energy, stream) in ONE read and ONE write of psi.
 //
-// Four threads own one (z, x) column and walk the SOURCE energy bins upwards:
-// bin s is convolved over theta once (input staged in shared memory), its
+// Four to eight threads (one per chunk of directions) own one (z, x) column
+// and walk the SOURCE energy bins upwards: bin s is convolved over theta once (input staged in shared memory), its
 // deposit joins the column's dose partials (order: src/deposit_order.h), and
 // c_lo * conv goes to target t = target[s], c_hi * conv to t + 1, kept as two
 // open accumulators in registers. Because target[s] never decreases with s
