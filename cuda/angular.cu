@@ -188,13 +188,33 @@ __device__ inline bool block_stopped(const int *stop)
     return s_stop != 0;
 }
 
+// One column's inputs as they are read: values below the early-exit threshold
+// are dropped, the rest summed (and, in window mode, weighted by the share the
+// kernel scatters past an edge).
+struct column_input {
+    double kept = 0.0, bnd = 0.0, dropped = 0.0;
+
+    // Returns the value to convolve.
+    __device__ float take(float v, int th, bool use_thr, float threshold, const double *bf, bool window)
+    {
+        if (use_thr && v < threshold) {
+            dropped += v;
+            v = 0.0f;
+        }
+        kept += v;
+        if (window)
+            bnd += (double)v * bf[th];
+        return v;
+    }
+};
+
 // Column tallies of one thread added to its running sums.
 struct theta_tally {
     double wb = 0.0, wc = 0.0, eb = 0.0, ec = 0.0;
 
-    __device__ void add(double kept, double bnd, double dropped, double wsum, double E)
+    __device__ void add(const column_input &in, double wsum, double E)
     {
-        double cut = kept * (1.0 - wsum) + dropped;
+        const double cut = in.kept * (1.0 - wsum) + in.dropped, bnd = in.bnd;
         wb += bnd;
         wc += cut;
         eb += bnd * E;
@@ -295,18 +315,12 @@ __global__ void __launch_bounds__(SMX_THREADS)
         const int k = active ? t.kernel_of_energy[ie] : 0;
 
         __syncthreads(); // the previous tile's s_in / s_has are no longer read
-        double kept = 0.0, bnd = 0.0, dropped = 0.0;
+        column_input ci;
         int has = 0;
         const double *bf = t.boundary_frac + (int64_t)k * nth;
         if (active) {
             for_column(in + base, slice, g, G, nth, [&](int th, float v) {
-                if (use_thr && v < threshold) {
-                    dropped += v;
-                    v = 0.0f;
-                }
-                kept += v;
-                if (!t.circular)
-                    bnd += (double)v * bf[th];
+                v = ci.take(v, th, use_thr, threshold, bf, !t.circular);
                 has |= v != 0.0f;
                 s_in[th * TC + col] = v;
             });
@@ -315,7 +329,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
                 s_in[th * TC + col] = 0.0f;
         }
         if (active)
-            tal.add(kept, bnd, dropped, t.weight_sum[k], t.E[ie]);
+            tal.add(ci, t.weight_sum[k], t.E[ie]);
         if (use_thr)
             s_has[tid] = has;
         __syncthreads();
@@ -380,18 +394,11 @@ __global__ void __launch_bounds__(SMX_THREADS)
         if (active) {
             k = t.kernel_of_energy[ie];
             const double *bf = t.boundary_frac + (int64_t)k * nth;
-            double kept = 0.0, bnd = 0.0, dropped = 0.0;
+            column_input ci;
             for_column(col, slice, 0, 1, nth, [&](int th, float v) {
-                if (use_thr && v < threshold) {
-                    dropped += v;
-                    v = 0.0f;
-                }
-                kept += v;
-                if (!t.circular)
-                    bnd += (double)v * bf[th];
-                any |= v != 0.0f;
+                any |= ci.take(v, th, use_thr, threshold, bf, !t.circular) != 0.0f;
             });
-            tal.add(kept, bnd, dropped, t.weight_sum[k], t.E[ie]);
+            tal.add(ci, t.weight_sum[k], t.E[ie]);
         }
         bool skip = false;
         if (use_thr)
@@ -601,10 +608,11 @@ __global__ void __launch_bounds__(SMX_THREADS)
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < ncols; c += stride) {
         const int64_t ie = c / slice, zx = c - ie * slice;
         const float *col = in + ie * d.nth * slice + zx;
-        double tot = 0.0;
-        for_column(col, slice, 0, 1, (int)d.nth, [&](int, float v) { tot += v; });
+        column_input ci; // full circle: no threshold, no edge
+        for_column(col, slice, 0, 1, (int)d.nth,
+                   [&](int th, float v) { ci.take(v, th, false, 0.0f, nullptr, false); });
         const int k = t.kernel_of_energy[ie];
-        tal.add(tot, 0.0, 0.0, t.weight_sum[k], t.E[ie]);
+        tal.add(ci, t.weight_sum[k], t.E[ie]);
     }
     tal.write(partials, blocks);
 }

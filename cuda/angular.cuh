@@ -24,7 +24,6 @@ struct angular_tables_dev {
     const int *offset;           // [n_kernels]
     const int *half_width;       // [n_kernels]
     const int *kernel_of_energy; // [ne]
-    const int4 *bin_step;        // [ne] {kernel id, its K, its offset, energy target[ie]}: one load per bin
     const double *weight_sum;    // [n_kernels]
     const double *boundary_frac; // [n_kernels][nth] (zeros in full mode)
     const double *E;             // [ne] bin centres, MeV

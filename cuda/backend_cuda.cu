@@ -69,7 +69,7 @@ struct cuda_ctx {
     int *stop;
     angular_tables_dev at;
     energy_tables_dev et;
-    const fused_bin *fbins; // [ne] the fused kernel's per-bin constants
+    fused_tables_dev ft;
     stream_tables_dev stt;
     void *fft_mem;
     angular_fft *fft;
@@ -339,7 +339,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
 {
     if (c->single_pass) {
         CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at,
-                                       c->fbins, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
+                                       c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->s->fused_kp_cap, c->stream));
         finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
             c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne,
@@ -351,7 +351,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at,
-                                           c->fbins, c->threshold, c->box_a, c->reg, c->stop, c->partials,
+                                           c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
                                            c->blocks, c->s->fused_kp_cap, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
@@ -531,7 +531,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         hfb[i] = fused_bin{g->E.centres[i], s->el.deposit_MeV[i], 1.0 - s->ak.weight_sum[k], s->el.c_lo[i],
                            s->el.c_hi[i]};
     }
-    c->fbins = fb;
+    c->ft = fused_tables_dev{bk, fb};
     int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
              upload_array(bk, hbk.data(), ne, err) || upload_array(fb, hfb.data(), ne, err) ||
              upload_array(hw, s->ak.half_width, nk, err) ||
@@ -547,7 +547,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
              upload_array(sz, s->st.sz, nth, err);
     if (rc)
         return err->code;
-    c->at = angular_tables_dev{w, off, hw, koe, bk, wsum, bfrac, E, (int)nk, mhw, g->angle_mode == ANGLE_FULL};
+    c->at = angular_tables_dev{w, off, hw, koe, wsum, bfrac, E, (int)nk, mhw, g->angle_mode == ANGLE_FULL};
     c->et = energy_tables_dev{tg, clo, chi, dep, gat, E};
     c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
     // How far one step can move weight, over all directions (bounds the active region).
@@ -966,13 +966,13 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     cudaError_t ce = cudaSuccess;
     cudaEventRecord(e.a, c->stream);
     if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
-        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->fbins, c->stt,
+        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->ft, c->stt,
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
                         c->s->fused_kp_cap, c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
-        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->fbins, c->threshold,
+        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->ft, c->threshold,
                                 c->box_a, c->reg, c->stop, c->partials, c->blocks, c->s->fused_kp_cap,
                                 c->stream);
     } else if (c->fused && op == OP_ENERGY) {

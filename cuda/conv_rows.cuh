@@ -7,142 +7,73 @@
 //   acc[r] = sum_{d=-K..K} w[d] * v(j0 + r - d)   (index wrapped, or skipped outside [0, nth)),
 // each summed for d ascending from 0.0f by fused multiply-adds (one rounding
 // per term), exactly the CPU's fmaf order (src/fma_rows.h). `v(src)` returns
-// the (thresholded) input of theta bin src.
-//
-// The taps are taken U at a time from a register window of ROWS + U - 1
-// inputs, so that inside a block every index is a compile-time constant: one
-// block costs U value loads, U weight loads and ROWS - 1 register moves for
-// U * ROWS products (a window moved by one tap at a time costs ROWS - 1 moves
-// per tap, more than its multiply-adds once ROWS >= 8). Taps past 2K carry
-// weight 0, and so do sources outside [0, nth) in window mode: each is
-// fma(0, v, acc) = acc + (+-0) == acc bitwise (acc starts at +0.0f and is
-// never -0.0f), so this equals the CPU's loop, for finite inputs.
-//
-// Half-widths K <= 2 (most energy bins of a fine grid: K = 1 for
-// 88 of the 100 bins of the benchmark's Production grid) get a fully unrolled
-// form, which loads the window once.
-
-namespace conv_detail {
-
-// Index i of [0, nth), wrapped (circular) or -1 when outside (window).
-__device__ __forceinline__ int src_index(int i, int nth, bool circular)
+// the (thresholded) input of theta bin src. This form checks bounds and wraps
+// indices itself; the fused step's hot path uses conv_padded below.
+// Register window: win[r] holds v(j0 + r - d) at step d, so one step costs one
+// weight load and one value load for ROWS outputs; going from d to d+1 shifts
+// the window up by one and loads its bottom, v(j0 - d - 1).
+// Window mode: terms whose source lies outside [0, nth) enter as
+// fma(w[d], 0, acc) = acc + (+-0) == acc bitwise (acc starts at +0.0f and is
+// never -0.0f), so this equals the CPU's skipping them, for finite weights.
+template <int ROWS, typename Load>
+__device__ __forceinline__ void conv_rows(int j0, int nth, int K, const float *w, bool circular,
+                                          Load v, float (&acc)[ROWS])
 {
-    if (!circular)
-        return (unsigned)i < (unsigned)nth ? i : -1;
-    i %= nth;
-    return i < 0 ? i + nth : i;
-}
-
-template <typename Load>
-__device__ __forceinline__ float load_or_zero(Load v, int src)
-{
-    return src >= 0 ? v(src) : 0.0f;
-}
-
-template <int ROWS, int K, typename Load>
-__device__ __forceinline__ void conv_rows_fixed(int j0, int nth, const float *w, bool circular, Load v,
-                                                float (&acc)[ROWS])
-{
-    constexpr int NW = ROWS + 2 * K; // win[i] = v(j0 - K + i)
-    float win[NW], wt[2 * K + 1];
+    float win[ROWS];
+    int p; // index of win[0]: j0 - d (wrapped in circular mode)
+    if (circular) {
+        p = (j0 + K) % nth; // j0 < nth and K < nth: no overflow
+        int q = p;
 #pragma unroll
-    for (int t = 0; t <= 2 * K; t++)
-        wt[t] = __ldg(w + t - K);
-    int src = src_index(j0 - K, nth, circular);
+        for (int r = 0; r < ROWS; r++) {
+            win[r] = v(q); // q = (j0 + r + K) mod nth
+            acc[r] = 0.0f;
+            q = q == nth - 1 ? 0 : q + 1;
+        }
+    } else {
+        p = j0 + K;
 #pragma unroll
-    for (int i = 0; i < NW; i++) {
-        win[i] = load_or_zero(v, src);
-        if (circular)
-            src = src == nth - 1 ? 0 : src + 1;
-        else
-            src = (unsigned)(j0 - K + i + 1) < (unsigned)nth ? j0 - K + i + 1 : -1;
+        for (int r = 0; r < ROWS; r++) {
+            const int src = p + r;
+            win[r] = src < nth ? v(src) : 0.0f; // src >= 0 always
+            acc[r] = 0.0f;
+        }
     }
-#pragma unroll
-    for (int r = 0; r < ROWS; r++)
-        acc[r] = 0.0f;
-#pragma unroll
-    for (int t = 0; t <= 2 * K; t++) // d = t - K ascending; v(j0 + r - d) = win[r - t + 2K]
+    for (int dd = -K; dd <= K; dd++) {
+        const float wd = __ldg(w + dd);
 #pragma unroll
         for (int r = 0; r < ROWS; r++)
-            acc[r] = __fmaf_rn(wt[t], win[r - t + 2 * K], acc[r]);
-}
-
-template <int ROWS, int U, typename Load>
-__device__ __forceinline__ void conv_rows_blocked(int j0, int nth, int K, const float *w, bool circular,
-                                                  Load v, float (&acc)[ROWS])
-{
-    constexpr int NW = ROWS + U - 1;
-    // Block of taps t0 .. t0 + U - 1 (d = t - K): win[i] = v(j0 + K - t0 - U + 1 + i).
-    float win[NW];
-    int lo = j0 + K - U + 1; // unwrapped index of win[0]
-    int src = src_index(lo, nth, circular);
-#pragma unroll
-    for (int i = 0; i < NW; i++) {
-        win[i] = load_or_zero(v, src);
-        if (circular)
-            src = src == nth - 1 ? 0 : src + 1;
-        else
-            src = (unsigned)(lo + i + 1) < (unsigned)nth ? lo + i + 1 : -1;
-    }
-    int low = src_index(lo, nth, circular); // wrapped index of win[0] (-1 outside, window mode)
-#pragma unroll
-    for (int r = 0; r < ROWS; r++)
-        acc[r] = 0.0f;
-    const float *w0 = w - K; // w0[t] = w[t - K]
-    for (int t0 = 0;; t0 += U) {
-        float wt[U];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            wt[u] = t0 + u <= 2 * K ? __ldg(w0 + t0 + u) : 0.0f;
-#pragma unroll
-        for (int u = 0; u < U; u++)
-#pragma unroll
-            for (int r = 0; r < ROWS; r++)
-                acc[r] = __fmaf_rn(wt[u], win[r - u + U - 1], acc[r]);
-        if (t0 + U > 2 * K)
+            acc[r] = __fmaf_rn(wd, win[r], acc[r]);
+        if (dd == K)
             break;
-        // Next block: the window moves down by U.
 #pragma unroll
-        for (int i = NW - 1; i >= U; i--)
-            win[i] = win[i - U];
-#pragma unroll
-        for (int i = U - 1; i >= 0; i--) {
-            lo--;
-            low = circular ? (low == 0 ? nth - 1 : low - 1) : ((unsigned)lo < (unsigned)nth ? lo : -1);
-            win[i] = load_or_zero(v, low);
+        for (int r = ROWS - 1; r > 0; r--)
+            win[r] = win[r - 1];
+        if (circular) {
+            p = p == 0 ? nth - 1 : p - 1;
+            win[0] = v(p);
+        } else {
+            p--;
+            win[0] = p >= 0 && p < nth ? v(p) : 0.0f;
         }
     }
 }
 
-} // namespace conv_detail
-
+// Taps per block of conv_padded_blocked: inside a block every window index is
+// a compile-time constant, so one block costs U value loads, U weight loads and
+// ROWS - 1 register moves for U * ROWS fused multiply-adds (a window moved one
+// tap at a time costs ROWS - 1 moves per tap, more than its arithmetic once
+// ROWS >= 8). Half-widths K <= 2 (88 of the 100 bins of the benchmark's
+// Production grid) get a fully unrolled form that loads the window once.
 #define CONV_TAPS_PER_BLOCK 4
-
-template <int ROWS, typename Load>
-__device__ __forceinline__ void conv_rows(int j0, int nth, int K, const float *w, bool circular, Load v,
-                                          float (&acc)[ROWS])
-{
-    using namespace conv_detail;
-    switch (K) {
-    case 0:
-        conv_rows_fixed<ROWS, 0>(j0, nth, w, circular, v, acc);
-        break;
-    case 1:
-        conv_rows_fixed<ROWS, 1>(j0, nth, w, circular, v, acc);
-        break;
-    case 2:
-        conv_rows_fixed<ROWS, 2>(j0, nth, w, circular, v, acc);
-        break;
-    default:
-        conv_rows_blocked<ROWS, CONV_TAPS_PER_BLOCK>(j0, nth, K, w, circular, v, acc);
-    }
-}
 
 // The same sums for a column staged with its neighbourhood in place: x[i * S]
 // holds v(j0 + i) for every i in [-K - U + 1, ROWS + K) (zeros outside
 // [0, nth) in window mode, wrapped copies in circular mode), and w[t] =
 // w_d(t - K) for t in [0, 2K], followed by U - 1 zeros. No index arithmetic
 // or bounds logic is left: every access is a base plus an immediate offset.
+// The zero rows and the zero weights past 2K enter as fma(0, v, acc) or
+// fma(w, 0, acc), both == acc bitwise (as in conv_rows), for finite inputs.
 template <int ROWS, int K, int S>
 __device__ __forceinline__ void conv_padded_fixed(const float *x, const float *w, float (&acc)[ROWS])
 {

@@ -75,7 +75,7 @@ struct fused_args {
     double *dose;
     dev_dims d;
     angular_tables_dev at;
-    const fused_bin *bins;
+    fused_tables_dev ft;
     stream_tables_dev st;
     float threshold;
     const box4 *box_a;
@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                     if (STREAM && !zero) {
                         const float kept = pair_sum(v, n_dirs);
                         if (kept != 0.0f) {
-                            const double E = A.bins[T].E;
+                            const double E = A.ft.bins[T].E;
                             wout += kept;
                             eout += (double)kept * E;
                         }
@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                         }
                     }
                     if (STREAM && (kept != 0.0 || leaked != 0.0)) {
-                        const double E = A.bins[T].E;
+                        const double E = A.ft.bins[T].E;
                         wout += kept;
                         eout += kept * E;
                         lw += leaked;
@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             const int4 bs = nb_step;
             const box4 b = nb_box;
             if (sb < src_hi) {
-                nb_step = at.bin_step[sb + 1];
+                nb_step = A.ft.bin_step[sb + 1];
                 nb_box = A.box_a[sb + 1];
             }
             cur_kid = bs.x, cur_K = bs.y, cur_tg = bs.w;
@@ -324,7 +324,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             }
         };
         if (src_lo <= src_hi) {
-            nb_step = at.bin_step[src_lo];
+            nb_step = A.ft.bin_step[src_lo];
             nb_box = A.box_a[src_lo];
             fetch(src_lo);
         }
@@ -350,7 +350,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             }
             const bool has = cur_has;
             const int kid = cur_kid, K = cur_K;
-            const fused_bin fb = A.bins[s];
+            const fused_bin fb = A.ft.bins[s];
             if (has) {
                 // Theta tallies in float within the thread (~1e-7 channels:
                 // the total only scales the kernel's truncation, 1 - weight_sum).
@@ -495,10 +495,15 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
     void (*k)(fused_args) =
         A.d.nth == NMAX ? fused_kernel<NMAX, STREAM, true> : fused_kernel<NMAX, STREAM, false>;
-    if (L.bytes > 48 * 1024) { // above the default limit: opt in (up to 227 KB on sm_90)
+    // Above the default 48 KB: opt in (up to 227 KB on sm_90), once per size
+    // and kernel, not at every launch of the step loop.
+    static size_t opted_in[2] = {48 * 1024, 48 * 1024}; // per EXACT instantiation
+    size_t &limit = opted_in[A.d.nth == NMAX];
+    if (L.bytes > limit) {
         const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
         if (e != cudaSuccess)
             return e;
+        limit = L.bytes;
     }
     k<<<A.blocks, FUSED_THREADS(NMAX), L.bytes, s>>>(A);
     return cudaGetLastError();
@@ -539,20 +544,20 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne)
 }
 
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
-                               angular_tables_dev at, const fused_bin *bins,
+                               angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
                                double *partials, int blocks, int kp_cap, cudaStream_t s)
 {
     if (!fused_theta_energy_supported(d.nth, d.slice))
         return cudaErrorInvalidValue;
-    fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, bins, stream_tables_dev{},
+    fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, ft, stream_tables_dev{},
                  threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap};
     return launch<false>(A, s);
 }
 
 cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *dose, dev_dims d,
-                       angular_tables_dev at, const fused_bin *bins,
+                       angular_tables_dev at, fused_tables_dev ft,
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
@@ -560,7 +565,7 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
 {
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne))
         return cudaErrorInvalidValue;
-    fused_args A{psi0, psi1, step, dose, d, at, bins, st, threshold, box_a, box_next, reg, stop, partials,
+    fused_args A{psi0, psi1, step, dose, d, at, ft, st, threshold, box_a, box_next, reg, stop, partials,
                  blocks, kp_cap};
     return launch<true>(A, s);
 }

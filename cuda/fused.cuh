@@ -36,10 +36,16 @@
 #include "streaming.cuh"
 
 // One source bin's constants, in one aligned record: two 16-byte loads per bin
-// instead of five scattered ones (built once at setup by the backend).
+// instead of five scattered ones.
 struct __align__(16) fused_bin {
     double E, deposit, cut_frac; // cut_frac = 1 - weight_sum[kernel of the bin]
     float c_lo, c_hi;
+};
+
+// The fused kernel's per-bin tables, built once at setup by the backend.
+struct fused_tables_dev {
+    const int4 *bin_step;  // [ne] {kernel id, its K, its weights' offset, energy target}: loaded a bin ahead
+    const fused_bin *bins; // [ne]
 };
 
 // Shared memory the single pass may use for its per-bin extents (ne * 16 bytes).
@@ -56,7 +62,7 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne);
 // (where psi_b holds last step's values) are visited; a source bin is read only
 // inside its box_a (outside it psi_a is zero). Elsewhere psi_b must be zero.
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
-                               angular_tables_dev at, const fused_bin *bins,
+                               angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
                                double *partials, int blocks, int kp_cap, cudaStream_t s);
@@ -65,7 +71,7 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
 // and reg->wtgt_* describe where the output buffer holds the previous state;
 // box_next must start empty.
 cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *dose, dev_dims d,
-                       angular_tables_dev at, const fused_bin *bins,
+                       angular_tables_dev at, fused_tables_dev ft,
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,

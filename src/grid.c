@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "deposit_order.h"
+
 static int axis_alloc(axis *a, int n)
 {
     a->n = n;
@@ -141,6 +143,8 @@ void grid_free(grid *g)
 double grid_host_bytes(const grid *g)
 {
     /* Two psi buffers (operators ping-pong), dose in double, the CPU backend's
-     * nine deposit partial rows per z row (backend_cpu.c), plus small tables. */
-    return 2.0 * (double)g->cells * sizeof(float) + (double)g->slice * sizeof(double) * 11.0;
+     * deposit partial rows per z row (one per chunk and the chunk sum,
+     * backend_cpu.c), plus one slice of doubles for small tables. */
+    return 2.0 * (double)g->cells * sizeof(float) +
+           (double)g->slice * sizeof(double) * (1 + (SMX_DEPOSIT_MAX_CHUNKS + 1) + 1);
 }

@@ -79,8 +79,8 @@ static const char *const BASE[] = {
     "grid.angle.half_width_deg=8", "grid.space.nx=37", "grid.space.nz=29",
     "beam.direction_deg=85", "backend.early_exit=off"};
 
-/* The widest angular kernel of a case's grid (BASE plus its settings). */
-static int max_half_width_of(const kcase *k)
+/* A case's grid: BASE plus its settings. */
+static int load_case(fixture *f, const kcase *k)
 {
     const char *sets[16];
     int n = 0;
@@ -88,10 +88,16 @@ static int max_half_width_of(const kcase *k)
         sets[n++] = BASE[i];
     for (int i = 0; i < k->nsets; i++)
         sets[n++] = k->sets[i];
+    return fixture_load(f, NULL, sets, n);
+}
+
+/* The widest angular kernel of a case's grid. */
+static int max_half_width_of(const kcase *k)
+{
     fixture f;
     sim_tables st;
     int K = -1;
-    if (fixture_load(&f, NULL, sets, n) == 0) {
+    if (load_case(&f, k) == 0) {
         if (sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == 0) {
             K = st.ak.max_half_width;
             sim_tables_free(&st);
@@ -103,14 +109,8 @@ static int max_half_width_of(const kcase *k)
 
 static void compare_case(const kcase *k, int steps)
 {
-    const char *sets[16];
-    int n = 0;
-    for (int i = 0; i < 8; i++)
-        sets[n++] = BASE[i];
-    for (int i = 0; i < k->nsets; i++)
-        sets[n++] = k->sets[i];
     fixture f;
-    if (fixture_load(&f, NULL, sets, n)) {
+    if (load_case(&f, k)) {
         CHECK_MSG(0, "%s: %s", k->name, f.err.msg);
         return;
     }
