@@ -528,8 +528,8 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     std::vector<fused_bin> hfb(ne);
     for (size_t i = 0; i < ne; i++) {
         const int k = s->ak.kernel_of_energy[i];
-        hfb[i] = fused_bin{g->E.centres[i], s->el.deposit_MeV[i], 1.0 - s->ak.weight_sum[k], s->el.c_lo[i],
-                           s->el.c_hi[i]};
+        hfb[i] = fused_bin{g->E.centres[i], s->el.deposit_MeV[i], (float)(1.0 - s->ak.weight_sum[k]),
+                           (float)g->E.centres[i], s->el.c_lo[i], s->el.c_hi[i]};
     }
     c->ft = fused_tables_dev{bk, fb};
     int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
@@ -589,10 +589,11 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     // Fusion keeps the exact operations of the unfused kernels, so it is taken
     // whenever its preconditions hold.
     c->fused = p->fused && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
-               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, g->slice) &&
+               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, g->slice, g->ne, mhw) &&
                p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                p->operator_order[2] == OP_STREAM;
-    c->single_pass = c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, g->slice, g->ne);
+    c->single_pass =
+        c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, g->slice, g->ne, mhw);
     return 0;
 }
 

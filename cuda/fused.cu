@@ -13,11 +13,11 @@
 // their deposit itself: the G partial deposits of a column meet once per
 // step, in the order of src/deposit_order.h (chunk = M). The bin being
 // processed is staged in shared memory with padding rows around it and its
-// kernel's weights beside it (fused_layout), double-buffered, so each bin costs
-// one barrier, which is also the block's vote on whether the bin holds weight.
-// What the next bin needs is loaded while this one is convolved: its psi, its
-// weights, and (one bin further) its bin_step entry and box, so that no load
-// waits on another.
+// kernel's weights beside it (fused_layout), in a ring of FUSED_RING stages
+// that cp.async fills ahead of the convolution, so each bin costs one barrier,
+// which is also the block's vote on whether the bin holds weight. The per-bin
+// tables and boxes are copied to shared memory once per block, so no load in
+// the bin loop waits on another.
 #define FUSED_COLS 32
 // Directions per thread: M = 8 keeps every thread's arrays within 128
 // registers (four blocks of 128 threads per SM for 32 directions). For 64
@@ -37,10 +37,16 @@ __host__ __device__ constexpr int fused_g(int nmax) { return nmax / fused_m(nmax
 // (2 kp + CONV_TAPS_PER_BLOCK <= FUSED_THREADS(16)). Wider kernels (the lowest
 // energies of very coarse angle grids) take conv_rows with bounds checks.
 #define FUSED_MAX_KP 62
+// Stages in the ring (fused_layout): the bin being convolved and
+// FUSED_RING - 1 bins in flight by cp.async, which holds no registers. On the
+// dense Production step (H100): 3 stages 1.07 ms, 4 stages 1.10 ms; one bin
+// ahead in registers (the previous design) 1.11 ms. Deeper rings buy nothing:
+// the kernel is bound by instruction latency, not by loads.
+#ifndef FUSED_RING
+#define FUSED_RING 3
+#endif
 
 namespace {
-
-constexpr unsigned FULL = 0xffffffffu;
 
 // A pointer the compiler cannot see through: offsets added to it stay 32-bit
 // adds of a 64-bit base (one IMAD.WIDE per access), instead of being folded
@@ -87,16 +93,22 @@ struct fused_args {
     int kp; // kernels of half-width K <= kp convolve from the padded stage (fused_layout)
 };
 
-// Dynamic shared memory of one block: the two stages of the bin being
-// convolved, each NMAX directions of FUSED_COLS columns with kp + U - 1 rows
-// below and kp rows above (zeros in window mode, wrapped copies in circular
-// mode, so that conv_padded needs no bounds logic); the two stages' weights
-// (2 kp + U each: the kernel, then zeros); and, single pass, the per-bin
-// extents (ne x 4 ints).
+// Dynamic shared memory of one block:
+// - a ring of FUSED_RING stages, each one bin of NMAX directions of FUSED_COLS
+//   columns with kp + U - 1 rows below and kp rows above (zeros in window
+//   mode, wrapped copies in circular mode, so that conv_padded needs no bounds
+//   logic). The bin being convolved occupies one stage; the next FUSED_RING - 1
+//   bins are arriving in the others by cp.async;
+// - a ring of the same bins' kernel weights (2 kp + U each: the kernel, then zeros);
+// - the per-bin tables (bin_step, fused_bin) and the source boxes, copied once
+//   per block, so that no per-bin value is a global load in the bin loop;
+// - single pass: the per-bin extents measured (ne x 4 ints).
 struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
-    size_t w_off, box_off, bytes;
+    size_t w_off, step_off, bin_off, boxa_off, box_off, bytes;
 };
+
+__host__ __device__ constexpr size_t align16(size_t b) { return (b + 15) & ~(size_t)15; }
 
 __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream)
 {
@@ -104,10 +116,29 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
     L.lo = kp + CONV_TAPS_PER_BLOCK - 1;
     L.rows = L.lo + nmax + kp;
     L.wn = 2 * kp + CONV_TAPS_PER_BLOCK;
-    L.w_off = (size_t)2 * L.rows * FUSED_COLS * sizeof(float);
-    L.box_off = L.w_off + (size_t)2 * L.wn * sizeof(float);
+    L.w_off = (size_t)FUSED_RING * L.rows * FUSED_COLS * sizeof(float);
+    L.step_off = align16(L.w_off + (size_t)FUSED_RING * L.wn * sizeof(float));
+    L.bin_off = L.step_off + (size_t)ne * sizeof(int4);
+    L.boxa_off = L.bin_off + (size_t)ne * sizeof(fused_bin);
+    L.box_off = L.boxa_off + (size_t)ne * sizeof(box4);
     L.bytes = L.box_off + (stream ? (size_t)ne * 4 * sizeof(int) : 0);
     return L;
+}
+
+// cp.async of 4 bytes into shared memory; fill = false writes a zero without
+// reading (an absent column or bin), so that every stage row is rewritten.
+__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool fill)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(fill ? 4 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 // Per column of a tile, the facts about this thread's directions that do not
@@ -141,14 +172,19 @@ template <int NMAX, bool STREAM, bool EXACT>
 __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) fused_kernel(fused_args A)
 {
     constexpr int M = fused_m(NMAX), G = fused_g(NMAX); // M = SMX_DEPOSIT_CHUNK(nth)
+    constexpr int R = FUSED_RING;
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
     __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
     __shared__ double s_part[G][FUSED_COLS];
     extern __shared__ float4 dyn_smem[]; // fused_layout
     const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
-    float *s_in = reinterpret_cast<float *>(dyn_smem);
-    float *s_w = reinterpret_cast<float *>(reinterpret_cast<char *>(dyn_smem) + L.w_off);
-    int *sbox = reinterpret_cast<int *>(reinterpret_cast<char *>(dyn_smem) + L.box_off);
+    char *const smem = reinterpret_cast<char *>(dyn_smem);
+    float *s_in = reinterpret_cast<float *>(smem);
+    float *s_w = reinterpret_cast<float *>(smem + L.w_off);
+    int4 *s_step = reinterpret_cast<int4 *>(smem + L.step_off);
+    fused_bin *s_bin = reinterpret_cast<fused_bin *>(smem + L.bin_off);
+    box4 *s_boxa = reinterpret_cast<box4 *>(smem + L.boxa_off);
+    int *sbox = reinterpret_cast<int *>(smem + L.box_off);
     if (*A.stop)
         return;
     const dev_dims d = A.d;
@@ -165,15 +201,19 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         s_move[1][j] = mx;
         s_toff[j] = j * slice + mz * nx + mx;
     }
-    for (int i = threadIdx.x; i < 2 * L.rows * FUSED_COLS; i += blockDim.x)
+    for (int i = threadIdx.x; i < R * L.rows * FUSED_COLS; i += blockDim.x)
         s_in[i] = 0.0f; // the padding rows stay zero in window mode
-    if (STREAM)
-        for (int k = threadIdx.x; k < ne; k += blockDim.x) {
+    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
+        s_step[k] = A.ft.bin_step[k];
+        s_bin[k] = A.ft.bins[k];
+        s_boxa[k] = A.box_a[k];
+        if (STREAM) {
             sbox[4 * k + 0] = INT_MAX;
             sbox[4 * k + 1] = -1;
             sbox[4 * k + 2] = INT_MAX;
             sbox[4 * k + 3] = -1;
         }
+    }
     __syncthreads();
 
     const int col = threadIdx.x % FUSED_COLS, g = threadIdx.x / FUSED_COLS;
@@ -196,6 +236,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
     const int n_dirs = EXACT ? M : max(0, min(M, nth - j0)); // directions j0 .. j0 + n_dirs - 1 exist
     const unsigned dir_mask = (1u << n_dirs) - 1u; // n_dirs <= 16
+    const int stage_floats = L.rows * FUSED_COLS;
 
     for (int64_t base = (int64_t)blockIdx.x * FUSED_COLS; base < ncols;
          base += (int64_t)gridDim.x * FUSED_COLS) {
@@ -204,6 +245,31 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         const int cz = live ? F.z0 + (int)(k / fw) : 0, cx = live ? F.x0 + (int)(k % fw) : 0;
         const int64_t c = (int64_t)cz * nx + cx;
         const float *pin = in + c + (int64_t)j0 * slice;
+
+        // Sends bin sb (if any) into ring stage `slot`: this thread's M values of
+        // its column (zeros where the column lies outside the bin's box) and
+        // weight threadIdx.x of the bin's kernel. One commit group per call,
+        // even when empty, so that the groups count bins.
+        auto issue = [&](int sb, int slot) {
+            if (sb <= src_hi) {
+                const int4 bs = s_step[sb];
+                const box4 b = s_boxa[sb];
+                const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+                float *dst = s_in + slot * stage_floats + (L.lo + j0) * FUSED_COLS + col;
+                const float *p = opaque(pin + (int64_t)sb * estride);
+#pragma unroll
+                for (int m = 0; m < M; m++) {
+                    if (dir_ok(m))
+                        cp_async4(dst + m * FUSED_COLS, p, h);
+                    p = opaque(p + slice); // one IMAD.WIDE per load
+                }
+                const int t = threadIdx.x;
+                if (bs.y <= A.kp && t < L.wn)
+                    cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
+                              t <= 2 * bs.y);
+            }
+            cp_async_commit();
+        };
 
         // Single pass: direction j of this column lands on (cz, cx) + move[j].
         // Cells of `out` whose source (cell - move) lies outside F (or the
@@ -230,24 +296,26 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         // Writes target bin T of this column: v (or zeros), moved when
         // streaming, with the leak, the output sums and the extent measured.
         // Called by every thread of the block for the same T.
-        auto emit = [&](int64_t T, const float(&v)[M], bool zero) {
-            float *pt = opaque(out + T * estride + c);
+        auto emit = [&](int T, const float(&v)[M], bool zero) {
+            float *pt = opaque(out + (int64_t)T * estride + c);
             bool any_nz = false, all_nz = true; // over this thread's in-domain targets
             if (live) {
                 if (cm.in_domain == dir_mask) { // every target inside the domain: the usual case
+                    float lowest = INFINITY;
 #pragma unroll
                     for (int m = 0; m < M; m++) {
                         if (!dir_ok(m))
                             continue;
                         const float val = zero ? 0.0f : v[m];
                         pt[s_toff[j0 + m]] = val;
-                        any_nz = any_nz || val != 0.0f;
-                        all_nz = all_nz && val != 0.0f;
+                        lowest = fminf(lowest, val);
                     }
+                    all_nz = lowest != 0.0f; // psi >= 0 (non-negative kernels and coefficients)
                     if (STREAM && !zero) {
                         const float kept = pair_sum(v, n_dirs);
-                        if (kept != 0.0f) {
-                            const double E = A.ft.bins[T].E;
+                        any_nz = kept != 0.0f; // a sum of non-negative floats is 0 only if all are
+                        if (any_nz) {
+                            const double E = s_bin[T].E;
                             wout += kept;
                             eout += (double)kept * E;
                         }
@@ -269,7 +337,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                         }
                     }
                     if (STREAM && (kept != 0.0 || leaked != 0.0)) {
-                        const double E = A.ft.bins[T].E;
+                        const double E = s_bin[T].E;
                         wout += kept;
                         eout += kept * E;
                         lw += leaked;
@@ -282,26 +350,24 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                         if (cm.own_zero & (1u << m))
                             pt[(j0 + m) * slice] = 0.0f;
             }
-            if (STREAM && __any_sync(FULL, any_nz)) {
+            if (STREAM && any_nz) {
                 int zlo = cm.zlo, zhi = cm.zhi, xlo = cm.xlo, xhi = cm.xhi;
-                if (!any_nz || !all_nz) { // some directions hold zero: the exact extent
+                if (!all_nz) { // some directions hold zero: the exact extent
                     zlo = xlo = INT_MAX, zhi = xhi = -1;
 #pragma unroll
                     for (int m = 0; m < M; m++)
-                        if (any_nz && (cm.in_domain & (1u << m)) && v[m] != 0.0f) {
+                        if ((cm.in_domain & (1u << m)) && v[m] != 0.0f) {
                             const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
                             zlo = min(zlo, tz), zhi = max(zhi, tz);
                             xlo = min(xlo, tx), xhi = max(xhi, tx);
                         }
                 }
-                zlo = __reduce_min_sync(FULL, zlo), zhi = __reduce_max_sync(FULL, zhi);
-                xlo = __reduce_min_sync(FULL, xlo), xhi = __reduce_max_sync(FULL, xhi);
-                if ((threadIdx.x & 31) == 0) {
-                    atomicMin(&sbox[4 * T + 0], zlo);
-                    atomicMax(&sbox[4 * T + 1], zhi);
-                    atomicMin(&sbox[4 * T + 2], xlo);
-                    atomicMax(&sbox[4 * T + 3], xhi);
-                }
+                // Shared atomics from the lanes holding weight: the compiler
+                // turns each into one warp reduction and one atomic.
+                atomicMin(&sbox[4 * T + 0], zlo);
+                atomicMax(&sbox[4 * T + 1], zhi);
+                atomicMin(&sbox[4 * T + 2], xlo);
+                atomicMax(&sbox[4 * T + 3], xhi);
             }
         };
 
@@ -309,52 +375,26 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
 #pragma unroll
         for (int m = 0; m < M; m++)
             acc0[m] = acc1[m] = 0.0f;
-        int64_t T0 = -1;         // target held in acc0 (acc1 holds T0 + 1); block-uniform
-        int64_t next_out = wlo; // every target below this is written or known zero
-        double dpart = 0.0;      // this thread's deposit partial (deposit_order.h)
+        int T0 = -1;        // target held in acc0 (acc1 holds T0 + 1); block-uniform
+        int next_out = wlo; // every target below this is written or known zero
+        double dpart = 0.0; // this thread's deposit partial (deposit_order.h)
+        float tcf = 0.0f, ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
 
-        // Software pipelining: bin s + 1 is loaded into registers while bin s is
-        // convolved, so its memory latency is hidden.
-        float cur[M];
-        bool cur_has = false; // this column holds weight in the fetched bin
-        int cur_kid = 0, cur_K = 0, cur_tg = -1;
-        float cur_w = 0.0f; // weight t = threadIdx.x of the fetched bin's kernel (padded stage)
-        // The bin-step entry and box of the bin fetched next are loaded one
-        // fetch ahead, so that no load in fetch waits on another load.
-        int4 nb_step = make_int4(0, 0, 0, -1);
-        box4 nb_box{};
-        auto fetch = [&](int64_t sb) {
-            const int4 bs = nb_step;
-            const box4 b = nb_box;
-            if (sb < src_hi) {
-                nb_step = A.ft.bin_step[sb + 1];
-                nb_box = A.box_a[sb + 1];
-            }
-            cur_kid = bs.x, cur_K = bs.y, cur_tg = bs.w;
-            const int t = threadIdx.x;
-            cur_w = cur_K <= A.kp && t <= 2 * cur_K ? __ldg(at.weights + bs.z + t) : 0.0f;
-            cur_has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
-            const float *p = opaque(pin + sb * estride);
+        // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
+        // the ring while bin s is convolved; nothing of them is held in registers.
 #pragma unroll
-            for (int m = 0; m < M; m++) {
-                cur[m] = (cur_has && dir_ok(m)) ? __ldg(p) : 0.0f;
-                p = opaque(p + slice); // one IMAD.WIDE per load
-            }
-        };
-        if (src_lo <= src_hi) {
-            nb_step = A.ft.bin_step[src_lo];
-            nb_box = A.box_a[src_lo];
-            fetch(src_lo);
-        }
-        int buf = 0;
-        for (int64_t s = src_lo; s <= src_hi; s++) {
-            const int tg = cur_tg;
+        for (int i = 0; i < R - 1; i++)
+            issue(src_lo + i, i);
+        int slot = 0;
+        for (int s = src_lo; s <= src_hi; s++) {
+            const int4 bs = s_step[s];
+            const int kid = bs.x, K = bs.y, tg = bs.w;
             // Target bookkeeping depends on the bin only, so it is uniform.
             if (tg >= 0) {
                 if (T0 < 0)
                     T0 = tg;
                 while (T0 < tg) { // acc0's target is complete: write it
-                    for (int64_t zt = next_out; zt < T0; zt++)
+                    for (int zt = next_out; zt < T0; zt++)
                         emit(zt, acc0, true);
                     emit(T0, acc0, false);
                     next_out = T0 + 1;
@@ -366,9 +406,16 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                     T0++;
                 }
             }
-            const bool has = cur_has;
-            const int kid = cur_kid, K = cur_K;
-            const fused_bin fb = A.ft.bins[s];
+            const box4 b = s_boxa[s];
+            const bool has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+            const fused_bin fb = s_bin[s];
+            float *stage = s_in + slot * stage_floats + L.lo * FUSED_COLS + col; // direction 0
+            float *row = stage + j0 * FUSED_COLS;
+            cp_async_wait<R - 2>(); // this thread's part of bin s has landed
+            float cur[M];
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                cur[m] = dir_ok(m) ? row[m * FUSED_COLS] : 0.0f;
             if (has) {
                 // Theta tallies in float within the thread (~1e-7 channels:
                 // the total only scales the kernel's truncation, 1 - weight_sum).
@@ -384,6 +431,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                         if (dir_ok(m) && cur[m] < A.threshold) {
                             dropped += cur[m];
                             cur[m] = 0.0f;
+                            row[m * FUSED_COLS] = 0.0f;
                         }
                 const float total = pair_sum(cur, n_dirs);
                 double bnd = 0.0;
@@ -395,19 +443,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                         if (dir_ok(m) && (j0 + m < K || j0 + m >= nth - K)) // elsewhere bf = 0
                             bnd += (double)cur[m] * bf[m];
                 }
-                const double E = fb.E;
-                const double cut = (double)total * fb.cut_frac + (double)dropped;
+                const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
                 tb += bnd;
-                eb += bnd * E;
-                tc += cut;
-                ec += cut * E;
+                eb += bnd * fb.E;
+                tcf = __fadd_rn(tcf, cut);
+                ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
             }
-            float *stage = s_in + (size_t)buf * L.rows * FUSED_COLS + L.lo * FUSED_COLS + col; // direction 0
-            float *row = stage + j0 * FUSED_COLS;
-#pragma unroll
-            for (int m = 0; m < M; m++)
-                if (dir_ok(m))
-                    row[m * FUSED_COLS] = cur[m];
             if (at.circular) // wrapped copies into the padding rows
 #pragma unroll
                 for (int m = 0; m < M; m++) {
@@ -418,19 +459,18 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                     for (int q = j0 + m + nth; q < NMAX + A.kp; q += nth)
                         stage[q * FUSED_COLS] = cur[m];
                 }
-            if (K <= A.kp && threadIdx.x < L.wn)
-                s_w[buf * L.wn + threadIdx.x] = cur_w;
-            if (s < src_hi)
-                fetch(s + 1); // in flight during the convolution below
-            // s_in[buf] complete; no column of the tile holding weight in bin s
-            // means everything below adds +0.
-            if (!__syncthreads_or(has)) {
-                buf ^= 1;
+            // Stage `slot` complete; no column of the tile holding weight in
+            // bin s means everything below adds +0. Every thread has finished
+            // bin s - 1, so its stage takes bin s + R - 1.
+            const bool any_has = __syncthreads_or(has);
+            issue(s + R - 1, slot == 0 ? R - 1 : slot - 1);
+            const float *w_slot = s_w + slot * L.wn;
+            slot = slot == R - 1 ? 0 : slot + 1;
+            if (!any_has)
                 continue;
-            }
             float conv[M];
             if (any_dir && K <= A.kp) {
-                conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, s_w + buf * L.wn, conv);
+                conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, conv);
             } else if (any_dir) { // a kernel wider than the padding
                 const conv_out<M> o = conv_wide<M>(stage, j0, nth, K, at.weights + at.offset[kid] + K,
                                                    at.circular != 0);
@@ -461,10 +501,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                     for (int m = 0; m < M; m++)
                         acc1[m] = __fmaf_rn(chi, conv[m], acc1[m]);
             }
-            buf ^= 1;
         }
         // Flush the open targets and zero every other target bin in range.
-        for (int64_t zt = next_out; zt <= whi; zt++) {
+        for (int zt = next_out; zt <= whi; zt++) {
             if (zt == T0)
                 emit(zt, acc0, false);
             else if (zt == T0 + 1)
@@ -475,6 +514,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         // The column's dose: its G partials in chunk order. The DEPOSITED
         // tally is the same sum (per thread, then per block).
         dep_sum += dpart;
+        tc += tcf;
+        ec += ecf;
         s_part[g][col] = dpart;
         __syncthreads();
         if (g == 0 && live) {
@@ -483,7 +524,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                 dacc = __dadd_rn(dacc, s_part[q][col]);
             A.dose[c] = dacc;
         }
-        __syncthreads(); // s_part and s_in are reused by the next tile
+        __syncthreads(); // s_part and the ring are reused by the next tile
     }
     if (STREAM) {
         const double v[11] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout};
@@ -553,14 +594,23 @@ static_assert(fused_g(16) * fused_m(16) == 16 && fused_g(48) * fused_m(48) == 48
                   fused_g(64) * fused_m(64) == 64 && FUSED_THREADS(64) / 32 <= 32,
               "whole chunks per column, at most 32 warps per block");
 
-int fused_theta_energy_supported(int64_t nth, int64_t slice)
+static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width, bool stream)
 {
-    return nth >= 1 && nth <= 64 && nth * slice <= INT_MAX; // offsets within a bin are int
+    if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64)
+        return 0; // offsets within a bin are int
+    const int nmax = nth <= 16 ? 16 : nth <= 32 ? 32 : nth <= 48 ? 48 : 64;
+    const int kp = max_half_width < FUSED_MAX_KP ? max_half_width : FUSED_MAX_KP;
+    return fused_layout_of(nmax, kp, ne, stream).bytes <= FUSED_MAX_DYN_SMEM;
 }
 
-int fused_step_supported(int64_t nth, int64_t slice, int64_t ne)
+int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
 {
-    return fused_theta_energy_supported(nth, slice) && ne * 4 * sizeof(int) <= FUSED_STEP_MAX_BOX_SMEM;
+    return fused_fits(nth, slice, ne, max_half_width, false);
+}
+
+int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
+{
+    return fused_fits(nth, slice, ne, max_half_width, true);
 }
 
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
@@ -569,7 +619,7 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
                                const box4 *box_a, const active_regions *reg, const int *stop,
                                double *partials, int blocks, int kp_cap, cudaStream_t s)
 {
-    if (!fused_theta_energy_supported(d.nth, d.slice))
+    if (!fused_theta_energy_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, ft, stream_tables_dev{},
                  threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap};
@@ -583,7 +633,7 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        const active_regions *reg, const int *stop, double *partials, int blocks,
                        int kp_cap, cudaStream_t s)
 {
-    if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne))
+    if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{psi0, psi1, step, dose, d, at, ft, st, threshold, box_a, box_next, reg, stop, partials,
                  blocks, kp_cap};

@@ -35,10 +35,12 @@
 #include "common.cuh"
 #include "streaming.cuh"
 
-// One source bin's constants, in one aligned record: two 16-byte loads per bin
-// instead of five scattered ones.
+// One source bin's constants, in one aligned record (two 16-byte shared
+// loads). The theta-cut tally is summed in float within a tile (a ~1e-7
+// channel), so its factors are floats.
 struct __align__(16) fused_bin {
-    double E, deposit, cut_frac; // cut_frac = 1 - weight_sum[kernel of the bin]
+    double E, deposit;
+    float cut_frac, E_f; // 1 - weight_sum[kernel of the bin]; E in float
     float c_lo, c_hi;
 };
 
@@ -48,14 +50,16 @@ struct fused_tables_dev {
     const fused_bin *bins; // [ne]
 };
 
-// Shared memory the single pass may use for its per-bin extents (ne * 16 bytes).
-#define FUSED_STEP_MAX_BOX_SMEM 32768
+// Dynamic shared memory a fused block may use: its stage ring and per-bin
+// tables (sm_90 allows 227 KB per block; the rest is left to static shared memory).
+#define FUSED_MAX_DYN_SMEM (224 * 1024)
 
-// 1 when the fused kernel can serve this grid (n_theta it is built for, and
-// one energy bin small enough for 32-bit offsets).
-int fused_theta_energy_supported(int64_t nth, int64_t slice);
+// 1 when the fused kernel can serve this grid: the n_theta it is built for,
+// one energy bin small enough for 32-bit offsets, and a block's stage ring and
+// per-bin tables (ne of them) within FUSED_MAX_DYN_SMEM.
+int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
 // 1 when the single pass can serve it (the shift scheme is the caller's check).
-int fused_step_supported(int64_t nth, int64_t slice, int64_t ne);
+int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
 
 // kp_cap: 0, or (tests) the widest kernel convolved from the padded stage.
 // Only the columns of reg->occupied (where psi_a holds weight) and reg->written
