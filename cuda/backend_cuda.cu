@@ -70,6 +70,7 @@ struct cuda_ctx {
     angular_tables_dev at;
     energy_tables_dev et;
     fused_tables_dev ft;
+    fused_split_dev split; // the fused kernel's energy split of steps with few tiles
     stream_tables_dev stt;
     void *fft_mem;
     angular_fft *fft;
@@ -248,6 +249,10 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
 
 static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
 
+// Most tiles a step may have for the fused kernel to split their energy range
+// across blocks: with more, every block already has a tile.
+static int split_tiles_for(int blocks) { return blocks / 2; }
+
 // Bytes of device memory the plan needs (the arena), before any allocation.
 static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, size_t fft_bytes)
 {
@@ -264,6 +269,9 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
     b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
+    if (g->nth <= 64) // the fused kernel's energy split
+        b += align_up(fused_split_ws_doubles(g->nth, g->ne, split_tiles_for(blocks)) * sizeof(double)) +
+             align_up(split_tiles_for(blocks) * sizeof(int));
     b += fft_bytes;
     return b;
 }
@@ -340,7 +348,8 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
     if (c->single_pass) {
         CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at,
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
-                                       c->stop, c->partials, c->blocks, c->s->fused_kp_cap, c->stream));
+                                       c->stop, c->partials, c->blocks, c->s->fused_kp_cap, c->split,
+                                       c->stream));
         finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
             c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne,
             c->box_a, c->box_next, c->reg, c->et, 1);
@@ -352,7 +361,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                         c->stream));
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at,
                                            c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
-                                           c->blocks, c->s->fused_kp_cap, c->stream));
+                                           c->blocks, c->s->fused_kp_cap, c->split, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
                                                   c->partials, c->blocks, c->stream));
@@ -500,6 +509,12 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->box_a = a.take<box4>(ne);
     c->box_next = a.take<box4>(ne);
     c->reg = a.take<active_regions>(1);
+    if (g->nth <= 64) {
+        const int st = split_tiles_for(c->blocks);
+        c->split = fused_split_dev{a.take<double>(fused_split_ws_doubles(g->nth, g->ne, st)), a.take<int>(st),
+                                   s->fused_split_off ? 0 : st};
+        CUDA_CHECK_ERR(err, cudaMemset(c->split.count, 0, st * sizeof(int)));
+    }
     float *w = a.take<float>(nw);
     int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(ne);
     int4 *bk = a.take<int4>(ne);
@@ -969,13 +984,13 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
         ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->ft, c->stt,
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
-                        c->s->fused_kp_cap, c->stream);
+                        c->s->fused_kp_cap, c->split, c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
         ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->ft, c->threshold,
                                 c->box_a, c->reg, c->stop, c->partials, c->blocks, c->s->fused_kp_cap,
-                                c->stream);
+                                c->split, c->stream);
     } else if (c->fused && op == OP_ENERGY) {
         ce = cudaSuccess; // inside the theta+energy kernel
     } else if (c->fused && op == OP_STREAM) {
@@ -1041,7 +1056,8 @@ static void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, dou
     int stream = c->stream_variant == SV_GATHER ? 1 : 2;
     *launches = 1 /* partials memset */ + theta + 2 /* energy */ + stream + 2 /* measure, finish */;
     if (c->single_pass) {
-        *launches = 2; // the step, finish
+        // the step (its unsplit and split instances, one of which returns at once), finish
+        *launches = c->split.max_tiles > 0 ? 3 : 2;
         *bytes_dense = 2 * psi + 2 * dose;
         size_t fr0 = 0, tot0 = 0;
         cudaMemGetInfo(&fr0, &tot0);
@@ -1049,7 +1065,7 @@ static void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, dou
         return;
     }
     if (c->fused) {
-        *launches = 4; // memset, theta+energy, stream+measure, finish
+        *launches = c->split.max_tiles > 0 ? 5 : 4; // memset, theta+energy (x2), stream+measure, finish
         *bytes_dense = 4 * psi + 2 * dose;
         size_t fr0 = 0, tot0 = 0;
         cudaMemGetInfo(&fr0, &tot0);

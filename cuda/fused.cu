@@ -91,6 +91,7 @@ struct fused_args {
     double *partials;
     int blocks;
     int kp; // kernels of half-width K <= kp convolve from the padded stage (fused_layout)
+    fused_split_dev split;
 };
 
 // Dynamic shared memory of one block:
@@ -167,8 +168,26 @@ __device__ __noinline__ conv_out<M> conv_wide(const float *stage, int j0, int nt
     return o;
 }
 
+// Work items of a step's energy split (see fused_kernel): ng groups per
+// tile, or 1 (no split) when the tiles alone give every block work, when
+// the split is off (max_tiles = 0), or when too few source bins hold weight.
+__device__ inline int split_groups(const active_regions *reg, int max_tiles)
+{
+    const box4 F = box_join(reg->occupied, reg->written);
+    if (box_is_empty(F))
+        return 1;
+    const int64_t ntiles = ((int64_t)(F.z1 - F.z0 + 1) * (F.x1 - F.x0 + 1) + FUSED_COLS - 1) / FUSED_COLS;
+    const int nsrc = reg->src_hi - reg->src_lo + 1;
+    if (ntiles > max_tiles || nsrc < 2 * FUSED_SPLIT_MIN_BINS)
+        return 1;
+    return max(1, min((int)(gridDim.x / ntiles), nsrc / FUSED_SPLIT_MIN_BINS));
+}
+
 // EXACT: nth == NMAX, so every thread's M directions exist (no guards).
-template <int NMAX, bool STREAM, bool EXACT>
+// SPLIT: the instance for steps whose tiles are split (split_groups > 1);
+// both instances are launched every step and the other returns at once, so
+// that the split's bookkeeping costs the dense step no registers.
+template <int NMAX, bool STREAM, bool EXACT, bool SPLIT>
 __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) fused_kernel(fused_args A)
 {
     constexpr int M = fused_m(NMAX), G = fused_g(NMAX); // M = SMX_DEPOSIT_CHUNK(nth)
@@ -185,7 +204,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     fused_bin *s_bin = reinterpret_cast<fused_bin *>(smem + L.bin_off);
     box4 *s_boxa = reinterpret_cast<box4 *>(smem + L.boxa_off);
     int *sbox = reinterpret_cast<int *>(smem + L.box_off);
-    if (*A.stop)
+    if (*A.stop || (split_groups(A.reg, A.split.max_tiles) > 1) != SPLIT)
         return;
     const dev_dims d = A.d;
     const angular_tables_dev &at = A.at;
@@ -238,293 +257,375 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     const unsigned dir_mask = (1u << n_dirs) - 1u; // n_dirs <= 16
     const int stage_floats = L.rows * FUSED_COLS;
 
-    for (int64_t base = (int64_t)blockIdx.x * FUSED_COLS; base < ncols;
-         base += (int64_t)gridDim.x * FUSED_COLS) {
-        const int64_t k = base + col;
-        const bool live = k < ncols;
-        const int cz = live ? F.z0 + (int)(k / fw) : 0, cx = live ? F.x0 + (int)(k % fw) : 0;
-        const int64_t c = (int64_t)cz * nx + cx;
-        const float *pin = in + c + (int64_t)j0 * slice;
+    // Energy split (few tiles, as in a pencil beam's step): each tile's bin
+    // range [rlo, rhi] is cut into ng groups of B bins, one work item each,
+    // so that more blocks than tiles have work. A group owns its sources
+    // (their tallies and their deposit, which goes through split.ws so that
+    // the last block of the tile sums the column's dose in the usual order)
+    // and its targets (written by it alone); it also convolves the sources
+    // feeding its targets from below, recomputing what the group below owns.
+    const int64_t ntiles = (ncols + FUSED_COLS - 1) / FUSED_COLS;
+    const int ng = SPLIT ? split_groups(reg, A.split.max_tiles) : 1;
+    const int rlo = min(src_lo, wlo), rhi = max(src_hi, whi);
+    const int B = (rhi - rlo + ng) / ng;
+    // First source bin whose target is >= v (targets never decrease with the bin).
+    auto first_tg_ge = [&](int v) {
+        int lo = src_lo, hi = src_hi + 1;
+        while (lo < hi) {
+            const int mid = (lo + hi) >> 1;
+            if (s_step[mid].w >= v)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        return lo;
+    };
+    __shared__ bool s_last; // this block completed its tile's last group
 
-        // Sends bin sb (if any) into ring stage `slot`: this thread's M values of
-        // its column (zeros where the column lies outside the bin's box) and
-        // weight threadIdx.x of the bin's kernel. One commit group per call,
-        // even when empty, so that the groups count bins.
-        auto issue = [&](int sb, int slot) {
-            if (sb <= src_hi) {
-                const int4 bs = s_step[sb];
-                const box4 b = s_boxa[sb];
-                const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
-                float *dst = s_in + slot * stage_floats + (L.lo + j0) * FUSED_COLS + col;
-                const float *p = opaque(pin + (int64_t)sb * estride);
-#pragma unroll
-                for (int m = 0; m < M; m++) {
-                    if (dir_ok(m))
-                        cp_async4(dst + m * FUSED_COLS, p, h);
-                    p = opaque(p + slice); // one IMAD.WIDE per load
+    {
+        for (int64_t item = blockIdx.x; item < ntiles * ng; item += gridDim.x) {
+            const int64_t tile = item / ng, base = tile * FUSED_COLS;
+            const int q = (int)(item % ng);
+            // Owned sources [os_lo, os_hi], owned targets [ot_lo, ot_hi], and the
+            // sources to convolve [p_lo, p_hi] (all of them without the split).
+            int os_lo = src_lo, os_hi = src_hi, ot_lo = wlo, ot_hi = whi, p_lo = src_lo, p_hi = src_hi;
+            if constexpr (SPLIT) {
+                const int qlo = rlo + q * B, qhi = min(rhi, qlo + B - 1);
+                os_lo = max(src_lo, qlo), os_hi = min(src_hi, qhi);
+                ot_lo = max(wlo, qlo), ot_hi = min(whi, qhi);
+                p_lo = os_lo, p_hi = os_hi;
+                if (ot_lo <= ot_hi) {
+                    const int f_lo = first_tg_ge(ot_lo - 1), f_hi = first_tg_ge(ot_hi + 1) - 1;
+                    if (f_lo <= f_hi) {
+                        p_lo = p_lo <= p_hi ? min(p_lo, f_lo) : f_lo;
+                        p_hi = max(p_hi, f_hi);
+                    }
                 }
-                const int t = threadIdx.x;
-                if (bs.y <= A.kp && t < L.wn)
-                    cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
-                              t <= 2 * bs.y);
             }
-            cp_async_commit();
-        };
+            const int64_t k = base + col;
+            const bool live = k < ncols;
+            const int cz = live ? F.z0 + (int)(k / fw) : 0, cx = live ? F.x0 + (int)(k % fw) : 0;
+            const int64_t c = (int64_t)cz * nx + cx;
+            const float *pin = in + c + (int64_t)j0 * slice;
 
-        // Single pass: direction j of this column lands on (cz, cx) + move[j].
-        // Cells of `out` whose source (cell - move) lies outside F (or the
-        // domain) receive from no visited column: their own column clears them.
-        column_moves cm{0u, 0u, INT_MAX, -1, INT_MAX, -1};
-        if (live)
-#pragma unroll
-            for (int m = 0; m < M; m++) {
-                if (!dir_ok(m))
-                    continue;
-                const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
-                if (tz >= 0 && tz < nz && tx >= 0 && tx < nx) {
-                    cm.in_domain |= 1u << m;
-                    cm.zlo = min(cm.zlo, tz), cm.zhi = max(cm.zhi, tz);
-                    cm.xlo = min(cm.xlo, tx), cm.xhi = max(cm.xhi, tx);
-                }
-                const int sz = cz - s_move[0][j0 + m], sx = cx - s_move[1][j0 + m];
-                if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1)
-                    cm.own_zero |= 1u << m;
-            }
-        if (!STREAM)
-            cm.own_zero = 0u; // moves are zero: every cell is its own target
-
-        // Writes target bin T of this column: v (or zeros), moved when
-        // streaming, with the leak, the output sums and the extent measured.
-        // Called by every thread of the block for the same T.
-        auto emit = [&](int T, const float(&v)[M], bool zero) {
-            float *pt = opaque(out + (int64_t)T * estride + c);
-            bool any_nz = false, all_nz = true; // over this thread's in-domain targets
-            if (live) {
-                if (cm.in_domain == dir_mask) { // every target inside the domain: the usual case
-                    float lowest = INFINITY;
-#pragma unroll
+            // Sends bin sb (if any) into ring stage `slot`: this thread's M values of
+            // its column (zeros where the column lies outside the bin's box) and
+            // weight threadIdx.x of the bin's kernel. One commit group per call,
+            // even when empty, so that the groups count bins.
+            auto issue = [&](int sb, int slot) {
+                if (sb <= p_hi) {
+                    const int4 bs = s_step[sb];
+                    const box4 b = s_boxa[sb];
+                    const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+                    float *dst = s_in + slot * stage_floats + (L.lo + j0) * FUSED_COLS + col;
+                    const float *p = opaque(pin + (int64_t)sb * estride);
+    #pragma unroll
                     for (int m = 0; m < M; m++) {
-                        if (!dir_ok(m))
-                            continue;
-                        const float val = zero ? 0.0f : v[m];
-                        pt[s_toff[j0 + m]] = val;
-                        lowest = fminf(lowest, val);
+                        if (dir_ok(m))
+                            cp_async4(dst + m * FUSED_COLS, p, h);
+                        p = opaque(p + slice); // one IMAD.WIDE per load
                     }
-                    all_nz = lowest != 0.0f; // psi >= 0 (non-negative kernels and coefficients)
-                    if (STREAM && !zero) {
-                        const float kept = pair_sum(v, n_dirs);
-                        any_nz = kept != 0.0f; // a sum of non-negative floats is 0 only if all are
-                        if (any_nz) {
-                            const double E = s_bin[T].E;
-                            wout += kept;
-                            eout += (double)kept * E;
-                        }
-                    }
-                } else {
-                    double kept = 0.0, leaked = 0.0;
-#pragma unroll
-                    for (int m = 0; m < M; m++) {
-                        if (!dir_ok(m))
-                            continue;
-                        const float val = zero ? 0.0f : v[m];
-                        if (cm.in_domain & (1u << m)) {
-                            pt[s_toff[j0 + m]] = val;
-                            any_nz = any_nz || val != 0.0f;
-                            all_nz = all_nz && val != 0.0f;
-                            kept += val;
-                        } else {
-                            leaked += val;
-                        }
-                    }
-                    if (STREAM && (kept != 0.0 || leaked != 0.0)) {
-                        const double E = s_bin[T].E;
-                        wout += kept;
-                        eout += kept * E;
-                        lw += leaked;
-                        le += leaked * E;
-                    }
+                    const int t = threadIdx.x;
+                    if (bs.y <= A.kp && t < L.wn)
+                        cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
+                                  t <= 2 * bs.y);
                 }
-                if (STREAM && cm.own_zero)
-#pragma unroll
-                    for (int m = 0; m < M; m++)
-                        if (cm.own_zero & (1u << m))
-                            pt[(j0 + m) * slice] = 0.0f;
-            }
-            if (STREAM && any_nz) {
-                int zlo = cm.zlo, zhi = cm.zhi, xlo = cm.xlo, xhi = cm.xhi;
-                if (!all_nz) { // some directions hold zero: the exact extent
-                    zlo = xlo = INT_MAX, zhi = xhi = -1;
-#pragma unroll
-                    for (int m = 0; m < M; m++)
-                        if ((cm.in_domain & (1u << m)) && v[m] != 0.0f) {
-                            const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
-                            zlo = min(zlo, tz), zhi = max(zhi, tz);
-                            xlo = min(xlo, tx), xhi = max(xhi, tx);
-                        }
-                }
-                // Shared atomics from the lanes holding weight: the compiler
-                // turns each into one warp reduction and one atomic.
-                atomicMin(&sbox[4 * T + 0], zlo);
-                atomicMax(&sbox[4 * T + 1], zhi);
-                atomicMin(&sbox[4 * T + 2], xlo);
-                atomicMax(&sbox[4 * T + 3], xhi);
-            }
-        };
+                cp_async_commit();
+            };
 
-        float acc0[M], acc1[M];
-#pragma unroll
-        for (int m = 0; m < M; m++)
-            acc0[m] = acc1[m] = 0.0f;
-        int T0 = -1;        // target held in acc0 (acc1 holds T0 + 1); block-uniform
-        int next_out = wlo; // every target below this is written or known zero
-        double dpart = 0.0; // this thread's deposit partial (deposit_order.h)
-        float tcf = 0.0f, ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
-
-        // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
-        // the ring while bin s is convolved; nothing of them is held in registers.
-#pragma unroll
-        for (int i = 0; i < R - 1; i++)
-            issue(src_lo + i, i);
-        int slot = 0;
-        for (int s = src_lo; s <= src_hi; s++) {
-            const int4 bs = s_step[s];
-            const int kid = bs.x, K = bs.y, tg = bs.w;
-            // Target bookkeeping depends on the bin only, so it is uniform.
-            if (tg >= 0) {
-                if (T0 < 0)
-                    T0 = tg;
-                while (T0 < tg) { // acc0's target is complete: write it
-                    for (int zt = next_out; zt < T0; zt++)
-                        emit(zt, acc0, true);
-                    emit(T0, acc0, false);
-                    next_out = T0 + 1;
-#pragma unroll
-                    for (int m = 0; m < M; m++) {
-                        acc0[m] = acc1[m];
-                        acc1[m] = 0.0f;
-                    }
-                    T0++;
-                }
-            }
-            const box4 b = s_boxa[s];
-            const bool has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
-            const fused_bin fb = s_bin[s];
-            float *stage = s_in + slot * stage_floats + L.lo * FUSED_COLS + col; // direction 0
-            float *row = stage + j0 * FUSED_COLS;
-            cp_async_wait<R - 2>(); // this thread's part of bin s has landed
-            float cur[M];
-#pragma unroll
-            for (int m = 0; m < M; m++)
-                cur[m] = dir_ok(m) ? row[m * FUSED_COLS] : 0.0f;
-            if (has) {
-                // Theta tallies in float within the thread (~1e-7 channels:
-                // the total only scales the kernel's truncation, 1 - weight_sum).
-                float lowest = INFINITY;
-#pragma unroll
-                for (int m = 0; m < M; m++)
-                    if (dir_ok(m))
-                        lowest = fminf(lowest, cur[m]);
-                float dropped = 0.0f;
-                if (!(lowest >= A.threshold)) // some weight below the threshold: drop it
-#pragma unroll
-                    for (int m = 0; m < M; m++)
-                        if (dir_ok(m) && cur[m] < A.threshold) {
-                            dropped += cur[m];
-                            cur[m] = 0.0f;
-                            row[m * FUSED_COLS] = 0.0f;
-                        }
-                const float total = pair_sum(cur, n_dirs);
-                double bnd = 0.0;
-                // Window mode: only directions within K of an edge scatter past it.
-                if (!at.circular && (j0 < K || j0 + M > nth - K)) {
-                    const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
-#pragma unroll
-                    for (int m = 0; m < M; m++)
-                        if (dir_ok(m) && (j0 + m < K || j0 + m >= nth - K)) // elsewhere bf = 0
-                            bnd += (double)cur[m] * bf[m];
-                }
-                const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
-                tb += bnd;
-                eb += bnd * fb.E;
-                tcf = __fadd_rn(tcf, cut);
-                ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
-            }
-            if (at.circular) // wrapped copies into the padding rows
-#pragma unroll
+            // Single pass: direction j of this column lands on (cz, cx) + move[j].
+            // Cells of `out` whose source (cell - move) lies outside F (or the
+            // domain) receive from no visited column: their own column clears them.
+            column_moves cm{0u, 0u, INT_MAX, -1, INT_MAX, -1};
+            if (live)
+    #pragma unroll
                 for (int m = 0; m < M; m++) {
                     if (!dir_ok(m))
                         continue;
-                    for (int q = j0 + m - nth; q >= -L.lo; q -= nth)
-                        stage[q * FUSED_COLS] = cur[m];
-                    for (int q = j0 + m + nth; q < NMAX + A.kp; q += nth)
-                        stage[q * FUSED_COLS] = cur[m];
+                    const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
+                    if (tz >= 0 && tz < nz && tx >= 0 && tx < nx) {
+                        cm.in_domain |= 1u << m;
+                        cm.zlo = min(cm.zlo, tz), cm.zhi = max(cm.zhi, tz);
+                        cm.xlo = min(cm.xlo, tx), cm.xhi = max(cm.xhi, tx);
+                    }
+                    const int sz = cz - s_move[0][j0 + m], sx = cx - s_move[1][j0 + m];
+                    if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1)
+                        cm.own_zero |= 1u << m;
                 }
-            // Stage `slot` complete; no column of the tile holding weight in
-            // bin s means everything below adds +0. Every thread has finished
-            // bin s - 1, so its stage takes bin s + R - 1.
-            const bool any_has = __syncthreads_or(has);
-            issue(s + R - 1, slot == 0 ? R - 1 : slot - 1);
-            const float *w_slot = s_w + slot * L.wn;
-            slot = slot == R - 1 ? 0 : slot + 1;
-            if (!any_has)
-                continue;
-            float conv[M];
-            if (any_dir && K <= A.kp) {
-                conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, conv);
-            } else if (any_dir) { // a kernel wider than the padding
-                const conv_out<M> o = conv_wide<M>(stage, j0, nth, K, at.weights + at.offset[kid] + K,
-                                                   at.circular != 0);
-#pragma unroll
-                for (int m = 0; m < M; m++)
-                    conv[m] = o.v[m];
-            } else {
-#pragma unroll
-                for (int m = 0; m < M; m++)
-                    conv[m] = 0.0f;
-            }
-            double ws = 0.0;
-#pragma unroll
+            if (!STREAM)
+                cm.own_zero = 0u; // moves are zero: every cell is its own target
+
+            // Writes target bin T of this column: v (or zeros), moved when
+            // streaming, with the leak, the output sums and the extent measured.
+            // Called by every thread of the block for the same T.
+            auto emit = [&](int T, const float(&v)[M], bool zero) {
+                float *pt = opaque(out + (int64_t)T * estride + c);
+                bool any_nz = false, all_nz = true; // over this thread's in-domain targets
+                if (live) {
+                    if (cm.in_domain == dir_mask) { // every target inside the domain: the usual case
+                        float lowest = INFINITY;
+    #pragma unroll
+                        for (int m = 0; m < M; m++) {
+                            if (!dir_ok(m))
+                                continue;
+                            const float val = zero ? 0.0f : v[m];
+                            pt[s_toff[j0 + m]] = val;
+                            lowest = fminf(lowest, val);
+                        }
+                        all_nz = lowest != 0.0f; // psi >= 0 (non-negative kernels and coefficients)
+                        if (STREAM && !zero) {
+                            const float kept = pair_sum(v, n_dirs);
+                            any_nz = kept != 0.0f; // a sum of non-negative floats is 0 only if all are
+                            if (any_nz) {
+                                const double E = s_bin[T].E;
+                                wout += kept;
+                                eout += (double)kept * E;
+                            }
+                        }
+                    } else {
+                        double kept = 0.0, leaked = 0.0;
+    #pragma unroll
+                        for (int m = 0; m < M; m++) {
+                            if (!dir_ok(m))
+                                continue;
+                            const float val = zero ? 0.0f : v[m];
+                            if (cm.in_domain & (1u << m)) {
+                                pt[s_toff[j0 + m]] = val;
+                                any_nz = any_nz || val != 0.0f;
+                                all_nz = all_nz && val != 0.0f;
+                                kept += val;
+                            } else {
+                                leaked += val;
+                            }
+                        }
+                        if (STREAM && (kept != 0.0 || leaked != 0.0)) {
+                            const double E = s_bin[T].E;
+                            wout += kept;
+                            eout += kept * E;
+                            lw += leaked;
+                            le += leaked * E;
+                        }
+                    }
+                    if (STREAM && cm.own_zero)
+    #pragma unroll
+                        for (int m = 0; m < M; m++)
+                            if (cm.own_zero & (1u << m))
+                                pt[(j0 + m) * slice] = 0.0f;
+                }
+                if (STREAM && any_nz) {
+                    int zlo = cm.zlo, zhi = cm.zhi, xlo = cm.xlo, xhi = cm.xhi;
+                    if (!all_nz) { // some directions hold zero: the exact extent
+                        zlo = xlo = INT_MAX, zhi = xhi = -1;
+    #pragma unroll
+                        for (int m = 0; m < M; m++)
+                            if ((cm.in_domain & (1u << m)) && v[m] != 0.0f) {
+                                const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
+                                zlo = min(zlo, tz), zhi = max(zhi, tz);
+                                xlo = min(xlo, tx), xhi = max(xhi, tx);
+                            }
+                    }
+                    // Shared atomics from the lanes holding weight: the compiler
+                    // turns each into one warp reduction and one atomic.
+                    atomicMin(&sbox[4 * T + 0], zlo);
+                    atomicMax(&sbox[4 * T + 1], zhi);
+                    atomicMin(&sbox[4 * T + 2], xlo);
+                    atomicMax(&sbox[4 * T + 3], xhi);
+                }
+            };
+
+            auto emit_own = [&](int T, const float(&v)[M], bool zero) {
+                if (!SPLIT || (T >= ot_lo && T <= ot_hi))
+                    emit(T, v, zero);
+            };
+            // This tile's deposits by bin (from src_lo), chunk and column.
+            double *const ws_tile = SPLIT ? A.split.ws + tile * ne * G * FUSED_COLS : nullptr;
+
+            float acc0[M], acc1[M];
+    #pragma unroll
             for (int m = 0; m < M; m++)
-                if (dir_ok(m))
-                    ws = __dadd_rn(ws, (double)conv[m]);
-            dpart = __dadd_rn(dpart, __dmul_rn(fb.deposit, ws));
-            if (tg < 0) {
-                w_stop += ws;
-                e_stop += ws * fb.E;
-            } else {
-                const float clo = fb.c_lo, chi = fb.c_hi;
-#pragma unroll
+                acc0[m] = acc1[m] = 0.0f;
+            int T0 = -1;          // target held in acc0 (acc1 holds T0 + 1); block-uniform
+            int next_out = ot_lo; // every owned target below this is written or known zero
+            double dpart = 0.0; // this thread's deposit partial (deposit_order.h)
+            float tcf = 0.0f, ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
+
+            // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
+            // the ring while bin s is convolved; nothing of them is held in registers.
+    #pragma unroll
+            for (int i = 0; i < R - 1; i++)
+                issue(p_lo + i, i);
+            int slot = 0;
+            for (int s = p_lo; s <= p_hi; s++) {
+                const int4 bs = s_step[s];
+                const int kid = bs.x, K = bs.y, tg = bs.w;
+                // Target bookkeeping depends on the bin only, so it is uniform.
+                if (tg >= 0) {
+                    if (T0 < 0)
+                        T0 = tg;
+                    while (T0 < tg) { // acc0's target is complete: write it
+                        for (int zt = next_out; zt < T0; zt++)
+                            emit_own(zt, acc0, true);
+                        emit_own(T0, acc0, false);
+                        next_out = T0 + 1;
+    #pragma unroll
+                        for (int m = 0; m < M; m++) {
+                            acc0[m] = acc1[m];
+                            acc1[m] = 0.0f;
+                        }
+                        T0++;
+                    }
+                }
+                const box4 b = s_boxa[s];
+                const bool has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+                const fused_bin fb = s_bin[s];
+                const bool own_s = !SPLIT || (s >= os_lo && s <= os_hi);
+                float *stage = s_in + slot * stage_floats + L.lo * FUSED_COLS + col; // direction 0
+                float *row = stage + j0 * FUSED_COLS;
+                cp_async_wait<R - 2>(); // this thread's part of bin s has landed
+                float cur[M];
+    #pragma unroll
                 for (int m = 0; m < M; m++)
-                    acc0[m] = __fmaf_rn(clo, conv[m], acc0[m]);
-                if (chi != 0.0f)
-#pragma unroll
+                    cur[m] = dir_ok(m) ? row[m * FUSED_COLS] : 0.0f;
+                if (has) {
+                    // Theta tallies in float within the thread (~1e-7 channels:
+                    // the total only scales the kernel's truncation, 1 - weight_sum).
+                    float lowest = INFINITY;
+    #pragma unroll
                     for (int m = 0; m < M; m++)
-                        acc1[m] = __fmaf_rn(chi, conv[m], acc1[m]);
+                        if (dir_ok(m))
+                            lowest = fminf(lowest, cur[m]);
+                    float dropped = 0.0f;
+                    if (!(lowest >= A.threshold)) // some weight below the threshold: drop it
+    #pragma unroll
+                        for (int m = 0; m < M; m++)
+                            if (dir_ok(m) && cur[m] < A.threshold) {
+                                dropped += cur[m];
+                                cur[m] = 0.0f;
+                                row[m * FUSED_COLS] = 0.0f;
+                            }
+                    const float total = pair_sum(cur, n_dirs);
+                    double bnd = 0.0;
+                    // Window mode: only directions within K of an edge scatter past it.
+                    if (!at.circular && (j0 < K || j0 + M > nth - K)) {
+                        const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
+    #pragma unroll
+                        for (int m = 0; m < M; m++)
+                            if (dir_ok(m) && (j0 + m < K || j0 + m >= nth - K)) // elsewhere bf = 0
+                                bnd += (double)cur[m] * bf[m];
+                    }
+                    const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
+                    if (own_s) {
+                        tb += bnd;
+                        eb += bnd * fb.E;
+                        tcf = __fadd_rn(tcf, cut);
+                        ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
+                    }
+                }
+                if (at.circular) // wrapped copies into the padding rows
+    #pragma unroll
+                    for (int m = 0; m < M; m++) {
+                        if (!dir_ok(m))
+                            continue;
+                        for (int q = j0 + m - nth; q >= -L.lo; q -= nth)
+                            stage[q * FUSED_COLS] = cur[m];
+                        for (int q = j0 + m + nth; q < NMAX + A.kp; q += nth)
+                            stage[q * FUSED_COLS] = cur[m];
+                    }
+                // Stage `slot` complete; no column of the tile holding weight in
+                // bin s means everything below adds +0. Every thread has finished
+                // bin s - 1, so its stage takes bin s + R - 1.
+                const bool any_has = __syncthreads_or(has);
+                issue(s + R - 1, slot == 0 ? R - 1 : slot - 1);
+                const float *w_slot = s_w + slot * L.wn;
+                slot = slot == R - 1 ? 0 : slot + 1;
+                if (!any_has) {
+                    if (SPLIT && own_s)
+                        ws_tile[((int64_t)(s - src_lo) * G + g) * FUSED_COLS + col] = 0.0;
+                    continue;
+                }
+                float conv[M];
+                if (any_dir && K <= A.kp) {
+                    conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, conv);
+                } else if (any_dir) { // a kernel wider than the padding
+                    const conv_out<M> o = conv_wide<M>(stage, j0, nth, K, at.weights + at.offset[kid] + K,
+                                                       at.circular != 0);
+    #pragma unroll
+                    for (int m = 0; m < M; m++)
+                        conv[m] = o.v[m];
+                } else {
+    #pragma unroll
+                    for (int m = 0; m < M; m++)
+                        conv[m] = 0.0f;
+                }
+                double ws = 0.0;
+    #pragma unroll
+                for (int m = 0; m < M; m++)
+                    if (dir_ok(m))
+                        ws = __dadd_rn(ws, (double)conv[m]);
+                if constexpr (!SPLIT) {
+                    dpart = __dadd_rn(dpart, __dmul_rn(fb.deposit, ws));
+                } else if (own_s) { // the tile's last block sums the dose; the tally is this block's
+                    ws_tile[((int64_t)(s - src_lo) * G + g) * FUSED_COLS + col] = ws;
+                    dep_sum += fb.deposit * ws;
+                }
+                if (tg < 0) {
+                    if (own_s) {
+                        w_stop += ws;
+                        e_stop += ws * fb.E;
+                    }
+                } else {
+                    const float clo = fb.c_lo, chi = fb.c_hi;
+    #pragma unroll
+                    for (int m = 0; m < M; m++)
+                        acc0[m] = __fmaf_rn(clo, conv[m], acc0[m]);
+                    if (chi != 0.0f)
+    #pragma unroll
+                        for (int m = 0; m < M; m++)
+                            acc1[m] = __fmaf_rn(chi, conv[m], acc1[m]);
+                }
             }
+            // Flush the open targets and zero every other target bin in range.
+            for (int zt = max(next_out, ot_lo); zt <= ot_hi; zt++) {
+                if (zt == T0)
+                    emit(zt, acc0, false);
+                else if (zt == T0 + 1)
+                    emit(zt, acc1, false);
+                else
+                    emit(zt, acc0, true);
+            }
+            tc += tcf;
+            ec += ecf;
+            if constexpr (SPLIT) {
+                // The tile's last group to finish sums each chunk's deposits over
+                // the whole bin range, in bin order: the chain of the unsplit
+                // kernel (bins without weight in the tile add an exact +0).
+                __threadfence();
+                __syncthreads();
+                if (threadIdx.x == 0)
+                    s_last = atomicAdd(&A.split.count[tile], 1) == ng - 1;
+                __syncthreads();
+                if (!s_last)
+                    continue;
+                __threadfence();
+                for (int sb = src_lo; sb <= src_hi; sb++)
+                    dpart = __dadd_rn(dpart, __dmul_rn(s_bin[sb].deposit,
+                                                       __ldcg(ws_tile + ((int64_t)(sb - src_lo) * G + g) * FUSED_COLS + col)));
+                if (threadIdx.x == 0)
+                    A.split.count[tile] = 0; // ready for the next step
+            } else {
+                dep_sum += dpart; // the DEPOSITED tally: the same sums, per thread, then per block
+            }
+            // The column's dose: its G partials in chunk order.
+            s_part[g][col] = dpart;
+            __syncthreads();
+            if (g == 0 && live) {
+                double dacc = A.dose[c];
+                for (int q = 0; q * M < nth; q++)
+                    dacc = __dadd_rn(dacc, s_part[q][col]);
+                A.dose[c] = dacc;
+            }
+            __syncthreads(); // s_part and the ring are reused by the next tile
         }
-        // Flush the open targets and zero every other target bin in range.
-        for (int zt = next_out; zt <= whi; zt++) {
-            if (zt == T0)
-                emit(zt, acc0, false);
-            else if (zt == T0 + 1)
-                emit(zt, acc1, false);
-            else
-                emit(zt, acc0, true);
-        }
-        // The column's dose: its G partials in chunk order. The DEPOSITED
-        // tally is the same sum (per thread, then per block).
-        dep_sum += dpart;
-        tc += tcf;
-        ec += ecf;
-        s_part[g][col] = dpart;
-        __syncthreads();
-        if (g == 0 && live) {
-            double dacc = A.dose[c];
-            for (int q = 0; q * M < nth; q++)
-                dacc = __dadd_rn(dacc, s_part[q][col]);
-            A.dose[c] = dacc;
-        }
-        __syncthreads(); // s_part and the ring are reused by the next tile
     }
     if (STREAM) {
         const double v[11] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout};
@@ -554,20 +655,28 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
     A.kp = min(A.at.max_half_width, A.kp > 0 ? min(A.kp, FUSED_MAX_KP) : FUSED_MAX_KP); // A.kp: the cap
     const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
-    void (*k)(fused_args) =
-        A.d.nth == NMAX ? fused_kernel<NMAX, STREAM, true> : fused_kernel<NMAX, STREAM, false>;
+    const bool exact = A.d.nth == NMAX;
+    void (*const kernels[2])(fused_args) = {
+        exact ? fused_kernel<NMAX, STREAM, true, false> : fused_kernel<NMAX, STREAM, false, false>,
+        exact ? fused_kernel<NMAX, STREAM, true, true> : fused_kernel<NMAX, STREAM, false, true>};
     // Above the default 48 KB: opt in (up to 227 KB on sm_90), once per size
     // and kernel, not at every launch of the step loop.
-    static size_t opted_in[2] = {48 * 1024, 48 * 1024}; // per EXACT instantiation
-    size_t &limit = opted_in[A.d.nth == NMAX];
-    if (L.bytes > limit) {
-        const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
+    static size_t opted_in[2][2] = {{48 * 1024, 48 * 1024}, {48 * 1024, 48 * 1024}}; // [exact][split]
+    for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1); sp++) { // the unsplit and the split instance
+        size_t &limit = opted_in[exact][sp];
+        if (L.bytes > limit) {
+            const cudaError_t e =
+                cudaFuncSetAttribute(kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
+            if (e != cudaSuccess)
+                return e;
+            limit = L.bytes;
+        }
+        kernels[sp]<<<A.blocks, FUSED_THREADS(NMAX), L.bytes, s>>>(A);
+        const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             return e;
-        limit = L.bytes;
     }
-    k<<<A.blocks, FUSED_THREADS(NMAX), L.bytes, s>>>(A);
-    return cudaGetLastError();
+    return cudaSuccess;
 }
 
 template <bool STREAM>
@@ -603,6 +712,12 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
     return fused_layout_of(nmax, kp, ne, stream).bytes <= FUSED_MAX_DYN_SMEM;
 }
 
+size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles)
+{
+    const int nmax = nth <= 16 ? 16 : nth <= 32 ? 32 : nth <= 48 ? 48 : 64;
+    return (size_t)max_tiles * (size_t)ne * fused_g(nmax) * FUSED_COLS;
+}
+
 int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
 {
     return fused_fits(nth, slice, ne, max_half_width, false);
@@ -617,12 +732,12 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
                                angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int kp_cap, cudaStream_t s)
+                               double *partials, int blocks, int kp_cap, fused_split_dev split, cudaStream_t s)
 {
     if (!fused_theta_energy_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, ft, stream_tables_dev{},
-                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap};
+                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap, split};
     return launch<false>(A, s);
 }
 
@@ -631,11 +746,11 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int kp_cap, cudaStream_t s)
+                       int kp_cap, fused_split_dev split, cudaStream_t s)
 {
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{psi0, psi1, step, dose, d, at, ft, st, threshold, box_a, box_next, reg, stop, partials,
-                 blocks, kp_cap};
+                 blocks, kp_cap, split};
     return launch<true>(A, s);
 }

@@ -50,6 +50,19 @@ struct fused_tables_dev {
     const fused_bin *bins; // [ne]
 };
 
+// The energy split of steps with few tiles (a pencil beam): per tile, the
+// deposit of each source bin by chunk and column (ws, fused_split_ws_doubles
+// of them), and how many of the tile's groups are done (count, zero between
+// steps). max_tiles = 0: never split.
+struct fused_split_dev {
+    double *ws;
+    int *count; // [max_tiles]
+    int max_tiles;
+};
+// Fewest source bins per group of the split.
+#define FUSED_SPLIT_MIN_BINS 6
+size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
+
 // Dynamic shared memory a fused block may use: its stage ring and per-bin
 // tables (sm_90 allows 227 KB per block; the rest is left to static shared memory).
 #define FUSED_MAX_DYN_SMEM (224 * 1024)
@@ -69,7 +82,7 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
                                angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int kp_cap, cudaStream_t s);
+                               double *partials, int blocks, int kp_cap, fused_split_dev split, cudaStream_t s);
 
 // One whole step, psi[*step & 1] -> the other buffer (see above). reg->written
 // and reg->wtgt_* describe where the output buffer holds the previous state;
@@ -79,6 +92,6 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int kp_cap, cudaStream_t s);
+                       int kp_cap, fused_split_dev split, cudaStream_t s);
 
 #endif

@@ -28,6 +28,7 @@ typedef struct sim_tables {
     int force_fft_from;      /* tests: CUDA hybrid with bins >= this on the FFT; 0 = off */
     int fused_kp_cap;        /* tests: widest kernel the fused CUDA step convolves from its
                                 padded stage (wider ones take the bounds-checked path); 0 = default */
+    int fused_split_off;     /* tests: 1 = the fused CUDA step never splits a tile's energy range */
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);

@@ -318,6 +318,22 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         compare_case(&full[i], 3);
+    /* The fused step's energy split (cuda/fused.cu): BASE's grid has 34 tiles
+     * of 32 columns and 24 source bins, so on any GPU of 17 or more SMs every
+     * one-pass case above cuts each tile's bins into 4 groups, the groups
+     * recomputing the sources that feed their lowest target. The same kinds of
+     * steps with the split off (one block walks all bins of a tile) must be the
+     * CPU's bit for bit as well. */
+    const kcase unsplit[] = {
+        {"3 steps, one pass, no energy split", -1, {"backend.cuda_graph=true"}, 1, 1},
+        {"3 steps, one pass, 13 bins, ds 2 cells, no split", -1,
+         {"grid.angle.n_bins=13", "transport.step_mm=2.0"}, 2, 1},
+        {"3 steps, two-pass fused (bilinear), no split", -1, {"transport.streaming_scheme=bilinear"}, 1, 1},
+    };
+    runner_fused_split_off = 1;
+    for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++)
+        compare_case(&unsplit[i], 3);
+    runner_fused_split_off = 0;
     /* Kernels wider than the fused step's padded stage take its bounds-checked
      * convolution: cap the padding at K = 1 (test hook) on grids whose kernels
      * reach K >= 2 (8 and 5 here), so both paths run in one step. (Without the
