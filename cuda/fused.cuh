@@ -23,6 +23,14 @@
 // needs. The buffers alternate: step n reads psi[n & 1] and writes the other,
 // n being the device's step counter (so one captured graph serves every step).
 //
+// Energy split: a step with few tiles of 32 columns (a pencil beam) would
+// leave most blocks idle while a few walk all their bins, so each tile's bin
+// range is cut into groups, one block each. A group writes only its own
+// target bins, convolving again the sources below that feed its lowest one;
+// it tallies only its own sources and stores their deposits (fused_split_dev),
+// and the tile's last group sums each column's dose over all bins in the
+// order above. psi and dose are the same bits either way.
+//
 // Work is proportional to the occupied region (boxes, see common.cuh).
 // Tallies: THETA_BOUNDARY / THETA_CUTOFF as the angular kernels, DEPOSITED and
 // ENERGY_STOPPED as energy_deposit. Early exit: values below threshold are
