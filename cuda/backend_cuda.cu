@@ -180,11 +180,25 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         red[t] = (t == 0 || t == 2 || t == 4 || t == 6) ? INT_MAX : -1;
     // One warp per field: each lane sums a fixed stride of the block partials,
     // then a shuffle tree; the order is fixed, so the result is deterministic.
+    // Eight loads are issued before their adds: one at a time, the ~33
+    // partials of a lane cost 10 us per step (Nsight Compute, H100).
     for (int f = warp; f < TF_COUNT; f += blockDim.x / 32) {
         double v = 0.0;
-        for (int sl = 0; sl < slots; sl++)
-            for (int b = lane; b < blocks; b += 32)
-                v += partials[((int64_t)sl * TF_COUNT + f) * blocks + b];
+        for (int sl = 0; sl < slots; sl++) {
+            const double *p = partials + ((int64_t)sl * TF_COUNT + f) * blocks;
+            int b = lane;
+            for (; b + 7 * 32 < blocks; b += 8 * 32) {
+                double a[8];
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    a[u] = p[b + u * 32];
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    v += a[u];
+            }
+            for (; b < blocks; b += 32)
+                v += p[b];
+        }
         for (int off = 16; off > 0; off >>= 1)
             v += __shfl_down_sync(0xffffffffu, v, off);
         if (lane == 0)
@@ -278,7 +292,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
 
 extern "C" double backend_cuda_device_bytes(const grid *g)
 {
-    return (double)arena_bytes_for(g, NULL, 132 * 8, 0);
+    return (double)arena_bytes_for(g, NULL, 132 * (g->nth <= 32 ? 4 : 8), 0); // an H100's 132 SMs
 }
 
 struct arena_cursor {
@@ -441,7 +455,13 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     CUDA_CHECK_ERR(err, cudaSetDevice(0));
     cudaDeviceProp prop;
     CUDA_CHECK_ERR(err, cudaGetDeviceProperties(&prop, 0));
-    c->blocks = prop.multiProcessorCount * 8;
+    // Blocks of the grid-stride kernels: one wave of the fused kernel for up
+    // to 32 directions (four resident blocks per SM), four waves of its
+    // two-block-per-SM form above. Measured on the H100 (f95b42e + 1): 4 per
+    // SM against 8 gave the Production pencil run 15.1 against 16.5 ms and the
+    // dense step 1.08 against 1.09 ms (2 or 6 per SM: dense 1.54 and 1.20 ms);
+    // the Stress dense step 17.5 ms with 4 per SM against 17.0 with 8.
+    c->blocks = prop.multiProcessorCount * (g->nth <= 32 ? 4 : 8);
 
     // Variants, decided before the arena is sized (the FFT needs memory).
     c->energy_gather = s->energy_gather;
