@@ -17,7 +17,9 @@
 // that cp.async fills ahead of the convolution, so each bin costs one barrier,
 // which is also the block's vote on whether the bin holds weight. The per-bin
 // tables and boxes are copied to shared memory once per block, so no load in
-// the bin loop waits on another.
+// the bin loop waits on another. A block's work item is a tile of 32 columns
+// with all its energy bins or, when a step has few tiles, one group of them
+// (the energy split, see fused_kernel).
 #define FUSED_COLS 32
 // Directions per thread: M = 8 keeps every thread's arrays within 128
 // registers (four blocks of 128 threads per SM for 32 directions). For 64
@@ -28,10 +30,11 @@
 __host__ __device__ constexpr int fused_m(int nmax) { return nmax <= 16 ? 4 : 8; }
 __host__ __device__ constexpr int fused_g(int nmax) { return nmax / fused_m(nmax); }
 #define FUSED_THREADS(nmax) (FUSED_COLS * fused_g(nmax))
-// Blocks per SM the register budget must allow (latency hiding: each block
-// keeps one bin of loads in flight per thread): 4 fit without spilling up to
-// 32 directions; wider tiles need the registers (three blocks for 64
-// directions spill and measured no faster on the Stress grid, at 63d1c00).
+// Blocks per SM the register budget must allow (the kernel is bound by
+// instruction latency, so it needs warps): 4 fit without spilling up to 32
+// directions (5 or 6, forced, spill and ran the dense Production step at 1.43
+// and 1.54 ms against 1.07); wider tiles need the registers (three blocks for
+// 64 directions spill and measured no faster on the Stress grid, at 63d1c00).
 #define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? 4 : 2)
 // Widest kernel convolved from the padded stage: one thread stages one weight
 // (2 kp + CONV_TAPS_PER_BLOCK <= FUSED_THREADS(16)). Wider kernels (the lowest
@@ -42,9 +45,7 @@ __host__ __device__ constexpr int fused_g(int nmax) { return nmax / fused_m(nmax
 // dense Production step (H100): 3 stages 1.07 ms, 4 stages 1.10 ms; one bin
 // ahead in registers (the previous design) 1.11 ms. Deeper rings buy nothing:
 // the kernel is bound by instruction latency, not by loads.
-#ifndef FUSED_RING
 #define FUSED_RING 3
-#endif
 
 namespace {
 
@@ -282,350 +283,349 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     };
     __shared__ bool s_last; // this block completed its tile's last group
 
-    {
-        for (int64_t item = blockIdx.x; item < ntiles * ng; item += gridDim.x) {
-            const int64_t tile = item / ng, base = tile * FUSED_COLS;
-            const int q = (int)(item % ng);
-            // Owned sources [os_lo, os_hi], owned targets [ot_lo, ot_hi], and the
-            // sources to convolve [p_lo, p_hi] (all of them without the split).
-            int os_lo = src_lo, os_hi = src_hi, ot_lo = wlo, ot_hi = whi, p_lo = src_lo, p_hi = src_hi;
-            if constexpr (SPLIT) {
-                const int qlo = rlo + q * B, qhi = min(rhi, qlo + B - 1);
-                os_lo = max(src_lo, qlo), os_hi = min(src_hi, qhi);
-                ot_lo = max(wlo, qlo), ot_hi = min(whi, qhi);
-                p_lo = os_lo, p_hi = os_hi;
-                if (ot_lo <= ot_hi) {
-                    const int f_lo = first_tg_ge(ot_lo - 1), f_hi = first_tg_ge(ot_hi + 1) - 1;
-                    if (f_lo <= f_hi) {
-                        p_lo = p_lo <= p_hi ? min(p_lo, f_lo) : f_lo;
-                        p_hi = max(p_hi, f_hi);
-                    }
+    for (int64_t item = blockIdx.x; item < ntiles * ng; item += gridDim.x) {
+        const int64_t tile = item / ng, base = tile * FUSED_COLS;
+        const int q = (int)(item % ng);
+        // Owned sources [os_lo, os_hi], owned targets [ot_lo, ot_hi], and the
+        // sources to convolve [p_lo, p_hi] (all of them without the split).
+        int os_lo = src_lo, os_hi = src_hi, ot_lo = wlo, ot_hi = whi, p_lo = src_lo, p_hi = src_hi;
+        if constexpr (SPLIT) {
+            const int qlo = rlo + q * B, qhi = min(rhi, qlo + B - 1);
+            os_lo = max(src_lo, qlo), os_hi = min(src_hi, qhi);
+            ot_lo = max(wlo, qlo), ot_hi = min(whi, qhi);
+            p_lo = os_lo, p_hi = os_hi;
+            if (ot_lo <= ot_hi) {
+                const int f_lo = first_tg_ge(ot_lo - 1), f_hi = first_tg_ge(ot_hi + 1) - 1;
+                if (f_lo <= f_hi) {
+                    p_lo = p_lo <= p_hi ? min(p_lo, f_lo) : f_lo;
+                    p_hi = max(p_hi, f_hi);
                 }
             }
-            const int64_t k = base + col;
-            const bool live = k < ncols;
-            const int cz = live ? F.z0 + (int)(k / fw) : 0, cx = live ? F.x0 + (int)(k % fw) : 0;
-            const int64_t c = (int64_t)cz * nx + cx;
-            const float *pin = in + c + (int64_t)j0 * slice;
+        }
+        const int64_t k = base + col;
+        const bool live = k < ncols;
+        const int cz = live ? F.z0 + (int)(k / fw) : 0, cx = live ? F.x0 + (int)(k % fw) : 0;
+        const int64_t c = (int64_t)cz * nx + cx;
+        const float *pin = in + c + (int64_t)j0 * slice;
 
-            // Sends bin sb (if any) into ring stage `slot`: this thread's M values of
-            // its column (zeros where the column lies outside the bin's box) and
-            // weight threadIdx.x of the bin's kernel. One commit group per call,
-            // even when empty, so that the groups count bins.
-            auto issue = [&](int sb, int slot) {
-                if (sb <= p_hi) {
-                    const int4 bs = s_step[sb];
-                    const box4 b = s_boxa[sb];
-                    const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
-                    float *dst = s_in + slot * stage_floats + (L.lo + j0) * FUSED_COLS + col;
-                    const float *p = opaque(pin + (int64_t)sb * estride);
-    #pragma unroll
-                    for (int m = 0; m < M; m++) {
-                        if (dir_ok(m))
-                            cp_async4(dst + m * FUSED_COLS, p, h);
-                        p = opaque(p + slice); // one IMAD.WIDE per load
-                    }
-                    const int t = threadIdx.x;
-                    if (bs.y <= A.kp && t < L.wn)
-                        cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
-                                  t <= 2 * bs.y);
-                }
-                cp_async_commit();
-            };
-
-            // Single pass: direction j of this column lands on (cz, cx) + move[j].
-            // Cells of `out` whose source (cell - move) lies outside F (or the
-            // domain) receive from no visited column: their own column clears them.
-            column_moves cm{0u, 0u, INT_MAX, -1, INT_MAX, -1};
-            if (live)
-    #pragma unroll
+        // Sends bin sb (if any) into ring stage `slot`: this thread's M values of
+        // its column (zeros where the column lies outside the bin's box) and
+        // weight threadIdx.x of the bin's kernel. One commit group per call,
+        // even when empty, so that the groups count bins.
+        auto issue = [&](int sb, int slot) {
+            if (sb <= p_hi) {
+                const int4 bs = s_step[sb];
+                const box4 b = s_boxa[sb];
+                const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+                float *dst = s_in + slot * stage_floats + (L.lo + j0) * FUSED_COLS + col;
+                const float *p = opaque(pin + (int64_t)sb * estride);
+#pragma unroll
                 for (int m = 0; m < M; m++) {
-                    if (!dir_ok(m))
-                        continue;
-                    const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
-                    if (tz >= 0 && tz < nz && tx >= 0 && tx < nx) {
-                        cm.in_domain |= 1u << m;
-                        cm.zlo = min(cm.zlo, tz), cm.zhi = max(cm.zhi, tz);
-                        cm.xlo = min(cm.xlo, tx), cm.xhi = max(cm.xhi, tx);
-                    }
-                    const int sz = cz - s_move[0][j0 + m], sx = cx - s_move[1][j0 + m];
-                    if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1)
-                        cm.own_zero |= 1u << m;
+                    if (dir_ok(m))
+                        cp_async4(dst + m * FUSED_COLS, p, h);
+                    p = opaque(p + slice); // one IMAD.WIDE per load
                 }
-            if (!STREAM)
-                cm.own_zero = 0u; // moves are zero: every cell is its own target
+                const int t = threadIdx.x;
+                if (bs.y <= A.kp && t < L.wn)
+                    cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
+                              t <= 2 * bs.y);
+            }
+            cp_async_commit();
+        };
 
-            // Writes target bin T of this column: v (or zeros), moved when
-            // streaming, with the leak, the output sums and the extent measured.
-            // Called by every thread of the block for the same T.
-            auto emit = [&](int T, const float(&v)[M], bool zero) {
-                float *pt = opaque(out + (int64_t)T * estride + c);
-                bool any_nz = false, all_nz = true; // over this thread's in-domain targets
-                if (live) {
-                    if (cm.in_domain == dir_mask) { // every target inside the domain: the usual case
-                        float lowest = INFINITY;
-    #pragma unroll
-                        for (int m = 0; m < M; m++) {
-                            if (!dir_ok(m))
-                                continue;
-                            const float val = zero ? 0.0f : v[m];
-                            pt[s_toff[j0 + m]] = val;
-                            lowest = fminf(lowest, val);
-                        }
-                        all_nz = lowest != 0.0f; // psi >= 0 (non-negative kernels and coefficients)
-                        if (STREAM && !zero) {
-                            const float kept = pair_sum(v, n_dirs);
-                            any_nz = kept != 0.0f; // a sum of non-negative floats is 0 only if all are
-                            if (any_nz) {
-                                const double E = s_bin[T].E;
-                                wout += kept;
-                                eout += (double)kept * E;
-                            }
-                        }
-                    } else {
-                        double kept = 0.0, leaked = 0.0;
-    #pragma unroll
-                        for (int m = 0; m < M; m++) {
-                            if (!dir_ok(m))
-                                continue;
-                            const float val = zero ? 0.0f : v[m];
-                            if (cm.in_domain & (1u << m)) {
-                                pt[s_toff[j0 + m]] = val;
-                                any_nz = any_nz || val != 0.0f;
-                                all_nz = all_nz && val != 0.0f;
-                                kept += val;
-                            } else {
-                                leaked += val;
-                            }
-                        }
-                        if (STREAM && (kept != 0.0 || leaked != 0.0)) {
-                            const double E = s_bin[T].E;
-                            wout += kept;
-                            eout += kept * E;
-                            lw += leaked;
-                            le += leaked * E;
-                        }
-                    }
-                    if (STREAM && cm.own_zero)
-    #pragma unroll
-                        for (int m = 0; m < M; m++)
-                            if (cm.own_zero & (1u << m))
-                                pt[(j0 + m) * slice] = 0.0f;
+        // Single pass: direction j of this column lands on (cz, cx) + move[j].
+        // Cells of `out` whose source (cell - move) lies outside F (or the
+        // domain) receive from no visited column: their own column clears them.
+        column_moves cm{0u, 0u, INT_MAX, -1, INT_MAX, -1};
+        if (live)
+#pragma unroll
+            for (int m = 0; m < M; m++) {
+                if (!dir_ok(m))
+                    continue;
+                const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
+                if (tz >= 0 && tz < nz && tx >= 0 && tx < nx) {
+                    cm.in_domain |= 1u << m;
+                    cm.zlo = min(cm.zlo, tz), cm.zhi = max(cm.zhi, tz);
+                    cm.xlo = min(cm.xlo, tx), cm.xhi = max(cm.xhi, tx);
                 }
-                if (STREAM && any_nz) {
-                    int zlo = cm.zlo, zhi = cm.zhi, xlo = cm.xlo, xhi = cm.xhi;
-                    if (!all_nz) { // some directions hold zero: the exact extent
-                        zlo = xlo = INT_MAX, zhi = xhi = -1;
-    #pragma unroll
-                        for (int m = 0; m < M; m++)
-                            if ((cm.in_domain & (1u << m)) && v[m] != 0.0f) {
-                                const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
-                                zlo = min(zlo, tz), zhi = max(zhi, tz);
-                                xlo = min(xlo, tx), xhi = max(xhi, tx);
-                            }
-                    }
-                    // Shared atomics from the lanes holding weight: the compiler
-                    // turns each into one warp reduction and one atomic.
-                    atomicMin(&sbox[4 * T + 0], zlo);
-                    atomicMax(&sbox[4 * T + 1], zhi);
-                    atomicMin(&sbox[4 * T + 2], xlo);
-                    atomicMax(&sbox[4 * T + 3], xhi);
-                }
-            };
+                const int sz = cz - s_move[0][j0 + m], sx = cx - s_move[1][j0 + m];
+                if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1)
+                    cm.own_zero |= 1u << m;
+            }
+        if (!STREAM)
+            cm.own_zero = 0u; // moves are zero: every cell is its own target
 
-            auto emit_own = [&](int T, const float(&v)[M], bool zero) {
-                if (!SPLIT || (T >= ot_lo && T <= ot_hi))
-                    emit(T, v, zero);
-            };
-            // This tile's deposits by bin (from src_lo), chunk and column.
-            double *const ws_tile = SPLIT ? A.split.ws + tile * ne * G * FUSED_COLS : nullptr;
-
-            float acc0[M], acc1[M];
-    #pragma unroll
-            for (int m = 0; m < M; m++)
-                acc0[m] = acc1[m] = 0.0f;
-            int T0 = -1;          // target held in acc0 (acc1 holds T0 + 1); block-uniform
-            int next_out = ot_lo; // every owned target below this is written or known zero
-            double dpart = 0.0; // this thread's deposit partial (deposit_order.h)
-            float tcf = 0.0f, ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
-
-            // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
-            // the ring while bin s is convolved; nothing of them is held in registers.
-    #pragma unroll
-            for (int i = 0; i < R - 1; i++)
-                issue(p_lo + i, i);
-            int slot = 0;
-            for (int s = p_lo; s <= p_hi; s++) {
-                const int4 bs = s_step[s];
-                const int kid = bs.x, K = bs.y, tg = bs.w;
-                // Target bookkeeping depends on the bin only, so it is uniform.
-                if (tg >= 0) {
-                    if (T0 < 0)
-                        T0 = tg;
-                    while (T0 < tg) { // acc0's target is complete: write it
-                        for (int zt = next_out; zt < T0; zt++)
-                            emit_own(zt, acc0, true);
-                        emit_own(T0, acc0, false);
-                        next_out = T0 + 1;
-    #pragma unroll
-                        for (int m = 0; m < M; m++) {
-                            acc0[m] = acc1[m];
-                            acc1[m] = 0.0f;
-                        }
-                        T0++;
-                    }
-                }
-                const box4 b = s_boxa[s];
-                const bool has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
-                const fused_bin fb = s_bin[s];
-                const bool own_s = !SPLIT || (s >= os_lo && s <= os_hi);
-                float *stage = s_in + slot * stage_floats + L.lo * FUSED_COLS + col; // direction 0
-                float *row = stage + j0 * FUSED_COLS;
-                cp_async_wait<R - 2>(); // this thread's part of bin s has landed
-                float cur[M];
-    #pragma unroll
-                for (int m = 0; m < M; m++)
-                    cur[m] = dir_ok(m) ? row[m * FUSED_COLS] : 0.0f;
-                if (has) {
-                    // Theta tallies in float within the thread (~1e-7 channels:
-                    // the total only scales the kernel's truncation, 1 - weight_sum).
+        // Writes target bin T of this column: v (or zeros), moved when
+        // streaming, with the leak, the output sums and the extent measured.
+        // Called by every thread of the block for the same T.
+        auto emit = [&](int T, const float(&v)[M], bool zero) {
+            float *pt = opaque(out + (int64_t)T * estride + c);
+            bool any_nz = false, all_nz = true; // over this thread's in-domain targets
+            if (live) {
+                if (cm.in_domain == dir_mask) { // every target inside the domain: the usual case
                     float lowest = INFINITY;
-    #pragma unroll
-                    for (int m = 0; m < M; m++)
-                        if (dir_ok(m))
-                            lowest = fminf(lowest, cur[m]);
-                    float dropped = 0.0f;
-                    if (!(lowest >= A.threshold)) // some weight below the threshold: drop it
-    #pragma unroll
-                        for (int m = 0; m < M; m++)
-                            if (dir_ok(m) && cur[m] < A.threshold) {
-                                dropped += cur[m];
-                                cur[m] = 0.0f;
-                                row[m * FUSED_COLS] = 0.0f;
-                            }
-                    const float total = pair_sum(cur, n_dirs);
-                    double bnd = 0.0;
-                    // Window mode: only directions within K of an edge scatter past it.
-                    if (!at.circular && (j0 < K || j0 + M > nth - K)) {
-                        const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
-    #pragma unroll
-                        for (int m = 0; m < M; m++)
-                            if (dir_ok(m) && (j0 + m < K || j0 + m >= nth - K)) // elsewhere bf = 0
-                                bnd += (double)cur[m] * bf[m];
-                    }
-                    const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
-                    if (own_s) {
-                        tb += bnd;
-                        eb += bnd * fb.E;
-                        tcf = __fadd_rn(tcf, cut);
-                        ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
-                    }
-                }
-                if (at.circular) // wrapped copies into the padding rows
-    #pragma unroll
+#pragma unroll
                     for (int m = 0; m < M; m++) {
                         if (!dir_ok(m))
                             continue;
-                        for (int q = j0 + m - nth; q >= -L.lo; q -= nth)
-                            stage[q * FUSED_COLS] = cur[m];
-                        for (int q = j0 + m + nth; q < NMAX + A.kp; q += nth)
-                            stage[q * FUSED_COLS] = cur[m];
+                        const float val = zero ? 0.0f : v[m];
+                        pt[s_toff[j0 + m]] = val;
+                        lowest = fminf(lowest, val);
                     }
-                // Stage `slot` complete; no column of the tile holding weight in
-                // bin s means everything below adds +0. Every thread has finished
-                // bin s - 1, so its stage takes bin s + R - 1.
-                const bool any_has = __syncthreads_or(has);
-                issue(s + R - 1, slot == 0 ? R - 1 : slot - 1);
-                const float *w_slot = s_w + slot * L.wn;
-                slot = slot == R - 1 ? 0 : slot + 1;
-                if (!any_has) {
-                    if (SPLIT && own_s)
-                        ws_tile[((int64_t)(s - src_lo) * G + g) * FUSED_COLS + col] = 0.0;
-                    continue;
-                }
-                float conv[M];
-                if (any_dir && K <= A.kp) {
-                    conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, conv);
-                } else if (any_dir) { // a kernel wider than the padding
-                    const conv_out<M> o = conv_wide<M>(stage, j0, nth, K, at.weights + at.offset[kid] + K,
-                                                       at.circular != 0);
-    #pragma unroll
-                    for (int m = 0; m < M; m++)
-                        conv[m] = o.v[m];
+                    all_nz = lowest != 0.0f; // psi >= 0 (non-negative kernels and coefficients)
+                    if (STREAM && !zero) {
+                        const float kept = pair_sum(v, n_dirs);
+                        any_nz = kept != 0.0f; // a sum of non-negative floats is 0 only if all are
+                        if (any_nz) {
+                            const double E = s_bin[T].E;
+                            wout += kept;
+                            eout += (double)kept * E;
+                        }
+                    }
                 } else {
-    #pragma unroll
-                    for (int m = 0; m < M; m++)
-                        conv[m] = 0.0f;
+                    double kept = 0.0, leaked = 0.0;
+#pragma unroll
+                    for (int m = 0; m < M; m++) {
+                        if (!dir_ok(m))
+                            continue;
+                        const float val = zero ? 0.0f : v[m];
+                        if (cm.in_domain & (1u << m)) {
+                            pt[s_toff[j0 + m]] = val;
+                            any_nz = any_nz || val != 0.0f;
+                            all_nz = all_nz && val != 0.0f;
+                            kept += val;
+                        } else {
+                            leaked += val;
+                        }
+                    }
+                    if (STREAM && (kept != 0.0 || leaked != 0.0)) {
+                        const double E = s_bin[T].E;
+                        wout += kept;
+                        eout += kept * E;
+                        lw += leaked;
+                        le += leaked * E;
+                    }
                 }
-                double ws = 0.0;
-    #pragma unroll
+                if (STREAM && cm.own_zero)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (cm.own_zero & (1u << m))
+                            pt[(j0 + m) * slice] = 0.0f;
+            }
+            if (STREAM && any_nz) {
+                int zlo = cm.zlo, zhi = cm.zhi, xlo = cm.xlo, xhi = cm.xhi;
+                if (!all_nz) { // some directions hold zero: the exact extent
+                    zlo = xlo = INT_MAX, zhi = xhi = -1;
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if ((cm.in_domain & (1u << m)) && v[m] != 0.0f) {
+                            const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
+                            zlo = min(zlo, tz), zhi = max(zhi, tz);
+                            xlo = min(xlo, tx), xhi = max(xhi, tx);
+                        }
+                }
+                // Shared atomics from the lanes holding weight: the compiler
+                // turns each into one warp reduction and one atomic.
+                atomicMin(&sbox[4 * T + 0], zlo);
+                atomicMax(&sbox[4 * T + 1], zhi);
+                atomicMin(&sbox[4 * T + 2], xlo);
+                atomicMax(&sbox[4 * T + 3], xhi);
+            }
+        };
+
+        auto emit_own = [&](int T, const float(&v)[M], bool zero) {
+            if (!SPLIT || (T >= ot_lo && T <= ot_hi))
+                emit(T, v, zero);
+        };
+        // This tile's deposits by bin (from src_lo), chunk and column.
+        double *const ws_tile = SPLIT ? A.split.ws + tile * ne * G * FUSED_COLS : nullptr;
+
+        float acc0[M], acc1[M];
+#pragma unroll
+        for (int m = 0; m < M; m++)
+            acc0[m] = acc1[m] = 0.0f;
+        int T0 = -1;          // target held in acc0 (acc1 holds T0 + 1); block-uniform
+        int next_out = ot_lo; // every owned target below this is written or known zero
+        double dpart = 0.0; // this thread's deposit partial (deposit_order.h)
+        float tcf = 0.0f, ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
+
+        // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
+        // the ring while bin s is convolved; nothing of them is held in registers.
+#pragma unroll
+        for (int i = 0; i < R - 1; i++)
+            issue(p_lo + i, i);
+        int slot = 0;
+        for (int s = p_lo; s <= p_hi; s++) {
+            const int4 bs = s_step[s];
+            const int kid = bs.x, K = bs.y, tg = bs.w;
+            // Target bookkeeping depends on the bin only, so it is uniform.
+            if (tg >= 0) {
+                if (T0 < 0)
+                    T0 = tg;
+                while (T0 < tg) { // acc0's target is complete: write it
+                    for (int zt = next_out; zt < T0; zt++)
+                        emit_own(zt, acc0, true);
+                    emit_own(T0, acc0, false);
+                    next_out = T0 + 1;
+#pragma unroll
+                    for (int m = 0; m < M; m++) {
+                        acc0[m] = acc1[m];
+                        acc1[m] = 0.0f;
+                    }
+                    T0++;
+                }
+            }
+            const box4 b = s_boxa[s];
+            const bool has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+            const fused_bin fb = s_bin[s];
+            const bool own_s = !SPLIT || (s >= os_lo && s <= os_hi);
+            float *stage = s_in + slot * stage_floats + L.lo * FUSED_COLS + col; // direction 0
+            float *row = stage + j0 * FUSED_COLS;
+            cp_async_wait<R - 2>(); // this thread's part of bin s has landed
+            float cur[M];
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                cur[m] = dir_ok(m) ? row[m * FUSED_COLS] : 0.0f;
+            if (has) {
+                // Theta tallies in float within the thread (~1e-7 channels:
+                // the total only scales the kernel's truncation, 1 - weight_sum).
+                float lowest = INFINITY;
+#pragma unroll
                 for (int m = 0; m < M; m++)
                     if (dir_ok(m))
-                        ws = __dadd_rn(ws, (double)conv[m]);
-                if constexpr (!SPLIT) {
-                    dpart = __dadd_rn(dpart, __dmul_rn(fb.deposit, ws));
-                } else if (own_s) { // the tile's last block sums the dose; the tally is this block's
-                    ws_tile[((int64_t)(s - src_lo) * G + g) * FUSED_COLS + col] = ws;
-                    dep_sum += fb.deposit * ws;
-                }
-                if (tg < 0) {
-                    if (own_s) {
-                        w_stop += ws;
-                        e_stop += ws * fb.E;
-                    }
-                } else {
-                    const float clo = fb.c_lo, chi = fb.c_hi;
-    #pragma unroll
+                        lowest = fminf(lowest, cur[m]);
+                float dropped = 0.0f;
+                if (!(lowest >= A.threshold)) // some weight below the threshold: drop it
+#pragma unroll
                     for (int m = 0; m < M; m++)
-                        acc0[m] = __fmaf_rn(clo, conv[m], acc0[m]);
-                    if (chi != 0.0f)
-    #pragma unroll
-                        for (int m = 0; m < M; m++)
-                            acc1[m] = __fmaf_rn(chi, conv[m], acc1[m]);
+                        if (dir_ok(m) && cur[m] < A.threshold) {
+                            dropped += cur[m];
+                            cur[m] = 0.0f;
+                            row[m * FUSED_COLS] = 0.0f;
+                        }
+                const float total = pair_sum(cur, n_dirs);
+                double bnd = 0.0;
+                // Window mode: only directions within K of an edge scatter past it.
+                if (!at.circular && (j0 < K || j0 + M > nth - K)) {
+                    const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (dir_ok(m) && (j0 + m < K || j0 + m >= nth - K)) // elsewhere bf = 0
+                            bnd += (double)cur[m] * bf[m];
+                }
+                const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
+                if (own_s) {
+                    tb += bnd;
+                    eb += bnd * fb.E;
+                    tcf = __fadd_rn(tcf, cut);
+                    ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
                 }
             }
-            // Flush the open targets and zero every other target bin in range.
-            for (int zt = max(next_out, ot_lo); zt <= ot_hi; zt++) {
-                if (zt == T0)
-                    emit(zt, acc0, false);
-                else if (zt == T0 + 1)
-                    emit(zt, acc1, false);
-                else
-                    emit(zt, acc0, true);
+            if (at.circular) // wrapped copies into the padding rows
+#pragma unroll
+                for (int m = 0; m < M; m++) {
+                    if (!dir_ok(m))
+                        continue;
+                    for (int q = j0 + m - nth; q >= -L.lo; q -= nth)
+                        stage[q * FUSED_COLS] = cur[m];
+                    for (int q = j0 + m + nth; q < NMAX + A.kp; q += nth)
+                        stage[q * FUSED_COLS] = cur[m];
+                }
+            // Stage `slot` complete; no column of the tile holding weight in
+            // bin s means everything below adds +0. Every thread has finished
+            // bin s - 1, so its stage takes bin s + R - 1.
+            const bool any_has = __syncthreads_or(has);
+            issue(s + R - 1, slot == 0 ? R - 1 : slot - 1);
+            const float *w_slot = s_w + slot * L.wn;
+            slot = slot == R - 1 ? 0 : slot + 1;
+            if (!any_has) {
+                if (SPLIT && own_s)
+                    ws_tile[((int64_t)(s - src_lo) * G + g) * FUSED_COLS + col] = 0.0;
+                continue;
             }
-            tc += tcf;
-            ec += ecf;
-            if constexpr (SPLIT) {
-                // The tile's last group to finish sums each chunk's deposits over
-                // the whole bin range, in bin order: the chain of the unsplit
-                // kernel (bins without weight in the tile add an exact +0).
-                __threadfence();
-                __syncthreads();
-                if (threadIdx.x == 0)
-                    s_last = atomicAdd(&A.split.count[tile], 1) == ng - 1;
-                __syncthreads();
-                if (!s_last)
-                    continue;
-                __threadfence();
-                for (int sb = src_lo; sb <= src_hi; sb++)
-                    dpart = __dadd_rn(dpart, __dmul_rn(s_bin[sb].deposit,
-                                                       __ldcg(ws_tile + ((int64_t)(sb - src_lo) * G + g) * FUSED_COLS + col)));
-                if (threadIdx.x == 0)
-                    A.split.count[tile] = 0; // ready for the next step
+            float conv[M];
+            if (any_dir && K <= A.kp) {
+                conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, conv);
+            } else if (any_dir) { // a kernel wider than the padding
+                const conv_out<M> o = conv_wide<M>(stage, j0, nth, K, at.weights + at.offset[kid] + K,
+                                                   at.circular != 0);
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    conv[m] = o.v[m];
             } else {
-                dep_sum += dpart; // the DEPOSITED tally: the same sums, per thread, then per block
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    conv[m] = 0.0f;
             }
-            // The column's dose: its G partials in chunk order.
-            s_part[g][col] = dpart;
-            __syncthreads();
-            if (g == 0 && live) {
-                double dacc = A.dose[c];
-                for (int q = 0; q * M < nth; q++)
-                    dacc = __dadd_rn(dacc, s_part[q][col]);
-                A.dose[c] = dacc;
+            double ws = 0.0;
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                if (dir_ok(m))
+                    ws = __dadd_rn(ws, (double)conv[m]);
+            if constexpr (!SPLIT) {
+                dpart = __dadd_rn(dpart, __dmul_rn(fb.deposit, ws));
+            } else if (own_s) { // the tile's last block sums the dose; the tally is this block's
+                ws_tile[((int64_t)(s - src_lo) * G + g) * FUSED_COLS + col] = ws;
+                dep_sum += fb.deposit * ws;
             }
-            __syncthreads(); // s_part and the ring are reused by the next tile
+            if (tg < 0) {
+                if (own_s) {
+                    w_stop += ws;
+                    e_stop += ws * fb.E;
+                }
+            } else {
+                const float clo = fb.c_lo, chi = fb.c_hi;
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    acc0[m] = __fmaf_rn(clo, conv[m], acc0[m]);
+                if (chi != 0.0f)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        acc1[m] = __fmaf_rn(chi, conv[m], acc1[m]);
+            }
         }
+        // Flush the open targets and zero every other target bin in range.
+        for (int zt = max(next_out, ot_lo); zt <= ot_hi; zt++) {
+            if (zt == T0)
+                emit(zt, acc0, false);
+            else if (zt == T0 + 1)
+                emit(zt, acc1, false);
+            else
+                emit(zt, acc0, true);
+        }
+        tc += tcf;
+        ec += ecf;
+        if constexpr (SPLIT) {
+            // The tile's last group to finish sums each chunk's deposits over
+            // the whole bin range, in bin order: the chain of the unsplit
+            // kernel (bins without weight in the tile add an exact +0).
+            __threadfence();
+            __syncthreads();
+            if (threadIdx.x == 0)
+                s_last = atomicAdd(&A.split.count[tile], 1) == ng - 1;
+            __syncthreads();
+            if (!s_last)
+                continue;
+            __threadfence();
+            for (int sb = src_lo; sb <= src_hi; sb++)
+                dpart = __dadd_rn(
+                    dpart, __dmul_rn(s_bin[sb].deposit,
+                                     __ldcg(ws_tile + ((int64_t)(sb - src_lo) * G + g) * FUSED_COLS + col)));
+            if (threadIdx.x == 0)
+                A.split.count[tile] = 0; // ready for the next step
+        } else {
+            dep_sum += dpart; // the DEPOSITED tally: the same sums, per thread, then per block
+        }
+        // The column's dose: its G partials in chunk order.
+        s_part[g][col] = dpart;
+        __syncthreads();
+        if (g == 0 && live) {
+            double dacc = A.dose[c];
+            for (int q = 0; q * M < nth; q++)
+                dacc = __dadd_rn(dacc, s_part[q][col]);
+            A.dose[c] = dacc;
+        }
+        __syncthreads(); // s_part and the ring are reused by the next tile
     }
     if (STREAM) {
         const double v[11] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout};
