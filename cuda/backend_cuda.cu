@@ -94,7 +94,7 @@ struct cuda_ctx {
     // host side
     float *pinned;   // snapshot buffer
     gpu_info info;
-    char variants[500];
+    char variants[768];
     char angular_why[240];
 };
 
@@ -798,9 +798,15 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
         cudaGraphDestroy(graph);
         CUDA_CHECK_ERR(err, e);
     }
+    // The fused kernel splits a step's energy range across blocks when the
+    // step has few tiles (a pencil beam); the provenance records the limit.
+    char split_why[64] = "off";
+    if (c->fused && c->split.max_tiles > 0)
+        snprintf(split_why, sizeof split_why, "steps<=%d_tiles(groups>=%d_bins)", c->split.max_tiles,
+                 FUSED_SPLIT_MIN_BINS);
     snprintf(c->variants, sizeof c->variants,
              "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
-             "fused=%s",
+             "fused=%s energy_split=%s",
              c->angular_why, c->energy_gather ? "gather" : "scatter",
              c->stream_variant == SV_GATHER ? "gather" : c->stream_variant == SV_ATOMIC ? "atomic"
              : c->stream_variant == SV_WARP ? "warp" : "fallback",
@@ -809,7 +815,8 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
              (double)c->threshold,
              c->single_pass ? "theta+energy+stream (one pass)"
              : c->fused     ? "theta+energy, stream+measure"
-                            : "no");
+                            : "no",
+             split_why);
     return 0;
 }
 
