@@ -207,7 +207,10 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     __syncthreads(); // red initialised
     if (box_a) {
         for (int k = t; k < ne; k += blockDim.x) {
+            // Loads first: a store in between would make each wait for the last.
             const box4 b = box_next[k];
+            const int tg = et.target[k];
+            const float chi = et.c_hi[k];
             box_a[k] = b;
             box_next[k] = box_empty4();
             if (box_is_empty(b))
@@ -215,10 +218,9 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
             atomicMin(&red[0], b.z0), atomicMax(&red[1], b.z1);
             atomicMin(&red[2], b.x0), atomicMax(&red[3], b.x1);
             atomicMin(&red[4], k), atomicMax(&red[5], k);
-            const int tg = et.target[k];
             if (tg >= 0) {
                 atomicMin(&red[6], tg);
-                atomicMax(&red[7], et.c_hi[k] != 0.0f && tg + 1 < ne ? tg + 1 : tg);
+                atomicMax(&red[7], chi != 0.0f && tg + 1 < ne ? tg + 1 : tg);
             }
         }
     } else {
@@ -230,32 +232,39 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     __syncthreads();
     if (t != 0)
         return;
+    // Everything is read before anything is written: a store between two
+    // loads that may alias makes each load wait for the previous round trip.
+    run_state_dev rs = *st;
     int front = red[8];
     if (box_a) {
+        active_regions rg = *reg;
         // Where the buffer written next step holds values now: the two-pass
         // step overwrites psi_b, which holds this step's theta+energy output
         // (the targets); the single pass overwrites the buffer of this step's
         // input (the sources).
-        reg->written = reg->occupied;
-        reg->wtgt_lo = single_pass ? reg->src_lo : reg->tgt_lo;
-        reg->wtgt_hi = single_pass ? reg->src_hi : reg->tgt_hi;
-        reg->occupied = red[1] >= 0 ? box4{red[0], red[1], red[2], red[3]} : box_empty4();
-        reg->src_lo = red[5] >= 0 ? red[4] : ne, reg->src_hi = red[5];
-        reg->tgt_lo = red[7] >= 0 ? red[6] : ne, reg->tgt_hi = red[7];
+        rg.written = rg.occupied;
+        rg.wtgt_lo = single_pass ? rg.src_lo : rg.tgt_lo;
+        rg.wtgt_hi = single_pass ? rg.src_hi : rg.tgt_hi;
+        rg.occupied = red[1] >= 0 ? box4{red[0], red[1], red[2], red[3]} : box_empty4();
+        rg.src_lo = red[5] >= 0 ? red[4] : ne, rg.src_hi = red[5];
+        rg.tgt_lo = red[7] >= 0 ? red[6] : ne, rg.tgt_hi = red[7];
+        *reg = rg;
         front = red[1];
     }
-    step_rec_dev *r = &ring[st->n_since % RING];
+    step_rec_dev r;
     for (int k = 0; k < TF_COUNT; k++)
-        r->f[k] = sums[k];
-    r->w_in = st->w_prev;
-    r->e_in = st->e_prev;
-    r->front = front;
-    r->stopped = st->stop_below >= 0.0 && sums[TF_W_OUT] < st->stop_below;
-    st->w_prev = sums[TF_W_OUT];
-    st->e_prev = sums[TF_E_OUT];
-    st->step++;
-    st->n_since++;
-    if (r->stopped)
+        r.f[k] = sums[k];
+    r.w_in = rs.w_prev;
+    r.e_in = rs.e_prev;
+    r.front = front;
+    r.stopped = rs.stop_below >= 0.0 && sums[TF_W_OUT] < rs.stop_below;
+    ring[rs.n_since % RING] = r;
+    rs.w_prev = sums[TF_W_OUT];
+    rs.e_prev = sums[TF_E_OUT];
+    rs.step++;
+    rs.n_since++;
+    *st = rs;
+    if (r.stopped)
         *stop = 1;
 }
 
