@@ -334,6 +334,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++)
         compare_case(&unsplit[i], 3);
     runner_fused_split_off = 0;
+    /* 3000 energy bins: the fused kernel's per-bin tables (80 bytes a bin)
+     * exceed its shared-memory budget (FUSED_MAX_DYN_SMEM), so the backend
+     * must fall back to one kernel per operator rather than fail to launch. */
+    const kcase many_bins = {"3 steps, 3000 energy bins (fused step does not fit)", -1,
+                             {"grid.energy.n_bins=3000"}, 1, 1};
+    compare_case(&many_bins, 3);
     /* Kernels wider than the fused step's padded stage take its bounds-checked
      * convolution: cap the padding at K = 1 (test hook) on grids whose kernels
      * reach K >= 2 (8 and 5 here), so both paths run in one step. (Without the
