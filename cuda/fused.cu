@@ -545,7 +545,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             }
             float conv[M];
             if (any_dir && K <= A.kp) {
-                conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, conv);
+                conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, cur, conv);
             } else if (any_dir) { // a kernel wider than the padding
                 const conv_out<M> o = conv_wide<M>(stage, j0, nth, K, at.weights + at.offset[kid] + K,
                                                    at.circular != 0);
