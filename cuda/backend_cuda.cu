@@ -154,7 +154,7 @@ static void active_bin_ranges(const box4 *box, int ne, const int *target, const 
         const int t = target[k];
         if (t >= 0) {
             tlo = min(tlo, t);
-            thi = max(thi, c_hi[k] != 0.0f && t + 1 < ne ? t + 1 : t);
+            thi = max(thi, bin_target_hi(t, c_hi[k], ne));
         }
     }
     reg->src_lo = slo, reg->src_hi = shi, reg->tgt_lo = tlo, reg->tgt_hi = thi;
@@ -220,7 +220,7 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
             atomicMin(&red[4], k), atomicMax(&red[5], k);
             if (tg >= 0) {
                 atomicMin(&red[6], tg);
-                atomicMax(&red[7], chi != 0.0f && tg + 1 < ne ? tg + 1 : tg);
+                atomicMax(&red[7], bin_target_hi(tg, chi, ne));
             }
         }
     } else {
@@ -272,9 +272,18 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
 
 static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
 
+// Blocks of the grid-stride kernels per SM: one wave of the fused kernel for
+// up to 32 directions (four resident blocks per SM), four waves of its
+// two-block-per-SM form above. Measured on the H100 (f95b42e + 1): 4 per SM
+// against 8 gave the Production pencil run 15.1 against 16.5 ms and the dense
+// step 1.08 against 1.09 ms (2 or 6 per SM: dense 1.54 and 1.20 ms); the Stress
+// dense step 17.5 ms with 4 per SM against 17.0 with 8.
+static int blocks_per_sm(const grid *g) { return g->nth <= 32 ? 4 : 8; }
+
 // Most tiles a step may have for the fused kernel to split their energy range
-// across blocks: with more, every block already has a tile.
-static int split_tiles_for(int blocks) { return blocks / 2; }
+// across blocks (with more, every block already has a tile); 0 where no fused
+// kernel can run (more than 64 directions).
+static int split_tiles_for(const grid *g, int blocks) { return g->nth <= 64 ? blocks / 2 : 0; }
 
 // Bytes of device memory the plan needs (the arena), before any allocation.
 static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, size_t fft_bytes)
@@ -292,16 +301,15 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
     b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
-    if (g->nth <= 64) // the fused kernel's energy split
-        b += align_up(fused_split_ws_doubles(g->nth, g->ne, split_tiles_for(blocks)) * sizeof(double)) +
-             align_up(split_tiles_for(blocks) * sizeof(int));
+    const int st = split_tiles_for(g, blocks); // the fused kernel's energy split
+    b += align_up(fused_split_ws_doubles(g->nth, g->ne, st) * sizeof(double)) + align_up(st * sizeof(int));
     b += fft_bytes;
     return b;
 }
 
 extern "C" double backend_cuda_device_bytes(const grid *g)
 {
-    return (double)arena_bytes_for(g, NULL, 132 * (g->nth <= 32 ? 4 : 8), 0); // an H100's 132 SMs
+    return (double)arena_bytes_for(g, NULL, 132 * blocks_per_sm(g), 0); // an H100's 132 SMs
 }
 
 struct arena_cursor {
@@ -464,13 +472,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     CUDA_CHECK_ERR(err, cudaSetDevice(0));
     cudaDeviceProp prop;
     CUDA_CHECK_ERR(err, cudaGetDeviceProperties(&prop, 0));
-    // Blocks of the grid-stride kernels: one wave of the fused kernel for up
-    // to 32 directions (four resident blocks per SM), four waves of its
-    // two-block-per-SM form above. Measured on the H100 (f95b42e + 1): 4 per
-    // SM against 8 gave the Production pencil run 15.1 against 16.5 ms and the
-    // dense step 1.08 against 1.09 ms (2 or 6 per SM: dense 1.54 and 1.20 ms);
-    // the Stress dense step 17.5 ms with 4 per SM against 17.0 with 8.
-    c->blocks = prop.multiProcessorCount * (g->nth <= 32 ? 4 : 8);
+    c->blocks = prop.multiProcessorCount * blocks_per_sm(g);
 
     // Variants, decided before the arena is sized (the FFT needs memory).
     c->energy_gather = s->energy_gather;
@@ -538,8 +540,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->box_a = a.take<box4>(ne);
     c->box_next = a.take<box4>(ne);
     c->reg = a.take<active_regions>(1);
-    if (g->nth <= 64) {
-        const int st = split_tiles_for(c->blocks);
+    if (const int st = split_tiles_for(g, c->blocks)) {
         c->split = fused_split_dev{a.take<double>(fused_split_ws_doubles(g->nth, g->ne, st)), a.take<int>(st),
                                    s->fused_split_off ? 0 : st};
         CUDA_CHECK_ERR(err, cudaMemset(c->split.count, 0, st * sizeof(int)));

@@ -106,6 +106,13 @@ __host__ __device__ inline box4 box_join(box4 a, box4 b)
                 a.x1 > b.x1 ? a.x1 : b.x1};
 }
 
+// Highest energy bin that source bins moving to `target` reach: target + 1
+// when the upper coefficient is non-zero (and that bin exists).
+__host__ __device__ inline int bin_target_hi(int target, float c_hi, int ne)
+{
+    return c_hi != 0.0f && target + 1 < ne ? target + 1 : target;
+}
+
 // Regions of the fused step, kept on the device between steps.
 struct active_regions {
     box4 occupied;       // union over energy bins of where psi_a is non-zero

@@ -29,6 +29,11 @@
 // for 32 directions measured 1.62 ms against 1.32 ms at a2a0601.)
 __host__ __device__ constexpr int fused_m(int nmax) { return nmax <= 16 ? 4 : 8; }
 __host__ __device__ constexpr int fused_g(int nmax) { return nmax / fused_m(nmax); }
+// The compiled direction count that serves nth directions (nth <= 64).
+__host__ __device__ constexpr int fused_nmax(int64_t nth)
+{
+    return nth <= 16 ? 16 : nth <= 32 ? 32 : nth <= 48 ? 48 : 64;
+}
 #define FUSED_THREADS(nmax) (FUSED_COLS * fused_g(nmax))
 // Blocks per SM the register budget must allow (the kernel is bound by
 // instruction latency, so it needs warps): 4 fit without spilling up to 32
@@ -172,14 +177,9 @@ __device__ __noinline__ conv_out<M> conv_wide(const float *stage, int j0, int nt
 // Work items of a step's energy split (see fused_kernel): ng groups per
 // tile, or 1 (no split) when the tiles alone give every block work, when
 // the split is off (max_tiles = 0), or when too few source bins hold weight.
-__device__ inline int split_groups(const active_regions *reg, int max_tiles)
+__device__ inline int split_groups(int64_t ntiles, int nsrc, int max_tiles)
 {
-    const box4 F = box_join(reg->occupied, reg->written);
-    if (box_is_empty(F))
-        return 1;
-    const int64_t ntiles = ((int64_t)(F.z1 - F.z0 + 1) * (F.x1 - F.x0 + 1) + FUSED_COLS - 1) / FUSED_COLS;
-    const int nsrc = reg->src_hi - reg->src_lo + 1;
-    if (ntiles > max_tiles || nsrc < 2 * FUSED_SPLIT_MIN_BINS)
+    if (ntiles == 0 || ntiles > max_tiles || nsrc < 2 * FUSED_SPLIT_MIN_BINS)
         return 1;
     return max(1, min((int)(gridDim.x / ntiles), nsrc / FUSED_SPLIT_MIN_BINS));
 }
@@ -205,7 +205,16 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     fused_bin *s_bin = reinterpret_cast<fused_bin *>(smem + L.bin_off);
     box4 *s_boxa = reinterpret_cast<box4 *>(smem + L.boxa_off);
     int *sbox = reinterpret_cast<int *>(smem + L.box_off);
-    if (*A.stop || (split_groups(A.reg, A.split.max_tiles) > 1) != SPLIT)
+    // Columns to visit: where the input has weight, plus where the output
+    // buffer still holds values (they must become zeros).
+    const active_regions *reg = A.reg;
+    const box4 F = box_join(reg->occupied, reg->written);
+    const int64_t fw = box_is_empty(F) ? 0 : F.x1 - F.x0 + 1;
+    const int64_t ncols = box_is_empty(F) ? 0 : (int64_t)(F.z1 - F.z0 + 1) * fw;
+    const int64_t ntiles = (ncols + FUSED_COLS - 1) / FUSED_COLS;
+    const int src_lo = reg->src_lo, src_hi = reg->src_hi;
+    const int step_groups = split_groups(ntiles, src_hi - src_lo + 1, A.split.max_tiles);
+    if (*A.stop || (step_groups > 1) != SPLIT)
         return;
     const dev_dims d = A.d;
     const angular_tables_dev &at = A.at;
@@ -244,13 +253,6 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     double tb = 0.0, tc = 0.0, eb = 0.0, ec = 0.0, dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
     double lw = 0.0, le = 0.0, wout = 0.0, eout = 0.0;
 
-    // Columns to visit: where the input has weight, plus where the output
-    // buffer still holds values (they must become zeros).
-    const active_regions *reg = A.reg;
-    const box4 F = box_join(reg->occupied, reg->written);
-    const int64_t fw = box_is_empty(F) ? 0 : F.x1 - F.x0 + 1;
-    const int64_t ncols = box_is_empty(F) ? 0 : (int64_t)(F.z1 - F.z0 + 1) * fw;
-    const int src_lo = reg->src_lo, src_hi = reg->src_hi;
     // Target bins to write: those receiving weight now and those the output
     // buffer still holds; every other bin of it is zero.
     const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
@@ -265,8 +267,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     // the last block of the tile sums the column's dose in the usual order)
     // and its targets (written by it alone); it also convolves the sources
     // feeding its targets from below, recomputing what the group below owns.
-    const int64_t ntiles = (ncols + FUSED_COLS - 1) / FUSED_COLS;
-    const int ng = SPLIT ? split_groups(reg, A.split.max_tiles) : 1;
+    const int ng = SPLIT ? step_groups : 1;
     const int rlo = min(src_lo, wlo), rhi = max(src_hi, whi);
     const int B = (rhi - rlo + ng) / ng;
     // First source bin whose target is >= v (targets never decrease with the bin).
@@ -682,15 +683,14 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
 template <bool STREAM>
 cudaError_t launch(const fused_args &A, cudaStream_t s)
 {
-    if (A.d.nth <= 16)
-        return launch_n<16, STREAM>(A, s);
-    if (A.d.nth <= 32)
-        return launch_n<32, STREAM>(A, s);
-    if (A.d.nth <= 48)
-        return launch_n<48, STREAM>(A, s);
-    if (A.d.nth <= 64)
-        return launch_n<64, STREAM>(A, s);
-    return cudaErrorInvalidValue;
+    if (A.d.nth > 64)
+        return cudaErrorInvalidValue;
+    switch (fused_nmax(A.d.nth)) {
+    case 16: return launch_n<16, STREAM>(A, s);
+    case 32: return launch_n<32, STREAM>(A, s);
+    case 48: return launch_n<48, STREAM>(A, s);
+    default: return launch_n<64, STREAM>(A, s);
+    }
 }
 
 } // namespace
@@ -707,15 +707,14 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
 {
     if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64)
         return 0; // offsets within a bin are int
-    const int nmax = nth <= 16 ? 16 : nth <= 32 ? 32 : nth <= 48 ? 48 : 64;
+    const int nmax = fused_nmax(nth);
     const int kp = max_half_width < FUSED_MAX_KP ? max_half_width : FUSED_MAX_KP;
     return fused_layout_of(nmax, kp, ne, stream).bytes <= FUSED_MAX_DYN_SMEM;
 }
 
 size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles)
 {
-    const int nmax = nth <= 16 ? 16 : nth <= 32 ? 32 : nth <= 48 ? 48 : 64;
-    return (size_t)max_tiles * (size_t)ne * fused_g(nmax) * FUSED_COLS;
+    return (size_t)max_tiles * (size_t)ne * fused_g(fused_nmax(nth)) * FUSED_COLS;
 }
 
 int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
