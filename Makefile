@@ -47,6 +47,8 @@ CU_OBJ       := $(CU_SRC:cuda/%.cu=$(BUILD)/obj/cuda/%.o)
 TEST_SRC     := $(wildcard tests/test_*.c)
 TEST_BIN     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN          := $(BUILD)/smx2d-sim
+# The memory-pattern probe (scripts/access_probe.cu, docs/tuning.md): CUDA builds only.
+PROBE        := $(if $(filter 1,$(CUDA)),$(BUILD)/access-probe)
 LIBSMX       := $(BUILD)/libsmx2d.a
 
 ifeq ($(CUDA),1)
@@ -58,7 +60,7 @@ LDFLAGS      += -Wl,-rpath,$(CUDA_HOME)/lib64
 endif
 
 .PHONY: all run test test-gpu deps tables dist schema clean
-all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake
+all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
 deps:
@@ -115,6 +117,10 @@ test: deps
 test-gpu: all
 	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)
 
+$(BUILD)/access-probe: scripts/access_probe.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings $< -o $@
+
 # ---- data, schema, distribution -----------------------------------------
 tables: $(BUILD)/make_tables
 	$(BUILD)/make_tables data/pstar_water.csv data/pstar_water.h5
@@ -126,6 +132,7 @@ schema: $(BIN)
 DIST_DIR     ?= dist/smx2d-sim-$(VERSION)
 dist: all
 	sh scripts/make-dist.sh $(BIN) $(DIST_DIR)
+	$(if $(PROBE),cp $(PROBE) $(DIST_DIR)/bin/)
 
 clean:
 	rm -rf $(BUILD) dist
