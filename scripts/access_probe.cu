@@ -11,9 +11,12 @@
 // whole-cell move (the single-pass streaming). Moves: none; z only (direction
 // j moves j mod 2 rows: 800 bytes, so a warp's 128 bytes straddle two lines but
 // fill whole 32-byte sectors); x and z (also (j mod 3) - 1 cells in x: the
-// stores start 4 bytes off a sector, as when a direction moves sideways).
+// stores start 4 bytes off a sector, as when a direction moves sideways); the
+// benchmark's own moves, step by step. "read" applies the move where psi is
+// read instead (a gather: the stores stay aligned, the loads do not).
 //
 // Usage: access-probe   (prints one line per case; exit 1 on a CUDA error)
+#include <cmath>
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -39,24 +42,30 @@ __device__ __forceinline__ void cp_async4(float *dst, const float *src)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
 }
 
+// move_tab[j]: the flattened cell offset of direction j. read_side: the move
+// is applied where psi is read (a gather: out at c takes in at c - move) instead
+// of where it is written.
 template <int COLS>
-__global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, int moves)
+__global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, const int *move_tab, int read_side)
 {
     __shared__ float stage[RING][NTH][COLS];
     const int col = threadIdx.x % COLS, g = threadIdx.x / COLS, j0 = g * M;
     const long ntiles = (SLICE + COLS - 1) / COLS;
-    int move[M]; // flattened cell offset of direction j0 + m
+    int rmove[M], wmove[M];
     for (int m = 0; m < M; m++) {
-        const int j = j0 + m;
-        move[m] = (moves >= 1 ? (j % 2) * NX : 0) + (moves >= 2 ? (j % 3) - 1 : 0);
+        rmove[m] = read_side ? -move_tab[j0 + m] : 0;
+        wmove[m] = read_side ? 0 : move_tab[j0 + m];
     }
     for (long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
         const long c = tile * COLS + col;
         const bool live = c < SLICE;
         auto issue = [&](int s, int slot) {
             if (s < NE && live)
-                for (int m = 0; m < M; m++)
-                    cp_async4(&stage[slot][j0 + m][col], in + s * ESTRIDE + (j0 + m) * SLICE + c);
+                for (int m = 0; m < M; m++) {
+                    const long src = c + rmove[m];
+                    if (src >= 0 && src < SLICE)
+                        cp_async4(&stage[slot][j0 + m][col], in + s * ESTRIDE + (j0 + m) * SLICE + src);
+                }
             asm volatile("cp.async.commit_group;\n" ::: "memory");
         };
         for (int i = 0; i < RING - 1; i++)
@@ -68,7 +77,7 @@ __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, 
             issue(s + RING - 1, (slot + RING - 1) % RING);
             if (live)
                 for (int m = 0; m < M; m++) {
-                    const long t = c + move[m];
+                    const long t = c + wmove[m];
                     if (t >= 0 && t < SLICE)
                         out[s * ESTRIDE + (j0 + m) * SLICE + t] = stage[slot][j0 + m][col];
                 }
@@ -105,19 +114,49 @@ int time_it(F launch, float *mean, float *best)
     return 0;
 }
 
-template <int COLS>
-int run_pattern(const float *in, float *out, int blocks, int moves, float copy_ms)
+// The move tables: 0 none, 1 z only, 2 x and z (synthetic, every step alike);
+// 3 + n: the benchmark's own window (32 directions over 90 +- 20 degrees,
+// ds = dx = dz) at step n, as the shift scheme rounds it (lut_stream.c,
+// stream_shift_of): move = round((n + 1) s) - round(n s) per axis.
+void moves_for(int kind, int (&tab)[NTH])
 {
-    float mean, best;
-    auto launch = [&]() {
-        pattern<COLS><<<blocks, COLS * G>>>(in, out, moves);
-        return cudaGetLastError();
-    };
-    if (time_it(launch, &mean, &best))
-        return 1;
-    static const char *const name[3] = {"none", "z", "x and z"};
-    printf("pattern  %3d-column tiles  %4d blocks  moves %-7s  mean %.3f ms  min %.3f ms  %.2fx copy\n", COLS,
-           blocks, name[moves], mean, best, mean / copy_ms);
+    for (int j = 0; j < NTH; j++) {
+        if (kind < 3) {
+            tab[j] = (kind >= 1 ? (j % 2) * NX : 0) + (kind >= 2 ? (j % 3) - 1 : 0);
+            continue;
+        }
+        const long n = kind - 3;
+        const double th = (70.0 + (j + 0.5) * 40.0 / NTH) * 3.14159265358979323846 / 180.0;
+        const double sx = cos(th), sz = sin(th);
+        const long mx = llround((n + 1) * sx) - llround(n * sx), mz = llround((n + 1) * sz) - llround(n * sz);
+        tab[j] = (int)(mz * NX + mx);
+    }
+}
+
+// One line: the pattern with the moves of `kinds` (averaged over them), on the
+// write or the read side.
+template <int COLS>
+int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0, int nkinds, int read_side,
+                const char *label, float copy_ms)
+{
+    float mean_sum = 0.0f, best = 1e30f;
+    for (int k = kind0; k < kind0 + nkinds; k++) {
+        int tab[NTH];
+        moves_for(k, tab);
+        PROBE_CHECK(cudaMemcpy(d_moves, tab, sizeof tab, cudaMemcpyHostToDevice));
+        float mean, b;
+        auto launch = [&]() {
+            pattern<COLS><<<blocks, COLS * G>>>(in, out, d_moves, read_side);
+            return cudaGetLastError();
+        };
+        if (time_it(launch, &mean, &b))
+            return 1;
+        mean_sum += mean;
+        best = b < best ? b : best;
+    }
+    const float mean = mean_sum / nkinds;
+    printf("pattern  %3d-column tiles  %4d blocks  %-36s  %-5s  mean %.3f ms  min %.3f ms  %.2fx copy\n", COLS,
+           blocks, label, read_side ? "read" : "write", mean, best, mean / copy_ms);
     return 0;
 }
 
@@ -141,11 +180,24 @@ int main()
     auto copy = [&]() { return cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice); };
     if (time_it(copy, &copy_ms, &copy_best))
         return 1;
-    printf("copy     (device to device)                              mean %.3f ms  min %.3f ms\n", copy_ms, copy_best);
-    // The fused kernel's shape (32 columns, 4 blocks per SM), then wider tiles.
-    int rc = run_pattern<32>(in, out, 4 * sms, 0, copy_ms) || run_pattern<32>(in, out, 4 * sms, 1, copy_ms) ||
-             run_pattern<32>(in, out, 4 * sms, 2, copy_ms) || run_pattern<64>(in, out, 2 * sms, 2, copy_ms) ||
-             run_pattern<128>(in, out, sms, 2, copy_ms);
+    printf("copy     (device to device)                                                                 mean %.3f ms  min %.3f ms\n", copy_ms, copy_best);
+    int *d_moves = nullptr;
+    PROBE_CHECK(cudaMalloc(&d_moves, NTH * sizeof(int)));
+    // The fused kernel's shape (32 columns, 4 blocks per SM), then wider tiles;
+    // the benchmark's moves averaged over its first 16 steps.
+    const int b32 = 4 * sms;
+    int rc = run_pattern<32>(in, out, d_moves, b32, 0, 1, 0, "moves none", copy_ms) ||
+             run_pattern<32>(in, out, d_moves, b32, 1, 1, 0, "moves z (j mod 2 rows)", copy_ms) ||
+             run_pattern<32>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
+             run_pattern<64>(in, out, d_moves, 2 * sms, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
+             run_pattern<128>(in, out, d_moves, sms, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
+             run_pattern<32>(in, out, d_moves, b32, 2, 1, 1, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
+             run_pattern<32>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32>(in, out, d_moves, b32, 3, 16, 1, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<64>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<128>(in, out, d_moves, sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<128>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms);
+    PROBE_CHECK(cudaFree(d_moves));
     PROBE_CHECK(cudaFree(in));
     PROBE_CHECK(cudaFree(out));
     return rc;
