@@ -42,10 +42,17 @@ __device__ __forceinline__ void cp_async4(float *dst, const float *src)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
 }
 
+// Hopper thread-block clusters: every thread arrives at the cluster barrier
+// once per bin and waits for the previous bin's arrivals, so that the CL
+// blocks of a cluster (adjacent tiles) stay within one bin of each other.
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait;\n" ::: "memory"); }
+
 // move_tab[j]: the flattened cell offset of direction j. read_side: the move
 // is applied where psi is read (a gather: out at c takes in at c - move) instead
-// of where it is written.
-template <int COLS>
+// of where it is written. CL > 1: clusters of CL blocks on adjacent tiles, kept
+// in step bin by bin.
+template <int COLS, int CL>
 __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, const int *move_tab, int read_side)
 {
     __shared__ float stage[RING][NTH][COLS];
@@ -56,9 +63,11 @@ __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, 
         rmove[m] = read_side ? -move_tab[j0 + m] : 0;
         wmove[m] = read_side ? 0 : move_tab[j0 + m];
     }
-    for (long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+    const long nclusters = gridDim.x / CL, ngroups = (ntiles + CL - 1) / CL;
+    for (long grp = blockIdx.x / CL; grp < ngroups; grp += nclusters) { // the same trip count in a cluster
+        const long tile = grp * CL + blockIdx.x % CL;
         const long c = tile * COLS + col;
-        const bool live = c < SLICE;
+        const bool live = tile < ntiles && c < SLICE;
         auto issue = [&](int s, int slot) {
             if (s < NE && live)
                 for (int m = 0; m < M; m++) {
@@ -74,6 +83,11 @@ __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, 
         for (int s = 0; s < NE; s++) {
             asm volatile("cp.async.wait_group %0;\n" ::"n"(RING - 2) : "memory");
             __syncthreads(); // bin s is in; every thread is done with bin s - 1's stage
+            if (CL > 1) {
+                if (s > 0)
+                    cluster_wait();
+                cluster_arrive();
+            }
             issue(s + RING - 1, (slot + RING - 1) % RING);
             if (live)
                 for (int m = 0; m < M; m++) {
@@ -84,6 +98,8 @@ __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, 
             slot = (slot + 1) % RING;
         }
         __syncthreads(); // the ring is reused by the next tile
+        if (CL > 1)
+            cluster_wait(); // the last bin's arrivals: the cluster leaves the tile together
     }
 }
 
@@ -135,7 +151,7 @@ void moves_for(int kind, int (&tab)[NTH])
 
 // One line: the pattern with the moves of `kinds` (averaged over them), on the
 // write or the read side.
-template <int COLS>
+template <int COLS, int CL = 1>
 int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0, int nkinds, int read_side,
                 const char *label, float copy_ms)
 {
@@ -146,8 +162,18 @@ int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0
         PROBE_CHECK(cudaMemcpy(d_moves, tab, sizeof tab, cudaMemcpyHostToDevice));
         float mean, b;
         auto launch = [&]() {
-            pattern<COLS><<<blocks, COLS * G>>>(in, out, d_moves, read_side);
-            return cudaGetLastError();
+            cudaLaunchConfig_t cfg = {};
+            cfg.gridDim = dim3(blocks);
+            cfg.blockDim = dim3(COLS * G);
+            cudaLaunchAttribute attr;
+            attr.id = cudaLaunchAttributeClusterDimension;
+            attr.val.clusterDim.x = CL;
+            attr.val.clusterDim.y = 1;
+            attr.val.clusterDim.z = 1;
+            cfg.attrs = &attr;
+            cfg.numAttrs = 1;
+            return cudaLaunchKernelEx(&cfg, pattern<COLS, CL>, (const float *)in, out, (const int *)d_moves,
+                                      read_side);
         };
         if (time_it(launch, &mean, &b))
             return 1;
@@ -155,8 +181,8 @@ int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0
         best = b < best ? b : best;
     }
     const float mean = mean_sum / nkinds;
-    printf("pattern  %3d-column tiles  %4d blocks  %-36s  %-5s  mean %.3f ms  min %.3f ms  %.2fx copy\n", COLS,
-           blocks, label, read_side ? "read" : "write", mean, best, mean / copy_ms);
+    printf("pattern  %3d-column tiles  %4d blocks  cluster %d  %-36s  %-5s  mean %.3f ms  min %.3f ms  %.2fx copy\n",
+           COLS, blocks, CL, label, read_side ? "read" : "write", mean, best, mean / copy_ms);
     return 0;
 }
 
@@ -180,7 +206,7 @@ int main()
     auto copy = [&]() { return cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice); };
     if (time_it(copy, &copy_ms, &copy_best))
         return 1;
-    printf("copy     (device to device)                                                                 mean %.3f ms  min %.3f ms\n", copy_ms, copy_best);
+    printf("copy     (device to device)                                                                            mean %.3f ms  min %.3f ms\n", copy_ms, copy_best);
     int *d_moves = nullptr;
     PROBE_CHECK(cudaMalloc(&d_moves, NTH * sizeof(int)));
     // The fused kernel's shape (32 columns, 4 blocks per SM), then wider tiles;
@@ -196,7 +222,11 @@ int main()
              run_pattern<32>(in, out, d_moves, b32, 3, 16, 1, "benchmark moves, steps 0-15", copy_ms) ||
              run_pattern<64>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
              run_pattern<128>(in, out, d_moves, sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<128>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms);
+             run_pattern<128>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32, 2>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32, 4>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32, 2>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
+             run_pattern<32, 4>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms);
     PROBE_CHECK(cudaFree(d_moves));
     PROBE_CHECK(cudaFree(in));
     PROBE_CHECK(cudaFree(out));
