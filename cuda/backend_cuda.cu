@@ -297,6 +297,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
     b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) + align_up(sizeof(int));
     b += align_up(nw * sizeof(float)) + 2 * align_up(nk * sizeof(int)) + align_up(ne * sizeof(int));
     b += align_up(ne * sizeof(int4)) + align_up(ne * sizeof(fused_bin)) + align_up(nk * sizeof(double));
+    b += align_up(2 * ne * sizeof(float4));
     b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
     b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
@@ -549,6 +550,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(ne);
     int4 *bk = a.take<int4>(ne);
     fused_bin *fb = a.take<fused_bin>(ne);
+    float4 *edge = a.take<float4>(2 * ne);
     double *wsum = a.take<double>(nk), *bfrac = a.take<double>(nk * nth);
     double *E = a.take<double>(ne), *dep = a.take<double>(ne);
     int *tg = a.take<int>(ne);
@@ -576,9 +578,18 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         hfb[i] = fused_bin{g->E.centres[i], s->el.deposit_MeV[i], (float)(1.0 - s->ak.weight_sum[k]),
                            (float)g->E.centres[i], s->el.c_lo[i], s->el.c_hi[i]};
     }
-    c->ft = fused_tables_dev{bk, fb};
+    std::vector<float4> hedge(2 * ne, float4{0.0f, 0.0f, 0.0f, 0.0f});
+    if (g->angle_mode == ANGLE_WINDOW && nth >= 2 * FUSED_EDGE)
+        for (size_t i = 0; i < ne; i++) {
+            const double *bf = s->boundary_frac + (size_t)s->ak.kernel_of_energy[i] * nth;
+            const double *hi = bf + nth - FUSED_EDGE;
+            hedge[2 * i] = float4{(float)bf[0], (float)bf[1], (float)bf[2], (float)bf[3]};
+            hedge[2 * i + 1] = float4{(float)hi[0], (float)hi[1], (float)hi[2], (float)hi[3]};
+        }
+    c->ft = fused_tables_dev{bk, fb, edge};
     int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
              upload_array(bk, hbk.data(), ne, err) || upload_array(fb, hfb.data(), ne, err) ||
+             upload_array(edge, hedge.data(), 2 * ne, err) ||
              upload_array(hw, s->ak.half_width, nk, err) ||
              upload_array(koe, s->ak.kernel_of_energy, ne, err) ||
              upload_array(wsum, s->ak.weight_sum, nk, err) ||

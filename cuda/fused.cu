@@ -51,6 +51,15 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 // ahead in registers (the previous design) 1.11 ms. Deeper rings buy nothing:
 // the kernel is bound by instruction latency, not by loads.
 #define FUSED_RING 3
+// Blocks per thread-block cluster of the unsplit instance: adjacent tiles,
+// kept within one energy bin of each other (cluster_arrive / cluster_wait),
+// so that the two halves of each 32-byte sector that a sideways move makes
+// them share are stored at about the same time (access-probe, benchmark
+// moves: 1.09 -> 0.91 ms). On the H100, with the instruction cuts of the same
+// commit: dense Production 1.059 -> 1.046 ms, Stress 16.75 -> 16.04 ms; the
+// cuts without clusters made the dense step wait on memory (1.16 ms);
+// clusters of 4: 1.52 ms.
+#define FUSED_CLUSTER 2
 
 namespace {
 
@@ -81,6 +90,23 @@ __device__ __forceinline__ float pair_sum(const float (&v)[M], int n)
     return t[0];
 }
 
+// Pairwise minimum of the first n of M values (+inf past them): a tree of
+// depth log2 M instead of a chain of M dependent instructions.
+template <int M>
+__device__ __forceinline__ float pair_min(const float (&v)[M], int n)
+{
+    float t[M];
+#pragma unroll
+    for (int m = 0; m < M; m++)
+        t[m] = m < n ? v[m] : INFINITY;
+#pragma unroll
+    for (int w = 1; w < M; w *= 2)
+#pragma unroll
+        for (int m = 0; m + w < M; m += 2 * w)
+            t[m] = fminf(t[m], t[m + w]);
+    return t[0];
+}
+
 struct fused_args {
     float *psi0, *psi1; // single pass: in = psi[n & 1], out = the other; else in psi0, out psi1
     const int64_t *step;
@@ -107,12 +133,13 @@ struct fused_args {
 //   logic). The bin being convolved occupies one stage; the next FUSED_RING - 1
 //   bins are arriving in the others by cp.async;
 // - a ring of the same bins' kernel weights (2 kp + U each: the kernel, then zeros);
-// - the per-bin tables (bin_step, fused_bin) and the source boxes, copied once
+// - the per-bin tables (bin_step, fused_bin, edge) and the source boxes, copied once
 //   per block, so that no per-bin value is a global load in the bin loop;
-// - single pass: the per-bin extents measured (ne x 4 ints).
+// - single pass: the per-bin extents measured (ne x 4 ints), and per warp
+//   a bit per target bin (emit).
 struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
-    size_t w_off, step_off, bin_off, boxa_off, box_off, bytes;
+    size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bytes;
 };
 
 __host__ __device__ constexpr size_t align16(size_t b) { return (b + 15) & ~(size_t)15; }
@@ -126,9 +153,11 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
     L.w_off = (size_t)FUSED_RING * L.rows * FUSED_COLS * sizeof(float);
     L.step_off = align16(L.w_off + (size_t)FUSED_RING * L.wn * sizeof(float));
     L.bin_off = L.step_off + (size_t)ne * sizeof(int4);
-    L.boxa_off = L.bin_off + (size_t)ne * sizeof(fused_bin);
+    L.edge_off = L.bin_off + (size_t)ne * sizeof(fused_bin);
+    L.boxa_off = L.edge_off + (size_t)ne * 2 * sizeof(float4);
     L.box_off = L.boxa_off + (size_t)ne * sizeof(box4);
-    L.bytes = L.box_off + (stream ? (size_t)ne * 4 * sizeof(int) : 0);
+    L.full_off = L.box_off + (stream ? (size_t)ne * 4 * sizeof(int) : 0);
+    L.bytes = L.full_off + (stream ? (size_t)fused_g(nmax) * ((ne + 31) / 32) * sizeof(unsigned) : 0);
     return L;
 }
 
@@ -174,6 +203,41 @@ __device__ __noinline__ conv_out<M> conv_wide(const float *stage, int j0, int nt
     return o;
 }
 
+// The weight this thread's directions scatter past the window's edges, for
+// a kernel of half-width K <= FUSED_EDGE (edge: the bin's fused_tables_dev
+// edge pair) and nth >= 2 FUSED_EDGE, so that only the first thread of a
+// column (j0 = 0) meets the low edge, and the low and high edges are apart.
+template <int M, bool EXACT>
+__device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 *edge, int j0, int nth)
+{
+    static_assert(M >= FUSED_EDGE && FUSED_EDGE == 4, "one float4 per edge, held by one thread");
+    float b = 0.0f;
+    if (j0 < FUSED_EDGE) {
+        const float4 lo = edge[0];
+        b = __fmaf_rn(cur[0], lo.x, __fmaf_rn(cur[1], lo.y, __fmaf_rn(cur[2], lo.z, cur[3] * lo.w)));
+    }
+    if (j0 + M > nth - FUSED_EDGE) {
+        if (EXACT) { // nth = NMAX: the last thread, whose last four directions are the edge
+            const float4 hi = edge[1];
+            b += __fmaf_rn(cur[M - 4], hi.x,
+                           __fmaf_rn(cur[M - 3], hi.y, __fmaf_rn(cur[M - 2], hi.z, cur[M - 1] * hi.w)));
+        } else {
+            const float *hi = reinterpret_cast<const float *>(edge + 1) - (nth - FUSED_EDGE);
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                if (j0 + m >= nth - FUSED_EDGE && j0 + m < nth)
+                    b = __fmaf_rn(cur[m], hi[j0 + m], b);
+        }
+    }
+    return b;
+}
+
+// Every thread arrives at its cluster's barrier once per bin and waits for
+// the previous bin's arrivals (relaxed: the barrier orders no memory, it only
+// keeps the cluster's blocks in step).
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait;\n" ::: "memory"); }
+
 // Work items of a step's energy split (see fused_kernel): ng groups per
 // tile, or 1 (no split) when the tiles alone give every block work, when
 // the split is off (max_tiles = 0), or when too few source bins hold weight.
@@ -196,6 +260,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
     __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
     __shared__ double s_part[G][FUSED_COLS];
+    static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
+    __shared__ int4 s_wbox[G]; // per warp: the extent of its tile's in-domain targets
     extern __shared__ float4 dyn_smem[]; // fused_layout
     const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
     char *const smem = reinterpret_cast<char *>(dyn_smem);
@@ -203,8 +269,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     float *s_w = reinterpret_cast<float *>(smem + L.w_off);
     int4 *s_step = reinterpret_cast<int4 *>(smem + L.step_off);
     fused_bin *s_bin = reinterpret_cast<fused_bin *>(smem + L.bin_off);
+    float4 *s_edge = reinterpret_cast<float4 *>(smem + L.edge_off);
     box4 *s_boxa = reinterpret_cast<box4 *>(smem + L.boxa_off);
     int *sbox = reinterpret_cast<int *>(smem + L.box_off);
+    const int nfull = (int)((A.d.ne + 31) / 32); // words of s_full
+    unsigned *const s_full = reinterpret_cast<unsigned *>(smem + L.full_off) + threadIdx.x / FUSED_COLS * nfull;
     // Columns to visit: where the input has weight, plus where the output
     // buffer still holds values (they must become zeros).
     const active_regions *reg = A.reg;
@@ -232,9 +301,14 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     }
     for (int i = threadIdx.x; i < R * L.rows * FUSED_COLS; i += blockDim.x)
         s_in[i] = 0.0f; // the padding rows stay zero in window mode
+    if (STREAM)
+        for (int i = threadIdx.x; i < G * nfull; i += blockDim.x)
+            reinterpret_cast<unsigned *>(smem + L.full_off)[i] = 0u;
     for (int k = threadIdx.x; k < ne; k += blockDim.x) {
         s_step[k] = A.ft.bin_step[k];
         s_bin[k] = A.ft.bins[k];
+        s_edge[2 * k] = A.ft.edge[2 * k];
+        s_edge[2 * k + 1] = A.ft.edge[2 * k + 1];
         s_boxa[k] = A.box_a[k];
         if (STREAM) {
             sbox[4 * k + 0] = INT_MAX;
@@ -284,7 +358,13 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     };
     __shared__ bool s_last; // this block completed its tile's last group
 
-    for (int64_t item = blockIdx.x; item < ntiles * ng; item += gridDim.x) {
+    // Clusters of CL blocks take CL consecutive work items at a time; every
+    // block of a cluster makes the same number of trips (an item past the
+    // last is walked with no live column) and walks the same bins.
+    constexpr int CL = SPLIT ? 1 : FUSED_CLUSTER;
+    const int64_t n_items = ntiles * ng, nclusters = gridDim.x / CL;
+    for (int64_t grp = blockIdx.x / CL; grp < (n_items + CL - 1) / CL; grp += nclusters) {
+        const int64_t item = grp * CL + blockIdx.x % CL;
         const int64_t tile = item / ng, base = tile * FUSED_COLS;
         const int q = (int)(item % ng);
         // Owned sources [os_lo, os_hi], owned targets [ot_lo, ot_hi], and the
@@ -304,7 +384,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             }
         }
         const int64_t k = base + col;
-        const bool live = k < ncols;
+        const bool live = item < n_items && k < ncols;
         const int cz = live ? F.z0 + (int)(k / fw) : 0, cx = live ? F.x0 + (int)(k % fw) : 0;
         const int64_t c = (int64_t)cz * nx + cx;
         const float *pin = in + c + (int64_t)j0 * slice;
@@ -355,6 +435,16 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             }
         if (!STREAM)
             cm.own_zero = 0u; // moves are zero: every cell is its own target
+        // The extent of the warp's in-domain targets, one warp reduction per
+        // tile (emit uses it for every bin in which all of them hold weight,
+        // instead of four reductions per bin). It lives in shared memory:
+        // four registers held across the bin loop made the kernel spill.
+        if (STREAM) {
+            const int4 wb{__reduce_min_sync(0xffffffffu, cm.zlo), __reduce_max_sync(0xffffffffu, cm.zhi),
+                          __reduce_min_sync(0xffffffffu, cm.xlo), __reduce_max_sync(0xffffffffu, cm.xhi)};
+            if (col == 0)
+                s_wbox[g] = wb;
+        }
 
         // Writes target bin T of this column: v (or zeros), moved when
         // streaming, with the leak, the output sums and the extent measured.
@@ -364,16 +454,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             bool any_nz = false, all_nz = true; // over this thread's in-domain targets
             if (live) {
                 if (cm.in_domain == dir_mask) { // every target inside the domain: the usual case
-                    float lowest = INFINITY;
 #pragma unroll
-                    for (int m = 0; m < M; m++) {
-                        if (!dir_ok(m))
-                            continue;
-                        const float val = zero ? 0.0f : v[m];
-                        pt[s_toff[j0 + m]] = val;
-                        lowest = fminf(lowest, val);
-                    }
-                    all_nz = lowest != 0.0f; // psi >= 0 (non-negative kernels and coefficients)
+                    for (int m = 0; m < M; m++)
+                        if (dir_ok(m))
+                            pt[s_toff[j0 + m]] = zero ? 0.0f : v[m];
+                    // psi >= 0 (non-negative kernels and coefficients)
+                    all_nz = !zero && pair_min(v, n_dirs) != 0.0f;
                     if (STREAM && !zero) {
                         const float kept = pair_sum(v, n_dirs);
                         any_nz = kept != 0.0f; // a sum of non-negative floats is 0 only if all are
@@ -413,7 +499,15 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                         if (cm.own_zero & (1u << m))
                             pt[(j0 + m) * slice] = 0.0f;
             }
-            if (STREAM && any_nz) {
+            if (!STREAM)
+                return;
+            if (__all_sync(0xffffffffu, !live || (any_nz && all_nz))) {
+                // Every live lane holds weight in all its targets (the dense
+                // case): the warp's extent is its tile extent s_wbox[g]; T is
+                // marked in s_full, and its extent joins sbox after the tile.
+                if (col == 0)
+                    s_full[T >> 5] |= 1u << (T & 31);
+            } else if (any_nz) {
                 int zlo = cm.zlo, zhi = cm.zhi, xlo = cm.xlo, xhi = cm.xhi;
                 if (!all_nz) { // some directions hold zero: the exact extent
                     zlo = xlo = INT_MAX, zhi = xhi = -1;
@@ -441,11 +535,14 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         // This tile's deposits by bin (from src_lo), chunk and column.
         double *const ws_tile = SPLIT ? A.split.ws + tile * ne * G * FUSED_COLS : nullptr;
 
-        float acc0[M], acc1[M];
+        // The two open targets T0 and T0 + 1, target T in bank T & 1, so that
+        // closing T0 moves nothing: its bank is written, cleared and becomes
+        // T0 + 2's (shifting acc1 into acc0 cost 16 moves per bin or more).
+        float accA[M], accB[M];
 #pragma unroll
         for (int m = 0; m < M; m++)
-            acc0[m] = acc1[m] = 0.0f;
-        int T0 = -1;          // target held in acc0 (acc1 holds T0 + 1); block-uniform
+            accA[m] = accB[m] = 0.0f;
+        int T0 = -1;          // lower open target; block-uniform
         int next_out = ot_lo; // every owned target below this is written or known zero
         double dpart = 0.0; // this thread's deposit partial (deposit_order.h)
         float tcf = 0.0f, ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
@@ -463,16 +560,21 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             if (tg >= 0) {
                 if (T0 < 0)
                     T0 = tg;
-                while (T0 < tg) { // acc0's target is complete: write it
+                while (T0 < tg) { // T0 is complete: write it
                     for (int zt = next_out; zt < T0; zt++)
-                        emit_own(zt, acc0, true);
-                    emit_own(T0, acc0, false);
-                    next_out = T0 + 1;
+                        emit_own(zt, accA, true);
+                    if (T0 & 1) {
+                        emit_own(T0, accB, false);
 #pragma unroll
-                    for (int m = 0; m < M; m++) {
-                        acc0[m] = acc1[m];
-                        acc1[m] = 0.0f;
+                        for (int m = 0; m < M; m++)
+                            accB[m] = 0.0f;
+                    } else {
+                        emit_own(T0, accA, false);
+#pragma unroll
+                        for (int m = 0; m < M; m++)
+                            accA[m] = 0.0f;
                     }
+                    next_out = T0 + 1;
                     T0++;
                 }
             }
@@ -490,11 +592,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             if (has) {
                 // Theta tallies in float within the thread (~1e-7 channels:
                 // the total only scales the kernel's truncation, 1 - weight_sum).
-                float lowest = INFINITY;
-#pragma unroll
-                for (int m = 0; m < M; m++)
-                    if (dir_ok(m))
-                        lowest = fminf(lowest, cur[m]);
+                const float lowest = pair_min(cur, n_dirs);
                 float dropped = 0.0f;
                 if (!(lowest >= A.threshold)) // some weight below the threshold: drop it
 #pragma unroll
@@ -508,11 +606,15 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                 double bnd = 0.0;
                 // Window mode: only directions within K of an edge scatter past it.
                 if (!at.circular && (j0 < K || j0 + M > nth - K)) {
-                    const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
+                    if (K <= FUSED_EDGE && nth >= 2 * FUSED_EDGE) {
+                        bnd = edge_loss<M, EXACT>(cur, s_edge + 2 * s, j0, nth);
+                    } else {
+                        const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
 #pragma unroll
-                    for (int m = 0; m < M; m++)
-                        if (dir_ok(m) && (j0 + m < K || j0 + m >= nth - K)) // elsewhere bf = 0
-                            bnd += (double)cur[m] * bf[m];
+                        for (int m = 0; m < M; m++)
+                            if (dir_ok(m) && (j0 + m < K || j0 + m >= nth - K)) // elsewhere bf = 0
+                                bnd += (double)cur[m] * bf[m];
+                    }
                 }
                 const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
                 if (own_s) {
@@ -536,6 +638,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             // bin s means everything below adds +0. Every thread has finished
             // bin s - 1, so its stage takes bin s + R - 1.
             const bool any_has = __syncthreads_or(has);
+            if (CL > 1) {
+                if (s > p_lo)
+                    cluster_wait();
+                cluster_arrive();
+            }
             issue(s + R - 1, slot == 0 ? R - 1 : slot - 1);
             const float *w_slot = s_w + slot * L.wn;
             slot = slot == R - 1 ? 0 : slot + 1;
@@ -558,9 +665,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                 for (int m = 0; m < M; m++)
                     conv[m] = 0.0f;
             }
-            double ws = 0.0;
+            // The chunk's weight, summed from 0.0 in the CPU's order (0.0 +
+            // conv[0] == conv[0]: conv >= +0, and zeros past nth).
+            double ws = (double)conv[0];
 #pragma unroll
-            for (int m = 0; m < M; m++)
+            for (int m = 1; m < M; m++)
                 if (dir_ok(m))
                     ws = __dadd_rn(ws, (double)conv[m]);
             if constexpr (!SPLIT) {
@@ -575,24 +684,42 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                     e_stop += ws * fb.E;
                 }
             } else {
-                const float clo = fb.c_lo, chi = fb.c_hi;
+                // T0 == tg here. c_hi == 0 adds fma(0, conv, acc) == acc
+                // bitwise (acc >= +0, conv finite): the CPU skips that term.
+                const bool odd = tg & 1;
+                const float cA = odd ? fb.c_hi : fb.c_lo, cB = odd ? fb.c_lo : fb.c_hi;
 #pragma unroll
-                for (int m = 0; m < M; m++)
-                    acc0[m] = __fmaf_rn(clo, conv[m], acc0[m]);
-                if (chi != 0.0f)
-#pragma unroll
-                    for (int m = 0; m < M; m++)
-                        acc1[m] = __fmaf_rn(chi, conv[m], acc1[m]);
+                for (int m = 0; m < M; m++) {
+                    accA[m] = __fmaf_rn(cA, conv[m], accA[m]);
+                    accB[m] = __fmaf_rn(cB, conv[m], accB[m]);
+                }
             }
         }
         // Flush the open targets and zero every other target bin in range.
         for (int zt = max(next_out, ot_lo); zt <= ot_hi; zt++) {
-            if (zt == T0)
-                emit(zt, acc0, false);
-            else if (zt == T0 + 1)
-                emit(zt, acc1, false);
-            else
-                emit(zt, acc0, true);
+            const bool open = zt == T0 || zt == T0 + 1;
+            float v[M];
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                v[m] = (zt & 1) ? accB[m] : accA[m];
+            emit(zt, v, !open);
+        }
+        if (STREAM) { // the marked bins' extents (see emit)
+            __syncwarp();
+            const int4 wbox = s_wbox[g];
+            for (int q = 0; q < nfull; q++) {
+                const unsigned bits = s_full[q];
+                __syncwarp();
+                if (col == 0)
+                    s_full[q] = 0u;
+                const int T = 32 * q + col;
+                if (wbox.y >= 0 && (bits >> col & 1u)) {
+                    atomicMin(&sbox[4 * T + 0], wbox.x);
+                    atomicMax(&sbox[4 * T + 1], wbox.y);
+                    atomicMin(&sbox[4 * T + 2], wbox.z);
+                    atomicMax(&sbox[4 * T + 3], wbox.w);
+                }
+            }
         }
         tc += tcf;
         ec += ecf;
@@ -627,6 +754,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             A.dose[c] = dacc;
         }
         __syncthreads(); // s_part and the ring are reused by the next tile
+        if (CL > 1 && p_lo <= p_hi)
+            cluster_wait(); // the last bin's arrivals
     }
     if (STREAM) {
         const double v[11] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout};
@@ -672,8 +801,20 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
                 return e;
             limit = L.bytes;
         }
-        kernels[sp]<<<A.blocks, FUSED_THREADS(NMAX), L.bytes, s>>>(A);
-        const cudaError_t e = cudaGetLastError();
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(A.blocks);
+        cfg.blockDim = dim3(FUSED_THREADS(NMAX));
+        cfg.dynamicSmemBytes = L.bytes;
+        cfg.stream = s;
+        cudaLaunchAttribute cluster;
+        cluster.id = cudaLaunchAttributeClusterDimension;
+        cluster.val.clusterDim.x = FUSED_CLUSTER;
+        cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+        cfg.attrs = &cluster;
+        cfg.numAttrs = sp == 0 && FUSED_CLUSTER > 1 ? 1 : 0; // clusters: the unsplit instance only
+        if (cfg.numAttrs && A.blocks % FUSED_CLUSTER != 0)
+            return cudaErrorInvalidConfiguration; // blocks_per_sm keeps the grid a multiple
+        const cudaError_t e = cudaLaunchKernelEx(&cfg, kernels[sp], A);
         if (e != cudaSuccess)
             return e;
     }

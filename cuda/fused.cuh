@@ -52,10 +52,20 @@ struct __align__(16) fused_bin {
     float c_lo, c_hi;
 };
 
+// Directions at each edge of the window whose share scattered outside it
+// (angular boundary_frac) the fused kernel keeps per bin in shared memory, as
+// floats: a kernel of half-width K <= FUSED_EDGE scatters past an edge only
+// from the K directions nearest to it. (The tally it feeds is checked to 1e-6
+// of the weight; a float product is within 6e-8 of the double one.)
+#define FUSED_EDGE 4
+
 // The fused kernel's per-bin tables, built once at setup by the backend.
 struct fused_tables_dev {
     const int4 *bin_step;  // [ne] {kernel id, its K, its weights' offset, energy target}: loaded a bin ahead
     const fused_bin *bins; // [ne]
+    // [ne][2] window mode, nth >= 2 FUSED_EDGE: boundary_frac of the bin's
+    // kernel for directions 0 .. 3 and nth - 4 .. nth - 1 (zeros otherwise)
+    const float4 *edge;
 };
 
 // The energy split of steps with few tiles (a pencil beam): per tile, the
