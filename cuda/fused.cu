@@ -48,8 +48,9 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 // Stages in the ring (fused_layout): the bin being convolved and
 // FUSED_RING - 1 bins in flight by cp.async, which holds no registers. On the
 // dense Production step (H100): 3 stages 1.07 ms, 4 stages 1.10 ms; one bin
-// ahead in registers (the previous design) 1.11 ms. Deeper rings buy nothing:
-// the kernel is bound by instruction latency, not by loads.
+// ahead in registers (the previous design) 1.11 ms. Deeper rings buy nothing
+// (with the instruction cuts of 284037c, before clusters: 4 stages 1.22 ms
+// against 1.16): more loads in flight do not shorten their wait.
 #define FUSED_RING 3
 // Blocks per thread-block cluster of the unsplit instance: adjacent tiles,
 // kept within one energy bin of each other (cluster_arrive / cluster_wait),
@@ -234,9 +235,20 @@ __device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 
 
 // Every thread arrives at its cluster's barrier once per bin and waits for
 // the previous bin's arrivals (relaxed: the barrier orders no memory, it only
-// keeps the cluster's blocks in step).
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory"); }
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait;\n" ::: "memory"); }
+// keeps the cluster's blocks in step). Before sm_90 there are no clusters:
+// the host launches without them and these do nothing.
+__device__ __forceinline__ void cluster_arrive()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait;\n" ::: "memory");
+#endif
+}
 
 // Work items of a step's energy split (see fused_kernel): ng groups per
 // tile, or 1 (no split) when the tiles alone give every block work, when
@@ -792,6 +804,15 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     // Above the default 48 KB: opt in (up to 227 KB on sm_90), once per size
     // and kernel, not at every launch of the step loop.
     static size_t opted_in[2][2] = {{48 * 1024, 48 * 1024}, {48 * 1024, 48 * 1024}}; // [exact][split]
+    static int clusters = -1; // whether the device launches thread-block clusters (sm_90 on)
+    if (clusters < 0) {
+        int dev = 0;
+        cudaError_t e = cudaGetDevice(&dev);
+        if (e == cudaSuccess)
+            e = cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev);
+        if (e != cudaSuccess)
+            return e;
+    }
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1); sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp];
         if (L.bytes > limit) {
@@ -811,7 +832,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
         cluster.val.clusterDim.x = FUSED_CLUSTER;
         cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
         cfg.attrs = &cluster;
-        cfg.numAttrs = sp == 0 && FUSED_CLUSTER > 1 ? 1 : 0; // clusters: the unsplit instance only
+        cfg.numAttrs = sp == 0 && FUSED_CLUSTER > 1 && clusters ? 1 : 0; // clusters: the unsplit instance only
         if (cfg.numAttrs && A.blocks % FUSED_CLUSTER != 0)
             return cudaErrorInvalidConfiguration; // blocks_per_sm keeps the grid a multiple
         const cudaError_t e = cudaLaunchKernelEx(&cfg, kernels[sp], A);
