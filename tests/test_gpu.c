@@ -323,9 +323,13 @@ int main(int argc, char **argv)
      * one-pass case above cuts each tile's bins into 4 groups, the groups
      * recomputing the sources that feed their lowest target. The same kinds of
      * steps with the split off (one block walks all bins of a tile) must be the
-     * CPU's bit for bit as well. */
+     * CPU's bit for bit as well. Unsplit, the kernel runs in clusters of two
+     * blocks on consecutive tiles (FUSED_CLUSTER); with 30 rows the grid has
+     * 35 tiles, so the last cluster's second block walks the bins with no
+     * column. */
     const kcase unsplit[] = {
         {"3 steps, one pass, no energy split", -1, {"backend.cuda_graph=true"}, 1, 1},
+        {"3 steps, one pass, no split, 35 tiles (odd)", -1, {"grid.space.nz=30"}, 1, 1},
         {"3 steps, one pass, 13 bins, ds 2 cells, no split", -1,
          {"grid.angle.n_bins=13", "transport.step_mm=2.0"}, 2, 1},
         {"3 steps, two-pass fused (bilinear), no split", -1, {"transport.streaming_scheme=bilinear"}, 1, 1},
@@ -334,7 +338,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++)
         compare_case(&unsplit[i], 3);
     runner_fused_split_off = 0;
-    /* 3000 energy bins: the fused kernel's per-bin tables (80 bytes a bin)
+    /* 3000 energy bins: the fused kernel's per-bin tables (112 bytes a bin)
      * exceed its shared-memory budget (FUSED_MAX_DYN_SMEM), so the backend
      * must fall back to one kernel per operator rather than fail to launch. */
     const kcase many_bins = {"3 steps, 3000 energy bins (fused step does not fit)", -1,
