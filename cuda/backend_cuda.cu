@@ -578,6 +578,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         hfb[i] = fused_bin{g->E.centres[i], s->el.deposit_MeV[i], (float)(1.0 - s->ak.weight_sum[k]),
                            (float)g->E.centres[i], s->el.c_lo[i], s->el.c_hi[i]};
     }
+    static_assert(FUSED_EDGE == 4, "one float4 per window edge");
     std::vector<float4> hedge(2 * ne, float4{0.0f, 0.0f, 0.0f, 0.0f});
     if (g->angle_mode == ANGLE_WINDOW && nth >= 2 * FUSED_EDGE)
         for (size_t i = 0; i < ne; i++) {

@@ -19,7 +19,10 @@
 // tables and boxes are copied to shared memory once per block, so no load in
 // the bin loop waits on another. A block's work item is a tile of 32 columns
 // with all its energy bins or, when a step has few tiles, one group of them
-// (the energy split, see fused_kernel).
+// (the energy split, see fused_kernel). Unsplit, blocks run in clusters of
+// FUSED_CLUSTER on consecutive tiles, kept within a bin of each other, because
+// a direction that moves sideways stores each 32-byte sector at a tile's edge
+// half from one tile and half from the next (access-probe, BENCHMARKS.md).
 #define FUSED_COLS 32
 // Directions per thread: M = 8 keeps every thread's arrays within 128
 // registers (four blocks of 128 threads per SM for 32 directions). For 64

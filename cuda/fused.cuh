@@ -31,7 +31,9 @@
 // and the tile's last group sums each column's dose over all bins in the
 // order above. psi and dose are the same bits either way.
 //
-// Work is proportional to the occupied region (boxes, see common.cuh).
+// Work is proportional to the occupied region (boxes, see common.cuh). The
+// unsplit kernel is launched in thread-block clusters where the device has
+// them (sm_90 on), to keep neighbouring tiles' stores together (fused.cu).
 // Tallies: THETA_BOUNDARY / THETA_CUTOFF as the angular kernels, DEPOSITED and
 // ENERGY_STOPPED as energy_deposit. Early exit: values below threshold are
 // dropped (THETA_CUTOFF) before the convolution; a bin whose tile of 32
