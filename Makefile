@@ -117,9 +117,9 @@ test: deps
 test-gpu: all
 	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)
 
-$(BUILD)/access-probe: scripts/access_probe.cu
+$(BUILD)/access-probe: scripts/access_probe.cu cuda/async_copy.cuh
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings $< -o $@
+	$(NVCC) -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -Icuda $< -o $@
 
 # ---- data, schema, distribution -----------------------------------------
 tables: $(BUILD)/make_tables

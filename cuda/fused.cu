@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "async_copy.cuh"
 #include "conv_rows.cuh"
 #include "deposit_order.h"
 
@@ -165,22 +166,6 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
     return L;
 }
 
-// cp.async of 4 bytes into shared memory; fill = false writes a zero without
-// reading (an absent column or bin), so that every stage row is rewritten.
-__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool fill)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(fill ? 4 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits until at most N of this thread's committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
 // Per column of a tile, the facts about this thread's directions that do not
 // change from bin to bin: which targets lie in the domain, which own cells no
 // visited column reaches, and the extent of the in-domain targets.
@@ -234,23 +219,6 @@ __device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 
         }
     }
     return b;
-}
-
-// Every thread arrives at its cluster's barrier once per bin and waits for
-// the previous bin's arrivals (relaxed: the barrier orders no memory, it only
-// keeps the cluster's blocks in step). Before sm_90 there are no clusters:
-// the host launches without them and these do nothing.
-__device__ __forceinline__ void cluster_arrive()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void cluster_wait()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.wait;\n" ::: "memory");
-#endif
 }
 
 // Work items of a step's energy split (see fused_kernel): ng groups per

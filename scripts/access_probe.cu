@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "async_copy.cuh"
+
 #define PROBE_CHECK(x)                                                                                 \
     do {                                                                                               \
         const cudaError_t e_ = (x);                                                                    \
@@ -36,22 +38,10 @@ constexpr int M = 8, G = NTH / M, RING = 3;           // as the fused kernel for
 constexpr long SLICE = (long)NZ * NX, ESTRIDE = NTH * SLICE;
 constexpr int REPS = 12, WARMUP = 2;
 
-__device__ __forceinline__ void cp_async4(float *dst, const float *src)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
-}
-
-// Hopper thread-block clusters: every thread arrives at the cluster barrier
-// once per bin and waits for the previous bin's arrivals, so that the CL
-// blocks of a cluster (adjacent tiles) stay within one bin of each other.
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory"); }
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait;\n" ::: "memory"); }
-
 // move_tab[j]: the flattened cell offset of direction j. read_side: the move
 // is applied where psi is read (a gather: out at c takes in at c - move) instead
 // of where it is written. CL > 1: clusters of CL blocks on adjacent tiles, kept
-// in step bin by bin.
+// within one bin of each other by the cluster barrier (async_copy.cuh).
 template <int COLS, int CL>
 __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, const int *move_tab, int read_side)
 {
@@ -73,15 +63,15 @@ __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, 
                 for (int m = 0; m < M; m++) {
                     const long src = c + rmove[m];
                     if (src >= 0 && src < SLICE)
-                        cp_async4(&stage[slot][j0 + m][col], in + s * ESTRIDE + (j0 + m) * SLICE + src);
+                        cp_async4(&stage[slot][j0 + m][col], in + s * ESTRIDE + (j0 + m) * SLICE + src, true);
                 }
-            asm volatile("cp.async.commit_group;\n" ::: "memory");
+            cp_async_commit();
         };
         for (int i = 0; i < RING - 1; i++)
             issue(i, i);
         int slot = 0;
         for (int s = 0; s < NE; s++) {
-            asm volatile("cp.async.wait_group %0;\n" ::"n"(RING - 2) : "memory");
+            cp_async_wait<RING - 2>();
             __syncthreads(); // bin s is in; every thread is done with bin s - 1's stage
             if (CL > 1) {
                 if (s > 0)

@@ -1,0 +1,41 @@
+// Asynchronous copies into shared memory and the thread-block-cluster
+// barrier, as inline PTX: shared by the fused kernel (fused.cu) and the
+// memory-pattern probe (scripts/access_probe.cu), which must move data the
+// same way.
+#ifndef SMX_CUDA_ASYNC_COPY_CUH
+#define SMX_CUDA_ASYNC_COPY_CUH
+
+// cp.async of 4 bytes into shared memory; fill = false writes a zero without
+// reading (an absent column or bin), so that every stage row is rewritten.
+__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool fill)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(fill ? 4 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Every thread of a cluster arrives once per round and waits for the previous
+// round's arrivals (relaxed: the barrier orders no memory, it only keeps the
+// cluster's blocks in step). Before sm_90 there are no clusters: the host
+// launches without them and these do nothing.
+__device__ __forceinline__ void cluster_arrive()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait;\n" ::: "memory");
+#endif
+}
+
+#endif
