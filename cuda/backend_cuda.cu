@@ -49,6 +49,7 @@ struct cuda_ctx {
     const grid *g;
     dev_dims d;
     int blocks;
+    int cluster_launch; // the fused kernel runs in thread-block clusters (fused.cuh)
     cudaStream_t stream, copy;
     cudaEvent_t ev_step, ev_copy;
     cudaGraphExec_t graph;
@@ -279,6 +280,8 @@ static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
 // step 1.08 against 1.09 ms (2 or 6 per SM: dense 1.54 and 1.20 ms); the Stress
 // dense step 17.5 ms with 4 per SM against 17.0 with 8.
 static int blocks_per_sm(const grid *g) { return g->nth <= 32 ? 4 : 8; }
+static_assert(4 % FUSED_CLUSTER == 0 && 8 % FUSED_CLUSTER == 0,
+              "the fused kernel takes its work items a whole cluster of blocks at a time");
 
 // Most tiles a step may have for the fused kernel to split their energy range
 // across blocks (with more, every block already has a tile); 0 where no fused
@@ -380,8 +383,8 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
     if (c->single_pass) {
         CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at,
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
-                                       c->stop, c->partials, c->blocks, c->s->fused_kp_cap, c->split,
-                                       c->stream));
+                                       c->stop, c->partials, c->blocks, c->cluster_launch,
+                                       c->s->fused_kp_cap, c->split, c->stream));
         finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
             c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne,
             c->box_a, c->box_next, c->reg, c->et, 1);
@@ -393,7 +396,8 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                         c->stream));
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at,
                                            c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
-                                           c->blocks, c->s->fused_kp_cap, c->split, c->stream));
+                                           c->blocks, c->cluster_launch, c->s->fused_kp_cap, c->split,
+                                           c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
                                                   c->partials, c->blocks, c->stream));
@@ -474,6 +478,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     cudaDeviceProp prop;
     CUDA_CHECK_ERR(err, cudaGetDeviceProperties(&prop, 0));
     c->blocks = prop.multiProcessorCount * blocks_per_sm(g);
+    c->cluster_launch = prop.clusterLaunch != 0; // sm_90 on (fused.cuh, FUSED_CLUSTER)
 
     // Variants, decided before the arena is sized (the FFT needs memory).
     c->energy_gather = s->energy_gather;
@@ -1033,13 +1038,13 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
         ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->ft, c->stt,
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
-                        c->s->fused_kp_cap, c->split, c->stream);
+                        c->cluster_launch, c->s->fused_kp_cap, c->split, c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
         ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->ft, c->threshold,
-                                c->box_a, c->reg, c->stop, c->partials, c->blocks, c->s->fused_kp_cap,
-                                c->split, c->stream);
+                                c->box_a, c->reg, c->stop, c->partials, c->blocks, c->cluster_launch,
+                                c->s->fused_kp_cap, c->split, c->stream);
     } else if (c->fused && op == OP_ENERGY) {
         ce = cudaSuccess; // inside the theta+energy kernel
     } else if (c->fused && op == OP_STREAM) {

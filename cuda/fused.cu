@@ -56,15 +56,6 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 // (with the instruction cuts of 284037c, before clusters: 4 stages 1.22 ms
 // against 1.16): more loads in flight do not shorten their wait.
 #define FUSED_RING 3
-// Blocks per thread-block cluster of the unsplit instance: adjacent tiles,
-// kept within one energy bin of each other (cluster_arrive / cluster_wait),
-// so that the two halves of each 32-byte sector that a sideways move makes
-// them share are stored at about the same time (access-probe, benchmark
-// moves: 1.09 -> 0.91 ms). On the H100, with the instruction cuts of the same
-// commit: dense Production 1.059 -> 1.046 ms, Stress 16.75 -> 16.04 ms; the
-// cuts without clusters made the dense step wait on memory (1.16 ms);
-// clusters of 4: 1.52 ms.
-#define FUSED_CLUSTER 2
 
 namespace {
 
@@ -129,6 +120,7 @@ struct fused_args {
     int blocks;
     int kp; // kernels of half-width K <= kp convolve from the padded stage (fused_layout)
     fused_split_dev split;
+    int cluster_launch; // 1: the unsplit instance is launched in clusters of FUSED_CLUSTER blocks
 };
 
 // Dynamic shared memory of one block:
@@ -343,7 +335,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
 
     // Clusters of CL blocks take CL consecutive work items at a time; every
     // block of a cluster makes the same number of trips (an item past the
-    // last is walked with no live column) and walks the same bins.
+    // last is walked with no live column) and walks the same bins. The grid
+    // is whole clusters (the backend checks), so the items are the same with
+    // or without a cluster launch (without, the barriers do nothing).
     constexpr int CL = SPLIT ? 1 : FUSED_CLUSTER;
     const int64_t n_items = ntiles * ng, nclusters = gridDim.x / CL;
     for (int64_t grp = blockIdx.x / CL; grp < (n_items + CL - 1) / CL; grp += nclusters) {
@@ -775,15 +769,6 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     // Above the default 48 KB: opt in (up to 227 KB on sm_90), once per size
     // and kernel, not at every launch of the step loop.
     static size_t opted_in[2][2] = {{48 * 1024, 48 * 1024}, {48 * 1024, 48 * 1024}}; // [exact][split]
-    static int clusters = -1; // whether the device launches thread-block clusters (sm_90 on)
-    if (clusters < 0) {
-        int dev = 0;
-        cudaError_t e = cudaGetDevice(&dev);
-        if (e == cudaSuccess)
-            e = cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev);
-        if (e != cudaSuccess)
-            return e;
-    }
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1); sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp];
         if (L.bytes > limit) {
@@ -803,9 +788,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
         cluster.val.clusterDim.x = FUSED_CLUSTER;
         cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
         cfg.attrs = &cluster;
-        cfg.numAttrs = sp == 0 && FUSED_CLUSTER > 1 && clusters ? 1 : 0; // clusters: the unsplit instance only
-        if (cfg.numAttrs && A.blocks % FUSED_CLUSTER != 0)
-            return cudaErrorInvalidConfiguration; // blocks_per_sm keeps the grid a multiple
+        cfg.numAttrs = sp == 0 && A.cluster_launch ? 1 : 0; // clusters: the unsplit instance only
         const cudaError_t e = cudaLaunchKernelEx(&cfg, kernels[sp], A);
         if (e != cudaSuccess)
             return e;
@@ -864,12 +847,13 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
                                angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int kp_cap, fused_split_dev split, cudaStream_t s)
+                               double *partials, int blocks, int cluster_launch, int kp_cap, fused_split_dev split,
+                               cudaStream_t s)
 {
     if (!fused_theta_energy_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, ft, stream_tables_dev{},
-                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap, split};
+                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap, split, cluster_launch};
     return launch<false>(A, s);
 }
 
@@ -878,11 +862,11 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int kp_cap, fused_split_dev split, cudaStream_t s)
+                       int cluster_launch, int kp_cap, fused_split_dev split, cudaStream_t s)
 {
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{psi0, psi1, step, dose, d, at, ft, st, threshold, box_a, box_next, reg, stop, partials,
-                 blocks, kp_cap, split};
+                 blocks, kp_cap, split, cluster_launch};
     return launch<true>(A, s);
 }
