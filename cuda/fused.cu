@@ -69,38 +69,33 @@ __device__ __forceinline__ T *opaque(T *p)
     return p;
 }
 
-// Pairwise float sum of the first n of M values (a tally: rounding ~2e-7
-// relative at most for M = 16, far below the 1e-6 balance).
+// Pairwise reduction of the first n of M values (`pad` past them): a tree of
+// depth log2 M instead of a chain of M dependent instructions.
+template <int M, typename Op>
+__device__ __forceinline__ float pair_reduce(const float (&v)[M], int n, float pad, Op op)
+{
+    float t[M];
+#pragma unroll
+    for (int m = 0; m < M; m++)
+        t[m] = m < n ? v[m] : pad;
+#pragma unroll
+    for (int w = 1; w < M; w *= 2)
+#pragma unroll
+        for (int m = 0; m + w < M; m += 2 * w)
+            t[m] = op(t[m], t[m + w]);
+    return t[0];
+}
+// A tally's sum (rounding ~2e-7 relative at most for M = 16, far below the
+// 1e-6 balance) and a minimum.
 template <int M>
 __device__ __forceinline__ float pair_sum(const float (&v)[M], int n)
 {
-    float t[M];
-#pragma unroll
-    for (int m = 0; m < M; m++)
-        t[m] = m < n ? v[m] : 0.0f;
-#pragma unroll
-    for (int w = 1; w < M; w *= 2)
-#pragma unroll
-        for (int m = 0; m + w < M; m += 2 * w)
-            t[m] += t[m + w];
-    return t[0];
+    return pair_reduce(v, n, 0.0f, [](float a, float b) { return __fadd_rn(a, b); });
 }
-
-// Pairwise minimum of the first n of M values (+inf past them): a tree of
-// depth log2 M instead of a chain of M dependent instructions.
 template <int M>
 __device__ __forceinline__ float pair_min(const float (&v)[M], int n)
 {
-    float t[M];
-#pragma unroll
-    for (int m = 0; m < M; m++)
-        t[m] = m < n ? v[m] : INFINITY;
-#pragma unroll
-    for (int w = 1; w < M; w *= 2)
-#pragma unroll
-        for (int m = 0; m + w < M; m += 2 * w)
-            t[m] = fminf(t[m], t[m + w]);
-    return t[0];
+    return pair_reduce(v, n, INFINITY, [](float a, float b) { return fminf(a, b); });
 }
 
 struct fused_args {
