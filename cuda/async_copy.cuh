@@ -1,5 +1,5 @@
-// Asynchronous copies into shared memory and the thread-block-cluster
-// barrier, as inline PTX: shared by the fused kernel (fused.cu) and the
+// Asynchronous copies into shared memory, the thread-block-cluster barrier
+// and named barriers, as inline PTX: shared by the fused kernel (fused.cu) and the
 // memory-pattern probe (scripts/access_probe.cu), which must move data the
 // same way.
 #ifndef SMX_CUDA_ASYNC_COPY_CUH
@@ -36,6 +36,24 @@ __device__ __forceinline__ void cluster_wait()
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("barrier.cluster.wait;\n" ::: "memory");
 #endif
+}
+
+// Named barrier `id` (1 to 15: 0 is __syncthreads') of `count` threads (whole
+// warps), and the same with an OR vote: a group of warps in a block keeps in
+// step with itself alone, as a block of its own would.
+__device__ __forceinline__ void named_sync(int id, int count)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ bool named_sync_or(int id, int count, bool v)
+{
+    unsigned r;
+    asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tbar.red.or.pred q, %2, %3, p;\n\t"
+                 "selp.u32 %0, 1, 0, q;\n}\n"
+                 : "=r"(r)
+                 : "r"((unsigned)v), "r"(id), "r"(count)
+                 : "memory");
+    return r != 0;
 }
 
 #endif

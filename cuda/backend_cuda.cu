@@ -280,8 +280,8 @@ static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
 // step 1.08 against 1.09 ms (2 or 6 per SM: dense 1.54 and 1.20 ms); the Stress
 // dense step 17.5 ms with 4 per SM against 17.0 with 8.
 static int blocks_per_sm(const grid *g) { return g->nth <= 32 ? 4 : 8; }
-static_assert(4 % FUSED_CLUSTER == 0 && 8 % FUSED_CLUSTER == 0,
-              "the fused kernel takes its work items a whole cluster of blocks at a time");
+static_assert(4 % (FUSED_SUB * FUSED_CLUSTER) == 0 && 8 % (FUSED_SUB * FUSED_CLUSTER) == 0,
+              "the fused kernel's unsplit grid (blocks / FUSED_SUB) is whole clusters");
 
 // Most tiles a step may have for the fused kernel to split their energy range
 // across blocks (with more, every block already has a tile); 0 where no fused

@@ -54,11 +54,14 @@ __device__ inline double block_sum(double v, double *scratch)
 // Writes N per-thread values as this block's partials of fields f[0..N-1]:
 // per value a shuffle tree, then the warps in order (fixed order, so
 // deterministic). WARPS = warps per block. Every thread of the block must call it.
-template <int N, int WARPS = SMX_WARPS>
+// SUB > 1: the block is SUB groups of WARPS warps (consecutive), each with its
+// own slot (blockIdx.x * SUB + group), as if each were a block of its own;
+// blocks counts the slots.
+template <int N, int WARPS = SMX_WARPS, int SUB = 1>
 __device__ inline void block_partials_at(const double (&v)[N], const int (&f)[N], double *partials,
                                          int blocks)
 {
-    __shared__ double scratch[N][WARPS];
+    __shared__ double scratch[N][WARPS * SUB];
     const int t = threadIdx.x;
     __syncthreads(); // scratch may still be read by an earlier call
     for (int q = 0; q < N; q++) {
@@ -69,11 +72,12 @@ __device__ inline void block_partials_at(const double (&v)[N], const int (&f)[N]
             scratch[q][t >> 5] = sv;
     }
     __syncthreads();
-    if (t < N) {
+    if (t < N * SUB) {
+        const int q = t % N, sub = t / N;
         double s = 0.0;
         for (int w = 0; w < WARPS; w++)
-            s += scratch[t][w];
-        partials[(int64_t)f[t] * blocks + blockIdx.x] = s;
+            s += scratch[q][sub * WARPS + w];
+        partials[(int64_t)f[q] * blocks + (int64_t)blockIdx.x * SUB + sub] = s;
     }
 }
 

@@ -133,23 +133,26 @@ struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
     size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bytes;
 };
+// The unsplit instance's blocks hold FUSED_SUB tiles each (see fused_kernel);
+// the split instance's one.
+__host__ __device__ constexpr int fused_sub(bool split) { return split ? 1 : FUSED_SUB; }
 
 __host__ __device__ constexpr size_t align16(size_t b) { return (b + 15) & ~(size_t)15; }
 
-__host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream)
+__host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream, int sub)
 {
     fused_layout L;
     L.lo = kp + CONV_TAPS_PER_BLOCK - 1;
     L.rows = L.lo + nmax + kp;
     L.wn = 2 * kp + CONV_TAPS_PER_BLOCK;
-    L.w_off = (size_t)FUSED_RING * L.rows * FUSED_COLS * sizeof(float);
-    L.step_off = align16(L.w_off + (size_t)FUSED_RING * L.wn * sizeof(float));
+    L.w_off = (size_t)sub * FUSED_RING * L.rows * FUSED_COLS * sizeof(float);
+    L.step_off = align16(L.w_off + (size_t)sub * FUSED_RING * L.wn * sizeof(float));
     L.bin_off = L.step_off + (size_t)ne * sizeof(int4);
     L.edge_off = L.bin_off + (size_t)ne * sizeof(fused_bin);
     L.boxa_off = L.edge_off + (size_t)ne * 2 * sizeof(float4);
     L.box_off = L.boxa_off + (size_t)ne * sizeof(box4);
     L.full_off = L.box_off + (stream ? (size_t)ne * 4 * sizeof(int) : 0);
-    L.bytes = L.full_off + (stream ? (size_t)fused_g(nmax) * ((ne + 31) / 32) * sizeof(unsigned) : 0);
+    L.bytes = L.full_off + (stream ? (size_t)sub * fused_g(nmax) * ((ne + 31) / 32) * sizeof(unsigned) : 0);
     return L;
 }
 
@@ -211,11 +214,11 @@ __device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 
 // Work items of a step's energy split (see fused_kernel): ng groups per
 // tile, or 1 (no split) when the tiles alone give every block work, when
 // the split is off (max_tiles = 0), or when too few source bins hold weight.
-__device__ inline int split_groups(int64_t ntiles, int nsrc, int max_tiles)
+__device__ inline int split_groups(int64_t ntiles, int nsrc, int max_tiles, int blocks)
 {
     if (ntiles == 0 || ntiles > max_tiles || nsrc < 2 * FUSED_SPLIT_MIN_BINS)
         return 1;
-    return max(1, min((int)(gridDim.x / ntiles), nsrc / FUSED_SPLIT_MIN_BINS));
+    return max(1, min((int)(blocks / ntiles), nsrc / FUSED_SPLIT_MIN_BINS));
 }
 
 // EXACT: nth == NMAX, so every thread's M directions exist (no guards).
@@ -223,20 +226,38 @@ __device__ inline int split_groups(int64_t ntiles, int nsrc, int max_tiles)
 // both instances are launched every step and the other returns at once, so
 // that the split's bookkeeping costs the dense step no registers.
 template <int NMAX, bool STREAM, bool EXACT, bool SPLIT>
-__global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) fused_kernel(fused_args A)
+__global__ void __launch_bounds__(FUSED_THREADS(NMAX) * fused_sub(SPLIT), FUSED_MIN_BLOCKS(NMAX) / fused_sub(SPLIT))
+    fused_kernel(fused_args A)
 {
     constexpr int M = fused_m(NMAX), G = fused_g(NMAX); // M = SMX_DEPOSIT_CHUNK(nth)
-    constexpr int R = FUSED_RING;
+    constexpr int R = FUSED_RING, SUB = fused_sub(SPLIT), NT = FUSED_THREADS(NMAX);
+    static_assert(FUSED_MIN_BLOCKS(NMAX) % SUB == 0, "the register budget of FUSED_MIN_BLOCKS tiles per SM");
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
     __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
-    __shared__ double s_part[G][FUSED_COLS];
+    __shared__ double s_part[SUB][G][FUSED_COLS];
     static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
-    __shared__ int4 s_wbox[G]; // per warp: the extent of its tile's in-domain targets
+    __shared__ int4 s_wbox[SUB * G]; // per warp: the extent of its tile's in-domain targets
     extern __shared__ float4 dyn_smem[]; // fused_layout
-    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
+    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB);
+    // The block's SUB groups of NT threads each walk their own tile, with
+    // their own stage ring and barrier (named barrier 1 + sub).
+    const unsigned utid = SUB == 1 ? threadIdx.x : threadIdx.x % NT; // unsigned: % and / are masks and shifts
+    const int sub = SUB == 1 ? 0 : threadIdx.x / NT, tid = (int)utid;
+    auto tile_sync = [&]() {
+        if constexpr (SUB == 1)
+            __syncthreads();
+        else
+            named_sync(1 + sub, NT);
+    };
+    auto tile_sync_or = [&](bool v) {
+        if constexpr (SUB == 1)
+            return __syncthreads_or(v) != 0;
+        else
+            return named_sync_or(1 + sub, NT, v);
+    };
     char *const smem = reinterpret_cast<char *>(dyn_smem);
-    float *s_in = reinterpret_cast<float *>(smem);
-    float *s_w = reinterpret_cast<float *>(smem + L.w_off);
+    float *s_in = reinterpret_cast<float *>(smem) + (size_t)sub * R * L.rows * FUSED_COLS;
+    float *s_w = reinterpret_cast<float *>(smem + L.w_off) + sub * R * L.wn;
     int4 *s_step = reinterpret_cast<int4 *>(smem + L.step_off);
     fused_bin *s_bin = reinterpret_cast<fused_bin *>(smem + L.bin_off);
     float4 *s_edge = reinterpret_cast<float4 *>(smem + L.edge_off);
@@ -252,7 +273,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     const int64_t ncols = box_is_empty(F) ? 0 : (int64_t)(F.z1 - F.z0 + 1) * fw;
     const int64_t ntiles = (ncols + FUSED_COLS - 1) / FUSED_COLS;
     const int src_lo = reg->src_lo, src_hi = reg->src_hi;
-    const int step_groups = split_groups(ntiles, src_hi - src_lo + 1, A.split.max_tiles);
+    const int step_groups = split_groups(ntiles, src_hi - src_lo + 1, A.split.max_tiles, (int)gridDim.x * SUB);
     if (*A.stop || (step_groups > 1) != SPLIT)
         return;
     const dev_dims d = A.d;
@@ -269,10 +290,10 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         s_move[1][j] = mx;
         s_toff[j] = j * slice + mz * nx + mx;
     }
-    for (int i = threadIdx.x; i < R * L.rows * FUSED_COLS; i += blockDim.x)
-        s_in[i] = 0.0f; // the padding rows stay zero in window mode
+    for (int i = threadIdx.x; i < SUB * R * L.rows * FUSED_COLS; i += blockDim.x)
+        reinterpret_cast<float *>(smem)[i] = 0.0f; // the padding rows stay zero in window mode
     if (STREAM)
-        for (int i = threadIdx.x; i < G * nfull; i += blockDim.x)
+        for (int i = threadIdx.x; i < SUB * G * nfull; i += blockDim.x)
             reinterpret_cast<unsigned *>(smem + L.full_off)[i] = 0u;
     for (int k = threadIdx.x; k < ne; k += blockDim.x) {
         s_step[k] = A.ft.bin_step[k];
@@ -289,7 +310,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     }
     __syncthreads();
 
-    const int col = threadIdx.x % FUSED_COLS, g = threadIdx.x / FUSED_COLS;
+    const int col = utid % FUSED_COLS, g = utid / FUSED_COLS, warp = threadIdx.x / FUSED_COLS;
     const int j0 = g * M; // this thread's directions j0 .. j0 + M - 1 (those < nth)
     const bool any_dir = EXACT || j0 < nth;
     auto dir_ok = [&](int m) { return EXACT || j0 + m < nth; };
@@ -328,15 +349,16 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
     };
     __shared__ bool s_last; // this block completed its tile's last group
 
-    // Clusters of CL blocks take CL consecutive work items at a time; every
-    // block of a cluster makes the same number of trips (an item past the
-    // last is walked with no live column) and walks the same bins. The grid
-    // is whole clusters (the backend checks), so the items are the same with
-    // or without a cluster launch (without, the barriers do nothing).
+    // Clusters of CL blocks of SUB tiles take CL * SUB consecutive work
+    // items at a time; every tile of a cluster makes the same number of trips
+    // (an item past the last is walked with no live column) and walks the
+    // same bins. The grid is whole clusters (static_assert at blocks_per_sm),
+    // so the items are the same with or without a cluster launch (without,
+    // the cluster barriers do nothing).
     constexpr int CL = SPLIT ? 1 : FUSED_CLUSTER;
     const int64_t n_items = ntiles * ng, nclusters = gridDim.x / CL;
-    for (int64_t grp = blockIdx.x / CL; grp < (n_items + CL - 1) / CL; grp += nclusters) {
-        const int64_t item = grp * CL + blockIdx.x % CL;
+    for (int64_t grp = blockIdx.x / CL; grp < (n_items + CL * SUB - 1) / (CL * SUB); grp += nclusters) {
+        const int64_t item = (grp * CL + blockIdx.x % CL) * SUB + sub;
         const int64_t tile = item / ng, base = tile * FUSED_COLS;
         const int q = (int)(item % ng);
         // Owned sources [os_lo, os_hi], owned targets [ot_lo, ot_hi], and the
@@ -378,7 +400,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
                         cp_async4(dst + m * FUSED_COLS, p, h);
                     p = opaque(p + slice); // one IMAD.WIDE per load
                 }
-                const int t = threadIdx.x;
+                const int t = tid;
                 if (bs.y <= A.kp && t < L.wn)
                     cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
                               t <= 2 * bs.y);
@@ -415,7 +437,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             const int4 wb{__reduce_min_sync(0xffffffffu, cm.zlo), __reduce_max_sync(0xffffffffu, cm.zhi),
                           __reduce_min_sync(0xffffffffu, cm.xlo), __reduce_max_sync(0xffffffffu, cm.xhi)};
             if (col == 0)
-                s_wbox[g] = wb;
+                s_wbox[warp] = wb;
         }
 
         // Writes target bin T of this column: v (or zeros), moved when
@@ -609,7 +631,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             // Stage `slot` complete; no column of the tile holding weight in
             // bin s means everything below adds +0. Every thread has finished
             // bin s - 1, so its stage takes bin s + R - 1.
-            const bool any_has = __syncthreads_or(has);
+            const bool any_has = tile_sync_or(has);
             if (CL > 1) {
                 if (s > p_lo)
                     cluster_wait();
@@ -678,7 +700,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         }
         if (STREAM) { // the marked bins' extents (see emit)
             __syncwarp();
-            const int4 wbox = s_wbox[g];
+            const int4 wbox = s_wbox[warp];
             for (int q = 0; q < nfull; q++) {
                 const unsigned bits = s_full[q];
                 __syncwarp();
@@ -717,15 +739,15 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
             dep_sum += dpart; // the DEPOSITED tally: the same sums, per thread, then per block
         }
         // The column's dose: its G partials in chunk order.
-        s_part[g][col] = dpart;
-        __syncthreads();
+        s_part[sub][g][col] = dpart;
+        tile_sync();
         if (g == 0 && live) {
             double dacc = A.dose[c];
             for (int q = 0; q * M < nth; q++)
-                dacc = __dadd_rn(dacc, s_part[q][col]);
+                dacc = __dadd_rn(dacc, s_part[sub][q][col]);
             A.dose[c] = dacc;
         }
-        __syncthreads(); // s_part and the ring are reused by the next tile
+        tile_sync(); // s_part and the ring are reused by the next tile
         if (CL > 1 && p_lo <= p_hi)
             cluster_wait(); // the last bin's arrivals
     }
@@ -734,7 +756,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         const int f[11] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
                            TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,
                            TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT};
-        block_partials_at<sizeof v / sizeof v[0], G>(v, f, A.partials, A.blocks);
+        block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
         __syncthreads(); // every warp's extents are in sbox
         for (int q = threadIdx.x; q < ne; q += blockDim.x) {
             if (sbox[4 * q + 1] < 0)
@@ -748,7 +770,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX), FUSED_MIN_BLOCKS(NMAX)) f
         const double v[7] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop};
         const int f[7] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
                           TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED};
-        block_partials_at<sizeof v / sizeof v[0], G>(v, f, A.partials, A.blocks);
+        block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
     }
 }
 
@@ -756,7 +778,6 @@ template <int NMAX, bool STREAM>
 cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
     A.kp = min(A.at.max_half_width, A.kp > 0 ? min(A.kp, FUSED_MAX_KP) : FUSED_MAX_KP); // A.kp: the cap
-    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM);
     const bool exact = A.d.nth == NMAX;
     void (*const kernels[2])(fused_args) = {
         exact ? fused_kernel<NMAX, STREAM, true, false> : fused_kernel<NMAX, STREAM, false, false>,
@@ -766,6 +787,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     static size_t opted_in[2][2] = {{48 * 1024, 48 * 1024}, {48 * 1024, 48 * 1024}}; // [exact][split]
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1); sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp];
+        const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, fused_sub(sp == 1));
         if (L.bytes > limit) {
             const cudaError_t e =
                 cudaFuncSetAttribute(kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
@@ -774,8 +796,8 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
             limit = L.bytes;
         }
         cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(A.blocks);
-        cfg.blockDim = dim3(FUSED_THREADS(NMAX));
+        cfg.gridDim = dim3(A.blocks / fused_sub(sp == 1)); // A.blocks tiles in flight either way
+        cfg.blockDim = dim3(FUSED_THREADS(NMAX) * fused_sub(sp == 1));
         cfg.dynamicSmemBytes = L.bytes;
         cfg.stream = s;
         cudaLaunchAttribute cluster;
@@ -820,7 +842,7 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
         return 0; // offsets within a bin are int
     const int nmax = fused_nmax(nth);
     const int kp = max_half_width < FUSED_MAX_KP ? max_half_width : FUSED_MAX_KP;
-    return fused_layout_of(nmax, kp, ne, stream).bytes <= FUSED_MAX_DYN_SMEM;
+    return fused_layout_of(nmax, kp, ne, stream, fused_sub(false)).bytes <= FUSED_MAX_DYN_SMEM;
 }
 
 size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles)

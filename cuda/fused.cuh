@@ -95,6 +95,14 @@ size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
 // dense step wait on memory (1.16 ms); clusters of 4: 1.52 ms.
 #define FUSED_CLUSTER 2
 
+// Tiles per block of the unsplit instance: FUSED_SUB groups of warps, each on
+// its own tile with its own (named) barrier, the tiles adjacent, so that a
+// cluster's blocks cover FUSED_CLUSTER * FUSED_SUB adjacent tiles kept within
+// a bin of each other without a barrier wider than one tile (access-probe,
+// benchmark moves: 2 x 32 columns in clusters of 2, 0.821 ms, against 0.913
+// for 32 columns in clusters of 2 and 0.816 for one 128-column block).
+#define FUSED_SUB 2
+
 // Dynamic shared memory a fused block may use: its stage ring and per-bin
 // tables (sm_90 allows 227 KB per block; the rest is left to static shared memory).
 #define FUSED_MAX_DYN_SMEM (224 * 1024)

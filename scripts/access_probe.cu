@@ -42,20 +42,56 @@ constexpr int REPS = 12, WARMUP = 2;
 // is applied where psi is read (a gather: out at c takes in at c - move) instead
 // of where it is written. CL > 1: clusters of CL blocks on adjacent tiles, kept
 // within one bin of each other by the cluster barrier (async_copy.cuh).
-template <int COLS, int CL>
-__global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, const int *move_tab, int read_side)
+// SUB > 1: a block holds SUB independent groups of G warps, each on its own
+// tile of COLS columns with its own named barrier, the SUB tiles adjacent (one
+// block's memory picture is SUB * COLS columns, its barriers stay COLS wide).
+// sm_slots: the blocks resident on one SM take adjacent tiles (slot from a
+// per-SM counter; the grid is blocks_per_sm per SM; bad is set when an SM
+// holds more, or %smid is not below the SM count: cases the probe does not serve).
+template <int COLS, int CL, int SUB = 1>
+__global__ void __launch_bounds__(COLS *G *SUB)
+    pattern(const float *in, float *out, const int *move_tab, int read_side, int *sm_slots, int blocks_per_sm,
+            int *bad)
 {
-    __shared__ float stage[RING][NTH][COLS];
-    const int col = threadIdx.x % COLS, g = threadIdx.x / COLS, j0 = g * M;
+    __shared__ float stage[SUB][RING][NTH][COLS];
+    const int sub = threadIdx.x / (COLS * G), t = threadIdx.x % (COLS * G);
+    const int col = t % COLS, g = t / COLS, j0 = g * M;
     const long ntiles = (SLICE + COLS - 1) / COLS;
+    auto sub_sync = [&]() {
+        if (SUB == 1)
+            __syncthreads();
+        else
+            named_sync(1 + sub, COLS * G);
+    };
     int rmove[M], wmove[M];
     for (int m = 0; m < M; m++) {
         rmove[m] = read_side ? -move_tab[j0 + m] : 0;
         wmove[m] = read_side ? 0 : move_tab[j0 + m];
     }
-    const long nclusters = gridDim.x / CL, ngroups = (ntiles + CL - 1) / CL;
-    for (long grp = blockIdx.x / CL; grp < ngroups; grp += nclusters) { // the same trip count in a cluster
-        const long tile = grp * CL + blockIdx.x % CL;
+    // Work unit u of round r: units are clusters (CL blocks) or, with sm_map,
+    // the blocks of one SM; a unit covers CL * SUB (or blocks_per_sm) adjacent tiles.
+    // (passed through the stage, which is full: 48 KB at 4 x 32 or 128 columns)
+    int *const s_pass = reinterpret_cast<int *>(&stage[0][0][0][0]);
+    if (threadIdx.x == 0) {
+        if (sm_slots) {
+            unsigned smid;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+            const int slot = smid < gridDim.x / blocks_per_sm ? atomicAdd(&sm_slots[smid], 1) : blocks_per_sm;
+            if (slot >= blocks_per_sm) // %smid past the SM count, or too many blocks on this SM
+                atomicExch(bad, 1);
+            s_pass[0] = (int)smid, s_pass[1] = slot % blocks_per_sm;
+        } else {
+            s_pass[0] = blockIdx.x / CL, s_pass[1] = blockIdx.x % CL;
+        }
+    }
+    __syncthreads();
+    const int s_unit = s_pass[0], s_slot = s_pass[1];
+    __syncthreads();
+    const int per_unit = sm_slots ? blocks_per_sm : CL;
+    const long nunits = sm_slots ? gridDim.x / blocks_per_sm : gridDim.x / CL;
+    const long tiles_per_unit = (long)per_unit * SUB, ngroups = (ntiles + tiles_per_unit - 1) / tiles_per_unit;
+    for (long grp = s_unit; grp < ngroups; grp += nunits) { // the same trip count in a unit
+        const long tile = (grp * per_unit + s_slot) * SUB + sub;
         const long c = tile * COLS + col;
         const bool live = tile < ntiles && c < SLICE;
         auto issue = [&](int s, int slot) {
@@ -63,7 +99,7 @@ __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, 
                 for (int m = 0; m < M; m++) {
                     const long src = c + rmove[m];
                     if (src >= 0 && src < SLICE)
-                        cp_async4(&stage[slot][j0 + m][col], in + s * ESTRIDE + (j0 + m) * SLICE + src, true);
+                        cp_async4(&stage[sub][slot][j0 + m][col], in + s * ESTRIDE + (j0 + m) * SLICE + src, true);
                 }
             cp_async_commit();
         };
@@ -72,7 +108,7 @@ __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, 
         int slot = 0;
         for (int s = 0; s < NE; s++) {
             cp_async_wait<RING - 2>();
-            __syncthreads(); // bin s is in; every thread is done with bin s - 1's stage
+            sub_sync(); // bin s is in; every thread is done with bin s - 1's stage
             if (CL > 1) {
                 if (s > 0)
                     cluster_wait();
@@ -83,11 +119,11 @@ __global__ void __launch_bounds__(COLS *G) pattern(const float *in, float *out, 
                 for (int m = 0; m < M; m++) {
                     const long t = c + wmove[m];
                     if (t >= 0 && t < SLICE)
-                        out[s * ESTRIDE + (j0 + m) * SLICE + t] = stage[slot][j0 + m][col];
+                        out[s * ESTRIDE + (j0 + m) * SLICE + t] = stage[sub][slot][j0 + m][col];
                 }
             slot = (slot + 1) % RING;
         }
-        __syncthreads(); // the ring is reused by the next tile
+        sub_sync(); // the ring is reused by the next tile
         if (CL > 1)
             cluster_wait(); // the last bin's arrivals: the cluster leaves the tile together
     }
@@ -140,21 +176,30 @@ void moves_for(int kind, int (&tab)[NTH])
 }
 
 // One line: the pattern with the moves of `kinds` (averaged over them), on the
-// write or the read side.
-template <int COLS, int CL = 1>
+// write or the read side. sm_map: the blocks of one SM take adjacent tiles
+// (blocks / SMs of them, the launch must place them evenly: checked).
+template <int COLS, int CL = 1, int SUB = 1>
 int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0, int nkinds, int read_side,
-                const char *label, float copy_ms)
+                const char *label, float copy_ms, int *d_slots = nullptr, int *d_bad = nullptr, int sms = 0)
 {
     float mean_sum = 0.0f, best = 1e30f;
+    const int per_sm = d_slots ? blocks / sms : 0;
     for (int k = kind0; k < kind0 + nkinds; k++) {
         int tab[NTH];
         moves_for(k, tab);
         PROBE_CHECK(cudaMemcpy(d_moves, tab, sizeof tab, cudaMemcpyHostToDevice));
+        if (d_bad)
+            PROBE_CHECK(cudaMemset(d_bad, 0, sizeof(int)));
         float mean, b;
         auto launch = [&]() {
+            if (d_slots) {
+                const cudaError_t e = cudaMemsetAsync(d_slots, 0, sms * sizeof(int));
+                if (e != cudaSuccess)
+                    return e;
+            }
             cudaLaunchConfig_t cfg = {};
             cfg.gridDim = dim3(blocks);
-            cfg.blockDim = dim3(COLS * G);
+            cfg.blockDim = dim3(COLS * G * SUB);
             cudaLaunchAttribute attr;
             attr.id = cudaLaunchAttributeClusterDimension;
             attr.val.clusterDim.x = CL;
@@ -162,17 +207,27 @@ int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0
             attr.val.clusterDim.z = 1;
             cfg.attrs = &attr;
             cfg.numAttrs = 1;
-            return cudaLaunchKernelEx(&cfg, pattern<COLS, CL>, (const float *)in, out, (const int *)d_moves,
-                                      read_side);
+            return cudaLaunchKernelEx(&cfg, pattern<COLS, CL, SUB>, (const float *)in, out, (const int *)d_moves,
+                                      read_side, d_slots, per_sm, d_bad);
         };
         if (time_it(launch, &mean, &b))
             return 1;
+        if (d_bad) {
+            int bad = 0;
+            PROBE_CHECK(cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost));
+            if (bad) {
+                printf("pattern  %s: the blocks did not land %d per SM; case not served\n", label, per_sm);
+                return 0;
+            }
+        }
         mean_sum += mean;
         best = b < best ? b : best;
     }
     const float mean = mean_sum / nkinds;
-    printf("pattern  %3d-column tiles  %4d blocks  cluster %d  %-36s  %-5s  mean %.3f ms  min %.3f ms  %.2fx copy\n",
-           COLS, blocks, CL, label, read_side ? "read" : "write", mean, best, mean / copy_ms);
+    char shape[48];
+    snprintf(shape, sizeof shape, "%dx%d-column tiles%s", SUB, COLS, d_slots ? " by SM" : "");
+    printf("pattern  %-24s  %4d blocks  cluster %d  %-36s  %-5s  mean %.3f ms  min %.3f ms  %.2fx copy\n", shape,
+           blocks, CL, label, read_side ? "read" : "write", mean, best, mean / copy_ms);
     return 0;
 }
 
@@ -197,8 +252,10 @@ int main()
     if (time_it(copy, &copy_ms, &copy_best))
         return 1;
     printf("copy     (device to device)                                                                            mean %.3f ms  min %.3f ms\n", copy_ms, copy_best);
-    int *d_moves = nullptr;
+    int *d_moves = nullptr, *d_slots = nullptr, *d_bad = nullptr;
     PROBE_CHECK(cudaMalloc(&d_moves, NTH * sizeof(int)));
+    PROBE_CHECK(cudaMalloc(&d_slots, sms * sizeof(int)));
+    PROBE_CHECK(cudaMalloc(&d_bad, sizeof(int)));
     // The fused kernel's shape (32 columns, 4 blocks per SM), then wider tiles;
     // the benchmark's moves averaged over its first 16 steps.
     const int b32 = 4 * sms;
@@ -216,8 +273,18 @@ int main()
              run_pattern<32, 2>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
              run_pattern<32, 4>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
              run_pattern<32, 2>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
-             run_pattern<32, 4>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms);
+             run_pattern<32, 4>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
+             run_pattern<32>(in, out, d_moves, b32, 0, 1, 0, "moves none", copy_ms, d_slots, d_bad, sms) ||
+             run_pattern<32>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms, d_slots,
+                             d_bad, sms) ||
+             run_pattern<32, 1, 4>(in, out, d_moves, sms, 0, 1, 0, "moves none", copy_ms) ||
+             run_pattern<32, 1, 4>(in, out, d_moves, sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32, 1, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<128>(in, out, d_moves, sms, 0, 1, 0, "moves none", copy_ms);
     PROBE_CHECK(cudaFree(d_moves));
+    PROBE_CHECK(cudaFree(d_slots));
+    PROBE_CHECK(cudaFree(d_bad));
     PROBE_CHECK(cudaFree(in));
     PROBE_CHECK(cudaFree(out));
     return rc;
