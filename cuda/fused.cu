@@ -256,8 +256,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * fused_sub(SPLIT), FUSED_
             return named_sync_or(1 + sub, NT, v);
     };
     char *const smem = reinterpret_cast<char *>(dyn_smem);
-    float *s_in = reinterpret_cast<float *>(smem) + (size_t)sub * R * L.rows * FUSED_COLS;
-    float *s_w = reinterpret_cast<float *>(smem + L.w_off) + sub * R * L.wn;
+    // Ring stages ring0 .. ring0 + R - 1 of the block's SUB * R are this
+    // group's (indices, not a per-group base pointer: one register less,
+    // which kept the inexact instances from spilling).
+    float *s_in = reinterpret_cast<float *>(smem);
+    float *s_w = reinterpret_cast<float *>(smem + L.w_off);
+    const int ring0 = sub * R;
     int4 *s_step = reinterpret_cast<int4 *>(smem + L.step_off);
     fused_bin *s_bin = reinterpret_cast<fused_bin *>(smem + L.bin_off);
     float4 *s_edge = reinterpret_cast<float4 *>(smem + L.edge_off);
@@ -291,7 +295,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * fused_sub(SPLIT), FUSED_
         s_toff[j] = j * slice + mz * nx + mx;
     }
     for (int i = threadIdx.x; i < SUB * R * L.rows * FUSED_COLS; i += blockDim.x)
-        reinterpret_cast<float *>(smem)[i] = 0.0f; // the padding rows stay zero in window mode
+        s_in[i] = 0.0f; // the padding rows stay zero in window mode
     if (STREAM)
         for (int i = threadIdx.x; i < SUB * G * nfull; i += blockDim.x)
             reinterpret_cast<unsigned *>(smem + L.full_off)[i] = 0u;
@@ -545,8 +549,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * fused_sub(SPLIT), FUSED_
         // the ring while bin s is convolved; nothing of them is held in registers.
 #pragma unroll
         for (int i = 0; i < R - 1; i++)
-            issue(p_lo + i, i);
-        int slot = 0;
+            issue(p_lo + i, ring0 + i);
+        int slot = ring0;
         for (int s = p_lo; s <= p_hi; s++) {
             const int4 bs = s_step[s];
             const int kid = bs.x, K = bs.y, tg = bs.w;
@@ -637,9 +641,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * fused_sub(SPLIT), FUSED_
                     cluster_wait();
                 cluster_arrive();
             }
-            issue(s + R - 1, slot == 0 ? R - 1 : slot - 1);
+            issue(s + R - 1, slot == ring0 ? ring0 + R - 1 : slot - 1);
             const float *w_slot = s_w + slot * L.wn;
-            slot = slot == R - 1 ? 0 : slot + 1;
+            slot = slot == ring0 + R - 1 ? ring0 : slot + 1;
             if (!any_has) {
                 if (SPLIT && own_s)
                     ws_tile[((int64_t)(s - src_lo) * G + g) * FUSED_COLS + col] = 0.0;
