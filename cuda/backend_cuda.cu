@@ -273,14 +273,18 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
 
 static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
 
-// Blocks of the grid-stride kernels per SM: one wave of the fused kernel for
-// up to 32 directions (four resident blocks per SM), four waves of its
-// two-block-per-SM form above. Measured on the H100 (f95b42e + 1): 4 per SM
-// against 8 gave the Production pencil run 15.1 against 16.5 ms and the dense
-// step 1.08 against 1.09 ms (2 or 6 per SM: dense 1.54 and 1.20 ms); the Stress
-// dense step 17.5 ms with 4 per SM against 17.0 with 8.
-static int blocks_per_sm(const grid *g) { return g->nth <= 32 ? 4 : 8; }
-static_assert(4 % (FUSED_SUB * FUSED_CLUSTER) == 0 && 8 % (FUSED_SUB * FUSED_CLUSTER) == 0,
+// Blocks of the grid-stride kernels per SM, counted in tiles of the fused
+// kernel (its unsplit blocks hold FUSED_SUB tiles each): one wave of the fused
+// kernel for up to 32 directions (two resident blocks of two tiles per SM),
+// two waves of its one-block-per-SM form above. Measured on the H100 with the
+// sub-tiles (e1fc247): for up to 32 directions, 8 per SM gave the dense
+// Production step 0.991 against 1.005 ms but the pencil run 16.2 against 14.3
+// ms; for 64 directions, 4 per SM against 8 gave the same dense Stress step
+// (15.16 ms) and its pencil step 0.030 against 0.033 ms, with half the split
+// scratch (2 per SM: dense Stress 15.36 ms). Before the sub-tiles (f95b42e +
+// 1): 4 per SM against 8 gave the Production pencil run 15.1 against 16.5 ms.
+#define BLOCKS_PER_SM 4
+static_assert(BLOCKS_PER_SM % (FUSED_SUB * FUSED_CLUSTER) == 0,
               "the fused kernel's unsplit grid (blocks / FUSED_SUB) is whole clusters");
 
 // Most tiles a step may have for the fused kernel to split their energy range
@@ -313,7 +317,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
 
 extern "C" double backend_cuda_device_bytes(const grid *g)
 {
-    return (double)arena_bytes_for(g, NULL, 132 * blocks_per_sm(g), 0); // an H100's 132 SMs
+    return (double)arena_bytes_for(g, NULL, 132 * BLOCKS_PER_SM, 0); // an H100's 132 SMs
 }
 
 struct arena_cursor {
@@ -477,7 +481,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     CUDA_CHECK_ERR(err, cudaSetDevice(0));
     cudaDeviceProp prop;
     CUDA_CHECK_ERR(err, cudaGetDeviceProperties(&prop, 0));
-    c->blocks = prop.multiProcessorCount * blocks_per_sm(g);
+    c->blocks = prop.multiProcessorCount * BLOCKS_PER_SM;
     c->cluster_launch = prop.clusterLaunch != 0; // sm_90 on (fused.cuh, FUSED_CLUSTER)
 
     // Variants, decided before the arena is sized (the FFT needs memory).
