@@ -6,7 +6,7 @@
 #include "conv_rows.cuh"
 #include "deposit_order.h"
 
-// A block is 32 columns (consecutive x: coalesced loads and stores) times G
+// A tile is 32 columns (consecutive x: coalesced loads and stores) times G
 // threads per column. Thread g of a column owns the M = NMAX / G consecutive
 // directions j0 = g * M .. j0 + M - 1 (M = 4 up to 16 directions, else 8; G =
 // 4, 4, 6, 8 for 16, 32, 48, 64), so it convolves them from a register
@@ -16,14 +16,17 @@
 // processed is staged in shared memory with padding rows around it and its
 // kernel's weights beside it (fused_layout), in a ring of FUSED_RING stages
 // that cp.async fills ahead of the convolution, so each bin costs one barrier,
-// which is also the block's vote on whether the bin holds weight. The per-bin
+// which is also the tile's vote on whether the bin holds weight. The per-bin
 // tables and boxes are copied to shared memory once per block, so no load in
-// the bin loop waits on another. A block's work item is a tile of 32 columns
+// the bin loop waits on another. A group's work item is a tile of 32 columns
 // with all its energy bins or, when a step has few tiles, one group of them
-// (the energy split, see fused_kernel). Unsplit, blocks run in clusters of
-// FUSED_CLUSTER on consecutive tiles, kept within a bin of each other, because
-// a direction that moves sideways stores each 32-byte sector at a tile's edge
-// half from one tile and half from the next (access-probe, BENCHMARKS.md).
+// (the energy split, see fused_kernel). Unsplit, a block holds FUSED_SUB
+// groups of G warps, each walking its own tile with its own named barrier,
+// and blocks run in clusters of FUSED_CLUSTER on consecutive tiles, kept
+// within a bin of each other, because adjacent tiles that load and store
+// together cost the memory system what one wide tile does (a direction that
+// moves sideways stores each 32-byte sector at a tile's edge half from one
+// tile and half from the next; access-probe, BENCHMARKS.md).
 #define FUSED_COLS 32
 // Directions per thread: M = 8 keeps every thread's arrays within 128
 // registers (four blocks of 128 threads per SM for 32 directions). For 64

@@ -13,7 +13,10 @@
 // fill whole 32-byte sectors); x and z (also (j mod 3) - 1 cells in x: the
 // stores start 4 bytes off a sector, as when a direction moves sideways); the
 // benchmark's own moves, step by step. "read" applies the move where psi is
-// read instead (a gather: the stores stay aligned, the loads do not).
+// read instead (a gather: the stores stay aligned, the loads do not). Shapes:
+// one tile per block, with or without clusters of blocks kept in step; SUB
+// tiles per block, each with its own named barrier (the fused kernel's
+// FUSED_SUB); and "by SM", the blocks resident on one SM on adjacent tiles.
 //
 // Usage: access-probe   (prints one line per case; exit 1 on a CUDA error)
 #include <cmath>
