@@ -324,12 +324,16 @@ int main(int argc, char **argv)
      * recomputing the sources that feed their lowest target. The same kinds of
      * steps with the split off (one block walks all bins of a tile) must be the
      * CPU's bit for bit as well. Unsplit, the kernel runs in clusters of two
-     * blocks on consecutive tiles (FUSED_CLUSTER); with 30 rows the grid has
-     * 35 tiles, so the last cluster's second block walks the bins with no
-     * column. */
+     * blocks of two tiles each (FUSED_CLUSTER, FUSED_SUB), so a cluster takes
+     * four consecutive tiles: BASE's 34 leave the last cluster's second block
+     * without a column; 30 rows (35 tiles) leave its last tile without one;
+     * 28 rows (33 tiles, the last one 12 columns wide) leave only the first
+     * tile of the last cluster with columns. Those that have none must still
+     * walk every bin, or the cluster's barriers would wait forever. */
     const kcase unsplit[] = {
         {"3 steps, one pass, no energy split", -1, {"backend.cuda_graph=true"}, 1, 1},
         {"3 steps, one pass, no split, 35 tiles (odd)", -1, {"grid.space.nz=30"}, 1, 1},
+        {"3 steps, one pass, no split, 33 tiles (one in the last cluster)", -1, {"grid.space.nz=28"}, 1, 1},
         {"3 steps, one pass, 13 bins, ds 2 cells, no split", -1,
          {"grid.angle.n_bins=13", "transport.step_mm=2.0"}, 2, 1},
         {"3 steps, two-pass fused (bilinear), no split", -1, {"transport.streaming_scheme=bilinear"}, 1, 1},
