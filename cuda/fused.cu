@@ -280,6 +280,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * fused_sub(SPLIT), FUSED_
     const int64_t ncols = box_is_empty(F) ? 0 : (int64_t)(F.z1 - F.z0 + 1) * fw;
     const int64_t ntiles = (ncols + FUSED_COLS - 1) / FUSED_COLS;
     const int src_lo = reg->src_lo, src_hi = reg->src_hi;
+    // gridDim.x * SUB = A.blocks tiles in flight in either instance: both
+    // must agree on whether this step splits (exactly one of them works).
     const int step_groups = split_groups(ntiles, src_hi - src_lo + 1, A.split.max_tiles, (int)gridDim.x * SUB);
     if (*A.stop || (step_groups > 1) != SPLIT)
         return;
