@@ -388,7 +388,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
         CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at,
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->cluster_launch,
-                                       c->s->fused_kp_cap, c->split, c->stream));
+                                       c->s->fused_kp_cap, c->s->fused_one_tile, c->split, c->stream));
         finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
             c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne,
             c->box_a, c->box_next, c->reg, c->et, 1);
@@ -400,7 +400,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                         c->stream));
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at,
                                            c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
-                                           c->blocks, c->cluster_launch, c->s->fused_kp_cap, c->split,
+                                           c->blocks, c->cluster_launch, c->s->fused_kp_cap, c->s->fused_one_tile, c->split,
                                            c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
@@ -1042,13 +1042,13 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
         ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->ft, c->stt,
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
-                        c->cluster_launch, c->s->fused_kp_cap, c->split, c->stream);
+                        c->cluster_launch, c->s->fused_kp_cap, c->s->fused_one_tile, c->split, c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
         ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->ft, c->threshold,
                                 c->box_a, c->reg, c->stop, c->partials, c->blocks, c->cluster_launch,
-                                c->s->fused_kp_cap, c->split, c->stream);
+                                c->s->fused_kp_cap, c->s->fused_one_tile, c->split, c->stream);
     } else if (c->fused && op == OP_ENERGY) {
         ce = cudaSuccess; // inside the theta+energy kernel
     } else if (c->fused && op == OP_STREAM) {

@@ -117,6 +117,7 @@ struct fused_args {
     double *partials;
     int blocks;
     int kp; // kernels of half-width K <= kp convolve from the padded stage (fused_layout)
+    int one_tile; // tests: 1 = the unsplit instance walks one tile per block
     fused_split_dev split;
     int cluster_launch; // 1: the unsplit instance is launched in clusters of FUSED_CLUSTER blocks
 };
@@ -136,9 +137,6 @@ struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
     size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bytes;
 };
-// The unsplit instance's blocks hold FUSED_SUB tiles each (see fused_kernel);
-// the split instance's one.
-__host__ __device__ constexpr int fused_sub(bool split) { return split ? 1 : FUSED_SUB; }
 
 __host__ __device__ constexpr size_t align16(size_t b) { return (b + 15) & ~(size_t)15; }
 
@@ -228,13 +226,16 @@ __device__ inline int split_groups(int64_t ntiles, int nsrc, int max_tiles, int 
 // SPLIT: the instance for steps whose tiles are split (split_groups > 1);
 // both instances are launched every step and the other returns at once, so
 // that the split's bookkeeping costs the dense step no registers.
-template <int NMAX, bool STREAM, bool EXACT, bool SPLIT>
-__global__ void __launch_bounds__(FUSED_THREADS(NMAX) * fused_sub(SPLIT), FUSED_MIN_BLOCKS(NMAX) / fused_sub(SPLIT))
+// SUB: tiles per block (FUSED_SUB, or 1 for the split instance and where
+// FUSED_SUB stage rings do not fit).
+template <int NMAX, bool STREAM, bool EXACT, bool SPLIT, int SUB>
+__global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NMAX) / SUB)
     fused_kernel(fused_args A)
 {
     constexpr int M = fused_m(NMAX), G = fused_g(NMAX); // M = SMX_DEPOSIT_CHUNK(nth)
-    constexpr int R = FUSED_RING, SUB = fused_sub(SPLIT), NT = FUSED_THREADS(NMAX);
+    constexpr int R = FUSED_RING, NT = FUSED_THREADS(NMAX);
     static_assert(FUSED_MIN_BLOCKS(NMAX) % SUB == 0, "the register budget of FUSED_MIN_BLOCKS tiles per SM");
+    static_assert(!SPLIT || SUB == 1, "the split's last-group bookkeeping is per block");
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
     __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
     __shared__ double s_part[SUB][G][FUSED_COLS];
@@ -788,15 +789,22 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
     A.kp = min(A.at.max_half_width, A.kp > 0 ? min(A.kp, FUSED_MAX_KP) : FUSED_MAX_KP); // A.kp: the cap
     const bool exact = A.d.nth == NMAX;
+    // The unsplit instance holds FUSED_SUB tiles per block where their stage
+    // rings fit beside the per-bin tables, one otherwise (fused_fits).
+    const bool multi = !A.one_tile && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB).bytes <= FUSED_MAX_DYN_SMEM;
+    const int subs[2] = {multi ? FUSED_SUB : 1, 1};
     void (*const kernels[2])(fused_args) = {
-        exact ? fused_kernel<NMAX, STREAM, true, false> : fused_kernel<NMAX, STREAM, false, false>,
-        exact ? fused_kernel<NMAX, STREAM, true, true> : fused_kernel<NMAX, STREAM, false, true>};
+        multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
+                       : fused_kernel<NMAX, STREAM, false, false, FUSED_SUB>)
+              : (exact ? fused_kernel<NMAX, STREAM, true, false, 1> : fused_kernel<NMAX, STREAM, false, false, 1>),
+        exact ? fused_kernel<NMAX, STREAM, true, true, 1> : fused_kernel<NMAX, STREAM, false, true, 1>};
     // Above the default 48 KB: opt in (up to 227 KB on sm_90), once per size
     // and kernel, not at every launch of the step loop.
-    static size_t opted_in[2][2] = {{48 * 1024, 48 * 1024}, {48 * 1024, 48 * 1024}}; // [exact][split]
+    static size_t opted_in[2][3] = {{48 * 1024, 48 * 1024, 48 * 1024},
+                                    {48 * 1024, 48 * 1024, 48 * 1024}}; // [exact][split, or unsplit 1 / FUSED_SUB]
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1); sp++) { // the unsplit and the split instance
-        size_t &limit = opted_in[exact][sp];
-        const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, fused_sub(sp == 1));
+        size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
+        const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, subs[sp]);
         if (L.bytes > limit) {
             const cudaError_t e =
                 cudaFuncSetAttribute(kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
@@ -805,8 +813,8 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
             limit = L.bytes;
         }
         cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(A.blocks / fused_sub(sp == 1)); // A.blocks tiles in flight either way
-        cfg.blockDim = dim3(FUSED_THREADS(NMAX) * fused_sub(sp == 1));
+        cfg.gridDim = dim3(A.blocks / subs[sp]); // A.blocks tiles in flight either way
+        cfg.blockDim = dim3(FUSED_THREADS(NMAX) * subs[sp]);
         cfg.dynamicSmemBytes = L.bytes;
         cfg.stream = s;
         cudaLaunchAttribute cluster;
@@ -851,7 +859,7 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
         return 0; // offsets within a bin are int
     const int nmax = fused_nmax(nth);
     const int kp = max_half_width < FUSED_MAX_KP ? max_half_width : FUSED_MAX_KP;
-    return fused_layout_of(nmax, kp, ne, stream, fused_sub(false)).bytes <= FUSED_MAX_DYN_SMEM;
+    return fused_layout_of(nmax, kp, ne, stream, 1).bytes <= FUSED_MAX_DYN_SMEM; // one tile per block at least
 }
 
 size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles)
@@ -873,13 +881,13 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
                                angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int cluster_launch, int kp_cap, fused_split_dev split,
-                               cudaStream_t s)
+                               double *partials, int blocks, int cluster_launch, int kp_cap, int one_tile,
+                               fused_split_dev split, cudaStream_t s)
 {
     if (!fused_theta_energy_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, ft, stream_tables_dev{},
-                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap, split, cluster_launch};
+                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap, one_tile, split, cluster_launch};
     return launch<false>(A, s);
 }
 
@@ -888,11 +896,11 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int cluster_launch, int kp_cap, fused_split_dev split, cudaStream_t s)
+                       int cluster_launch, int kp_cap, int one_tile, fused_split_dev split, cudaStream_t s)
 {
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{psi0, psi1, step, dose, d, at, ft, st, threshold, box_a, box_next, reg, stop, partials,
-                 blocks, kp_cap, split, cluster_launch};
+                 blocks, kp_cap, one_tile, split, cluster_launch};
     return launch<true>(A, s);
 }

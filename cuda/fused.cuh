@@ -95,7 +95,8 @@ size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
 // dense step wait on memory (1.16 ms); clusters of 4: 1.52 ms.
 #define FUSED_CLUSTER 2
 
-// Tiles per block of the unsplit instance: FUSED_SUB groups of warps, each on
+// Tiles per block of the unsplit instance (one where the grid's per-bin tables
+// leave no room for FUSED_SUB stage rings): FUSED_SUB groups of warps, each on
 // its own tile with its own (named) barrier, the tiles adjacent, so that a
 // cluster's blocks cover FUSED_CLUSTER * FUSED_SUB adjacent tiles kept within
 // a bin of each other without a barrier wider than one tile (access-probe,
@@ -114,9 +115,10 @@ int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max
 // 1 when the single pass can serve it (the shift scheme is the caller's check).
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
 
-// blocks: a multiple of FUSED_CLUSTER. cluster_launch: 1 where the device
-// launches thread-block clusters (sm_90 on). kp_cap: 0, or (tests) the widest
-// kernel convolved from the padded stage.
+// blocks: a multiple of FUSED_SUB * FUSED_CLUSTER. cluster_launch: 1 where the
+// device launches thread-block clusters (sm_90 on). kp_cap: 0, or (tests) the
+// widest kernel convolved from the padded stage. one_tile: 0, or (tests) 1 for
+// one tile per block, as on grids too large for FUSED_SUB stage rings.
 // Only the columns of reg->occupied (where psi_a holds weight) and reg->written
 // (where psi_b holds last step's values) are visited; a source bin is read only
 // inside its box_a (outside it psi_a is zero). Elsewhere psi_b must be zero.
@@ -124,8 +126,8 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
                                angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int cluster_launch, int kp_cap, fused_split_dev split,
-                               cudaStream_t s);
+                               double *partials, int blocks, int cluster_launch, int kp_cap, int one_tile,
+                               fused_split_dev split, cudaStream_t s);
 
 // One whole step, psi[*step & 1] -> the other buffer (see above). reg->written
 // and reg->wtgt_* describe where the output buffer holds the previous state;
@@ -135,6 +137,6 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int cluster_launch, int kp_cap, fused_split_dev split, cudaStream_t s);
+                       int cluster_launch, int kp_cap, int one_tile, fused_split_dev split, cudaStream_t s);
 
 #endif

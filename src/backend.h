@@ -29,6 +29,8 @@ typedef struct sim_tables {
     int fused_kp_cap;        /* tests: widest kernel the fused CUDA step convolves from its
                                 padded stage (wider ones take the bounds-checked path); 0 = default */
     int fused_split_off;     /* tests: 1 = the fused CUDA step never splits a tile's energy range */
+    int fused_one_tile;      /* tests: 1 = the fused CUDA step's unsplit blocks walk one tile each,
+                                as on grids whose bins leave no room for two stage rings */
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);

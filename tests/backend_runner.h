@@ -14,6 +14,7 @@
 static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see sim_tables) */
 static int runner_fused_kp_cap = 0;   /* tests: fused step's padded half-width cap (see sim_tables) */
 static int runner_fused_split_off = 0; /* tests: no energy split in the fused step (see sim_tables) */
+static int runner_fused_one_tile = 0;  /* tests: one tile per block in the fused step (see sim_tables) */
 
 static inline int run_backend(const backend_ops *be, const plan *p, const grid *g, const tables *t,
                        int only_op, const float *psi0, int n, float *psi, double *dose,
@@ -28,6 +29,7 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
     st.force_fft_from = runner_force_fft_from;
     st.fused_kp_cap = runner_fused_kp_cap;
     st.fused_split_off = runner_fused_split_off;
+    st.fused_one_tile = runner_fused_one_tile;
     double w0 = 0.0, e0 = 0.0;
     for (int64_t ie = 0; ie < g->ne; ie++)
         for (int64_t k = 0; k < g->nth * g->slice; k++) {

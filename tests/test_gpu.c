@@ -341,6 +341,17 @@ int main(int argc, char **argv)
     runner_fused_split_off = 1;
     for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++)
         compare_case(&unsplit[i], 3);
+    /* The same with one tile per block, the form the kernel takes on grids
+     * whose per-bin tables leave no room for two stage rings (test hook). */
+    runner_fused_one_tile = 1;
+    for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++) {
+        kcase one = unsplit[i];
+        char name[160];
+        snprintf(name, sizeof name, "%s, one tile per block", unsplit[i].name);
+        one.name = name;
+        compare_case(&one, 3);
+    }
+    runner_fused_one_tile = 0;
     runner_fused_split_off = 0;
     /* 3000 energy bins: the fused kernel's per-bin tables (112 bytes a bin)
      * exceed its shared-memory budget (FUSED_MAX_DYN_SMEM), so the backend
