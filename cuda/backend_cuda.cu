@@ -835,9 +835,14 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
     if (c->fused && c->split.max_tiles > 0)
         snprintf(split_why, sizeof split_why, "steps<=%d_tiles(groups>=%d_bins)", c->split.max_tiles,
                  FUSED_SPLIT_MIN_BINS);
+    // Unsplit, it walks FUSED_SUB tiles per block, or one on grids too large
+    // for that many stage rings.
+    const int tiles = c->fused ? fused_tiles_per_block(c->g->nth, c->g->ne, c->s->ak.max_half_width,
+                                                       c->single_pass, c->s->fused_kp_cap, c->s->fused_one_tile)
+                               : 0;
     snprintf(c->variants, sizeof c->variants,
              "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
-             "fused=%s energy_split=%s",
+             "fused=%s energy_split=%s fused_tiles_per_block=%d",
              c->angular_why, c->energy_gather ? "gather" : "scatter",
              c->stream_variant == SV_GATHER ? "gather" : c->stream_variant == SV_ATOMIC ? "atomic"
              : c->stream_variant == SV_WARP ? "warp" : "fallback",
@@ -847,7 +852,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
              c->single_pass ? "theta+energy+stream (one pass)"
              : c->fused     ? "theta+energy, stream+measure"
                             : "no",
-             split_why);
+             split_why, tiles);
     return 0;
 }
 

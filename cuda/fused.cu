@@ -784,14 +784,27 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     }
 }
 
+// The widest kernel convolved from the padded stage: the grid's widest, capped
+// at FUSED_MAX_KP and (tests) at kp_cap > 0.
+int padded_kp(int max_half_width, int kp_cap)
+{
+    return min(max_half_width, kp_cap > 0 ? min(kp_cap, FUSED_MAX_KP) : FUSED_MAX_KP);
+}
+
+// The unsplit instance holds FUSED_SUB tiles per block where their stage
+// rings fit beside the per-bin tables, one otherwise (fused_fits).
+int tiles_per_block(int nmax, int kp, int64_t ne, bool stream, int one_tile)
+{
+    return !one_tile && fused_layout_of(nmax, kp, ne, stream, FUSED_SUB).bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB
+                                                                                                     : 1;
+}
+
 template <int NMAX, bool STREAM>
 cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
-    A.kp = min(A.at.max_half_width, A.kp > 0 ? min(A.kp, FUSED_MAX_KP) : FUSED_MAX_KP); // A.kp: the cap
+    A.kp = padded_kp(A.at.max_half_width, A.kp); // A.kp: the cap
     const bool exact = A.d.nth == NMAX;
-    // The unsplit instance holds FUSED_SUB tiles per block where their stage
-    // rings fit beside the per-bin tables, one otherwise (fused_fits).
-    const bool multi = !A.one_tile && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB).bytes <= FUSED_MAX_DYN_SMEM;
+    const bool multi = tiles_per_block(NMAX, A.kp, A.d.ne, STREAM, A.one_tile) > 1;
     const int subs[2] = {multi ? FUSED_SUB : 1, 1};
     void (*const kernels[2])(fused_args) = {
         multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
@@ -857,9 +870,8 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
 {
     if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64)
         return 0; // offsets within a bin are int
-    const int nmax = fused_nmax(nth);
-    const int kp = max_half_width < FUSED_MAX_KP ? max_half_width : FUSED_MAX_KP;
-    return fused_layout_of(nmax, kp, ne, stream, 1).bytes <= FUSED_MAX_DYN_SMEM; // one tile per block at least
+    // one tile per block at least (tiles_per_block)
+    return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1).bytes <= FUSED_MAX_DYN_SMEM;
 }
 
 size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles)
@@ -875,6 +887,11 @@ int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
 {
     return fused_fits(nth, slice, ne, max_half_width, true);
+}
+
+int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int one_tile)
+{
+    return tiles_per_block(fused_nmax(nth), padded_kp(max_half_width, kp_cap), ne, stream != 0, one_tile);
 }
 
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,

@@ -114,6 +114,10 @@ size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
 int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
 // 1 when the single pass can serve it (the shift scheme is the caller's check).
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
+// Tiles per block of the unsplit instance on a grid it serves: FUSED_SUB, or
+// 1 where that many stage rings do not fit (or one_tile, a test hook, asks).
+// kp_cap as for fused_step. For the provenance; the launch decides the same way.
+int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int one_tile);
 
 // blocks: a multiple of FUSED_SUB * FUSED_CLUSTER. cluster_launch: 1 where the
 // device launches thread-block clusters (sm_90 on). kp_cap: 0, or (tests) the

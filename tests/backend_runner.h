@@ -5,6 +5,7 @@
 #define SMX_TEST_BACKEND_RUNNER_H
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see sim_table
 static int runner_fused_kp_cap = 0;   /* tests: fused step's padded half-width cap (see sim_tables) */
 static int runner_fused_split_off = 0; /* tests: no energy split in the fused step (see sim_tables) */
 static int runner_fused_one_tile = 0;  /* tests: one tile per block in the fused step (see sim_tables) */
+static char runner_variants[1024];     /* the last run's kernel_variants (which paths ran) */
 
 static inline int run_backend(const backend_ops *be, const plan *p, const grid *g, const tables *t,
                        int only_op, const float *psi0, int n, float *psi, double *dose,
@@ -60,6 +62,12 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
         (rc = be->download_dose(ctx, dose, err)))
         goto done;
     memcpy(psi, snap, g->cells * sizeof *psi);
+    run_result *rr = calloc(1, sizeof *rr);
+    if (rr) {
+        be->describe(ctx, rr);
+        snprintf(runner_variants, sizeof runner_variants, "%s", rr->kernel_variants);
+        free(rr);
+    }
 done:
     if (ctx)
         be->release(ctx);

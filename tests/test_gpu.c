@@ -339,8 +339,11 @@ int main(int argc, char **argv)
         {"3 steps, two-pass fused (bilinear), no split", -1, {"transport.streaming_scheme=bilinear"}, 1, 1},
     };
     runner_fused_split_off = 1;
-    for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++)
+    for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++) {
         compare_case(&unsplit[i], 3);
+        CHECK_MSG(strstr(runner_variants, "fused_tiles_per_block=2"), "%s: ran %s", unsplit[i].name,
+                  runner_variants);
+    }
     /* The same with one tile per block, the form the kernel takes on grids
      * whose per-bin tables leave no room for two stage rings (test hook). */
     runner_fused_one_tile = 1;
@@ -350,6 +353,7 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "%s, one tile per block", unsplit[i].name);
         one.name = name;
         compare_case(&one, 3);
+        CHECK_MSG(strstr(runner_variants, "fused_tiles_per_block=1"), "%s: ran %s", name, runner_variants);
     }
     runner_fused_one_tile = 0;
     runner_fused_split_off = 0;
