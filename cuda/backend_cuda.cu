@@ -50,6 +50,7 @@ struct cuda_ctx {
     dev_dims d;
     int blocks;
     int cluster_launch; // the fused kernel runs in thread-block clusters (fused.cuh)
+    int tiles;          // tiles per block of the fused kernel's unsplit instance (fused.cuh)
     cudaStream_t stream, copy;
     cudaEvent_t ev_step, ev_copy;
     cudaGraphExec_t graph;
@@ -388,7 +389,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
         CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at,
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->cluster_launch,
-                                       c->s->fused_kp_cap, c->s->fused_one_tile, c->split, c->stream));
+                                       c->s->fused_kp_cap, c->tiles, c->split, c->stream));
         finish_kernel<<<1, 32 * TF_COUNT, 0, c->stream>>>(
             c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne,
             c->box_a, c->box_next, c->reg, c->et, 1);
@@ -400,7 +401,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                         c->stream));
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at,
                                            c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
-                                           c->blocks, c->cluster_launch, c->s->fused_kp_cap, c->s->fused_one_tile, c->split,
+                                           c->blocks, c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split,
                                            c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
@@ -660,6 +661,10 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
                p->operator_order[2] == OP_STREAM;
     c->single_pass =
         c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, g->slice, g->ne, mhw);
+    // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
+    c->tiles = c->fused ? fused_tiles_per_block(g->nth, g->ne, mhw, c->single_pass, s->fused_kp_cap,
+                                                s->fused_one_tile)
+                        : 0;
     return 0;
 }
 
@@ -835,11 +840,6 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
     if (c->fused && c->split.max_tiles > 0)
         snprintf(split_why, sizeof split_why, "steps<=%d_tiles(groups>=%d_bins)", c->split.max_tiles,
                  FUSED_SPLIT_MIN_BINS);
-    // Unsplit, it walks FUSED_SUB tiles per block, or one on grids too large
-    // for that many stage rings.
-    const int tiles = c->fused ? fused_tiles_per_block(c->g->nth, c->g->ne, c->s->ak.max_half_width,
-                                                       c->single_pass, c->s->fused_kp_cap, c->s->fused_one_tile)
-                               : 0;
     snprintf(c->variants, sizeof c->variants,
              "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
              "fused=%s energy_split=%s fused_tiles_per_block=%d",
@@ -852,7 +852,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
              c->single_pass ? "theta+energy+stream (one pass)"
              : c->fused     ? "theta+energy, stream+measure"
                             : "no",
-             split_why, tiles);
+             split_why, c->tiles);
     return 0;
 }
 
@@ -1047,13 +1047,13 @@ static int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
         ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->ft, c->stt,
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
-                        c->cluster_launch, c->s->fused_kp_cap, c->s->fused_one_tile, c->split, c->stream);
+                        c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split, c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
         ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->ft, c->threshold,
                                 c->box_a, c->reg, c->stop, c->partials, c->blocks, c->cluster_launch,
-                                c->s->fused_kp_cap, c->s->fused_one_tile, c->split, c->stream);
+                                c->s->fused_kp_cap, c->tiles, c->split, c->stream);
     } else if (c->fused && op == OP_ENERGY) {
         ce = cudaSuccess; // inside the theta+energy kernel
     } else if (c->fused && op == OP_STREAM) {

@@ -117,7 +117,7 @@ struct fused_args {
     double *partials;
     int blocks;
     int kp; // kernels of half-width K <= kp convolve from the padded stage (fused_layout)
-    int one_tile; // tests: 1 = the unsplit instance walks one tile per block
+    int tiles; // tiles per block of the unsplit instance (fused_tiles_per_block)
     fused_split_dev split;
     int cluster_launch; // 1: the unsplit instance is launched in clusters of FUSED_CLUSTER blocks
 };
@@ -791,20 +791,15 @@ int padded_kp(int max_half_width, int kp_cap)
     return min(max_half_width, kp_cap > 0 ? min(kp_cap, FUSED_MAX_KP) : FUSED_MAX_KP);
 }
 
-// The unsplit instance holds FUSED_SUB tiles per block where their stage
-// rings fit beside the per-bin tables, one otherwise (fused_fits).
-int tiles_per_block(int nmax, int kp, int64_t ne, bool stream, int one_tile)
-{
-    return !one_tile && fused_layout_of(nmax, kp, ne, stream, FUSED_SUB).bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB
-                                                                                                     : 1;
-}
-
 template <int NMAX, bool STREAM>
 cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
     A.kp = padded_kp(A.at.max_half_width, A.kp); // A.kp: the cap
     const bool exact = A.d.nth == NMAX;
-    const bool multi = tiles_per_block(NMAX, A.kp, A.d.ne, STREAM, A.one_tile) > 1;
+    const bool multi = A.tiles == FUSED_SUB;
+    if ((!multi && A.tiles != 1) ||
+        (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB).bytes > FUSED_MAX_DYN_SMEM))
+        return cudaErrorInvalidValue; // not what fused_tiles_per_block decides
     const int subs[2] = {multi ? FUSED_SUB : 1, 1};
     void (*const kernels[2])(fused_args) = {
         multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
@@ -870,7 +865,7 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
 {
     if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64)
         return 0; // offsets within a bin are int
-    // one tile per block at least (tiles_per_block)
+    // one tile per block at least (fused_tiles_per_block)
     return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1).bytes <= FUSED_MAX_DYN_SMEM;
 }
 
@@ -889,22 +884,26 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_wi
     return fused_fits(nth, slice, ne, max_half_width, true);
 }
 
+// FUSED_SUB tiles per block where their stage rings fit beside the per-bin
+// tables, one otherwise (fused_fits).
 int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int one_tile)
 {
-    return tiles_per_block(fused_nmax(nth), padded_kp(max_half_width, kp_cap), ne, stream != 0, one_tile);
+    const fused_layout L = fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, kp_cap), ne, stream != 0,
+                                           FUSED_SUB);
+    return !one_tile && L.bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB : 1;
 }
 
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
                                angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int cluster_launch, int kp_cap, int one_tile,
+                               double *partials, int blocks, int cluster_launch, int kp_cap, int tiles,
                                fused_split_dev split, cudaStream_t s)
 {
     if (!fused_theta_energy_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, ft, stream_tables_dev{},
-                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap, one_tile, split, cluster_launch};
+                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap, tiles, split, cluster_launch};
     return launch<false>(A, s);
 }
 
@@ -913,11 +912,11 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int cluster_launch, int kp_cap, int one_tile, fused_split_dev split, cudaStream_t s)
+                       int cluster_launch, int kp_cap, int tiles, fused_split_dev split, cudaStream_t s)
 {
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
     fused_args A{psi0, psi1, step, dose, d, at, ft, st, threshold, box_a, box_next, reg, stop, partials,
-                 blocks, kp_cap, one_tile, split, cluster_launch};
+                 blocks, kp_cap, tiles, split, cluster_launch};
     return launch<true>(A, s);
 }

@@ -116,13 +116,13 @@ int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
 // Tiles per block of the unsplit instance on a grid it serves: FUSED_SUB, or
 // 1 where that many stage rings do not fit (or one_tile, a test hook, asks).
-// kp_cap as for fused_step. For the provenance; the launch decides the same way.
+// kp_cap as for fused_step. Decided once at setup and passed to every launch.
 int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int one_tile);
 
 // blocks: a multiple of FUSED_SUB * FUSED_CLUSTER. cluster_launch: 1 where the
 // device launches thread-block clusters (sm_90 on). kp_cap: 0, or (tests) the
-// widest kernel convolved from the padded stage. one_tile: 0, or (tests) 1 for
-// one tile per block, as on grids too large for FUSED_SUB stage rings.
+// widest kernel convolved from the padded stage. tiles: fused_tiles_per_block
+// of the same grid and kp_cap.
 // Only the columns of reg->occupied (where psi_a holds weight) and reg->written
 // (where psi_b holds last step's values) are visited; a source bin is read only
 // inside its box_a (outside it psi_a is zero). Elsewhere psi_b must be zero.
@@ -130,7 +130,7 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
                                angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int cluster_launch, int kp_cap, int one_tile,
+                               double *partials, int blocks, int cluster_launch, int kp_cap, int tiles,
                                fused_split_dev split, cudaStream_t s);
 
 // One whole step, psi[*step & 1] -> the other buffer (see above). reg->written
@@ -141,6 +141,6 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int cluster_launch, int kp_cap, int one_tile, fused_split_dev split, cudaStream_t s);
+                       int cluster_launch, int kp_cap, int tiles, fused_split_dev split, cudaStream_t s);
 
 #endif
