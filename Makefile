@@ -117,7 +117,7 @@ test: deps
 test-gpu: all
 	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)
 
-$(BUILD)/access-probe: scripts/access_probe.cu cuda/async_copy.cuh
+$(BUILD)/access-probe: scripts/access_probe.cu cuda/async_copy.cuh cuda/streaming.cuh cuda/common.cuh
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -Icuda $< -o $@
 

@@ -32,8 +32,8 @@ struct stream_tables_dev {
 };
 
 // Whole-cell move of step n under the shift scheme, exactly stream_shift() of
-// src/lut_stream.h.
-__device__ __forceinline__ int64_t stream_shift_of(double s, int64_t n)
+// src/lut_stream.h (host too: access-probe replays the benchmark's moves).
+__host__ __device__ __forceinline__ int64_t stream_shift_of(double s, int64_t n)
 {
     return llround((double)(n + 1) * s) - llround((double)n * s);
 }

@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include "async_copy.cuh"
+#include "streaming.cuh"
 
 #define PROBE_CHECK(x)                                                                                 \
     do {                                                                                               \
@@ -161,8 +162,7 @@ int time_it(F launch, float *mean, float *best)
 
 // The move tables: 0 none, 1 z only, 2 x and z (synthetic, every step alike);
 // 3 + n: the benchmark's own window (32 directions over 90 +- 20 degrees,
-// ds = dx = dz) at step n, as the shift scheme rounds it (lut_stream.c,
-// stream_shift_of): move = round((n + 1) s) - round(n s) per axis.
+// ds = dx = dz) at step n, as the shift scheme rounds it (stream_shift_of).
 void moves_for(int kind, int (&tab)[NTH])
 {
     for (int j = 0; j < NTH; j++) {
@@ -173,7 +173,7 @@ void moves_for(int kind, int (&tab)[NTH])
         const long n = kind - 3;
         const double th = (70.0 + (j + 0.5) * 40.0 / NTH) * 3.14159265358979323846 / 180.0;
         const double sx = cos(th), sz = sin(th);
-        const long mx = llround((n + 1) * sx) - llround(n * sx), mz = llround((n + 1) * sz) - llround(n * sz);
+        const long mx = stream_shift_of(sx, n), mz = stream_shift_of(sz, n);
         tab[j] = (int)(mz * NX + mx);
     }
 }
