@@ -13,6 +13,13 @@ __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool fil
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(fill ? 4 : 0)
                  : "memory");
 }
+// cp.async of 16 bytes (4 floats, 16-byte aligned at both ends) past L1
+// (.cg): the first `bytes` of them read, the rest zero-filled.
+__device__ __forceinline__ void cp_async16_cg(float *dst, const float *src, int bytes)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>
@@ -39,21 +46,11 @@ __device__ __forceinline__ void cluster_wait()
 }
 
 // Named barrier `id` (1 to 15: 0 is __syncthreads') of `count` threads (whole
-// warps), and the same with an OR vote: a group of warps in a block keeps in
-// step with itself alone, as a block of its own would.
+// warps): a group of warps in a block keeps in step with itself alone, as a
+// block of its own would.
 __device__ __forceinline__ void named_sync(int id, int count)
 {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-__device__ __forceinline__ bool named_sync_or(int id, int count, bool v)
-{
-    unsigned r;
-    asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tbar.red.or.pred q, %2, %3, p;\n\t"
-                 "selp.u32 %0, 1, 0, q;\n}\n"
-                 : "=r"(r)
-                 : "r"((unsigned)v), "r"(id), "r"(count)
-                 : "memory");
-    return r != 0;
 }
 
 #endif

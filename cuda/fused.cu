@@ -15,8 +15,8 @@
 // step, in the order of src/deposit_order.h (chunk = M). The bin being
 // processed is staged in shared memory with padding rows around it and its
 // kernel's weights beside it (fused_layout), in a ring of FUSED_RING stages
-// that cp.async fills ahead of the convolution, so each bin costs one barrier,
-// which is also the tile's vote on whether the bin holds weight. The per-bin
+// that cp.async fills ahead of the convolution, so each bin costs one barrier
+// (and a warp vote on whether the tile holds weight in the bin). The per-bin
 // tables and boxes are copied to shared memory once per block, so no load in
 // the bin loop waits on another. A group's work item is a tile of 32 columns
 // with all its energy bins or, when a step has few tiles, one group of them
@@ -252,12 +252,6 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             __syncthreads();
         else
             named_sync(1 + sub, NT);
-    };
-    auto tile_sync_or = [&](bool v) {
-        if constexpr (SUB == 1)
-            return __syncthreads_or(v) != 0;
-        else
-            return named_sync_or(1 + sub, NT, v);
     };
     char *const smem = reinterpret_cast<char *>(dyn_smem);
     // Ring stages ring0 .. ring0 + R - 1 of the block's SUB * R are this
@@ -638,10 +632,15 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     for (int q = j0 + m + nth; q < NMAX + A.kp; q += nth)
                         stage[q * FUSED_COLS] = cur[m];
                 }
-            // Stage `slot` complete; no column of the tile holding weight in
-            // bin s means everything below adds +0. Every thread has finished
-            // bin s - 1, so its stage takes bin s + R - 1.
-            const bool any_has = tile_sync_or(has);
+            // No column of the tile holding weight in bin s means everything
+            // below adds +0. Every warp holds the tile's 32 columns, so its
+            // own vote is the tile's (a vote carried by the barrier, bar.red.or,
+            // measured 0.3 % slower on the H100: 1.006 against 1.002 ms dense
+            // Production, 15.16 against 15.12 ms Stress).
+            const bool any_has = __any_sync(0xffffffffu, has);
+            // Stage `slot` complete; every thread has finished bin s - 1, so
+            // its stage takes bin s + R - 1.
+            tile_sync();
             if (CL > 1) {
                 if (s > p_lo)
                     cluster_wait();

@@ -52,12 +52,12 @@ constexpr int REPS = 12, WARMUP = 2;
 // sm_slots: the blocks resident on one SM take adjacent tiles (slot from a
 // per-SM counter; the grid is blocks_per_sm per SM; bad is set when an SM
 // holds more, or %smid is not below the SM count: cases the probe does not serve).
-template <int COLS, int CL, int SUB = 1>
+template <int COLS, int CL, int SUB = 1, bool VEC = false>
 __global__ void __launch_bounds__(COLS *G *SUB)
     pattern(const float *in, float *out, const int *move_tab, int read_side, int *sm_slots, int blocks_per_sm,
             int *bad)
 {
-    __shared__ float stage[SUB][RING][NTH][COLS];
+    __shared__ __align__(16) float stage[SUB][RING][NTH][COLS];
     const int sub = threadIdx.x / (COLS * G), t = threadIdx.x % (COLS * G);
     const int col = t % COLS, g = t / COLS, j0 = g * M;
     const long ntiles = (SLICE + COLS - 1) / COLS;
@@ -99,7 +99,14 @@ __global__ void __launch_bounds__(COLS *G *SUB)
         const long c = tile * COLS + col;
         const bool live = tile < ntiles && c < SLICE;
         auto issue = [&](int s, int slot) {
-            if (s < NE && live)
+            if (VEC) { // 16-byte copies, each of 4 columns of one direction (write-side moves only)
+                for (int k = t; k < NTH * COLS / 4; k += COLS * G) {
+                    const int row = k / (COLS / 4), c4 = k % (COLS / 4) * 4;
+                    const long src = tile * COLS + c4;
+                    if (s < NE && tile < ntiles && src < SLICE)
+                        cp_async16_cg(&stage[sub][slot][row][c4], in + s * ESTRIDE + row * SLICE + src, 16);
+                }
+            } else if (s < NE && live)
                 for (int m = 0; m < M; m++) {
                     const long src = c + rmove[m];
                     if (src >= 0 && src < SLICE)
@@ -181,7 +188,7 @@ void moves_for(int kind, int (&tab)[NTH])
 // One line: the pattern with the moves of `kinds` (averaged over them), on the
 // write or the read side. sm_map: the blocks of one SM take adjacent tiles
 // (blocks / SMs of them, the launch must place them evenly: checked).
-template <int COLS, int CL = 1, int SUB = 1>
+template <int COLS, int CL = 1, int SUB = 1, bool VEC = false>
 int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0, int nkinds, int read_side,
                 const char *label, float copy_ms, int *d_slots = nullptr, int *d_bad = nullptr, int sms = 0)
 {
@@ -210,7 +217,7 @@ int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0
             attr.val.clusterDim.z = 1;
             cfg.attrs = &attr;
             cfg.numAttrs = 1;
-            return cudaLaunchKernelEx(&cfg, pattern<COLS, CL, SUB>, (const float *)in, out, (const int *)d_moves,
+            return cudaLaunchKernelEx(&cfg, pattern<COLS, CL, SUB, VEC>, (const float *)in, out, (const int *)d_moves,
                                       read_side, d_slots, per_sm, d_bad);
         };
         if (time_it(launch, &mean, &b))
@@ -228,7 +235,8 @@ int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0
     }
     const float mean = mean_sum / nkinds;
     char shape[48];
-    snprintf(shape, sizeof shape, "%dx%d-column tiles%s", SUB, COLS, d_slots ? " by SM" : "");
+    snprintf(shape, sizeof shape, "%dx%d-column tiles%s%s", SUB, COLS, d_slots ? " by SM" : "",
+             VEC ? ", 16 B loads" : "");
     printf("pattern  %-24s  %4d blocks  cluster %d  %-36s  %-5s  mean %.3f ms  min %.3f ms  %.2fx copy\n", shape,
            blocks, CL, label, read_side ? "read" : "write", mean, best, mean / copy_ms);
     return 0;
@@ -284,6 +292,13 @@ int main()
              run_pattern<32, 1, 4>(in, out, d_moves, sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
              run_pattern<32, 1, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
              run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32, 2, 2, true>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15",
+                                         copy_ms) ||
+             run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32, 2, 2, true>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15",
+                                         copy_ms) ||
+             run_pattern<32, 2, 2, true>(in, out, d_moves, 2 * sms, 0, 1, 0, "moves none", copy_ms) ||
+             run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 0, 1, 0, "moves none", copy_ms) ||
              run_pattern<128>(in, out, d_moves, sms, 0, 1, 0, "moves none", copy_ms);
     PROBE_CHECK(cudaFree(d_moves));
     PROBE_CHECK(cudaFree(d_slots));
