@@ -115,7 +115,7 @@ __global__ void measure_kernel(const float *__restrict__ psi, dev_dims d, const 
         const float v = psi[i];
         if (v != 0.0f) {
             const int64_t ie = i / (d.nth * d.slice);
-            const int z = (int)((i % d.slice) / d.nx);
+            const int z = (int)((i % d.slice) / d.px);
             w += v;
             e += (double)v * E[ie];
             front = z > front ? z : front;
@@ -293,14 +293,22 @@ static_assert(BLOCKS_PER_SM % (FUSED_SUB * FUSED_CLUSTER) == 0,
 // kernel can run (more than 64 directions).
 static int split_tiles_for(const grid *g, int blocks) { return g->nth <= 64 ? blocks / 2 : 0; }
 
+// The device layout of the grid (rows padded to row_pitch_for; s may be NULL: no test hooks).
+static dev_dims dev_dims_for(const grid *g, const sim_tables *s)
+{
+    const int64_t px = row_pitch_for(g->nx, s && s->cuda_pad_rows), slice = g->nz * px;
+    return dev_dims{g->ne, g->nth, g->nz, g->nx, px, slice, g->ne * g->nth * slice};
+}
+
 // Bytes of device memory the plan needs (the arena), before any allocation.
 static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, size_t fft_bytes)
 {
     size_t ne = (size_t)g->ne, nth = (size_t)g->nth, nk = s ? (size_t)s->ak.n_kernels : ne;
     size_t nw = s ? (size_t)(s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1) : ne * 64;
+    const dev_dims d = dev_dims_for(g, s);
     size_t b = 0;
-    b += 2 * align_up((size_t)g->cells * sizeof(float));
-    b += align_up((size_t)g->slice * sizeof(double));
+    b += 2 * align_up((size_t)d.cells * sizeof(float));
+    b += align_up((size_t)d.slice * sizeof(double));
     b += align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) + align_up(blocks * sizeof(int));
     b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) + align_up(sizeof(int));
     b += align_up(nw * sizeof(float)) + 2 * align_up(nk * sizeof(int)) + align_up(ne * sizeof(int));
@@ -472,7 +480,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     *out = NULL;
     c->s = s;
     c->g = g;
-    c->d = dev_dims{g->ne, g->nth, g->nz, g->nx, g->slice, g->cells};
+    c->d = dev_dims_for(g, s);
     gpu_query(&c->info);
     if (c->info.count == 0) {
         smx_fail(err, SMX_EXIT_RUNTIME, "no usable CUDA device: %s", c->info.why_none);
@@ -539,9 +547,9 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     arena_cursor a{c->arena, 0};
     size_t ne = g->ne, nth = g->nth, nk = s->ak.n_kernels;
     size_t nw = s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1;
-    c->psi_a = a.take<float>(g->cells);
-    c->psi_b = a.take<float>(g->cells);
-    c->dose = a.take<double>(g->slice);
+    c->psi_a = a.take<float>(c->d.cells);
+    c->psi_b = a.take<float>(c->d.cells);
+    c->dose = a.take<double>(c->d.slice);
     c->partials = a.take<double>((size_t)(MAX_RUNS + 1) * TF_COUNT * c->blocks);
     c->slots = 1;
     c->front_part = a.take<int>(c->blocks);
@@ -656,11 +664,11 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     // Fusion keeps the exact operations of the unfused kernels, so it is taken
     // whenever its preconditions hold.
     c->fused = p->fused && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
-               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, g->slice, g->ne, mhw) &&
+               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
                p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                p->operator_order[2] == OP_STREAM;
     c->single_pass =
-        c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, g->slice, g->ne, mhw);
+        c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
     // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
     c->tiles = c->fused ? fused_tiles_per_block(g->nth, g->ne, mhw, c->single_pass, s->fused_kp_cap,
                                                 s->fused_one_tile)
@@ -759,14 +767,18 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     const plan *p = c->s->p;
-    size_t bytes = (size_t)c->d.cells * sizeof(float);
-    CUDA_CHECK_ERR(err, cudaMemcpy(c->psi_a, psi0, bytes, cudaMemcpyHostToDevice));
+    const size_t bytes = (size_t)c->d.cells * sizeof(float);
+    // Host rows are nx floats, device rows px (their padding stays zero).
+    CUDA_CHECK_ERR(err, cudaMemset(c->psi_a, 0, bytes));
+    CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a, c->d.px * sizeof(float), psi0, c->d.nx * sizeof(float),
+                                     c->d.nx * sizeof(float), c->d.ne * c->d.nth * c->d.nz,
+                                     cudaMemcpyHostToDevice));
     CUDA_CHECK_ERR(err, cudaMemset(c->psi_b, 0, bytes));
     CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * sizeof(double)));
     CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
     if (p->early_exit == EARLY_EXIT_ADAPTIVE) {
         float mx = 0.0f;
-        for (int64_t i = 0; i < c->d.cells; i++)
+        for (int64_t i = 0; i < c->g->cells; i++)
             mx = psi0[i] > mx ? psi0[i] : mx;
         c->threshold = (float)(p->early_exit_threshold * mx);
     }
@@ -842,7 +854,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
                  FUSED_SPLIT_MIN_BINS);
     snprintf(c->variants, sizeof c->variants,
              "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
-             "fused=%s energy_split=%s fused_tiles_per_block=%d",
+             "fused=%s energy_split=%s fused_tiles_per_block=%d row_pitch=%lld",
              c->angular_why, c->energy_gather ? "gather" : "scatter",
              c->stream_variant == SV_GATHER ? "gather" : c->stream_variant == SV_ATOMIC ? "atomic"
              : c->stream_variant == SV_WARP ? "warp" : "fallback",
@@ -852,7 +864,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
              c->single_pass ? "theta+energy+stream (one pass)"
              : c->fused     ? "theta+energy, stream+measure"
                             : "no",
-             split_why, c->tiles);
+             split_why, c->tiles, (long long)c->d.px);
     return 0;
 }
 
@@ -915,13 +927,14 @@ static int cuda_snapshot_begin(void *vctx, smx_error *err)
     // Plans that ask for snapshots get the pinned buffer at setup; this late
     // allocation serves callers that did not say so in advance (tests).
     if (!c->pinned)
-        CUDA_CHECK_ERR(err, cudaMallocHost(&c->pinned, (size_t)c->d.cells * sizeof(float)));
+        CUDA_CHECK_ERR(err, cudaMallocHost(&c->pinned, (size_t)c->g->cells * sizeof(float)));
     // The copy runs on its own stream; the next step waits for it before it
     // may overwrite psi_a, the host does not.
     CUDA_CHECK_ERR(err, cudaEventRecord(c->ev_step, c->stream));
     CUDA_CHECK_ERR(err, cudaStreamWaitEvent(c->copy, c->ev_step, 0));
-    CUDA_CHECK_ERR(err, cudaMemcpyAsync(c->pinned, current_psi(c), (size_t)c->d.cells * sizeof(float),
-                                        cudaMemcpyDeviceToHost, c->copy));
+    CUDA_CHECK_ERR(err, cudaMemcpy2DAsync(c->pinned, c->d.nx * sizeof(float), current_psi(c),
+                                          c->d.px * sizeof(float), c->d.nx * sizeof(float),
+                                          c->d.ne * c->d.nth * c->d.nz, cudaMemcpyDeviceToHost, c->copy));
     CUDA_CHECK_ERR(err, cudaEventRecord(c->ev_copy, c->copy));
     CUDA_CHECK_ERR(err, cudaStreamWaitEvent(c->stream, c->ev_copy, 0));
     return 0;
@@ -939,8 +952,8 @@ static int cuda_download_dose(void *vctx, double *dose, smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
-    CUDA_CHECK_ERR(err, cudaMemcpy(dose, c->dose, (size_t)c->d.slice * sizeof(double),
-                                   cudaMemcpyDeviceToHost));
+    CUDA_CHECK_ERR(err, cudaMemcpy2D(dose, c->d.nx * sizeof(double), c->dose, c->d.px * sizeof(double),
+                                     c->d.nx * sizeof(double), c->d.nz, cudaMemcpyDeviceToHost));
     return 0;
 }
 
@@ -1114,7 +1127,8 @@ static int cuda_bench_copy(void *vctx, double *bps, smx_error *err)
 static void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *mem_used)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
-    double psi = (double)c->d.cells * sizeof(float), dose = (double)c->d.slice * sizeof(double);
+    // The grid's own cells (not the rows' padding): what a pass must move.
+    double psi = (double)c->g->cells * sizeof(float), dose = (double)c->g->slice * sizeof(double);
     int theta = c->angular == 2 ? (int)(2 * c->d.ne + 2) : 1;
     int stream = c->stream_variant == SV_GATHER ? 1 : 2;
     *launches = 1 /* partials memset */ + theta + 2 /* energy */ + stream + 2 /* measure, finish */;

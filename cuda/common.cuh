@@ -21,16 +21,34 @@
 #define SMX_THREADS 256
 #define SMX_WARPS (SMX_THREADS / 32)
 
+// The device layout of psi[E][theta][z][x] and dose[z][x]: rows of nx cells
+// (the domain) px floats apart (px >= nx, row_pitch_for); the cells past nx
+// of a row belong to no cell of the grid and hold zeros.
 struct dev_dims {
     int64_t ne, nth, nz, nx;
-    int64_t slice; // nz * nx
+    int64_t px;    // row pitch: cell (z, x) of a plane is at z * px + x
+    int64_t slice; // nz * px
     int64_t cells; // ne * nth * slice
 };
+
+// The row pitch the CUDA backend gives a grid nx cells wide: nx rounded up to
+// whole 128-byte lines where that costs at most an eighth more memory (or
+// always, `force`: a test hook). The single-pass step moves most directions
+// by whole rows each step; with a pitch of whole lines its tiles of 32 columns
+// (aligned in x, fused.cu) stay line-aligned where they are read and where
+// they are stored. Dense steps on the H100: Production (nx = 200 -> 224)
+// 1.002 -> 0.941 ms, Stress (nx = 400 -> 416) 15.10 -> 14.55 ms; the
+// psi buffers grow by px / nx (BENCHMARKS.md, session 7).
+__host__ __device__ constexpr int64_t row_pitch_for(int64_t nx, bool force)
+{
+    const int64_t p = (nx + 31) / 32 * 32;
+    return force || (p - nx) * 8 <= nx ? p : nx;
+}
 
 __host__ __device__ inline int64_t dev_index(const dev_dims &d, int64_t ie, int64_t ith, int64_t iz,
                                              int64_t ix)
 {
-    return ((ie * d.nth + ith) * d.nz + iz) * d.nx + ix;
+    return ((ie * d.nth + ith) * d.nz + iz) * d.px + ix;
 }
 
 // Sum of one double over the block, in a fixed order; the result is valid in

@@ -47,9 +47,9 @@ __device__ __forceinline__ cell decompose(const dev_dims &d, int64_t i)
 {
     cell c;
     const int64_t p = i / d.slice;     // ie * nth + j
-    const int64_t r = i - p * d.slice; // z * nx + x
-    c.z = r / d.nx;
-    c.x = r - c.z * d.nx;
+    const int64_t r = i - p * d.slice; // z * px + x (x >= nx: a row's padding)
+    c.z = r / d.px;
+    c.x = r - c.z * d.px;
     c.ie = p / d.nth;
     c.j = p - c.ie * d.nth;
     c.plane = p * d.slice;
@@ -99,7 +99,7 @@ __device__ __forceinline__ double source_targets(const dev_dims &d, const cell &
         if (in_domain(d, tz, tx)) {
             // v == 0 (most of phase space) adds +0 to a cleared cell: skipped,
             // which changes no bit of the result and saves the atomic.
-            tgt[k] = v != 0.0f ? c.plane + tz * d.nx + tx : -1;
+            tgt[k] = v != 0.0f ? c.plane + tz * d.px + tx : -1;
             val[k] = SHIFT ? v : __fmul_rn(m.w[k], v);
         } else {
             tgt[k] = -1;
@@ -228,10 +228,12 @@ __device__ __forceinline__ float gather_cell(const float *__restrict__ in, const
                                              const dir_move<SHIFT> &m)
 {
     float acc = 0.0f;
+    if (x >= d.nx) // a row's padding receives nothing (what moves there has left the domain)
+        return acc;
     if (SHIFT) {
         const int64_t sz = z - m.dz, sx = x - m.dx;
         if (in_domain(d, sz, sx))
-            acc = __ldg(in + plane + sz * d.nx + sx);
+            acc = __ldg(in + plane + sz * d.px + sx);
     } else {
         for (int a = 0; a < 2; a++) {
             const int64_t sz = z - m.dz - a;
@@ -240,7 +242,7 @@ __device__ __forceinline__ float gather_cell(const float *__restrict__ in, const
             for (int b = 0; b < 2; b++) {
                 const int64_t sx = x - m.dx - b;
                 if (sx >= 0 && sx < d.nx)
-                    acc = __fadd_rn(acc, __fmul_rn(m.w[2 * a + b], __ldg(in + plane + sz * d.nx + sx)));
+                    acc = __fadd_rn(acc, __fmul_rn(m.w[2 * a + b], __ldg(in + plane + sz * d.px + sx)));
             }
         }
     }
@@ -357,7 +359,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
                     continue;
                 c.z = z;
                 c.x = x;
-                out[c.plane + z * d.nx + x] = acc[k];
+                out[c.plane + z * d.px + x] = acc[k];
                 if (acc[k] != 0.0f) {
                     w += acc[k];
                     e += (double)acc[k] * E;
@@ -366,7 +368,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
                     zlo = min(zlo, (int)z);
                     zhi = max(zhi, (int)z);
                 }
-                const double leak = source_leak<SHIFT>(d, c, m, in + c.plane + z * d.nx + x);
+                const double leak = source_leak<SHIFT>(d, c, m, in + c.plane + z * d.px + x);
                 if (leak != 0.0) {
                     lw += leak;
                     le += leak * E;

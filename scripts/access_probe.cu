@@ -37,7 +37,10 @@
 
 namespace {
 
-constexpr int NE = 100, NTH = 32, NZ = 400, NX = 200; // the benchmark's Production grid
+#ifndef PROBE_NX
+#define PROBE_NX 200 // other widths (-DPROBE_NX=224): how the row pitch aligns the z moves
+#endif
+constexpr int NE = 100, NTH = 32, NZ = 400, NX = PROBE_NX; // the benchmark's Production grid
 constexpr int M = 8, G = NTH / M, RING = 3;           // as the fused kernel for 32 directions
 constexpr long SLICE = (long)NZ * NX, ESTRIDE = NTH * SLICE;
 constexpr int REPS = 12, WARMUP = 2;

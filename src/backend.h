@@ -31,6 +31,8 @@ typedef struct sim_tables {
     int fused_split_off;     /* tests: 1 = the fused CUDA step never splits a tile's energy range */
     int fused_one_tile;      /* tests: 1 = the fused CUDA step's unsplit blocks walk one tile each,
                                 as on grids whose bins leave no room for two stage rings */
+    int cuda_pad_rows;       /* tests: 1 = the CUDA backend pads every grid's rows to whole
+                                128-byte lines (row_pitch_for), not only wide ones */
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);

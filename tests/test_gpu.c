@@ -318,6 +318,21 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         compare_case(&full[i], 3);
+    /* The same with the device rows padded to whole 128-byte lines
+     * (row_pitch_for, cuda/common.cuh), as the backend lays out wide grids
+     * (nx = 200 -> 224): the test hook pads BASE's 37 cells to 64. Every
+     * kernel must leave the padding out of the grid: nothing moves into it,
+     * nothing is read or tallied from it, the host sees the same psi and dose. */
+    runner_cuda_pad_rows = 1;
+    for (size_t i = 0; i < sizeof full / sizeof full[0]; i++) {
+        kcase padded = full[i];
+        char name[160];
+        snprintf(name, sizeof name, "%s, padded rows", full[i].name);
+        padded.name = name;
+        compare_case(&padded, 3);
+        CHECK_MSG(strstr(runner_variants, "row_pitch=64"), "%s: ran %s", name, runner_variants);
+    }
+    runner_cuda_pad_rows = 0;
     /* The fused step's energy split (cuda/fused.cu): BASE's grid has 34 tiles
      * of 32 columns and 24 source bins, so on any GPU of 17 or more SMs every
      * one-pass case above cuts each tile's bins into 4 groups, the groups
@@ -356,6 +371,17 @@ int main(int argc, char **argv)
         CHECK_MSG(strstr(runner_variants, "fused_tiles_per_block=1"), "%s: ran %s", name, runner_variants);
     }
     runner_fused_one_tile = 0;
+    /* Unsplit with padded rows: a tile's 32 columns then span two device rows. */
+    runner_cuda_pad_rows = 1;
+    for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++) {
+        kcase padded = unsplit[i];
+        char name[160];
+        snprintf(name, sizeof name, "%s, padded rows", unsplit[i].name);
+        padded.name = name;
+        compare_case(&padded, 3);
+        CHECK_MSG(strstr(runner_variants, "row_pitch=64"), "%s: ran %s", name, runner_variants);
+    }
+    runner_cuda_pad_rows = 0;
     runner_fused_split_off = 0;
     /* 3000 energy bins: the fused kernel's per-bin tables (112 bytes a bin)
      * exceed its shared-memory budget (FUSED_MAX_DYN_SMEM), so the backend
