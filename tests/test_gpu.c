@@ -142,6 +142,21 @@ static void compare_case(const kcase *k, int steps)
     fixture_free(&f);
 }
 
+/* Each case again, under whatever test hook the caller has set, its name with
+ * `suffix`; the CUDA run must report `expect` in its kernel_variants (the
+ * hook took effect). */
+static void compare_cases_as(const kcase *cases, size_t n, const char *suffix, const char *expect)
+{
+    for (size_t i = 0; i < n; i++) {
+        kcase k = cases[i];
+        char name[160];
+        snprintf(name, sizeof name, "%s%s", cases[i].name, suffix);
+        k.name = name;
+        compare_case(&k, 3);
+        CHECK_MSG(strstr(runner_variants, expect), "%s: ran %s", name, runner_variants);
+    }
+}
+
 /* Two GPU runs of the same inputs: identical psi and dose bytes expected. */
 static void compare_gpu_gpu(const char *name, const char *const *sa, int na, const char *const *sb,
                             int nb, int bitwise)
@@ -324,14 +339,7 @@ int main(int argc, char **argv)
      * kernel must leave the padding out of the grid: nothing moves into it,
      * nothing is read or tallied from it, the host sees the same psi and dose. */
     runner_cuda_pad_rows = 1;
-    for (size_t i = 0; i < sizeof full / sizeof full[0]; i++) {
-        kcase padded = full[i];
-        char name[160];
-        snprintf(name, sizeof name, "%s, padded rows", full[i].name);
-        padded.name = name;
-        compare_case(&padded, 3);
-        CHECK_MSG(strstr(runner_variants, "row_pitch=64"), "%s: ran %s", name, runner_variants);
-    }
+    compare_cases_as(full, sizeof full / sizeof full[0], ", padded rows", "row_pitch=64");
     runner_cuda_pad_rows = 0;
     /* The fused step's energy split (cuda/fused.cu): BASE's grid has 34 tiles
      * of 32 columns and 24 source bins, so on any GPU of 17 or more SMs every
@@ -353,34 +361,19 @@ int main(int argc, char **argv)
          {"grid.angle.n_bins=13", "transport.step_mm=2.0"}, 2, 1},
         {"3 steps, two-pass fused (bilinear), no split", -1, {"transport.streaming_scheme=bilinear"}, 1, 1},
     };
+    const size_t n_unsplit = sizeof unsplit / sizeof unsplit[0];
     runner_fused_split_off = 1;
-    for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++) {
-        compare_case(&unsplit[i], 3);
-        CHECK_MSG(strstr(runner_variants, "fused_tiles_per_block=2"), "%s: ran %s", unsplit[i].name,
-                  runner_variants);
-    }
+    compare_cases_as(unsplit, n_unsplit, "", "fused_tiles_per_block=2");
     /* The same with one tile per block, the form the kernel takes on grids
      * whose per-bin tables leave no room for two stage rings (test hook). */
     runner_fused_one_tile = 1;
-    for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++) {
-        kcase one = unsplit[i];
-        char name[160];
-        snprintf(name, sizeof name, "%s, one tile per block", unsplit[i].name);
-        one.name = name;
-        compare_case(&one, 3);
-        CHECK_MSG(strstr(runner_variants, "fused_tiles_per_block=1"), "%s: ran %s", name, runner_variants);
-    }
+    compare_cases_as(unsplit, n_unsplit, ", one tile per block", "fused_tiles_per_block=1");
     runner_fused_one_tile = 0;
-    /* Unsplit with padded rows: a tile's 32 columns then span two device rows. */
+    /* Unsplit with padded rows: each row's block of 32 aligned columns is a
+     * tile, and the leftover 5 columns of the rows go 32 to a tile, each such
+     * tile spanning seven or eight rows (cuda/fused.cu, tile_cell). */
     runner_cuda_pad_rows = 1;
-    for (size_t i = 0; i < sizeof unsplit / sizeof unsplit[0]; i++) {
-        kcase padded = unsplit[i];
-        char name[160];
-        snprintf(name, sizeof name, "%s, padded rows", unsplit[i].name);
-        padded.name = name;
-        compare_case(&padded, 3);
-        CHECK_MSG(strstr(runner_variants, "row_pitch=64"), "%s: ran %s", name, runner_variants);
-    }
+    compare_cases_as(unsplit, n_unsplit, ", padded rows", "row_pitch=64");
     runner_cuda_pad_rows = 0;
     runner_fused_split_off = 0;
     /* 3000 energy bins: the fused kernel's per-bin tables (112 bytes a bin)
