@@ -768,11 +768,13 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
     cuda_ctx *c = (cuda_ctx *)vctx;
     const plan *p = c->s->p;
     const size_t bytes = (size_t)c->d.cells * sizeof(float);
-    // Host rows are nx floats, device rows px (their padding stays zero).
-    CUDA_CHECK_ERR(err, cudaMemset(c->psi_a, 0, bytes));
+    // Host rows are nx floats, device rows px: the rows' cells are copied, their padding zeroed.
+    const int64_t rows = c->d.ne * c->d.nth * c->d.nz;
     CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a, c->d.px * sizeof(float), psi0, c->d.nx * sizeof(float),
-                                     c->d.nx * sizeof(float), c->d.ne * c->d.nth * c->d.nz,
-                                     cudaMemcpyHostToDevice));
+                                     c->d.nx * sizeof(float), rows, cudaMemcpyHostToDevice));
+    if (c->d.px > c->d.nx)
+        CUDA_CHECK_ERR(err, cudaMemset2D(c->psi_a + c->d.nx, c->d.px * sizeof(float), 0,
+                                         (c->d.px - c->d.nx) * sizeof(float), rows));
     CUDA_CHECK_ERR(err, cudaMemset(c->psi_b, 0, bytes));
     CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * sizeof(double)));
     CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
