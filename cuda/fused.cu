@@ -23,7 +23,7 @@
 // (the energy split, see fused_kernel). Unsplit, a block holds FUSED_SUB
 // groups of G warps, each walking its own tile with its own named barrier,
 // and blocks run in clusters of FUSED_CLUSTER on consecutive tiles, kept
-// within a bin of each other, because adjacent tiles that load and store
+// within FUSED_PACE bins of each other, because adjacent tiles that load and store
 // together cost the memory system what one wide tile does (a direction that
 // moves sideways stores each 32-byte sector at a tile's edge half from one
 // tile and half from the next; access-probe, BENCHMARKS.md).
@@ -216,12 +216,13 @@ __device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 
 // whole blocks of 32 columns aligned in x (x = 32 i .. 32 i + 31: with the
 // backend's row pitch of whole 128-byte lines, each direction of such a tile
 // is one aligned line), then the columns left over at the row ends, every
-// row's in turn, 32 to a tile, each such tile placed after the row in which it
-// ends, so that it runs beside its neighbours. Dense steps on the H100, with
-// the rows padded to whole lines: Production (200 columns, 6 blocks and 8
-// leftover columns a row) 0.941 ms against 1.002 for tiles of 32 consecutive
-// columns of the flattened box; Stress (400 columns) 14.55 ms with the
-// leftover tiles beside their rows, 15.10 with all of them last.
+// row's in turn, 32 to a tile, in runs of FUSED_LEFT_RUN tiles, each run
+// placed after the row in which it ends, so that it runs beside its
+// neighbours. Dense steps on the H100, with the rows padded to whole lines:
+// Production (200 columns, 6 blocks and 8 leftover columns a row) 0.941 ms
+// against 1.002 for tiles of 32 consecutive columns of the flattened box;
+// Stress (400 columns) 14.55 ms with the leftover tiles beside their rows,
+// 15.10 with all of them last.
 // Counts are int: nz * nx < 2^31 (fused_step_supported).
 struct tiling {
     int rows, xa, nb, wl, wrem; // rows; first aligned column, aligned blocks per row; left, all leftover columns per row
@@ -242,11 +243,23 @@ __device__ inline tiling tiling_of(const box4 &F)
     return t;
 }
 
-// Tiles before row z (z <= rows): its whole blocks and the leftover tiles
-// that end before it (all of them, the last one partial, at z = rows).
+// Leftover tiles per run: a leftover tile's 32 columns lie on several rows,
+// so each of its loads and stores touches several lines and it walks its
+// bins more slowly than an aligned tile; a run of FUSED_SUB * FUSED_CLUSTER
+// of them fills one cluster's work item on the benchmark grids (16 rows of 8
+// leftover columns after 96 aligned tiles on Production, 8 rows of 16 after
+// 96 on Stress), instead of slowing the aligned tiles of four clusters. H100,
+// same call (with FUSED_PACE 1): dense Production 0.935 against 0.942 ms,
+// Stress 14.52 against 14.55 ms (runs of 2: 0.947, 14.58).
+#define FUSED_LEFT_RUN (FUSED_SUB * FUSED_CLUSTER)
+
+// Tiles before row z (z <= rows): its whole blocks and the runs of leftover
+// tiles that end before it (all of them, the last one partial, at z = rows).
 __device__ inline int tiles_before(const tiling &t, int z)
 {
-    const int left = z < t.rows ? z * t.wrem / FUSED_COLS : (t.rows * t.wrem + FUSED_COLS - 1) / FUSED_COLS;
+    constexpr int run_cells = FUSED_LEFT_RUN * FUSED_COLS;
+    const int left = z < t.rows ? z * t.wrem / run_cells * FUSED_LEFT_RUN
+                                : (t.rows * t.wrem + FUSED_COLS - 1) / FUSED_COLS;
     return z * t.nb + left;
 }
 
@@ -269,7 +282,8 @@ __device__ inline bool tile_cell(const box4 &F, const tiling &t, int tile, int c
         cx = t.xa + o * FUSED_COLS + col;
         return true;
     }
-    const int r = (z * t.wrem / FUSED_COLS + o - t.nb) * FUSED_COLS + col; // leftover cell, row-major
+    // leftover cell, row-major: the leftover tiles before row z's run, then o - nb
+    const int r = (tiles_before(t, z) - z * t.nb + o - t.nb) * FUSED_COLS + col;
     if (r >= t.rows * t.wrem)
         return false;
     const int q = r % t.wrem;
@@ -706,7 +720,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             // Stage `slot` complete; every thread has finished bin s - 1, so
             // its stage takes bin s + R - 1.
             tile_sync();
-            if (CL > 1) {
+            if (CL > 1 && (s - p_lo) % FUSED_PACE == 0) {
                 if (s > p_lo)
                     cluster_wait();
                 cluster_arrive();

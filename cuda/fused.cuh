@@ -86,14 +86,22 @@ struct fused_split_dev {
 size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
 
 // Blocks per thread-block cluster of the unsplit instance (where the device
-// launches clusters, sm_90 on): adjacent tiles, kept within one energy bin
-// of each other (cluster_arrive / cluster_wait), so that the two halves of
+// launches clusters, sm_90 on): adjacent tiles, kept within FUSED_PACE energy
+// bins of each other (cluster_arrive / cluster_wait), so that the two halves of
 // each 32-byte sector that a sideways move makes them share are stored at
 // about the same time (access-probe, benchmark moves: 1.09 -> 0.91 ms). On
 // the H100, with the instruction cuts of 284037c: dense Production 1.059 ->
 // 1.046 ms, Stress 16.75 -> 16.04 ms; the cuts without clusters made the
 // dense step wait on memory (1.16 ms); clusters of 4: 1.52 ms.
 #define FUSED_CLUSTER 2
+
+// Bins per round of the cluster barrier. Each round costs every warp a wait
+// for the cluster's slowest (12 % of the stall samples with a round per bin,
+// Nsight Compute at a290db1); two bins a round still keep the shared sectors'
+// halves close. H100, same call: dense Production 0.934 / 0.933 ms against
+// 0.935 (one bin), Stress 14.46 / 14.46 against 14.52 ms; four bins: 0.937
+// and 14.42 ms.
+#define FUSED_PACE 2
 
 // Tiles per block of the unsplit instance (one where the grid's per-bin tables
 // leave no room for FUSED_SUB stage rings): FUSED_SUB groups of warps, each on
