@@ -96,9 +96,9 @@ size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
 #define FUSED_CLUSTER 2
 
 // Bins per round of the cluster barrier. Each round costs every warp a wait
-// for the cluster's slowest (12 % of the stall samples with a round per bin,
-// Nsight Compute at a290db1); two bins a round still keep the shared sectors'
-// halves close. H100, same call: dense Production 0.934 / 0.933 ms against
+// for the cluster's slowest (7.5 % of the stall samples with a round per bin,
+// Nsight Compute at the benchmark's clocks, 45123d1's kernel); two bins a
+// round still keep the shared sectors' halves close. H100, same call: dense Production 0.934 / 0.933 ms against
 // 0.935 (one bin), Stress 14.46 / 14.46 against 14.52 ms; four bins: 0.937
 // and 14.42 ms.
 #define FUSED_PACE 2
