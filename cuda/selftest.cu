@@ -1,5 +1,6 @@
 // C-callable checks of device code that the backend's normal inputs cannot
-// reach; used by tests/test_gpu.c.
+// reach (tests/test_gpu.c), and of the fused step's tiling, which runs on the
+// host as well (tests/test_tiling.c, no GPU needed).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 
 #include "check.cuh"
 #include "streaming.cuh"
+#include "tiling.cuh"
 
 // Warp-aggregated and fallback scatter against per-target sums on the host, on
 // inputs mixing heavily shared and unique targets. Returns the worst relative
@@ -62,4 +64,49 @@ extern "C" int cuda_check_scatter_aggregation(double *worst, smx_error *err)
     cudaFree(d_v);
     cudaFree(d_o);
     return 0;
+}
+
+// The fused step's tiling of the columns z0..z1 x x0..x1: every column is the
+// (tile, lane) of exactly one tile, none lies outside, and no tile is empty
+// (an empty tile would hold a slot for nothing). Returns the tile count, or -1
+// with the first fault in msg.
+extern "C" long long cuda_check_tiling(int z0, int z1, int x0, int x1, char *msg, size_t n)
+{
+    const box4 F{z0, z1, x0, x1};
+    const tiling t = tiling_of(F);
+    const long long ntiles = tiles_of(t);
+    if (box_is_empty(F)) {
+        if (ntiles != 0)
+            snprintf(msg, n, "empty box, %lld tiles", ntiles);
+        return ntiles != 0 ? -1 : 0;
+    }
+    const int w = x1 - x0 + 1;
+    std::vector<int> hits((size_t)(z1 - z0 + 1) * w, 0);
+    for (long long tile = 0; tile < ntiles; tile++) {
+        int live = 0;
+        for (int col = 0; col < FUSED_COLS; col++) {
+            int cz = 0, cx = 0;
+            if (!tile_cell(F, t, (int)tile, col, cz, cx))
+                continue;
+            live++;
+            if (cz < z0 || cz > z1 || cx < x0 || cx > x1) {
+                snprintf(msg, n, "tile %lld lane %d: column (%d, %d) outside the box", tile, col, cz, cx);
+                return -1;
+            }
+            if (++hits[(size_t)(cz - z0) * w + (cx - x0)] > 1) {
+                snprintf(msg, n, "tile %lld lane %d: column (%d, %d) visited twice", tile, col, cz, cx);
+                return -1;
+            }
+        }
+        if (!live) {
+            snprintf(msg, n, "tile %lld of %lld has no column", tile, ntiles);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < hits.size(); i++)
+        if (hits[i] != 1) {
+            snprintf(msg, n, "column (%d, %d) in no tile", z0 + (int)(i / w), x0 + (int)(i % w));
+            return -1;
+        }
+    return ntiles;
 }

@@ -12,3 +12,7 @@ add_test(gpu_vs_cpu "${SMX_BUILD}/tests/test_gpu")
 set_tests_properties(gpu_vs_cpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(gpu_stress_grid "${SMX_BUILD}/tests/test_gpu" stress)
 set_tests_properties(gpu_stress_grid PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
+# The fused CUDA step's tiling, checked on the host: any CUDA build, no GPU needed;
+# exits 77 (skipped) in a build without CUDA.
+add_test(cuda_tiling "${SMX_BUILD}/tests/test_tiling")
+set_tests_properties(cuda_tiling PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")

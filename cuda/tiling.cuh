@@ -1,0 +1,93 @@
+// The fused step's work items: tiles of FUSED_COLS columns of the columns it
+// visits, and their order (fused.cu walks them; selftest.cu checks on the host
+// that they cover each column once).
+#ifndef SMX_CUDA_TILING_CUH
+#define SMX_CUDA_TILING_CUH
+
+#include "common.cuh"
+#include "fused.cuh"
+
+// Columns per tile: one warp's lanes, consecutive in x.
+#define FUSED_COLS 32
+
+// The tiles of a step's columns F, in memory order: row by row, the row's
+// whole blocks of 32 columns aligned in x (x = 32 i .. 32 i + 31: with the
+// backend's row pitch of whole 128-byte lines, each direction of such a tile
+// is one aligned line), then the columns left over at the row ends, every
+// row's in turn, 32 to a tile, in runs of FUSED_LEFT_RUN tiles, each run
+// placed after the row in which it ends, so that it runs beside its
+// neighbours. Dense steps on the H100, with the rows padded to whole lines:
+// Production (200 columns, 6 blocks and 8 leftover columns a row) 0.941 ms
+// against 1.002 for tiles of 32 consecutive columns of the flattened box;
+// Stress (400 columns) 14.55 ms with the leftover tiles beside their rows,
+// 15.10 with all of them last.
+// Counts are int: nz * nx < 2^31 (fused_step_supported).
+struct tiling {
+    int rows, xa, nb, wl, wrem; // rows; first aligned column, aligned blocks per row; left, all leftover columns per row
+};
+
+__host__ __device__ inline tiling tiling_of(const box4 &F)
+{
+    tiling t{0, 0, 0, 0, 0};
+    if (box_is_empty(F))
+        return t;
+    const int fw = F.x1 - F.x0 + 1;
+    const int xa = (F.x0 + FUSED_COLS - 1) / FUSED_COLS * FUSED_COLS, xb = (F.x1 + 1) / FUSED_COLS * FUSED_COLS;
+    t.rows = F.z1 - F.z0 + 1;
+    t.nb = xb > xa ? (xb - xa) / FUSED_COLS : 0;
+    t.xa = t.nb ? xa : F.x1 + 1; // no whole block: every column is left over, from F.x0 on
+    t.wl = t.xa - F.x0;
+    t.wrem = fw - t.nb * FUSED_COLS;
+    return t;
+}
+
+// Leftover tiles per run: a leftover tile's 32 columns lie on several rows,
+// so each of its loads and stores touches several lines and it walks its
+// bins more slowly than an aligned tile; a run of FUSED_SUB * FUSED_CLUSTER
+// of them fills one cluster's work item on the benchmark grids (16 rows of 8
+// leftover columns after 96 aligned tiles on Production, 8 rows of 16 after
+// 96 on Stress), instead of slowing the aligned tiles of four clusters. H100,
+// same call (with FUSED_PACE 1): dense Production 0.935 against 0.942 ms,
+// Stress 14.52 against 14.55 ms (runs of 2: 0.947, 14.58).
+#define FUSED_LEFT_RUN (FUSED_SUB * FUSED_CLUSTER)
+
+// Tiles before row z (z <= rows): its whole blocks and the runs of leftover
+// tiles that end before it (all of them, the last one partial, at z = rows).
+__host__ __device__ inline int tiles_before(const tiling &t, int z)
+{
+    constexpr int run_cells = FUSED_LEFT_RUN * FUSED_COLS;
+    const int left = z < t.rows ? z * t.wrem / run_cells * FUSED_LEFT_RUN
+                                : (t.rows * t.wrem + FUSED_COLS - 1) / FUSED_COLS;
+    return z * t.nb + left;
+}
+
+__host__ __device__ inline int64_t tiles_of(const tiling &t) { return tiles_before(t, t.rows); }
+
+// The cell of column `col` of tile `tile` < tiles_of (false: none, a leftover
+// tile's columns past the last leftover cell).
+__host__ __device__ inline bool tile_cell(const box4 &F, const tiling &t, int tile, int col, int &cz, int &cx)
+{
+    // The row the tile belongs to: the last z with tiles_before(z) <= tile.
+    int z = (int)((int64_t)tile * FUSED_COLS / (t.nb * FUSED_COLS + t.wrem));
+    z = z < t.rows - 1 ? z : t.rows - 1;
+    while (z + 1 < t.rows && tiles_before(t, z + 1) <= tile)
+        z++;
+    while (z > 0 && tiles_before(t, z) > tile)
+        z--;
+    const int o = tile - tiles_before(t, z);
+    if (o < t.nb) {
+        cz = F.z0 + z;
+        cx = t.xa + o * FUSED_COLS + col;
+        return true;
+    }
+    // leftover cell, row-major: the leftover tiles before row z's run, then o - nb
+    const int r = (tiles_before(t, z) - z * t.nb + o - t.nb) * FUSED_COLS + col;
+    if (r >= t.rows * t.wrem)
+        return false;
+    const int q = r % t.wrem;
+    cz = F.z0 + r / t.wrem;
+    cx = q < t.wl ? F.x0 + q : t.xa + t.nb * FUSED_COLS + (q - t.wl);
+    return true;
+}
+
+#endif
