@@ -13,13 +13,6 @@ __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool fil
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(fill ? 4 : 0)
                  : "memory");
 }
-// cp.async of 16 bytes (4 floats, 16-byte aligned at both ends) past L1
-// (.cg): the first `bytes` of them read, the rest zero-filled.
-__device__ __forceinline__ void cp_async16_cg(float *dst, const float *src, int bytes)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>

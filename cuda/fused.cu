@@ -24,11 +24,11 @@
 // (the energy split, see fused_kernel). Unsplit, a block holds FUSED_SUB
 // groups of G warps, each walking its own tile with its own named barrier,
 // and blocks run in clusters of FUSED_CLUSTER on consecutive tiles, kept
-// within FUSED_PACE bins of each other, because adjacent tiles that load and store
-// together cost the memory system what one wide tile does (a direction that
-// moves sideways stores each 32-byte sector at a tile's edge half from one
-// tile and half from the next; access-probe, BENCHMARKS.md). The tiles and
-// their order: tiling.cuh.
+// within FUSED_PACE bins of each other, because adjacent tiles that load and
+// store together cost the memory system what one wide tile does (a direction
+// that moves sideways stores each 32-byte sector at a tile's edge half from
+// one tile and half from the next; access-probe, BENCHMARKS.md). The tiles
+// and their order: tiling.cuh.
 // Directions per thread: M = 8 keeps every thread's arrays within 128
 // registers (four blocks of 128 threads per SM for 32 directions). For 64
 // directions, 16 per thread (four threads per column) needed 231 registers,

@@ -98,9 +98,9 @@ size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
 // Bins per round of the cluster barrier. Each round costs every warp a wait
 // for the cluster's slowest (7.5 % of the stall samples with a round per bin,
 // Nsight Compute at the benchmark's clocks, 45123d1's kernel); two bins a
-// round still keep the shared sectors' halves close. H100, same call: dense Production 0.934 / 0.933 ms against
-// 0.935 (one bin), Stress 14.46 / 14.46 against 14.52 ms; four bins: 0.937
-// and 14.42 ms.
+// round still keep the shared sectors' halves close. H100, same call: dense
+// Production 0.934 / 0.933 ms against 0.935 (one bin), Stress 14.46 / 14.46
+// against 14.52 ms; four bins: 0.937 and 14.42 ms.
 #define FUSED_PACE 2
 
 // Tiles per block of the unsplit instance (one where the grid's per-bin tables

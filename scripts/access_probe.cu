@@ -8,8 +8,8 @@
 // benchmark's Production grid, rows of NX floats (-DPROBE_NX=224 or another
 // multiple of 32 gives rows of whole lines, every column live); a block
 // walks a tile of COLS consecutive columns through every energy bin; the
-// threads of one column own 8 directions each; each bin arrives in shared memory through a ring of three
-// cp.async stages; each value is stored at its cell plus the direction's
+// threads of one column own 8 directions each; each bin arrives in shared
+// memory through a ring of three cp.async stages; each value is stored at its cell plus the direction's
 // whole-cell move (the single-pass streaming). Moves: none; z only (direction
 // j moves j mod 2 rows: 800 bytes, so a warp's 128 bytes straddle two lines but
 // fill whole 32-byte sectors); x and z (also (j mod 3) - 1 cells in x: the
@@ -38,6 +38,15 @@
     } while (0)
 
 namespace {
+
+// The probe's own 16-byte case (the kernel copies 4 bytes per cp.async):
+// cp.async of 16 bytes (4 floats, 16-byte aligned at both ends) past L1
+// (.cg): the first `bytes` of them read, the rest zero-filled.
+__device__ __forceinline__ void cp_async16_cg(float *dst, const float *src, int bytes)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+}
 
 #ifndef PROBE_NX
 #define PROBE_NX 200 // other widths (-DPROBE_NX=224): how the row pitch aligns the z moves
