@@ -310,7 +310,12 @@ int main()
                                          copy_ms) ||
              run_pattern<32, 2, 2, true>(in, out, d_moves, 2 * sms, 0, 1, 0, "moves none", copy_ms) ||
              run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 0, 1, 0, "moves none", copy_ms) ||
-             run_pattern<128>(in, out, d_moves, sms, 0, 1, 0, "moves none", copy_ms);
+             run_pattern<128>(in, out, d_moves, sms, 0, 1, 0, "moves none", copy_ms) ||
+             // the fused kernel's shape with the moves where psi is read: aligned
+             // stores, so do the clusters still matter?
+             run_pattern<32, 1, 2>(in, out, d_moves, 2 * sms, 3, 16, 1, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 3, 16, 1, "benchmark moves, steps 0-15", copy_ms) ||
+             run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms);
     PROBE_CHECK(cudaFree(d_moves));
     PROBE_CHECK(cudaFree(d_slots));
     PROBE_CHECK(cudaFree(d_bad));
