@@ -769,7 +769,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
     const plan *p = c->s->p;
     const size_t bytes = (size_t)c->d.cells * sizeof(float);
     // Host rows are nx floats, device rows px: the rows' cells are copied, their padding zeroed.
-    const int64_t rows = c->d.ne * c->d.nth * c->d.nz;
+    const int64_t rows = dev_rows(c->d);
     CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a, c->d.px * sizeof(float), psi0, c->d.nx * sizeof(float),
                                      c->d.nx * sizeof(float), rows, cudaMemcpyHostToDevice));
     if (c->d.px > c->d.nx)
@@ -936,7 +936,7 @@ static int cuda_snapshot_begin(void *vctx, smx_error *err)
     CUDA_CHECK_ERR(err, cudaStreamWaitEvent(c->copy, c->ev_step, 0));
     CUDA_CHECK_ERR(err, cudaMemcpy2DAsync(c->pinned, c->d.nx * sizeof(float), current_psi(c),
                                           c->d.px * sizeof(float), c->d.nx * sizeof(float),
-                                          c->d.ne * c->d.nth * c->d.nz, cudaMemcpyDeviceToHost, c->copy));
+                                          dev_rows(c->d), cudaMemcpyDeviceToHost, c->copy));
     CUDA_CHECK_ERR(err, cudaEventRecord(c->ev_copy, c->copy));
     CUDA_CHECK_ERR(err, cudaStreamWaitEvent(c->stream, c->ev_copy, 0));
     return 0;

@@ -31,6 +31,10 @@ struct dev_dims {
     int64_t cells; // ne * nth * slice
 };
 
+// Rows of psi (one per energy, direction and z): what a 2D copy between the
+// host's rows of nx floats and the device's rows of px counts.
+__host__ __device__ inline int64_t dev_rows(const dev_dims &d) { return d.ne * d.nth * d.nz; }
+
 // The row pitch the CUDA backend gives a grid nx cells wide: nx rounded up to
 // whole 128-byte lines where that costs at most an eighth more memory (or
 // always, `force`: a test hook). The single-pass step moves most directions

@@ -80,8 +80,9 @@ __host__ __device__ inline bool tile_cell(const box4 &F, const tiling &t, int ti
         cx = t.xa + o * FUSED_COLS + col;
         return true;
     }
-    // leftover cell, row-major: the leftover tiles before row z's run, then o - nb
-    const int r = (tiles_before(t, z) - z * t.nb + o - t.nb) * FUSED_COLS + col;
+    // leftover cell, row-major: leftover tiles come after the (z + 1) rows'
+    // whole blocks before them (tiles_before(z) + o == tile)
+    const int r = (tile - (z + 1) * t.nb) * FUSED_COLS + col;
     if (r >= t.rows * t.wrem)
         return false;
     const int q = r % t.wrem;
