@@ -293,19 +293,25 @@ static_assert(BLOCKS_PER_SM % (FUSED_SUB * FUSED_CLUSTER) == 0,
 // kernel can run (more than 64 directions).
 static int split_tiles_for(const grid *g, int blocks) { return g->nth <= 64 ? blocks / 2 : 0; }
 
-// The device layout of the grid (rows padded to row_pitch_for; s may be NULL: no test hooks).
-static dev_dims dev_dims_for(const grid *g, const sim_tables *s)
+// The device layout of the grid. Rows are padded to row_pitch_for where the
+// fused kernels run (pad_rows): their tiles of 32 columns then read and store
+// whole lines. The kernels of the other paths sweep psi cell by cell and would
+// only sweep the padding too (on the Production grid 12 % more cells: their
+// dense steps took 8-13 % longer with it, BENCHMARKS.md, session 9). The test
+// hook s->cuda_pad_rows pads every path (s may be NULL: no test hooks).
+static dev_dims dev_dims_for(const grid *g, const sim_tables *s, bool pad_rows)
 {
-    const int64_t px = row_pitch_for(g->nx, s && s->cuda_pad_rows), slice = g->nz * px;
+    const bool force = s && s->cuda_pad_rows;
+    const int64_t px = pad_rows || force ? row_pitch_for(g->nx, force) : g->nx, slice = g->nz * px;
     return dev_dims{g->ne, g->nth, g->nz, g->nx, px, slice, g->ne * g->nth * slice};
 }
 
-// Bytes of device memory the plan needs (the arena), before any allocation.
-static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, size_t fft_bytes)
+// Bytes of device memory the plan needs (the arena) with the layout d, before any allocation.
+static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims &d, int blocks,
+                              size_t fft_bytes)
 {
     size_t ne = (size_t)g->ne, nth = (size_t)g->nth, nk = s ? (size_t)s->ak.n_kernels : ne;
     size_t nw = s ? (size_t)(s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1) : ne * 64;
-    const dev_dims d = dev_dims_for(g, s);
     size_t b = 0;
     b += 2 * align_up((size_t)d.cells * sizeof(float));
     b += align_up((size_t)d.slice * sizeof(double));
@@ -326,7 +332,8 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, int blocks, si
 
 extern "C" double backend_cuda_device_bytes(const grid *g)
 {
-    return (double)arena_bytes_for(g, NULL, 132 * BLOCKS_PER_SM, 0); // an H100's 132 SMs
+    // an H100's 132 SMs, rows padded as the default one-pass path pads them
+    return (double)arena_bytes_for(g, NULL, dev_dims_for(g, NULL, true), 132 * BLOCKS_PER_SM, 0);
 }
 
 struct arena_cursor {
@@ -480,7 +487,7 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     *out = NULL;
     c->s = s;
     c->g = g;
-    c->d = dev_dims_for(g, s);
+    c->d = dev_dims_for(g, s, true); // the fused kernels' layout, for their preconditions below
     gpu_query(&c->info);
     if (c->info.count == 0) {
         smx_fail(err, SMX_EXIT_RUNTIME, "no usable CUDA device: %s", c->info.why_none);
@@ -522,9 +529,23 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         smx_warn("backend.angular: fft needs the full-circle angular grid; using direct\n");
         want_fft = 0;
     }
+    // Fusion keeps the exact operations of the unfused kernels, so it is taken
+    // whenever its preconditions hold.
+    c->fused = p->fused && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
+               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
+               p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
+               p->operator_order[2] == OP_STREAM;
+    c->single_pass =
+        c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
+    // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
+    c->tiles = c->fused ? fused_tiles_per_block(g->nth, g->ne, mhw, c->single_pass, s->fused_kp_cap,
+                                                s->fused_one_tile)
+                        : 0;
+    if (!c->fused)
+        c->d = dev_dims_for(g, s, false);
     size_t fft_bytes = want_fft ? angular_fft_bytes(c->d, s->ak.n_kernels) : 0;
 
-    size_t need = arena_bytes_for(g, s, c->blocks, fft_bytes);
+    size_t need = arena_bytes_for(g, s, c->d, c->blocks, fft_bytes);
     double cap = p->gpu_memory_fraction * (double)prop.totalGlobalMem;
     if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
         cap = p->gpu_memory_bytes;
@@ -661,18 +682,6 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     default: c->threshold = (float)p->early_exit_threshold; break; // adaptive: scaled at upload
     }
     c->use_graph = p->cuda_graph;
-    // Fusion keeps the exact operations of the unfused kernels, so it is taken
-    // whenever its preconditions hold.
-    c->fused = p->fused && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
-               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
-               p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
-               p->operator_order[2] == OP_STREAM;
-    c->single_pass =
-        c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
-    // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
-    c->tiles = c->fused ? fused_tiles_per_block(g->nth, g->ne, mhw, c->single_pass, s->fused_kp_cap,
-                                                s->fused_one_tile)
-                        : 0;
     return 0;
 }
 
