@@ -530,8 +530,10 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         want_fft = 0;
     }
     // Fusion keeps the exact operations of the unfused kernels, so it is taken
-    // whenever its preconditions hold.
+    // whenever its preconditions hold (not where the plan puts every bin on
+    // the FFT: cuda_upload turns fusion off when the FFT serves any bin).
     c->fused = p->fused && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
+               !(want_fft && p->variant_angular == VAR_A_FFT && s->force_fft_from == 0) &&
                c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
                p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                p->operator_order[2] == OP_STREAM;
