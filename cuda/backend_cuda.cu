@@ -297,7 +297,8 @@ static int split_tiles_for(const grid *g, int blocks) { return g->nth <= 64 ? bl
 // fused kernels run (pad_rows): their tiles of 32 columns then read and store
 // whole lines. The kernels of the other paths sweep psi cell by cell and would
 // only sweep the padding too (on the Production grid 12 % more cells: their
-// dense steps took 8-13 % longer with it, BENCHMARKS.md, session 9). The test
+// dense steps took 9-11 % longer with it, the warp-aggregated streaming 3 %;
+// BENCHMARKS.md, session 9). The test
 // hook s->cuda_pad_rows pads every path (s may be NULL: no test hooks).
 static dev_dims dev_dims_for(const grid *g, const sim_tables *s, bool pad_rows)
 {
