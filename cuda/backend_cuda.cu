@@ -72,6 +72,7 @@ struct cuda_ctx {
     angular_tables_dev at;
     energy_tables_dev et;
     fused_tables_dev ft;
+    int boundary_rows; // ft.n_wide: kernels whose boundary fractions the fused kernel keeps in shared memory
     fused_split_dev split; // the fused kernel's energy split of steps with few tiles
     stream_tables_dev stt;
     void *fft_mem;
@@ -321,6 +322,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     b += align_up(nw * sizeof(float)) + 2 * align_up(nk * sizeof(int)) + align_up(ne * sizeof(int));
     b += align_up(ne * sizeof(int4)) + align_up(ne * sizeof(fused_bin)) + align_up(nk * sizeof(double));
     b += align_up(2 * ne * sizeof(float4));
+    b += align_up(nk * 64 * sizeof(float)) + align_up(ne * sizeof(int)); // fused boundary rows (at most)
     b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
     b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
@@ -593,6 +595,8 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     int4 *bk = a.take<int4>(ne);
     fused_bin *fb = a.take<fused_bin>(ne);
     float4 *edge = a.take<float4>(2 * ne);
+    float *bfw = a.take<float>(nk * 64);
+    int *bfrow = a.take<int>(ne);
     double *wsum = a.take<double>(nk), *bfrac = a.take<double>(nk * nth);
     double *E = a.take<double>(ne), *dep = a.take<double>(ne);
     int *tg = a.take<int>(ne);
@@ -629,10 +633,34 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
             hedge[2 * i] = float4{(float)bf[0], (float)bf[1], (float)bf[2], (float)bf[3]};
             hedge[2 * i + 1] = float4{(float)hi[0], (float)hi[1], (float)hi[2], (float)hi[3]};
         }
-    c->ft = fused_tables_dev{bk, fb, edge};
+    // The kernels edge_loss does not serve, as float rows of the fused
+    // kernel's direction count, for its shared memory (fused_tables_dev).
+    const int row_floats = fused_boundary_row_floats((int64_t)nth);
+    std::vector<int> hrow(ne, -1), row_of_kernel(nk, -1);
+    std::vector<float> hbfw;
+    if (c->fused && g->angle_mode == ANGLE_WINDOW && !s->fused_boundary_global)
+        for (size_t i = 0; i < ne; i++) {
+            const int k = s->ak.kernel_of_energy[i];
+            if (s->ak.half_width[k] <= FUSED_EDGE && nth >= 2 * FUSED_EDGE)
+                continue; // edge_loss
+            if (row_of_kernel[k] < 0) {
+                row_of_kernel[k] = (int)(hbfw.size() / row_floats);
+                hbfw.resize(hbfw.size() + row_floats, 0.0f);
+                for (size_t j = 0; j < nth; j++)
+                    hbfw[row_of_kernel[k] * row_floats + j] = (float)s->boundary_frac[(size_t)k * nth + j];
+            }
+            hrow[i] = row_of_kernel[k];
+        }
+    int n_wide = (int)(hbfw.size() / row_floats);
+    if (n_wide > 0 && !fused_boundary_rows_fit(nth, ne, mhw, c->single_pass, s->fused_kp_cap, c->tiles, n_wide))
+        n_wide = 0; // edge rows from angular_tables_dev::boundary_frac in global memory
+    c->ft = fused_tables_dev{bk, fb, edge, bfw, bfrow, n_wide};
+    c->boundary_rows = n_wide;
     int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
              upload_array(bk, hbk.data(), ne, err) || upload_array(fb, hfb.data(), ne, err) ||
              upload_array(edge, hedge.data(), 2 * ne, err) ||
+             (n_wide > 0 && (upload_array(bfw, hbfw.data(), hbfw.size(), err) ||
+                             upload_array(bfrow, hrow.data(), ne, err))) ||
              upload_array(hw, s->ak.half_width, nk, err) ||
              upload_array(koe, s->ak.kernel_of_energy, ne, err) ||
              upload_array(wsum, s->ak.weight_sum, nk, err) ||
@@ -868,7 +896,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
                  FUSED_SPLIT_MIN_BINS);
     snprintf(c->variants, sizeof c->variants,
              "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
-             "fused=%s energy_split=%s fused_tiles_per_block=%d row_pitch=%lld",
+             "fused=%s energy_split=%s fused_tiles_per_block=%d fused_boundary_rows=%d row_pitch=%lld",
              c->angular_why, c->energy_gather ? "gather" : "scatter",
              c->stream_variant == SV_GATHER ? "gather" : c->stream_variant == SV_ATOMIC ? "atomic"
              : c->stream_variant == SV_WARP ? "warp" : "fallback",
@@ -878,7 +906,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
              c->single_pass ? "theta+energy+stream (one pass)"
              : c->fused     ? "theta+energy, stream+measure"
                             : "no",
-             split_why, c->tiles, (long long)c->d.px);
+             split_why, c->tiles, c->fused ? c->boundary_rows : 0, (long long)c->d.px);
     return 0;
 }
 

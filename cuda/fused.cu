@@ -133,15 +133,18 @@ struct fused_args {
 // - the per-bin tables (bin_step, fused_bin, edge) and the source boxes, copied once
 //   per block, so that no per-bin value is a global load in the bin loop;
 // - single pass: the per-bin extents measured (ne x 4 ints), and per warp
-//   a bit per target bin (emit).
+//   a bit per target bin (emit);
+// - n_wide > 0: the boundary fractions of the kernels wider than FUSED_EDGE
+//   (fused_tables_dev::bf_wide, rows of nmax floats) and each bin's row.
 struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
-    size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bytes;
+    size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bfrow_off, bfw_off, bytes;
 };
 
 __host__ __device__ constexpr size_t align16(size_t b) { return (b + 15) & ~(size_t)15; }
 
-__host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream, int sub)
+__host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream, int sub,
+                                                        int n_wide)
 {
     fused_layout L;
     L.lo = kp + CONV_TAPS_PER_BLOCK - 1;
@@ -154,7 +157,9 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
     L.boxa_off = L.edge_off + (size_t)ne * 2 * sizeof(float4);
     L.box_off = L.boxa_off + (size_t)ne * sizeof(box4);
     L.full_off = L.box_off + (stream ? (size_t)ne * 4 * sizeof(int) : 0);
-    L.bytes = L.full_off + (stream ? (size_t)sub * fused_g(nmax) * ((ne + 31) / 32) * sizeof(unsigned) : 0);
+    L.bfrow_off = L.full_off + (stream ? (size_t)sub * fused_g(nmax) * ((ne + 31) / 32) * sizeof(unsigned) : 0);
+    L.bfw_off = L.bfrow_off + (n_wide > 0 ? (size_t)ne * sizeof(int) : 0);
+    L.bytes = L.bfw_off + (size_t)n_wide * nmax * sizeof(float);
     return L;
 }
 
@@ -243,7 +248,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
     __shared__ int4 s_wbox[SUB * G]; // per warp: the extent of its tile's in-domain targets
     extern __shared__ float4 dyn_smem[]; // fused_layout
-    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB);
+    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB, A.ft.n_wide);
     // The block's SUB groups of NT threads each walk their own tile, with
     // their own stage ring and barrier (named barrier 1 + sub).
     const unsigned utid = SUB == 1 ? threadIdx.x : threadIdx.x % NT; // unsigned: % and / are masks and shifts
@@ -266,6 +271,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     float4 *s_edge = reinterpret_cast<float4 *>(smem + L.edge_off);
     box4 *s_boxa = reinterpret_cast<box4 *>(smem + L.boxa_off);
     int *sbox = reinterpret_cast<int *>(smem + L.box_off);
+    const int *s_bfrow = reinterpret_cast<const int *>(smem + L.bfrow_off);
+    const float *s_bfw = reinterpret_cast<const float *>(smem + L.bfw_off);
     const int nfull = (int)((A.d.ne + 31) / 32); // words of s_full
     unsigned *const s_full = reinterpret_cast<unsigned *>(smem + L.full_off) + threadIdx.x / FUSED_COLS * nfull;
     // Columns to visit: where the input has weight, plus where the output
@@ -312,6 +319,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             sbox[4 * k + 2] = INT_MAX;
             sbox[4 * k + 3] = -1;
         }
+    }
+    if (A.ft.n_wide > 0) {
+        for (int k = threadIdx.x; k < ne; k += blockDim.x)
+            reinterpret_cast<int *>(smem + L.bfrow_off)[k] = A.ft.bf_row[k];
+        for (int i = threadIdx.x; i < A.ft.n_wide * NMAX; i += blockDim.x)
+            reinterpret_cast<float *>(smem + L.bfw_off)[i] = A.ft.bf_wide[i];
     }
     __syncthreads();
 
@@ -629,6 +642,18 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 if (!at.circular && (j0 < K || j0 + M > nth - K)) {
                     if (K <= FUSED_EDGE && nth >= 2 * FUSED_EDGE) {
                         bnd = edge_loss<M, EXACT>(cur, s_edge + 2 * s, j0, nth);
+                    } else if (A.ft.n_wide > 0) {
+                        // From the block's copy: the double loads from global
+                        // memory below, the only ones of the bin loop, made the
+                        // dense Stress step 14.41 ms against 14.05 (H100, same
+                        // call). Interior directions hold 0 (fma(x, 0, b) == b).
+                        const float *bf = s_bfw + s_bfrow[s] * NMAX + j0;
+                        float b = 0.0f;
+#pragma unroll
+                        for (int m = 0; m < M; m++)
+                            if (dir_ok(m))
+                                b = __fmaf_rn(cur[m], bf[m], b);
+                        bnd = b;
                     } else {
                         const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
 #pragma unroll
@@ -820,7 +845,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     const bool exact = A.d.nth == NMAX;
     const bool multi = A.tiles == FUSED_SUB;
     if ((!multi && A.tiles != 1) ||
-        (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB).bytes > FUSED_MAX_DYN_SMEM))
+        (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB, A.ft.n_wide).bytes > FUSED_MAX_DYN_SMEM))
         return cudaErrorInvalidValue; // not what fused_tiles_per_block decides
     const int subs[2] = {multi ? FUSED_SUB : 1, 1};
     void (*const kernels[2])(fused_args) = {
@@ -834,7 +859,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
                                     {48 * 1024, 48 * 1024, 48 * 1024}}; // [exact][split, or unsplit 1 / FUSED_SUB]
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1); sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
-        const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, subs[sp]);
+        const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, subs[sp], A.ft.n_wide);
         if (L.bytes > limit) {
             const cudaError_t e =
                 cudaFuncSetAttribute(kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
@@ -888,7 +913,8 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
     if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64)
         return 0; // offsets within a bin are int
     // one tile per block at least (fused_tiles_per_block)
-    return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1).bytes <= FUSED_MAX_DYN_SMEM;
+    return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1, 0).bytes <=
+           FUSED_MAX_DYN_SMEM;
 }
 
 size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles)
@@ -911,8 +937,66 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_wi
 int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int one_tile)
 {
     const fused_layout L = fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, kp_cap), ne, stream != 0,
-                                           FUSED_SUB);
+                                           FUSED_SUB, 0);
     return !one_tile && L.bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB : 1;
+}
+
+namespace {
+
+// Blocks of the instance fn (static shared memory from its attributes) with
+// dyn bytes of dynamic shared memory that one SM's shared memory holds, at
+// most want; -1 if the runtime cannot say.
+int blocks_by_smem(const void *fn, size_t dyn, int want)
+{
+    cudaFuncAttributes fa;
+    int dev = 0, per_sm = 0, reserved = 0;
+    if (cudaFuncGetAttributes(&fa, fn) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess)
+        return -1;
+    return min(want, (int)(per_sm / (fa.sharedSizeBytes + dyn + (size_t)reserved)));
+}
+
+template <int NMAX, bool STREAM>
+int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide)
+{
+    // The unsplit instance (tiles per block) and the split one (one tile).
+    const int subs[2] = {tiles, 1};
+    const void *fns[2] = {
+        tiles == FUSED_SUB ? (const void *)fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
+                           : (const void *)fused_kernel<NMAX, STREAM, true, false, 1>,
+        (const void *)fused_kernel<NMAX, STREAM, true, true, 1>};
+    for (int i = 0; i < 2; i++) {
+        const size_t without = fused_layout_of(NMAX, kp, ne, STREAM, subs[i], 0).bytes;
+        const size_t with = fused_layout_of(NMAX, kp, ne, STREAM, subs[i], n_wide).bytes;
+        const int want = max(1, FUSED_MIN_BLOCKS(NMAX) / subs[i]);
+        const int n_with = blocks_by_smem(fns[i], with, want), n_without = blocks_by_smem(fns[i], without, want);
+        if (with > FUSED_MAX_DYN_SMEM || n_with < 0 || n_with < n_without)
+            return 0;
+    }
+    return 1;
+}
+
+} // namespace
+
+int fused_boundary_row_floats(int64_t nth) { return fused_nmax(nth); }
+
+int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int tiles,
+                            int n_wide)
+{
+    if (nth > 64 || (tiles != 1 && tiles != FUSED_SUB))
+        return 0;
+    const int kp = padded_kp(max_half_width, kp_cap);
+    switch (fused_nmax(nth)) {
+    case 16: return stream ? boundary_rows_fit_n<16, true>(kp, ne, tiles, n_wide)
+                           : boundary_rows_fit_n<16, false>(kp, ne, tiles, n_wide);
+    case 32: return stream ? boundary_rows_fit_n<32, true>(kp, ne, tiles, n_wide)
+                           : boundary_rows_fit_n<32, false>(kp, ne, tiles, n_wide);
+    case 48: return stream ? boundary_rows_fit_n<48, true>(kp, ne, tiles, n_wide)
+                           : boundary_rows_fit_n<48, false>(kp, ne, tiles, n_wide);
+    default: return stream ? boundary_rows_fit_n<64, true>(kp, ne, tiles, n_wide)
+                           : boundary_rows_fit_n<64, false>(kp, ne, tiles, n_wide);
+    }
 }
 
 cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,

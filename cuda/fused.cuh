@@ -68,6 +68,15 @@ struct fused_tables_dev {
     // [ne][2] window mode, nth >= 2 FUSED_EDGE: boundary_frac of the bin's
     // kernel for directions 0 .. 3 and nth - 4 .. nth - 1 (zeros otherwise)
     const float4 *edge;
+    // Window mode: boundary_frac as floats, one row of nth per distinct kernel
+    // of the bins that edge does not serve (K > FUSED_EDGE, or nth < 2
+    // FUSED_EDGE), and each bin's row (-1: none), for the kernel to keep in
+    // shared memory beside the other per-bin tables. n_wide = 0 (no such bin,
+    // or no room: fused_boundary_rows_fit): the kernel reads
+    // angular_tables_dev::boundary_frac from global memory instead.
+    const float *bf_wide;
+    const int *bf_row;
+    int n_wide;
 };
 
 // The energy split of steps with few tiles (a pencil beam): per tile, the
@@ -126,6 +135,14 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_wi
 // 1 where that many stage rings do not fit (or one_tile, a test hook, asks).
 // kp_cap as for fused_step. Decided once at setup and passed to every launch.
 int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int one_tile);
+// Floats per row of fused_tables_dev::bf_wide: the direction count the
+// fused kernel is compiled for (nth rounded up to 16, 32, 48 or 64).
+int fused_boundary_row_floats(int64_t nth);
+// 1 when n_wide rows of fused_tables_dev::bf_wide fit beside the block's
+// stage rings and tables without costing the SM a resident block (tiles:
+// fused_tiles_per_block; the split instance's one-tile blocks need less).
+int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int tiles,
+                            int n_wide);
 
 // blocks: a multiple of FUSED_SUB * FUSED_CLUSTER. cluster_launch: 1 where the
 // device launches thread-block clusters (sm_90 on). kp_cap: 0, or (tests) the

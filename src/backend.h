@@ -31,6 +31,8 @@ typedef struct sim_tables {
     int fused_split_off;     /* tests: 1 = the fused CUDA step never splits a tile's energy range */
     int fused_one_tile;      /* tests: 1 = the fused CUDA step's unsplit blocks walk one tile each,
                                 as on grids whose bins leave no room for two stage rings */
+    int fused_boundary_global; /* tests: 1 = the fused CUDA step reads the window's boundary
+                                  fractions of wide kernels from global memory, not shared */
     int cuda_pad_rows;       /* tests: 1 = the CUDA backend pads every grid's rows to whole
                                 128-byte lines (row_pitch_for), not only wide ones */
 } sim_tables;

@@ -398,6 +398,28 @@ int main(int argc, char **argv)
         compare_case(&wide[i], 3);
     }
     runner_fused_kp_cap = 0;
+    /* The window's boundary tally of kernels wider than FUSED_EDGE: the fused
+     * kernel reads their boundary fractions from rows it keeps in shared
+     * memory (kernel_variants: fused_boundary_rows > 0); where those rows
+     * would cost a resident block it reads them from global memory (test hook:
+     * fused_boundary_rows=0). Either way the CPU's tallies to 1e-6, psi and
+     * dose bit for bit. */
+    const kcase edge_rows[] = {
+        {"3 steps, one pass, ds 2 cells (wide kernels)", -1, {"transport.step_mm=2.0"}, 1, 1},
+        {"3 steps, one pass, 13 bins, ds 2 cells (wide kernels)", -1,
+         {"grid.angle.n_bins=13", "transport.step_mm=2.0"}, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof edge_rows / sizeof edge_rows[0]; i++) {
+        CHECK_MSG(max_half_width_of(&edge_rows[i]) > 4, "%s: no kernel wider than FUSED_EDGE", edge_rows[i].name);
+        compare_case(&edge_rows[i], 3);
+        const char *r = strstr(runner_variants, "fused_boundary_rows=");
+        CHECK_MSG(r && atoi(r + strlen("fused_boundary_rows=")) > 0, "%s: ran %s", edge_rows[i].name,
+                  runner_variants);
+    }
+    runner_fused_boundary_global = 1;
+    compare_cases_as(edge_rows, sizeof edge_rows / sizeof edge_rows[0], ", boundary rows from global memory",
+                     "fused_boundary_rows=0");
+    runner_fused_boundary_global = 0;
     /* steps: auto ending before the 8 steps asked: later steps change nothing,
      * and the state must be read from the buffer of the last real step (the
      * single pass alternates buffers). Two stop levels, so that runs ending
