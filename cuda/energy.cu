@@ -19,9 +19,8 @@ __global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__r
             for (int64_t ie = 0; ie < d.ne; ie++) {
                 const double dep = t.deposit[ie];
                 const float *p = psi + ie * d.nth * d.slice + c;
-                double wsum = 0.0;
-                for (int64_t j = j0; j < d.nth && j < j0 + chunk; j++)
-                    wsum = __dadd_rn(wsum, (double)p[j * d.slice]);
+                const double wsum = (double)smx_chunk_sum(p + j0 * d.slice, d.slice,
+                                                          (int)min(chunk, d.nth - j0), (int)chunk);
                 part = __dadd_rn(part, __dmul_rn(dep, wsum));
                 dep_sum += dep * wsum;
                 if (t.target[ie] < 0) {

@@ -89,8 +89,9 @@ __device__ __forceinline__ float pair_reduce(const float (&v)[M], int n, float p
             t[m] = op(t[m], t[m + w]);
     return t[0];
 }
-// A tally's sum (rounding ~2e-7 relative at most for M = 16, far below the
-// 1e-6 balance) and a minimum.
+// A tally's or a chunk's sum (rounding ~2e-7 relative at most for M = 16, far
+// below the 1e-6 balance; for M = SMX_DEPOSIT_CHUNK the tree of
+// smx_chunk_sum, deposit_order.h) and a minimum.
 template <int M>
 __device__ __forceinline__ float pair_sum(const float (&v)[M], int n)
 {
@@ -716,13 +717,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 for (int m = 0; m < M; m++)
                     conv[m] = 0.0f;
             }
-            // The chunk's weight, summed from 0.0 in the CPU's order (0.0 +
-            // conv[0] == conv[0]: conv >= +0, and zeros past nth).
-            double ws = (double)conv[0];
-#pragma unroll
-            for (int m = 1; m < M; m++)
-                if (dir_ok(m))
-                    ws = __dadd_rn(ws, (double)conv[m]);
+            // The chunk's weight: smx_chunk_sum's tree (M leaves, zeros past nth).
+            const double ws = (double)pair_sum(conv, n_dirs);
             if constexpr (!SPLIT) {
                 dpart = __dadd_rn(dpart, __dmul_rn(fb.deposit, ws));
             } else if (own_s) { // the tile's last block sums the dose; the tally is this block's

@@ -57,6 +57,7 @@ typedef struct cpu_ctx {
     int *step_oz, *step_ox;  /* [nth] whole-cell moves of the current step */
     float *scratch;          /* [threads][nth * nx] */
     double *dep_part;        /* [nz][DEP_PART_ROWS][nx] deposit partial sums per z row */
+    float *chunk_stack;      /* [nz][smx_chunk_stack_rows][nx] chunk sums' trees per z row */
     int nthreads;
     double w0, w_prev, e_prev;
     int front;
@@ -156,6 +157,7 @@ static void op_energy(cpu_ctx *c, step_tally *t)
         all = box_union(all, c->box_cur[ie]);
     int64_t nrows = box_empty(all) ? 0 : all.z1 - all.z0 + 1;
     const int chunk = SMX_DEPOSIT_CHUNK(nth), nq = (nth + chunk - 1) / chunk;
+    const int leaves = smx_chunk_leaves(chunk), stack_rows = smx_chunk_stack_rows(chunk);
 #pragma omp parallel for schedule(dynamic, 2)
     for (int64_t r = 0; r < nrows; r++) {
         int z = all.z0 + (int)r;
@@ -164,6 +166,7 @@ static void op_energy(cpu_ctx *c, step_tally *t)
         double *drow = c->dose + (int64_t)z * g->nx;
         double *part = c->dep_part + (int64_t)z * DEP_PART_ROWS * g->nx; /* p[q][x] */
         double *ws = part + (int64_t)SMX_DEPOSIT_MAX_CHUNKS * g->nx;    /* chunk sum [x] */
+        float *stack = c->chunk_stack + (int64_t)z * stack_rows * g->nx;
         for (int q = 0; q < nq; q++)
             for (int x = all.x0; x <= all.x1; x++)
                 part[(int64_t)q * g->nx + x] = 0.0;
@@ -173,13 +176,29 @@ static void op_energy(cpu_ctx *c, step_tally *t)
                 continue;
             double dep = el->deposit_MeV[ie], wsum = 0.0;
             for (int q = 0; q < nq; q++) {
-                for (int x = b.x0; x <= b.x1; x++)
-                    ws[x] = 0.0;
-                for (int j = q * chunk; j < nth && j < (q + 1) * chunk; j++) {
-                    const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-                    for (int x = b.x0; x <= b.x1; x++)
-                        ws[x] += row[x];
+                /* smx_chunk_sum for every x of the row at once: leaf rows
+                 * join a stack of rows, completed subtrees merge. */
+                int top = 0;
+                for (int i = 0; i < leaves; i++) {
+                    const int j = q * chunk + i;
+                    float *leaf = stack + (int64_t)top++ * g->nx;
+                    if (i < chunk && j < nth) {
+                        const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                        for (int x = b.x0; x <= b.x1; x++)
+                            leaf[x] = row[x];
+                    } else {
+                        for (int x = b.x0; x <= b.x1; x++)
+                            leaf[x] = 0.0f;
+                    }
+                    for (int k = i; k & 1; k >>= 1, top--) {
+                        float *l = stack + (int64_t)(top - 2) * g->nx;
+                        const float *r = l + g->nx;
+                        for (int x = b.x0; x <= b.x1; x++)
+                            l[x] = l[x] + r[x];
+                    }
                 }
+                for (int x = b.x0; x <= b.x1; x++)
+                    ws[x] = (double)stack[x];
                 double *pq = part + (int64_t)q * g->nx;
                 for (int x = b.x0; x <= b.x1; x++) {
                     pq[x] += dep * ws[x];
@@ -478,9 +497,10 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
     c->step_ox = malloc(g->nth * sizeof(int));
     c->scratch = malloc((size_t)c->nthreads * g->nth * g->nx * sizeof(float));
     c->dep_part = malloc((size_t)g->slice * DEP_PART_ROWS * sizeof(double));
+    c->chunk_stack = malloc((size_t)g->slice * smx_chunk_stack_rows(SMX_DEPOSIT_CHUNK((int)g->nth)) * sizeof(float));
     if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose ||
         !c->units || !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 ||
-        !c->step_oz || !c->step_ox || !c->scratch || !c->dep_part) {
+        !c->step_oz || !c->step_ox || !c->scratch || !c->dep_part || !c->chunk_stack) {
         cpu_release(c);
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "out of host memory: the CPU backend needs %.3g GB for this grid",
@@ -621,6 +641,7 @@ static void cpu_release(void *vctx)
     free(c->units);
     free(c->partial);
     free(c->dep_part);
+    free(c->chunk_stack);
     free(c->row_w);
     free(c->row_x0);
     free(c->row_x1);

@@ -143,8 +143,10 @@ void grid_free(grid *g)
 double grid_host_bytes(const grid *g)
 {
     /* Two psi buffers (operators ping-pong), dose in double, the CPU backend's
-     * deposit partial rows per z row (one per chunk and the chunk sum,
-     * backend_cpu.c), plus one slice of doubles for small tables. */
+     * deposit partial rows per z row (one per chunk and the chunk sum, and
+     * the rows of a chunk sum's tree, backend_cpu.c), plus one slice of
+     * doubles for small tables. */
     return 2.0 * (double)g->cells * sizeof(float) +
-           (double)g->slice * sizeof(double) * (1 + (SMX_DEPOSIT_MAX_CHUNKS + 1) + 1);
+           (double)g->slice * sizeof(double) * (1 + (SMX_DEPOSIT_MAX_CHUNKS + 1) + 1) +
+           (double)g->slice * sizeof(float) * smx_chunk_stack_rows(SMX_DEPOSIT_CHUNK((int)g->nth));
 }
