@@ -288,6 +288,11 @@ int main(int argc, char **argv)
          {"backend.angular=fft", "grid.angle.mode=full", "grid.angle.n_bins=32"}, 3, 0},
         {"energy gather", OP_ENERGY, {"backend.energy=gather"}, 1, 1},
         {"energy scatter", OP_ENERGY, {"backend.energy=scatter"}, 1, 0},
+        /* The deposit's chunk sums (deposit_order.h): a last chunk of one
+         * direction, and chunks of 16 (more than 64 directions), which take
+         * the generic tree of smx_chunk_sum instead of the 8-leaf one. */
+        {"energy gather, 41 directions", OP_ENERGY, {"backend.energy=gather", "grid.angle.n_bins=41"}, 2, 1},
+        {"energy gather, 96 directions", OP_ENERGY, {"backend.energy=gather", "grid.angle.n_bins=96"}, 2, 1},
         {"stream gather, bilinear", OP_STREAM,
          {"backend.streaming=gather", "transport.streaming_scheme=bilinear"}, 2, 1},
         {"stream atomic, bilinear", OP_STREAM,

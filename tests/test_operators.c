@@ -7,6 +7,7 @@
 #include "analysis.h"
 #include "backend_runner.h"
 #include "check.h"
+#include "deposit_order.h"
 #include "fma_rows.h"
 #include "random_psi.h"
 #include "sim_fixture.h"
@@ -109,10 +110,55 @@ static void check_fma_rows(void)
     free(d), free(e), free(v), free(u), free(g);
 }
 
+/* The explicit pairwise tree of deposit_order.h over `size` leaves from lo
+ * (leaves at or past n are +0.0f). */
+static float tree_sum(const float *v, int n, int lo, int size)
+{
+    if (size == 1)
+        return lo < n ? v[lo] : 0.0f;
+    volatile float l = tree_sum(v, n, lo, size / 2), r = tree_sum(v, n, lo + size / 2, size / 2);
+    return l + r;
+}
+
+/* smx_chunk_sum (the deposit's chunk weight, shared by every backend) against
+ * the tree written out, on values spanning 2^-20..2^4 so that the order of the
+ * additions shows: strided reads, partial chunks, and the same sum for any
+ * power of two of leaves >= the chunk. */
+static void check_chunk_sum(void)
+{
+    enum { N = 64, S = 3 };
+    float v[N], vs[N * S];
+    uint64_t r = 0x853c49e6748fea9bull;
+    for (int i = 0; i < N; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        v[i] = ldexpf((float)((r >> 40) * 0x1p-24) + 0.5f, (int)((r >> 8) % 25) - 20);
+        vs[i * S] = v[i];
+    }
+    int bad = 0, seq_differs = 0;
+    for (int chunk = 1; chunk <= N; chunk = chunk < 24 ? chunk + 1 : chunk == N ? N + 1 : N)
+        for (int n = chunk; n >= 1 && n >= chunk - 2; n--) {
+            int leaves = 1;
+            while (leaves < chunk)
+                leaves *= 2;
+            const float want = tree_sum(v, n, 0, leaves), got = smx_chunk_sum(v, 1, n, chunk);
+            bad += got != want || smx_chunk_sum(vs, S, n, chunk) != want ||
+                   (2 * leaves <= N && smx_chunk_sum(v, 1, n, 2 * leaves) != want);
+            volatile float seq = 0.0f;
+            for (int i = 0; i < n; i++)
+                seq = seq + v[i];
+            seq_differs |= seq != want;
+        }
+    CHECK_MSG(bad == 0, "smx_chunk_sum: %d chunk sums differ from the pairwise tree", bad);
+    CHECK(seq_differs); /* the inputs tell a tree from a running sum */
+    CHECK(smx_chunk_leaves(1) == 1 && smx_chunk_leaves(5) == 8 && smx_chunk_leaves(8) == 8 &&
+          smx_chunk_stack_rows(1) == 1 && smx_chunk_stack_rows(8) == 4 && smx_chunk_stack_rows(9) == 5);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     check_fma_rows();
+    check_chunk_sum();
     /* ---- energy-loss table on both grids ---- */
     {
         fixture f;
