@@ -573,41 +573,29 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 if (T0 < 0)
                     T0 = tg;
                 while (T0 < tg) { // T0 is complete: write it
+                    const bool odd = T0 & 1; // T0's bank: accB if odd
+                    float v[M];
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        v[m] = odd ? accB[m] : accA[m];
                     if constexpr (SPLIT) {
                         // The targets no source reached and T0 through the same
                         // emit: pencil run 13.45 / 13.56 against 13.85 / 13.85 ms
                         // (H100, same call); in the dense instance it cost 3-4 %.
-                        for (int zt = next_out; zt <= T0; zt++) {
-                            const bool zero = zt < T0, odd = T0 & 1;
-                            float v[M];
-#pragma unroll
-                            for (int m = 0; m < M; m++)
-                                v[m] = odd ? accB[m] : accA[m];
-                            emit_own(zt, v, zero);
-                        }
-                        const bool odd = T0 & 1;
-#pragma unroll
-                        for (int m = 0; m < M; m++) {
-                            accA[m] = odd ? accA[m] : 0.0f;
-                            accB[m] = odd ? 0.0f : accB[m];
-                        }
+                        for (int zt = next_out; zt <= T0; zt++)
+                            emit_own(zt, v, zt < T0);
                     } else {
                         for (int zt = next_out; zt < T0; zt++)
                             emit_own(zt, accA, true);
                         // One emit for either bank, the bank chosen per value: against an
                         // emit inlined for each bank, Stress 14.40 / 14.46 ms and the
                         // pencil run 13.76 / 14.07 ms (H100, same call; Production 0.933 both).
-                        const bool odd = T0 & 1;
-                        float v[M];
-#pragma unroll
-                        for (int m = 0; m < M; m++)
-                            v[m] = odd ? accB[m] : accA[m];
                         emit_own(T0, v, false);
+                    }
 #pragma unroll
-                        for (int m = 0; m < M; m++) {
-                            accA[m] = odd ? accA[m] : 0.0f;
-                            accB[m] = odd ? 0.0f : accB[m];
-                        }
+                    for (int m = 0; m < M; m++) { // T0's bank becomes T0 + 2's
+                        accA[m] = odd ? accA[m] : 0.0f;
+                        accB[m] = odd ? 0.0f : accB[m];
                     }
                     next_out = T0 + 1;
                     T0++;
