@@ -72,7 +72,6 @@ struct cuda_ctx {
     angular_tables_dev at;
     energy_tables_dev et;
     fused_tables_dev ft;
-    int boundary_rows; // ft.n_wide: kernels whose boundary fractions the fused kernel keeps in shared memory
     fused_split_dev split; // the fused kernel's energy split of steps with few tiles
     stream_tables_dev stt;
     void *fft_mem;
@@ -655,7 +654,6 @@ static int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     if (n_wide > 0 && !fused_boundary_rows_fit(nth, ne, mhw, c->single_pass, s->fused_kp_cap, c->tiles, n_wide))
         n_wide = 0; // edge rows from angular_tables_dev::boundary_frac in global memory
     c->ft = fused_tables_dev{bk, fb, edge, bfw, bfrow, n_wide};
-    c->boundary_rows = n_wide;
     int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
              upload_array(bk, hbk.data(), ne, err) || upload_array(fb, hfb.data(), ne, err) ||
              upload_array(edge, hedge.data(), 2 * ne, err) ||
@@ -906,7 +904,7 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
              c->single_pass ? "theta+energy+stream (one pass)"
              : c->fused     ? "theta+energy, stream+measure"
                             : "no",
-             split_why, c->tiles, c->fused ? c->boundary_rows : 0, (long long)c->d.px);
+             split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "async_copy.cuh"
 #include "conv_rows.cuh"
 #include "deposit_order.h"
+#include "pair_tree.cuh"
 
 // A tile is 32 columns (consecutive x: coalesced loads and stores) times G
 // threads per column. Thread g of a column owns the M = NMAX / G consecutive
@@ -71,36 +72,6 @@ __device__ __forceinline__ T *opaque(T *p)
 {
     asm("" : "+l"(p));
     return p;
-}
-
-// Pairwise reduction of the first n of M values (`pad` past them): a tree of
-// depth log2 M instead of a chain of M dependent instructions.
-template <int M, typename Op>
-__device__ __forceinline__ float pair_reduce(const float (&v)[M], int n, float pad, Op op)
-{
-    float t[M];
-#pragma unroll
-    for (int m = 0; m < M; m++)
-        t[m] = m < n ? v[m] : pad;
-#pragma unroll
-    for (int w = 1; w < M; w *= 2)
-#pragma unroll
-        for (int m = 0; m + w < M; m += 2 * w)
-            t[m] = op(t[m], t[m + w]);
-    return t[0];
-}
-// A tally's or a chunk's sum (rounding ~2e-7 relative at most for M = 16, far
-// below the 1e-6 balance; for M = SMX_DEPOSIT_CHUNK the tree of
-// smx_chunk_sum, deposit_order.h) and a minimum.
-template <int M>
-__device__ __forceinline__ float pair_sum(const float (&v)[M], int n)
-{
-    return pair_reduce(v, n, 0.0f, [](float a, float b) { return __fadd_rn(a, b); });
-}
-template <int M>
-__device__ __forceinline__ float pair_min(const float (&v)[M], int n)
-{
-    return pair_reduce(v, n, INFINITY, [](float a, float b) { return fminf(a, b); });
 }
 
 struct fused_args {
