@@ -122,6 +122,26 @@ dist)
         { cat "$tmp/out"; fail "bundled binary cannot dry-run its own example plan"; }
     grep -q "share/smx2d-sim/config/../data/pstar_water.h5" "$tmp/out" || fail "table not found in the bundle"
     ;;
+bench)
+    # The harness on the CPU, on a grid made small with --set (it applies to
+    # every case): each case reports the grid it ran, and fewer timed steps
+    # than the warm-up's five are fine. Without the Production grid there is
+    # no whole pencil run (it is a Production-grid measurement).
+    cd "$tmp"
+    expect 0 "$bin" --bench small --bench-steps 2 --device cpu --set grid.space.nz=24 \
+        --set grid.space.nx=40 --bench-json "$tmp/bench.json"
+    [ "$(grep -c '^small ' "$tmp/out")" = 2 ] || fail "expected a pencil and a dense row: $(cat "$tmp/out")"
+    grep -q "pencil run" "$tmp/out" && fail "a pencil run without the Production grid"
+    [ "$(grep -o '"Nz": 24, "Nx": 40, "timed_steps": 2,' "$tmp/bench.json" | wc -l)" = 2 ] ||
+        fail "the JSON does not report the grid that ran: $(cat "$tmp/bench.json")"
+    grep -q '"pencil_run": null' "$tmp/bench.json" || fail "pencil_run not null in the JSON"
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/bench.json" ||
+            fail "the JSON does not parse"
+    fi
+    expect 1 "$bin" --bench small --bench-steps 0
+    grep -q "bench-steps needs a positive number" "$tmp/out" || fail "bad --bench-steps not named"
+    ;;
 *)
     fail "unknown case $case_name"
     ;;
