@@ -167,17 +167,34 @@ static void active_bin_ranges(const box4 *box, int ne, const int *target, const 
 // measured this step become the state (per bin, spread over the threads; the
 // unions and bin ranges are min/max reductions, so their order does not
 // matter). A single thread walking ne boxes or `blocks` fronts would pay one
-// memory latency each, tens of microseconds per step.
+// memory latency each, tens of microseconds per step. The kernel is on every
+// step's critical path, so each independent load is issued at its start
+// (the stop flag, the run state, the first box of each thread) and the
+// flag is tested only before the first store to global memory.
 __global__ void finish_kernel(const double *partials, int slots, const int *front_part, int blocks,
                               step_rec_dev *ring, run_state_dev *st, int *stop, int ne,
                               box4 *box_a, box4 *box_next, active_regions *reg,
                               energy_tables_dev et, int single_pass)
 {
-    if (*stop)
-        return;
     __shared__ double sums[TF_COUNT];
     __shared__ int red[9]; // occupied z0 z1 x0 x1, src lo hi, tgt lo hi, front
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const int stopped = *stop; // the same for every thread
+    run_state_dev rs;
+    active_regions rg;
+    if (t == 0) {
+        rs = *st;
+        if (box_a)
+            rg = *reg;
+    }
+    box4 b_first = box_empty4(); // bin t's box, target and fraction (the loop's first iteration)
+    int tg_first = -1;
+    float chi_first = 0.0f;
+    if (box_a && t < ne) {
+        b_first = box_next[t];
+        tg_first = et.target[t];
+        chi_first = et.c_hi[t];
+    }
     if (t < 9)
         red[t] = (t == 0 || t == 2 || t == 4 || t == 6) ? INT_MAX : -1;
     // One warp per field: each lane sums a fixed stride of the block partials,
@@ -206,24 +223,41 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         if (lane == 0)
             sums[f] = v;
     }
+    if (stopped)
+        return; // uniform: nothing is written after the run stopped
     __syncthreads(); // red initialised
     if (box_a) {
+        // Each thread's extremes, then one warp reduction and one shared
+        // atomic per warp and value: per-thread atomics on the same eight
+        // words serialise within each warp.
+        int zlo = INT_MAX, zhi = -1, xlo = INT_MAX, xhi = -1, slo = INT_MAX, shi = -1, tlo = INT_MAX, thi = -1;
         for (int k = t; k < ne; k += blockDim.x) {
-            // Loads first: a store in between would make each wait for the last.
-            const box4 b = box_next[k];
-            const int tg = et.target[k];
-            const float chi = et.c_hi[k];
+            const bool first = k == t;
+            const box4 b = first ? b_first : box_next[k];
+            const int tg = first ? tg_first : et.target[k];
+            const float chi = first ? chi_first : et.c_hi[k];
             box_a[k] = b;
             box_next[k] = box_empty4();
             if (box_is_empty(b))
                 continue;
-            atomicMin(&red[0], b.z0), atomicMax(&red[1], b.z1);
-            atomicMin(&red[2], b.x0), atomicMax(&red[3], b.x1);
-            atomicMin(&red[4], k), atomicMax(&red[5], k);
+            zlo = min(zlo, b.z0), zhi = max(zhi, b.z1);
+            xlo = min(xlo, b.x0), xhi = max(xhi, b.x1);
+            slo = min(slo, k), shi = max(shi, k);
             if (tg >= 0) {
-                atomicMin(&red[6], tg);
-                atomicMax(&red[7], bin_target_hi(tg, chi, ne));
+                tlo = min(tlo, tg);
+                thi = max(thi, bin_target_hi(tg, chi, ne));
             }
+        }
+        const unsigned all = 0xffffffffu; // blockDim.x is whole warps
+        zlo = __reduce_min_sync(all, zlo), zhi = __reduce_max_sync(all, zhi);
+        xlo = __reduce_min_sync(all, xlo), xhi = __reduce_max_sync(all, xhi);
+        slo = __reduce_min_sync(all, slo), shi = __reduce_max_sync(all, shi);
+        tlo = __reduce_min_sync(all, tlo), thi = __reduce_max_sync(all, thi);
+        if (lane == 0 && shi >= 0) {
+            atomicMin(&red[0], zlo), atomicMax(&red[1], zhi);
+            atomicMin(&red[2], xlo), atomicMax(&red[3], xhi);
+            atomicMin(&red[4], slo), atomicMax(&red[5], shi);
+            atomicMin(&red[6], tlo), atomicMax(&red[7], thi);
         }
     } else {
         int m = -1;
@@ -236,10 +270,8 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         return;
     // Everything is read before anything is written: a store between two
     // loads that may alias makes each load wait for the previous round trip.
-    run_state_dev rs = *st;
     int front = red[8];
     if (box_a) {
-        active_regions rg = *reg;
         // Where the buffer written next step holds values now: the two-pass
         // step overwrites psi_b, which holds this step's theta+energy output
         // (the targets); the single pass overwrites the buffer of this step's
