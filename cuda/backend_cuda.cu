@@ -182,6 +182,8 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     const int stopped = *stop; // the same for every thread
     run_state_dev rs;
     active_regions rg;
+    // Read here, before any store: a store between two loads that may alias
+    // makes each load wait for the previous round trip.
     if (t == 0) {
         rs = *st;
         if (box_a)
@@ -268,8 +270,6 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     __syncthreads();
     if (t != 0)
         return;
-    // Everything is read before anything is written: a store between two
-    // loads that may alias makes each load wait for the previous round trip.
     int front = red[8];
     if (box_a) {
         // Where the buffer written next step holds values now: the two-pass
