@@ -35,12 +35,13 @@ CUDA_HOME    ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
 # --fmad=false: no implicit contraction into fused multiply-adds, so that the
 # kernels round exactly like the C reference (same operations in the same order
 # give the same bits); where both want an FMA they say so (__fmaf_rn / fmaf,
-# src/fma_rows.h).
+# src/transport/fma_rows.h).
 NVCCFLAGS    ?= -O3 -lineinfo --fmad=false
 ALL_NVCCFLAGS = -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror \
                 -Werror all-warnings -Isrc -I$(BUILD)
 
-LIB_SRC      := $(filter-out src/main.c, $(wildcard src/*.c))
+# src/ is one folder per layer (docs/architecture.md); main.c alone sits on top.
+LIB_SRC      := $(wildcard src/*/*.c)
 LIB_OBJ      := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 CU_SRC       := $(if $(filter 1,$(CUDA)),$(wildcard cuda/*.cu))
 CU_OBJ       := $(CU_SRC:cuda/%.cu=$(BUILD)/obj/cuda/%.o)
@@ -75,13 +76,15 @@ $(BUILD)/buildinfo.h: FORCE | $(BUILD)
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 FORCE:
 
-$(BUILD) $(BUILD)/obj $(BUILD)/obj/cuda $(BUILD)/tests:
+$(BUILD) $(BUILD)/tests:
 	@mkdir -p $@
 
-$(BUILD)/obj/%.o: src/%.c | $(BUILD)/obj $(BUILD)/buildinfo.h
+$(BUILD)/obj/%.o: src/%.c | $(BUILD)/buildinfo.h
+	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/cuda/%.o: cuda/%.cu | $(BUILD)/obj/cuda $(BUILD)/buildinfo.h
+$(BUILD)/obj/cuda/%.o: cuda/%.cu | $(BUILD)/buildinfo.h
+	@mkdir -p $(dir $@)
 	$(NVCC) $(ALL_NVCCFLAGS) -MMD -MP -c $< -o $@
 
 $(LIBSMX): $(LIB_OBJ) $(CU_OBJ)
@@ -137,4 +140,4 @@ dist: all
 clean:
 	rm -rf $(BUILD) dist
 
--include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/cuda/*.d)
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d)

@@ -1,4 +1,4 @@
-// CUDA backend: the same entry points as the CPU backend (src/backend.h), with
+// CUDA backend: the same entry points as the CPU backend (src/transport/backend.h), with
 // the tables built by the shared host code and the operators as kernels.
 //
 // Buffers: psi_a holds the state between steps. theta and stream are out of
@@ -17,8 +17,8 @@
 #include <vector>
 
 extern "C" {
-#include "backend.h"
-#include "device_query.h"
+#include "transport/backend.h"
+#include "transport/device_query.h"
 }
 #include "angular.cuh"
 #include "check.cuh"

@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #define CUDA_CHECK_ERR(err, stmt)                                                          \
     do {                                                                                   \

@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include "device_query.h"
+#include "transport/device_query.h"
 
 extern "C" void gpu_query(gpu_info *gi)
 {

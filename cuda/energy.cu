@@ -1,7 +1,7 @@
 #include "energy.cuh"
 
-#include "deposit_order.h"
 #include "pair_tree.cuh"
+#include "transport/deposit_order.h"
 
 // The chunk sums of deposit_order.h: chunks of up to 8 directions (every
 // grid of up to 64) as pair_sum's tree over 8 leaves in registers (leaves past
@@ -17,7 +17,7 @@ __global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__r
     double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < d.slice; c += stride) {
-        // The shared summation order of src/deposit_order.h.
+        // The shared summation order of src/transport/deposit_order.h.
         double acc = dose[c];
         const int64_t chunk = SMX_DEPOSIT_CHUNK(d.nth);
         for (int64_t j0 = 0; j0 < d.nth; j0 += chunk) {

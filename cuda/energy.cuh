@@ -1,5 +1,5 @@
 // A_E on the GPU: deposit, then continuous slowing down from the LUT of
-// src/lut_energy.c. Semantics are those of op_energy() in src/backend_cpu.c.
+// src/physics/lut_energy.c. Semantics are those of op_energy() in src/transport/backend_cpu.c.
 //
 // energy_deposit: one thread per (z, x): dose[z][x] += deposit[ie] * psi[ie][th][z][x]
 //   in the CPU's order (ie ascending, then th ascending), in double; stopped
@@ -10,7 +10,7 @@
 // energy_scatter: the fallback, same column ownership, sources ascending: each
 //   source is consumed and added into its two targets (at or below it).
 // Both are atomic-free and round exactly as the CPU (explicit __fmul_rn and
-// __fmaf_rn, as src/fma_rows.h), so both are bitwise the CPU's.
+// __fmaf_rn, as src/transport/fma_rows.h), so both are bitwise the CPU's.
 #ifndef SMX_CUDA_ENERGY_CUH
 #define SMX_CUDA_ENERGY_CUH
 

@@ -5,8 +5,8 @@
 
 #include "async_copy.cuh"
 #include "conv_rows.cuh"
-#include "deposit_order.h"
 #include "pair_tree.cuh"
+#include "transport/deposit_order.h"
 
 // A tile is 32 columns (consecutive x: coalesced loads and stores) times G
 // threads per column. Thread g of a column owns the M = NMAX / G consecutive
@@ -14,7 +14,7 @@
 // 4, 4, 6, 8 for 16, 32, 48, 64), so it convolves them from a register
 // window (conv_padded: one shared load per kernel tap for M outputs) and sums
 // their deposit itself: the G partial deposits of a column meet once per
-// step, in the order of src/deposit_order.h (chunk = M). The bin being
+// step, in the order of src/transport/deposit_order.h (chunk = M). The bin being
 // processed is staged in shared memory with padding rows around it and its
 // kernel's weights beside it (fused_layout), in a ring of FUSED_RING stages
 // that cp.async fills ahead of the convolution, so each bin costs one barrier

@@ -1,7 +1,7 @@
 // A_stream on the GPU: move weight along its direction, out of place.
 //
-// Semantics are those of op_stream() in src/backend_cpu.c (the oracle), for
-// the two schemes of src/lut_stream.h:
+// Semantics are those of op_stream() in src/transport/backend_cpu.c (the oracle), for
+// the two schemes of src/physics/lut_stream.h:
 //   bilinear: source (z, x) of direction j sends w[j][2a+b] to (z+oz[j]+a, x+ox[j]+b);
 //   shift:    source (z, x) moves whole to (z + shift(sz[j], n), x + shift(sx[j], n))
 //             with shift(s, n) = llround((n+1) s) - llround(n s), n = *step (device memory,
@@ -32,7 +32,7 @@ struct stream_tables_dev {
 };
 
 // Whole-cell move of step n under the shift scheme, exactly stream_shift() of
-// src/lut_stream.h (host too: access-probe replays the benchmark's moves).
+// src/physics/lut_stream.h (host too: access-probe replays the benchmark's moves).
 __host__ __device__ __forceinline__ int64_t stream_shift_of(double s, int64_t n)
 {
     return llround((double)(n + 1) * s) - llround((double)n * s);

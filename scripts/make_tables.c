@@ -8,8 +8,8 @@
  * temporary name, read back through the simulator's own reader, and only then
  * renamed over the target, so a failed run never leaves a half-written table.
  * Exit status: 0 ok, 1 usage, 2 bad input, 3 I/O failure (see error.h). */
-#include "error.h"
-#include "tables.h"
+#include "base/error.h"
+#include "physics/tables.h"
 
 #include <hdf5.h>
 

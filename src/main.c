@@ -6,18 +6,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "backend.h"
-#include "bench.h"
+#include "base/sha256.h"
 #include "buildinfo.h"
-#include "cli.h"
-#include "device_query.h"
-#include "output.h"
-#include "plan.h"
-#include "provenance.h"
-#include "sha256.h"
-#include "simulate.h"
-#include "tables.h"
+#include "input/cli.h"
+#include "input/plan.h"
+#include "io/output.h"
+#include "io/provenance.h"
+#include "physics/tables.h"
+#include "report/analysis.h"
+#include "tools/bench.h"
+#include "transport/backend.h"
+#include "transport/device_query.h"
+#include "transport/simulate.h"
 
 static void on_signal(int sig)
 {

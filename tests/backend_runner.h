@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "transport/backend.h"
 
 /* only_op: -1 = full steps, else one enum op_id per step. Returns 0 or an exit code. */
 static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see sim_tables) */

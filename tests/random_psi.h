@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "grid.h"
+#include "physics/grid.h"
 
 static inline double test_uniform(uint64_t *state)
 {

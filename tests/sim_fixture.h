@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "simulate.h"
+#include "transport/backend.h"
+#include "transport/simulate.h"
 
 typedef struct fixture {
     plan p;

@@ -1,4 +1,4 @@
-# Material table (src/tables.c, scripts/make_tables.c) and SHA-256 (src/sha256.c).
+# Material table (src/physics/tables.c, scripts/make_tables.c) and SHA-256 (src/base/sha256.c).
 # The generator's path lets test_tables check data/pstar_water.h5 against a
 # fresh regeneration from data/pstar_water.csv.
 add_test(tables_reader "${SMX_BUILD}/tests/test_tables" "${SMX_BUILD}/make_tables")

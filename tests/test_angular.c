@@ -1,7 +1,7 @@
 /* Angular kernels (A_theta): moments, shape, conservation under convolution,
  * the sub-bin trap, grid limits and kernel sharing. */
 #include "check.h"
-#include "lut_angle.h"
+#include "physics/lut_angle.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -18,12 +18,12 @@ int main(void)
     return SMX_TEST_SKIP;
 }
 #else
-#include "analysis.h"
 #include "backend_runner.h"
 #include "check.h"
-#include "device_query.h"
 #include "random_psi.h"
+#include "report/analysis.h"
 #include "sim_fixture.h"
+#include "transport/device_query.h"
 
 int cuda_check_scatter_aggregation(double *worst, smx_error *err);
 

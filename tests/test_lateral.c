@@ -6,8 +6,8 @@
  * numerical only and is reported. */
 #include <math.h>
 
-#include "analysis.h"
 #include "check.h"
+#include "report/analysis.h"
 #include "sim_fixture.h"
 
 static double fermi_eyges_sigma(const tables *t, double E0, double z_mm, double rho)

@@ -4,14 +4,14 @@
 #include <math.h>
 #include <omp.h>
 
-#include "analysis.h"
 #include "backend_runner.h"
 #include "check.h"
-#include "deposit_order.h"
-#include "fma_rows.h"
+#include "physics/source.h"
 #include "random_psi.h"
+#include "report/analysis.h"
 #include "sim_fixture.h"
-#include "source.h"
+#include "transport/deposit_order.h"
+#include "transport/fma_rows.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 

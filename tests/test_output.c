@@ -15,10 +15,10 @@
 #include <hdf5.h>
 
 #include "check.h"
-#include "output.h"
-#include "provenance.h"
-#include "run.h"
-#include "tally.h"
+#include "io/output.h"
+#include "io/provenance.h"
+#include "transport/run.h"
+#include "transport/tally.h"
 
 static char tmpdir[256];
 

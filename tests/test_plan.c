@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "plan.h"
+#include "input/plan.h"
 
 #define CASES "tests/plan_cases/"
 
@@ -578,7 +578,7 @@ static void check_same_as_shipped(const char *path, writer w)
         size_t at = 0, line = 1;
         while (at < want_len && at < got_len && want[at] == got[at])
             line += want[at++] == '\n';
-        CHECK_MSG(same, "%s is out of date with the schema table in src/plan_schema.c "
+        CHECK_MSG(same, "%s is out of date with the schema table in src/input/plan_schema.c "
                   "(first difference on line %zu); run `make schema`", path, line);
     }
     free(want);

@@ -5,8 +5,8 @@
  * R80 - R20 must stay below 1.3 x 1.2 % of the range. */
 #include <math.h>
 
-#include "analysis.h"
 #include "check.h"
+#include "report/analysis.h"
 #include "sim_fixture.h"
 
 typedef struct range_result {

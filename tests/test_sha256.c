@@ -1,7 +1,7 @@
 /* SHA-256 against the FIPS 180-4 / NIST CSRC example vectors, in one piece
  * and fed in awkward chunk sizes, plus the file form. */
+#include "base/sha256.h"
 #include "check.h"
-#include "sha256.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,9 +5,9 @@
  *
  * Run from the repository root (data/ relative). With the generator's path the
  * test also proves that data/pstar_water.h5 is what the CSV regenerates to. */
+#include "base/sha256.h"
 #include "check.h"
-#include "sha256.h"
-#include "tables.h"
+#include "physics/tables.h"
 
 #include <hdf5.h>
 

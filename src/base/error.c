@@ -1,0 +1,44 @@
+#include "base/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int smx_quiet = 0;
+
+int smx_vfail(smx_error *e, int code, const char *fmt, va_list ap)
+{
+    if (e && e->code == 0) {
+        e->code = code;
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    }
+    return code;
+}
+
+int smx_fail(smx_error *e, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    smx_vfail(e, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void smx_info(const char *fmt, ...)
+{
+    if (smx_quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+}
+
+void smx_warn(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("smx2d-sim: warning: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,169 @@
+/* The run plan: one YAML file describes one run.
+ *
+ * Every key lives in exactly one place, the schema table plan_keys[] in
+ * plan_schema.c. That table drives validation (plan.c), the JSON Schema
+ * (schemas/plan.schema.json) and the documented reference plan
+ * (config/plan-reference.yaml); a test fails if the shipped files drift from it. */
+#ifndef SMX_PLAN_H
+#define SMX_PLAN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/error.h"
+
+#define PLAN_PATH_MAX 4096
+#define PLAN_NAME_MAX 64
+#define PLAN_MAX_SNAPSHOTS 256
+#define PLAN_ORDER_MAX 3
+
+enum energy_grid_kind { EGRID_RANGE = 0, EGRID_UNIFORM = 1 };
+enum angle_mode { ANGLE_WINDOW = 0, ANGLE_FULL = 1 };
+enum device_kind { DEVICE_AUTO = 0, DEVICE_CPU = 1, DEVICE_CUDA = 2 };
+enum op_id { OP_THETA = 0, OP_ENERGY = 1, OP_STREAM = 2 };
+enum streaming_scheme { STREAM_BILINEAR = 0, STREAM_SHIFT = 1 };
+enum variant_energy { VAR_E_AUTO = 0, VAR_E_GATHER = 1, VAR_E_SCATTER = 2 };
+enum variant_angular { VAR_A_AUTO = 0, VAR_A_DIRECT = 1, VAR_A_FFT = 2 };
+enum variant_stream { VAR_S_AUTO = 0, VAR_S_GATHER = 1, VAR_S_ATOMIC = 2, VAR_S_WARP = 3, VAR_S_FALLBACK = 4 };
+enum early_exit_mode { EARLY_EXIT_OFF = 0, EARLY_EXIT_FIXED = 1, EARLY_EXIT_ADAPTIVE = 2 };
+
+/* Where a value came from, for error messages naming file:line:col. */
+typedef struct plan_loc {
+    int line, col;   /* 1-based; 0 = not given (default used) */
+    int from_cli;    /* 1 = set by --set on the command line */
+} plan_loc;
+
+typedef struct plan {
+    /* grid.energy */
+    int energy_kind;          /* enum energy_grid_kind */
+    int energy_bins;          /* uniform only; range grids derive it from step_mm */
+    double E_min_MeV, E_max_MeV, E_cutoff_MeV;
+    /* grid.angle */
+    int angle_mode;           /* enum angle_mode */
+    int angle_bins;
+    double angle_centre_deg, angle_half_width_deg;
+    /* grid.space */
+    int nx, nz;
+    double dx_mm, dz_mm;
+    double slab_thickness_mm; /* out-of-plane thickness used to turn MeV into Gy */
+    /* material */
+    char material_name[PLAN_NAME_MAX];
+    char table_file[PLAN_PATH_MAX];  /* as written in the plan */
+    double density_g_cm3;
+    /* beam */
+    double beam_energy_MeV, beam_energy_sigma_MeV;
+    double beam_direction_deg;
+    double beam_x_mm, beam_sigma_x_mm;  /* sigma 0 = pencil */
+    double beam_weight;
+    /* transport */
+    double step_mm;
+    int steps;                /* 0 = auto */
+    double auto_stop_weight;  /* auto: stop when remaining weight < this x initial */
+    int max_steps;
+    int scattering;           /* 0 switches A_theta off (numerical-width studies) */
+    int streaming_scheme;     /* enum streaming_scheme */
+    int operator_order[PLAN_ORDER_MAX]; /* enum op_id, applied left to right */
+    /* backend */
+    int device;               /* enum device_kind */
+    int threads;              /* OpenMP threads, 0 = all cores */
+    int variant_energy, variant_angular, variant_stream;
+    int cuda_graph;
+    int fused;                /* CUDA: fuse operators into fewer passes where possible */
+    double gpu_memory_fraction;
+    double gpu_memory_bytes;  /* 0 = no absolute cap */
+    int early_exit;           /* enum early_exit_mode */
+    double early_exit_threshold;
+    /* output */
+    char output_file[PLAN_PATH_MAX];
+    int overwrite;
+    int snapshot_every;       /* 0 = none */
+    int snapshot_steps[PLAN_MAX_SNAPSHOTS];
+    int n_snapshot_steps;
+    int snapshot_final;
+    int log_every;            /* 0 = automatic rate */
+    int keep_partial;
+
+    /* Not keys: facts about where the plan came from. */
+    char path[PLAN_PATH_MAX];       /* plan file as given */
+    char dir[PLAN_PATH_MAX];        /* its directory, for relative table paths */
+    char table_path[PLAN_PATH_MAX]; /* table_file resolved against dir */
+    char *yaml_text;                /* verbatim file contents (owned) */
+    size_t yaml_len;
+    plan_loc *loc;                  /* one per plan_keys[] entry (owned) */
+} plan;
+
+/* ---- the schema table ---- */
+enum plan_type {
+    PT_BOOL, PT_INT, PT_REAL, PT_STRING, PT_ENUM, PT_INT_LIST, PT_INT_OR_AUTO, PT_OP_LIST
+};
+
+typedef struct plan_key {
+    const char *path;          /* dotted key path, e.g. "grid.energy.E_min_MeV" */
+    int type;                  /* enum plan_type */
+    size_t offset;             /* offsetof(plan, field) */
+    size_t size;               /* capacity for strings / lists */
+    const char *default_value; /* YAML text of the default; NULL = required */
+    double min, max;           /* numeric range */
+    int min_exclusive, max_exclusive;
+    const char *choices;       /* PT_ENUM: "a|b|c", stored as the index */
+    const char *units;         /* "" when dimensionless */
+    const char *doc;           /* one line, shown in the reference plan and schema */
+} plan_key;
+/* default_value "" marks a key that is optional but has no default: it stays 0
+ * unless given, and a cross-field rule decides whether it is needed (n_bins of a
+ * uniform energy grid). Lists (PT_INT_LIST) keep their count in the int right
+ * after the array; size is their capacity in elements, for strings in bytes. */
+
+extern const plan_key plan_keys[];
+extern const size_t plan_key_count;
+
+/* Index of a key path in plan_keys[], or -1. */
+int plan_key_index(const char *path);
+
+/* ---- reading ---- */
+/* Reads, parses and validates a plan file. overrides[] are "key.path=value"
+ * strings from --set, applied after the file. On error returns SMX_EXIT_INPUT
+ * with a message "FILE:LINE:COL: key.path: ..." in err. p is overwritten on
+ * entry; after an error nothing is left allocated (plan_free is still safe).
+ * A key may also be written as one dotted path ("grid.space.nx: 81"), which is
+ * how plan_write_resolved() writes it, so resolved output loads back. */
+int plan_load(plan *p, const char *path, const char *const *overrides, int n_overrides,
+              smx_error *err);
+void plan_free(plan *p);
+
+/* Error at the location of key `path` in p; the message reads
+ *   "FILE:LINE:COL: PATH: <fmt>"        when the value came from the plan file,
+ *   "--set PATH=VALUE: PATH: <fmt>"     when it came from --set,
+ *   "FILE: PATH: <fmt>"                 when the default was used,
+ * so fmt starts with the problem itself, e.g. "%g mm is too long; expected ...".
+ * Returns SMX_EXIT_INPUT. */
+int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Writers driven by the schema table. */
+void plan_write_json_schema(FILE *f);
+void plan_write_reference(FILE *f);
+/* The resolved values, one "key.path: value" line each (for output and --dry-run);
+ * "  # default" marks defaults, "  # --set" overrides, and an optional key left
+ * out is a comment line "# key.path: not set". */
+void plan_write_resolved(FILE *f, const plan *p);
+/* The same as a malloc'd string (NULL when out of memory). */
+char *plan_resolved_text(const plan *p);
+
+/* Name of choice `index` of an enum key (or of transport.operator_order), NULL if
+ * there is none; e.g. plan_choice_name("backend.device", DEVICE_CUDA) = "cuda". */
+const char *plan_choice_name(const char *path, int index);
+
+/* ---- helpers shared by plan.c and plan_schema.c ---- */
+/* Sets every key that has a default (loc, when allocated, says default); required
+ * keys and keys without a default stay 0. Fails only if the table is broken. */
+int plan_set_defaults(plan *p, smx_error *err);
+/* What a key accepts, with range and units, e.g. "a number in (0, 1000] MeV". */
+void plan_key_expected(const plan_key *k, char *buf, size_t n);
+/* The value of key k in p as YAML flow text (json = 0) or as JSON (json = 1). */
+void plan_write_value(FILE *f, const plan *p, const plan_key *k, int json);
+/* Shortest decimal text that reads back as exactly v: "0.9", "1000", "1e-06". */
+void plan_format_real(double v, char *buf, size_t n);
+void plan_write_json_string(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,152 @@
+#include "physics/grid.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "transport/deposit_order.h"
+
+static int axis_alloc(axis *a, int n)
+{
+    a->n = n;
+    a->centres = calloc((size_t)n, sizeof *a->centres);
+    a->edges = calloc((size_t)n + 1, sizeof *a->edges);
+    return a->centres && a->edges ? 0 : -1;
+}
+
+static void axis_free(axis *a)
+{
+    free(a->centres);
+    free(a->edges);
+    a->centres = a->edges = NULL;
+    a->n = 0;
+}
+
+static void axis_uniform(axis *a, double lo, double width)
+{
+    for (int i = 0; i <= a->n; i++)
+        a->edges[i] = lo + width * i;
+    for (int i = 0; i < a->n; i++)
+        a->centres[i] = lo + width * (i + 0.5);
+}
+
+/* Range grid: bins uniform in CSDA residual range with spacing ds, so that one
+ * step moves a particle from one bin centre exactly onto the next lower one.
+ * The top bin is added until its centre reaches E_max, so that any beam
+ * energy up to E_max lies between two centres. */
+static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error *err)
+{
+    double ds_g = p->step_mm * 0.1 * p->density_g_cm3; /* g/cm2 per step */
+    double R_lo = tables_csda_range(t, p->E_min_MeV);
+    double R_hi = tables_csda_range(t, p->E_max_MeV);
+    int n = (int)ceil((R_hi - R_lo) / ds_g + 0.5 - 1e-9);
+    if (n < 2)
+        return plan_fail_at(p, err, "transport.step_mm",
+                            "%g mm spans the whole energy range in %d bin(s); expected a step "
+                            "shorter than the CSDA range of E_max (%.4g mm)",
+                            p->step_mm, n, (R_hi - R_lo) * 10.0 / p->density_g_cm3);
+    if (n > 100000)
+        return plan_fail_at(p, err, "transport.step_mm",
+                            "%g mm gives %d range bins; expected at most 100000", p->step_mm, n);
+    double R_top = R_lo + n * ds_g;
+    if (!(R_top <= t->csda_g_cm2[t->n - 1]))
+        return plan_fail_at(p, err, "grid.energy.E_max_MeV",
+                            "%g MeV: the range grid's top edge (%.6g g/cm2) is beyond the table "
+                            "'%s' (max %.6g MeV); expected a lower E_max or a longer table",
+                            p->E_max_MeV, R_top, t->path, t->E_MeV[t->n - 1]);
+    if (axis_alloc(&g->E, n))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy axis");
+    for (int i = 0; i <= n; i++)
+        g->E.edges[i] = tables_energy_at_range(t, R_lo + ds_g * i);
+    g->E.edges[0] = p->E_min_MeV; /* exact, not a round trip through R */
+    for (int i = 0; i < n; i++)
+        g->E.centres[i] = tables_energy_at_range(t, R_lo + ds_g * (i + 0.5));
+    return 0;
+}
+
+int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
+{
+    *g = (grid){0};
+    double tmin = t->E_MeV[0], tmax = t->E_MeV[t->n - 1];
+    if (p->E_min_MeV < tmin)
+        return plan_fail_at(p, err, "grid.energy.E_min_MeV",
+                            "%g MeV is below the table '%s' (%g to %g MeV); expected E_min >= %g",
+                            p->E_min_MeV, t->path, tmin, tmax, tmin);
+    if (p->E_max_MeV > tmax)
+        return plan_fail_at(p, err, "grid.energy.E_max_MeV",
+                            "%g MeV is above the table '%s' (%g to %g MeV); expected E_max <= %g",
+                            p->E_max_MeV, t->path, tmin, tmax, tmax);
+
+    g->energy_kind = p->energy_kind;
+    g->angle_mode = p->angle_mode;
+    g->dx = p->dx_mm;
+    g->dz = p->dz_mm;
+    g->ds = p->step_mm;
+    g->density = p->density_g_cm3;
+
+    int rc;
+    if (p->energy_kind == EGRID_RANGE) {
+        if ((rc = energy_axis_range(g, p, t, err)))
+            goto fail;
+    } else {
+        if (axis_alloc(&g->E, p->energy_bins)) {
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy axis");
+            goto fail;
+        }
+        axis_uniform(&g->E, p->E_min_MeV, (p->E_max_MeV - p->E_min_MeV) / p->energy_bins);
+    }
+    /* Below the lowest centre a particle cannot be split between two centres
+     * with its mean energy kept, so it stops there at the latest. */
+    g->E_stop = fmax(p->E_cutoff_MeV, g->E.centres[0]);
+
+    const double deg = M_PI / 180.0;
+    if (axis_alloc(&g->theta, p->angle_bins)) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the angle axis");
+        goto fail;
+    }
+    if (p->angle_mode == ANGLE_WINDOW) {
+        g->dtheta = 2.0 * p->angle_half_width_deg * deg / p->angle_bins;
+        axis_uniform(&g->theta, (p->angle_centre_deg - p->angle_half_width_deg) * deg, g->dtheta);
+    } else {
+        /* Full circle, laid out so that the centre angle is a bin centre for odd n. */
+        g->dtheta = 2.0 * M_PI / p->angle_bins;
+        axis_uniform(&g->theta, p->angle_centre_deg * deg - M_PI, g->dtheta);
+    }
+
+    if (axis_alloc(&g->x, p->nx) || axis_alloc(&g->z, p->nz)) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the space axes");
+        goto fail;
+    }
+    axis_uniform(&g->x, -0.5 * p->nx * p->dx_mm, p->dx_mm);
+    axis_uniform(&g->z, 0.0, p->dz_mm);
+
+    g->ne = g->E.n;
+    g->nth = g->theta.n;
+    g->nz = p->nz;
+    g->nx = p->nx;
+    g->slice = g->nz * g->nx;
+    g->cells = g->ne * g->nth * g->slice;
+    return 0;
+fail:
+    grid_free(g);
+    return rc;
+}
+
+void grid_free(grid *g)
+{
+    axis_free(&g->E);
+    axis_free(&g->theta);
+    axis_free(&g->x);
+    axis_free(&g->z);
+}
+
+double grid_host_bytes(const grid *g)
+{
+    /* Two psi buffers (operators ping-pong), dose in double, the CPU backend's
+     * deposit partial rows per z row (one per chunk and the chunk sum, and
+     * the rows of a chunk sum's tree, backend_cpu.c), plus one slice of
+     * doubles for small tables. */
+    return 2.0 * (double)g->cells * sizeof(float) +
+           (double)g->slice * sizeof(double) * (1 + (SMX_DEPOSIT_MAX_CHUNKS + 1) + 1) +
+           (double)g->slice * sizeof(float) * smx_chunk_stack_rows(SMX_DEPOSIT_CHUNK((int)g->nth));
+}

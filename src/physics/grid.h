@@ -1,0 +1,48 @@
+/* Phase-space axes: energy, direction, lateral x and depth z (centres and edges).
+ * psi[iE][ith][iz][ix] is float32 with x fastest; every flat index is 64-bit. */
+#ifndef SMX_GRID_H
+#define SMX_GRID_H
+
+#include <stdint.h>
+
+#include "base/error.h"
+#include "input/plan.h"
+#include "physics/tables.h"
+
+typedef struct axis {
+    int n;
+    double *centres; /* n */
+    double *edges;   /* n + 1, ascending */
+} axis;
+
+typedef struct grid {
+    axis E;          /* MeV */
+    axis theta;      /* rad, from +x towards +z (90 deg = depth) */
+    axis x, z;       /* mm; x centred on 0, z from 0 (entrance plane) */
+    int energy_kind; /* enum energy_grid_kind */
+    int angle_mode;  /* enum angle_mode */
+    double dtheta;   /* rad */
+    double dx, dz;   /* mm */
+    double ds;       /* step length, mm */
+    double density;  /* g/cm3 */
+    double E_stop;   /* MeV: particles whose energy after a step falls below this stop */
+    int64_t ne, nth, nz, nx;
+    int64_t slice;   /* nz * nx: one (E, theta) plane */
+    int64_t cells;   /* ne * nth * nz * nx */
+} grid;
+
+static inline int64_t psi_index(const grid *g, int64_t ie, int64_t ith, int64_t iz, int64_t ix)
+{
+    return ((ie * g->nth + ith) * g->nz + iz) * g->nx + ix;
+}
+
+/* Builds the axes from a validated plan and its tables. A range grid derives its
+ * bin count from E_min, E_max and step_mm; errors name the plan key at fault. */
+int grid_build(grid *g, const plan *p, const tables *t, smx_error *err);
+void grid_free(grid *g);
+
+/* Bytes of host memory a run needs (psi ping-pong, dose, LUTs), for --dry-run
+ * and the fits-in-memory check. */
+double grid_host_bytes(const grid *g);
+
+#endif

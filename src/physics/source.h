@@ -1,0 +1,27 @@
+/* The beam: initial psi at the entrance plane (z row 0). */
+#ifndef SMX_SOURCE_H
+#define SMX_SOURCE_H
+
+#include "base/error.h"
+#include "input/plan.h"
+#include "physics/grid.h"
+
+/* Per-axis weight profiles (each sums to 1) whose outer product times the beam
+ * weight is the initial psi in row z = 0. Exposed so tests can check each beam
+ * key's effect on its own axis. */
+typedef struct beam_profile {
+    double *wE;     /* [ne] */
+    double *wth;    /* [nth] */
+    double *wx;     /* [nx] */
+} beam_profile;
+
+int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err);
+void beam_profile_free(beam_profile *b);
+
+/* Fills row z = 0 of psi, which must be all zero already (calloc): a large grid
+ * is then never touched outside the beam. Returns the weight and the energy
+ * (MeV) actually written, summed in double from the stored floats. */
+int source_fill(float *psi, const plan *p, const grid *g, double *weight, double *energy_MeV,
+                smx_error *err);
+
+#endif

@@ -1,0 +1,458 @@
+/* Material table: HDF5 reader, validation and log-log interpolation.
+ *
+ * The reader trusts nothing in the file: a table that is silently wrong (a
+ * hand-edited stopping power, a column in other units) would shift every range
+ * the simulator reports, so each property the interpolation relies on is
+ * checked here, once, and the lookups themselves stay branch-light. */
+#include "physics/tables.h"
+
+#include "base/sha256.h"
+
+#include <hdf5.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const tables_dataset_spec tables_datasets[TABLES_NDATASETS] = {
+    {"energy_MeV", "MeV", "proton kinetic energy"},
+    {"stopping_power_electronic", "MeV cm2/g", "electronic (collision) mass stopping power"},
+    {"stopping_power_nuclear", "MeV cm2/g", "nuclear (elastic) mass stopping power"},
+    {"stopping_power_total", "MeV cm2/g", "total mass stopping power, electronic + nuclear"},
+    {"csda_range", "g/cm2", "CSDA range, integral of dE / S_total from 0 to E"},
+    {"projected_range", "g/cm2", "mean projected range along the initial direction"},
+    {"detour_factor", "1", "projected range / CSDA range"},
+    {"scattering_power", "rad2 cm2/g",
+     "mass scattering power T/rho of the projected (one-plane) angle, Fermi-Rossi"},
+};
+
+enum { COL_E, COL_SEL, COL_SNUC, COL_STOT, COL_CSDA, COL_PROJ, COL_DETOUR, COL_T };
+
+double *tables_column(const tables *t, int k)
+{
+    switch (k) {
+    case COL_E: return t->E_MeV;
+    case COL_SEL: return t->S_elec_MeV_cm2_g;
+    case COL_SNUC: return t->S_nuc_MeV_cm2_g;
+    case COL_STOT: return t->S_total_MeV_cm2_g;
+    case COL_CSDA: return t->csda_g_cm2;
+    case COL_PROJ: return t->projected_g_cm2;
+    case COL_DETOUR: return t->detour;
+    case COL_T: return t->T_rad2_cm2_g;
+    default: return NULL;
+    }
+}
+
+static double **column_slot(tables *t, int k)
+{
+    switch (k) {
+    case COL_E: return &t->E_MeV;
+    case COL_SEL: return &t->S_elec_MeV_cm2_g;
+    case COL_SNUC: return &t->S_nuc_MeV_cm2_g;
+    case COL_STOT: return &t->S_total_MeV_cm2_g;
+    case COL_CSDA: return &t->csda_g_cm2;
+    case COL_PROJ: return &t->projected_g_cm2;
+    case COL_DETOUR: return &t->detour;
+    case COL_T: return &t->T_rad2_cm2_g;
+    default: return NULL;
+    }
+}
+
+double scattering_power_fermi_rossi(double E_MeV, double X0_g_cm2)
+{
+    const double m = SMX_PROTON_MASS_MEV;
+    /* p v from kinetic energy alone: p^2 c^2 = E (E + 2m) and v/c = pc / (E + m). */
+    double pv = E_MeV * (E_MeV + 2.0 * m) / (E_MeV + m);
+    double r = SMX_FR_ES_MEV / pv;
+    return r * r / X0_g_cm2;
+}
+
+void tables_free(tables *t)
+{
+    if (!t)
+        return;
+    for (int k = 0; k < TABLES_NDATASETS; k++)
+        free(*column_slot(t, k));
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- HDF5 helpers. Each returns 0 or an smx exit code with err filled. ---- */
+
+/* Identifies the object an attribute hangs on, for messages. */
+static void attr_label(char *buf, size_t cap, const char *dset, const char *name)
+{
+    if (dset)
+        snprintf(buf, cap, "dataset '%s' attribute '%s'", dset, name);
+    else
+        snprintf(buf, cap, "attribute '%s'", name);
+}
+
+static int attr_open(hid_t obj, const char *path, const char *dset, const char *name,
+                     hid_t *aid, smx_error *err)
+{
+    char label[256];
+    attr_label(label, sizeof label, dset, name);
+    htri_t ex = H5Aexists(obj, name);
+    if (ex < 0)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot query %s", path, label);
+    if (ex == 0)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: %s missing", path, label);
+    *aid = H5Aopen(obj, name, H5P_DEFAULT);
+    if (*aid < 0)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot open %s", path, label);
+    /* Attributes here are single values; an array would mean a different format. */
+    hid_t sp = H5Aget_space(*aid);
+    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (np != 1) {
+        H5Aclose(*aid);
+        *aid = -1;
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: %s is not a single value", path, label);
+    }
+    return 0;
+}
+
+/* Reads a string attribute, fixed- or variable-length (tools such as h5py write
+ * the latter), into buf; a value that does not fit is an error, not truncated. */
+static int read_string_attr(hid_t obj, const char *path, const char *dset, const char *name,
+                            char *buf, size_t cap, smx_error *err)
+{
+    char label[256];
+    attr_label(label, sizeof label, dset, name);
+    hid_t aid = -1, ft = -1, mt = -1;
+    char *tmp = NULL;
+    htri_t vlen = 0;
+    const char *value = "";
+    int rc = attr_open(obj, path, dset, name, &aid, err);
+    if (rc)
+        return rc;
+
+    rc = SMX_EXIT_INPUT;
+    ft = H5Aget_type(aid);
+    if (ft < 0 || H5Tget_class(ft) != H5T_STRING) {
+        smx_fail(err, rc, "%s: %s is not a string", path, label);
+        goto done;
+    }
+    vlen = H5Tis_variable_str(ft);
+    H5T_cset_t cset = H5Tget_cset(ft);
+    mt = H5Tcopy(H5T_C_S1);
+    if (vlen < 0 || cset < 0 || mt < 0 || H5Tset_cset(mt, cset) < 0) {
+        smx_fail(err, rc, "%s: cannot read %s", path, label);
+        goto done;
+    }
+    if (vlen) {
+        if (H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Aread(aid, mt, &tmp) < 0) {
+            tmp = NULL;
+            smx_fail(err, rc, "%s: cannot read %s", path, label);
+            goto done;
+        }
+        value = tmp ? tmp : "";
+    } else {
+        size_t sz = H5Tget_size(ft);
+        /* One byte more than the file's size so that a NULLPAD/SPACEPAD string
+         * of full width keeps its last character after NUL-termination. */
+        if (sz == 0) {
+            smx_fail(err, rc, "%s: cannot read %s", path, label);
+            goto done;
+        }
+        char *fixed = calloc(sz + 1, 1);
+        if (!fixed) {
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory reading %s", path, label);
+            goto done;
+        }
+        if (H5Tset_size(mt, sz + 1) < 0 || H5Tset_strpad(mt, H5T_STR_NULLTERM) < 0 ||
+            H5Aread(aid, mt, fixed) < 0) {
+            free(fixed);
+            smx_fail(err, rc, "%s: cannot read %s", path, label);
+            goto done;
+        }
+        tmp = fixed;
+        value = fixed;
+    }
+    size_t len = strlen(value);
+    if (len >= cap) {
+        smx_fail(err, rc, "%s: %s is %zu characters long; at most %zu are supported",
+                 path, label, len, cap - 1);
+        goto done;
+    }
+    memcpy(buf, value, len + 1);
+    rc = 0;
+done:
+    if (tmp) {
+        if (vlen > 0)
+            H5free_memory(tmp);
+        else
+            free(tmp);
+    }
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (ft >= 0)
+        H5Tclose(ft);
+    H5Aclose(aid);
+    return rc;
+}
+
+static int read_double_attr(hid_t obj, const char *path, const char *name, double *out,
+                            smx_error *err)
+{
+    hid_t aid = -1;
+    int rc = attr_open(obj, path, NULL, name, &aid, err);
+    if (rc)
+        return rc;
+    hid_t ft = H5Aget_type(aid);
+    H5T_class_t cl = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (cl != H5T_FLOAT && cl != H5T_INTEGER)
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: attribute '%s' is not a number", path, name);
+    else if (H5Aread(aid, H5T_NATIVE_DOUBLE, out) < 0)
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: cannot read attribute '%s'", path, name);
+    H5Aclose(aid);
+    return rc;
+}
+
+/* Reads one 1-D floating-point dataset and checks its units; *n_io is the
+ * length every dataset must share (0: take this one's). */
+static int read_dataset(hid_t fid, const char *path, const tables_dataset_spec *spec,
+                        double **out, int *n_io, smx_error *err)
+{
+    hid_t did = -1, sp = -1, ft = -1;
+    int rc = SMX_EXIT_INPUT;
+    double *v = NULL;
+
+    htri_t ex = H5Lexists(fid, spec->name, H5P_DEFAULT);
+    if (ex <= 0) {
+        smx_fail(err, rc, "%s: dataset '%s' missing", path, spec->name);
+        goto done;
+    }
+    did = H5Dopen2(fid, spec->name, H5P_DEFAULT);
+    if (did < 0) {
+        smx_fail(err, rc, "%s: '%s' is not a readable dataset", path, spec->name);
+        goto done;
+    }
+    sp = H5Dget_space(did);
+    hsize_t dim = 0;
+    if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
+        H5Sget_simple_extent_dims(sp, &dim, NULL) != 1) {
+        smx_fail(err, rc, "%s: dataset '%s' is not one-dimensional", path, spec->name);
+        goto done;
+    }
+    ft = H5Dget_type(did);
+    if (ft < 0 || H5Tget_class(ft) != H5T_FLOAT) {
+        smx_fail(err, rc, "%s: dataset '%s' is not floating point", path, spec->name);
+        goto done;
+    }
+    if (*n_io == 0) {
+        if (dim < 2 || dim > (hsize_t)(INT_MAX / 2)) {
+            smx_fail(err, rc, "%s: dataset '%s' has %llu values; between 2 and %d are supported",
+                     path, spec->name, (unsigned long long)dim, INT_MAX / 2);
+            goto done;
+        }
+        *n_io = (int)dim;
+    } else if (dim != (hsize_t)*n_io) {
+        smx_fail(err, rc, "%s: dataset '%s' has %llu values; '%s' has %d",
+                 path, spec->name, (unsigned long long)dim, tables_datasets[0].name, *n_io);
+        goto done;
+    }
+
+    char units[128];
+    if ((rc = read_string_attr(did, path, spec->name, "units", units, sizeof units, err)))
+        goto done;
+    rc = SMX_EXIT_INPUT;
+    if (strcmp(units, spec->units) != 0) {
+        smx_fail(err, rc, "%s: dataset '%s' has units '%s'; expected '%s'",
+                 path, spec->name, units, spec->units);
+        goto done;
+    }
+
+    v = malloc((size_t)*n_io * sizeof *v);
+    if (!v) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory reading dataset '%s'",
+                      path, spec->name);
+        goto done;
+    }
+    if (H5Dread(did, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
+        smx_fail(err, rc, "%s: cannot read dataset '%s'", path, spec->name);
+        goto done;
+    }
+    *out = v;
+    v = NULL;
+    rc = 0;
+done:
+    free(v);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (did >= 0)
+        H5Dclose(did);
+    return rc;
+}
+
+/* The properties the interpolation depends on: logs need positive values,
+ * binary search needs strictly ascending abscissae (E, and R for the inverse). */
+static int validate(const tables *t, const char *path, smx_error *err)
+{
+    for (int k = 0; k < TABLES_NDATASETS; k++) {
+        const double *v = tables_column(t, k);
+        const char *name = tables_datasets[k].name;
+        for (int i = 0; i < t->n; i++) {
+            if (!(isfinite(v[i]) && v[i] > 0.0))
+                return smx_fail(err, SMX_EXIT_INPUT,
+                                "%s: dataset '%s' has value %g at index %d; values must be "
+                                "finite and > 0", path, name, v[i], i);
+            /* Projected range cannot exceed the path length by more than rounding
+             * of the tabulated digits; 1.2 leaves room for that and nothing else. */
+            if (k == COL_DETOUR && v[i] > 1.2)
+                return smx_fail(err, SMX_EXIT_INPUT,
+                                "%s: dataset '%s' has value %g at index %d; expected (0, 1.2]",
+                                path, name, v[i], i);
+        }
+        if (k == COL_E || k == COL_CSDA) {
+            for (int i = 1; i < t->n; i++)
+                if (!(v[i] > v[i - 1]))
+                    return smx_fail(err, SMX_EXIT_INPUT,
+                                    "%s: dataset '%s' is not strictly ascending at index %d "
+                                    "(%g after %g)", path, name, i, v[i], v[i - 1]);
+        }
+    }
+    return 0;
+}
+
+static int load_from(hid_t fid, tables *t, const char *path, smx_error *err)
+{
+    int rc;
+    char buf[128];
+    htri_t ex = H5Aexists(fid, "filetype");
+    if (ex <= 0)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: attribute 'filetype' missing; not a %s file",
+                        path, TABLES_FILETYPE);
+    if ((rc = read_string_attr(fid, path, NULL, "filetype", buf, sizeof buf, err)))
+        return rc;
+    if (strcmp(buf, TABLES_FILETYPE) != 0)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: filetype is '%s'; expected '%s'",
+                        path, buf, TABLES_FILETYPE);
+    if ((rc = read_string_attr(fid, path, NULL, "format_version", buf, sizeof buf, err)))
+        return rc;
+    /* Minor versions may only add things, so any 1.x is readable by this code. */
+    if (strncmp(buf, "1.", 2) != 0)
+        return smx_fail(err, SMX_EXIT_INPUT,
+                        "%s: format_version '%s' is not supported (this build reads 1.x)",
+                        path, buf);
+    if ((rc = read_string_attr(fid, path, NULL, "material", t->material, sizeof t->material,
+                               err)) ||
+        (rc = read_string_attr(fid, path, NULL, "source", t->source, sizeof t->source, err)) ||
+        (rc = read_string_attr(fid, path, NULL, "scattering_model", t->scattering_model,
+                               sizeof t->scattering_model, err)) ||
+        (rc = read_double_attr(fid, path, "mean_excitation_energy_eV", &t->I_eV, err)))
+        return rc;
+    if (!(isfinite(t->I_eV) && t->I_eV > 0.0))
+        return smx_fail(err, SMX_EXIT_INPUT,
+                        "%s: attribute 'mean_excitation_energy_eV' is %g; must be > 0",
+                        path, t->I_eV);
+
+    for (int k = 0; k < TABLES_NDATASETS; k++)
+        if ((rc = read_dataset(fid, path, &tables_datasets[k], column_slot(t, k), &t->n, err)))
+            return rc;
+    return validate(t, path, err);
+}
+
+int tables_load(tables *t, const char *path, smx_error *err)
+{
+    memset(t, 0, sizeof *t);
+    /* Ask the OS first: "no such file" is a clearer message than HDF5's verdict. */
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    fclose(f);
+    if (strlen(path) >= sizeof t->path)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: path too long", path);
+
+    /* HDF5 would print its own error stack to stderr for every failed call,
+     * including the probes above that fail by design; our messages replace it. */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (H5Fis_hdf5(path) <= 0)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: not an HDF5 file (or unreadable)", path);
+    hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fid < 0)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: not an HDF5 file (or unreadable)", path);
+
+    int rc = load_from(fid, t, path, err);
+    if (H5Fclose(fid) < 0 && rc == 0)
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: error closing the HDF5 file", path);
+    if (rc == 0 && sha256_file_hex(path, t->sha256) != 0)
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: cannot read the file to hash it", path);
+    if (rc) {
+        tables_free(t);
+        return rc;
+    }
+    memcpy(t->path, path, strlen(path) + 1);
+    return 0;
+}
+
+/* ---- interpolation ---- */
+
+/* Index i of the segment [x[i], x[i+1]] holding v, for x strictly ascending and
+ * x[0] <= v <= x[n-1]. A table point selects the segment it starts, so that
+ * interpolation there returns the stored value untouched. */
+static int segment(const double *x, int n, double v)
+{
+    int lo = 0, hi = n - 1;
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (x[mid] <= v)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Power law through (x0, y0) and (x1, y1), evaluated at v. log(v / x0) rather
+ * than log(v) - log(x0): near x0 the difference of two large logs would cancel
+ * and lose the digits that make the inverse lookup round-trip to ~1e-15. */
+static double power_law(double x0, double x1, double y0, double y1, double v)
+{
+    if (v == x0)
+        return y0;
+    return y0 * exp(log(y1 / y0) * (log(v / x0) / log(x1 / x0)));
+}
+
+static double lookup(const tables *t, const double *x, const double *y, double v)
+{
+    if (!t || t->n < 2 || !x || !y || !(v >= x[0] && v <= x[t->n - 1]))
+        return NAN;
+    int i = segment(x, t->n, v);
+    return power_law(x[i], x[i + 1], y[i], y[i + 1], v);
+}
+
+double tables_csda_range(const tables *t, double E_MeV)
+{
+    return t ? lookup(t, t->E_MeV, t->csda_g_cm2, E_MeV) : NAN;
+}
+
+double tables_energy_at_range(const tables *t, double R_g_cm2)
+{
+    /* Same segments as tables_csda_range with the axes swapped: the inverse
+     * of a power law is a power law, so no iteration and no mismatch. */
+    return t ? lookup(t, t->csda_g_cm2, t->E_MeV, R_g_cm2) : NAN;
+}
+
+double tables_stopping_power(const tables *t, double E_MeV)
+{
+    return t ? lookup(t, t->E_MeV, t->S_total_MeV_cm2_g, E_MeV) : NAN;
+}
+
+double tables_scattering_power(const tables *t, double E_MeV)
+{
+    return t ? lookup(t, t->E_MeV, t->T_rad2_cm2_g, E_MeV) : NAN;
+}
+
+double tables_projected_range(const tables *t, double E_MeV)
+{
+    return t ? lookup(t, t->E_MeV, t->projected_g_cm2, E_MeV) : NAN;
+}

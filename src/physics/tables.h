@@ -1,0 +1,60 @@
+/* Physics tables of one material (HDF5, generated from NIST PSTAR by make tables).
+ * All interpolation is log-log between table points, so the range-energy relation
+ * and its inverse are exact inverses of each other. */
+#ifndef SMX_TABLES_H
+#define SMX_TABLES_H
+
+#include "base/error.h"
+
+typedef struct tables {
+    int n;                       /* number of energy points */
+    double *E_MeV;               /* kinetic energy, ascending */
+    double *S_elec_MeV_cm2_g;    /* electronic mass stopping power */
+    double *S_nuc_MeV_cm2_g;     /* nuclear mass stopping power */
+    double *S_total_MeV_cm2_g;   /* total mass stopping power */
+    double *csda_g_cm2;          /* CSDA range */
+    double *projected_g_cm2;     /* projected range */
+    double *detour;              /* projected / CSDA */
+    double *T_rad2_cm2_g;        /* mass scattering power T/rho (projected angle) */
+    char material[64];
+    char source[2048];           /* provenance of the numbers */
+    char scattering_model[512];
+    double I_eV;                 /* mean excitation energy */
+    char path[4096];
+    char sha256[65];             /* of the file as read */
+} tables;
+
+int tables_load(tables *t, const char *path, smx_error *err);
+void tables_free(tables *t);
+
+/* Interpolation (log-log). Energies outside [E_MeV[0], E_MeV[n-1]] return NAN. */
+double tables_csda_range(const tables *t, double E_MeV);        /* g/cm2 */
+double tables_energy_at_range(const tables *t, double R_g_cm2); /* MeV; NAN below table */
+double tables_stopping_power(const tables *t, double E_MeV);    /* MeV cm2/g */
+double tables_scattering_power(const tables *t, double E_MeV);  /* rad2 cm2/g */
+double tables_projected_range(const tables *t, double E_MeV);   /* g/cm2 */
+
+/* The scattering-power model used to fill T (tables_gen.c and the tests share it). */
+double scattering_power_fermi_rossi(double E_MeV, double X0_g_cm2);
+
+/* Constants of that model. Es is Rossi's 21.2 MeV (space angle) over sqrt 2, so T
+ * is the variance of the projected angle, the one a 2D x-z model transports. */
+#define SMX_FR_ES_MEV 15.0
+#define SMX_PROTON_MASS_MEV 938.272088
+#define SMX_X0_WATER_G_CM2 36.08
+
+/* The file layout, declared once: the generator writes exactly these datasets (in this
+ * order, each with these units and description) and the reader requires them. */
+#define TABLES_FILETYPE "smx2d-sim material table"
+#define TABLES_FORMAT_VERSION "1.0"
+#define TABLES_NDATASETS 8
+typedef struct tables_dataset_spec {
+    const char *name;
+    const char *units;
+    const char *description;
+} tables_dataset_spec;
+extern const tables_dataset_spec tables_datasets[TABLES_NDATASETS];
+/* The array of t holding dataset k of tables_datasets (NULL for k out of range). */
+double *tables_column(const tables *t, int k);
+
+#endif

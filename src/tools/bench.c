@@ -1,0 +1,356 @@
+/* smx2d-sim --bench: the roadmap's benchmark protocol (section 3).
+ *
+ * Grids Small 20x16x100x100, Production 100x32x400x200 and Stress 200x64x800x400
+ * (Ne x Ntheta x Nz x Nx), each with (a) a 70 MeV pencil beam (dx = dz = ds =
+ * 0.15 mm, 40 deg window, 1-70 MeV) and (b) every cell occupied with fixed
+ * pseudo-random weights (the dense worst case). Per case: warm-up steps, then
+ * timed steps (device events on the GPU), mean and p95 ms/step, the time of
+ * each operator alone, launches per step, device memory before and after the
+ * timed steps, bytes a dense step moves and the bandwidth that implies as a
+ * fraction of a psi-sized device-to-device copy measured in the same run.
+ * Then the end-to-end time of a whole pencil run to the end of its range, and,
+ * with variants, the same dense step for every kernel variant. */
+#include "tools/bench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "physics/source.h"
+#include "transport/backend.h"
+#include "transport/simulate.h"
+
+/* Untimed steps before the timed ones, in every case. */
+#define BENCH_WARMUP 5
+
+typedef struct bench_grid {
+    const char *name;
+    int ne, nth, nz, nx;
+} bench_grid;
+
+static const bench_grid GRIDS[] = {
+    {"small", 20, 16, 100, 100},
+    {"production", 100, 32, 400, 200},
+    {"stress", 200, 64, 800, 400},
+};
+
+/* The physical setting shared by every case; the grid sizes are set per case. */
+static const char *const BENCH_PLAN =
+    "grid:\n"
+    "  energy: {kind: uniform, n_bins: 100, E_min_MeV: 1.0, E_max_MeV: 70.0, E_cutoff_MeV: 1.0}\n"
+    "  angle: {mode: window, n_bins: 32, centre_deg: 90.0, half_width_deg: 20.0}\n"
+    "  space: {nx: 200, nz: 400, dx_mm: 0.15, dz_mm: 0.15}\n"
+    "material: {table_file: pstar_water.h5}\n"
+    "beam: {energy_MeV: 70.0}\n"
+    "transport: {step_mm: 0.15, steps: auto}\n"
+    "output: {file: bench-unused.h5, snapshot_final: false}\n";
+
+typedef struct case_result {
+    char grid[16], kind[16], label[96];
+    int ne, nth, nz, nx, steps;
+    double mean_ms, p95_ms, min_ms;
+    double *step_ms; /* the timed steps in order (the work can change as the state evolves) */
+    double op_ms[4];
+    int launches;
+    double bytes_dense, copy_bps, floor_ms, mem_before, mem_after;
+    int ok;
+} case_result;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int load_plan(plan *p, tables *t, grid *g, const bench_grid *bg, const char *const *extra,
+                     int n_extra, smx_error *err)
+{
+    char path[] = "/tmp/smx-bench-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "cannot create a temporary plan file");
+    FILE *f = fdopen(fd, "w");
+    fputs(BENCH_PLAN, f);
+    fclose(f);
+    char s[4][64];
+    snprintf(s[0], 64, "grid.energy.n_bins=%d", bg->ne);
+    snprintf(s[1], 64, "grid.angle.n_bins=%d", bg->nth);
+    snprintf(s[2], 64, "grid.space.nz=%d", bg->nz);
+    snprintf(s[3], 64, "grid.space.nx=%d", bg->nx);
+    const char *sets[32] = {s[0], s[1], s[2], s[3]};
+    int n = 4;
+    for (int i = 0; i < n_extra && n < 32; i++)
+        sets[n++] = extra[i];
+    int rc = plan_load(p, path, sets, n, err);
+    unlink(path);
+    if (!rc)
+        rc = tables_load(t, p->table_path, err);
+    if (!rc)
+        rc = grid_build(g, p, t, err);
+    return rc;
+}
+
+/* Dense: every cell occupied, fixed pseudo-random weights in [0.5, 1.5). */
+static void fill_dense(float *psi, const grid *g, double *w, double *e)
+{
+    uint64_t r = 0x853c49e6748fea9bull;
+    double W = 0.0, En = 0.0;
+    for (int64_t ie = 0; ie < g->ne; ie++) {
+        double s = 0.0;
+        for (int64_t k = 0; k < g->nth * g->slice; k++) {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            float v = (float)(0.5 + (r >> 40) * (1.0 / 16777216.0));
+            psi[ie * g->nth * g->slice + k] = v;
+            s += v;
+        }
+        W += s;
+        En += s * g->E.centres[ie];
+    }
+    *w = W;
+    *e = En;
+}
+
+static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int steps,
+                    const char *label, const char *const *extra, int n_extra, case_result *cr,
+                    smx_error *err)
+{
+    plan p = {0};
+    tables t = {0};
+    grid g = {0};
+    sim_tables st = {0};
+    void *ctx = NULL;
+    float *psi0 = NULL;
+    double *ms = NULL;
+    int have_st = 0;
+    memset(cr, 0, sizeof *cr);
+    snprintf(cr->grid, sizeof cr->grid, "%s", bg->name);
+    snprintf(cr->kind, sizeof cr->kind, "%s", dense ? "dense" : "pencil");
+    snprintf(cr->label, sizeof cr->label, "%s", label ? label : "default");
+    cr->steps = steps; /* the sizes: the grid as built, below */
+    const char *sets[24];
+    int n = 0;
+    sets[n++] = "transport.steps=1000000";
+    sets[n++] = "transport.max_steps=1000000";
+    for (int i = 0; i < n_extra; i++)
+        sets[n++] = extra[i];
+    int rc = load_plan(&p, &t, &g, bg, sets, n, err);
+    if (rc)
+        goto done;
+    /* The grid as built: --set may have changed the roadmap grid's sizes. */
+    cr->ne = (int)g.ne, cr->nth = (int)g.nth, cr->nz = (int)g.nz, cr->nx = (int)g.nx;
+    if ((rc = sim_tables_build(&st, &p, &g, &t, err)))
+        goto done;
+    have_st = 1;
+    psi0 = calloc((size_t)g.cells, sizeof *psi0);
+    ms = malloc(steps * sizeof *ms);
+    if (!psi0 || !ms) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for the %s grid", bg->name);
+        goto done;
+    }
+    double w0, e0;
+    if (dense)
+        fill_dense(psi0, &g, &w0, &e0);
+    else if ((rc = source_fill(psi0, &p, &g, &w0, &e0, err)))
+        goto done;
+    double before = 0, after = 0, bytes = 0;
+    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, w0, e0, err)))
+        goto done;
+    free(psi0);
+    psi0 = NULL;
+    be->bench_facts(ctx, &cr->launches, &bytes, &before);
+    /* Warm-up, then the timed steps, each batch enqueued as a run enqueues
+     * (the warm-up's times into their own array: steps may be fewer). */
+    double warm_ms[BENCH_WARMUP];
+    if ((rc = be->bench_steps(ctx, 0, BENCH_WARMUP, warm_ms, err)) ||
+        (rc = be->bench_steps(ctx, BENCH_WARMUP, steps, ms, err)))
+        goto done;
+    be->bench_facts(ctx, &cr->launches, &bytes, &after);
+    for (int op = 0; op < 4; op++) {
+        double best = 1e30, v;
+        for (int rep = 0; rep < 3; rep++) {
+            if ((rc = be->bench_op(ctx, op, &v, err)))
+                goto done;
+            best = v < best ? v : best;
+        }
+        cr->op_ms[op] = best;
+    }
+    if ((rc = be->bench_copy(ctx, &cr->copy_bps, err)))
+        goto done;
+    double sum = 0.0;
+    for (int i = 0; i < steps; i++)
+        sum += ms[i];
+    if ((cr->step_ms = malloc(steps * sizeof *cr->step_ms)))
+        memcpy(cr->step_ms, ms, steps * sizeof *ms);
+    qsort(ms, steps, sizeof *ms, cmp_double);
+    cr->mean_ms = sum / steps;
+    cr->p95_ms = ms[(int)ceil(0.95 * steps) - 1];
+    cr->min_ms = ms[0];
+    cr->bytes_dense = bytes;
+    cr->floor_ms = bytes / cr->copy_bps * 1e3;
+    cr->mem_before = before;
+    cr->mem_after = after;
+    cr->ok = 1;
+done:
+    if (ctx)
+        be->release(ctx);
+    if (have_st)
+        sim_tables_free(&st);
+    free(psi0);
+    free(ms);
+    grid_free(&g);
+    tables_free(&t);
+    plan_free(&p);
+    return rc;
+}
+
+/* The whole pencil run, steps: auto, on the Production grid: the user's view. */
+static int run_pencil_to_end(const backend_ops *be, double *total_ms, int *n_steps, double *r_mean,
+                             smx_error *err)
+{
+    plan p = {0};
+    tables t = {0};
+    grid g = {0};
+    run_result r;
+    run_result_init(&r);
+    const char *sets[] = {"backend.early_exit=fixed"};
+    int rc = load_plan(&p, &t, &g, &GRIDS[1], sets, 1, err);
+    if (!rc) {
+        int q = smx_quiet;
+        smx_quiet = 1;
+        rc = simulate(&p, &g, &t, be, NULL, &r, err);
+        smx_quiet = q;
+    }
+    if (!rc) {
+        *total_ms = 0;
+        for (int i = 0; i < r.n_phases; i++)
+            if (strcmp(r.phase_name[i], "steps") == 0)
+                *total_ms = r.phase_s[i] * 1e3;
+        *n_steps = r.n_steps;
+        *r_mean = *total_ms / (r.n_steps ? r.n_steps : 1);
+    }
+    run_result_free(&r);
+    grid_free(&g);
+    tables_free(&t);
+    plan_free(&p);
+    return rc;
+}
+
+static void print_row(const case_result *c)
+{
+    printf("%-10s %-6s %-34s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %4d %8.2f %7.3f %6.2f %8.2f\n",
+           c->grid, c->kind, c->label, c->mean_ms, c->p95_ms, c->op_ms[0], c->op_ms[1],
+           c->op_ms[2], c->op_ms[3], c->launches, c->bytes_dense / 1e9, c->floor_ms,
+           c->floor_ms > 0 ? c->mean_ms / c->floor_ms : 0.0, c->mem_after / 1e9);
+}
+
+static void json_case(FILE *f, const case_result *c, int last)
+{
+    fprintf(f,
+            "    {\"grid\": \"%s\", \"kind\": \"%s\", \"variant\": \"%s\", \"Ne\": %d, \"Ntheta\": %d, "
+            "\"Nz\": %d, \"Nx\": %d, \"timed_steps\": %d, \"mean_ms\": %.6f, \"p95_ms\": %.6f, "
+            "\"min_ms\": %.6f, \"theta_ms\": %.6f, \"energy_ms\": %.6f, \"stream_ms\": %.6f, "
+            "\"bookkeeping_ms\": %.6f, \"launches_per_step\": %d, \"dense_bytes_per_step\": %.0f, "
+            "\"copy_bandwidth_GBps\": %.3f, \"floor_ms\": %.6f, \"mean_over_floor\": %.4f, "
+            "\"device_mem_before_GB\": %.4f, \"device_mem_after_GB\": %.4f, \"step_ms\": [",
+            c->grid, c->kind, c->label, c->ne, c->nth, c->nz, c->nx, c->steps, c->mean_ms, c->p95_ms,
+            c->min_ms, c->op_ms[0], c->op_ms[1], c->op_ms[2], c->op_ms[3], c->launches,
+            c->bytes_dense, c->copy_bps / 1e9, c->floor_ms,
+            c->floor_ms > 0 ? c->mean_ms / c->floor_ms : 0.0, c->mem_before / 1e9,
+            c->mem_after / 1e9);
+    for (int i = 0; c->step_ms && i < c->steps; i++)
+        fprintf(f, "%s%.4f", i ? ", " : "", c->step_ms[i]);
+    fprintf(f, "]}%s\n", last ? "" : ",");
+}
+
+int bench_main(const bench_options *o, const backend_ops *be, const char *device_name,
+               smx_error *err)
+{
+    case_result *res = calloc(64, sizeof *res);
+    int nres = 0, rc = 0;
+    if (!res)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
+    printf("smx2d-sim benchmark on %s (backend %s), %d timed steps per case after %d warm-up\n",
+           device_name, be->name, o->steps, BENCH_WARMUP);
+    printf("%-10s %-6s %-34s %8s %8s %8s %8s %8s %8s %4s %8s %7s %6s %8s\n", "grid", "beam",
+           "variant", "mean_ms", "p95_ms", "theta", "energy", "stream", "measure", "lnch",
+           "GB/step", "floor", "x_flr", "mem_GB");
+    for (int gi = 0; gi < 3; gi++) {
+        if (!(o->grids & (1 << gi)))
+            continue;
+        for (int dense = 0; dense < 2; dense++) {
+            case_result *c = &res[nres];
+            if ((rc = run_case(be, &GRIDS[gi], dense, o->steps, NULL, o->sets, o->n_sets, c, err)))
+                goto done;
+            print_row(c);
+            nres++;
+        }
+    }
+    if (o->variants) {
+        /* Every variant on the dense Production step: the roadmap's phase criteria. */
+        static const struct {
+            const char *label;
+            const char *sets[4];
+            int n;
+        } V[] = {
+            {"stream=gather", {"backend.streaming=gather", "transport.streaming_scheme=bilinear"}, 2},
+            {"stream=atomic", {"backend.streaming=atomic", "transport.streaming_scheme=bilinear"}, 2},
+            {"stream=warp", {"backend.streaming=warp", "transport.streaming_scheme=bilinear"}, 2},
+            {"stream=fallback", {"backend.streaming=fallback", "transport.streaming_scheme=bilinear"}, 2},
+            {"energy=scatter", {"backend.energy=scatter"}, 1},
+            {"full circle, angular=direct", {"grid.angle.mode=full", "backend.angular=direct"}, 2},
+            {"full circle, angular=fft", {"grid.angle.mode=full", "backend.angular=fft"}, 2},
+            {"cuda_graph=false", {"backend.cuda_graph=false"}, 1},
+            {"early_exit=off", {"backend.early_exit=off"}, 1},
+        };
+        for (size_t v = 0; v < sizeof V / sizeof V[0]; v++) {
+            case_result *c = &res[nres];
+            for (int dense = 1; dense >= 0; dense--) {
+                c = &res[nres];
+                if ((rc = run_case(be, &GRIDS[1], dense, o->steps, V[v].label, V[v].sets, V[v].n, c,
+                                   err)))
+                    goto done;
+                print_row(c);
+                nres++;
+            }
+        }
+    }
+    /* The whole pencil run is a Production-grid measurement: with that grid only. */
+    double total = 0, mean = 0;
+    int nsteps = 0;
+    const int pencil_run = (o->grids & 2) != 0;
+    if (pencil_run) {
+        if ((rc = run_pencil_to_end(be, &total, &nsteps, &mean, err)))
+            goto done;
+        printf("pencil run to the end of its range (production grid, 70 MeV): %d steps, %.2f ms in "
+               "the step loop, %.4f ms/step\n", nsteps, total, mean);
+    }
+    if (o->json) {
+        FILE *f = fopen(o->json, "w");
+        if (!f) {
+            rc = smx_fail(err, SMX_EXIT_INPUT, "%s: cannot write the benchmark JSON", o->json);
+            goto done;
+        }
+        fprintf(f, "{\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"cases\": [\n", device_name,
+                be->name);
+        for (int i = 0; i < nres; i++)
+            json_case(f, &res[i], i == nres - 1);
+        fprintf(f, "  ],\n  \"pencil_run\": ");
+        if (pencil_run)
+            fprintf(f, "{\"steps\": %d, \"loop_ms\": %.4f, \"mean_step_ms\": %.6f}", nsteps, total, mean);
+        else
+            fprintf(f, "null");
+        fprintf(f, "\n}\n");
+        fclose(f);
+        printf("wrote %s\n", o->json);
+    }
+done:
+    for (int i = 0; i < 64; i++)
+        free(res[i].step_ms);
+    free(res);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/* The backend table: every backend (CPU reference, CUDA) implements the same
+ * few entry points; the host loop, lookup tables, tallies and output are shared. */
+#ifndef SMX_BACKEND_H
+#define SMX_BACKEND_H
+
+#include <stdint.h>
+
+#include "base/error.h"
+#include "input/plan.h"
+#include "physics/grid.h"
+#include "physics/sim_tables.h"
+#include "transport/run.h"
+#include "transport/tally.h"
+
+/* One step's outcome, as the backend reports it. */
+typedef struct step_record {
+    step_balance b;
+    int front_row;  /* deepest z row holding weight after the step, -1 if none */
+    int stopped;    /* this step ended the run (steps: auto, weight below threshold) */
+} step_record;
+
+typedef struct backend_ops {
+    const char *name;
+    /* Steps between collect() calls that keep the device busy without a host
+     * sync in the loop (1 for the CPU). */
+    int collect_every;
+    int (*setup)(void **ctx, const sim_tables *s, smx_error *err);
+    /* Initial state and its weight / energy (the auto-stop rule refers to w0).
+     * Called once, after setup. */
+    int (*upload)(void *ctx, const float *psi0, double w0, double e0, smx_error *err);
+    /* Step n (from 0): psi <- ops(psi), dose accumulated. May only enqueue the
+     * work. After the step that stops an auto run, further steps change nothing. */
+    int (*step)(void *ctx, int64_t n, smx_error *err);
+    /* Records of the steps done since the last call, in order (at most max). */
+    int (*collect)(void *ctx, step_record *out, int max, int *n_out, smx_error *err);
+    /* Snapshot of psi after the last step: begin copies it out without waiting
+     * where the backend can; wait hands over the host copy (valid until the next begin). */
+    int (*snapshot_begin)(void *ctx, smx_error *err);
+    int (*snapshot_wait)(void *ctx, const float **psi, smx_error *err);
+    /* Dose in MeV (not normalised), [nz][nx]. */
+    int (*download_dose)(void *ctx, double *dose_MeV, smx_error *err);
+    void (*describe)(void *ctx, run_result *r);
+    void (*release)(void *ctx);
+
+    /* Benchmark hooks (src/tools/bench.c). */
+    /* Steps first .. first+count-1, enqueued back to back as in a run (no host
+     * wait between them), each timed on the device into ms[k]; blocks until
+     * all are done. */
+    int (*bench_steps)(void *ctx, int64_t first, int count, double *ms, smx_error *err);
+    /* One operator (enum op_id, or 3 = end-of-step bookkeeping) on the current
+     * state, timed; the state is not kept consistent (benchmark only). */
+    int (*bench_op)(void *ctx, int op, double *ms, smx_error *err);
+    /* Read+write bytes per second of a psi-sized device-to-device copy. */
+    int (*bench_copy)(void *ctx, double *bytes_per_s, smx_error *err);
+    /* Kernel launches per step, bytes the step moves with every cell occupied,
+     * and device memory in use now (bytes). */
+    void (*bench_facts)(void *ctx, int *launches, double *bytes_dense, double *mem_used);
+} backend_ops;
+
+/* The auto-stop rule, shared by every backend. */
+static inline int backend_auto_stop(const plan *p, double w_out, double w0)
+{
+    return p->steps == 0 && w_out < p->auto_stop_weight * w0;
+}
+
+extern const backend_ops backend_cpu;
+#ifdef SMX_HAVE_CUDA
+extern const backend_ops backend_cuda;
+/* Device memory the CUDA backend's arena needs for a grid (without the FFT path). */
+double backend_cuda_device_bytes(const grid *g);
+#endif
+
+#endif

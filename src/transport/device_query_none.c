@@ -1,0 +1,16 @@
+/* Builds without CUDA have no GPU to offer. */
+#include "transport/device_query.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef SMX_HAVE_CUDA
+void gpu_query(gpu_info *gi)
+{
+    memset(gi, 0, sizeof *gi);
+    snprintf(gi->why_none, sizeof gi->why_none, "built without CUDA (make CUDA=0)");
+}
+#else
+/* The CUDA build defines gpu_query in cuda/device_query.cu; ISO C wants a declaration here. */
+typedef int device_query_none_unused;
+#endif

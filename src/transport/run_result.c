@@ -1,0 +1,92 @@
+#include "transport/run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+void run_result_init(run_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->stop_reason = STOP_STEPS_DONE;
+}
+
+/* dose_MeV is owned by the result (allocated by the step loop with malloc), so a
+ * single run_result_free() releases everything the writer may have read. */
+void run_result_free(run_result *r)
+{
+    free(r->steps);
+    free(r->step_ms);
+    free(r->front_depth_mm);
+    free(r->dose_MeV);
+    run_result_init(r);
+}
+
+/* Each array is reallocated on its own; one that grew before a later one failed
+ * is still valid at the larger size, so capacity only advances once all have. */
+static int grow(run_result *r)
+{
+    int cap = r->capacity > 0 ? r->capacity : 64;
+    if (r->n_steps >= cap) {
+        if (cap > (1 << 29))
+            return SMX_EXIT_RUNTIME;
+        cap *= 2;
+    }
+    step_balance *s = realloc(r->steps, (size_t)cap * sizeof *s);
+    if (!s)
+        return SMX_EXIT_RUNTIME;
+    r->steps = s;
+    double *ms = realloc(r->step_ms, (size_t)cap * sizeof *ms);
+    if (!ms)
+        return SMX_EXIT_RUNTIME;
+    r->step_ms = ms;
+    double *fd = realloc(r->front_depth_mm, (size_t)cap * sizeof *fd);
+    if (!fd)
+        return SMX_EXIT_RUNTIME;
+    r->front_depth_mm = fd;
+    r->capacity = cap;
+    return SMX_OK;
+}
+
+/* Also keeps the cumulative tallies and the worst relative errors, so that every
+ * caller gets them from one place instead of re-summing the per-step arrays.
+ * conservation_violations is left to the caller, which owns the tolerance. */
+int run_result_push(run_result *r, const step_balance *b, double ms, double front_mm)
+{
+    if (r->n_steps >= r->capacity) {
+        int rc = grow(r);
+        if (rc)
+            return rc;
+    }
+    int i = r->n_steps++;
+    r->steps[i] = *b;
+    r->step_ms[i] = ms;
+    r->front_depth_mm[i] = front_mm;
+    tally_add(&r->cumulative, &b->t);
+    if (b->weight_rel_err > r->max_weight_rel_err)
+        r->max_weight_rel_err = b->weight_rel_err;
+    if (b->energy_rel_err > r->max_energy_rel_err)
+        r->max_energy_rel_err = b->energy_rel_err;
+    return SMX_OK;
+}
+
+/* The name is stored, not copied: callers pass string literals. Past the fixed
+ * capacity further phases are folded into a last slot renamed "other" rather
+ * than dropped, so the total time still adds up without mislabelling it. */
+void run_result_phase(run_result *r, const char *name, double seconds)
+{
+    for (int i = 0; i < r->n_phases; i++) {
+        if (strcmp(r->phase_name[i], name) == 0) {
+            r->phase_s[i] += seconds;
+            return;
+        }
+    }
+    if (r->n_phases < RUN_MAX_PHASES) {
+        r->phase_name[r->n_phases] = name;
+        r->phase_s[r->n_phases] = seconds;
+        r->n_phases++;
+    } else {
+        r->phase_name[RUN_MAX_PHASES - 1] = "other";
+        r->phase_s[RUN_MAX_PHASES - 1] += seconds;
+    }
+}
