@@ -21,6 +21,8 @@
 
 #include "physics/source.h"
 #include "transport/backend.h"
+#include "transport/backend_select.h"
+#include "transport/device_query.h"
 #include "transport/simulate.h"
 
 /* Untimed steps before the timed ones, in every case. */
@@ -267,11 +269,37 @@ static void json_case(FILE *f, const case_result *c, int last)
     fprintf(f, "]}%s\n", last ? "" : ",");
 }
 
-int bench_main(const bench_options *o, const backend_ops *be, const char *device_name,
-               smx_error *err)
+/* The backend is chosen as for a plan: backend.device from --device / --set,
+ * read by the plan reader from the first case's plan. */
+static int choose_bench_backend(const bench_options *o, const backend_ops **be, char *name,
+                                size_t name_size, smx_error *err)
 {
+    plan p = {0};
+    tables t = {0};
+    grid g = {0};
+    gpu_info gi;
+    int rc = load_plan(&p, &t, &g, &GRIDS[0], o->sets, o->n_sets, err);
+    if (!rc) {
+        gpu_query(&gi);
+        rc = backend_choose(&p, &gi, be, err);
+    }
+    if (!rc)
+        snprintf(name, name_size, "%s", *be == &backend_cpu ? "CPU" : gi.name);
+    grid_free(&g);
+    tables_free(&t);
+    plan_free(&p);
+    return rc;
+}
+
+int bench_main(const bench_options *o, smx_error *err)
+{
+    const backend_ops *be = NULL;
+    char device_name[300];
+    int rc = choose_bench_backend(o, &be, device_name, sizeof device_name, err);
+    if (rc)
+        return rc;
     case_result *res = calloc(64, sizeof *res);
-    int nres = 0, rc = 0;
+    int nres = 0;
     if (!res)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
     printf("smx2d-sim benchmark on %s (backend %s), %d timed steps per case after %d warm-up\n",

@@ -2,7 +2,7 @@
 #ifndef SMX_BENCH_H
 #define SMX_BENCH_H
 
-#include "transport/backend.h"
+#include "base/error.h"
 
 typedef struct bench_options {
     int grids;               /* bit 0 small, 1 production, 2 stress */
@@ -13,7 +13,8 @@ typedef struct bench_options {
     int n_sets;
 } bench_options;
 
-int bench_main(const bench_options *o, const backend_ops *be, const char *device_name,
-               smx_error *err);
+/* Chooses the backend as a run does (backend.device via --device / --set), runs
+ * the cases, prints the table and writes the JSON. */
+int bench_main(const bench_options *o, smx_error *err);
 
 #endif

@@ -47,7 +47,7 @@ typedef struct pending_snapshot {
     int step;
 } pending_snapshot;
 
-static int snapshot_flush(const backend_ops *be, void *ctx, output *out, const grid *g,
+static int snapshot_flush(const backend_ops *be, void *ctx, const snapshot_sink *out, const grid *g,
                           pending_snapshot *ps, int last_step, smx_error *err)
 {
     if (!ps->active)
@@ -57,7 +57,7 @@ static int snapshot_flush(const backend_ops *be, void *ctx, output *out, const g
     int rc = be->snapshot_wait(ctx, &psi, err);
     /* Asked for beyond the step that ended an auto run: that state never existed. */
     if (!rc && ps->step <= last_step)
-        rc = output_write_snapshot(out, g, ps->step, psi, err);
+        rc = out->write(out->ctx, g, ps->step, psi, err);
     return rc;
 }
 
@@ -84,8 +84,8 @@ static void log_line(int step, double front_mm, double w_left, double ms, double
     fflush(stdout);
 }
 
-int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be, output *out,
-             run_result *r, smx_error *err)
+int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be,
+             const snapshot_sink *out, run_result *r, smx_error *err)
 {
     double t0 = now_s();
     sim_tables st;
@@ -116,7 +116,7 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
         (rc = be->upload(ctx, host, r->initial_weight, r->initial_energy_MeV, err)))
         goto done;
     be->describe(ctx, r);
-    if (out && wants_snapshot(p, 0) && (rc = output_write_snapshot(out, g, 0, host, err)))
+    if (out && wants_snapshot(p, 0) && (rc = out->write(out->ctx, g, 0, host, err)))
         goto done;
     free(host);
     host = NULL;

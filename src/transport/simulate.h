@@ -5,7 +5,6 @@
 
 #include <signal.h>
 
-#include "io/output.h"
 #include "transport/backend.h"
 
 /* Set by the SIGINT/SIGTERM handler; the loop stops at the next step boundary. */
@@ -14,10 +13,17 @@ extern volatile sig_atomic_t smx_interrupted;
 /* Conservation tolerance per step (DESIGN section 2, relative, in double). */
 #define SMX_CONSERVATION_TOL 1e-6
 
-/* Runs the plan on backend `be`. `out` may be NULL (no snapshots written).
+/* Where the loop hands the psi snapshots the plan asks for (the result file's
+ * writer, in a run); the loop itself knows nothing of files. */
+typedef struct snapshot_sink {
+    int (*write)(void *ctx, const grid *g, int step, const float *psi, smx_error *err);
+    void *ctx;
+} snapshot_sink;
+
+/* Runs the plan on backend `be`. `snaps` may be NULL (no snapshots taken).
  * On success r holds the per-step balances and the normalised dose. */
-int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be, output *out,
-             run_result *r, smx_error *err);
+int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be,
+             const snapshot_sink *snaps, run_result *r, smx_error *err);
 
 /* Steps needed for the slowest particle to stop (for ETA and sizing). */
 int simulate_expected_steps(const plan *p, const grid *g, const tables *t);

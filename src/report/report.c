@@ -1,0 +1,99 @@
+#include "report/report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/error.h"
+#include "buildinfo.h"
+#include "report/analysis.h"
+#include "transport/backend_select.h"
+#include "transport/device_query.h"
+
+void report_version(void)
+{
+    gpu_info gi;
+    gpu_query(&gi);
+    printf("smx2d-sim %s (%s)\n  compiler: %s\n  nvcc: %s\n  GPU: %s\n", SMX_VERSION,
+           SMX_GIT_DESCRIBE, SMX_COMPILER, SMX_NVCC, gi.count ? gi.name : gi.why_none);
+}
+
+static int snapshot_count(const plan *p, int expected_steps)
+{
+    int n = 0;
+    for (int s = 0; s <= expected_steps; s++) {
+        int want = (p->snapshot_every > 0 && s > 0 && s % p->snapshot_every == 0);
+        for (int i = 0; i < p->n_snapshot_steps && !want; i++)
+            want = p->snapshot_steps[i] == s;
+        n += want;
+    }
+    return n + (p->snapshot_final ? 1 : 0);
+}
+
+void report_dry_run(const plan *p, const grid *g, const tables *t, const backend_ops *be,
+                    int expected)
+{
+    const double deg = 180.0 / M_PI;
+    double psi_gb = (double)g->cells * 4e-9;
+    printf("plan:      %s (valid)\n", p->path);
+    printf("tables:    %s (%s, sha256 %.16s...)\n", t->path, t->material, t->sha256);
+    printf("energy:    %lld bins, %s grid, %.4g to %.4g MeV, stop below %.4g MeV\n",
+           (long long)g->ne, g->energy_kind == EGRID_RANGE ? "range" : "uniform", g->E.edges[0],
+           g->E.edges[g->ne], g->E_stop);
+    printf("angle:     %lld bins, %s, %.4g to %.4g deg, %.4g deg per bin\n", (long long)g->nth,
+           g->angle_mode == ANGLE_FULL ? "full circle" : "window", g->theta.edges[0] * deg,
+           g->theta.edges[g->nth] * deg, g->dtheta * deg);
+    printf("space:     nz %lld x nx %lld cells of %.4g x %.4g mm (depth 0 to %.4g mm, x %.4g to %.4g mm)\n",
+           (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],
+           g->x.edges[g->nx]);
+    printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
+    printf("memory:    host %.4g GB, backend %s\n", backend_host_bytes(g, be) * 1e-9, be->name);
+#ifdef SMX_HAVE_CUDA
+    if (be == &backend_cuda)
+        printf("device:    %.4g GB arena (2 psi buffers, dose, tables; the FFT path adds its spectra)\n",
+               backend_cuda_device_bytes(g) * 1e-9);
+#endif
+    printf("steps:     %s, step %.4g mm (expected %d)\n", p->steps ? "fixed" : "auto", g->ds,
+           expected);
+    int ns = snapshot_count(p, expected);
+    printf("output:    %s (%s), %d psi snapshot(s) of %.4g GB uncompressed, XDMF sidecar\n",
+           p->output_file, p->overwrite ? "overwrite allowed" : "must not exist", ns, psi_gb);
+}
+
+/* The run's wall time is the sum of its phases (tables, setup, steps, download). */
+void report_summary(const grid *g, const run_result *r)
+{
+    double wall_s = 0.0;
+    for (int i = 0; i < r->n_phases; i++)
+        wall_s += r->phase_s[i];
+    double *dd = malloc(g->nz * sizeof *dd);
+    if (!dd)
+        return;
+    depth_dose(g, r->dose_MeV, dd);
+    double zpk = peak_depth_mm(g, dd), r80 = distal_depth_mm(g, dd, 0.8);
+    double r20 = distal_depth_mm(g, dd, 0.2);
+    double pk = 0.0;
+    for (int64_t z = 0; z < g->nz; z++)
+        pk = dd[z] > pk ? dd[z] : pk;
+    double entrance = dd[0] > 0.0 ? pk / dd[0] : NAN;
+    double sig_mid = isfinite(r80) ? lateral_rms_at(g, r->dose_MeV, 0.5 * r80) : NAN;
+    double escaped = 0.0;
+    for (int c = 0; c < CH_COUNT; c++)
+        escaped += r->cumulative.weight[c];
+    smx_info("\nsummary\n");
+    smx_info("  steps                     %d (%s)\n", r->n_steps,
+             r->stop_reason == STOP_WEIGHT_BELOW ? "remaining weight below threshold"
+             : r->stop_reason == STOP_MAX_STEPS  ? "max_steps reached"
+                                                 : "fixed count");
+    smx_info("  R80 / R20                 %.3f / %.3f mm (R80-R20 %.3f mm)\n", r80, r20, r20 - r80);
+    smx_info("  Bragg peak depth          %.3f mm\n", zpk);
+    smx_info("  peak-to-entrance ratio    %.3f\n", entrance);
+    smx_info("  lateral rms at R80/2      %.3f mm\n", sig_mid);
+    smx_info("  weight left / escaped     %.3e / %.6f of initial\n",
+             r->n_steps ? r->steps[r->n_steps - 1].weight_out / r->initial_weight : 1.0,
+             escaped / r->initial_weight);
+    smx_info("  conservation (max/step)   weight %.2e, energy %.2e relative, %d violation(s)\n",
+             r->max_weight_rel_err, r->max_energy_rel_err, r->conservation_violations);
+    smx_info("  wall time                 %.3f s\n", wall_s);
+    free(dd);
+}

@@ -1,0 +1,19 @@
+/* What the program tells the user on the terminal: the version banner, the dry
+ * run (what a plan would do, without doing it) and the end-of-run summary. */
+#ifndef SMX_REPORT_H
+#define SMX_REPORT_H
+
+#include "input/plan.h"
+#include "physics/grid.h"
+#include "physics/tables.h"
+#include "transport/backend.h"
+#include "transport/run.h"
+
+void report_version(void);
+/* Grid, tables, memory, steps and output of a validated plan. */
+void report_dry_run(const plan *p, const grid *g, const tables *t, const backend_ops *be,
+                    int expected_steps);
+/* Figures of merit (R80, R20, peak, lateral width), stop reason, conservation, wall time. */
+void report_summary(const grid *g, const run_result *r);
+
+#endif

@@ -1,0 +1,23 @@
+/* Which backend runs a plan, and whether this machine can hold what it needs.
+ * Shared by the run and the benchmark, so both choose the same way. */
+#ifndef SMX_BACKEND_SELECT_H
+#define SMX_BACKEND_SELECT_H
+
+#include "base/error.h"
+#include "input/plan.h"
+#include "physics/grid.h"
+#include "transport/backend.h"
+#include "transport/device_query.h"
+
+/* backend.device: cpu, cuda, or auto (the GPU when this build has CUDA and a
+ * device answers, else the CPU). Errors name backend.device in the plan. */
+int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, smx_error *err);
+
+/* Host bytes a run needs: the CPU backend keeps two psi buffers and a host copy;
+ * the CUDA backend a host copy and a pinned snapshot buffer. */
+double backend_host_bytes(const grid *g, const backend_ops *be);
+
+/* Refuses a grid whose host memory exceeds this machine's (error at grid.space.nx). */
+int backend_check_host_memory(const plan *p, const grid *g, const backend_ops *be, smx_error *err);
+
+#endif
