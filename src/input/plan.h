@@ -1,7 +1,7 @@
 /* The run plan: one YAML file describes one run.
  *
  * Every key lives in exactly one place, the schema table plan_keys[] in
- * plan_schema.c. That table drives validation (plan.c), the JSON Schema
+ * plan_schema.c. That table drives validation (plan_*.c), the JSON Schema
  * (schemas/plan.schema.json) and the documented reference plan
  * (config/plan-reference.yaml); a test fails if the shipped files drift from it. */
 #ifndef SMX_PLAN_H
@@ -154,7 +154,7 @@ char *plan_resolved_text(const plan *p);
  * there is none; e.g. plan_choice_name("backend.device", DEVICE_CUDA) = "cuda". */
 const char *plan_choice_name(const char *path, int index);
 
-/* ---- helpers shared by plan.c and plan_schema.c ---- */
+/* ---- helpers shared by the reader (plan_*.c) and plan_schema.c ---- */
 /* Sets every key that has a default (loc, when allocated, says default); required
  * keys and keys without a default stay 0. Fails only if the table is broken. */
 int plan_set_defaults(plan *p, smx_error *err);

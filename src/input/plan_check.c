@@ -1,0 +1,110 @@
+/* What single values cannot show: required keys that are missing, and the
+ * rules that tie keys together (energy grid, beam inside the grid, ...). */
+#include <math.h>
+#include <string.h>
+
+#include "input/plan_internal.h"
+
+static int given(const plan *p, int ki)
+{
+    return p->loc[ki].line > 0 || p->loc[ki].from_cli;
+}
+
+int plan_check_required(loader *L)
+{
+    for (size_t i = 0; i < plan_key_count; i++) {
+        const plan_key *k = &plan_keys[i];
+        if (k->default_value || given(L->p, (int)i))
+            continue;
+        char what[600];
+        if (k->units[0])
+            snprintf(what, sizeof what, "%s, %s", k->doc, k->units);
+        else
+            snprintf(what, sizeof what, "%s", k->doc);
+        /* Point at the nearest enclosing section the file does have. */
+        const section_mark *best = NULL;
+        size_t best_len = 0;
+        for (int s = 0; s < L->nsec; s++) {
+            size_t len = strlen(L->sec[s].path);
+            if (!strncmp(k->path, L->sec[s].path, len) && k->path[len] == '.' && len > best_len) {
+                best = &L->sec[s];
+                best_len = len;
+            }
+        }
+        if (best)
+            return smx_fail(L->err, SMX_EXIT_INPUT, "%s:%d:%d: missing required key '%s' (%s)",
+                            L->file, best->line, best->col, k->path, what);
+        return smx_fail(L->err, SMX_EXIT_INPUT, "%s: missing required key '%s' (%s)", L->file,
+                        k->path, what);
+    }
+    return 0;
+}
+
+static const char *num(double v, char *buf)
+{
+    plan_format_real(v, buf, 40);
+    return buf;
+}
+
+int plan_check_consistency(const plan *p, smx_error *err)
+{
+    char a[40], b[40], c[40], d[40], e[40];
+    int bins = plan_key_index("grid.energy.n_bins");
+
+    if (p->energy_kind == EGRID_UNIFORM && !given(p, bins))
+        return plan_fail_at(p, err, "grid.energy.kind",
+                            "uniform grids need grid.energy.n_bins; expected n_bins (an integer "
+                            "in [1, 100000]) next to kind: uniform");
+    if (p->energy_kind == EGRID_RANGE && given(p, bins))
+        return plan_fail_at(p, err, "grid.energy.n_bins",
+                            "range grids derive the bin count from transport.step_mm; expected "
+                            "no n_bins, or kind: uniform");
+    if (!(p->E_max_MeV > p->E_min_MeV))
+        return plan_fail_at(p, err, "grid.energy.E_max_MeV",
+                            "%s is not above grid.energy.E_min_MeV = %s; expected E_max > E_min",
+                            num(p->E_max_MeV, a), num(p->E_min_MeV, b));
+    if (p->E_cutoff_MeV < p->E_min_MeV)
+        return plan_fail_at(p, err, "grid.energy.E_cutoff_MeV",
+                            "%s is below grid.energy.E_min_MeV = %s; expected a cutoff >= E_min",
+                            num(p->E_cutoff_MeV, a), num(p->E_min_MeV, b));
+    if (!(p->E_cutoff_MeV < p->E_max_MeV))
+        return plan_fail_at(p, err, "grid.energy.E_cutoff_MeV",
+                            "%s is not below grid.energy.E_max_MeV = %s; expected a cutoff < E_max",
+                            num(p->E_cutoff_MeV, a), num(p->E_max_MeV, b));
+    if (p->beam_energy_MeV > p->E_max_MeV || p->beam_energy_MeV < p->E_cutoff_MeV) {
+        int above = p->beam_energy_MeV > p->E_max_MeV;
+        return plan_fail_at(p, err, "beam.energy_MeV",
+                            "%s is %s grid.energy.%s = %s; expected a beam energy in "
+                            "[E_cutoff, E_max] = [%s, %s] MeV",
+                            num(p->beam_energy_MeV, a), above ? "above" : "below",
+                            above ? "E_max_MeV" : "E_cutoff_MeV",
+                            num(above ? p->E_max_MeV : p->E_cutoff_MeV, b),
+                            num(p->E_cutoff_MeV, c), num(p->E_max_MeV, d));
+    }
+    double half = 0.5 * p->nx * p->dx_mm;
+    if (fabs(p->beam_x_mm) > half)
+        return plan_fail_at(p, err, "beam.x_mm",
+                            "%s is outside the domain, x = -%s to %s mm (grid.space.nx %d x "
+                            "dx_mm %s); expected |x_mm| <= %s",
+                            num(p->beam_x_mm, a), num(half, b), num(half, c), p->nx,
+                            num(p->dx_mm, d), num(half, b));
+    if (p->angle_mode == ANGLE_WINDOW) {
+        /* Compare on the circle: a window centred at 350 deg contains 5 deg. */
+        double off = fmod(p->beam_direction_deg - p->angle_centre_deg, 360.0);
+        if (off > 180.0)
+            off -= 360.0;
+        if (off < -180.0)
+            off += 360.0;
+        if (fabs(off) > p->angle_half_width_deg)
+            return plan_fail_at(p, err, "beam.direction_deg",
+                                "%s is outside the angular window %s to %s deg "
+                                "(grid.angle.centre_deg %s +- half_width_deg %s); expected a "
+                                "direction inside the window, or grid.angle.mode: full",
+                                num(p->beam_direction_deg, a),
+                                num(p->angle_centre_deg - p->angle_half_width_deg, b),
+                                num(p->angle_centre_deg + p->angle_half_width_deg, c),
+                                num(p->angle_centre_deg, d),
+                                num(p->angle_half_width_deg, e));
+    }
+    return 0;
+}

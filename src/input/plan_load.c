@@ -1,0 +1,392 @@
+/* Plan reader: YAML text -> node tree -> struct plan, every step checked
+ * against the schema table in plan_schema.c.
+ *
+ * Order of work: built-in defaults, then the file, then --set overrides, then
+ * required keys, then the rules that tie keys together, then the table file.
+ * The first problem found is the one reported: later ones are usually its
+ * consequences, and a message that names one place is one the user can act on. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "input/plan_internal.h"
+
+static void record_section(loader *L, const char *path, const yt_node *at)
+{
+    for (int i = 0; i < L->nsec; i++)
+        if (!strcmp(L->sec[i].path, path))
+            return;
+    size_t len = strlen(path);
+    if (L->nsec == MAX_SECTIONS || len >= sizeof L->sec[0].path)
+        return;
+    section_mark *s = &L->sec[L->nsec++];
+    memcpy(s->path, path, len + 1);
+    s->line = at->line;
+    s->col = at->col;
+}
+
+static int unknown_key(loader *L, const yt_node *at, const char *path, size_t plen,
+                       const char *name, size_t nlen)
+{
+    names nm;
+    char list[600], full[300];
+    plan_names_under(path, plen, &nm);
+    snprintf(full, sizeof full, "%.*s%s%.*s", (int)plen, path, plen ? "." : "",
+             nlen > 100 ? 100 : (int)nlen, name);
+    int best = INT_MAX;
+    size_t bi = 0;
+    for (size_t i = 0; i < nm.n; i++) {
+        int d = plan_edit_distance(name, nlen, nm.name[i], nm.len[i]);
+        if (d < best) {
+            best = d;
+            bi = i;
+        }
+    }
+    if (best != INT_MAX && plan_close_enough(best, nlen))
+        return loader_fail(L, at, "unknown key '%s'; did you mean '%.*s'?", full, (int)nm.len[bi],
+                    nm.name[bi]);
+    plan_join_names(&nm, list, sizeof list);
+    return loader_fail(L, at, "unknown key '%s'; expected one of %s", full, list);
+}
+
+static int walk_mapping(loader *L, const yt_node *m, const char *prefix);
+
+/* One "key: value" pair of the file; a key may be a dotted path. */
+static int walk_pair(loader *L, const yt_node *key, const yt_node *val, const char *prefix)
+{
+    char path[256], shown[SHOW_MAX + 4];
+    names nm;
+    char list[600];
+    if (key->kind != YT_SCALAR || strlen(key->text) != key->len) {
+        plan_names_under(prefix, strlen(prefix), &nm);
+        plan_join_names(&nm, list, sizeof list);
+        return loader_fail(L, key, "%s%sa key must be a name, not %s; expected one of %s", prefix,
+                    prefix[0] ? ": " : "", key->kind == YT_SCALAR ? "text with NUL" :
+                    yt_kind_name(key), list);
+    }
+    snprintf(path, sizeof path, "%s", prefix);
+    const char *s = key->text;
+    for (;;) {
+        size_t plen = strlen(path);
+        size_t len = strcspn(s, ".");
+        if (plen + 1 + len >= sizeof path)
+            return unknown_key(L, key, path, plen, s, len);
+        snprintf(path + plen, sizeof path - plen, "%s%.*s", plen ? "." : "", (int)len, s);
+        int ki = plan_key_index(path);
+        if (ki >= 0) {
+            if (s[len] == '.')
+                return loader_fail(L, key, "unknown key '%s%s%s'; %s is a key, not a section", prefix,
+                            prefix[0] ? "." : "", plan_show(key->text, key->len, shown, sizeof shown),
+                            path);
+            if (L->key_line[ki])
+                return loader_fail(L, key, "%s: duplicate key, first given at %d:%d; expected each "
+                            "key once", path, L->key_line[ki], L->key_col[ki]);
+            if (plan_assign(L, ki, val))
+                return SMX_EXIT_INPUT;
+            L->key_line[ki] = key->line;
+            L->key_col[ki] = key->col;
+            L->p->loc[ki] = (plan_loc){ val->line, val->col, 0 };
+            return 0;
+        }
+        if (!len || !plan_is_section(path, strlen(path)))
+            return unknown_key(L, key, path, plen, s, len);
+        record_section(L, path, key);
+        if (s[len] != '.')
+            break;
+        s += len + 1;
+    }
+    if (yt_is_null(val))
+        return 0;   /* "backend:" with nothing under it: all defaults */
+    if (val->kind != YT_MAPPING) {
+        plan_names_under(path, strlen(path), &nm);
+        plan_join_names(&nm, list, sizeof list);
+        if (val->kind == YT_SCALAR)
+            return loader_fail(L, val, "%s: got a scalar '%s'; expected a mapping with keys %s", path,
+                        plan_show_node(val, shown, sizeof shown), list);
+        return loader_fail(L, val, "%s: got %s; expected a mapping with keys %s", path,
+                    yt_kind_name(val), list);
+    }
+    return walk_mapping(L, val, path);
+}
+
+static int walk_mapping(loader *L, const yt_node *m, const char *prefix)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const yt_node *key = m->items[2 * i];
+        /* Sections repeated under one parent would otherwise merge silently. */
+        for (size_t j = 0; key->kind == YT_SCALAR && j < i; j++) {
+            const yt_node *other = m->items[2 * j];
+            if (other->kind == YT_SCALAR && other->len == key->len &&
+                !memcmp(other->text, key->text, key->len)) {
+                char shown[SHOW_MAX + 4];
+                return loader_fail(L, key, "%s%s%s: duplicate key, first given at %d:%d; expected each "
+                            "key once", prefix, prefix[0] ? "." : "",
+                            plan_show_node(key, shown, sizeof shown), other->line, other->col);
+            }
+        }
+        if (walk_pair(L, key, m->items[2 * i + 1], prefix))
+            return SMX_EXIT_INPUT;
+    }
+    return 0;
+}
+
+static int apply_override(loader *L, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    char key[256], shown[SHOW_MAX + 4];
+    L->cli = arg;
+    if (!eq) {
+        L->cli = NULL;
+        return smx_fail(L->err, SMX_EXIT_INPUT,
+                        "--set %s: missing '='; expected --set key.path=value, e.g. "
+                        "--set beam.energy_MeV=150", plan_show(arg, strlen(arg), shown, sizeof shown));
+    }
+    size_t klen = (size_t)(eq - arg);
+    if (klen == 0)
+        return loader_fail(L, NULL, "no key before '='; expected --set key.path=value");
+    snprintf(key, sizeof key, "%.*s", klen < sizeof key ? (int)klen : (int)sizeof key - 1, arg);
+    int ki = plan_key_index(key);
+    if (ki < 0) {
+        if (plan_is_section(key, strlen(key))) {
+            names nm;
+            char list[600];
+            plan_names_under(key, strlen(key), &nm);
+            plan_join_names(&nm, list, sizeof list);
+            return loader_fail(L, NULL, "'%s' is a section; expected a full key path, %s.NAME with "
+                        "NAME one of %s", key, key, list);
+        }
+        /* A key given without its section (E_max_MeV) counts as a near miss too. */
+        int best = INT_MAX, bi = -1;
+        int bare = strchr(key, '.') == NULL;
+        for (size_t i = 0; i < plan_key_count; i++) {
+            const char *path = plan_keys[i].path;
+            int d = plan_edit_distance(key, strlen(key), path, strlen(path));
+            if (bare) {
+                const char *leaf = strrchr(path, '.') + 1;
+                int dl = plan_edit_distance(key, strlen(key), leaf, strlen(leaf));
+                if (dl < d)
+                    d = dl;
+            }
+            if (d < best) {
+                best = d;
+                bi = (int)i;
+            }
+        }
+        if (bi >= 0 && plan_close_enough(best, strlen(key)))
+            return loader_fail(L, NULL, "unknown key '%s'; did you mean '%s'?", key, plan_keys[bi].path);
+        return loader_fail(L, NULL, "unknown key '%s'; expected a key path such as beam.energy_MeV "
+                    "(smx2d-sim --print-reference-plan lists them all)", key);
+    }
+    if (plan_assign_text(L, ki, eq + 1))
+        return SMX_EXIT_INPUT;
+    L->p->loc[ki] = (plan_loc){ 0, 0, 1 };
+    L->cli = NULL;
+    return 0;
+}
+
+
+static int readable_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISDIR(st.st_mode) && access(path, R_OK) == 0;
+}
+
+/* Appends "dir/name" to the tried list; returns 1 (and sets table_path) if it is there. */
+static int try_table(plan *p, const char *dir, const char *name, char *tried, size_t tried_size)
+{
+    char cand[PLAN_PATH_MAX];
+    int n = snprintf(cand, sizeof cand, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof cand)
+        return 0;
+    size_t used = strlen(tried);
+    snprintf(tried + used, tried_size - used, "%s%s", used ? ", " : "", cand);
+    if (!readable_file(cand))
+        return 0;
+    memcpy(p->table_path, cand, (size_t)n + 1);
+    return 1;
+}
+
+static int resolve_table(plan *p, smx_error *err)
+{
+    const char *name = p->table_file;
+    char tried[4 * PLAN_PATH_MAX + 16] = "";
+    char shown[SHOW_MAX + 4];
+
+    if (name[0] == '/') {
+        if (readable_file(name)) {
+            snprintf(p->table_path, sizeof p->table_path, "%s", name);
+            return 0;
+        }
+        return plan_fail_at(p, err, "material.table_file",
+                            "'%s' was not found or is not readable; expected an existing file",
+                            plan_show(name, strlen(name), shown, sizeof shown));
+    }
+    if (try_table(p, p->dir, name, tried, sizeof tried))
+        return 0;
+    const char *env = getenv("SMX2D_DATA_DIR");
+    if (env && env[0]) {
+        if (try_table(p, env, name, tried, sizeof tried))
+            return 0;
+    } else {
+        /* Say so: an unset variable is the usual reason for this error. */
+        size_t used = strlen(tried);
+        snprintf(tried + used, sizeof tried - used, ", $SMX2D_DATA_DIR (not set)");
+    }
+    char exe[PLAN_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            char dir[PLAN_PATH_MAX];
+            *slash = '\0';
+            int w = snprintf(dir, sizeof dir, "%s/../share/smx2d-sim/data", exe);
+            if (w > 0 && (size_t)w < sizeof dir && try_table(p, dir, name, tried, sizeof tried))
+                return 0;
+        }
+    }
+#ifdef SMX_SOURCE_DATA_DIR
+    if (try_table(p, SMX_SOURCE_DATA_DIR, name, tried, sizeof tried))
+        return 0;
+#endif
+    return plan_fail_at(p, err, "material.table_file",
+                        "'%s' was not found; tried %s; expected a readable file, relative to "
+                        "the plan's directory or in $SMX2D_DATA_DIR",
+                        plan_show(name, strlen(name), shown, sizeof shown), tried);
+}
+
+static int read_file(plan *p, const char *path, smx_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot open the plan: %s", path,
+                        strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    int rc = buf ? 0 : -1;
+    while (!rc) {
+        if (len + 1 == cap) {
+            char *grown = cap < PLAN_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
+            if (cap >= PLAN_MAX_BYTES)
+                rc = smx_fail(err, SMX_EXIT_INPUT, "%s: the file is larger than %u MiB; "
+                              "expected a plan of a few kilobytes", path, PLAN_MAX_BYTES >> 20);
+            else if (!grown)
+                rc = -1;
+            if (rc)
+                break;
+            buf = grown;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - 1 - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f))
+                rc = smx_fail(err, SMX_EXIT_INPUT, "%s: cannot read the plan: %s", path,
+                              strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (rc) {
+        free(buf);
+        return rc < 0 ? smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory reading the plan",
+                                 path)
+                      : rc;
+    }
+    buf[len] = '\0';
+    p->yaml_text = buf;
+    p->yaml_len = len;
+    return 0;
+}
+
+static void set_dir(plan *p)
+{
+    const char *slash = strrchr(p->path, '/');
+    if (!slash)
+        snprintf(p->dir, sizeof p->dir, ".");
+    else if (slash == p->path)
+        snprintf(p->dir, sizeof p->dir, "/");
+    else
+        snprintf(p->dir, sizeof p->dir, "%.*s", (int)(slash - p->path), p->path);
+}
+
+static int load(plan *p, const char *path, const char *const *overrides, int n_overrides,
+                smx_error *err, loader *L)
+{
+    if (strlen(path) >= sizeof p->path)
+        return smx_fail(err, SMX_EXIT_INPUT, "%.200s...: the plan's path is longer than %d "
+                        "bytes", path, PLAN_PATH_MAX - 1);
+    snprintf(p->path, sizeof p->path, "%s", path);
+    set_dir(p);
+    p->loc = calloc(plan_key_count, sizeof *p->loc);
+    L->key_line = calloc(plan_key_count, sizeof *L->key_line);
+    L->key_col = calloc(plan_key_count, sizeof *L->key_col);
+    if (!p->loc || !L->key_line || !L->key_col)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory", path);
+    if (plan_set_defaults(p, err))
+        return SMX_EXIT_INPUT;
+    if (read_file(p, path, err))
+        return err->code ? err->code : SMX_EXIT_INPUT;
+
+    yt_node *root = NULL;
+    yt_error ye;
+    if (yt_parse(p->yaml_text, p->yaml_len, &root, &ye)) {
+        if (ye.line)
+            return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s", path, ye.line, ye.col, ye.msg);
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: %s", path, ye.msg);
+    }
+    names top;
+    char list[600];
+    plan_names_under("", 0, &top);
+    plan_join_names(&top, list, sizeof list);
+    int rc;
+    if (!root)
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: the plan is empty; expected a mapping with "
+                      "sections %s", path, list);
+    else if (root->kind != YT_MAPPING)
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: the top level is %s; expected a mapping "
+                      "with sections %s", path, root->line, root->col, yt_kind_name(root), list);
+    else
+        rc = walk_mapping(L, root, "");
+    yt_free(root);
+    if (rc)
+        return rc;
+
+    for (int i = 0; i < n_overrides; i++)
+        if (apply_override(L, overrides[i]))
+            return SMX_EXIT_INPUT;
+    if (plan_check_required(L) || plan_check_consistency(p, err) || resolve_table(p, err))
+        return SMX_EXIT_INPUT;
+    return 0;
+}
+
+int plan_load(plan *p, const char *path, const char *const *overrides, int n_overrides,
+              smx_error *err)
+{
+    memset(p, 0, sizeof *p);
+    loader L = { .p = p, .err = err, .file = path };
+    int rc = load(p, path, overrides, n_overrides, err, &L);
+    free(L.key_line);
+    free(L.key_col);
+    if (rc) {
+        plan_free(p);
+        /* A caller that passed an error struct already holding a message still
+         * gets a non-zero code back. */
+        return rc;
+    }
+    return 0;
+}
+
+void plan_free(plan *p)
+{
+    if (!p)
+        return;
+    free(p->yaml_text);
+    free(p->loc);
+    p->yaml_text = NULL;
+    p->yaml_len = 0;
+    p->loc = NULL;
+}

@@ -1,0 +1,334 @@
+/* A plan's values as text: YAML number forms, ranges in messages, values
+ * written as YAML or JSON, the resolved plan, and errors that point at the
+ * place (file:line:col or --set) a key was given. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "input/plan_internal.h"
+
+/* The YAML 1.2 core forms, and nothing strtod would accept beyond them
+ * ("inf", "0x10", "1e", leading spaces). */
+int plan_is_yaml_int(const char *s)
+{
+    if (*s == '-' || *s == '+')
+        s++;
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+int plan_is_yaml_float(const char *s)
+{
+    int digits = 0;
+    if (*s == '-' || *s == '+')
+        s++;
+    for (; *s >= '0' && *s <= '9'; s++)
+        digits++;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++)
+            digits++;
+    if (!digits)
+        return 0;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '-' || *s == '+')
+            s++;
+        if (*s < '0' || *s > '9')
+            return 0;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    }
+    return *s == '\0';
+}
+
+/* 0 inside the key's range, -1 below, +1 above. */
+int plan_range_side(const plan_key *k, double v)
+{
+    if (k->min_exclusive ? !(v > k->min) : !(v >= k->min))
+        return -1;
+    if (k->max_exclusive ? !(v < k->max) : !(v <= k->max))
+        return 1;
+    return 0;
+}
+
+void plan_format_real(double v, char *buf, size_t n)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%s", isnan(v) ? ".nan" : v > 0 ? ".inf" : "-.inf");
+        return;
+    }
+    if (v == 0) {
+        snprintf(buf, n, "0");
+        return;
+    }
+    /* Fewest significant digits that read back exactly; positional notation
+     * where that stays short, so 1000 is not written 1e+03. */
+    char e[40];
+    int digits;
+    for (digits = 1; digits < 17; digits++) {
+        snprintf(e, sizeof e, "%.*e", digits - 1, v);
+        if (strtod(e, NULL) == v)
+            break;
+    }
+    snprintf(e, sizeof e, "%.*e", digits - 1, v);
+    int exp10 = atoi(strchr(e, 'e') + 1);
+    if (exp10 >= -4 && exp10 < 16) {
+        int decimals = digits - 1 - exp10;
+        snprintf(buf, n, "%.*f", decimals > 0 ? decimals : 0, v);
+    } else {
+        /* YAML 1.1 readers (PyYAML) take 1e-06 for a string; 1.0e-06 is a float to all. */
+        char *mark = strchr(e, 'e');
+        if (strchr(e, '.'))
+            snprintf(buf, n, "%s", e);
+        else
+            snprintf(buf, n, "%.*s.0%s", (int)(mark - e), e, mark);
+    }
+}
+
+void plan_range_text(const plan_key *k, char *buf, size_t n)
+{
+    char lo[40], hi[40];
+    plan_format_real(k->min, lo, sizeof lo);
+    plan_format_real(k->max, hi, sizeof hi);
+    int has_lo = isfinite(k->min), has_hi = isfinite(k->max);
+    if (has_lo && has_hi)
+        snprintf(buf, n, " in %c%s, %s%c", k->min_exclusive ? '(' : '[', lo, hi,
+                 k->max_exclusive ? ')' : ']');
+    else if (has_lo)
+        snprintf(buf, n, " %s %s", k->min_exclusive ? ">" : ">=", lo);
+    else if (has_hi)
+        snprintf(buf, n, " %s %s", k->max_exclusive ? "<" : "<=", hi);
+    else
+        buf[0] = '\0';
+}
+
+void plan_key_expected(const plan_key *k, char *buf, size_t n)
+{
+    char range[100], list[200];
+    plan_range_text(k, range, sizeof range);
+    const char *sp = k->units[0] ? " " : "";
+    switch (k->type) {
+    case PT_BOOL:
+        snprintf(buf, n, "true or false");
+        break;
+    case PT_INT:
+        snprintf(buf, n, "an integer%s%s%s", range, sp, k->units);
+        break;
+    case PT_REAL:
+        if (range[0])
+            snprintf(buf, n, "a number%s%s%s", range, sp, k->units);
+        else if (k->units[0])
+            snprintf(buf, n, "a number, in %s", k->units);
+        else
+            snprintf(buf, n, "a number");
+        break;
+    case PT_STRING:
+        snprintf(buf, n, "a non-empty string");
+        break;
+    case PT_ENUM:
+        plan_choices_text(k->choices, list, sizeof list);
+        snprintf(buf, n, "one of %s", list);
+        break;
+    case PT_INT_OR_AUTO:
+        snprintf(buf, n, "auto or an integer%s", range);
+        break;
+    case PT_INT_LIST:
+        snprintf(buf, n, "a list of at most %zu integers%s, e.g. [100, 200]", k->size, range);
+        break;
+    case PT_OP_LIST:
+        plan_choices_text(k->choices, list, sizeof list);
+        snprintf(buf, n, "a list holding each of %s once", list);
+        break;
+    default:
+        snprintf(buf, n, "a value");
+    }
+}
+
+void plan_write_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Plain YAML when the text cannot be mistaken for anything but a string by any
+ * YAML reader; double-quoted otherwise. */
+static void yaml_write_string(FILE *f, const char *s)
+{
+    int plain = s[0] != '\0' && !plan_is_yaml_float(s) && strcmp(s, "true") && strcmp(s, "false") &&
+                strcmp(s, "null") && strcmp(s, "~") && strcmp(s, "auto");
+    for (const char *c = s; plain && *c; c++) {
+        int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                 *c == '_' || *c == '.' || *c == '/' ||
+                 (c != s && (*c == '-' || *c == '+'));
+        plain = ok;
+    }
+    if (plain) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(f, "\\x%02x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void write_name(FILE *f, const char *name, int json)
+{
+    if (json)
+        plan_write_json_string(f, name);
+    else
+        fputs(name, f);
+}
+
+void plan_write_value(FILE *f, const plan *p, const plan_key *k, int json)
+{
+    const char *base = (const char *)p + k->offset;
+    const int *ints = (const int *)(const void *)base;
+    char num[40];
+    switch (k->type) {
+    case PT_BOOL:
+        fputs(ints[0] ? "true" : "false", f);
+        break;
+    case PT_INT:
+        fprintf(f, "%d", ints[0]);
+        break;
+    case PT_REAL:
+        plan_format_real(*(const double *)(const void *)base, num, sizeof num);
+        fputs(num, f);
+        break;
+    case PT_STRING:
+        if (json)
+            plan_write_json_string(f, base);
+        else
+            yaml_write_string(f, base);
+        break;
+    case PT_ENUM: {
+        const char *name = plan_choice_name(k->path, ints[0]);
+        write_name(f, name ? name : "?", json);
+        break;
+    }
+    case PT_INT_OR_AUTO:
+        if (ints[0] == 0)
+            write_name(f, "auto", json);
+        else
+            fprintf(f, "%d", ints[0]);
+        break;
+    case PT_INT_LIST: {
+        int count = ints[k->size];
+        fputc('[', f);
+        for (int i = 0; i < count; i++)
+            fprintf(f, "%s%d", i ? ", " : "", ints[i]);
+        fputc(']', f);
+        break;
+    }
+    case PT_OP_LIST:
+        fputc('[', f);
+        for (size_t i = 0; i < k->size; i++) {
+            const char *name = plan_choice_name(k->path, ints[i]);
+            fputs(i ? ", " : "", f);
+            write_name(f, name ? name : "?", json);
+        }
+        fputc(']', f);
+        break;
+    }
+}
+
+
+int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fmt, ...)
+{
+    char msg[1800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+
+    int ki = plan_key_index(path);
+    const plan_loc *loc = ki >= 0 && p->loc ? &p->loc[ki] : NULL;
+    if (loc && loc->from_cli) {
+        char *val = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&val, &len);
+        if (f) {
+            plan_write_value(f, p, &plan_keys[ki], 0);
+            if (fclose(f) != 0) {
+                free(val);
+                val = NULL;
+            }
+        }
+        smx_fail(err, SMX_EXIT_INPUT, "--set %s=%.200s: %s: %s", path, val ? val : "?", path,
+                 msg);
+        free(val);
+        return SMX_EXIT_INPUT;
+    }
+    if (loc && loc->line > 0)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s", p->path, loc->line, loc->col,
+                        path, msg);
+    if (path)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: %s: %s", p->path, path, msg);
+    return smx_fail(err, SMX_EXIT_INPUT, "%s: %s", p->path, msg);
+}
+
+void plan_write_resolved(FILE *f, const plan *p)
+{
+    for (size_t i = 0; i < plan_key_count; i++) {
+        const plan_key *k = &plan_keys[i];
+        int set = p->loc && (p->loc[i].line > 0 || p->loc[i].from_cli);
+        int optional = k->default_value && !k->default_value[0];
+        /* Without locations, an optional int left at 0 is taken as not given. */
+        if (optional && (p->loc ? !set : !*(const int *)(const void *)((const char *)p + k->offset))) {
+            /* An optional key without a default that the plan left out. */
+            fprintf(f, "# %s: not set\n", k->path);
+            continue;
+        }
+        fprintf(f, "%s: ", k->path);
+        plan_write_value(f, p, k, 0);
+        if (p->loc && p->loc[i].from_cli)
+            fputs("  # --set", f);
+        else if (p->loc && !set)
+            fputs("  # default", f);
+        fputc('\n', f);
+    }
+}
+
+char *plan_resolved_text(const plan *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    plan_write_resolved(f, p);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
