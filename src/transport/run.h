@@ -1,4 +1,4 @@
-/* The step loop's result: what output.c writes and the summary reports. */
+/* The step loop's result: what the result writer (io/output_*.c) writes and the summary reports. */
 #ifndef SMX_RUN_H
 #define SMX_RUN_H
 

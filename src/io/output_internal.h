@@ -1,0 +1,77 @@
+/* Shared by the result writer's files only (output_*.c); the public API is output.h.
+ *
+ * The writer's jobs: output_hdf5.c (HDF5 calls with one-line errors; every
+ * dataset written with its units and description), output_file.c (the
+ * temporary name, overwrite policy, commit and abort), output_setup.c (axes and
+ * plan, written before the run), output_snapshot.c (psi snapshots during the
+ * run), output_result.c (dose, tallies, timing and provenance at the end). */
+#ifndef SMX_OUTPUT_INTERNAL_H
+#define SMX_OUTPUT_INTERNAL_H
+
+#include <hdf5.h>
+
+#include "io/output.h"
+#include "io/xdmf.h"
+
+struct output {
+    hid_t file;
+    char *final_path;
+    char *temp_path;
+    int overwrite;
+    int setup_done, result_done;
+    int placed; /* the file already has its final name; abort must not touch it */
+    xdmf_mesh mesh;
+};
+
+/* HDF5 prints its whole error stack to stderr by default; the writer reports
+ * one line instead, and restores the previous handler on the way out. */
+typedef struct h5quiet {
+    H5E_auto2_t func;
+    void *data;
+} h5quiet;
+
+enum value_kind {
+    V_F64, /* data: const double * */
+    V_F32, /* data: const float * */
+    V_I32, /* data: const int * */
+    V_TEXT, /* data: const char *, rank 0 */
+    V_TEXTS /* data: const char *const *, rank 1 */
+};
+
+/* One dataset declaration. dcpl and dapl 0 mean H5P_DEFAULT (contiguous, default
+ * chunk cache); axes, when set, names what each dimension runs over, slowest first. */
+typedef struct dset {
+    hid_t parent;
+    const char *parent_path;
+    const char *name;
+    int kind;
+    int rank;
+    hsize_t dims[4];
+    const void *data;
+    const char *units;
+    const char *description;
+    const char *axes;
+    hid_t dcpl;
+    hid_t dapl;
+} dset;
+
+/* output_hdf5.c */
+h5quiet out_quiet_begin(void);
+void out_quiet_end(h5quiet q);
+int out_h5_fail(const output *o, smx_error *err, const char *action, const char *object);
+void out_close_id(hid_t *id, herr_t (*closer)(hid_t));
+int out_close_dataset(output *o, hid_t *ds, const char *object, int rc, smx_error *err);
+int out_attr_str(output *o, hid_t loc, const char *where, const char *name, const char *value,
+                 smx_error *err);
+int out_attr_int(output *o, hid_t loc, const char *where, const char *name, int value,
+                 smx_error *err);
+int out_attr_f64(output *o, hid_t loc, const char *where, const char *name, double value,
+                 smx_error *err);
+int out_open_group(output *o, const char *path, hid_t *g, smx_error *err);
+int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err);
+/* output_file.c */
+int out_not_open(const output *o, smx_error *err, const char *what);
+void out_remember_mesh(output *o, const grid *g);
+int out_check_grid(const output *o, const grid *g, smx_error *err);
+
+#endif

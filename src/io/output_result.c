@@ -1,0 +1,311 @@
+/* The end of the run: dose (MeV and Gy), tallies per step and cumulative,
+ * timing, and the provenance as root attributes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/output_internal.h"
+
+#define MEV_TO_J 1.602176634e-13
+
+static int write_dose(output *o, const plan *p, const grid *g, const run_result *r,
+                      smx_error *err)
+{
+    size_t cells = (size_t)(g->nz * g->nx);
+    double slab = p->slab_thickness_mm, rho = g->density;
+    if (!(slab > 0) || !(rho > 0) || !(g->dx > 0) || !(g->dz > 0))
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "%s: cannot convert dose to Gy: slab thickness %g mm, density %g "
+                        "g/cm3, cell %g x %g mm must all be positive", o->final_path, slab,
+                        rho, g->dx, g->dz);
+    if (!r->dose_MeV)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: the run result has no dose array",
+                        o->final_path);
+    double *gy = malloc(cells * sizeof *gy);
+    if (!gy)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose",
+                        o->final_path);
+    /* kg of one cell: g/cm3 -> kg/m3 is x1e3 and mm3 -> m3 is x1e-9. */
+    double mass_kg = rho * 1e3 * (g->dx * g->dz * slab) * 1e-9;
+    double per_MeV = MEV_TO_J / mass_kg;
+    for (size_t i = 0; i < cells; i++)
+        gy[i] = r->dose_MeV[i] * per_MeV;
+
+    hid_t grp = H5I_INVALID_HID, ds = H5I_INVALID_HID;
+    int rc = out_open_group(o, "/dose", &grp, err);
+    const hsize_t nz = (hsize_t)g->nz, nx = (hsize_t)g->nx;
+    if (!rc)
+        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/dose",
+                                     .name = "energy_deposit_MeV", .kind = V_F64, .rank = 2,
+                                     .dims = { nz, nx }, .data = r->dose_MeV, .units = "MeV",
+                                     .description = "Energy deposited in each cell per unit "
+                                                    "initial beam weight",
+                                     .axes = "z_centres_mm,x_centres_mm" }, NULL, err);
+    if (!rc)
+        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/dose", .name = "dose_Gy",
+                                     .kind = V_F64, .rank = 2, .dims = { nz, nx }, .data = gy,
+                                     .units = "Gy",
+                                     .description = "Absorbed dose per unit initial beam "
+                                                    "weight: energy_deposit_MeV over the "
+                                                    "mass of a dx x dz x slab_thickness_mm "
+                                                    "cell of density density_g_cm3",
+                                     .axes = "z_centres_mm,x_centres_mm" }, &ds, err);
+    if (!rc)
+        rc = out_attr_f64(o, ds, "/dose/dose_Gy", "slab_thickness_mm", slab, err);
+    if (!rc)
+        rc = out_attr_f64(o, ds, "/dose/dose_Gy", "density_g_cm3", rho, err);
+    rc = out_close_dataset(o, &ds, "/dose/dose_Gy", rc, err);
+    out_close_id(&grp, H5Gclose);
+    free(gy);
+    return rc;
+}
+
+/* Column-major copies of the per-step balance records, one array per dataset. */
+typedef struct step_columns {
+    double *w_ch, *e_ch;               /* [n][CH_COUNT] */
+    double *dep, *w_in, *w_out, *e_in, *e_out, *w_rel, *e_rel; /* [n] */
+} step_columns;
+
+static void free_columns(step_columns *c)
+{
+    free(c->w_ch);
+    free(c->e_ch);
+    free(c->dep);
+    free(c->w_in);
+    free(c->w_out);
+    free(c->e_in);
+    free(c->e_out);
+    free(c->w_rel);
+    free(c->e_rel);
+}
+
+static int fill_columns(step_columns *c, const run_result *r)
+{
+    /* At least one element so a 0-step run still gets non-NULL buffers. */
+    size_t n = r->n_steps > 0 ? (size_t)r->n_steps : 1;
+    memset(c, 0, sizeof *c);
+    c->w_ch = calloc(n * CH_COUNT, sizeof(double));
+    c->e_ch = calloc(n * CH_COUNT, sizeof(double));
+    double **cols[] = { &c->dep, &c->w_in, &c->w_out, &c->e_in, &c->e_out, &c->w_rel,
+                        &c->e_rel };
+    int ok = c->w_ch && c->e_ch;
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+        ok = (*cols[k] = calloc(n, sizeof(double))) != NULL && ok;
+    if (!ok)
+        return -1;
+    for (int i = 0; i < r->n_steps; i++) {
+        const step_balance *b = &r->steps[i];
+        for (int ch = 0; ch < CH_COUNT; ch++) {
+            c->w_ch[(size_t)i * CH_COUNT + ch] = b->t.weight[ch];
+            c->e_ch[(size_t)i * CH_COUNT + ch] = b->t.energy[ch];
+        }
+        c->dep[i] = b->t.deposited;
+        c->w_in[i] = b->weight_in;
+        c->w_out[i] = b->weight_out;
+        c->e_in[i] = b->energy_in;
+        c->e_out[i] = b->energy_out;
+        c->w_rel[i] = b->weight_rel_err;
+        c->e_rel[i] = b->energy_rel_err;
+    }
+    return 0;
+}
+
+static int write_tallies(output *o, const run_result *r, smx_error *err)
+{
+    step_columns c;
+    if (r->n_steps < 0 || (r->n_steps > 0 && (!r->steps || !r->step_ms ||
+                                              !r->front_depth_mm)))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: run result with %d steps has no step "
+                        "arrays", o->final_path, r->n_steps);
+    if (fill_columns(&c, r)) {
+        free_columns(&c);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /tallies",
+                        o->final_path);
+    }
+    static const double none[1] = { 0.0 };
+    const hsize_t n = (hsize_t)r->n_steps;
+    const char *ch = "step,channel (see channel_names)";
+    const char *st = "step";
+    const dset list[] = {
+        { .name = "weight_per_step", .kind = V_F64, .rank = 2, .dims = { n, CH_COUNT },
+          .data = c.w_ch, .units = "1", .axes = ch,
+          .description = "Weight removed from psi in each step, per escape channel" },
+        { .name = "energy_per_step_MeV", .kind = V_F64, .rank = 2, .dims = { n, CH_COUNT },
+          .data = c.e_ch, .units = "MeV", .axes = ch,
+          .description = "Energy carried by the removed weight, per channel; "
+                         "energy_stopped is deposited locally and is also part of "
+                         "deposited_per_step_MeV" },
+        { .name = "deposited_per_step_MeV", .kind = V_F64, .rank = 1, .dims = { n },
+          .data = c.dep, .units = "MeV", .axes = st,
+          .description = "Energy deposited into the dose grid in each step" },
+        { .name = "weight_in", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.w_in,
+          .units = "1", .axes = st, .description = "Sum of psi before each step" },
+        { .name = "weight_out", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.w_out,
+          .units = "1", .axes = st, .description = "Sum of psi after each step" },
+        { .name = "energy_in_MeV", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.e_in,
+          .units = "MeV", .axes = st, .description = "Sum of psi x E before each step" },
+        { .name = "energy_out_MeV", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.e_out,
+          .units = "MeV", .axes = st, .description = "Sum of psi x E after each step" },
+        { .name = "weight_rel_err", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.w_rel,
+          .units = "1", .axes = st,
+          .description = "|weight_in - weight_out - sum of channel weights| / weight_in "
+                         "(0 when weight_in is 0)" },
+        { .name = "energy_rel_err", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.e_rel,
+          .units = "1", .axes = st,
+          .description = "|energy_in - energy_out - deposited - sum of channel energies "
+                         "except energy_stopped| / energy_in (0 when energy_in is 0)" },
+        { .name = "step_ms", .kind = V_F64, .rank = 1, .dims = { n },
+          .data = n ? r->step_ms : none, .units = "ms", .axes = st,
+          .description = "Wall-clock time of each step" },
+        { .name = "front_depth_mm", .kind = V_F64, .rank = 1, .dims = { n },
+          .data = n ? r->front_depth_mm : none, .units = "mm", .axes = st,
+          .description = "Deepest z centre holding weight after each step" },
+        { .name = "cumulative_weight", .kind = V_F64, .rank = 1, .dims = { CH_COUNT },
+          .data = r->cumulative.weight, .units = "1", .axes = "channel",
+          .description = "Weight removed over the whole run, per channel" },
+        { .name = "cumulative_energy_MeV", .kind = V_F64, .rank = 1, .dims = { CH_COUNT },
+          .data = r->cumulative.energy, .units = "MeV", .axes = "channel",
+          .description = "Energy removed over the whole run, per channel" },
+        { .name = "cumulative_deposited_MeV", .kind = V_F64, .rank = 0,
+          .data = &r->cumulative.deposited, .units = "MeV",
+          .description = "Energy deposited over the whole run" },
+        { .name = "initial_weight", .kind = V_F64, .rank = 0, .data = &r->initial_weight,
+          .units = "1", .description = "Sum of psi after the source" },
+        { .name = "initial_energy_MeV", .kind = V_F64, .rank = 0,
+          .data = &r->initial_energy_MeV, .units = "MeV",
+          .description = "Sum of psi x E after the source" },
+    };
+
+    hid_t grp = H5I_INVALID_HID;
+    int rc = out_open_group(o, "/tallies", &grp, err);
+    if (!rc) {
+        char names[256] = "";
+        for (int k = 0; k < CH_COUNT; k++) {
+            strncat(names, k ? "," : "", sizeof names - strlen(names) - 1);
+            strncat(names, tally_channel_names[k], sizeof names - strlen(names) - 1);
+        }
+        rc = out_attr_str(o, grp, "/tallies", "channel_names", names, err);
+    }
+    for (size_t k = 0; !rc && k < sizeof list / sizeof list[0]; k++) {
+        dset d = list[k];
+        d.parent = grp;
+        d.parent_path = "/tallies";
+        rc = out_put_dataset(o, &d, NULL, err);
+    }
+    out_close_id(&grp, H5Gclose);
+    free_columns(&c);
+    return rc;
+}
+
+static int write_timing(output *o, const run_result *r, smx_error *err)
+{
+    int n = r->n_phases < 0 ? 0 : r->n_phases > RUN_MAX_PHASES ? RUN_MAX_PHASES : r->n_phases;
+    hid_t grp = H5I_INVALID_HID;
+    int rc = out_open_group(o, "/timing", &grp, err);
+    if (!rc)
+        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/timing",
+                                     .name = "phase_names", .kind = V_TEXTS, .rank = 1,
+                                     .dims = { (hsize_t)n }, .data = r->phase_name,
+                                     .units = "",
+                                     .description = "Name of each timed phase, in order" },
+                         NULL, err);
+    if (!rc)
+        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/timing",
+                                     .name = "phase_seconds", .kind = V_F64, .rank = 1,
+                                     .dims = { (hsize_t)n }, .data = r->phase_s,
+                                     .units = "s", .axes = "phase_names",
+                                     .description = "Wall-clock time of each phase" },
+                         NULL, err);
+    out_close_id(&grp, H5Gclose);
+    return rc;
+}
+
+static const char *stop_reason_name(int reason)
+{
+    switch (reason) {
+    case STOP_STEPS_DONE: return "steps_done";
+    case STOP_WEIGHT_BELOW: return "weight_below";
+    case STOP_MAX_STEPS: return "max_steps";
+    case STOP_INTERRUPTED: return "interrupted";
+    case STOP_FAILED: return "failed";
+    }
+    return "unknown";
+}
+
+static int write_root_attrs(output *o, const run_result *r, const provenance *pv,
+                            smx_error *err)
+{
+    const struct { const char *name, *value; } strs[] = {
+        { "code_version", pv->code_version },
+        { "git_describe", pv->git_describe },
+        { "compiler", pv->compiler },
+        { "cflags", pv->cflags },
+        { "nvcc_version", pv->nvcc_version },
+        { "nvcc_flags", pv->nvcc_flags },
+        { "cuda_runtime_version", pv->cuda_version },
+        { "cuda_driver_version", pv->cuda_driver_version },
+        { "cufft_version", pv->cufft_version },
+        { "hdf5_version", pv->hdf5_version },
+        { "libyaml_version", pv->yaml_version },
+        { "hostname", pv->hostname },
+        { "argv", pv->argv },
+        { "utc_start", pv->utc_start },
+        { "utc_end", pv->utc_end },
+        { "plan_sha256", pv->plan_sha256 },
+        { "backend", r->backend_name },
+        { "device_name", r->device_name },
+        { "compute_capability", r->compute_capability },
+        { "kernel_variants", r->kernel_variants },
+        { "stop_reason", stop_reason_name(r->stop_reason) },
+    };
+    int rc = SMX_OK;
+    /* An empty attribute reads like a writer bug; say that the fact was unknown. */
+    for (size_t k = 0; !rc && k < sizeof strs / sizeof strs[0]; k++)
+        rc = out_attr_str(o, o->file, "/", strs[k].name,
+                      strs[k].value[0] ? strs[k].value : "unknown", err);
+    /* The tables loader hashes the file it actually read (written at setup);
+     * the caller's copy only replaces it when there is one. */
+    if (!rc && pv->table_sha256[0])
+        rc = out_attr_str(o, o->file, "/", "table_sha256", pv->table_sha256, err);
+    if (!rc)
+        rc = out_attr_int(o, o->file, "/", "n_steps", r->n_steps, err);
+    if (!rc)
+        rc = out_attr_f64(o, o->file, "/", "conservation_max_weight_rel_err",
+                      r->max_weight_rel_err, err);
+    if (!rc)
+        rc = out_attr_f64(o, o->file, "/", "conservation_max_energy_rel_err",
+                      r->max_energy_rel_err, err);
+    if (!rc)
+        rc = out_attr_int(o, o->file, "/", "conservation_violations", r->conservation_violations,
+                      err);
+    return rc;
+}
+
+static int result_impl(output *o, const plan *p, const grid *g, const run_result *r,
+                       const provenance *pv, smx_error *err)
+{
+    int rc = out_not_open(o, err, "output_write_result");
+    if (!rc)
+        rc = out_check_grid(o, g, err);
+    if (!rc)
+        rc = write_dose(o, p, g, r, err);
+    if (!rc)
+        rc = write_tallies(o, r, err);
+    if (!rc)
+        rc = write_timing(o, r, err);
+    if (!rc)
+        rc = write_root_attrs(o, r, pv, err);
+    if (!rc) {
+        out_remember_mesh(o, g);
+        o->result_done = 1;
+    }
+    return rc;
+}
+
+int output_write_result(output *o, const plan *p, const grid *g, const run_result *r,
+                        const provenance *pv, smx_error *err)
+{
+    h5quiet q = out_quiet_begin();
+    int rc = result_impl(o, p, g, r, pv, err);
+    out_quiet_end(q);
+    return rc;
+}

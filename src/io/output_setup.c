@@ -1,0 +1,108 @@
+/* What the result file holds before the first step: the axes (centres and
+ * edges, with units) and the plan (verbatim YAML and resolved values). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/output_internal.h"
+
+#define RAD_TO_DEG (180.0 / 3.14159265358979323846)
+
+static int write_axis(output *o, hid_t grp, const char *stem, const char *units,
+                      const char *what, const axis *a, double scale, smx_error *err)
+{
+    size_t n = (size_t)a->n;
+    double *c = malloc(n * sizeof *c), *e = malloc((n + 1) * sizeof *e);
+    if (!c || !e) {
+        free(c);
+        free(e);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /axes",
+                        o->final_path);
+    }
+    for (size_t i = 0; i < n; i++)
+        c[i] = a->centres[i] * scale;
+    for (size_t i = 0; i <= n; i++)
+        e[i] = a->edges[i] * scale;
+    char name[64], desc[256];
+    snprintf(name, sizeof name, "%s_centres_%s", stem, units);
+    snprintf(desc, sizeof desc, "%s bin centres", what);
+    int rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/axes", .name = name,
+                                     .kind = V_F64, .rank = 1, .dims = { n }, .data = c,
+                                     .units = units, .description = desc }, NULL, err);
+    snprintf(name, sizeof name, "%s_edges_%s", stem, units);
+    snprintf(desc, sizeof desc, "%s bin edges, ascending (n + 1 values)", what);
+    if (!rc)
+        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/axes", .name = name,
+                                     .kind = V_F64, .rank = 1, .dims = { n + 1 }, .data = e,
+                                     .units = units, .description = desc }, NULL, err);
+    free(c);
+    free(e);
+    return rc;
+}
+
+static int setup_impl(output *o, const plan *p, const grid *g, const tables *t,
+                      smx_error *err)
+{
+    int rc = out_not_open(o, err, "output_write_setup");
+    if (!rc)
+        rc = out_check_grid(o, g, err);
+    if (rc)
+        return rc;
+    hid_t grp = H5I_INVALID_HID;
+    char *resolved = NULL;
+
+    if ((rc = out_open_group(o, "/axes", &grp, err)))
+        goto done;
+    if ((rc = write_axis(o, grp, "energy", "MeV", "Kinetic energy", &g->E, 1.0, err)) ||
+        (rc = write_axis(o, grp, "theta", "deg",
+                         "Direction, from +x towards +z (90 deg = along depth)", &g->theta,
+                         RAD_TO_DEG, err)) ||
+        (rc = write_axis(o, grp, "x", "mm", "Lateral position (0 = beam axis)", &g->x, 1.0,
+                         err)) ||
+        (rc = write_axis(o, grp, "z", "mm", "Depth (0 = entrance plane)", &g->z, 1.0, err)))
+        goto done;
+    out_close_id(&grp, H5Gclose);
+
+    if ((rc = out_open_group(o, "/plan", &grp, err)))
+        goto done;
+    rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/plan", .name = "yaml_text",
+                                 .kind = V_TEXT, .data = p->yaml_text, .units = "",
+                                 .description = "The plan file, verbatim" }, NULL, err);
+    if (rc)
+        goto done;
+    resolved = plan_resolved_text(p);
+    if (!resolved) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot capture the resolved plan: %s",
+                      o->final_path, strerror(errno));
+        goto done;
+    }
+    rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/plan", .name = "resolved",
+                                 .kind = V_TEXT, .data = resolved, .units = "",
+                                 .description = "Every plan key with the value used "
+                                                "(defaults and --set applied), one "
+                                                "'key.path: value' line each" },
+                     NULL, err);
+    if (rc)
+        goto done;
+
+    if ((rc = out_attr_str(o, o->file, "/", "plan_file", p->path, err)) ||
+        (rc = out_attr_str(o, o->file, "/", "table_file", t ? t->path : p->table_path, err)) ||
+        (t && t->sha256[0] &&
+         (rc = out_attr_str(o, o->file, "/", "table_sha256", t->sha256, err))))
+        goto done;
+    out_remember_mesh(o, g);
+    o->setup_done = 1;
+done:
+    out_close_id(&grp, H5Gclose);
+    free(resolved);
+    return rc;
+}
+
+int output_write_setup(output *o, const plan *p, const grid *g, const tables *t,
+                       smx_error *err)
+{
+    h5quiet q = out_quiet_begin();
+    int rc = setup_impl(o, p, g, t, err);
+    out_quiet_end(q);
+    return rc;
+}
