@@ -1,5 +1,5 @@
 // A_theta on the GPU (interface and semantics: angular.cuh; oracle: op_theta()
-// in src/transport/backend_cpu.c).
+// in src/transport/cpu_operators.c).
 //
 // Three implementations:
 //

@@ -1,5 +1,5 @@
 // A_E on the GPU: deposit, then continuous slowing down from the LUT of
-// src/physics/lut_energy.c. Semantics are those of op_energy() in src/transport/backend_cpu.c.
+// src/physics/lut_energy.c. Semantics are those of cpu_op_energy() in src/transport/cpu_operators.c.
 //
 // energy_deposit: one thread per (z, x): dose[z][x] += deposit[ie] * psi[ie][th][z][x]
 //   in the CPU's order (ie ascending, then th ascending), in double; stopped

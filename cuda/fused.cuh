@@ -11,7 +11,7 @@
 // (the gather LUT's precondition), a target is complete once a source maps
 // above it, and is written then, in ascending order; targets no source reaches
 // are written as zeros. Every float operation happens in the same order as in
-// the CPU's op_theta + op_energy (gather), so psi is bitwise the CPU's.
+// the CPU's cpu_op_theta + cpu_op_energy (gather), so psi is bitwise the CPU's.
 //
 // Single pass (fused_step): under the shift scheme A_stream moves every cell
 // of direction j by the same whole-cell offset, a translation, so the value

@@ -86,7 +86,7 @@ __host__ __device__ constexpr int ntargets(bool shift) { return shift ? 1 : 4; }
 
 // The targets of one source cell: global index (-1 when outside the domain)
 // and the value w * in sent there; returns the leaked weight
-// sum_{k outside} (double)w[k] * in, as op_stream() computes it.
+// sum_{k outside} (double)w[k] * in, as cpu_op_stream() computes it.
 template <bool SHIFT>
 __device__ __forceinline__ double source_targets(const dev_dims &d, const cell &c,
                                                  const dir_move<SHIFT> &m, float v,

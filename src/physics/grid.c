@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "transport/deposit_order.h"
 
 static int axis_alloc(axis *a, int n)
 {
@@ -138,15 +137,4 @@ void grid_free(grid *g)
     axis_free(&g->theta);
     axis_free(&g->x);
     axis_free(&g->z);
-}
-
-double grid_host_bytes(const grid *g)
-{
-    /* Two psi buffers (operators ping-pong), dose in double, the CPU backend's
-     * deposit partial rows per z row (one per chunk and the chunk sum, and
-     * the rows of a chunk sum's tree, backend_cpu.c), plus one slice of
-     * doubles for small tables. */
-    return 2.0 * (double)g->cells * sizeof(float) +
-           (double)g->slice * sizeof(double) * (1 + (SMX_DEPOSIT_MAX_CHUNKS + 1) + 1) +
-           (double)g->slice * sizeof(float) * smx_chunk_stack_rows(SMX_DEPOSIT_CHUNK((int)g->nth));
 }

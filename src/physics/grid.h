@@ -41,8 +41,5 @@ static inline int64_t psi_index(const grid *g, int64_t ie, int64_t ith, int64_t 
 int grid_build(grid *g, const plan *p, const tables *t, smx_error *err);
 void grid_free(grid *g);
 
-/* Bytes of host memory a run needs (psi ping-pong, dose, LUTs), for --dry-run
- * and the fits-in-memory check. */
-double grid_host_bytes(const grid *g);
 
 #endif

@@ -64,6 +64,8 @@ static inline int backend_auto_stop(const plan *p, double w_out, double w0)
 }
 
 extern const backend_ops backend_cpu;
+/* Host memory the CPU backend allocates for a grid (bytes). */
+double backend_cpu_host_bytes(const grid *g);
 #ifdef SMX_HAVE_CUDA
 extern const backend_ops backend_cuda;
 /* Device memory the CUDA backend's arena needs for a grid (without the FFT path). */

@@ -28,7 +28,7 @@ double backend_host_bytes(const grid *g, const backend_ops *be)
 {
     double psi = (double)g->cells * sizeof(float);
     if (be == &backend_cpu)
-        return grid_host_bytes(g) + psi;
+        return backend_cpu_host_bytes(g) + psi;
     return 2.0 * psi + (double)g->slice * sizeof(double);
 }
 

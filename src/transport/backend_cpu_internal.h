@@ -1,0 +1,70 @@
+/* Shared by the CPU backend's files only: the backend table's entry points
+ * (backend_cpu.c) and the reference operators they step with (cpu_operators.c). */
+#ifndef SMX_BACKEND_CPU_INTERNAL_H
+#define SMX_BACKEND_CPU_INTERNAL_H
+
+#include "transport/backend.h"
+#include "transport/deposit_order.h"
+
+typedef struct box {
+    int z0, z1, x0, x1; /* inclusive; empty when z0 > z1 */
+} box;
+
+static const box BOX_EMPTY = {1, 0, 1, 0};
+
+static inline int box_empty(box b) { return b.z0 > b.z1 || b.x0 > b.x1; }
+
+static inline box box_union(box a, box b)
+{
+    if (box_empty(a))
+        return b;
+    if (box_empty(b))
+        return a;
+    return (box){a.z0 < b.z0 ? a.z0 : b.z0, a.z1 > b.z1 ? a.z1 : b.z1,
+                 a.x0 < b.x0 ? a.x0 : b.x0, a.x1 > b.x1 ? a.x1 : b.x1};
+}
+
+/* One unit of parallel work: a z row of one energy bin (or of all bins). */
+typedef struct unit {
+    int ie, z;
+} unit;
+
+/* Rows of dep_part per z row: the chunk partials and the chunk sum. */
+#define DEP_PART_ROWS (SMX_DEPOSIT_MAX_CHUNKS + 1)
+
+typedef struct cpu_ctx {
+    const sim_tables *s;
+    const grid *g;
+    float *cur, *tmp;
+    box *box_cur, *box_tmp;  /* [ne] */
+    box *box_next;           /* [ne] scratch for A_E */
+    double *dose;            /* [nz][nx], MeV */
+    unit *units;             /* [ne * nz] */
+    step_tally *partial;     /* [ne * nz] per-unit tallies */
+    double *row_w;           /* [ne * nz] per-unit weight sums */
+    int *row_x0, *row_x1;    /* [ne * nz] non-zero x extent per unit */
+    int *step_oz, *step_ox;  /* [nth] whole-cell moves of the current step */
+    float *scratch;          /* [threads][nth * nx] */
+    double *dep_part;        /* [nz][DEP_PART_ROWS][nx] deposit partial sums per z row */
+    float *chunk_stack;      /* [nz][smx_chunk_stack_rows][nx] chunk sums' trees per z row */
+    int nthreads;
+    double w0, w_prev, e_prev;
+    int front;
+    int stopped;
+    step_record last;        /* the step not yet collected */
+    int have_last;
+    float *snap;             /* host copy for snapshots */
+} cpu_ctx;
+
+static inline float *plane(const cpu_ctx *c, float *psi, int64_t ie, int64_t ith)
+{
+    return psi + psi_index(c->g, ie, ith, 0, 0);
+}
+
+/* One step's operators on c->cur, each adding what leaves psi to t. */
+void cpu_op_theta(cpu_ctx *c, step_tally *t);
+void cpu_op_energy(cpu_ctx *c, step_tally *t);
+void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t);
+void cpu_measure(cpu_ctx *c, double *wsum, double *esum);
+
+#endif

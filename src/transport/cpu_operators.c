@@ -1,0 +1,407 @@
+/* The CPU reference operators (OpenMP): the oracle for the CUDA kernels.
+ *
+ * Work follows the occupied region: each energy bin carries a box (z and x
+ * ranges) outside which its psi is exactly zero, and every operator loops over
+ * boxes only. Boxes are re-tightened to the non-zero extent after each step.
+ * A_theta and A_E work in place (A_E walks energy upwards: every source lies at
+ * or above its targets); A_stream ping-pongs between two buffers.
+ * Reductions are formed per work unit and summed in a fixed order, so results
+ * do not depend on the thread count. */
+#include <omp.h>
+#include <string.h>
+
+#include "transport/backend_cpu_internal.h"
+#include "transport/fma_rows.h"
+
+/* Units (ie, z) over the boxes of `boxes`, in a fixed order. */
+static int64_t build_units(cpu_ctx *c, const box *boxes)
+{
+    int64_t n = 0;
+    for (int ie = 0; ie < c->g->ne; ie++) {
+        if (box_empty(boxes[ie]))
+            continue;
+        for (int z = boxes[ie].z0; z <= boxes[ie].z1; z++)
+            c->units[n++] = (unit){ie, z};
+    }
+    return n;
+}
+
+static void sum_partials(const cpu_ctx *c, int64_t n, step_tally *t)
+{
+    for (int64_t u = 0; u < n; u++)
+        tally_add(t, &c->partial[u]);
+}
+
+/* ---- A_theta: convolution over direction, per energy bin's kernel --------- */
+void cpu_op_theta(cpu_ctx *c, step_tally *t)
+{
+    const grid *g = c->g;
+    const angle_kernels *ak = &c->s->ak;
+    const int nth = (int)g->nth, circular = g->angle_mode == ANGLE_FULL;
+    int64_t n = build_units(c, c->box_cur);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t u = 0; u < n; u++) {
+        int ie = c->units[u].ie, z = c->units[u].z;
+        box b = c->box_cur[ie];
+        int nxb = b.x1 - b.x0 + 1;
+        int kid = ak->kernel_of_energy[ie], K = ak->half_width[kid];
+        const float *w = ak->weights + ak->offset[kid] + K;
+        const double *bfrac = c->s->boundary_frac + (size_t)kid * nth;
+        float *in = c->scratch + (size_t)omp_get_thread_num() * nth * g->nx;
+        step_tally *pt = &c->partial[u];
+        tally_clear(pt);
+        double total = 0.0, lost = 0.0;
+        for (int j = 0; j < nth; j++) {
+            const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx + b.x0;
+            memcpy(in + (size_t)j * nxb, row, nxb * sizeof *row);
+            double rs = 0.0;
+            for (int x = 0; x < nxb; x++)
+                rs += row[x];
+            total += rs;
+            lost += rs * bfrac[j];
+        }
+        for (int j = 0; j < nth; j++) {
+            float *out = plane(c, c->cur, ie, j) + (int64_t)z * g->nx + b.x0;
+            for (int x = 0; x < nxb; x++)
+                out[x] = 0.0f;
+            for (int d = -K; d <= K; d++) {
+                int src = j - d;
+                if (circular)
+                    src = ((src % nth) + nth) % nth;
+                else if (src < 0 || src >= nth)
+                    continue;
+                rows_fma(out, in + (size_t)src * nxb, w[d], nxb);
+            }
+        }
+        double E = g->E.centres[ie];
+        double cut = total * (1.0 - ak->weight_sum[kid]);
+        pt->weight[CH_THETA_BOUNDARY] = lost;
+        pt->energy[CH_THETA_BOUNDARY] = lost * E;
+        pt->weight[CH_THETA_CUTOFF] = cut;
+        pt->energy[CH_THETA_CUTOFF] = cut * E;
+    }
+    sum_partials(c, n, t);
+}
+
+/* ---- A_E: deposit, then move weight down in energy ------------------------ */
+void cpu_op_energy(cpu_ctx *c, step_tally *t)
+{
+    const grid *g = c->g;
+    const energy_lut *el = &c->s->el;
+    const int ne = (int)g->ne, nth = (int)g->nth;
+
+    /* Deposit per source bin, weighted by its psi, summed in the shared order
+     * of deposit_order.h; one z row per unit so each thread owns its dose row
+     * and its slice of dep_part. */
+    box all = BOX_EMPTY;
+    for (int ie = 0; ie < ne; ie++)
+        all = box_union(all, c->box_cur[ie]);
+    int64_t nrows = box_empty(all) ? 0 : all.z1 - all.z0 + 1;
+    const int chunk = SMX_DEPOSIT_CHUNK(nth), nq = (nth + chunk - 1) / chunk;
+    const int leaves = smx_chunk_leaves(chunk), stack_rows = smx_chunk_stack_rows(chunk);
+#pragma omp parallel for schedule(dynamic, 2)
+    for (int64_t r = 0; r < nrows; r++) {
+        int z = all.z0 + (int)r;
+        step_tally *pt = &c->partial[r];
+        tally_clear(pt);
+        double *drow = c->dose + (int64_t)z * g->nx;
+        double *part = c->dep_part + (int64_t)z * DEP_PART_ROWS * g->nx; /* p[q][x] */
+        double *ws = part + (int64_t)SMX_DEPOSIT_MAX_CHUNKS * g->nx;    /* chunk sum [x] */
+        float *stack = c->chunk_stack + (int64_t)z * stack_rows * g->nx;
+        for (int q = 0; q < nq; q++)
+            for (int x = all.x0; x <= all.x1; x++)
+                part[(int64_t)q * g->nx + x] = 0.0;
+        for (int ie = 0; ie < ne; ie++) {
+            box b = c->box_cur[ie];
+            if (box_empty(b) || z < b.z0 || z > b.z1)
+                continue;
+            double dep = el->deposit_MeV[ie], wsum = 0.0;
+            for (int q = 0; q < nq; q++) {
+                /* smx_chunk_sum for every x of the row at once: leaf rows
+                 * join a stack of rows, completed subtrees merge. */
+                int top = 0;
+                for (int i = 0; i < leaves; i++) {
+                    const int j = q * chunk + i;
+                    float *leaf = stack + (int64_t)top++ * g->nx;
+                    if (i < chunk && j < nth) {
+                        const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                        for (int x = b.x0; x <= b.x1; x++)
+                            leaf[x] = row[x];
+                    } else {
+                        for (int x = b.x0; x <= b.x1; x++)
+                            leaf[x] = 0.0f;
+                    }
+                    for (int k = i; k & 1; k >>= 1, top--) {
+                        float *l = stack + (int64_t)(top - 2) * g->nx;
+                        const float *r = l + g->nx;
+                        for (int x = b.x0; x <= b.x1; x++)
+                            l[x] = l[x] + r[x];
+                    }
+                }
+                for (int x = b.x0; x <= b.x1; x++)
+                    ws[x] = (double)stack[x];
+                double *pq = part + (int64_t)q * g->nx;
+                for (int x = b.x0; x <= b.x1; x++) {
+                    pq[x] += dep * ws[x];
+                    wsum += ws[x];
+                }
+            }
+            pt->deposited += dep * wsum;
+            if (el->target[ie] < 0) {
+                pt->weight[CH_ENERGY_STOPPED] += wsum;
+                pt->energy[CH_ENERGY_STOPPED] += wsum * g->E.centres[ie];
+            }
+        }
+        for (int x = all.x0; x <= all.x1; x++)
+            for (int q = 0; q < nq; q++)
+                drow[x] += part[(int64_t)q * g->nx + x];
+    }
+    sum_partials(c, nrows, t);
+
+    /* New boxes: a target's box is the union of its sources'. */
+    for (int ie = 0; ie < ne; ie++)
+        c->box_next[ie] = BOX_EMPTY;
+    for (int ie = 0; ie < ne; ie++) {
+        int tg = el->target[ie];
+        if (tg < 0 || box_empty(c->box_cur[ie]))
+            continue;
+        if (el->c_lo[ie] != 0.0f)
+            c->box_next[tg] = box_union(c->box_next[tg], c->box_cur[ie]);
+        if (el->c_hi[ie] != 0.0f)
+            c->box_next[tg + 1] = box_union(c->box_next[tg + 1], c->box_cur[ie]);
+    }
+    /* Every (theta, z) row is independent along energy; within a row, ascending
+     * energy keeps the in-place update reading only unmodified sources. */
+    int64_t nunits = nth * (box_empty(all) ? 0 : nrows);
+    const int gather = c->s->energy_gather;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t u = 0; u < nunits; u++) {
+        int j = (int)(u / nrows), z = all.z0 + (int)(u % nrows);
+        for (int ie = 0; ie < ne; ie++) {
+            box oldb = c->box_cur[ie], newb = c->box_next[ie];
+            if (gather) {
+                box reg = box_union(oldb, newb);
+                if (box_empty(reg) || z < reg.z0 || z > reg.z1)
+                    continue;
+                float *dst = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                const energy_gather_entry *e = &el->gather[ie];
+                if (e->count == 0) {
+                    for (int x = reg.x0; x <= reg.x1; x++)
+                        dst[x] = 0.0f;
+                } else if (e->count == 1) {
+                    const float *s0 = plane(c, c->cur, e->src[0], j) + (int64_t)z * g->nx;
+                    float c0 = e->coeff[0];
+                    for (int x = reg.x0; x <= reg.x1; x++)
+                        dst[x] = c0 * s0[x];
+                } else {
+                    const float *s0 = plane(c, c->cur, e->src[0], j) + (int64_t)z * g->nx;
+                    const float *s1 = plane(c, c->cur, e->src[1], j) + (int64_t)z * g->nx;
+                    rows_gather2(dst + reg.x0, e->coeff[0], s0 + reg.x0, e->coeff[1], s1 + reg.x0,
+                                 reg.x1 - reg.x0 + 1);
+                }
+            } else {
+                /* Scatter: consume source ie, add into targets at or below it. */
+                if (box_empty(oldb) || z < oldb.z0 || z > oldb.z1)
+                    continue;
+                float *src = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                int tg = el->target[ie];
+                float *t0 = tg >= 0 ? plane(c, c->cur, tg, j) + (int64_t)z * g->nx : NULL;
+                float *t1 = tg >= 0 && tg + 1 < ne ? plane(c, c->cur, tg + 1, j) + (int64_t)z * g->nx
+                                                   : NULL;
+                float clo = el->c_lo[ie], chi = el->c_hi[ie];
+                for (int x = oldb.x0; x <= oldb.x1; x++) {
+                    float v = src[x];
+                    src[x] = 0.0f;
+                    if (t0 && clo != 0.0f)
+                        t0[x] = fmaf(clo, v, t0[x]);
+                    if (t1 && chi != 0.0f)
+                        t1[x] = fmaf(chi, v, t1[x]);
+                }
+            }
+        }
+    }
+    memcpy(c->box_cur, c->box_next, ne * sizeof *c->box_cur);
+}
+
+/* ---- A_stream: cur -> tmp, then swap ------------------------------------- */
+static inline int in_domain(const grid *g, int z, int x)
+{
+    return z >= 0 && z < g->nz && x >= 0 && x < g->nx;
+}
+
+void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
+{
+    const grid *g = c->g;
+    const stream_table *st = &c->s->st;
+    const int ne = (int)g->ne, nth = (int)g->nth, shift = st->scheme == STREAM_SHIFT;
+    const int gather = c->s->stream_gather;
+
+    /* Per-direction moves of this step; the new box of each bin covers them all. */
+    int *oz = c->step_oz, *ox = c->step_ox;
+    int ozmin = 1 << 30, ozmax = -(1 << 30), oxmin = 1 << 30, oxmax = -(1 << 30);
+    for (int j = 0; j < nth; j++) {
+        int extra = shift ? 0 : 1;
+        oz[j] = shift ? stream_shift(st->sz[j], step) : st->oz[j];
+        ox[j] = shift ? stream_shift(st->sx[j], step) : st->ox[j];
+        ozmin = oz[j] < ozmin ? oz[j] : ozmin;
+        ozmax = oz[j] + extra > ozmax ? oz[j] + extra : ozmax;
+        oxmin = ox[j] < oxmin ? ox[j] : oxmin;
+        oxmax = ox[j] + extra > oxmax ? ox[j] + extra : oxmax;
+    }
+    int64_t n = 0;
+    for (int ie = 0; ie < ne; ie++) {
+        box b = c->box_cur[ie], nb = BOX_EMPTY;
+        if (!box_empty(b)) {
+            nb = (box){b.z0 + ozmin, b.z1 + ozmax, b.x0 + oxmin, b.x1 + oxmax};
+            nb.z0 = nb.z0 < 0 ? 0 : nb.z0;
+            nb.x0 = nb.x0 < 0 ? 0 : nb.x0;
+            nb.z1 = nb.z1 >= g->nz ? (int)g->nz - 1 : nb.z1;
+            nb.x1 = nb.x1 >= g->nx ? (int)g->nx - 1 : nb.x1;
+            if (nb.z0 > nb.z1 || nb.x0 > nb.x1)
+                nb = BOX_EMPTY;
+        }
+        c->box_next[ie] = nb;
+        if (!box_empty(b) || !box_empty(c->box_tmp[ie]))
+            for (int j = 0; j < nth; j++)
+                c->units[n++] = (unit){ie, j};
+    }
+#pragma omp parallel for schedule(dynamic, 2)
+    for (int64_t u = 0; u < n; u++) {
+        int ie = c->units[u].ie, j = c->units[u].z;
+        box b = c->box_cur[ie], nb = c->box_next[ie], old = c->box_tmp[ie];
+        const float *in = plane(c, c->cur, ie, j);
+        float *out = plane(c, c->tmp, ie, j);
+        step_tally *pt = &c->partial[u];
+        tally_clear(pt);
+        /* Clear what this buffer held for the bin last time. */
+        if (!box_empty(old))
+            for (int z = old.z0; z <= old.z1; z++)
+                memset(out + (int64_t)z * g->nx + old.x0, 0, (old.x1 - old.x0 + 1) * sizeof *out);
+        if (box_empty(b))
+            continue;
+        const float *w = st->w + 4 * j;
+        int dz = oz[j], dx = ox[j];
+        double leak = 0.0;
+        if (shift) {
+            for (int z = b.z0; z <= b.z1; z++) {
+                int tz = z + dz;
+                const float *r = in + (int64_t)z * g->nx;
+                for (int x = b.x0; x <= b.x1; x++) {
+                    int tx = x + dx;
+                    if (in_domain(g, tz, tx))
+                        out[(int64_t)tz * g->nx + tx] = r[x];
+                    else
+                        leak += r[x];
+                }
+            }
+        } else if (gather) {
+            for (int z = nb.z0; z <= nb.z1; z++) {
+                float *o = out + (int64_t)z * g->nx;
+                for (int x = nb.x0; x <= nb.x1; x++) {
+                    float acc = 0.0f;
+                    for (int a = 0; a < 2; a++) {
+                        int sz = z - dz - a;
+                        if (sz < b.z0 || sz > b.z1)
+                            continue;
+                        const float *r = in + (int64_t)sz * g->nx;
+                        for (int bb = 0; bb < 2; bb++) {
+                            int sx = x - dx - bb;
+                            if (sx >= b.x0 && sx <= b.x1)
+                                acc += w[2 * a + bb] * r[sx];
+                        }
+                    }
+                    o[x] = acc;
+                }
+            }
+            /* Leak: sources whose targets fall outside the domain. */
+            for (int z = b.z0; z <= b.z1; z++) {
+                int zin = z + dz >= 0 && z + dz + 1 < g->nz;
+                const float *r = in + (int64_t)z * g->nx;
+                for (int x = b.x0; x <= b.x1; x++) {
+                    if (zin && x + dx >= 0 && x + dx + 1 < g->nx)
+                        continue;
+                    for (int k = 0; k < 4; k++)
+                        if (!in_domain(g, z + dz + k / 2, x + dx + k % 2))
+                            leak += (double)w[k] * r[x];
+                }
+            }
+        } else {
+            for (int z = b.z0; z <= b.z1; z++) {
+                const float *r = in + (int64_t)z * g->nx;
+                for (int x = b.x0; x <= b.x1; x++) {
+                    for (int k = 0; k < 4; k++) {
+                        int tz = z + dz + k / 2, tx = x + dx + k % 2;
+                        if (in_domain(g, tz, tx))
+                            out[(int64_t)tz * g->nx + tx] += w[k] * r[x];
+                        else
+                            leak += (double)w[k] * r[x];
+                    }
+                }
+            }
+        }
+        pt->weight[CH_SPATIAL_LEAK] = leak;
+        pt->energy[CH_SPATIAL_LEAK] = leak * g->E.centres[ie];
+    }
+    sum_partials(c, n, t);
+    float *sw = c->cur;
+    c->cur = c->tmp;
+    c->tmp = sw;
+    box *bs = c->box_tmp;
+    c->box_tmp = c->box_cur; /* the old buffer still holds data inside these */
+    c->box_cur = bs;
+    memcpy(c->box_cur, c->box_next, ne * sizeof *c->box_cur);
+}
+
+/* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
+ * and finds the front. */
+void cpu_measure(cpu_ctx *c, double *wsum, double *esum)
+{
+    const grid *g = c->g;
+    const int nth = (int)g->nth, ne = (int)g->ne;
+    int64_t n = build_units(c, c->box_cur);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t u = 0; u < n; u++) {
+        int ie = c->units[u].ie, z = c->units[u].z;
+        box b = c->box_cur[ie];
+        double s = 0.0;
+        int x0 = 1 << 30, x1 = -1;
+        for (int j = 0; j < nth; j++) {
+            const float *r = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+            for (int x = b.x0; x <= b.x1; x++) {
+                s += r[x];
+                if (r[x] != 0.0f) {
+                    x0 = x < x0 ? x : x0;
+                    x1 = x > x1 ? x : x1;
+                }
+            }
+        }
+        c->row_w[u] = s;
+        c->row_x0[u] = x0;
+        c->row_x1[u] = x1;
+    }
+    double W = 0.0, En = 0.0;
+    int front = -1;
+    int64_t u = 0;
+    for (int ie = 0; ie < ne; ie++) {
+        box b = c->box_cur[ie];
+        if (box_empty(b))
+            continue;
+        box t = BOX_EMPTY;
+        double wb = 0.0;
+        for (int z = b.z0; z <= b.z1; z++, u++) {
+            wb += c->row_w[u];
+            if (c->row_x1[u] >= 0)
+                t = box_union(t, (box){z, z, c->row_x0[u], c->row_x1[u]});
+        }
+        W += wb;
+        En += wb * g->E.centres[ie];
+        /* Shrinking the box is safe: outside it the bin is exactly zero. The
+         * old extent stays recorded in box_tmp's role only for the other buffer. */
+        c->box_cur[ie] = t;
+        if (!box_empty(t) && t.z1 > front)
+            front = t.z1;
+    }
+    *wsum = W;
+    *esum = En;
+    c->front = front;
+}
