@@ -40,9 +40,9 @@ __host__ __device__ inline int64_t dev_rows(const dev_dims &d) { return d.ne * d
 // always, `force`: a test hook). The single-pass step moves most directions
 // by whole rows each step; with a pitch of whole lines its tiles of 32 columns
 // (aligned in x, fused.cu) stay line-aligned where they are read and where
-// they are stored. Dense steps on the H100: Production (nx = 200 -> 224)
-// 1.002 -> 0.941 ms, Stress (nx = 400 -> 416) 15.10 -> 14.55 ms; the
-// psi buffers grow by px / nx (BENCHMARKS.md, session 7).
+// they are stored: 6 % off the dense Production step (nx = 200 -> 224) and
+// 4 % off Stress (nx = 400 -> 416) on an H100, for psi buffers px / nx larger
+// (docs/bench/history.md).
 __host__ __device__ constexpr int64_t row_pitch_for(int64_t nx, bool force)
 {
     const int64_t p = (nx + 31) / 32 * 32;

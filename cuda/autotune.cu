@@ -1,0 +1,127 @@
+// The angular method (direct convolution or cuFFT) chosen once at start-up by
+// timing both on the initial state, per sigma bucket, and locked for the run.
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <vector>
+
+#include "backend_cuda_internal.cuh"
+
+// Times theta with one method on energy bins lo..hi of the current data (into
+// psi_b, partials into the scratch slot at the end of the buffer).
+static float time_angular(cuda_ctx *c, int fft, int lo, int hi, smx_error *err)
+{
+    cudaEvent_t t0, t1;
+    if (cudaEventCreate(&t0) != cudaSuccess || cudaEventCreate(&t1) != cudaSuccess)
+        return -1.0f;
+    double *part = c->partials + (int64_t)MAX_RUNS * TF_COUNT * c->blocks;
+    float best = 1e30f;
+    for (int rep = 0; rep < 4; rep++) {
+        cudaEventRecord(t0, c->stream);
+        cudaError_t e = theta_on_range(c, c->psi_a, c->psi_b, lo, hi, fft, part);
+        cudaEventRecord(t1, c->stream);
+        if (e != cudaSuccess || cudaEventSynchronize(t1) != cudaSuccess) {
+            smx_fail(err, SMX_EXIT_RUNTIME, "angular microbenchmark failed: %s", cudaGetErrorString(e));
+            best = -1.0f;
+            break;
+        }
+        float ms = 0.0f;
+        cudaEventElapsedTime(&ms, t0, t1);
+        if (rep > 0 && ms < best) // the first run is warm-up
+            best = ms;
+    }
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    return best;
+}
+
+// Roadmap D-Atheta-1 / R-ATH-BENCH-1: energy bins are grouped into sigma
+// buckets (sigma/dtheta within a factor 2: floor(log2)), each run of one
+// bucket is timed with both methods on the initial state and its choice locked.
+// A kernel is fixed per energy bin for the whole run, so sigma never changes
+// under a bin and no re-check is needed later.
+static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
+{
+    const angle_kernels *ak = &c->s->ak;
+    const int ne = (int)c->d.ne;
+    int lo[MAX_RUNS], hi[MAX_RUNS], bucket[MAX_RUNS], n = 0;
+    for (int ie = 0; ie < ne; ie++) {
+        double sg = ak->sigma_bins[ak->kernel_of_energy[ie]];
+        int b = sg > 0.0 ? (int)floor(log2(sg)) : -1000; // -1000: no scattering
+        if (c->s->force_fft_from > 0) // test hook: two runs, split where the test says
+            b = ie >= c->s->force_fft_from ? 1 : 0;
+        if (n > 0 && bucket[n - 1] == b) {
+            hi[n - 1] = ie;
+            continue;
+        }
+        if (n == MAX_RUNS)
+            return 1; // too fragmented: the caller keeps one method for all
+        lo[n] = hi[n] = ie;
+        bucket[n++] = b;
+    }
+    char *w = c->angular_why;
+    size_t room = sizeof c->angular_why;
+    int used = snprintf(w, room, "per-bucket");
+    int any_fft = 0, any_direct = 0;
+    c->n_runs = 0;
+    for (int r = 0; r < n; r++) {
+        float td = time_angular(c, 0, lo[r], hi[r], err), tf = time_angular(c, 1, lo[r], hi[r], err);
+        if (td < 0 || tf < 0)
+            return -1;
+        int fft = c->s->force_fft_from > 0 ? bucket[r] == 1 : tf < td;
+        any_fft |= fft;
+        any_direct |= !fft;
+        // Neighbouring runs with the same choice share one launch.
+        if (c->n_runs > 0 && c->run_fft[c->n_runs - 1] == fft) {
+            c->run_hi[c->n_runs - 1] = hi[r];
+        } else {
+            c->run_lo[c->n_runs] = lo[r];
+            c->run_hi[c->n_runs] = hi[r];
+            c->run_fft[c->n_runs++] = fft;
+        }
+        if (used < (int)room)
+            used += snprintf(w + used, room - used, " [bins %d-%d: %s, %.3f/%.3f ms]", lo[r], hi[r],
+                             fft ? "fft" : "direct", td, tf);
+    }
+    if (!any_fft)
+        c->angular = 0;
+    else if (!any_direct)
+        c->angular = 2;
+    else {
+        c->angular = 3;
+        c->slots = 1 + c->n_runs;
+    }
+    return 0;
+}
+
+// Angular method: a start-up microbenchmark on the initial state when both
+// are possible and the plan leaves it open (roadmap D-Atheta-1 stage 2). The
+// kernels are fixed per energy bin for the whole run, so sigma never
+// changes and the choice stays locked.
+int cuda_choose_angular(cuda_ctx *c, smx_error *err)
+{
+    const plan *p = c->s->p;
+    const size_t bytes = (size_t)c->d.cells * sizeof(float);
+    if (c->fft && (p->variant_angular == VAR_A_AUTO || c->s->force_fft_from > 0)) {
+        int rc = choose_angular_per_bucket(c, err);
+        if (rc < 0)
+            return err->code ? err->code : SMX_EXIT_RUNTIME;
+        if (rc > 0) { // too many buckets: one method for all bins
+            float td = time_angular(c, 0, 0, (int)c->d.ne - 1, err);
+            float tf = time_angular(c, 1, 0, (int)c->d.ne - 1, err);
+            if (td < 0 || tf < 0)
+                return err->code ? err->code : SMX_EXIT_RUNTIME;
+            c->angular = tf < td ? 2 : 0;
+            snprintf(c->angular_why, sizeof c->angular_why, "%s (benchmark: direct %.3f ms, fft %.3f ms)",
+                     c->angular == 2 ? "fft" : "direct", td, tf);
+        }
+        CUDA_CHECK_ERR(err, cudaMemsetAsync(c->psi_b, 0, bytes, c->stream));
+    } else if (c->fft) {
+        c->angular = 2;
+        snprintf(c->angular_why, sizeof c->angular_why, "fft (plan)");
+    }
+    return 0;
+}

@@ -1,0 +1,100 @@
+// Shared by the CUDA backend's files only: the context every entry point works
+// on, and the functions one file calls in another. The backend's jobs:
+// backend_cuda_setup.cu (layout, arena, tables, the kernel path),
+// backend_cuda.cu (upload, the step as a captured graph, records, snapshots,
+// release), bookkeeping.cu (end-of-step kernels),
+// autotune.cu (the start-up choice of the angular method), backend_cuda_bench.cu
+// (the benchmark hooks).
+#ifndef SMX_CUDA_BACKEND_INTERNAL_CUH
+#define SMX_CUDA_BACKEND_INTERNAL_CUH
+
+extern "C" {
+#include "transport/backend.h"
+#include "transport/device_query.h"
+}
+#include "angular.cuh"
+#include "bookkeeping.cuh"
+#include "check.cuh"
+#include "common.cuh"
+#include "energy.cuh"
+#include "fused.cuh"
+#include "streaming.cuh"
+
+#define MAX_RUNS 32 // theta launches of the hybrid; more runs fall back to one method
+
+struct cuda_ctx {
+    const sim_tables *s;
+    const grid *g;
+    dev_dims d;
+    int blocks;
+    int cluster_launch; // the fused kernel runs in thread-block clusters (fused.cuh)
+    int tiles;          // tiles per block of the fused kernel's unsplit instance (fused.cuh)
+    cudaStream_t stream, copy;
+    cudaEvent_t ev_step, ev_copy;
+    cudaGraphExec_t graph;
+    int use_graph;
+    // arena and its pieces
+    char *arena;
+    size_t arena_bytes;
+    float *psi_a, *psi_b;
+    double *dose;
+    double *partials; // [TF_COUNT][blocks]
+    int *front_part;  // [blocks]
+    box4 *box_a;      // [ne] where psi_a is non-zero (fused path)
+    box4 *box_next;   // [ne] collected by streaming for the next step
+    active_regions *reg;
+    int4 reach;       // min/max whole-cell move in z and x over directions
+    step_rec_dev *ring;
+    run_state_dev *state;
+    int *stop;
+    angular_tables_dev at;
+    energy_tables_dev et;
+    fused_tables_dev ft;
+    fused_split_dev split; // the fused kernel's energy split of steps with few tiles
+    stream_tables_dev stt;
+    void *fft_mem;
+    angular_fft *fft;
+    // choices
+    int angular; // 0 direct (shared), 1 direct (global), 2 fft, 3 per-bucket hybrid
+    // The hybrid: energy bins in runs of one sigma bucket (factor-2 ranges of
+    // sigma/dtheta, contiguous because sigma falls with energy), each run with
+    // its own locked choice; each theta launch writes its own partials slot.
+    int n_runs;
+    int run_lo[MAX_RUNS], run_hi[MAX_RUNS], run_fft[MAX_RUNS];
+    int slots;
+    int stream_variant;
+    int energy_gather;
+    int fused;          // theta + energy in one kernel, stream measures the step
+    int single_pass;    // fused and shift streaming: the whole step is one kernel
+    // Single pass: the state alternates between psi_a (even step count) and
+    // psi_b (odd). The host's count: steps enqueued, set back to the device's
+    // count when a collect sees the run end (later steps changed nothing).
+    int64_t enqueued;
+    float threshold;
+    // host side
+    float *pinned;   // snapshot buffer
+    gpu_info info;
+    char variants[768];
+    char angular_why[240];
+};
+
+// backend_cuda_setup.cu
+int cuda_setup(void **out, const sim_tables *s, smx_error *err);
+
+// backend_cuda.cu
+cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int lo, int hi, int fft,
+                           double *part);
+cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out);
+int cuda_step(void *vctx, int64_t n, smx_error *err);
+void cuda_release(void *vctx);
+
+// autotune.cu: sets c->angular (and the hybrid's runs) for the whole run.
+int cuda_choose_angular(cuda_ctx *c, smx_error *err);
+
+// backend_cuda_bench.cu: the backend table's benchmark hooks.
+int cuda_bench_steps(void *vctx, int64_t first, int count, double *ms, smx_error *err);
+int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err);
+int cuda_bench_copy(void *vctx, double *bps, smx_error *err);
+void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *mem_used);
+
+#endif

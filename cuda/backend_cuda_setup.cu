@@ -1,0 +1,328 @@
+// The CUDA backend's setup: the device layout of the grid (rows padded to
+// whole lines where the fused kernels run), the arena sized from the plan and
+// carved once, the tables uploaded, and the kernel path chosen (fused one-pass,
+// fused two-pass, or one kernel per operator) from what the grid allows.
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <vector>
+
+#include "backend_cuda_internal.cuh"
+
+static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
+
+// Blocks of the grid-stride kernels per SM, counted in tiles of the fused
+// kernel (its unsplit blocks hold FUSED_SUB tiles each): one wave of the fused
+// kernel for up to 32 directions (two resident blocks of two tiles per SM),
+// two waves of its one-block-per-SM form above. Eight per SM made the dense
+// Production step 1.4 % faster but the pencil run 13 % slower; for 64
+// directions four and eight tie on the dense Stress step and four halves the
+// split scratch (docs/bench/history.md).
+#define BLOCKS_PER_SM 4
+static_assert(BLOCKS_PER_SM % (FUSED_SUB * FUSED_CLUSTER) == 0,
+              "the fused kernel's unsplit grid (blocks / FUSED_SUB) is whole clusters");
+
+// Most tiles a step may have for the fused kernel to split their energy range
+// across blocks (with more, every block already has a tile); 0 where no fused
+// kernel can run (more than 64 directions).
+static int split_tiles_for(const grid *g, int blocks) { return g->nth <= 64 ? blocks / 2 : 0; }
+
+// The device layout of the grid. Rows are padded to row_pitch_for where the
+// fused kernels run (pad_rows): their tiles of 32 columns then read and store
+// whole lines. The kernels of the other paths sweep psi cell by cell and would
+// only sweep the padding too (on the Production grid 12 % more cells, 9-11 %
+// longer dense steps). The test hook s->cuda_pad_rows pads every path (s may
+// be NULL: no test hooks).
+static dev_dims dev_dims_for(const grid *g, const sim_tables *s, bool pad_rows)
+{
+    const bool force = s && s->cuda_pad_rows;
+    const int64_t px = pad_rows || force ? row_pitch_for(g->nx, force) : g->nx, slice = g->nz * px;
+    return dev_dims{g->ne, g->nth, g->nz, g->nx, px, slice, g->ne * g->nth * slice};
+}
+
+// Bytes of device memory the plan needs (the arena) with the layout d, before any allocation.
+static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims &d, int blocks,
+                              size_t fft_bytes)
+{
+    size_t ne = (size_t)g->ne, nth = (size_t)g->nth, nk = s ? (size_t)s->ak.n_kernels : ne;
+    size_t nw = s ? (size_t)(s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1) : ne * 64;
+    size_t b = 0;
+    b += 2 * align_up((size_t)d.cells * sizeof(float));
+    b += align_up((size_t)d.slice * sizeof(double));
+    b += align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) + align_up(blocks * sizeof(int));
+    b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) + align_up(sizeof(int));
+    b += align_up(nw * sizeof(float)) + 2 * align_up(nk * sizeof(int)) + align_up(ne * sizeof(int));
+    b += align_up(ne * sizeof(int4)) + align_up(ne * sizeof(fused_bin)) + align_up(nk * sizeof(double));
+    b += align_up(2 * ne * sizeof(float4));
+    b += align_up(nk * 64 * sizeof(float)) + align_up(ne * sizeof(int)); // fused boundary rows (at most)
+    b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
+    b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
+    b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
+    b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
+    const int st = split_tiles_for(g, blocks); // the fused kernel's energy split
+    b += align_up(fused_split_ws_doubles(g->nth, g->ne, st) * sizeof(double)) + align_up(st * sizeof(int));
+    b += fft_bytes;
+    return b;
+}
+
+extern "C" double backend_cuda_device_bytes(const grid *g)
+{
+    // an H100's 132 SMs, rows padded as the default one-pass path pads them
+    return (double)arena_bytes_for(g, NULL, dev_dims_for(g, NULL, true), 132 * BLOCKS_PER_SM, 0);
+}
+
+struct arena_cursor {
+    char *base;
+    size_t used;
+    template <class T> T *take(size_t n)
+    {
+        T *p = (T *)(base + used);
+        used += align_up(n * sizeof(T));
+        return p;
+    }
+};
+
+template <class T>
+static int upload_array(T *dst, const T *src, size_t n, smx_error *err)
+{
+    CUDA_CHECK_ERR(err, cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyHostToDevice));
+    return 0;
+}
+
+int cuda_setup(void **out, const sim_tables *s, smx_error *err)
+{
+    const grid *g = s->g;
+    const plan *p = s->p;
+    cuda_ctx *c = (cuda_ctx *)calloc(1, sizeof *c);
+    if (!c)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
+    *out = NULL;
+    c->s = s;
+    c->g = g;
+    c->d = dev_dims_for(g, s, true); // the fused kernels' layout, for their preconditions below
+    gpu_query(&c->info);
+    if (c->info.count == 0) {
+        smx_fail(err, SMX_EXIT_RUNTIME, "no usable CUDA device: %s", c->info.why_none);
+        free(c);
+        return SMX_EXIT_RUNTIME;
+    }
+    CUDA_CHECK_ERR(err, cudaSetDevice(0));
+    cudaDeviceProp prop;
+    CUDA_CHECK_ERR(err, cudaGetDeviceProperties(&prop, 0));
+    c->blocks = prop.multiProcessorCount * BLOCKS_PER_SM;
+    c->cluster_launch = prop.clusterLaunch != 0; // sm_90 on (fused.cuh, FUSED_CLUSTER)
+
+    // Variants, decided before the arena is sized (the FFT needs memory).
+    c->energy_gather = s->energy_gather;
+    switch (p->variant_stream) {
+    case VAR_S_ATOMIC: c->stream_variant = SV_ATOMIC; break;
+    case VAR_S_WARP: c->stream_variant = prop.major >= 7 ? SV_WARP : SV_FALLBACK; break;
+    case VAR_S_FALLBACK: c->stream_variant = SV_FALLBACK; break;
+    default: c->stream_variant = SV_GATHER; break; // deterministic and atomic-free
+    }
+    int mhw = s->ak.max_half_width;
+    size_t smem = angular_direct_smem_bytes(g->nth, mhw);
+    int smem_ok = smem <= (size_t)prop.sharedMemPerBlockOptin;
+    c->angular = smem_ok ? 0 : 1;
+    snprintf(c->angular_why, sizeof c->angular_why, "%s", smem_ok ? "direct" :
+             "direct-global (shared memory limit)");
+    int want_fft = p->variant_angular == VAR_A_FFT ||
+                   (p->variant_angular == VAR_A_AUTO && g->angle_mode == ANGLE_FULL);
+    // cuFFT cannot read the device stop flag: after an auto run ends on the
+    // device, steps still enqueued would run the FFT. Its output is the scratch
+    // buffer only when theta comes first, so that is required for auto runs.
+    if (want_fft && p->steps == 0 && p->operator_order[0] != OP_THETA) {
+        if (p->variant_angular == VAR_A_FFT)
+            smx_warn("backend.angular: fft with steps: auto needs theta first in "
+                     "transport.operator_order; using direct\n");
+        want_fft = 0;
+    }
+    if (want_fft && g->angle_mode != ANGLE_FULL) {
+        smx_warn("backend.angular: fft needs the full-circle angular grid; using direct\n");
+        want_fft = 0;
+    }
+    // Fusion keeps the exact operations of the unfused kernels, so it is taken
+    // whenever its preconditions hold (not where the plan puts every bin on
+    // the FFT: cuda_upload turns fusion off when the FFT serves any bin).
+    c->fused = p->fused && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
+               !(want_fft && p->variant_angular == VAR_A_FFT && s->force_fft_from == 0) &&
+               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
+               p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
+               p->operator_order[2] == OP_STREAM;
+    c->single_pass =
+        c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
+    // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
+    c->tiles = c->fused ? fused_tiles_per_block(g->nth, g->ne, mhw, c->single_pass, s->fused_kp_cap,
+                                                s->fused_one_tile)
+                        : 0;
+    if (!c->fused)
+        c->d = dev_dims_for(g, s, false);
+    size_t fft_bytes = want_fft ? angular_fft_bytes(c->d, s->ak.n_kernels) : 0;
+
+    size_t need = arena_bytes_for(g, s, c->d, c->blocks, fft_bytes);
+    double cap = p->gpu_memory_fraction * (double)prop.totalGlobalMem;
+    if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
+        cap = p->gpu_memory_bytes;
+    if ((double)need > cap) {
+        free(c);
+        return plan_fail_at(p, err, "backend.gpu_memory_fraction",
+                            "the grid needs %.3f GB of device memory, the cap is %.3f GB (%s, "
+                            "%.3f GB total); expected a smaller grid or a larger cap",
+                            need / 1e9, cap / 1e9, prop.name, prop.totalGlobalMem / 1e9);
+    }
+    cudaError_t e = cudaMalloc(&c->arena, need);
+    if (e != cudaSuccess) {
+        free(c);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "cudaMalloc of the %.3f GB arena failed: %s",
+                        need / 1e9, cudaGetErrorString(e));
+    }
+    c->arena_bytes = need;
+    *out = c; // from here on cuda_release cleans up
+
+    arena_cursor a{c->arena, 0};
+    size_t ne = g->ne, nth = g->nth, nk = s->ak.n_kernels;
+    size_t nw = s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1;
+    c->psi_a = a.take<float>(c->d.cells);
+    c->psi_b = a.take<float>(c->d.cells);
+    c->dose = a.take<double>(c->d.slice);
+    c->partials = a.take<double>((size_t)(MAX_RUNS + 1) * TF_COUNT * c->blocks);
+    c->slots = 1;
+    c->front_part = a.take<int>(c->blocks);
+    c->ring = a.take<step_rec_dev>(RING);
+    c->state = a.take<run_state_dev>(1);
+    c->stop = a.take<int>(1);
+    c->box_a = a.take<box4>(ne);
+    c->box_next = a.take<box4>(ne);
+    c->reg = a.take<active_regions>(1);
+    if (const int st = split_tiles_for(g, c->blocks)) {
+        c->split = fused_split_dev{a.take<double>(fused_split_ws_doubles(g->nth, g->ne, st)), a.take<int>(st),
+                                   s->fused_split_off ? 0 : st};
+        CUDA_CHECK_ERR(err, cudaMemset(c->split.count, 0, st * sizeof(int)));
+    }
+    float *w = a.take<float>(nw);
+    int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(ne);
+    int4 *bk = a.take<int4>(ne);
+    fused_bin *fb = a.take<fused_bin>(ne);
+    float4 *edge = a.take<float4>(2 * ne);
+    float *bfw = a.take<float>(nk * 64);
+    int *bfrow = a.take<int>(ne);
+    double *wsum = a.take<double>(nk), *bfrac = a.take<double>(nk * nth);
+    double *E = a.take<double>(ne), *dep = a.take<double>(ne);
+    int *tg = a.take<int>(ne);
+    float *clo = a.take<float>(ne), *chi = a.take<float>(ne);
+    energy_gather_dev *gat = a.take<energy_gather_dev>(ne);
+    int *ox = a.take<int>(nth), *oz = a.take<int>(nth);
+    float *sw = a.take<float>(4 * nth);
+    double *sx = a.take<double>(nth), *sz = a.take<double>(nth);
+    if (fft_bytes)
+        c->fft_mem = a.take<char>(fft_bytes);
+
+    std::vector<energy_gather_dev> hg(ne);
+    for (size_t i = 0; i < ne; i++) {
+        const energy_gather_entry &ge = s->el.gather[i];
+        hg[i] = energy_gather_dev{{ge.src[0], ge.src[1]}, {ge.coeff[0], ge.coeff[1]}, ge.count};
+    }
+    std::vector<int4> hbk(ne);
+    for (size_t i = 0; i < ne; i++) {
+        const int k = s->ak.kernel_of_energy[i];
+        hbk[i] = int4{k, s->ak.half_width[k], s->ak.offset[k], s->el.target[i]};
+    }
+    std::vector<fused_bin> hfb(ne);
+    for (size_t i = 0; i < ne; i++) {
+        const int k = s->ak.kernel_of_energy[i];
+        hfb[i] = fused_bin{g->E.centres[i], s->el.deposit_MeV[i], (float)(1.0 - s->ak.weight_sum[k]),
+                           (float)g->E.centres[i], s->el.c_lo[i], s->el.c_hi[i]};
+    }
+    static_assert(FUSED_EDGE == 4, "one float4 per window edge");
+    std::vector<float4> hedge(2 * ne, float4{0.0f, 0.0f, 0.0f, 0.0f});
+    if (g->angle_mode == ANGLE_WINDOW && nth >= 2 * FUSED_EDGE)
+        for (size_t i = 0; i < ne; i++) {
+            const double *bf = s->boundary_frac + (size_t)s->ak.kernel_of_energy[i] * nth;
+            const double *hi = bf + nth - FUSED_EDGE;
+            hedge[2 * i] = float4{(float)bf[0], (float)bf[1], (float)bf[2], (float)bf[3]};
+            hedge[2 * i + 1] = float4{(float)hi[0], (float)hi[1], (float)hi[2], (float)hi[3]};
+        }
+    // The kernels edge_loss does not serve, as float rows of the fused
+    // kernel's direction count, for its shared memory (fused_tables_dev).
+    const int row_floats = fused_boundary_row_floats((int64_t)nth);
+    std::vector<int> hrow(ne, -1), row_of_kernel(nk, -1);
+    std::vector<float> hbfw;
+    if (c->fused && g->angle_mode == ANGLE_WINDOW && !s->fused_boundary_global)
+        for (size_t i = 0; i < ne; i++) {
+            const int k = s->ak.kernel_of_energy[i];
+            if (s->ak.half_width[k] <= FUSED_EDGE && nth >= 2 * FUSED_EDGE)
+                continue; // edge_loss
+            if (row_of_kernel[k] < 0) {
+                row_of_kernel[k] = (int)(hbfw.size() / row_floats);
+                hbfw.resize(hbfw.size() + row_floats, 0.0f);
+                for (size_t j = 0; j < nth; j++)
+                    hbfw[row_of_kernel[k] * row_floats + j] = (float)s->boundary_frac[(size_t)k * nth + j];
+            }
+            hrow[i] = row_of_kernel[k];
+        }
+    int n_wide = (int)(hbfw.size() / row_floats);
+    if (n_wide > 0 && !fused_boundary_rows_fit(nth, ne, mhw, c->single_pass, s->fused_kp_cap, c->tiles, n_wide))
+        n_wide = 0; // edge rows from angular_tables_dev::boundary_frac in global memory
+    c->ft = fused_tables_dev{bk, fb, edge, bfw, bfrow, n_wide};
+    int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
+             upload_array(bk, hbk.data(), ne, err) || upload_array(fb, hfb.data(), ne, err) ||
+             upload_array(edge, hedge.data(), 2 * ne, err) ||
+             (n_wide > 0 && (upload_array(bfw, hbfw.data(), hbfw.size(), err) ||
+                             upload_array(bfrow, hrow.data(), ne, err))) ||
+             upload_array(hw, s->ak.half_width, nk, err) ||
+             upload_array(koe, s->ak.kernel_of_energy, ne, err) ||
+             upload_array(wsum, s->ak.weight_sum, nk, err) ||
+             upload_array(bfrac, s->boundary_frac, nk * nth, err) ||
+             upload_array(E, g->E.centres, ne, err) || upload_array(dep, s->el.deposit_MeV, ne, err) ||
+             upload_array(tg, (const int *)s->el.target, ne, err) ||
+             upload_array(clo, s->el.c_lo, ne, err) || upload_array(chi, s->el.c_hi, ne, err) ||
+             upload_array(gat, hg.data(), ne, err) || upload_array(ox, (const int *)s->st.ox, nth, err) ||
+             upload_array(oz, (const int *)s->st.oz, nth, err) ||
+             upload_array(sw, s->st.w, 4 * nth, err) || upload_array(sx, s->st.sx, nth, err) ||
+             upload_array(sz, s->st.sz, nth, err);
+    if (rc)
+        return err->code;
+    c->at = angular_tables_dev{w, off, hw, koe, wsum, bfrac, E, (int)nk, mhw, g->angle_mode == ANGLE_FULL};
+    c->et = energy_tables_dev{tg, clo, chi, dep, gat, E};
+    c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
+    // How far one step can move weight, over all directions (bounds the active region).
+    {
+        int zl = 1 << 30, zh = -(1 << 30), xl = 1 << 30, xh = -(1 << 30);
+        for (size_t j = 0; j < nth; j++) {
+            int z0, z1, x0, x1;
+            if (s->st.scheme == STREAM_SHIFT) {
+                z0 = (int)floor(s->st.sz[j]), z1 = (int)ceil(s->st.sz[j]);
+                x0 = (int)floor(s->st.sx[j]), x1 = (int)ceil(s->st.sx[j]);
+            } else {
+                z0 = s->st.oz[j], z1 = s->st.oz[j] + 1, x0 = s->st.ox[j], x1 = s->st.ox[j] + 1;
+            }
+            zl = std::min(zl, z0), zh = std::max(zh, z1), xl = std::min(xl, x0), xh = std::max(xh, x1);
+        }
+        c->reach = make_int4(zl, zh, xl, xh);
+    }
+
+    CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking));
+    CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_step, cudaEventDisableTiming));
+    CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_copy, cudaEventDisableTiming));
+    if (smem > 48 * 1024 && smem_ok) {
+        // The direct kernel raises its own dynamic shared-memory limit (angular.cu).
+    }
+    if (fft_bytes) {
+        rc = angular_fft_create(&c->fft, c->d, c->at, s->ak.weights, s->ak.offset, s->ak.half_width,
+                                c->fft_mem, c->stream, err);
+        if (rc)
+            return rc;
+    }
+    if (p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final)
+        CUDA_CHECK_ERR(err, cudaMallocHost(&c->pinned, (size_t)g->cells * sizeof(float)));
+    switch (p->early_exit) {
+    case EARLY_EXIT_OFF: c->threshold = 0.0f; break;
+    default: c->threshold = (float)p->early_exit_threshold; break; // adaptive: scaled at upload
+    }
+    c->use_graph = p->cuda_graph;
+    return 0;
+}

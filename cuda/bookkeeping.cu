@@ -1,0 +1,218 @@
+// End-of-step kernels of the CUDA backend (bookkeeping.cuh says what each does).
+#include "bookkeeping.cuh"
+
+__global__ void measure_kernel(const float *__restrict__ psi, dev_dims d, const double *E,
+                               const int *stop, double *partials, int *front_part, int blocks)
+{
+    if (*stop)
+        return;
+    double w = 0.0, e = 0.0;
+    int front = -1;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < d.cells; i += stride) {
+        const float v = psi[i];
+        if (v != 0.0f) {
+            const int64_t ie = i / (d.nth * d.slice);
+            const int z = (int)((i % d.slice) / d.px);
+            w += v;
+            e += (double)v * E[ie];
+            front = z > front ? z : front;
+        }
+    }
+    __shared__ double scratch[SMX_WARPS];
+    __shared__ int fmax_s[SMX_WARPS];
+    double sw = block_sum(w, scratch);
+    if (threadIdx.x == 0)
+        partials[(int64_t)TF_W_OUT * blocks + blockIdx.x] = sw;
+    double se = block_sum(e, scratch);
+    if (threadIdx.x == 0)
+        partials[(int64_t)TF_E_OUT * blocks + blockIdx.x] = se;
+    for (int off = 16; off > 0; off >>= 1)
+        front = max(front, __shfl_down_sync(0xffffffffu, front, off));
+    if ((threadIdx.x & 31) == 0)
+        fmax_s[threadIdx.x >> 5] = front;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int m = -1;
+        for (int k = 0; k < SMX_WARPS; k++)
+            m = max(m, fmax_s[k]);
+        front_part[blockIdx.x] = m;
+    }
+}
+
+// Source bins that hold weight and the target bins they move to (the second
+// target only when it receives a non-zero coefficient). Host side (upload).
+void active_bin_ranges(const box4 *box, int ne, const int *target, const float *c_hi,
+                              active_regions *reg)
+{
+    int slo = ne, shi = -1, tlo = ne, thi = -1;
+    for (int k = 0; k < ne; k++) {
+        if (box_is_empty(box[k]))
+            continue;
+        slo = min(slo, k);
+        shi = max(shi, k);
+        const int t = target[k];
+        if (t >= 0) {
+            tlo = min(tlo, t);
+            thi = max(thi, bin_target_hi(t, c_hi[k], ne));
+        }
+    }
+    reg->src_lo = slo, reg->src_hi = shi, reg->tgt_lo = tlo, reg->tgt_hi = thi;
+}
+
+// One block: sums the partials field by field in block order (deterministic),
+// writes the step's record and decides the auto stop. Fused path: the boxes
+// measured this step become the state (per bin, spread over the threads; the
+// unions and bin ranges are min/max reductions, so their order does not
+// matter). A single thread walking ne boxes or `blocks` fronts would pay one
+// memory latency each, tens of microseconds per step. The kernel is on every
+// step's critical path, so each independent load is issued at its start
+// (the stop flag, the run state, the first box of each thread) and the
+// flag is tested only before the first store to global memory.
+__global__ void finish_kernel(const double *partials, int slots, const int *front_part, int blocks,
+                              step_rec_dev *ring, run_state_dev *st, int *stop, int ne,
+                              box4 *box_a, box4 *box_next, active_regions *reg,
+                              energy_tables_dev et, int single_pass)
+{
+    __shared__ double sums[TF_COUNT];
+    __shared__ int red[9]; // occupied z0 z1 x0 x1, src lo hi, tgt lo hi, front
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const int stopped = *stop; // the same for every thread
+    run_state_dev rs;
+    active_regions rg;
+    // Read here, before any store: a store between two loads that may alias
+    // makes each load wait for the previous round trip.
+    if (t == 0) {
+        rs = *st;
+        if (box_a)
+            rg = *reg;
+    }
+    box4 b_first = box_empty4(); // bin t's box, target and fraction (the loop's first iteration)
+    int tg_first = -1;
+    float chi_first = 0.0f;
+    if (box_a && t < ne) {
+        b_first = box_next[t];
+        tg_first = et.target[t];
+        chi_first = et.c_hi[t];
+    }
+    if (t < 9)
+        red[t] = (t == 0 || t == 2 || t == 4 || t == 6) ? INT_MAX : -1;
+    // One warp per field: each lane sums a fixed stride of the block partials,
+    // then a shuffle tree; the order is fixed, so the result is deterministic.
+    // Eight loads are issued before their adds: one at a time, the ~33
+    // partials of a lane cost 10 us per step (Nsight Compute, H100).
+    for (int f = warp; f < TF_COUNT; f += blockDim.x / 32) {
+        double v = 0.0;
+        for (int sl = 0; sl < slots; sl++) {
+            const double *p = partials + ((int64_t)sl * TF_COUNT + f) * blocks;
+            int b = lane;
+            for (; b + 7 * 32 < blocks; b += 8 * 32) {
+                double a[8];
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    a[u] = p[b + u * 32];
+#pragma unroll
+                for (int u = 0; u < 8; u++)
+                    v += a[u];
+            }
+            for (; b < blocks; b += 32)
+                v += p[b];
+        }
+        for (int off = 16; off > 0; off >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, off);
+        if (lane == 0)
+            sums[f] = v;
+    }
+    if (stopped)
+        return; // uniform: nothing is written after the run stopped
+    __syncthreads(); // red initialised
+    if (box_a) {
+        // Each thread's extremes, then one warp reduction and one shared
+        // atomic per warp and value: per-thread atomics on the same eight
+        // words serialise within each warp.
+        int zlo = INT_MAX, zhi = -1, xlo = INT_MAX, xhi = -1, slo = INT_MAX, shi = -1, tlo = INT_MAX, thi = -1;
+        for (int k = t; k < ne; k += blockDim.x) {
+            const bool first = k == t;
+            const box4 b = first ? b_first : box_next[k];
+            const int tg = first ? tg_first : et.target[k];
+            const float chi = first ? chi_first : et.c_hi[k];
+            box_a[k] = b;
+            box_next[k] = box_empty4();
+            if (box_is_empty(b))
+                continue;
+            zlo = min(zlo, b.z0), zhi = max(zhi, b.z1);
+            xlo = min(xlo, b.x0), xhi = max(xhi, b.x1);
+            slo = min(slo, k), shi = max(shi, k);
+            if (tg >= 0) {
+                tlo = min(tlo, tg);
+                thi = max(thi, bin_target_hi(tg, chi, ne));
+            }
+        }
+        const unsigned all = 0xffffffffu; // blockDim.x is whole warps
+        zlo = __reduce_min_sync(all, zlo), zhi = __reduce_max_sync(all, zhi);
+        xlo = __reduce_min_sync(all, xlo), xhi = __reduce_max_sync(all, xhi);
+        slo = __reduce_min_sync(all, slo), shi = __reduce_max_sync(all, shi);
+        tlo = __reduce_min_sync(all, tlo), thi = __reduce_max_sync(all, thi);
+        if (lane == 0 && shi >= 0) {
+            atomicMin(&red[0], zlo), atomicMax(&red[1], zhi);
+            atomicMin(&red[2], xlo), atomicMax(&red[3], xhi);
+            atomicMin(&red[4], slo), atomicMax(&red[5], shi);
+            atomicMin(&red[6], tlo), atomicMax(&red[7], thi);
+        }
+    } else {
+        int m = -1;
+        for (int b = t; b < blocks; b += blockDim.x)
+            m = max(m, front_part[b]);
+        atomicMax(&red[8], m);
+    }
+    __syncthreads();
+    if (t != 0)
+        return;
+    int front = red[8];
+    if (box_a) {
+        // Where the buffer written next step holds values now: the two-pass
+        // step overwrites psi_b, which holds this step's theta+energy output
+        // (the targets); the single pass overwrites the buffer of this step's
+        // input (the sources).
+        rg.written = rg.occupied;
+        rg.wtgt_lo = single_pass ? rg.src_lo : rg.tgt_lo;
+        rg.wtgt_hi = single_pass ? rg.src_hi : rg.tgt_hi;
+        rg.occupied = red[1] >= 0 ? box4{red[0], red[1], red[2], red[3]} : box_empty4();
+        rg.src_lo = red[5] >= 0 ? red[4] : ne, rg.src_hi = red[5];
+        rg.tgt_lo = red[7] >= 0 ? red[6] : ne, rg.tgt_hi = red[7];
+        *reg = rg;
+        front = red[1];
+    }
+    step_rec_dev r;
+    for (int k = 0; k < TF_COUNT; k++)
+        r.f[k] = sums[k];
+    r.w_in = rs.w_prev;
+    r.e_in = rs.e_prev;
+    r.front = front;
+    r.stopped = rs.stop_below >= 0.0 && sums[TF_W_OUT] < rs.stop_below;
+    ring[rs.n_since % RING] = r;
+    rs.w_prev = sums[TF_W_OUT];
+    rs.e_prev = sums[TF_E_OUT];
+    rs.step++;
+    rs.n_since++;
+    *st = rs;
+    if (r.stopped)
+        *stop = 1;
+}
+
+cudaError_t measure_launch(const float *psi, dev_dims d, const double *E, const int *stop,
+                           double *partials, int *front_part, int blocks, cudaStream_t s)
+{
+    measure_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, E, stop, partials, front_part, blocks);
+    return cudaGetLastError();
+}
+
+cudaError_t finish_launch(const double *partials, int slots, const int *front_part, int blocks,
+                          step_rec_dev *ring, run_state_dev *st, int *stop, int ne, box4 *box_a,
+                          box4 *box_next, active_regions *reg, energy_tables_dev et,
+                          int single_pass, cudaStream_t s)
+{
+    finish_kernel<<<1, 32 * TF_COUNT, 0, s>>>(partials, slots, front_part, blocks, ring, st, stop,
+                                              ne, box_a, box_next, reg, et, single_pass);
+    return cudaGetLastError();
+}
