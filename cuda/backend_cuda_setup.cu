@@ -309,7 +309,7 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_step, cudaEventDisableTiming));
     CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_copy, cudaEventDisableTiming));
     if (smem > 48 * 1024 && smem_ok) {
-        // The direct kernel raises its own dynamic shared-memory limit (angular.cu).
+        // The direct kernel raises its own dynamic shared-memory limit (angular_direct.cu).
     }
     if (fft_bytes) {
         rc = angular_fft_create(&c->fft, c->d, c->at, s->ak.weights, s->ak.offset, s->ak.half_width,
