@@ -1,66 +1,14 @@
-#include "fused.cuh"
-#include "tiling.cuh"
+// The fused step kernel (fused.cuh says what it computes) and the launchers
+// that instantiate it. This file stays long on purpose: the kernel body is one
+// job, a tile's whole step, and its launchers and the occupancy checks that take
+// the address of its instances must share its translation unit.
+#include "fused_layout.cuh"
 
 #include <climits>
 
 #include "async_copy.cuh"
-#include "conv_rows.cuh"
 #include "pair_tree.cuh"
 #include "transport/deposit_order.h"
-
-// A tile is 32 columns (consecutive x: coalesced loads and stores) times G
-// threads per column. Thread g of a column owns the M = NMAX / G consecutive
-// directions j0 = g * M .. j0 + M - 1 (M = 4 up to 16 directions, else 8; G =
-// 4, 4, 6, 8 for 16, 32, 48, 64), so it convolves them from a register
-// window (conv_padded: one shared load per kernel tap for M outputs) and sums
-// their deposit itself: the G partial deposits of a column meet once per
-// step, in the order of src/transport/deposit_order.h (chunk = M). The bin being
-// processed is staged in shared memory with padding rows around it and its
-// kernel's weights beside it (fused_layout), in a ring of FUSED_RING stages
-// that cp.async fills ahead of the convolution, so each bin costs one barrier
-// (and a warp vote on whether the tile holds weight in the bin). The per-bin
-// tables and boxes are copied to shared memory once per block, so no load in
-// the bin loop waits on another. A group's work item is a tile of 32 columns
-// with all its energy bins or, when a step has few tiles, one group of them
-// (the energy split, see fused_kernel). Unsplit, a block holds FUSED_SUB
-// groups of G warps, each walking its own tile with its own named barrier,
-// and blocks run in clusters of FUSED_CLUSTER on consecutive tiles, kept
-// within FUSED_PACE bins of each other, because adjacent tiles that load and
-// store together cost the memory system what one wide tile does (a direction
-// that moves sideways stores each 32-byte sector at a tile's edge half from
-// one tile and half from the next; access-probe, BENCHMARKS.md). The tiles
-// and their order: tiling.cuh.
-// Directions per thread: M = 8 keeps every thread's arrays within 128
-// registers (four blocks of 128 threads per SM for 32 directions). For 64
-// directions, 16 per thread (four threads per column) needed 231 registers,
-// two blocks of four warps per SM, and ran the Stress grid at 19.1 ms (63d1c00);
-// eight threads of 8 directions keep the 128-register body. (Two threads of 16
-// for 32 directions measured 1.62 ms against 1.32 ms at a2a0601.)
-__host__ __device__ constexpr int fused_m(int nmax) { return nmax <= 16 ? 4 : 8; }
-__host__ __device__ constexpr int fused_g(int nmax) { return nmax / fused_m(nmax); }
-// The compiled direction count that serves nth directions (nth <= 64).
-__host__ __device__ constexpr int fused_nmax(int64_t nth)
-{
-    return nth <= 16 ? 16 : nth <= 32 ? 32 : nth <= 48 ? 48 : 64;
-}
-#define FUSED_THREADS(nmax) (FUSED_COLS * fused_g(nmax))
-// Blocks per SM the register budget must allow (the kernel is bound by
-// instruction latency, so it needs warps): 4 fit without spilling up to 32
-// directions (5 or 6, forced, spill and ran the dense Production step at 1.43
-// and 1.54 ms against 1.07); wider tiles need the registers (three blocks for
-// 64 directions spill and measured no faster on the Stress grid, at 63d1c00).
-#define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? 4 : 2)
-// Widest kernel convolved from the padded stage: one thread stages one weight
-// (2 kp + CONV_TAPS_PER_BLOCK <= FUSED_THREADS(16)). Wider kernels (the lowest
-// energies of very coarse angle grids) take conv_rows with bounds checks.
-#define FUSED_MAX_KP 62
-// Stages in the ring (fused_layout): the bin being convolved and
-// FUSED_RING - 1 bins in flight by cp.async, which holds no registers. On the
-// dense Production step (H100): 3 stages 1.07 ms, 4 stages 1.10 ms; one bin
-// ahead in registers (the previous design) 1.11 ms. Deeper rings buy nothing
-// (with the instruction cuts of 284037c, before clusters: 4 stages 1.22 ms
-// against 1.16): more loads in flight do not shorten their wait.
-#define FUSED_RING 3
 
 namespace {
 
@@ -95,46 +43,6 @@ struct fused_args {
     int cluster_launch; // 1: the unsplit instance is launched in clusters of FUSED_CLUSTER blocks
 };
 
-// Dynamic shared memory of one block:
-// - a ring of FUSED_RING stages, each one bin of NMAX directions of FUSED_COLS
-//   columns with kp + U - 1 rows below and kp rows above (zeros in window
-//   mode, wrapped copies in circular mode, so that conv_padded needs no bounds
-//   logic). The bin being convolved occupies one stage; the next FUSED_RING - 1
-//   bins are arriving in the others by cp.async;
-// - a ring of the same bins' kernel weights (2 kp + U each: the kernel, then zeros);
-// - the per-bin tables (bin_step, fused_bin, edge) and the source boxes, copied once
-//   per block, so that no per-bin value is a global load in the bin loop;
-// - single pass: the per-bin extents measured (ne x 4 ints), and per warp
-//   a bit per target bin (emit);
-// - n_wide > 0: the boundary fractions of the kernels wider than FUSED_EDGE
-//   (fused_tables_dev::bf_wide, rows of nmax floats) and each bin's row.
-struct fused_layout {
-    int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
-    size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bfrow_off, bfw_off, bytes;
-};
-
-__host__ __device__ constexpr size_t align16(size_t b) { return (b + 15) & ~(size_t)15; }
-
-__host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream, int sub,
-                                                        int n_wide)
-{
-    fused_layout L;
-    L.lo = kp + CONV_TAPS_PER_BLOCK - 1;
-    L.rows = L.lo + nmax + kp;
-    L.wn = 2 * kp + CONV_TAPS_PER_BLOCK;
-    L.w_off = (size_t)sub * FUSED_RING * L.rows * FUSED_COLS * sizeof(float);
-    L.step_off = align16(L.w_off + (size_t)sub * FUSED_RING * L.wn * sizeof(float));
-    L.bin_off = L.step_off + (size_t)ne * sizeof(int4);
-    L.edge_off = L.bin_off + (size_t)ne * sizeof(fused_bin);
-    L.boxa_off = L.edge_off + (size_t)ne * 2 * sizeof(float4);
-    L.box_off = L.boxa_off + (size_t)ne * sizeof(box4);
-    L.full_off = L.box_off + (stream ? (size_t)ne * 4 * sizeof(int) : 0);
-    L.bfrow_off = L.full_off + (stream ? (size_t)sub * fused_g(nmax) * ((ne + 31) / 32) * sizeof(unsigned) : 0);
-    L.bfw_off = L.bfrow_off + (n_wide > 0 ? (size_t)ne * sizeof(int) : 0);
-    L.bytes = L.bfw_off + (size_t)n_wide * nmax * sizeof(float);
-    return L;
-}
-
 // Per column of a tile, the facts about this thread's directions that do not
 // change from bin to bin: which targets lie in the domain, which own cells no
 // visited column reaches, and the extent of the in-domain targets.
@@ -145,8 +53,7 @@ struct column_moves {
 
 // The bounds-checked convolution of a kernel wider than the padded stage, kept
 // out of line: the rare path must not shape the register allocation and
-// schedule of the hot loop (inlined, it cost 10 % on the dense Production step:
-// 1.26 against 1.11 ms on the H100).
+// schedule of the hot loop (inlined, it cost 10 % on the dense Production step).
 template <int M>
 struct conv_out {
     float v[M];
@@ -551,16 +458,16 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                         v[m] = odd ? accB[m] : accA[m];
                     if constexpr (SPLIT) {
                         // The targets no source reached and T0 through the same
-                        // emit: pencil run 13.45 / 13.56 against 13.85 / 13.85 ms
-                        // (H100, same call); in the dense instance it cost 3-4 %.
+                        // emit: 2-3 % off the pencil run; in the dense instance
+                        // it cost 3-4 %, so the unsplit instance keeps two.
                         for (int zt = next_out; zt <= T0; zt++)
                             emit_own(zt, v, zt < T0);
                     } else {
                         for (int zt = next_out; zt < T0; zt++)
                             emit_own(zt, accA, true);
-                        // One emit for either bank, the bank chosen per value: against an
-                        // emit inlined for each bank, Stress 14.40 / 14.46 ms and the
-                        // pencil run 13.76 / 14.07 ms (H100, same call; Production 0.933 both).
+                        // One emit for either bank, the bank chosen per value: no
+                        // slower than an emit inlined for each bank, and fewer
+                        // spilled bytes.
                         emit_own(T0, v, false);
                     }
 #pragma unroll
@@ -603,10 +510,10 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     if (K <= FUSED_EDGE && nth >= 2 * FUSED_EDGE) {
                         bnd = edge_loss<M, EXACT>(cur, s_edge + 2 * s, j0, nth);
                     } else if (A.ft.n_wide > 0) {
-                        // From the block's copy: the double loads from global
-                        // memory below, the only ones of the bin loop, made the
-                        // dense Stress step 14.41 ms against 14.05 (H100, same
-                        // call). Interior directions hold 0 (fma(x, 0, b) == b).
+                        // From the block's copy: loads from global memory here,
+                        // the only ones of the bin loop, made the dense Stress
+                        // step 2.5 % slower. Interior directions hold 0
+                        // (fma(x, 0, b) == b).
                         const float *bf = s_bfw + s_bfrow[s] * NMAX + j0;
                         float b = 0.0f;
 #pragma unroll
@@ -643,8 +550,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             // No column of the tile holding weight in bin s means everything
             // below adds +0. Every warp holds the tile's 32 columns, so its
             // own vote is the tile's (a vote carried by the barrier, bar.red.or,
-            // measured 0.3 % slower on the H100: 1.006 against 1.002 ms dense
-            // Production, 15.16 against 15.12 ms Stress).
+            // was slightly slower).
             const bool any_has = __any_sync(0xffffffffu, has);
             // Stage `slot` complete; every thread has finished bin s - 1, so
             // its stage takes bin s + R - 1.
@@ -786,13 +692,6 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     }
 }
 
-// The widest kernel convolved from the padded stage: the grid's widest, capped
-// at FUSED_MAX_KP and (tests) at kp_cap > 0.
-int padded_kp(int max_half_width, int kp_cap)
-{
-    return min(max_half_width, kp_cap > 0 ? min(kp_cap, FUSED_MAX_KP) : FUSED_MAX_KP);
-}
-
 template <int NMAX, bool STREAM>
 cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
@@ -854,47 +753,6 @@ cudaError_t launch(const fused_args &A, cudaStream_t s)
 }
 
 } // namespace
-
-static_assert(SMX_DEPOSIT_CHUNK(13) == fused_m(16) && SMX_DEPOSIT_CHUNK(16) == fused_m(16) &&
-                  SMX_DEPOSIT_CHUNK(17) == fused_m(32) && SMX_DEPOSIT_CHUNK(32) == fused_m(32) &&
-                  SMX_DEPOSIT_CHUNK(41) == fused_m(48) && SMX_DEPOSIT_CHUNK(64) == fused_m(64),
-              "the dose order of deposit_order.h is one chunk per thread of a column");
-static_assert(fused_g(16) * fused_m(16) == 16 && fused_g(48) * fused_m(48) == 48 &&
-                  fused_g(64) * fused_m(64) == 64 && FUSED_THREADS(64) / 32 <= 32,
-              "whole chunks per column, at most 32 warps per block");
-
-static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width, bool stream)
-{
-    if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64)
-        return 0; // offsets within a bin are int
-    // one tile per block at least (fused_tiles_per_block)
-    return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1, 0).bytes <=
-           FUSED_MAX_DYN_SMEM;
-}
-
-size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles)
-{
-    return (size_t)max_tiles * (size_t)ne * fused_g(fused_nmax(nth)) * FUSED_COLS;
-}
-
-int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
-{
-    return fused_fits(nth, slice, ne, max_half_width, false);
-}
-
-int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
-{
-    return fused_fits(nth, slice, ne, max_half_width, true);
-}
-
-// FUSED_SUB tiles per block where their stage rings fit beside the per-bin
-// tables, one otherwise (fused_fits).
-int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int one_tile)
-{
-    const fused_layout L = fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, kp_cap), ne, stream != 0,
-                                           FUSED_SUB, 0);
-    return !one_tile && L.bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB : 1;
-}
 
 namespace {
 

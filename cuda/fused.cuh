@@ -88,9 +88,8 @@ struct fused_split_dev {
     int *count; // [max_tiles]
     int max_tiles;
 };
-// Fewest source bins per group of the split. The 70 MeV pencil run on the
-// Production grid (H100): 3 bins 16.6 ms, 2 bins 16.7, 4 bins 16.6, 6 bins
-// 18.0, 9 bins 20.0 ms.
+// Fewest source bins per group of the split: 2 to 4 tie on the 70 MeV pencil
+// run of the Production grid, 6 and 9 are 8 % and 20 % slower.
 #define FUSED_SPLIT_MIN_BINS 3
 size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
 
@@ -98,27 +97,23 @@ size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
 // launches clusters, sm_90 on): adjacent tiles, kept within FUSED_PACE energy
 // bins of each other (cluster_arrive / cluster_wait), so that the two halves of
 // each 32-byte sector that a sideways move makes them share are stored at
-// about the same time (access-probe, benchmark moves: 1.09 -> 0.91 ms). On
-// the H100, with the instruction cuts of 284037c: dense Production 1.059 ->
-// 1.046 ms, Stress 16.75 -> 16.04 ms; the cuts without clusters made the
-// dense step wait on memory (1.16 ms); clusters of 4: 1.52 ms.
+// about the same time (the access probe's model of the kernel moves 17 %
+// faster so). Clusters of 4 were much slower than 2 (docs/bench/history.md).
 #define FUSED_CLUSTER 2
 
 // Bins per round of the cluster barrier. Each round costs every warp a wait
 // for the cluster's slowest (7.5 % of the stall samples with a round per bin,
-// Nsight Compute at the benchmark's clocks, 45123d1's kernel); two bins a
-// round still keep the shared sectors' halves close. H100, same call: dense
-// Production 0.934 / 0.933 ms against 0.935 (one bin), Stress 14.46 / 14.46
-// against 14.52 ms; four bins: 0.937 and 14.42 ms.
+// Nsight Compute); two bins a round still keep the shared sectors' halves
+// close. One, two and four bins a round are within 0.5 % of each other.
 #define FUSED_PACE 2
 
 // Tiles per block of the unsplit instance (one where the grid's per-bin tables
 // leave no room for FUSED_SUB stage rings): FUSED_SUB groups of warps, each on
 // its own tile with its own (named) barrier, the tiles adjacent, so that a
 // cluster's blocks cover FUSED_CLUSTER * FUSED_SUB adjacent tiles kept within
-// a bin of each other without a barrier wider than one tile (access-probe,
-// benchmark moves: 2 x 32 columns in clusters of 2, 0.821 ms, against 0.913
-// for 32 columns in clusters of 2 and 0.816 for one 128-column block).
+// a bin of each other without a barrier wider than one tile (the access
+// probe moves 2 x 32 columns in clusters of 2 as fast as one 128-column
+// block, 10 % faster than 32 columns in clusters of 2).
 #define FUSED_SUB 2
 
 // Dynamic shared memory a fused block may use: its stage ring and per-bin

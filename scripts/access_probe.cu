@@ -4,7 +4,7 @@
 // the benchmark (smx2d-sim --bench) cannot: its step also computes.
 //
 // The pattern is the fused kernel's (cuda/fused.cu) as it was before the
-// backend padded its rows to whole lines (45123d1): psi[E][theta][z][x] on the
+// backend padded its rows to whole lines: psi[E][theta][z][x] on the
 // benchmark's Production grid, rows of NX floats (-DPROBE_NX=224 or another
 // multiple of 32 gives rows of whole lines, every column live); a block
 // walks a tile of COLS consecutive columns through every energy bin; the

@@ -1,0 +1,48 @@
+// Which grids the fused step serves, decided on the host from the kernel's
+// geometry (fused_layout.cuh): direction count, index ranges, and whether a
+// block's shared memory holds one tile's stage ring or FUSED_SUB of them.
+#include <climits>
+
+#include "fused_layout.cuh"
+#include "transport/deposit_order.h"
+
+static_assert(SMX_DEPOSIT_CHUNK(13) == fused_m(16) && SMX_DEPOSIT_CHUNK(16) == fused_m(16) &&
+                  SMX_DEPOSIT_CHUNK(17) == fused_m(32) && SMX_DEPOSIT_CHUNK(32) == fused_m(32) &&
+                  SMX_DEPOSIT_CHUNK(41) == fused_m(48) && SMX_DEPOSIT_CHUNK(64) == fused_m(64),
+              "the dose order of deposit_order.h is one chunk per thread of a column");
+static_assert(fused_g(16) * fused_m(16) == 16 && fused_g(48) * fused_m(48) == 48 &&
+                  fused_g(64) * fused_m(64) == 64 && FUSED_THREADS(64) / 32 <= 32,
+              "whole chunks per column, at most 32 warps per block");
+
+static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width, bool stream)
+{
+    if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64)
+        return 0; // offsets within a bin are int
+    // one tile per block at least (fused_tiles_per_block)
+    return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1, 0).bytes <=
+           FUSED_MAX_DYN_SMEM;
+}
+
+size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles)
+{
+    return (size_t)max_tiles * (size_t)ne * fused_g(fused_nmax(nth)) * FUSED_COLS;
+}
+
+int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
+{
+    return fused_fits(nth, slice, ne, max_half_width, false);
+}
+
+int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
+{
+    return fused_fits(nth, slice, ne, max_half_width, true);
+}
+
+// FUSED_SUB tiles per block where their stage rings fit beside the per-bin
+// tables, one otherwise (fused_fits).
+int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int one_tile)
+{
+    const fused_layout L = fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, kp_cap), ne, stream != 0,
+                                           FUSED_SUB, 0);
+    return !one_tile && L.bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB : 1;
+}
