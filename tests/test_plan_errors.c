@@ -1,0 +1,263 @@
+/* The plan reader's error messages: every rejected plan in tests/plan_cases/
+ * and every rejected --set names the file, line and column (or the --set), the
+ * key, the value and what was expected. */
+#include "plan_fixture.h"
+
+static void test_error_messages(void)
+{
+    static const struct { const char *file, *msg; } cases[] = {
+        /* the file itself */
+        { "nonexistent.yaml",
+          "tests/plan_cases/nonexistent.yaml: cannot open the plan: No such file or directory" },
+        { "",
+          "tests/plan_cases/: cannot read the plan: Is a directory" },
+        { "syntax.yaml",
+          "tests/plan_cases/syntax.yaml:5:8: YAML syntax error: did not find expected ',' or "
+          "']' (while parsing a flow sequence at 4:16)" },
+        { "two_documents.yaml",
+          "tests/plan_cases/two_documents.yaml:5:1: a second YAML document starts here; "
+          "expected one plan per file" },
+        { "alias.yaml",
+          "tests/plan_cases/alias.yaml:5:12: YAML alias *cell is not supported in a plan; "
+          "expected the value written out" },
+        { "empty.yaml",
+          "tests/plan_cases/empty.yaml: the plan is empty; expected a mapping with sections "
+          "grid, material, beam, transport, backend, output" },
+        { "top_list.yaml",
+          "tests/plan_cases/top_list.yaml:2:1: the top level is a list; expected a mapping "
+          "with sections grid, material, beam, transport, backend, output" },
+        /* keys */
+        { "duplicate_key.yaml",
+          "tests/plan_cases/duplicate_key.yaml:5:5: grid.energy.E_max_MeV: duplicate key, "
+          "first given at 4:5; expected each key once" },
+        { "duplicate_section.yaml",
+          "tests/plan_cases/duplicate_section.yaml:14:1: beam: duplicate key, first given at "
+          "10:1; expected each key once" },
+        { "duplicate_dotted.yaml",
+          "tests/plan_cases/duplicate_dotted.yaml:12:3: beam.energy_MeV: duplicate key, first "
+          "given at 2:1; expected each key once" },
+        { "unknown_near.yaml",
+          "tests/plan_cases/unknown_near.yaml:4:5: unknown key 'grid.energy.E_maxx_MeV'; did "
+          "you mean 'E_max_MeV'?" },
+        { "unknown_far.yaml",
+          "tests/plan_cases/unknown_far.yaml:5:5: unknown key 'grid.energy.colour'; expected "
+          "one of kind, n_bins, E_min_MeV, E_max_MeV, E_cutoff_MeV" },
+        { "unknown_section.yaml",
+          "tests/plan_cases/unknown_section.yaml:2:1: unknown key 'gird'; did you mean "
+          "'grid'?" },
+        { "key_too_deep.yaml",
+          "tests/plan_cases/key_too_deep.yaml:2:1: unknown key 'grid.energy.kind.value'; "
+          "grid.energy.kind is a key, not a section" },
+        { "key_is_list.yaml",
+          "tests/plan_cases/key_is_list.yaml:3:5: beam: a key must be a name, not a list; "
+          "expected one of energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, "
+          "weight" },
+        /* types */
+        { "not_number.yaml",
+          "tests/plan_cases/not_number.yaml:6:15: beam.energy_MeV: 'abc' is not a number; "
+          "expected a number in (0, 1000] MeV" },
+        { "quoted_number.yaml",
+          "tests/plan_cases/quoted_number.yaml:3:15: beam.energy_MeV: '100' is a quoted "
+          "string; expected a number in (0, 1000] MeV" },
+        { "not_integer.yaml",
+          "tests/plan_cases/not_integer.yaml:4:9: grid.space.nx: '81.5' is not an integer; "
+          "expected an integer in [1, 100000]" },
+        { "not_bool.yaml",
+          "tests/plan_cases/not_bool.yaml:3:14: output.overwrite: 'yes' is not a boolean; "
+          "expected true or false" },
+        { "mapping_for_scalar.yaml",
+          "tests/plan_cases/mapping_for_scalar.yaml:4:5: beam.energy_MeV: got a mapping; "
+          "expected a number in (0, 1000] MeV" },
+        { "scalar_for_list.yaml",
+          "tests/plan_cases/scalar_for_list.yaml:3:19: output.snapshot_steps: got a scalar "
+          "'5'; expected a list of at most 256 integers in [0, 100000000], e.g. [100, 200]" },
+        { "scalar_for_section.yaml",
+          "tests/plan_cases/scalar_for_section.yaml:2:7: beam: got a scalar '100'; expected a "
+          "mapping with keys energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, "
+          "weight" },
+        { "null_value.yaml",
+          "tests/plan_cases/null_value.yaml:4:15: grid.energy.E_max_MeV: no value; expected a "
+          "number in (0, 1000] MeV" },
+        { "empty_string.yaml",
+          "tests/plan_cases/empty_string.yaml:3:9: output.file: the string is empty; expected "
+          "a non-empty string" },
+        { "long_string.yaml",
+          "tests/plan_cases/long_string.yaml:3:9: material.name: 'aaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is 81 bytes long; "
+          "expected at most 63" },
+        /* choices */
+        { "enum_near.yaml",
+          "tests/plan_cases/enum_near.yaml:3:11: backend.device: 'cdua' is not allowed (did "
+          "you mean 'cuda'?); expected one of auto, cpu, cuda" },
+        { "enum_far.yaml",
+          "tests/plan_cases/enum_far.yaml:3:14: backend.streaming: 'quantum' is not allowed; "
+          "expected one of auto, gather, atomic, warp, fallback" },
+        { "order_misspelt.yaml",
+          "tests/plan_cases/order_misspelt.yaml:5:7: transport.operator_order[1]: 'enrgy' is "
+          "not allowed (did you mean 'energy'?); expected one of theta, energy, stream" },
+        { "order_repeated.yaml",
+          "tests/plan_cases/order_repeated.yaml:3:27: transport.operator_order[1]: 'theta' "
+          "appears twice; expected a list holding each of theta, energy, stream once" },
+        { "order_short.yaml",
+          "tests/plan_cases/order_short.yaml:3:19: transport.operator_order: the list has 2 "
+          "entries; expected a list holding each of theta, energy, stream once" },
+        /* ranges */
+        { "too_small.yaml",
+          "tests/plan_cases/too_small.yaml:4:12: grid.space.dx_mm: -0.5 is too small; "
+          "expected a number in (0, 1000] mm" },
+        { "too_large.yaml",
+          "tests/plan_cases/too_large.yaml:3:15: beam.energy_MeV: 2000 is too large; expected "
+          "a number in (0, 1000] MeV" },
+        { "int_too_large.yaml",
+          "tests/plan_cases/int_too_large.yaml:4:9: grid.space.nx: 99999999999999999999 is "
+          "too large; expected an integer in [1, 100000]" },
+        { "snapshot_negative.yaml",
+          "tests/plan_cases/snapshot_negative.yaml:12:24: output.snapshot_steps[1]: -5 is too "
+          "small; expected an integer in [0, 100000000]" },
+        /* required keys */
+        { "missing_in_section.yaml",
+          "tests/plan_cases/missing_in_section.yaml:10:1: missing required key "
+          "'beam.energy_MeV' (beam energy, MeV)" },
+        { "missing_section.yaml",
+          "tests/plan_cases/missing_section.yaml: missing required key 'output.file' (HDF5 "
+          "result file)" },
+        /* keys that must agree */
+        { "cutoff_below_min.yaml",
+          "tests/plan_cases/cutoff_below_min.yaml:6:19: grid.energy.E_cutoff_MeV: 0.5 is "
+          "below grid.energy.E_min_MeV = 1; expected a cutoff >= E_min" },
+        { "cutoff_above_emax.yaml",
+          "tests/plan_cases/cutoff_above_emax.yaml:5:19: grid.energy.E_cutoff_MeV: 100 is not "
+          "below grid.energy.E_max_MeV = 100; expected a cutoff < E_max" },
+        { "emax_not_above_emin.yaml",
+          "tests/plan_cases/emax_not_above_emin.yaml:5:16: grid.energy.E_max_MeV: 50 is not "
+          "above grid.energy.E_min_MeV = 50; expected E_max > E_min" },
+        { "beam_above_emax.yaml",
+          "tests/plan_cases/beam_above_emax.yaml:7:15: beam.energy_MeV: 150 is above "
+          "grid.energy.E_max_MeV = 100; expected a beam energy in [E_cutoff, E_max] = "
+          "[1, 100] MeV" },
+        { "beam_below_cutoff.yaml",
+          "tests/plan_cases/beam_below_cutoff.yaml:8:15: beam.energy_MeV: 3 is below "
+          "grid.energy.E_cutoff_MeV = 5; expected a beam energy in [E_cutoff, E_max] = "
+          "[5, 100] MeV" },
+        { "beam_outside_domain.yaml",
+          "tests/plan_cases/beam_outside_domain.yaml:8:9: beam.x_mm: 30 is outside the "
+          "domain, x = -20.25 to 20.25 mm (grid.space.nx 81 x dx_mm 0.5); expected "
+          "|x_mm| <= 20.25" },
+        { "direction_outside_window.yaml",
+          "tests/plan_cases/direction_outside_window.yaml:8:18: beam.direction_deg: 120 is "
+          "outside the angular window 70 to 110 deg (grid.angle.centre_deg 90 +- "
+          "half_width_deg 20); expected a direction inside the window, or grid.angle.mode: "
+          "full" },
+        { "uniform_without_bins.yaml",
+          "tests/plan_cases/uniform_without_bins.yaml:4:11: grid.energy.kind: uniform grids "
+          "need grid.energy.n_bins; expected n_bins (an integer in [1, 100000]) next to kind: "
+          "uniform" },
+        { "range_with_bins.yaml",
+          "tests/plan_cases/range_with_bins.yaml:4:13: grid.energy.n_bins: range grids derive "
+          "the bin count from transport.step_mm; expected no n_bins, or kind: uniform" },
+        /* the table file */
+        { "table_missing_absolute.yaml",
+          "tests/plan_cases/table_missing_absolute.yaml:7:15: material.table_file: "
+          "'/nonexistent/smx2d-sim/no_such_table.h5' was not found or is not readable; "
+          "expected an existing file" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, CASES "%s", cases[i].file);
+        expect_error(path, cases[i].msg);
+    }
+}
+
+/* The exe-relative and compile-time data directories depend on the build, so
+ * this message is checked piece by piece. */
+static void test_table_not_found_lists_paths(void)
+{
+    plan p;
+    smx_error err;
+    int rc = load(&p, CASES "table_missing_relative.yaml", NULL, 0, &err);
+    CHECK(rc == SMX_EXIT_INPUT);
+    const char *head = "tests/plan_cases/table_missing_relative.yaml:7:15: material.table_file: "
+                       "'no_such_table.h5' was not found; tried tests/plan_cases/no_such_table.h5, ";
+    CHECK_MSG(!strncmp(err.msg, head, strlen(head)), "got: %s", err.msg);
+    char env_path[128];
+    snprintf(env_path, sizeof env_path, "%s/no_such_table.h5, ", tmp_dir);
+    CHECK_MSG(strstr(err.msg, env_path) != NULL, "no $SMX2D_DATA_DIR path in: %s", err.msg);
+    CHECK_MSG(strstr(err.msg, "/../share/smx2d-sim/data/no_such_table.h5") != NULL,
+              "no installed data path in: %s", err.msg);
+    const char *tail = "; expected a readable file, relative to the plan's directory or in "
+                       "$SMX2D_DATA_DIR";
+    size_t n = strlen(err.msg), t = strlen(tail);
+    CHECK_MSG(n > t && !strcmp(err.msg + n - t, tail), "got: %s", err.msg);
+    plan_free(&p);
+}
+
+static void test_set_errors(void)
+{
+    expect_set_error("beam.energy_MeV",
+                     "--set beam.energy_MeV: missing '='; expected --set key.path=value, e.g. "
+                     "--set beam.energy_MeV=150");
+    expect_set_error("=1", "--set =1: no key before '='; expected --set key.path=value");
+    expect_set_error("grid.energy.E_maxx_MeV=5",
+                     "--set grid.energy.E_maxx_MeV=5: unknown key 'grid.energy.E_maxx_MeV'; did "
+                     "you mean 'grid.energy.E_max_MeV'?");
+    expect_set_error("E_max_MeV=120",
+                     "--set E_max_MeV=120: unknown key 'E_max_MeV'; did you mean "
+                     "'grid.energy.E_max_MeV'?");
+    expect_set_error("foo.bar=1",
+                     "--set foo.bar=1: unknown key 'foo.bar'; expected a key path such as "
+                     "beam.energy_MeV (smx2d-sim --print-reference-plan lists them all)");
+    expect_set_error("grid.energy=5",
+                     "--set grid.energy=5: 'grid.energy' is a section; expected a full key path, "
+                     "grid.energy.NAME with NAME one of kind, n_bins, E_min_MeV, E_max_MeV, "
+                     "E_cutoff_MeV");
+    expect_set_error("grid.energy.E_max_MeV=abc",
+                     "--set grid.energy.E_max_MeV=abc: grid.energy.E_max_MeV: 'abc' is not a "
+                     "number; expected a number in (0, 1000] MeV");
+    expect_set_error("beam.energy_MeV=",
+                     "--set beam.energy_MeV=: beam.energy_MeV: no value; expected a number in "
+                     "(0, 1000] MeV");
+    expect_set_error("beam.energy_MeV={a: 1}",
+                     "--set beam.energy_MeV={a: 1}: beam.energy_MeV: got a mapping; expected a "
+                     "number in (0, 1000] MeV");
+    expect_set_error("output.snapshot_steps=[1,",
+                     "--set output.snapshot_steps=[1,: output.snapshot_steps: '[1,' is not valid "
+                     "YAML; expected a list of at most 256 integers in [0, 100000000], e.g. "
+                     "[100, 200]");
+    expect_set_error("transport.steps=0",
+                     "--set transport.steps=0: transport.steps: 0 is too small; expected auto or "
+                     "an integer in [1, 100000000]");
+    expect_set_error("transport.steps=many",
+                     "--set transport.steps=many: transport.steps: 'many' is neither an integer "
+                     "nor auto; expected auto or an integer in [1, 100000000]");
+    expect_set_error("transport.scattering=1",
+                     "--set transport.scattering=1: transport.scattering: '1' is not a boolean; "
+                     "expected true or false");
+    /* Cross-field errors name the --set that caused them. */
+    expect_set_error("grid.energy.E_cutoff_MeV=0.5",
+                     "--set grid.energy.E_cutoff_MeV=0.5: grid.energy.E_cutoff_MeV: 0.5 is below "
+                     "grid.energy.E_min_MeV = 1; expected a cutoff >= E_min");
+    expect_set_error("grid.energy.kind=uniform",
+                     "--set grid.energy.kind=uniform: grid.energy.kind: uniform grids need "
+                     "grid.energy.n_bins; expected n_bins (an integer in [1, 100000]) next to "
+                     "kind: uniform");
+    /* The first bad --set is the one reported. */
+    const char *two[] = { "beam.x_mm=abc", "beam.y_mm=1" };
+    expect_error_set(CASES "minimal.yaml", two, 2,
+                     "--set beam.x_mm=abc: beam.x_mm: 'abc' is not a number; expected a number, "
+                     "in mm");
+}
+
+/* ---- valid plans ---- */
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    char table[128];
+    if (plan_fixture_begin(table, sizeof table))
+        return 1;
+    test_error_messages();
+    test_table_not_found_lists_paths();
+    test_set_errors();
+    plan_fixture_end(table);
+    return check_report(argv[0]);
+}
