@@ -3,5 +3,8 @@
 # fresh regeneration from data/pstar_water.csv.
 add_test(tables_reader "${SMX_BUILD}/tests/test_tables" "${SMX_BUILD}/make_tables")
 set_tests_properties(tables_reader PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+# The reader against broken table files.
+add_test(tables_malformed "${SMX_BUILD}/tests/test_tables_malformed")
+set_tests_properties(tables_malformed PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(sha256 "${SMX_BUILD}/tests/test_sha256")
 set_tests_properties(sha256 PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
