@@ -7,8 +7,8 @@
 //   launch parameters never change, which CUDA Graph replay needs.
 // - Tallies: no atomics. Each block reduces its threads' contributions in a fixed
 //   order (warp shuffle tree, then warps in order) and writes them to
-//   partials[field * blocks + blockIdx.x]; backend_cuda.cu sums the blocks in
-//   order at the end of the step.
+//   partials[field * blocks + blockIdx.x]; the finish kernel (bookkeeping.cu)
+//   sums the blocks in order at the end of the step.
 // - *stop != 0 means the run has ended on the device (steps: auto); kernels
 //   then return at once, so steps enqueued beyond the end change nothing.
 #ifndef SMX_CUDA_COMMON_CUH
