@@ -2,8 +2,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <unistd.h>
-
 
 static int axis_alloc(axis *a, int n)
 {

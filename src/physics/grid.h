@@ -41,5 +41,4 @@ static inline int64_t psi_index(const grid *g, int64_t ie, int64_t ith, int64_t 
 int grid_build(grid *g, const plan *p, const tables *t, smx_error *err);
 void grid_free(grid *g);
 
-
 #endif

@@ -8,8 +8,8 @@
  *
  * Two equivalent forms of the same coefficients:
  *  - scatter, per source: always valid; the fallback and the oracle;
- *  - gather, per target (roadmap R-AE-STRUCT-1, with the errors of its sketch
- *    fixed): at most two (source, coefficient) pairs per target, no atomics.
+ *  - gather, per target: at most two (source, coefficient) pairs per target,
+ *    no atomics.
  *    Valid only when E' increases strictly with E (for an ascending grid) and no
  *    target has more than two sources; otherwise gather_ok = 0 and the backends
  *    fall back to scatter. */

@@ -34,7 +34,8 @@ double tables_stopping_power(const tables *t, double E_MeV);    /* MeV cm2/g */
 double tables_scattering_power(const tables *t, double E_MeV);  /* rad2 cm2/g */
 double tables_projected_range(const tables *t, double E_MeV);   /* g/cm2 */
 
-/* The scattering-power model used to fill T (tables_gen.c and the tests share it). */
+/* The scattering-power model used to fill T (scripts/make_tables.c and the tests
+ * share it). */
 double scattering_power_fermi_rossi(double E_MeV, double X0_g_cm2);
 
 /* Constants of that model. Es is Rossi's 21.2 MeV (space angle) over sqrt 2, so T

@@ -11,11 +11,11 @@
  * in chunk order.
  *
  * Why float: psi >= 0, so a tree of depth d rounds w by at most d ulp
- * relative (1.8e-7 for chunks of 8), far inside the 1e-6 energy balance; the
- * double sum it replaced cost the fused kernel eight conversions and seven
- * double additions per thread and bin (0.7 % of the dense Stress step on an
- * H100). Padding with +0.0f changes no sum
- * (x + 0 == x for x >= +0), so any power of two >= the chunk gives the same w.
+ * relative (1.8e-7 for chunks of 8), far inside the 1e-6 energy balance, while
+ * a double sum costs the fused kernel eight conversions and seven double
+ * additions per thread and bin (0.7 % of the dense Stress step on an H100; see
+ * docs/bench/history.md). Padding with +0.0f changes no sum (x + 0 == x for
+ * x >= +0), so any power of two >= the chunk gives the same w.
  *
  * Why chunks: the fused CUDA kernel gives each column one thread per chunk of
  * directions (4, 4, 6 or 8 threads for up to 16, 32, 48 or 64 directions); a

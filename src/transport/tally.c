@@ -26,10 +26,10 @@ void tally_add(step_tally *sum, const step_tally *t)
     sum->deposited += t->deposited;
 }
 
-/* An empty input has nothing to lose, so its relative error is defined as 0 rather
- * than NaN, which would poison every max() taken over the run. */
-/* Relative to what went in; a step that starts empty is measured against what
- * came out instead, so weight appearing from nothing is still caught. */
+/* Relative to the larger of what went in and what came out: a step that starts
+ * empty is then measured against what came out, so weight appearing from nothing
+ * is still caught. With both empty there is nothing to lose, and the error is 0
+ * rather than NaN, which would poison every max() taken over the run. */
 static double relative(double residual, double in, double out)
 {
     double scale = fabs(in) > fabs(out) ? fabs(in) : fabs(out);
