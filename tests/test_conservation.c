@@ -1,4 +1,4 @@
-/* Conservation: the weight and energy identities of DESIGN section 2 hold to
+/* Conservation: the weight and energy identities of docs/physics.md hold to
  * 1e-6 relative at every step, in window and full angular modes, on both
  * energy grids, both streaming schemes and every operator variant, with weight
  * leaving through every channel. Also: steps: auto stops where it should. */
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
         CHECK(fixture_run(&f, NULL, c->sets, c->nsets) == 0);
         printf("%s\n  %d steps, max relative error: weight %.3e, energy %.3e\n", c->name,
                f.r.n_steps, f.r.max_weight_rel_err, f.r.max_energy_rel_err);
-        /* The tolerance of DESIGN section 2, per step, in double. */
+        /* The conservation tolerance (docs/physics.md), per step, in double. */
         for (int n = 0; n < f.r.n_steps; n++) {
             CHECK_MSG(f.r.steps[n].weight_rel_err <= 1e-6, "%s: step %d weight %.3e", c->name,
                       n + 1, f.r.steps[n].weight_rel_err);

@@ -1,6 +1,7 @@
 /* Range and distal fall-off of monoenergetic pencil beams against NIST PSTAR.
  * R80 must equal the PSTAR projected range (CSDA x detour) within 0.5 mm or
- * 0.5 % (DESIGN section 5), and not move by more than 0.2 mm when ds is halved.
+ * 0.5 % (the target in docs/physics.md, Measured accuracy), and not move by
+ * more than 0.2 mm when ds is halved.
  * On the default range-uniform energy grid there is no numerical straggling, so
  * R80 - R20 must stay below 1.3 x 1.2 % of the range. */
 #include <math.h>

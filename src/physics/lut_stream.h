@@ -7,7 +7,7 @@
  * shift:    each direction moves by whole cells; the shift of step n is
  *           round((n+1) s) - round(n s), s = move in cells, so the sub-cell
  *           remainder is carried from step to step and the mean move is exact
- *           with no diffusion within a direction bin (DESIGN section 2). */
+ *           with no diffusion within a direction bin (docs/physics.md, Operators). */
 #ifndef SMX_LUT_STREAM_H
 #define SMX_LUT_STREAM_H
 

@@ -10,7 +10,7 @@
 /* Set by the SIGINT/SIGTERM handler; the loop stops at the next step boundary. */
 extern volatile sig_atomic_t smx_interrupted;
 
-/* Conservation tolerance per step (DESIGN section 2, relative, in double). */
+/* Conservation tolerance per step (relative, in double; docs/physics.md). */
 #define SMX_CONSERVATION_TOL 1e-6
 
 /* Where the loop hands the psi snapshots the plan asks for (the result file's

@@ -1,4 +1,4 @@
-/* Escape channels and the conservation identities (DESIGN section 2).
+/* Escape channels and the conservation identities (docs/physics.md).
  * Weight:  sum psi_in = sum psi_out + sum_c weight[c]
  * Energy:  sum psi_in E = sum psi_out E + deposited + sum_{c != ENERGY_STOPPED} energy[c]
  * ENERGY_STOPPED's energy is the residual energy of stopped particles; it is
