@@ -6,8 +6,8 @@
 // The chunk sums of deposit_order.h: chunks of up to 8 directions (every
 // grid of up to 64) as pair_sum's tree over 8 leaves in registers (leaves past
 // the chunk are +0.0f and change no sum); wider ones by smx_chunk_sum, whose
-// stack lives in local memory (for every chunk, this kernel took 2.70 ms
-// against 1.98 with the double chain it replaced: dense Production, H100).
+// stack lives in local memory: used for every chunk, it made this kernel a
+// third slower than a plain chain of double additions (docs/bench/history.md).
 __global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__restrict__ dose,
                                       dev_dims d, energy_tables_dev t, const int *stop,
                                       double *partials, int blocks)

@@ -16,11 +16,11 @@
 // is one aligned line), then the columns left over at the row ends, every
 // row's in turn, 32 to a tile, in runs of FUSED_LEFT_RUN tiles, each run
 // placed after the row in which it ends, so that it runs beside its
-// neighbours. Dense steps on the H100, with the rows padded to whole lines:
-// Production (200 columns, 6 blocks and 8 leftover columns a row) 0.941 ms
-// against 1.002 for tiles of 32 consecutive columns of the flattened box;
-// Stress (400 columns) 14.55 ms with the leftover tiles beside their rows,
-// 15.10 with all of them last.
+// neighbours. With the rows padded to whole lines, tiles of 32 consecutive
+// columns of the flattened box made the dense Production step (200 columns:
+// 6 blocks and 8 leftover columns a row) 6 % slower, and all the leftover
+// tiles last made the dense Stress step (400 columns) 4 % slower
+// (docs/bench/history.md).
 // Counts are int: nz * nx < 2^31 (fused_step_supported).
 struct tiling {
     int rows, xa, nb, wl, wrem; // rows; first aligned column, aligned blocks per row; left, all leftover columns per row
@@ -46,9 +46,9 @@ __host__ __device__ inline tiling tiling_of(const box4 &F)
 // bins more slowly than an aligned tile; a run of FUSED_SUB * FUSED_CLUSTER
 // of them fills one cluster's work item on the benchmark grids (16 rows of 8
 // leftover columns after 96 aligned tiles on Production, 8 rows of 16 after
-// 96 on Stress), instead of slowing the aligned tiles of four clusters. H100,
-// same call (with FUSED_PACE 1): dense Production 0.935 against 0.942 ms,
-// Stress 14.52 against 14.55 ms (runs of 2: 0.947, 14.58).
+// 96 on Stress), instead of slowing the aligned tiles of four clusters. Single
+// leftover tiles, and runs of 2, were slower on both grids
+// (docs/bench/history.md).
 #define FUSED_LEFT_RUN (FUSED_SUB * FUSED_CLUSTER)
 
 // Tiles before row z (z <= rows): its whole blocks and the runs of leftover
