@@ -48,8 +48,10 @@ __device__ __forceinline__ void cp_async16_cg(float *dst, const float *src, int 
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
 }
 
+// Row width, a build option (docs/tuning.md): other widths (-DPROBE_NX=224)
+// show how the row pitch aligns the z moves.
 #ifndef PROBE_NX
-#define PROBE_NX 200 // other widths (-DPROBE_NX=224): how the row pitch aligns the z moves
+#define PROBE_NX 200
 #endif
 constexpr int NE = 100, NTH = 32, NZ = 400, NX = PROBE_NX; // the benchmark's Production grid
 constexpr int M = 8, G = NTH / M, RING = 3;           // as the fused kernel for 32 directions
