@@ -36,6 +36,14 @@ static int fail(const smx_error *err)
     return err->code ? err->code : SMX_EXIT_RUNTIME;
 }
 
+/* Prefixes err with the place the plan gave `key` (file:line:col or --set). */
+static void blame_key(const plan *p, const char *key, smx_error *err)
+{
+    smx_error at_key = {0};
+    plan_fail_at(p, &at_key, key, "%s", err->msg);
+    *err = at_key;
+}
+
 static int run_plan(const cli *c, int argc, char **argv)
 {
     provenance pv;
@@ -55,9 +63,7 @@ static int run_plan(const cli *c, int argc, char **argv)
     if ((rc = plan_load(&p, c->plan_path, c->sets, c->n_sets, &err)))
         goto end;
     if ((rc = tables_load(&t, p.table_path, &err))) {
-        smx_error at_key = {0}; /* say which plan key pointed at the bad table */
-        plan_fail_at(&p, &at_key, "material.table_file", "%s", err.msg);
-        err = at_key;
+        blame_key(&p, "material.table_file", &err);
         goto end;
     }
     if ((rc = grid_build(&g, &p, &t, &err)))
@@ -66,14 +72,16 @@ static int run_plan(const cli *c, int argc, char **argv)
     if ((rc = backend_choose(&p, &gi, &be, &err)) ||
         (rc = backend_check_host_memory(&p, &g, be, &err)))
         goto end;
+    /* The output path is checked before any work, and by the dry run too. */
+    if ((rc = output_check_target(p.output_file, p.overwrite, &err))) {
+        blame_key(&p, "output.file", &err);
+        goto end;
+    }
     if (c->dry_run) {
         report_dry_run(&p, &g, &t, be, simulate_expected_steps(&p, &g, &t));
         goto end;
     }
 
-    /* Output opened before the run, so a bad path fails before any work. */
-    if ((rc = output_check_target(p.output_file, p.overwrite, &err)))
-        goto end;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     sha256_hex(p.yaml_text, p.yaml_len, pv.plan_sha256);

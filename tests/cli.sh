@@ -62,6 +62,16 @@ dry_run)
     # A grid that cannot fit in memory is refused before any work, saying how much it needs.
     expect 2 "$bin" plans/tiny.yaml --dry-run --set grid.space.nx=100000 --set grid.space.nz=100000
     grep -q "needs .* GB" "$tmp/out" || fail "memory error lacks the amount: $(cat "$tmp/out")"
+    # The dry run checks the output path as the run does: an existing result
+    # (without overwrite) and a missing directory are errors naming output.file.
+    : > tiny.h5
+    expect 2 "$bin" plans/tiny.yaml --dry-run
+    grep -q "output.file: .*refusing to overwrite" "$tmp/out" || fail "dry run accepted an existing result: $(cat "$tmp/out")"
+    [ ! -s tiny.h5 ] || fail "the dry run touched the existing result"
+    expect 0 "$bin" plans/tiny.yaml --dry-run --overwrite
+    rm tiny.h5
+    expect 2 "$bin" plans/tiny.yaml --dry-run --output missing/tiny.h5
+    grep -q "output.file: missing/tiny.h5: output directory missing" "$tmp/out" || fail "dry run accepted a missing directory: $(cat "$tmp/out")"
     ;;
 overwrite)
     cd "$tmp/run"
