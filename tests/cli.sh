@@ -37,6 +37,18 @@ usage)
     expect 1 "$bin" "$plan" --no-such-option
     grep -q "unknown option '--no-such-option'" "$tmp/out" || fail "unknown option not named"
     expect 1 "$bin" "$plan" --set
+    grep -q "\-\-set needs a value" "$tmp/out" || fail "missing value not named: $(cat "$tmp/out")"
+    # Every option also takes the --opt=value form; options may follow the plan.
+    expect 0 "$bin" "$plan" --dry-run --set=beam.energy_MeV=25 --device=cpu --threads=1
+    grep -q "(valid)" "$tmp/out" || fail "--opt=value forms not accepted: $(cat "$tmp/out")"
+    expect 2 "$bin" --set=beam.energy_MeV=500 "$plan" --dry-run
+    grep -q "^smx2d-sim: error: --set beam.energy_MeV=500" "$tmp/out" || fail "--set=KEY=VALUE not applied: $(cat "$tmp/out")"
+    expect 1 "$bin" --bench-steps=0 --bench small
+    grep -q "positive number, got '0'" "$tmp/out" || fail "bad --bench-steps not named"
+    expect 1 "$bin" --bench small,huge
+    grep -q "unknown grid 'huge'" "$tmp/out" || fail "unknown bench grid not named"
+    expect 1 "$bin" "$plan" "$plan"
+    grep -q "more than one plan" "$tmp/out" || fail "second plan not refused"
     ;;
 bad_input)
     printf 'grid:\n  energy:\n    E_max_MeV: abc\n' > "$tmp/bad.yaml"

@@ -1,3 +1,4 @@
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,7 @@
 
 void cli_usage(FILE *f)
 {
-    fputs("usage: smx2d-sim PLAN.yaml [options]\n"
+    fputs("usage: smx2d-sim PLAN.yaml [options]   (every --opt VALUE may be written --opt=VALUE)\n"
           "  --dry-run            validate plan and tables, print grid, memory and outputs; run nothing\n"
           "  --set KEY=VALUE      override a plan key, e.g. --set beam.energy_MeV=150 (repeatable)\n"
           "  --device auto|cpu|cuda  same as --set backend.device=...\n"
@@ -39,98 +40,130 @@ static int add_set(cli *c, const char *key, const char *value)
     return 0;
 }
 
+/* Grids of --bench: a comma list of small, production, stress. */
+static int parse_bench_grids(cli *c, const char *list)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    c->bench_grids = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "small") == 0)
+            c->bench_grids |= 1;
+        else if (strcmp(tok, "production") == 0)
+            c->bench_grids |= 2;
+        else if (strcmp(tok, "stress") == 0)
+            c->bench_grids |= 4;
+        else {
+            fprintf(stderr, "smx2d-sim: --bench: unknown grid '%s' (small, production, stress)\n",
+                    tok);
+            return SMX_EXIT_USAGE;
+        }
+    }
+    return c->bench_grids ? 0 : SMX_EXIT_USAGE;
+}
+
+enum {
+    OPT_DRY_RUN = 256, OPT_SET, OPT_DEVICE, OPT_OUTPUT, OPT_OVERWRITE, OPT_THREADS, OPT_VERSION,
+    OPT_BENCH, OPT_BENCH_STEPS, OPT_BENCH_VARIANTS, OPT_BENCH_JSON, OPT_PRINT_SCHEMA,
+    OPT_PRINT_REFERENCE
+};
+
+/* Every option also takes the --opt=value form (getopt_long). The aliases
+ * become --set strings so that their errors name the plan key. */
 int cli_parse(cli *c, int argc, char **argv)
 {
     memset(c, 0, sizeof *c);
-    static const struct {
-        const char *flag, *key;
-    } aliases[] = {{"--device", "backend.device"},
-                   {"--output", "output.file"},
-                   {"--threads", "backend.threads"}};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int matched = 0;
-        for (size_t k = 0; k < sizeof aliases / sizeof aliases[0]; k++) {
-            if (strcmp(a, aliases[k].flag) == 0) {
-                if (i + 1 >= argc) {
-                    fprintf(stderr, "smx2d-sim: %s needs a value\n", a);
-                    return SMX_EXIT_USAGE;
-                }
-                if (add_set(c, aliases[k].key, argv[++i])) {
-                    fprintf(stderr, "smx2d-sim: too many options\n");
-                    return SMX_EXIT_USAGE;
-                }
-                matched = 1;
-            }
-        }
-        if (matched)
-            continue;
-        if (strcmp(a, "--set") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "smx2d-sim: --set needs KEY=VALUE\n");
-                return SMX_EXIT_USAGE;
-            }
+    static const struct option opts[] = {
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"set", required_argument, NULL, OPT_SET},
+        {"device", required_argument, NULL, OPT_DEVICE},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"overwrite", no_argument, NULL, OPT_OVERWRITE},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"quiet", no_argument, NULL, 'q'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {"help", no_argument, NULL, 'h'},
+        {"bench", optional_argument, NULL, OPT_BENCH},
+        {"bench-steps", required_argument, NULL, OPT_BENCH_STEPS},
+        {"bench-variants", no_argument, NULL, OPT_BENCH_VARIANTS},
+        {"bench-json", required_argument, NULL, OPT_BENCH_JSON},
+        {"print-plan-schema", no_argument, NULL, OPT_PRINT_SCHEMA},
+        {"print-reference-plan", no_argument, NULL, OPT_PRINT_REFERENCE},
+        {NULL, 0, NULL, 0},
+    };
+    int rc = 0, opt;
+    opterr = 0; /* our own messages, which name the option as given */
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+        switch (opt) {
+        case OPT_DRY_RUN: c->dry_run = 1; break;
+        case OPT_SET:
             if (c->n_sets >= CLI_MAX_SETS) {
                 fprintf(stderr, "smx2d-sim: too many --set options\n");
-                return SMX_EXIT_USAGE;
+                rc = SMX_EXIT_USAGE;
+            } else {
+                c->sets[c->n_sets++] = optarg;
             }
-            c->sets[c->n_sets++] = argv[++i];
-        } else if (strcmp(a, "--overwrite") == 0) {
-            add_set(c, "output.overwrite", "true");
-        } else if (strcmp(a, "--dry-run") == 0) {
-            c->dry_run = 1;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            c->quiet = 1;
-        } else if (strcmp(a, "--version") == 0) {
-            c->version = 1;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            c->help = 1;
-        } else if (strcmp(a, "--bench") == 0) {
+            break;
+        case OPT_DEVICE: rc = add_set(c, "backend.device", optarg); break;
+        case OPT_OUTPUT: rc = add_set(c, "output.file", optarg); break;
+        case OPT_THREADS: rc = add_set(c, "backend.threads", optarg); break;
+        case OPT_OVERWRITE: rc = add_set(c, "output.overwrite", "true"); break;
+        case 'q': c->quiet = 1; break;
+        case OPT_VERSION: c->version = 1; break;
+        case 'h': c->help = 1; break;
+        case OPT_BENCH:
             c->bench = 1;
             c->bench_grids = 3;
-            if (i + 1 < argc && argv[i + 1][0] != '-') {
-                c->bench_grids = 0;
-                char buf[256];
-                snprintf(buf, sizeof buf, "%s", argv[++i]);
-                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                    if (strcmp(tok, "small") == 0)
-                        c->bench_grids |= 1;
-                    else if (strcmp(tok, "production") == 0)
-                        c->bench_grids |= 2;
-                    else if (strcmp(tok, "stress") == 0)
-                        c->bench_grids |= 4;
-                    else {
-                        fprintf(stderr, "smx2d-sim: --bench: unknown grid '%s' (small, production, "
-                                        "stress)\n", tok);
-                        return SMX_EXIT_USAGE;
-                    }
-                }
+            if (optarg)
+                rc = parse_bench_grids(c, optarg);
+            break;
+        case OPT_BENCH_STEPS: {
+            char *end = NULL;
+            long n = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || n < 1 || n > 1000000) {
+                fprintf(stderr, "smx2d-sim: --bench-steps needs a positive number, got '%s'\n",
+                        optarg);
+                rc = SMX_EXIT_USAGE;
             }
-        } else if (strcmp(a, "--bench-steps") == 0) {
-            if (i + 1 >= argc || (c->bench_steps = atoi(argv[++i])) < 1) {
-                fprintf(stderr, "smx2d-sim: --bench-steps needs a positive number\n");
+            c->bench_steps = (int)n;
+            break;
+        }
+        case OPT_BENCH_VARIANTS: c->bench_variants = 1; break;
+        case OPT_BENCH_JSON: c->bench_json = optarg; break;
+        case OPT_PRINT_SCHEMA: c->print_schema = 1; break;
+        case OPT_PRINT_REFERENCE: c->print_reference = 1; break;
+        case ':':
+            fprintf(stderr, "smx2d-sim: %s needs a value (see --help)\n", argv[optind - 1]);
+            rc = SMX_EXIT_USAGE;
+            break;
+        default:
+            fprintf(stderr, "smx2d-sim: unknown option '%s' (see --help)\n", argv[optind - 1]);
+            rc = SMX_EXIT_USAGE;
+            break;
+        }
+    }
+    if (rc) {
+        if (rc != SMX_EXIT_USAGE)
+            fprintf(stderr, "smx2d-sim: too many options\n");
+        return SMX_EXIT_USAGE;
+    }
+    /* Operands: the plan; with --bench (which takes no plan), `--bench GRIDS`
+     * written with a space leaves the grid list here. */
+    for (int i = optind; i < argc; i++) {
+        if (c->bench && !c->plan_path && i == optind) {
+            if (parse_bench_grids(c, argv[i]))
                 return SMX_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--bench-variants") == 0) {
-            c->bench_variants = 1;
-        } else if (strcmp(a, "--bench-json") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "smx2d-sim: --bench-json needs a file\n");
-                return SMX_EXIT_USAGE;
-            }
-            c->bench_json = argv[++i];
-        } else if (strcmp(a, "--print-plan-schema") == 0) {
-            c->print_schema = 1;
-        } else if (strcmp(a, "--print-reference-plan") == 0) {
-            c->print_reference = 1;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "smx2d-sim: unknown option '%s' (see --help)\n", a);
+        } else if (c->bench) {
+            fprintf(stderr, "smx2d-sim: --bench takes no plan ('%s')\n", argv[i]);
             return SMX_EXIT_USAGE;
         } else if (c->plan_path) {
-            fprintf(stderr, "smx2d-sim: more than one plan given ('%s' and '%s')\n", c->plan_path, a);
+            fprintf(stderr, "smx2d-sim: more than one plan given ('%s' and '%s')\n", c->plan_path,
+                    argv[i]);
             return SMX_EXIT_USAGE;
         } else {
-            c->plan_path = a;
+            c->plan_path = argv[i];
         }
     }
     if (c->bench_steps == 0)
