@@ -137,6 +137,12 @@ dist)
     ldd "$d/bin/smx2d-sim" | grep "=> /" | grep -v "=> $d/" |
         grep -v -E 'libc\.so|libm\.so|libgcc_s|libstdc\+\+|libpthread|libdl\.so|librt\.so|ld-linux|libresolv|libcufft' &&
         fail "libraries above come from the system, not the bundle"
+    # The project's licence and every bundled library's notice ship with the tree.
+    [ -f "$d/share/smx2d-sim/LICENSE" ] || fail "no LICENSE in the bundle"
+    for f in $(ls "$d/lib"); do
+        notice=$(grep "^$f " "$d/share/smx2d-sim/licenses/THIRD_PARTY.txt" | sed -n 's/.*licence \([^ ]*\.copyright\)$/\1/p')
+        [ -n "$notice" ] && [ -s "$d/share/smx2d-sim/licenses/$notice" ] || fail "no licence notice for bundled $f"
+    done
     # Starts with a clean environment, from another directory, and runs a shipped plan.
     cd "$tmp"
     env -i "$d/bin/smx2d-sim" --version >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "bundled binary does not start"; }
