@@ -109,12 +109,14 @@ $(BUILD)/CTestTestfile.cmake: $(wildcard tests/*.cmake) Makefile | $(BUILD)
 	   cat $(sort $(wildcard tests/*.cmake)); } > $@
 
 # ---- the two README commands --------------------------------------------
+# They build on every core (the CUDA objects dominate); `make JOBS=1 run` builds serially.
+JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	$(BIN) config/quickstart.yaml --overwrite
 
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	cd $(BUILD) && ctest --output-on-failure $(CTEST_ARGS)
 
 test-gpu: all
