@@ -124,6 +124,8 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     default: c->stream_variant = SV_GATHER; break; // deterministic and atomic-free
     }
     int mhw = s->ak.max_half_width;
+    // Above 48 KB the direct kernel raises its own dynamic shared-memory limit
+    // (angular_direct.cu); the device's opt-in maximum is the bound.
     size_t smem = angular_direct_smem_bytes(g->nth, mhw);
     int smem_ok = smem <= (size_t)prop.sharedMemPerBlockOptin;
     c->angular = smem_ok ? 0 : 1;
@@ -308,9 +310,6 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking));
     CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_step, cudaEventDisableTiming));
     CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_copy, cudaEventDisableTiming));
-    if (smem > 48 * 1024 && smem_ok) {
-        // The direct kernel raises its own dynamic shared-memory limit (angular_direct.cu).
-    }
     if (fft_bytes) {
         rc = angular_fft_create(&c->fft, c->d, c->at, s->ak.weights, s->ak.offset, s->ak.half_width,
                                 c->fft_mem, c->stream, err);
