@@ -38,9 +38,9 @@ static float time_angular(cuda_ctx *c, int fft, int lo, int hi, smx_error *err)
     return best;
 }
 
-// Roadmap D-Atheta-1 / R-ATH-BENCH-1: energy bins are grouped into sigma
-// buckets (sigma/dtheta within a factor 2: floor(log2)), each run of one
-// bucket is timed with both methods on the initial state and its choice locked.
+// Energy bins are grouped into sigma buckets (sigma/dtheta within a factor 2:
+// floor(log2)), each run of one bucket is timed with both methods on the
+// initial state and its choice locked.
 // A kernel is fixed per energy bin for the whole run, so sigma never changes
 // under a bin and no re-check is needed later.
 static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
@@ -98,9 +98,8 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
 }
 
 // Angular method: a start-up microbenchmark on the initial state when both
-// are possible and the plan leaves it open (roadmap D-Atheta-1 stage 2). The
-// kernels are fixed per energy bin for the whole run, so sigma never
-// changes and the choice stays locked.
+// are possible and the plan leaves it open, per sigma bucket where the bins
+// form at most MAX_RUNS runs, else one method for all bins.
 int cuda_choose_angular(cuda_ctx *c, smx_error *err)
 {
     const plan *p = c->s->p;

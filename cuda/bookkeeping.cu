@@ -99,8 +99,9 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         red[t] = (t == 0 || t == 2 || t == 4 || t == 6) ? INT_MAX : -1;
     // One warp per field: each lane sums a fixed stride of the block partials,
     // then a shuffle tree; the order is fixed, so the result is deterministic.
-    // Eight loads are issued before their adds: one at a time, the ~33
-    // partials of a lane cost 10 us per step (Nsight Compute, H100).
+    // Eight loads are issued before their adds: one at a time, each of a
+    // lane's partials would wait a full memory latency, on every step's
+    // critical path.
     for (int f = warp; f < TF_COUNT; f += blockDim.x / 32) {
         double v = 0.0;
         for (int sl = 0; sl < slots; sl++) {

@@ -114,8 +114,7 @@ __device__ inline void block_partials(const double (&v)[N], double *partials, in
 }
 
 // A rectangle of cells (inclusive); empty when z0 > z1. Boxes bound where psi
-// is non-zero, so that kernels touch only the occupied region (roadmap
-// R-P0-5 level 1: compacted active cells).
+// is non-zero, so that kernels touch only the occupied region.
 struct box4 {
     int z0, z1, x0, x1;
 };
