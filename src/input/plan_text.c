@@ -148,7 +148,9 @@ void plan_key_expected(const plan_key *k, char *buf, size_t n)
     }
 }
 
-void plan_write_json_string(FILE *f, const char *s)
+/* A double-quoted string in JSON (json = 1) or YAML (json = 0): the two share
+ * \" \\ \n \t and differ in how other control characters are written. */
+static void write_quoted(FILE *f, const char *s, int json)
 {
     fputc('"', f);
     for (; *s; s++) {
@@ -159,12 +161,19 @@ void plan_write_json_string(FILE *f, const char *s)
             fputs("\\n", f);
         else if (c == '\t')
             fputs("\\t", f);
-        else if (c < 0x20)
+        else if (json && c < 0x20)
             fprintf(f, "\\u%04x", c);
+        else if (!json && (c < 0x20 || c == 0x7f))
+            fprintf(f, "\\x%02x", c);
         else
             fputc(c, f);
     }
     fputc('"', f);
+}
+
+void plan_write_json_string(FILE *f, const char *s)
+{
+    write_quoted(f, s, 1);
 }
 
 /* Plain YAML when the text cannot be mistaken for anything but a string by any
@@ -179,25 +188,10 @@ static void yaml_write_string(FILE *f, const char *s)
                  (c != s && (*c == '-' || *c == '+'));
         plain = ok;
     }
-    if (plain) {
+    if (plain)
         fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\x%02x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    else
+        write_quoted(f, s, 0);
 }
 
 static void write_name(FILE *f, const char *name, int json)
