@@ -120,8 +120,6 @@ static inline int ki(const char *path)
     return i < 0 ? 0 : i;
 }
 
-/* ---- every error class, exact text ---- */
-
 /* A scratch folder with an empty pstar_water.h5 in it, found through
  * $SMX2D_DATA_DIR by plans that name the table without a path. */
 static inline int plan_fixture_begin(char *table, size_t size)

@@ -8,6 +8,8 @@
  * empty pstar_water.h5: plan_load only checks that the table file exists. */
 #include "plan_fixture.h"
 
+/* ---- valid plans ---- */
+
 static void test_minimal_defaults(void)
 {
     plan p;

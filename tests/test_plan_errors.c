@@ -247,8 +247,6 @@ static void test_set_errors(void)
                      "in mm");
 }
 
-/* ---- valid plans ---- */
-
 int main(int argc, char **argv)
 {
     (void)argc;
