@@ -17,9 +17,9 @@ typedef struct provenance {
     char utc_end[32];
     char plan_sha256[65];
     char table_sha256[65];
-    /* Added with the writer: cuda_version above holds the CUDA runtime version;
-     * these keep the toolkit that compiled the kernels apart from the runtime
-     * and driver that ran them, which can differ. */
+    /* cuda_version above holds the CUDA runtime version; these keep the toolkit
+     * that compiled the kernels apart from the runtime and driver that ran them,
+     * which can differ. */
     char nvcc_version[64];          /* "none" when built without CUDA */
     char nvcc_flags[1024];
     char cuda_driver_version[64];   /* "none" without CUDA or without a driver */
