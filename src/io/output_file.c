@@ -199,7 +199,7 @@ const char *output_temp_path(const output *o)
     return o ? o->temp_path : NULL;
 }
 
-int out_not_open(const output *o, smx_error *err, const char *what)
+static int not_open(const output *o, smx_error *err, const char *what)
 {
     if (o && o->file >= 0)
         return SMX_OK;
@@ -217,7 +217,7 @@ void out_remember_mesh(output *o, const grid *g)
     o->mesh.dx_mm = g->dx;
 }
 
-int out_check_grid(const output *o, const grid *g, smx_error *err)
+static int check_grid(const output *o, const grid *g, smx_error *err)
 {
     if (g->ne < 1 || g->nth < 1 || g->nz < 1 || g->nx < 1 || g->E.n != g->ne ||
         g->theta.n != g->nth || g->z.n != g->nz || g->x.n != g->nx)
@@ -228,6 +228,13 @@ int out_check_grid(const output *o, const grid *g, smx_error *err)
     return SMX_OK;
 }
 
+int out_ready(const output *o, const grid *g, smx_error *err, const char *what)
+{
+    int rc = not_open(o, err, what);
+    if (!rc)
+        rc = check_grid(o, g, err);
+    return rc;
+}
 
 /* Without overwrite, link() refuses an existing name atomically, so a file that
  * appeared at the final path during the run is still never replaced. Filesystems
@@ -257,7 +264,7 @@ static int place_file(output *o, smx_error *err)
 
 static int commit_impl(output *o, smx_error *err)
 {
-    int rc = out_not_open(o, err, "output_commit");
+    int rc = not_open(o, err, "output_commit");
     if (rc)
         return rc;
     /* A file marked complete must hold everything the layout promises, and the

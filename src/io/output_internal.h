@@ -70,8 +70,9 @@ int out_attr_f64(output *o, hid_t loc, const char *where, const char *name, doub
 int out_open_group(output *o, const char *path, hid_t *g, smx_error *err);
 int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err);
 /* output_file.c */
-int out_not_open(const output *o, smx_error *err, const char *what);
+/* The check at the start of every write: o is open (else the message names the
+ * entry point `what`) and g is consistent. */
+int out_ready(const output *o, const grid *g, smx_error *err, const char *what);
 void out_remember_mesh(output *o, const grid *g);
-int out_check_grid(const output *o, const grid *g, smx_error *err);
 
 #endif

@@ -283,9 +283,7 @@ static int write_root_attrs(output *o, const run_result *r, const provenance *pv
 static int result_impl(output *o, const plan *p, const grid *g, const run_result *r,
                        const provenance *pv, smx_error *err)
 {
-    int rc = out_not_open(o, err, "output_write_result");
-    if (!rc)
-        rc = out_check_grid(o, g, err);
+    int rc = out_ready(o, g, err, "output_write_result");
     if (!rc)
         rc = write_dose(o, p, g, r, err);
     if (!rc)

@@ -43,9 +43,7 @@ static int write_axis(output *o, hid_t grp, const char *stem, const char *units,
 static int setup_impl(output *o, const plan *p, const grid *g, const tables *t,
                       smx_error *err)
 {
-    int rc = out_not_open(o, err, "output_write_setup");
-    if (!rc)
-        rc = out_check_grid(o, g, err);
+    int rc = out_ready(o, g, err, "output_write_setup");
     if (rc)
         return rc;
     hid_t grp = H5I_INVALID_HID;

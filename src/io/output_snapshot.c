@@ -9,9 +9,7 @@
 static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
                          smx_error *err)
 {
-    int rc = out_not_open(o, err, "output_write_snapshot");
-    if (!rc)
-        rc = out_check_grid(o, g, err);
+    int rc = out_ready(o, g, err, "output_write_snapshot");
     if (rc)
         return rc;
     if (step < 0 || step > 999999)
