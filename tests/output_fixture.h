@@ -25,6 +25,7 @@
 #include "transport/tally.h"
 
 static char tmpdir[256]; /* this program's scratch folder (output_fixture_begin) */
+static const char *fixture_program = "test_output"; /* names it in cleanup's messages */
 
 static inline char *path_in(const char *name)
 {
@@ -404,10 +405,12 @@ static inline void check_tallies(hid_t f, const run_result *r)
     H5Gclose(g);
 }
 
+/* Removes what either program may have written. SMX_TEST_KEEP=1 leaves the files
+ * for inspection with h5dump or ParaView. */
 static inline void cleanup(void)
 {
     if (getenv("SMX_TEST_KEEP")) {
-        printf("test_output: files kept in %s\n", tmpdir);
+        printf("%s: files kept in %s\n", fixture_program, tmpdir);
         return;
     }
     const char *names[] = { "result.h5", "result.xdmf", "late.h5", "late.incomplete.h5",
@@ -416,7 +419,7 @@ static inline void cleanup(void)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(path_in(names[i]));
     if (rmdir(tmpdir) != 0)
-        fprintf(stderr, "test_output: %s not empty after the test: %s\n", tmpdir,
+        fprintf(stderr, "%s: %s not empty after the test: %s\n", fixture_program, tmpdir,
                 strerror(errno));
     CHECK(!exists(tmpdir));
 }
@@ -425,6 +428,7 @@ static inline void cleanup(void)
 static inline int output_fixture_begin(const char *program)
 {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    fixture_program = program;
     snprintf(tmpdir, sizeof tmpdir, "%s/smx_%s.XXXXXX", base, program);
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");

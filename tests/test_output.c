@@ -315,7 +315,6 @@ static void test_round_trip(void)
     free_fixture(&fx);
 }
 
-
 int main(int argc, char **argv)
 {
     (void)argc;

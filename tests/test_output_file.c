@@ -206,8 +206,6 @@ static void test_disk_full(void)
     free_fixture(&fx);
 }
 
-/* SMX_TEST_KEEP=1 leaves the files for inspection with h5dump or ParaView. */
-
 int main(int argc, char **argv)
 {
     (void)argc;
