@@ -323,6 +323,45 @@ int main(int argc, char **argv)
         CHECK_REL(mE, 63.3, 1e-6);
         CHECK_REL(mx, -3.3, 1e-6);
         beam_profile_free(&b);
+
+        /* Divergence and position-angle correlation: the joint profile's second
+         * moments are those of the Gaussian phase-space ellipse, each marginal
+         * widened by its bin's Sheppard term (angles of a diverging beam fall
+         * as x grows: directions are measured from +x). */
+        const double s_th = 0.020, rho = 0.5, dth = f.g.dtheta;
+        f.p.beam_divergence_mrad = 1e3 * s_th;
+        f.p.beam_correlation = rho;
+        CHECK(beam_profile_build(&b, &f.p, &f.g, &err) == 0);
+        double W2 = 0, mt = 0, vt = 0, cxt = 0;
+        mx = sx = 0;
+        for (int i = 0; i < f.g.nth; i++)
+            for (int x = 0; x < f.g.nx; x++) {
+                double w = b.wthx[(size_t)i * f.g.nx + x];
+                W2 += w;
+                mt += w * f.g.theta.centres[i];
+                mx += w * f.g.x.centres[x];
+            }
+        for (int i = 0; i < f.g.nth; i++)
+            for (int x = 0; x < f.g.nx; x++) {
+                double w = b.wthx[(size_t)i * f.g.nx + x];
+                double dt = f.g.theta.centres[i] - mt, dxx = f.g.x.centres[x] - mx;
+                vt += w * dt * dt;
+                sx += w * dxx * dxx;
+                cxt += w * dt * dxx;
+            }
+        CHECK_REL(W2, 1.0, 1e-12);
+        CHECK_REL(mt * 180.0 / M_PI, 93.1, 1e-6);
+        /* The x marginal is the discrete one; its variance carries into the
+         * conditional mean through rho s_th / s_x. */
+        double vx = 4.0 + f.g.dx * f.g.dx / 12.0, k = rho * s_th / 2.0;
+        CHECK_REL(sx, vx, 1e-3);
+        CHECK_REL(cxt, -k * vx, 1e-3);
+        CHECK_REL(vt, k * k * vx + s_th * s_th * (1.0 - rho * rho) + dth * dth / 12.0, 1e-3);
+        beam_profile_free(&b);
+        /* A correlation without a divergence means nothing: refused, naming the key. */
+        f.p.beam_divergence_mrad = 0.0;
+        CHECK(beam_profile_build(&b, &f.p, &f.g, &err) == SMX_EXIT_INPUT);
+        CHECK(strstr(err.msg, "beam.correlation") != NULL);
         fixture_free(&f);
     }
 

@@ -22,6 +22,7 @@ enum angle_mode { ANGLE_WINDOW = 0, ANGLE_FULL = 1 };
 enum device_kind { DEVICE_AUTO = 0, DEVICE_CPU = 1, DEVICE_CUDA = 2 };
 enum op_id { OP_THETA = 0, OP_ENERGY = 1, OP_STREAM = 2 };
 enum streaming_scheme { STREAM_BILINEAR = 0, STREAM_SHIFT = 1 };
+enum scattering_power_model { SCAT_HIGHLAND = 0, SCAT_FERMI_ROSSI = 1 };
 enum variant_energy { VAR_E_AUTO = 0, VAR_E_GATHER = 1, VAR_E_SCATTER = 2 };
 enum variant_angular { VAR_A_AUTO = 0, VAR_A_DIRECT = 1, VAR_A_FFT = 2 };
 enum variant_stream { VAR_S_AUTO = 0, VAR_S_GATHER = 1, VAR_S_ATOMIC = 2, VAR_S_WARP = 3, VAR_S_FALLBACK = 4 };
@@ -54,6 +55,8 @@ typedef struct plan {
     double beam_energy_MeV, beam_energy_sigma_MeV;
     double beam_direction_deg;
     double beam_x_mm, beam_sigma_x_mm;  /* sigma 0 = pencil */
+    double beam_divergence_mrad;        /* angular sigma of the projected angle, 0 = parallel */
+    double beam_correlation;            /* x-theta correlation of the entrance phase space */
     double beam_weight;
     /* transport */
     double step_mm;
@@ -61,6 +64,9 @@ typedef struct plan {
     double auto_stop_weight;  /* auto: stop when remaining weight < this x initial */
     int max_steps;
     int scattering;           /* 0 switches A_theta off (numerical-width studies) */
+    int scattering_power;     /* enum scattering_power_model */
+    int straggling;           /* energy-loss straggling in A_E */
+    int nuclear;              /* non-elastic nuclear removal of primaries */
     int streaming_scheme;     /* enum streaming_scheme */
     int operator_order[PLAN_ORDER_MAX]; /* enum op_id, applied left to right */
     /* backend */

@@ -102,6 +102,16 @@ const plan_key plan_keys[] = {
     { .path = "beam.sigma_x_mm", .type = PT_REAL, AT(beam_sigma_x_mm), .default_value = "0",
       .min = 0, .max = 1000, .units = "mm",
       .doc = "lateral Gaussian width, standard deviation (0 = pencil beam)" },
+    { .path = "beam.divergence_mrad", .type = PT_REAL, AT(beam_divergence_mrad),
+      .default_value = "0", .min = 0, .max = 500, .units = "mrad",
+      .doc = "Gaussian angular spread of the projected angle, standard deviation "
+             "(0 = every particle along beam.direction_deg)" },
+    { .path = "beam.correlation", .type = PT_REAL, AT(beam_correlation),
+      .default_value = "0", .min = -1, .min_exclusive = 1, .max = 1, .max_exclusive = 1,
+      .units = "",
+      .doc = "correlation of lateral position and angle at the entrance (positive: a "
+             "diverging beam, whose particles on the +x side move towards +x; needs "
+             "sigma_x_mm and divergence_mrad)" },
     { .path = "beam.weight", .type = PT_REAL, AT(beam_weight), .default_value = "1.0",
       .min = 0, .min_exclusive = 1, NO_MAX, .units = "",
       .doc = "initial beam weight (number of protons the dose refers to)" },
@@ -125,6 +135,18 @@ const plan_key plan_keys[] = {
       .units = "",
       .doc = "multiple Coulomb scattering (false switches A_theta off, for studies of "
              "the numerical width)" },
+    { .path = "transport.scattering_power", .type = PT_ENUM, AT(scattering_power),
+      .default_value = "highland", .choices = "highland|fermi_rossi", .units = "",
+      .doc = "scattering power: highland = Gottschalk's differential Highland, which "
+             "reproduces Highland's angle for every depth; fermi_rossi = the table's "
+             "Fermi-Rossi form (larger by 10-20 %)" },
+    { .path = "transport.straggling", .type = PT_BOOL, AT(straggling), .default_value = "true",
+      .units = "",
+      .doc = "energy-loss straggling (Bohr's variance, applied in residual range) in A_E" },
+    { .path = "transport.nuclear", .type = PT_BOOL, AT(nuclear), .default_value = "true",
+      .units = "",
+      .doc = "non-elastic nuclear interactions: primaries removed at the ICRU 63 rate, "
+             "a local share of their energy deposited, the rest tallied as NUCLEAR" },
     { .path = "transport.streaming_scheme", .type = PT_ENUM, AT(streaming_scheme),
       .default_value = "shift", .choices = "bilinear|shift", .units = "",
       .doc = "spatial streaming: bilinear = area weighting over up to four cells; "

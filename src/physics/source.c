@@ -39,13 +39,57 @@ static int gaussian_bins(double *w, const double *edges, int n, double mean, dou
     return 0;
 }
 
+/* Direction weights (summing to 1) of a beam along `mean` (rad) with Gaussian
+ * spread `sigma` (rad, 0 = a point split between the two nearest centres). Full
+ * mode wraps around the circle; window mode keeps the part inside the window,
+ * renormalised, and fails when nothing is inside. */
+static int direction_profile(double *w, const grid *g, double mean, double sigma)
+{
+    const int nth = (int)g->nth;
+    for (int i = 0; i < nth; i++)
+        w[i] = 0.0;
+    if (g->angle_mode == ANGLE_FULL) {
+        double lo = g->theta.edges[0];
+        double u = fmod(mean - lo, 2.0 * M_PI);
+        if (u < 0)
+            u += 2.0 * M_PI;
+        if (sigma > 0.0) {
+            /* Images one turn either side carry what a spread below a turn wraps. */
+            double sum = 0.0;
+            for (int i = 0; i < nth; i++) {
+                for (int k = -1; k <= 1; k++) {
+                    double a = (i * g->dtheta - u + 2.0 * M_PI * k) / (sigma * M_SQRT2);
+                    double b = ((i + 1) * g->dtheta - u + 2.0 * M_PI * k) / (sigma * M_SQRT2);
+                    w[i] += 0.5 * (erf(b) - erf(a));
+                }
+                sum += w[i];
+            }
+            for (int i = 0; i < nth; i++)
+                w[i] /= sum;
+            return 0;
+        }
+        double pos = u / g->dtheta - 0.5; /* in units of bins from centre 0 */
+        double fl = floor(pos);
+        double f = pos - fl;
+        int i = ((int)fl % nth + nth) % nth;
+        w[i] += 1.0 - f;
+        w[(i + 1) % nth] += f;
+        return 0;
+    }
+    if (sigma > 0.0)
+        return gaussian_bins(w, g->theta.edges, nth, mean, sigma);
+    split_point(w, g->theta.centres, nth, mean);
+    return 0;
+}
+
 int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err)
 {
     *b = (beam_profile){0};
     b->wE = calloc(g->ne, sizeof *b->wE);
     b->wth = calloc(g->nth, sizeof *b->wth);
     b->wx = calloc(g->nx, sizeof *b->wx);
-    if (!b->wE || !b->wth || !b->wx) {
+    b->wthx = calloc((size_t)g->nth * g->nx, sizeof *b->wthx);
+    if (!b->wE || !b->wth || !b->wx || !b->wthx) {
         beam_profile_free(b);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the beam source");
     }
@@ -62,23 +106,6 @@ int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error 
         split_point(b->wE, g->E.centres, ne, p->beam_energy_MeV);
     }
 
-    double th = p->beam_direction_deg * M_PI / 180.0;
-    if (g->angle_mode == ANGLE_FULL) {
-        /* Periodic: bring the direction into the grid's circle, split with wrap-around. */
-        double lo = g->theta.edges[0];
-        double u = fmod(th - lo, 2.0 * M_PI);
-        if (u < 0)
-            u += 2.0 * M_PI;
-        double pos = u / g->dtheta - 0.5; /* in units of bins from centre 0 */
-        double fl = floor(pos);
-        double f = pos - fl;
-        int i = ((int)fl % nth + nth) % nth;
-        b->wth[i] += 1.0 - f;
-        b->wth[(i + 1) % nth] += f;
-    } else {
-        split_point(b->wth, g->theta.centres, nth, th);
-    }
-
     if (p->beam_sigma_x_mm > 0.0) {
         if (gaussian_bins(b->wx, g->x.edges, nx, p->beam_x_mm, p->beam_sigma_x_mm)) {
             beam_profile_free(b);
@@ -88,6 +115,43 @@ int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error 
     } else {
         split_point(b->wx, g->x.centres, nx, p->beam_x_mm);
     }
+
+    /* Direction given position: mean phi0 - rho s_th (x - x0) / s_x (a diverging
+     * beam's particles on the +x side move towards +x, i.e. at smaller angles from
+     * +x), spread s_th sqrt(1 - rho^2); the x marginal stays wx. */
+    const double rho = p->beam_correlation, s_th = p->beam_divergence_mrad * 1e-3;
+    if (rho != 0.0 && !(p->beam_sigma_x_mm > 0.0 && s_th > 0.0)) {
+        beam_profile_free(b);
+        return plan_fail_at(p, err, "beam.correlation",
+                            "a position-angle correlation needs both beam.sigma_x_mm and "
+                            "beam.divergence_mrad greater than 0");
+    }
+    const double th0 = p->beam_direction_deg * M_PI / 180.0, s_cond = s_th * sqrt(1.0 - rho * rho);
+    double *col = malloc(nth * sizeof *col);
+    if (!col) {
+        beam_profile_free(b);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the beam source");
+    }
+    for (int ix = 0; ix < nx; ix++) {
+        if (b->wx[ix] == 0.0)
+            continue;
+        double mean = th0;
+        if (rho != 0.0)
+            mean -= rho * s_th * (g->x.centres[ix] - p->beam_x_mm) / p->beam_sigma_x_mm;
+        if (direction_profile(col, g, mean, s_cond)) {
+            free(col);
+            beam_profile_free(b);
+            return plan_fail_at(p, err, "beam.divergence_mrad",
+                                "the beam's angular spread lies outside the angular window "
+                                "(%g to %g deg)", g->theta.edges[0] * 180.0 / M_PI,
+                                g->theta.edges[nth] * 180.0 / M_PI);
+        }
+        for (int ith = 0; ith < nth; ith++) {
+            b->wthx[(size_t)ith * nx + ix] = col[ith] * b->wx[ix];
+            b->wth[ith] += col[ith] * b->wx[ix];
+        }
+    }
+    free(col);
     return 0;
 }
 
@@ -96,6 +160,7 @@ void beam_profile_free(beam_profile *b)
     free(b->wE);
     free(b->wth);
     free(b->wx);
+    free(b->wthx);
     *b = (beam_profile){0};
 }
 
@@ -114,9 +179,10 @@ int source_fill(float *psi, const plan *p, const grid *g, double *weight, double
             if (b.wth[ith] == 0.0)
                 continue;
             float *row = psi + psi_index(g, ie, ith, 0, 0);
+            const double *wx = b.wthx + ith * g->nx;
             double ws = 0.0;
             for (int64_t ix = 0; ix < g->nx; ix++) {
-                row[ix] = (float)(p->beam_weight * b.wE[ie] * b.wth[ith] * b.wx[ix]);
+                row[ix] = (float)(p->beam_weight * b.wE[ie] * wx[ix]);
                 ws += row[ix];
             }
             W += ws;

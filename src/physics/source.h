@@ -6,13 +6,16 @@
 #include "input/plan.h"
 #include "physics/grid.h"
 
-/* Per-axis weight profiles (each sums to 1) whose outer product times the beam
- * weight is the initial psi in row z = 0. Exposed so tests can check each beam
- * key's effect on its own axis. */
+/* The beam's weight profiles: energy wE times the joint direction-position
+ * profile wthx (which sums to 1; direction depends on position when
+ * beam.correlation is set), times the beam weight, is the initial psi in row
+ * z = 0. wth and wx are the marginals of wthx. Exposed so tests can check each
+ * beam key's effect. */
 typedef struct beam_profile {
     double *wE;     /* [ne] */
     double *wth;    /* [nth] */
     double *wx;     /* [nx] */
+    double *wthx;   /* [nth][nx] */
 } beam_profile;
 
 int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err);
