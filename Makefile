@@ -94,7 +94,7 @@ $(LIBSMX): $(LIB_OBJ) $(CU_OBJ)
 $(BIN): $(BUILD)/obj/main.o $(LIBSMX)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c $(LIBSMX) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIBSMX) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Itests $< $(LIBSMX) $(LDFLAGS) $(LDLIBS) -o $@
 
 $(BUILD)/make_tables: scripts/make_tables.c $(LIBSMX)

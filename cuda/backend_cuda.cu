@@ -166,7 +166,10 @@ static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_
         }
         active_regions r0{occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1};
         // The ranges from the host copies of the tables (et points to device memory).
-        active_bin_ranges(boxes.data(), (int)g->ne, (const int *)c->s->el.target, c->s->el.c_hi, &r0);
+        std::vector<int2> tr(g->ne);
+        for (int64_t ie = 0; ie < g->ne; ie++)
+            tr[ie] = int2{energy_lut_low_target(&c->s->el, (int)ie), energy_lut_top_target(&c->s->el, (int)ie)};
+        active_bin_ranges(boxes.data(), (int)g->ne, tr.data(), &r0);
         CUDA_CHECK_ERR(err, cudaMemcpy(c->box_a, boxes.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->reg, &r0, sizeof r0, cudaMemcpyHostToDevice));

@@ -59,7 +59,8 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     b += align_up(2 * ne * sizeof(float4));
     b += align_up(nk * 64 * sizeof(float)) + align_up(ne * sizeof(int)); // fused boundary rows (at most)
     b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
-    b += 2 * align_up(ne * sizeof(float)) + align_up(ne * sizeof(energy_gather_dev));
+    b += align_up(ne * sizeof(float4)) + align_up(ne * sizeof(int2)) + 2 * align_up(ne * sizeof(double));
+    b += align_up(ne * sizeof(energy_gather_dev));
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
     const int st = split_tiles_for(g, blocks); // the fused kernel's energy split
@@ -214,7 +215,9 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     double *wsum = a.take<double>(nk), *bfrac = a.take<double>(nk * nth);
     double *E = a.take<double>(ne), *dep = a.take<double>(ne);
     int *tg = a.take<int>(ne);
-    float *clo = a.take<float>(ne), *chi = a.take<float>(ne);
+    float4 *coef = a.take<float4>(ne);
+    int2 *trange = a.take<int2>(ne);
+    double *nucw = a.take<double>(ne), *nuce = a.take<double>(ne);
     energy_gather_dev *gat = a.take<energy_gather_dev>(ne);
     int *ox = a.take<int>(nth), *oz = a.take<int>(nth);
     float *sw = a.take<float>(4 * nth);
@@ -222,10 +225,20 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     if (fft_bytes)
         c->fft_mem = a.take<char>(fft_bytes);
 
+    static_assert(ENERGY_SOURCES == ENERGY_TARGETS, "the gather entries' layout");
     std::vector<energy_gather_dev> hg(ne);
+    std::vector<float4> hcoef(ne);
+    std::vector<int2> htr(ne);
     for (size_t i = 0; i < ne; i++) {
         const energy_gather_entry &ge = s->el.gather[i];
-        hg[i] = energy_gather_dev{{ge.src[0], ge.src[1]}, {ge.coeff[0], ge.coeff[1]}, ge.count};
+        energy_gather_dev e{};
+        for (int k = 0; k < ENERGY_SOURCES; k++)
+            e.src[k] = ge.src[k], e.coeff[k] = ge.coeff[k];
+        e.count = ge.count;
+        hg[i] = e;
+        const float *cf = s->el.coeff[i];
+        hcoef[i] = float4{cf[0], cf[1], cf[2], 0.0f};
+        htr[i] = int2{energy_lut_low_target(&s->el, (int)i), energy_lut_top_target(&s->el, (int)i)};
     }
     std::vector<int4> hbk(ne);
     for (size_t i = 0; i < ne; i++) {
@@ -235,8 +248,10 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     std::vector<fused_bin> hfb(ne);
     for (size_t i = 0; i < ne; i++) {
         const int k = s->ak.kernel_of_energy[i];
+        const float *cf = s->el.coeff[i];
         hfb[i] = fused_bin{g->E.centres[i], s->el.deposit_MeV[i], (float)(1.0 - s->ak.weight_sum[k]),
-                           (float)g->E.centres[i], s->el.c_lo[i], s->el.c_hi[i]};
+                           (float)g->E.centres[i], {cf[0], cf[1], cf[2]},
+                           (float)s->el.nuclear_weight[i], (float)s->el.nuclear_energy[i], 0.0f};
     }
     static_assert(FUSED_EDGE == 4, "one float4 per window edge");
     std::vector<float4> hedge(2 * ne, float4{0.0f, 0.0f, 0.0f, 0.0f});
@@ -280,7 +295,9 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
              upload_array(bfrac, s->boundary_frac, nk * nth, err) ||
              upload_array(E, g->E.centres, ne, err) || upload_array(dep, s->el.deposit_MeV, ne, err) ||
              upload_array(tg, (const int *)s->el.target, ne, err) ||
-             upload_array(clo, s->el.c_lo, ne, err) || upload_array(chi, s->el.c_hi, ne, err) ||
+             upload_array(coef, hcoef.data(), ne, err) || upload_array(trange, htr.data(), ne, err) ||
+             upload_array(nucw, s->el.nuclear_weight, ne, err) ||
+             upload_array(nuce, s->el.nuclear_energy, ne, err) ||
              upload_array(gat, hg.data(), ne, err) || upload_array(ox, (const int *)s->st.ox, nth, err) ||
              upload_array(oz, (const int *)s->st.oz, nth, err) ||
              upload_array(sw, s->st.w, 4 * nth, err) || upload_array(sx, s->st.sx, nth, err) ||
@@ -288,7 +305,7 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     if (rc)
         return err->code;
     c->at = angular_tables_dev{w, off, hw, koe, wsum, bfrac, E, (int)nk, mhw, g->angle_mode == ANGLE_FULL};
-    c->et = energy_tables_dev{tg, clo, chi, dep, gat, E};
+    c->et = energy_tables_dev{tg, coef, trange, dep, nucw, nuce, gat, E};
     c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
     // How far one step can move weight, over all directions (bounds the active region).
     {

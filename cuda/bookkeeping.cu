@@ -40,10 +40,9 @@ __global__ void measure_kernel(const float *__restrict__ psi, dev_dims d, const 
     }
 }
 
-// Source bins that hold weight and the target bins they move to (the second
-// target only when it receives a non-zero coefficient). Host side (upload).
-void active_bin_ranges(const box4 *box, int ne, const int *target, const float *c_hi,
-                              active_regions *reg)
+// Source bins that hold weight and the target bins they move to (those that
+// receive a non-zero coefficient, trange). Host side (upload).
+void active_bin_ranges(const box4 *box, int ne, const int2 *trange, active_regions *reg)
 {
     int slo = ne, shi = -1, tlo = ne, thi = -1;
     for (int k = 0; k < ne; k++) {
@@ -51,10 +50,9 @@ void active_bin_ranges(const box4 *box, int ne, const int *target, const float *
             continue;
         slo = min(slo, k);
         shi = max(shi, k);
-        const int t = target[k];
-        if (t >= 0) {
-            tlo = min(tlo, t);
-            thi = max(thi, bin_target_hi(t, c_hi[k], ne));
+        if (trange[k].y >= 0) {
+            tlo = min(tlo, trange[k].x);
+            thi = max(thi, trange[k].y);
         }
     }
     reg->src_lo = slo, reg->src_hi = shi, reg->tgt_lo = tlo, reg->tgt_hi = thi;
@@ -88,12 +86,10 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
             rg = *reg;
     }
     box4 b_first = box_empty4(); // bin t's box, target and fraction (the loop's first iteration)
-    int tg_first = -1;
-    float chi_first = 0.0f;
+    int2 tr_first{-1, -1};
     if (box_a && t < ne) {
         b_first = box_next[t];
-        tg_first = et.target[t];
-        chi_first = et.c_hi[t];
+        tr_first = et.trange[t];
     }
     if (t < 9)
         red[t] = (t == 0 || t == 2 || t == 4 || t == 6) ? INT_MAX : -1;
@@ -135,8 +131,7 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         for (int k = t; k < ne; k += blockDim.x) {
             const bool first = k == t;
             const box4 b = first ? b_first : box_next[k];
-            const int tg = first ? tg_first : et.target[k];
-            const float chi = first ? chi_first : et.c_hi[k];
+            const int2 tr = first ? tr_first : et.trange[k];
             box_a[k] = b;
             box_next[k] = box_empty4();
             if (box_is_empty(b))
@@ -144,9 +139,9 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
             zlo = min(zlo, b.z0), zhi = max(zhi, b.z1);
             xlo = min(xlo, b.x0), xhi = max(xhi, b.x1);
             slo = min(slo, k), shi = max(shi, k);
-            if (tg >= 0) {
-                tlo = min(tlo, tg);
-                thi = max(thi, bin_target_hi(tg, chi, ne));
+            if (tr.y >= 0) {
+                tlo = min(tlo, tr.x);
+                thi = max(thi, tr.y);
             }
         }
         const unsigned all = 0xffffffffu; // blockDim.x is whole warps

@@ -31,7 +31,6 @@ cudaError_t finish_launch(const double *partials, int slots, const int *front_pa
                           box4 *box_next, active_regions *reg, energy_tables_dev et,
                           int single_pass, cudaStream_t s);
 // Source bins that hold weight and the target bins they move to (host side).
-void active_bin_ranges(const box4 *box, int ne, const int *target, const float *c_hi,
-                       active_regions *reg);
+void active_bin_ranges(const box4 *box, int ne, const int2 *trange, active_regions *reg);
 
 #endif

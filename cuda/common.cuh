@@ -133,10 +133,6 @@ __host__ __device__ inline box4 box_join(box4 a, box4 b)
 
 // Highest energy bin that source bins moving to `target` reach: target + 1
 // when the upper coefficient is non-zero (and that bin exists).
-__host__ __device__ inline int bin_target_hi(int target, float c_hi, int ne)
-{
-    return c_hi != 0.0f && target + 1 < ne ? target + 1 : target;
-}
 
 // Regions of the fused step, kept on the device between steps.
 struct active_regions {
@@ -149,8 +145,9 @@ struct active_regions {
 
 // Tally fields of one step, in the partials buffer and in the per-step record.
 enum tally_field {
-    TF_W_THETA_BOUNDARY = 0, TF_W_THETA_CUTOFF, TF_W_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,
-    TF_E_THETA_BOUNDARY, TF_E_THETA_CUTOFF, TF_E_ENERGY_STOPPED, TF_E_SPATIAL_LEAK,
+    // weight, then energy, of each channel in src/transport/tally.h's order
+    TF_W_THETA_BOUNDARY = 0, TF_W_THETA_CUTOFF, TF_W_ENERGY_STOPPED, TF_W_SPATIAL_LEAK, TF_W_NUCLEAR,
+    TF_E_THETA_BOUNDARY, TF_E_THETA_CUTOFF, TF_E_ENERGY_STOPPED, TF_E_SPATIAL_LEAK, TF_E_NUCLEAR,
     TF_DEPOSITED,
     TF_W_OUT, TF_E_OUT, // sums of psi and psi*E after the step
     TF_COUNT

@@ -14,7 +14,7 @@ __global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__r
 {
     if (*stop)
         return;
-    double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
+    double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0, w_nuc = 0.0, e_nuc = 0.0;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < d.slice; c += stride) {
         // The shared summation order of src/transport/deposit_order.h.
@@ -43,20 +43,22 @@ __global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__r
                 if (t.target[ie] < 0) {
                     w_stop += wsum;
                     e_stop += wsum * t.E[ie];
+                } else {
+                    w_nuc += wsum * t.nuc_w[ie];
+                    e_nuc += wsum * t.nuc_e[ie];
                 }
             }
             acc = __dadd_rn(acc, part);
         }
         dose[c] = acc;
     }
-    const double v[3] = {dep_sum, w_stop, e_stop};
+    const double v[5] = {dep_sum, w_stop, e_stop, w_nuc, e_nuc};
+    const int fields[5] = {TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR, TF_E_NUCLEAR};
     __shared__ double scratch[SMX_WARPS];
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 5; k++) {
         double s = block_sum(v[k], scratch);
-        if (threadIdx.x == 0) {
-            const int f = k == 0 ? TF_DEPOSITED : k == 1 ? TF_W_ENERGY_STOPPED : TF_E_ENERGY_STOPPED;
-            partials[(int64_t)f * blocks + blockIdx.x] = s;
-        }
+        if (threadIdx.x == 0)
+            partials[(int64_t)fields[k] * blocks + blockIdx.x] = s;
     }
 }
 
@@ -70,13 +72,11 @@ __global__ void energy_gather_kernel(float *psi, dev_dims d, energy_tables_dev t
         float *p = psi + c; // (th, z, x) column; energy stride nth * slice
         for (int64_t j = 0; j < d.ne; j++) {
             const energy_gather_dev e = t.gather[j];
-            float v;
-            if (e.count == 0)
-                v = 0.0f;
-            else if (e.count == 1)
-                v = e.coeff[0] * p[e.src[0] * estride];
-            else
-                v = __fmaf_rn(e.coeff[1], p[e.src[1] * estride], __fmul_rn(e.coeff[0], p[e.src[0] * estride]));
+            float v = 0.0f;
+            if (e.count > 0)
+                v = __fmul_rn(e.coeff[0], p[e.src[0] * estride]);
+            for (int k = 1; k < e.count; k++)
+                v = __fmaf_rn(e.coeff[k], p[e.src[k] * estride], v);
             p[j * estride] = v;
         }
     }
@@ -96,11 +96,12 @@ __global__ void energy_scatter_kernel(float *psi, dev_dims d, energy_tables_dev 
             const int tg = t.target[s];
             if (tg < 0)
                 continue;
-            const float lo = t.c_lo[s], hi = t.c_hi[s];
-            if (lo != 0.0f)
-                p[tg * estride] = __fmaf_rn(lo, v, p[tg * estride]);
-            if (hi != 0.0f && tg + 1 < d.ne)
-                p[(tg + 1) * estride] = __fmaf_rn(hi, v, p[(tg + 1) * estride]);
+            const float4 c4 = t.coeff[s];
+            const float c[3] = {c4.x, c4.y, c4.z};
+#pragma unroll
+            for (int k = 0; k < 3; k++) // zero outside the grid (lut_energy.h)
+                if (c[k] != 0.0f)
+                    p[(tg - 1 + k) * estride] = __fmaf_rn(c[k], v, p[(tg - 1 + k) * estride]);
         }
     }
 }

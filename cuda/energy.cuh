@@ -3,12 +3,14 @@
 //
 // energy_deposit: one thread per (z, x): dose[z][x] += deposit[ie] * psi[ie][th][z][x]
 //   in the CPU's order (ie ascending, then th ascending), in double; stopped
-//   bins (target < 0) add their weight and energy to ENERGY_STOPPED.
+//   bins (target < 0) add their weight and energy to ENERGY_STOPPED, the others
+//   their non-elastic removal to NUCLEAR.
 // energy_gather: one thread per (th, z, x) column, IN PLACE: for target j
-//   ascending, psi[j] = fma(c1, psi[s1], c0 psi[s0]) from the gather LUT. In place is
-//   safe because every source of j lies at or above j and the thread owns its column.
+//   ascending, psi[j] = c0 psi[s0], then fma(ck, psi[sk], psi[j]) for the
+//   further sources, ascending, from the gather LUT. In place is safe because
+//   every source of j lies at or above j and the thread owns its column.
 // energy_scatter: the fallback, same column ownership, sources ascending: each
-//   source is consumed and added into its two targets (at or below it).
+//   source is consumed and added into its targets (t-1 .. t+1, at or below it).
 // Both are atomic-free and round exactly as the CPU (explicit __fmul_rn and
 // __fmaf_rn, as src/transport/fma_rows.h), so both are bitwise the CPU's.
 #ifndef SMX_CUDA_ENERGY_CUH
@@ -16,16 +18,20 @@
 
 #include "common.cuh"
 
+#define ENERGY_SOURCES 3 // ENERGY_TARGETS of src/physics/lut_energy.h
+
 struct energy_gather_dev {
-    int src[2];
-    float coeff[2];
+    int src[ENERGY_SOURCES];
+    float coeff[ENERGY_SOURCES];
     int count;
 };
 
 struct energy_tables_dev {
-    const int *target;                 // [ne] lower target, -1 = stops
-    const float *c_lo, *c_hi;          // [ne]
+    const int *target;                 // [ne] bracketing lower bin t, -1 = stops
+    const float4 *coeff;               // [ne] to t-1, t, t+1 (w unused)
+    const int2 *trange;                // [ne] lowest and highest target receiving weight
     const double *deposit;             // [ne] MeV per unit weight
+    const double *nuc_w, *nuc_e;       // [ne] non-elastic removal: weight, escaping MeV
     const energy_gather_dev *gather;   // [ne] per target
     const double *E;                   // [ne] centres
 };

@@ -213,6 +213,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     auto dir_ok = [&](int m) { return EXACT || j0 + m < nth; };
     const int64_t estride = (int64_t)nth * slice;
     double tb = 0.0, tc = 0.0, eb = 0.0, ec = 0.0, dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
+    float wnf = 0.0f, enf = 0.0f; // NUCLEAR (~5e-4 of the weight a step: float suffices)
     double lw = 0.0, le = 0.0, wout = 0.0, eout = 0.0;
 
     // Target bins to write: those receiving weight now and those the output
@@ -267,7 +268,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             ot_lo = max(wlo, qlo), ot_hi = min(whi, qhi);
             p_lo = os_lo, p_hi = os_hi;
             if (ot_lo <= ot_hi) {
-                const int f_lo = first_tg_ge(ot_lo - 1), f_hi = first_tg_ge(ot_hi + 1) - 1;
+                // Source s feeds targets target[s] - 1 .. target[s] + 1.
+                const int f_lo = first_tg_ge(ot_lo - 1), f_hi = first_tg_ge(ot_hi + 2) - 1;
                 if (f_lo <= f_hi) {
                     p_lo = p_lo <= p_hi ? min(p_lo, f_lo) : f_lo;
                     p_hi = max(p_hi, f_hi);
@@ -425,14 +427,25 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         // This tile's deposits by bin (from src_lo), chunk and column.
         double *const ws_tile = SPLIT ? A.split.ws + tile * ne * G * FUSED_COLS : nullptr;
 
-        // The two open targets T0 and T0 + 1, target T in bank T & 1, so that
-        // closing T0 moves nothing: its bank is written, cleared and becomes
-        // T0 + 2's (shifting acc1 into acc0 cost 16 moves per bin or more).
-        float accA[M], accB[M];
+        // The three open targets T0 .. T0 + 2 in banks b0, b0 + 1, b0 + 2 (mod
+        // 3), so that closing T0 moves nothing: its bank is written, cleared
+        // and becomes T0 + 3's (shifting the banks down cost 16 moves per bin
+        // or more). Banks are indexed by constants only, so that they stay in
+        // registers.
+        float acc[3][M];
 #pragma unroll
-        for (int m = 0; m < M; m++)
-            accA[m] = accB[m] = 0.0f;
-        int T0 = -1;          // lower open target; block-uniform
+        for (int b = 0; b < 3; b++)
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                acc[b][m] = 0.0f;
+        auto bank_copy = [&](int b, float(&v)[M]) {
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                v[m] = b == 0 ? acc[0][m] : b == 1 ? acc[1][m] : acc[2][m];
+        };
+        bool started = false; // T0 set; block-uniform
+        int T0 = 0;           // lowest open target; block-uniform (may be -1: bin t - 1 of t = 0)
+        int b0 = 0;           // T0's bank
         int next_out = ot_lo; // every owned target below this is written or known zero
         double dpart = 0.0; // this thread's deposit partial (deposit_order.h)
         float tcf = 0.0f, ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
@@ -448,34 +461,36 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             const int kid = bs.x, K = bs.y, tg = bs.w;
             // Target bookkeeping depends on the bin only, so it is uniform.
             if (tg >= 0) {
-                if (T0 < 0)
-                    T0 = tg;
-                while (T0 < tg) { // T0 is complete: write it
-                    const bool odd = T0 & 1; // T0's bank: accB if odd
-                    float v[M];
-#pragma unroll
-                    for (int m = 0; m < M; m++)
-                        v[m] = odd ? accB[m] : accA[m];
-                    if constexpr (SPLIT) {
-                        // The targets no source reached and T0 through the same
-                        // emit: 2-3 % off the pencil run; in the dense instance
-                        // it cost 3-4 %, so the unsplit instance keeps two.
-                        for (int zt = next_out; zt <= T0; zt++)
-                            emit_own(zt, v, zt < T0);
-                    } else {
-                        for (int zt = next_out; zt < T0; zt++)
-                            emit_own(zt, accA, true);
-                        // One emit for either bank, the bank chosen per value: no
-                        // slower than an emit inlined for each bank, and fewer
-                        // spilled bytes.
-                        emit_own(T0, v, false);
+                const int low = tg - 1; // the lowest target of bin s
+                if (!started)
+                    T0 = low, started = true;
+                while (T0 < low) { // T0 is complete: write it
+                    if (T0 >= next_out) { // below: not this group's, or bin -1
+                        float v[M];
+                        bank_copy(b0, v);
+                        if constexpr (SPLIT) {
+                            // The targets no source reached and T0 through the same
+                            // emit: 2-3 % off the pencil run; in the dense instance
+                            // it cost 3-4 %, so the unsplit instance keeps two.
+                            for (int zt = next_out; zt <= T0; zt++)
+                                emit_own(zt, v, zt < T0);
+                        } else {
+                            for (int zt = next_out; zt < T0; zt++)
+                                emit_own(zt, v, true);
+                            // One emit for every bank, the bank chosen per value: no
+                            // slower than an emit inlined for each bank, and fewer
+                            // spilled bytes.
+                            emit_own(T0, v, false);
+                        }
+                        next_out = T0 + 1;
                     }
 #pragma unroll
-                    for (int m = 0; m < M; m++) { // T0's bank becomes T0 + 2's
-                        accA[m] = odd ? accA[m] : 0.0f;
-                        accB[m] = odd ? 0.0f : accB[m];
+                    for (int m = 0; m < M; m++) { // T0's bank becomes T0 + 3's
+                        acc[0][m] = b0 == 0 ? 0.0f : acc[0][m];
+                        acc[1][m] = b0 == 1 ? 0.0f : acc[1][m];
+                        acc[2][m] = b0 == 2 ? 0.0f : acc[2][m];
                     }
-                    next_out = T0 + 1;
+                    b0 = b0 == 2 ? 0 : b0 + 1;
                     T0++;
                 }
             }
@@ -596,24 +611,34 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     e_stop += ws * fb.E;
                 }
             } else {
-                // T0 == tg here. c_hi == 0 adds fma(0, conv, acc) == acc
-                // bitwise (acc >= +0, conv finite): the CPU skips that term.
-                const bool odd = tg & 1;
-                const float cA = odd ? fb.c_hi : fb.c_lo, cB = odd ? fb.c_lo : fb.c_hi;
-#pragma unroll
-                for (int m = 0; m < M; m++) {
-                    accA[m] = __fmaf_rn(cA, conv[m], accA[m]);
-                    accB[m] = __fmaf_rn(cB, conv[m], accB[m]);
+                if (own_s) {
+                    const float wf = (float)ws;
+                    wnf = __fmaf_rn(wf, fb.nuc_w, wnf);
+                    enf = __fmaf_rn(wf, fb.nuc_e, enf);
                 }
+                // T0 == tg - 1 here: bank b holds target T0 + k with k = b - b0
+                // (mod 3). A zero coefficient adds fma(0, conv, acc) == acc
+                // bitwise (acc >= +0, conv finite): the CPU skips that term.
+                const float *cs = s_bin[s].c;
+                float cb[3];
+#pragma unroll
+                for (int b = 0; b < 3; b++) {
+                    const int k = b - b0;
+                    cb[b] = cs[k < 0 ? k + 3 : k];
+                }
+#pragma unroll
+                for (int b = 0; b < 3; b++)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        acc[b][m] = __fmaf_rn(cb[b], conv[m], acc[b][m]);
             }
         }
         // Flush the open targets and zero every other target bin in range.
         for (int zt = max(next_out, ot_lo); zt <= ot_hi; zt++) {
-            const bool open = zt == T0 || zt == T0 + 1;
+            const bool open = started && zt >= T0 && zt <= T0 + 2;
             float v[M];
-#pragma unroll
-            for (int m = 0; m < M; m++)
-                v[m] = (zt & 1) ? accB[m] : accA[m];
+            const int k = open ? zt - T0 : 0;
+            bank_copy(b0 + k > 2 ? b0 + k - 3 : b0 + k, v);
             emit(zt, v, !open);
         }
         if (STREAM) { // the marked bins' extents (see emit)
@@ -670,10 +695,10 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             cluster_wait(); // the last bin's arrivals
     }
     if (STREAM) {
-        const double v[11] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout};
-        const int f[11] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
+        const double v[13] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout, wnf, enf};
+        const int f[13] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
                            TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,
-                           TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT};
+                           TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT, TF_W_NUCLEAR, TF_E_NUCLEAR};
         block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
         __syncthreads(); // every warp's extents are in sbox
         for (int q = threadIdx.x; q < ne; q += blockDim.x) {
@@ -685,9 +710,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             atomicMax(&A.box_next[q].x1, sbox[4 * q + 3]);
         }
     } else {
-        const double v[7] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop};
-        const int f[7] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
-                          TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED};
+        const double v[9] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, wnf, enf};
+        const int f[9] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
+                          TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR, TF_E_NUCLEAR};
         block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
     }
 }

@@ -5,12 +5,13 @@
 // Four to eight threads (one per chunk of directions) own one (z, x) column
 // and walk the SOURCE energy bins upwards: bin s is convolved over theta once
 // (input staged in shared memory), its deposit joins the column's dose
-// partials (order: src/transport/deposit_order.h), and c_lo * conv goes to target
-// t = target[s], c_hi * conv to t + 1, kept as two open accumulators in
-// registers. Because target[s] never decreases with s
-// (the gather LUT's precondition), a target is complete once a source maps
-// above it, and is written then, in ascending order; targets no source reaches
-// are written as zeros. Every float operation happens in the same order as in
+// partials (order: src/transport/deposit_order.h), and c[k] * conv goes to
+// target t - 1 + k (k = 0 .. 2, t = target[s]: the slowing down's two bins and
+// the straggling's third, src/physics/lut_energy.h), kept as three open
+// accumulators in registers. Because target[s] never decreases with s
+// (the gather LUT's precondition), a target is complete once a source's
+// lowest target lies above it, and is written then, in ascending order;
+// targets no source reaches are written as zeros. Every float operation happens in the same order as in
 // the CPU's cpu_op_theta + cpu_op_energy (gather), so psi is bitwise the CPU's.
 //
 // Single pass (fused_step): under the shift scheme A_stream moves every cell
@@ -34,8 +35,8 @@
 // Work is proportional to the occupied region (boxes, see common.cuh). The
 // unsplit kernel is launched in thread-block clusters where the device has
 // them (sm_90 on), to keep neighbouring tiles' stores together (fused.cu).
-// Tallies: THETA_BOUNDARY / THETA_CUTOFF as the angular kernels, DEPOSITED and
-// ENERGY_STOPPED as energy_deposit. Early exit: values below threshold are
+// Tallies: THETA_BOUNDARY / THETA_CUTOFF as the angular kernels, DEPOSITED,
+// ENERGY_STOPPED and NUCLEAR as energy_deposit. Early exit: values below threshold are
 // dropped (THETA_CUTOFF) before the convolution; a bin whose tile of 32
 // columns holds no weight skips its arithmetic.
 #ifndef SMX_CUDA_FUSED_CUH
@@ -45,13 +46,16 @@
 #include "common.cuh"
 #include "streaming.cuh"
 
-// One source bin's constants, in one aligned record (two 16-byte shared
-// loads). The theta-cut tally is summed in float within a tile (a ~1e-7
-// channel), so its factors are floats.
+// One source bin's constants, in one aligned record (three 16-byte shared
+// loads). The theta-cut and non-elastic tallies are summed in float within a
+// tile (channels of 1e-7 and 5e-4 of the weight a step), so their factors are
+// floats.
 struct __align__(16) fused_bin {
     double E, deposit;
     float cut_frac, E_f; // 1 - weight_sum[kernel of the bin]; E in float
-    float c_lo, c_hi;
+    float c[3];          // to targets t - 1 .. t + 1
+    float nuc_w, nuc_e;  // non-elastic removal per unit weight: weight, escaping MeV
+    float pad;
 };
 
 // Directions at each edge of the window whose share scattered outside it

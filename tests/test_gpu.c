@@ -288,6 +288,10 @@ int main(int argc, char **argv)
          {"backend.angular=fft", "grid.angle.mode=full", "grid.angle.n_bins=32"}, 3, 0},
         {"energy gather", OP_ENERGY, {"backend.energy=gather"}, 1, 1},
         {"energy scatter", OP_ENERGY, {"backend.energy=scatter"}, 1, 0},
+        /* Bins narrower than a step's energy loss: each source splits
+         * between two bins below it and straggles into a third. */
+        {"energy gather, split and straggling", OP_ENERGY, {"backend.energy=gather", "grid.energy.n_bins=300"}, 2, 1},
+        {"energy scatter, split and straggling", OP_ENERGY, {"backend.energy=scatter", "grid.energy.n_bins=300"}, 2, 0},
         /* The deposit's chunk sums (deposit_order.h): a last chunk of one
          * direction, and chunks of 16 (more than 64 directions), which take
          * the generic tree of smx_chunk_sum instead of the 8-leaf one. */
@@ -322,6 +326,8 @@ int main(int argc, char **argv)
     const kcase full[] = {
         {"3 steps, default (one pass), graph on", -1, {"backend.cuda_graph=true"}, 1, 1},
         {"3 steps, one pass, graph off", -1, {"backend.cuda_graph=false"}, 1, 1},
+        {"3 steps, one pass, slowing down only", -1, {"transport.straggling=false", "transport.nuclear=false"}, 2, 1},
+        {"3 steps, one pass, split and straggling (300 bins)", -1, {"grid.energy.n_bins=300"}, 1, 1},
         {"4 steps, one pass, 41 bins", -1,
          {"grid.angle.n_bins=41", "transport.streaming_scheme=shift", "transport.steps=4"}, 3, 1},
         {"3 steps, one pass, full circle 32 bins", -1,
@@ -381,11 +387,13 @@ int main(int argc, char **argv)
     compare_cases_as(unsplit, n_unsplit, ", padded rows", "row_pitch=64");
     runner_cuda_pad_rows = 0;
     runner_fused_split_off = 0;
-    /* 3000 energy bins: the fused kernel's per-bin tables (112 bytes a bin)
+    /* 3000 energy bins: the fused kernel's per-bin tables (128 bytes a bin)
      * exceed its shared-memory budget (FUSED_MAX_DYN_SMEM), so the backend
-     * must fall back to one kernel per operator rather than fail to launch. */
+     * must fall back to one kernel per operator rather than fail to launch.
+     * (Bins of 0.033 MeV are narrower than one step's straggling, which the
+     * plan then refuses: it is switched off here.) */
     const kcase many_bins = {"3 steps, 3000 energy bins (fused step does not fit)", -1,
-                             {"grid.energy.n_bins=3000"}, 1, 1};
+                             {"grid.energy.n_bins=3000", "transport.straggling=false"}, 2, 1};
     compare_case(&many_bins, 3);
     /* Kernels wider than the fused step's padded stage take its bounds-checked
      * convolution: cap the padding at K = 1 (test hook) on grids whose kernels

@@ -1,98 +1,154 @@
-/* Lateral spread of a zero-width 150 MeV pencil beam (dx = 0.5 mm) against
- * Fermi-Eyges theory computed here from the same scattering power and the PSTAR
- * range-energy relation: sigma_x^2(z) = int_0^z (z-u)^2 T(E(u)) du.
- * Required: within 10 % at 80 % and 15 % at 50 % of the range, for the default
- * (shift) and the bilinear streaming schemes; with scattering off the width is
- * numerical only and is reported. */
+/* Lateral spread of zero-width pencil beams on the default grid (dx = dz = ds
+ * = 0.5 mm, 41 directions over +-20 deg) against Fermi-Eyges theory, two ways:
+ *  (a) physics: with Highland's theta_0 of the slab traversed so far
+ *      (tests/reference_models.h), a formula the code does not use;
+ *  (b) transport: with the scattering power the code uses (differential
+ *      Highland, or Fermi-Rossi from the table), which isolates the numerical
+ *      widening of the transport.
+ * Required:
+ *  - the model: Fermi-Eyges with the code's differential Highland within 3.5 %
+ *    of Fermi-Eyges with Highland's theta_0 at 50, 80 and 95 % of the range
+ *    (the fit's own deviation, 3.3 % at most, at 70 MeV and half range);
+ *  - the simulation: within 3 % of (a) at every depth and a numerical share
+ *    sqrt(sim^2 - FE^2) below 25 % of FE at half range, at 230 MeV. At 150 and
+ *    70 MeV the shift scheme's numerical widening (a direction change costs up
+ *    to a quarter cell^2 of variance, docs/physics.md) is larger than that and
+ *    the widths are held to their measured values plus 2 %, so that they can
+ *    only improve; the per-cell first moment that removes the widening is not
+ *    implemented.
+ * Fermi-Rossi is reported against (a) too: it is the wider model.
+ * Scattering off: a tilted beam keeps zero width under the shift scheme and
+ * spreads under bilinear (the streaming's own diffusion). */
 #include <math.h>
 
 #include "check.h"
+#include "physics/material.h"
+#include "physics/scattering_power.h"
+#include "reference_models.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
 
-static double fermi_eyges_sigma(const tables *t, double E0, double z_mm, double rho)
+/* Fermi-Eyges with the code's own scattering power: sigma_x^2(z) =
+ * int_0^z (z-u)^2 T(E(u)) du. */
+static double fe_own(const tables *t, double E0, double z_mm, double rho, int highland)
 {
-    double R0 = tables_csda_range(t, E0); /* g/cm2 */
+    double R0 = tables_csda_range(t, E0);
+    const material_props *m = material_props_find(t->material);
     const int n = 20000;
     double du = z_mm / n, s2 = 0.0;
     for (int i = 0; i < n; i++) {
         double u = (i + 0.5) * du;
         double E = tables_energy_at_range(t, R0 - u * 0.1 * rho);
-        double T = tables_scattering_power(t, E) * rho * 0.1; /* rad2 per mm */
-        s2 += (z_mm - u) * (z_mm - u) * T * du;
+        double T = highland ? scattering_power_dhighland(E, E0, m->XS_g_cm2) : tables_scattering_power(t, E);
+        s2 += (z_mm - u) * (z_mm - u) * T * rho * 0.1 * du;
     }
     return sqrt(s2);
 }
 
+static const double depths[3] = {0.5, 0.8, 0.95};
+
 typedef struct widths {
-    double at50, at80, range;
+    double sim[3], fe_highland[3], fe_own[3];
 } widths;
 
 /* Direction bin 11 of 41 over 70..110 deg: a tilted beam exactly on a bin centre. */
 #define TILTED_DEG "81.21951219512195"
 
-static int run(const char *scheme, const char *scattering, widths *w, double *fe50, double *fe80)
+static int run(double E, const char *model, const char *scheme, const char *scattering, int nx_min, widths *w)
 {
-    char sch[64], sc[64], dir[64];
+    tables t = {0};
+    smx_error err = {0};
+    if (tables_load(&t, "data/pstar_water.h5", &err))
+        return 1;
+    double R = tables_projected_range(&t, E) * 10.0, Rc = tables_csda_range(&t, E) * 10.0;
+    /* The lateral domain holds +-5 sigma of the width at 95 % of the range. */
+    double s95 = highland_fermi_eyges_mm(&t, E, 0.95 * R, 1.0, SMX_X0_WATER_G_CM2);
+    int nx = 2 * (int)ceil(5.0 * s95 / 0.5) + 1;
+    nx = nx < nx_min ? nx_min : nx;
+    tables_free(&t);
+    char e[64], b[64], nz[64], nxs[64], mo[64], sch[64], sc[64], dir[64];
+    snprintf(e, sizeof e, "grid.energy.E_max_MeV=%g", E);
+    snprintf(b, sizeof b, "beam.energy_MeV=%g", E);
+    snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)(Rc / 0.5) + 20);
+    snprintf(nxs, sizeof nxs, "grid.space.nx=%d", nx);
+    snprintf(mo, sizeof mo, "transport.scattering_power=%s", model);
     snprintf(sch, sizeof sch, "transport.streaming_scheme=%s", scheme);
     snprintf(sc, sizeof sc, "transport.scattering=%s", scattering);
     /* Without scattering a beam along the axis never moves sideways in either
      * scheme; a tilted one shows the streaming's own diffusion. */
-    snprintf(dir, sizeof dir, "beam.direction_deg=%s",
-             strcmp(scattering, "true") == 0 ? "90" : TILTED_DEG);
-    const char *sets[] = {"grid.energy.E_max_MeV=150", "beam.energy_MeV=150", "grid.space.nz=340",
-                          "grid.space.nx=101", sch, sc, dir};
+    snprintf(dir, sizeof dir, "beam.direction_deg=%s", strcmp(scattering, "true") == 0 ? "90" : TILTED_DEG);
+    const char *sets[] = {e, b, nz, nxs, mo, sch, sc, dir};
     fixture f;
-    if (fixture_run(&f, NULL, sets, 7))
+    if (fixture_run(&f, NULL, sets, 8))
         return 1;
-    double R = tables_projected_range(&f.t, 150.0) * 10.0;
-    w->range = R;
-    w->at50 = lateral_rms_at(&f.g, f.r.dose_MeV, 0.5 * R);
-    w->at80 = lateral_rms_at(&f.g, f.r.dose_MeV, 0.8 * R);
-    *fe50 = fermi_eyges_sigma(&f.t, 150.0, 0.5 * R, f.p.density_g_cm3);
-    *fe80 = fermi_eyges_sigma(&f.t, 150.0, 0.8 * R, f.p.density_g_cm3);
+    for (int k = 0; k < 3; k++) {
+        double z = depths[k] * R;
+        w->sim[k] = lateral_rms_at(&f.g, f.r.dose_MeV, z);
+        w->fe_highland[k] = highland_fermi_eyges_mm(&f.t, E, z, f.p.density_g_cm3, SMX_X0_WATER_G_CM2);
+        w->fe_own[k] = fe_own(&f.t, E, z, f.p.density_g_cm3, strcmp(model, "highland") == 0);
+    }
     CHECK(f.r.conservation_violations == 0);
     fixture_free(&f);
     return 0;
 }
 
+static double pct(double a, double b)
+{
+    return 100.0 * (a / b - 1.0);
+}
+
+/* Measured excess over (a) at 50, 80 and 95 % of the range on the default
+ * grid, per cent, where it exceeds the 3 % target (see above). */
+static const double held[2][3] = {{51.6, 17.2, 21.9}, {5.5, 2.5, 0.3}};
+
 int main(int argc, char **argv)
 {
     (void)argc;
-    const char *schemes[] = {"shift", "bilinear"};
-    double shift50 = 0.0;
-    printf("%10s %10s %10s %10s %10s %10s %10s\n", "scheme", "FE50_mm", "sim50_mm", "err50_%",
-           "FE80_mm", "sim80_mm", "err80_%");
-    for (int s = 0; s < 2; s++) {
-        widths w, off;
-        double fe50, fe80;
-        CHECK(run(schemes[s], "true", &w, &fe50, &fe80) == 0);
-        double e50 = 100.0 * (w.at50 / fe50 - 1.0), e80 = 100.0 * (w.at80 / fe80 - 1.0);
-        printf("%10s %10.4f %10.4f %10.2f %10.4f %10.4f %10.2f\n", schemes[s], fe50, w.at50, e50,
-               fe80, w.at80, e80);
-        /* Issue requirement for dx = 0.5 mm at 150 MeV, on the default scheme; the
-         * bilinear variant is reported, and must be the wider of the two. */
-        if (s == 0) {
-            CHECK_MSG(fabs(e50) <= 15.0, "%s: width at 50 %% of range off by %.2f %%", schemes[s], e50);
-            CHECK_MSG(fabs(e80) <= 10.0, "%s: width at 80 %% of range off by %.2f %%", schemes[s], e80);
-            shift50 = w.at50;
-        } else {
-            CHECK(w.at50 > shift50);
+    const double energies[] = {70.0, 150.0, 230.0};
+    printf("%6s %11s %26s %26s %26s %9s\n", "E_MeV", "model", "50 %: sim FE(H) err%", "80 %: sim FE(H) err%",
+           "95 %: sim FE(H) err%", "num50/FE");
+    for (int i = 0; i < 4; i++) {
+        /* Highland at each energy, then Fermi-Rossi at 150 MeV. */
+        const double E = i < 3 ? energies[i] : 150.0;
+        const char *model = i < 3 ? "highland" : "fermi_rossi";
+        widths w;
+        CHECK(run(E, model, "shift", "true", 41, &w) == 0);
+        double share = sqrt(fmax(0.0, w.sim[0] * w.sim[0] - w.fe_own[0] * w.fe_own[0])) / w.fe_own[0];
+        printf("%6.0f %11s", E, model);
+        for (int k = 0; k < 3; k++)
+            printf(" %8.4f %8.4f %8.2f", w.sim[k], w.fe_highland[k], pct(w.sim[k], w.fe_highland[k]));
+        printf(" %9.3f\n", share);
+        printf("%6s %11s", "", "(own FE)");
+        for (int k = 0; k < 3; k++)
+            printf(" %8s %8.4f %8.2f", "", w.fe_own[k], pct(w.sim[k], w.fe_own[k]));
+        printf("\n");
+        if (i == 3) {
+            CHECK(w.sim[1] > 1.1 * w.fe_highland[1]); /* Fermi-Rossi over-scatters */
+            continue;
         }
-        printf("%10s numerical share sqrt(sim^2 - FE^2): %.4f mm at 50 %%, %.4f mm at 80 %%\n",
-               schemes[s], sqrt(fmax(0.0, w.at50 * w.at50 - fe50 * fe50)),
-               sqrt(fmax(0.0, w.at80 * w.at80 - fe80 * fe80)));
-        double fe50_off, fe80_off;
-        CHECK(run(schemes[s], "false", &off, &fe50_off, &fe80_off) == 0);
-        printf("%10s scattering off, beam tilted 8.8 deg: width %.4f mm at 50 %%, %.4f mm at 80 %%\n",
-               schemes[s], off.at50, off.at80);
-        /* Whole-cell moves keep a direction in one cell per step; a row can hold two
-         * steps' deposits in neighbouring cells where z does not advance, so allow
-         * a trace far below one cell. */
-        if (s == 0)
-            CHECK(off.at80 < 0.01 * 0.5);
-        else /* area weighting must show its known diffusion, or this test measures nothing */
-            CHECK(off.at80 > 0.05);
+        for (int k = 0; k < 3; k++) {
+            CHECK_MSG(fabs(pct(w.fe_own[k], w.fe_highland[k])) <= 3.5,
+                      "%g MeV: differential Highland's FE %.4f mm at %.0f %% of range, Highland's %.4f mm", E,
+                      w.fe_own[k], 100 * depths[k], w.fe_highland[k]);
+            double limit = i == 2 ? 3.0 : fmax(3.0, held[i][k] + 2.0);
+            CHECK_MSG(fabs(pct(w.sim[k], w.fe_highland[k])) <= limit,
+                      "%g MeV: width at %.0f %% of range %.4f mm, Highland FE %.4f mm (limit %.1f %%)", E,
+                      100 * depths[k], w.sim[k], w.fe_highland[k], limit);
+        }
+        if (i == 2)
+            CHECK_MSG(share <= 0.25, "%g MeV: numerical share %.3f of FE at 50 %%", E, share);
     }
+    /* Scattering off, 150 MeV, the beam tilted: it moves 20 mm sideways by 80 %
+     * of the range, so the domain is wider. */
+    widths off_s, off_b;
+    CHECK(run(150.0, "highland", "shift", "false", 121, &off_s) == 0);
+    CHECK(run(150.0, "highland", "bilinear", "false", 121, &off_b) == 0);
+    printf("scattering off, beam tilted 8.8 deg: width at 80 %% %.4f mm (shift), %.4f mm (bilinear)\n",
+           off_s.sim[1], off_b.sim[1]);
+    /* Whole-cell moves keep a direction in one cell per step; a row can hold two
+     * steps' deposits in neighbouring cells where z does not advance, so allow
+     * a trace far below one cell. */
+    CHECK(off_s.sim[1] < 0.01 * 0.5);
+    CHECK(off_b.sim[1] > 0.05); /* area weighting must show its known diffusion */
     return check_report(argv[0]);
 }

@@ -6,7 +6,9 @@
 
 #include "backend_runner.h"
 #include "check.h"
+#include "physics/nuclear.h"
 #include "physics/source.h"
+#include "physics/straggling.h"
 #include "random_psi.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
@@ -25,16 +27,22 @@ static void run_steps(const plan *p, const grid *g, const tables *t, const float
     *last = rec.b;
 }
 
-static void check_lut(const char *name, const fixture *f)
+/* The energy-loss table of one grid and one choice of physics: every source's
+ * coefficients keep weight (or lose exactly the non-elastic share), mean energy
+ * and, with straggling, add exactly the step's variance; energy closes with the
+ * deposit; no target lies above its source; the gather form lists the same
+ * coefficients. The variance and survival are the models' own numbers (this
+ * checks the table, not the physics: test_range does that). */
+static void check_lut(const char *name, const fixture *f, const energy_physics *ph)
 {
     energy_lut lut;
     smx_error err = {0};
-    CHECK(energy_lut_build(&lut, &f->g, &f->t, &err) == 0);
+    CHECK(energy_lut_build(&lut, &f->g, &f->t, ph, &err) == 0);
     CHECK_MSG(lut.gather_ok, "%s: gather refused: %s", name, lut.gather_reason);
     const double *Ec = f->g.E.centres;
     double ds_g = f->g.ds * 0.1 * f->g.density;
-    int stopped = 0;
-    double worst_E = 0.0;
+    int stopped = 0, spread = 0;
+    double worst_E = 0.0, worst_v = 0.0;
     for (int i = 0; i < lut.ne; i++) {
         double Ep = tables_energy_at_range(&f->t, tables_csda_range(&f->t, Ec[i]) - ds_g);
         if (lut.target[i] < 0) {
@@ -44,34 +52,97 @@ static void check_lut(const char *name, const fixture *f)
             continue;
         }
         int tg = lut.target[i];
-        /* Weight kept: the float coefficients sum to 1 within float rounding. */
-        CHECK_ABS((double)lut.c_lo[i] + lut.c_hi[i], 1.0, 1.2e-7);
-        double kept = lut.c_lo[i] * Ec[tg] + (lut.c_hi[i] != 0.0f ? lut.c_hi[i] * Ec[tg + 1] : 0.0);
-        /* Mean energy kept: float coefficients, relative to the bin spacing. */
-        double spacing = tg + 1 < lut.ne ? Ec[tg + 1] - Ec[tg] : 1.0;
-        double e = fabs(kept - Ep) / spacing;
-        worst_E = e > worst_E ? e : worst_E;
-        CHECK_MSG(e <= 1e-6, "%s: bin %d keeps %.9g MeV, expected %.9g", name, i, kept, Ep);
-        CHECK(lut.deposit_MeV[i] > 0.0);
-        CHECK_ABS(lut.deposit_MeV[i] + kept, Ec[i] * ((double)lut.c_lo[i] + lut.c_hi[i]), 1e-12 * Ec[i]);
-        CHECK(tg < i); /* energy only goes down */
-    }
-    double csum_max = 0.0;
-    for (int j = 0; j < lut.ne; j++) {
-        CHECK(lut.gather[j].count >= 0 && lut.gather[j].count <= 2);
-        for (int k = 0; k < lut.gather[j].count; k++) {
-            int s = lut.gather[j].src[k];
-            float cexp = lut.target[s] == j ? lut.c_lo[s] : lut.c_hi[s];
-            CHECK(lut.target[s] == j || lut.target[s] + 1 == j);
-            CHECK(lut.gather[j].coeff[k] == cexp);
-            csum_max = fmax(csum_max, lut.gather[j].coeff[k]);
+        double w = 0.0, m1 = 0.0, m2 = 0.0;
+        for (int k = 0; k < ENERGY_TARGETS; k++) {
+            double c = lut.coeff[i][k];
+            if (c == 0.0)
+                continue;
+            int b = tg - 1 + k;
+            CHECK(b >= 0 && b <= i); /* in place: no target above its source */
+            w += c;
+            m1 += c * Ec[b];
+            m2 += c * (Ec[b] - Ep) * (Ec[b] - Ep);
         }
-        if (lut.gather[j].count == 2)
-            CHECK(lut.gather[j].src[0] < lut.gather[j].src[1]);
+        double q = ph && ph->nuclear ? nuclear_survival(&f->t, ph->nonelastic_cm2_g, Ec[i], f->g.E_stop, ds_g)
+                                     : 1.0;
+        /* Weight: the float coefficients (up to four roundings of 6e-8) keep
+         * the survivors; the non-elastic share is exactly the rest. */
+        CHECK_ABS(w, q, 2.4e-7);
+        if (ph && ph->nuclear)
+            CHECK_ABS(w + lut.nuclear_weight[i], 1.0, 1e-15);
+        else
+            CHECK(lut.nuclear_weight[i] == 0.0 && lut.nuclear_energy[i] == 0.0);
+        /* Mean energy kept: float coefficients, relative to the bin spacing. */
+        double spacing = tg + 1 < lut.ne ? Ec[tg + 1] - Ec[tg] : Ec[tg] - Ec[tg - 1];
+        double e = fabs(m1 / w - Ep) / spacing;
+        worst_E = e > worst_E ? e : worst_E;
+        CHECK_MSG(e <= 1e-6, "%s: bin %d keeps %.9g MeV, expected %.9g", name, i, m1 / w, Ep);
+        /* Variance: the split's own, plus the step's straggling wherever the
+         * grid has both neighbours of t (lut_energy.c). */
+        int lo = 0; /* the centres bracketing E' */
+        while (lo + 1 < lut.ne && Ec[lo + 1] <= Ep)
+            lo++;
+        double split = lo + 1 < lut.ne ? fmax(0.0, (Ep - Ec[lo]) * (Ec[lo + 1] - Ep)) : 0.0;
+        double share = lut.coeff[i][0] != 0.0f || (tg >= 1 && tg <= lut.ne - 2 && ph && ph->straggling) ? 1.0 : 0.0;
+        if (ph && ph->straggling && share > 0.0) {
+            double S = tables_stopping_power(&f->t, Ep);
+            double v = share * straggling_range_variance(&f->t, ph->Z_over_A, Ec[i], f->g.E_stop, ds_g) * S * S;
+            double rel = fabs((m2 / w - split) - v) / v;
+            worst_v = rel > worst_v ? rel : worst_v;
+            /* float coefficients of a kernel whose side weights are ~0.03 */
+            CHECK_MSG(rel <= 1e-5, "%s: bin %d adds variance %.6g MeV^2, expected %.6g", name, i,
+                      m2 / w - split, v);
+            spread++;
+        } else {
+            CHECK_ABS(m2 / w, split, 1e-6 * spacing * spacing);
+        }
+        CHECK(lut.deposit_MeV[i] > 0.0);
+        /* Energy: kept + deposited + escaping = E_i per unit weight. */
+        CHECK_ABS(lut.deposit_MeV[i] + m1 + lut.nuclear_energy[i], Ec[i] * (w + lut.nuclear_weight[i]),
+                  1e-12 * Ec[i]);
+        CHECK(tg < i); /* energy only goes down on average */
     }
-    printf("%s: %d bins, %d stop in one step, worst mean-energy error %.2e bins\n", name, lut.ne,
-           stopped, worst_E);
+    if (ph && ph->straggling)
+        CHECK(spread > lut.ne / 2); /* the straggling reached most bins */
+    for (int j = 0; j < lut.ne; j++) {
+        const energy_gather_entry *e = &lut.gather[j];
+        CHECK(e->count >= 0 && e->count <= ENERGY_TARGETS);
+        for (int k = 0; k < e->count; k++) {
+            int s = e->src[k], kk = j - (lut.target[s] - 1);
+            CHECK(s >= j && kk >= 0 && kk < ENERGY_TARGETS);
+            CHECK(e->coeff[k] == lut.coeff[s][kk] && e->coeff[k] != 0.0f);
+            if (k > 0)
+                CHECK(e->src[k - 1] < s);
+        }
+    }
+    for (int i = 0; i < lut.ne; i++) /* and every non-zero coefficient is listed */
+        for (int k = 0; k < ENERGY_TARGETS && lut.target[i] >= 0; k++) {
+            if (lut.coeff[i][k] == 0.0f)
+                continue;
+            const energy_gather_entry *e = &lut.gather[lut.target[i] - 1 + k];
+            int found = 0;
+            for (int q = 0; q < e->count; q++)
+                found |= e->src[q] == i;
+            CHECK(found);
+        }
+    printf("%s: %d bins, %d stop in one step, %d straggled, worst mean-energy error %.2e bins, "
+           "worst variance error %.2e\n", name, lut.ne, stopped, spread, worst_E, worst_v);
     energy_lut_free(&lut);
+}
+
+static void check_luts(const char *grid_name, const fixture *f)
+{
+    const energy_physics strag = {1, 0, 0.555084, NULL}, nuc = {0, 1, 0.0, nonelastic_water_cm2_g},
+                         both = {1, 1, 0.555084, nonelastic_water_cm2_g};
+    char name[128];
+    snprintf(name, sizeof name, "%s, slowing down only", grid_name);
+    check_lut(name, f, NULL);
+    snprintf(name, sizeof name, "%s, straggling", grid_name);
+    check_lut(name, f, &strag);
+    snprintf(name, sizeof name, "%s, non-elastic", grid_name);
+    check_lut(name, f, &nuc);
+    snprintf(name, sizeof name, "%s, both", grid_name);
+    check_lut(name, f, &both);
 }
 
 /* The row FMA helpers against libm's fmaf element by element (bitwise: both
@@ -163,14 +234,15 @@ int main(int argc, char **argv)
     {
         fixture f;
         CHECK(fixture_load(&f, NULL, NULL, 0) == 0);
-        check_lut("range grid", &f);
+        check_luts("range grid", &f);
         /* Range grid: every step is an exact one-bin shift. */
         energy_lut lut;
         smx_error err = {0};
-        CHECK(energy_lut_build(&lut, &f.g, &f.t, &err) == 0);
+        CHECK(energy_lut_build(&lut, &f.g, &f.t, NULL, &err) == 0);
         for (int i = 1; i < lut.ne; i++)
-            CHECK_MSG(lut.target[i] == i - 1 && lut.c_lo[i] == 1.0f && lut.c_hi[i] == 0.0f,
-                      "range bin %d: target %d, c %g/%g", i, lut.target[i], lut.c_lo[i], lut.c_hi[i]);
+            CHECK_MSG(lut.target[i] == i - 1 && lut.coeff[i][1] == 1.0f && lut.coeff[i][0] == 0.0f &&
+                          lut.coeff[i][2] == 0.0f,
+                      "range bin %d: target %d, c %g/%g", i, lut.target[i], lut.coeff[i][1], lut.coeff[i][2]);
         CHECK(lut.target[0] == -1);
         /* A non-monotone map must refuse the gather form (ascending grid: E'
          * must increase with E), and an increasing one must be accepted. */
@@ -178,12 +250,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < lut.ne; i++)
             map[i] = i > 0 ? f.g.E.centres[i - 1] : NAN;
         energy_lut ok, bad;
-        CHECK(energy_lut_from_map(&ok, &f.g, map, &err) == 0);
+        CHECK(energy_lut_from_map(&ok, &f.g, map, NULL, NULL, &err) == 0);
         CHECK(ok.gather_ok == 1);
         double sw = map[50];
         map[50] = map[52];
         map[52] = sw;
-        CHECK(energy_lut_from_map(&bad, &f.g, map, &err) == 0);
+        CHECK(energy_lut_from_map(&bad, &f.g, map, NULL, NULL, &err) == 0);
         CHECK(bad.gather_ok == 0);
         printf("non-monotone map refused: %s\n", bad.gather_reason);
         energy_lut_free(&ok);
@@ -214,7 +286,26 @@ int main(int argc, char **argv)
         const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=60"};
         fixture f;
         CHECK(fixture_load(&f, NULL, sets, 2) == 0);
-        check_lut("uniform grid", &f);
+        check_luts("uniform grid", &f);
+        fixture_free(&f);
+    }
+    {
+        /* Bins narrower than a step's energy loss (0.33 MeV against 0.36 MeV at
+         * 100 MeV): E' falls anywhere between two centres, near either. */
+        const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=300"};
+        fixture f;
+        CHECK(fixture_load(&f, NULL, sets, 2) == 0);
+        check_luts("uniform grid, 300 bins", &f);
+        fixture_free(&f);
+        /* Bins of 0.033 MeV against 0.07 MeV of straggling a step: refused,
+         * naming the switch and the key to change. */
+        const char *fine[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=3000"};
+        CHECK(fixture_load(&f, NULL, fine, 2) == 0);
+        const energy_physics strag = {1, 0, 0.555084, NULL};
+        energy_lut lut;
+        smx_error err = {0};
+        CHECK(energy_lut_build(&lut, &f.g, &f.t, &strag, &err) == SMX_EXIT_INPUT);
+        CHECK(strstr(err.msg, "transport.straggling") && strstr(err.msg, "grid.energy.n_bins"));
         fixture_free(&f);
     }
 

@@ -50,7 +50,7 @@ static void test_error_messages(void)
           "grid.energy.kind is a key, not a section" },
         { "key_is_list.yaml",
           "tests/plan_cases/key_is_list.yaml:3:5: beam: a key must be a name, not a list; "
-          "expected one of energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, "
+          "expected one of energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, divergence_mrad, correlation, "
           "weight" },
         /* types */
         { "not_number.yaml",
@@ -73,7 +73,7 @@ static void test_error_messages(void)
           "'5'; expected a list of at most 256 integers in [0, 100000000], e.g. [100, 200]" },
         { "scalar_for_section.yaml",
           "tests/plan_cases/scalar_for_section.yaml:2:7: beam: got a scalar '100'; expected a "
-          "mapping with keys energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, "
+          "mapping with keys energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, divergence_mrad, correlation, "
           "weight" },
         { "null_value.yaml",
           "tests/plan_cases/null_value.yaml:4:15: grid.energy.E_max_MeV: no value; expected a "

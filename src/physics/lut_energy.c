@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "physics/nuclear.h"
+#include "physics/straggling.h"
+
 /* E' this close to a bin centre (relative) is that centre: on a range grid the
  * round trip through R and R^-1 leaves ~1e-13, which must not become a split. */
 #define SNAP_REL 1e-9
@@ -28,36 +31,53 @@ static int gather_build(energy_lut *lut)
         int t = lut->target[i];
         if (t < 0)
             continue;
-        float c[2] = {lut->c_lo[i], lut->c_hi[i]};
-        for (int k = 0; k < 2; k++) {
-            if (c[k] == 0.0f)
+        for (int k = 0; k < ENERGY_TARGETS; k++) {
+            if (lut->coeff[i][k] == 0.0f)
                 continue;
-            energy_gather_entry *e = &lut->gather[t + k];
-            if (e->count == 2) {
+            energy_gather_entry *e = &lut->gather[t - 1 + k];
+            if (e->count == ENERGY_TARGETS) {
                 snprintf(lut->gather_reason, sizeof lut->gather_reason,
-                         "target bin %d receives from more than two source bins", t + k);
+                         "target bin %d receives from more than %d source bins", t - 1 + k,
+                         ENERGY_TARGETS);
                 return 0;
             }
             e->src[e->count] = i;
-            e->coeff[e->count] = c[k];
+            e->coeff[e->count] = lut->coeff[i][k];
             e->count++;
         }
     }
     return 1;
 }
 
-int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, smx_error *err)
+/* Weights w[0..2] on the centres a < b < c (bins k-1, k, k+1), with mu
+ * between a and c, whose mean is mu and whose variance about mu is that of
+ * the two-point split between the centres bracketing mu, plus v: the solution
+ * of the three moment equations. v = 0 gives back the split. Returns -1 when v
+ * is too large for the bins (a negative weight). */
+static int three_point(double *w, double a, double b, double c, double mu, double v)
+{
+    double da = a - mu, db = b - mu, dc = c - mu;
+    double S = (mu >= b ? -db * dc : -da * db) + v;
+    w[0] = (S + db * dc) / ((da - db) * (da - dc));
+    w[1] = (S + da * dc) / ((db - da) * (db - dc));
+    w[2] = (S + da * db) / ((dc - da) * (dc - db));
+    return w[0] < 0.0 || w[1] < 0.0 || w[2] < 0.0 ? -1 : 0;
+}
+
+int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, const double *var_MeV2,
+                        const double *survival, smx_error *err)
 {
     int ne = (int)g->ne;
     *lut = (energy_lut){.ne = ne};
     lut->E_after = malloc(ne * sizeof *lut->E_after);
     lut->target = malloc(ne * sizeof *lut->target);
-    lut->c_lo = malloc(ne * sizeof *lut->c_lo);
-    lut->c_hi = malloc(ne * sizeof *lut->c_hi);
+    lut->coeff = calloc(ne, sizeof *lut->coeff);
     lut->deposit_MeV = malloc(ne * sizeof *lut->deposit_MeV);
+    lut->nuclear_weight = calloc(ne, sizeof *lut->nuclear_weight);
+    lut->nuclear_energy = calloc(ne, sizeof *lut->nuclear_energy);
     lut->gather = calloc(ne, sizeof *lut->gather);
-    if (!lut->E_after || !lut->target || !lut->c_lo || !lut->c_hi || !lut->deposit_MeV ||
-        !lut->gather) {
+    if (!lut->E_after || !lut->target || !lut->coeff || !lut->deposit_MeV || !lut->nuclear_weight ||
+        !lut->nuclear_energy || !lut->gather) {
         energy_lut_free(lut);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy-loss table");
     }
@@ -67,7 +87,6 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, s
         if (!(Ep >= g->E_stop)) { /* also catches NAN: below the table */
             lut->E_after[i] = NAN;
             lut->target[i] = -1;
-            lut->c_lo[i] = lut->c_hi[i] = 0.0f;
             lut->deposit_MeV[i] = Ec[i];
             continue;
         }
@@ -85,54 +104,129 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, s
             }
         }
         int t = lo;
-        float c_lo, c_hi;
+        double f_hi; /* share of t+1 in the split */
         if (fabs(Ep - Ec[t]) <= SNAP_REL * Ec[t] || t == ne - 1) {
-            c_lo = 1.0f;
-            c_hi = 0.0f;
+            f_hi = 0.0;
         } else if (fabs(Ec[t + 1] - Ep) <= SNAP_REL * Ec[t + 1]) {
             t = t + 1;
-            c_lo = 1.0f;
-            c_hi = 0.0f;
+            f_hi = 0.0;
         } else {
-            /* Mean energy kept: c_lo E_t + c_hi E_t+1 = E', c_lo + c_hi = 1. */
-            c_hi = (float)((Ep - Ec[t]) / (Ec[t + 1] - Ec[t]));
-            c_lo = 1.0f - c_hi;
+            /* Mean energy kept: (1 - f) E_t + f E_t+1 = E'. */
+            f_hi = (Ep - Ec[t]) / (Ec[t + 1] - Ec[t]);
+        }
+        /* w[k] goes to bin t - 1 + k: the split (t the lower bracketing bin),
+         * or with straggling three points about the centre nearest to E' (so
+         * that any E' leaves room for the added variance), kept at or below
+         * the source and inside the grid. */
+        double w[ENERGY_TARGETS] = {0};
+        double v = var_MeV2 ? var_MeV2[i] : 0.0;
+        float c_hi = (float)f_hi, c_lo = 1.0f - c_hi; /* the float split of the plain step */
+        int k = f_hi > 0.5 ? t + 1 : t;
+        if (k + 1 > i)
+            k = i - 1;
+        if (v > 0.0 && k >= 1 && k + 1 < ne) {
+            t = k;
+            if (three_point(w, Ec[t - 1], Ec[t], Ec[t + 1], Ep, v)) {
+                double h = fmin(Ec[t] - Ec[t - 1], Ec[t + 1] - Ec[t]);
+                energy_lut_free(lut);
+                return smx_fail(err, SMX_EXIT_INPUT,
+                                "transport.straggling: one step's energy straggling (%.3g MeV rms at %.4g "
+                                "MeV) is wider than the energy bins there (%.3g MeV); use fewer "
+                                "grid.energy.n_bins (uniform grid) or a longer transport.step_mm (range "
+                                "grid), or set transport.straggling: false", sqrt(v), Ep, h);
+            }
+        } else {
+            w[1] = c_lo;
+            w[2] = c_hi;
+        }
+        double q = survival ? survival[i] : 1.0;
+        double kept_w = 0.0, kept_E = 0.0;
+        for (int k = 0; k < ENERGY_TARGETS; k++) {
+            int b = t - 1 + k;
+            float c = (b >= 0 && b < ne) ? (float)(q * w[k]) : 0.0f;
+            lut->coeff[i][k] = c;
+            if (c != 0.0f) {
+                kept_w += c;
+                kept_E += c * Ec[b];
+            }
         }
         lut->E_after[i] = Ep;
         lut->target[i] = t;
-        lut->c_lo[i] = c_lo;
-        lut->c_hi[i] = c_hi;
         /* Deposit what the stored (float) coefficients take away, so that energy
-         * bookkeeping closes with the numbers actually applied. */
-        double E_kept = c_lo * Ec[t] + (c_hi != 0.0f ? c_hi * Ec[t + 1] : 0.0);
-        lut->deposit_MeV[i] = Ec[i] * ((double)c_lo + (double)c_hi) - E_kept;
+         * bookkeeping closes with the numbers actually applied. The weight they
+         * do not keep is the non-elastic removal when that is on (otherwise only
+         * float rounding, within the 1e-6 balance). */
+        double removed = survival ? 1.0 - kept_w : 0.0;
+        lut->nuclear_weight[i] = removed;
+        lut->nuclear_energy[i] = (1.0 - SMX_NUCLEAR_LOCAL_FRACTION) * removed * Ec[i];
+        lut->deposit_MeV[i] = Ec[i] * (kept_w + removed) - kept_E - lut->nuclear_energy[i];
     }
     lut->gather_ok = gather_build(lut);
     return 0;
 }
 
-int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, smx_error *err)
+int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
+                     smx_error *err)
 {
     double *E_after = malloc(g->ne * sizeof *E_after);
-    if (!E_after)
+    double *var = calloc(g->ne, sizeof *var);
+    double *surv = malloc(g->ne * sizeof *surv);
+    if (!E_after || !var || !surv) {
+        free(E_after);
+        free(var);
+        free(surv);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy-loss table");
-    double ds_g = g->ds * 0.1 * g->density;
-    for (int64_t i = 0; i < g->ne; i++) {
-        double R = tables_csda_range(t, g->E.centres[i]);
-        E_after[i] = tables_energy_at_range(t, R - ds_g); /* NAN below the table: stops */
     }
-    int rc = energy_lut_from_map(lut, g, E_after, err);
+    double ds_g = g->ds * 0.1 * g->density;
+    int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
+    for (int64_t i = 0; i < g->ne; i++) {
+        double E = g->E.centres[i];
+        double R = tables_csda_range(t, E);
+        E_after[i] = tables_energy_at_range(t, R - ds_g); /* NAN below the table: stops */
+        if (strag && E_after[i] >= g->E_stop) {
+            /* Range variance of the step, in energy at the bins it lands on. */
+            double S = tables_stopping_power(t, E_after[i]);
+            var[i] = straggling_range_variance(t, ph->Z_over_A, E, g->E_stop, ds_g) * S * S;
+        }
+        surv[i] = nuc ? nuclear_survival(t, ph->nonelastic_cm2_g, E, g->E_stop, ds_g) : 1.0;
+    }
+    int rc = energy_lut_from_map(lut, g, E_after, strag ? var : NULL, nuc ? surv : NULL, err);
     free(E_after);
+    free(var);
+    free(surv);
     return rc;
+}
+
+int energy_lut_low_target(const energy_lut *lut, int i)
+{
+    int t = lut->target[i];
+    if (t < 0)
+        return -1;
+    for (int k = 0; k < ENERGY_TARGETS; k++)
+        if (lut->coeff[i][k] != 0.0f)
+            return t - 1 + k;
+    return -1;
+}
+
+int energy_lut_top_target(const energy_lut *lut, int i)
+{
+    int t = lut->target[i];
+    if (t < 0)
+        return -1;
+    for (int k = ENERGY_TARGETS - 1; k >= 0; k--)
+        if (lut->coeff[i][k] != 0.0f)
+            return t - 1 + k;
+    return -1;
 }
 
 void energy_lut_free(energy_lut *lut)
 {
     free(lut->E_after);
     free(lut->target);
-    free(lut->c_lo);
-    free(lut->c_hi);
+    free(lut->coeff);
     free(lut->deposit_MeV);
+    free(lut->nuclear_weight);
+    free(lut->nuclear_energy);
     free(lut->gather);
     *lut = (energy_lut){0};
 }

@@ -1,18 +1,28 @@
-/* Energy loss (A_E, continuous slowing down), built once per run.
+/* Energy loss (A_E): slowing down, straggling and non-elastic removal, built once
+ * per run.
  *
- * Source bin i (centre E_i) has after one step E' = R^-1(R(E_i) - rho ds), from
- * the CSDA range table (exact for any step length). E' is split between the two
- * bracketing bin centres t, t+1 with coefficients that keep both weight and mean
- * energy; E_i - E' is deposited in the cell. Below grid.E_stop the particle stops:
- * its whole energy E_i is deposited and its weight tallied as ENERGY_STOPPED.
+ * Source bin i (centre E_i) has after one step the mean energy
+ * E' = R^-1(R(E_i) - rho ds) from the CSDA range table (exact for any step
+ * length), split between the bracketing centres t, t+1 with weight and mean
+ * energy kept. With straggling, a share of it goes to t-1 as well: the three
+ * weights on t-1, t, t+1 keep weight and mean energy and add the step's
+ * straggling variance to the split's own (coeff[i][0..2]). With non-elastic
+ * interactions every
+ * coefficient is scaled by the survival probability of the step; the weight
+ * removed (nuclear_weight) leaves psi, the local share of its energy joins the
+ * deposit and the rest (nuclear_energy) is tallied as NUCLEAR. Every target
+ * lies at or below its source (t + 1 <= i, as E' < E_i), so A_E can update psi
+ * in place walking energy upwards. Below
+ * grid.E_stop the particle stops: its whole energy E_i is deposited and its
+ * weight tallied as ENERGY_STOPPED.
  *
  * Two equivalent forms of the same coefficients:
  *  - scatter, per source: always valid; the fallback and the oracle;
- *  - gather, per target: at most two (source, coefficient) pairs per target,
- *    no atomics.
+ *  - gather, per target: at most ENERGY_TARGETS (source, coefficient) pairs
+ *    per target, sources ascending, no atomics.
  *    Valid only when E' increases strictly with E (for an ascending grid) and no
- *    target has more than two sources; otherwise gather_ok = 0 and the backends
- *    fall back to scatter. */
+ *    target has more sources; otherwise gather_ok = 0 and the backends fall
+ *    back to scatter. */
 #ifndef SMX_LUT_ENERGY_H
 #define SMX_LUT_ENERGY_H
 
@@ -22,30 +32,51 @@
 #include "physics/grid.h"
 #include "physics/tables.h"
 
+/* Targets of one source: t-1, t, t+1. */
+#define ENERGY_TARGETS 3
+
 typedef struct energy_gather_entry {
-    int32_t src[2];  /* source bins, ascending */
-    float coeff[2];
-    int32_t count;   /* 0, 1 or 2 */
+    int32_t src[ENERGY_TARGETS]; /* source bins, ascending */
+    float coeff[ENERGY_TARGETS];
+    int32_t count;               /* 0 .. ENERGY_TARGETS */
 } energy_gather_entry;
 
 typedef struct energy_lut {
     int ne;
     /* scatter form, per source bin */
     double *E_after;      /* E' (MeV); NAN when stopped */
-    int32_t *target;      /* lower target bin t, or -1 when stopped */
-    float *c_lo, *c_hi;   /* weight to t and to t+1 (c_hi = 0 when t is the top bin) */
-    double *deposit_MeV;  /* per unit weight: E_i - (c_lo E_t + c_hi E_t+1), or E_i when stopped */
+    int32_t *target;      /* bracketing lower bin t, or -1 when stopped */
+    float (*coeff)[ENERGY_TARGETS]; /* weight to t-1, t, t+1 (0 outside the grid) */
+    double *deposit_MeV;  /* per unit weight: E_i - sum_k coeff_k E_k - nuclear_energy, or E_i
+                             when stopped */
+    double *nuclear_weight; /* per unit weight: removed by non-elastic interactions */
+    double *nuclear_energy; /* per unit weight: MeV those carry out of the problem */
     /* gather form, per target bin */
     energy_gather_entry *gather;
     int gather_ok;
     char gather_reason[256]; /* why gather was refused */
 } energy_lut;
 
-/* From the CSDA table: E' per source, then energy_lut_from_map. */
-int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, smx_error *err);
-/* From explicit E' values (NAN or < E_stop = stopped); the tests use it to force
- * a non-monotone map. */
-int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, smx_error *err);
+/* What A_E includes besides the slowing down. */
+typedef struct energy_physics {
+    int straggling, nuclear;
+    double Z_over_A;                     /* straggling: the material's */
+    double (*nonelastic_cm2_g)(double);  /* nuclear: the material's cross section */
+} energy_physics;
+
+/* From the CSDA table and the models of ph (NULL: slowing down only). */
+int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
+                     smx_error *err);
+/* From explicit E' values (NAN or < E_stop = stopped), energy variances added
+ * over the step (MeV^2; NULL = none) and survival probabilities (NULL = all
+ * survive); the tests use it to force a non-monotone map. */
+int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, const double *var_MeV2,
+                        const double *survival, smx_error *err);
 void energy_lut_free(energy_lut *lut);
+
+/* Lowest and highest target bins of source i that receive weight; -1 when it
+ * stops. */
+int energy_lut_low_target(const energy_lut *lut, int i);
+int energy_lut_top_target(const energy_lut *lut, int i);
 
 #endif

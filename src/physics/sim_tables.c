@@ -3,32 +3,65 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Angular variance added over one step, in bins^2: the integral of the mass
+#include "physics/material.h"
+#include "physics/scattering_power.h"
+
+/* The scattering power of the plan's model at E (rad2 cm2/g). */
+typedef struct scatter_model {
+    const tables *t;
+    int highland;
+    double E1, XS; /* differential Highland: incident energy, scattering length */
+} scatter_model;
+
+static double scatter_T(const scatter_model *m, double E)
+{
+    return m->highland ? scattering_power_dhighland(E, m->E1, m->XS) : tables_scattering_power(m->t, E);
+}
+
+/* Angular variance added over one step, in rad^2: the integral of the mass
  * scattering power along the path actually travelled, from R(E) down to
  * max(R(E) - rho ds, R(E_stop)) in residual range (g/cm2). Integrating instead
  * of taking T(E) ds keeps the result independent of ds, follows T as it grows
  * along the step, and gives a particle that stops within the step only the
- * scattering of the path it has left. */
-static double step_variance(const tables *t, double E, double E_stop, double ds_g)
+ * scattering of the path it has left. Differential Highland is defined below
+ * the incident energy only: a bin at or above it (the beam's own bin, the upper
+ * side of an energy spread) scatters as in the first step. Gauss-Legendre
+ * points, which never touch the step's ends: there T_dH has its integrable log
+ * singularity at the entrance. */
+static double step_variance(const scatter_model *m, double E, double E_stop, double ds_g)
 {
+    static const double x[8] = {0.0950125098376374, 0.2816035507792589, 0.4580167776572274,
+                                0.6178762444026438, 0.7554044083550030, 0.8656312023878318,
+                                0.9445750230732326, 0.9894009349916499};
+    static const double w[8] = {0.1894506104550685, 0.1826034150449236, 0.1691565193950025,
+                                0.1495959888165767, 0.1246289712555339, 0.0951585116824928,
+                                0.0622535239386479, 0.0271524594117541};
+    if (m->highland && E >= m->E1)
+        E = m->E1;
+    const tables *t = m->t;
     double R = tables_csda_range(t, E), R_stop = tables_csda_range(t, E_stop);
     double R_end = R - ds_g > R_stop ? R - ds_g : R_stop;
     if (!(R > R_end))
         return 0.0;
-    const int n = 32; /* Simpson panels; T varies smoothly along one step */
-    double h = (R - R_end) / n, sum = 0.0;
-    for (int k = 0; k <= n; k++) {
-        double Tk = tables_scattering_power(t, tables_energy_at_range(t, R_end + k * h));
-        sum += Tk * (k == 0 || k == n ? 1.0 : (k % 2 ? 4.0 : 2.0));
+    /* Two 16-point panels; T varies smoothly along a step away from the entrance. */
+    double sum = 0.0, half = 0.25 * (R - R_end);
+    for (int p = 0; p < 2; p++) {
+        double mid = R_end + (2 * p + 1) * half;
+        for (int k = 0; k < 8; k++)
+            sum += w[k] * (scatter_T(m, tables_energy_at_range(t, mid - x[k] * half)) +
+                           scatter_T(m, tables_energy_at_range(t, mid + x[k] * half)));
     }
-    return sum * h / 3.0;
+    return sum * half;
 }
 
-static int angular_sigmas(double *sig, const plan *p, const grid *g, const tables *t)
+static int angular_sigmas(double *sig, const plan *p, const grid *g, const tables *t,
+                          const material_props *mat)
 {
     double ds_g = g->ds * 0.1 * g->density;
+    scatter_model m = {t, p->scattering_power == SCAT_HIGHLAND, p->beam_energy_MeV,
+                       mat ? mat->XS_g_cm2 : 0.0};
     for (int64_t i = 0; i < g->ne; i++) {
-        double v = p->scattering ? step_variance(t, g->E.centres[i], g->E_stop, ds_g) : 0.0;
+        double v = p->scattering ? step_variance(&m, g->E.centres[i], g->E_stop, ds_g) : 0.0;
         if (!(v >= 0.0))
             return -1;
         sig[i] = sqrt(v) / g->dtheta;
@@ -36,10 +69,34 @@ static int angular_sigmas(double *sig, const plan *p, const grid *g, const table
     return 0;
 }
 
+/* The material's constants, when a model of the plan needs them. */
+static int need_material(const plan *p, const tables *t, const material_props **mat, smx_error *err)
+{
+    *mat = material_props_find(t->material);
+    if (*mat)
+        return 0;
+    const char *key = p->scattering && p->scattering_power == SCAT_HIGHLAND ? "transport.scattering_power"
+                      : p->straggling                                   ? "transport.straggling"
+                      : p->nuclear                                      ? "transport.nuclear"
+                                                                        : NULL;
+    if (!key)
+        return 0;
+    return plan_fail_at(p, err, key,
+                        "the material '%s' of %s has no scattering length, Z/A or non-elastic "
+                        "cross section here yet (known: water (liquid)); switch the model off, "
+                        "or use transport.scattering_power: fermi_rossi", t->material, t->path);
+}
+
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
     *s = (sim_tables){.p = p, .g = g, .only_op = -1};
-    int rc = energy_lut_build(&s->el, g, t, err);
+    const material_props *mat;
+    int rc = need_material(p, t, &mat, err);
+    if (rc)
+        return rc;
+    energy_physics ph = {p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
+                         mat ? mat->nonelastic_cm2_g : NULL};
+    rc = energy_lut_build(&s->el, g, t, &ph, err);
     if (rc)
         return rc;
     double *sig = malloc(g->ne * sizeof *sig);
@@ -47,7 +104,7 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
         goto fail;
     }
-    if (angular_sigmas(sig, p, g, t)) {
+    if (angular_sigmas(sig, p, g, t, mat)) {
         free(sig);
         rc = smx_fail(err, SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
                       t->path);

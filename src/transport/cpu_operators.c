@@ -150,6 +150,9 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
             if (el->target[ie] < 0) {
                 pt->weight[CH_ENERGY_STOPPED] += wsum;
                 pt->energy[CH_ENERGY_STOPPED] += wsum * g->E.centres[ie];
+            } else if (el->nuclear_weight[ie] != 0.0) {
+                pt->weight[CH_NUCLEAR] += wsum * el->nuclear_weight[ie];
+                pt->energy[CH_NUCLEAR] += wsum * el->nuclear_energy[ie];
             }
         }
         for (int x = all.x0; x <= all.x1; x++)
@@ -165,10 +168,9 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
         int tg = el->target[ie];
         if (tg < 0 || box_empty(c->box_cur[ie]))
             continue;
-        if (el->c_lo[ie] != 0.0f)
-            c->box_next[tg] = box_union(c->box_next[tg], c->box_cur[ie]);
-        if (el->c_hi[ie] != 0.0f)
-            c->box_next[tg + 1] = box_union(c->box_next[tg + 1], c->box_cur[ie]);
+        for (int k = 0; k < ENERGY_TARGETS; k++)
+            if (el->coeff[ie][k] != 0.0f)
+                c->box_next[tg - 1 + k] = box_union(c->box_next[tg - 1 + k], c->box_cur[ie]);
     }
     /* Every (theta, z) row is independent along energy; within a row, ascending
      * energy keeps the in-place update reading only unmodified sources. */
@@ -188,16 +190,17 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                 if (e->count == 0) {
                     for (int x = reg.x0; x <= reg.x1; x++)
                         dst[x] = 0.0f;
-                } else if (e->count == 1) {
+                } else {
+                    /* The first term rounded once (c0 s0), every further one an fma,
+                     * sources ascending: the order of the scatter form and the GPU's. */
                     const float *s0 = plane(c, c->cur, e->src[0], j) + (int64_t)z * g->nx;
                     float c0 = e->coeff[0];
                     for (int x = reg.x0; x <= reg.x1; x++)
                         dst[x] = c0 * s0[x];
-                } else {
-                    const float *s0 = plane(c, c->cur, e->src[0], j) + (int64_t)z * g->nx;
-                    const float *s1 = plane(c, c->cur, e->src[1], j) + (int64_t)z * g->nx;
-                    rows_gather2(dst + reg.x0, e->coeff[0], s0 + reg.x0, e->coeff[1], s1 + reg.x0,
-                                 reg.x1 - reg.x0 + 1);
+                    for (int k = 1; k < e->count; k++) {
+                        const float *sk = plane(c, c->cur, e->src[k], j) + (int64_t)z * g->nx;
+                        rows_fma(dst + reg.x0, sk + reg.x0, e->coeff[k], reg.x1 - reg.x0 + 1);
+                    }
                 }
             } else {
                 /* Scatter: consume source ie, add into targets at or below it. */
@@ -205,17 +208,20 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                     continue;
                 float *src = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
                 int tg = el->target[ie];
-                float *t0 = tg >= 0 ? plane(c, c->cur, tg, j) + (int64_t)z * g->nx : NULL;
-                float *t1 = tg >= 0 && tg + 1 < ne ? plane(c, c->cur, tg + 1, j) + (int64_t)z * g->nx
-                                                   : NULL;
-                float clo = el->c_lo[ie], chi = el->c_hi[ie];
+                /* Every target lies at or below the source (lut_energy.h), so
+                 * in place is safe: a target equal to the source (the upward
+                 * side of straggling) receives after the source is read. */
+                float *tk[ENERGY_TARGETS] = {NULL};
+                if (tg >= 0)
+                    for (int k = 0; k < ENERGY_TARGETS; k++)
+                        if (el->coeff[ie][k] != 0.0f)
+                            tk[k] = plane(c, c->cur, tg - 1 + k, j) + (int64_t)z * g->nx;
                 for (int x = oldb.x0; x <= oldb.x1; x++) {
                     float v = src[x];
                     src[x] = 0.0f;
-                    if (t0 && clo != 0.0f)
-                        t0[x] = fmaf(clo, v, t0[x]);
-                    if (t1 && chi != 0.0f)
-                        t1[x] = fmaf(chi, v, t1[x]);
+                    for (int k = 0; k < ENERGY_TARGETS; k++)
+                        if (tk[k])
+                            tk[k][x] = fmaf(el->coeff[ie][k], v, tk[k][x]);
                 }
             }
         }

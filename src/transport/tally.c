@@ -10,6 +10,7 @@ const char *const tally_channel_names[CH_COUNT] = {
     "theta_cutoff",
     "energy_stopped",
     "spatial_leak",
+    "nuclear",
 };
 
 void tally_clear(step_tally *t)

@@ -2,7 +2,10 @@
  * Weight:  sum psi_in = sum psi_out + sum_c weight[c]
  * Energy:  sum psi_in E = sum psi_out E + deposited + sum_{c != ENERGY_STOPPED} energy[c]
  * ENERGY_STOPPED's energy is the residual energy of stopped particles; it is
- * deposited locally and therefore already part of `deposited`. */
+ * deposited locally and therefore already part of `deposited`. NUCLEAR's
+ * weight is the primaries removed by non-elastic interactions; its energy is
+ * only the share that leaves the problem (neutrons, gammas): the local share is
+ * part of `deposited`. */
 #ifndef SMX_TALLY_H
 #define SMX_TALLY_H
 
@@ -11,7 +14,8 @@ enum tally_channel {
     CH_THETA_CUTOFF = 1,   /* dropped by thresholds or kernel truncation */
     CH_ENERGY_STOPPED = 2, /* fell below the energy cutoff */
     CH_SPATIAL_LEAK = 3,   /* streamed out of the x-z domain */
-    CH_COUNT = 4
+    CH_NUCLEAR = 4,        /* removed by a non-elastic nuclear interaction */
+    CH_COUNT = 5
 };
 
 extern const char *const tally_channel_names[CH_COUNT];
