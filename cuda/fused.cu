@@ -443,8 +443,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             for (int m = 0; m < M; m++)
                 v[m] = b == 0 ? acc[0][m] : b == 1 ? acc[1][m] : acc[2][m];
         };
-        bool started = false; // T0 set; block-uniform
-        int T0 = 0;           // lowest open target; block-uniform (may be -1: bin t - 1 of t = 0)
+        constexpr int UNSET = INT_MIN / 2; // before the first source with a target
+        int T0 = UNSET;       // lowest open target; block-uniform (may be -1: bin t - 1 of t = 0)
         int b0 = 0;           // T0's bank
         int next_out = ot_lo; // every owned target below this is written or known zero
         double dpart = 0.0; // this thread's deposit partial (deposit_order.h)
@@ -462,8 +462,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             // Target bookkeeping depends on the bin only, so it is uniform.
             if (tg >= 0) {
                 const int low = tg - 1; // the lowest target of bin s
-                if (!started)
-                    T0 = low, started = true;
+                if (T0 == UNSET)
+                    T0 = low;
                 while (T0 < low) { // T0 is complete: write it
                     if (T0 >= next_out) { // below: not this group's, or bin -1
                         float v[M];
@@ -635,7 +635,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         }
         // Flush the open targets and zero every other target bin in range.
         for (int zt = max(next_out, ot_lo); zt <= ot_hi; zt++) {
-            const bool open = started && zt >= T0 && zt <= T0 + 2;
+            const bool open = zt >= T0 && zt <= T0 + 2; // never while T0 is UNSET
             float v[M];
             const int k = open ? zt - T0 : 0;
             bank_copy(b0 + k > 2 ? b0 + k - 3 : b0 + k, v);

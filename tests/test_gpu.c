@@ -397,13 +397,15 @@ int main(int argc, char **argv)
     compare_case(&many_bins, 3);
     /* Kernels wider than the fused step's padded stage take its bounds-checked
      * convolution: cap the padding at K = 1 (test hook) on grids whose kernels
-     * reach K >= 2 (8 and 5 here), so both paths run in one step. (Without the
-     * hook, the 64-bin window case above has K = 63 > FUSED_MAX_KP.) */
+     * reach K >= 2 (8 and 5 here), so both paths run in one step; the
+     * full-circle case scatters with Fermi-Rossi, whose larger angles widen
+     * its kernels past the cap. (Without the hook, the 64-bin window case
+     * above has K = 63 > FUSED_MAX_KP.) */
     const kcase wide[] = {
         {"3 steps, one pass, K > padding (window)", -1, {"transport.step_mm=2.0"}, 1, 1},
         {"3 steps, one pass, K > padding (full circle)", -1,
          {"grid.angle.mode=full", "grid.angle.n_bins=64", "backend.angular=direct",
-          "transport.step_mm=4.0"}, 4, 1},
+          "transport.step_mm=4.0", "transport.scattering_power=fermi_rossi"}, 5, 1},
     };
     runner_fused_kp_cap = 1;
     for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
