@@ -290,6 +290,23 @@ int main(int argc, char **argv)
         fixture_free(&f);
     }
     {
+        /* A material without the models' constants: the plan must switch them
+         * off, and the error says which key. */
+        fixture f;
+        CHECK(fixture_load(&f, NULL, NULL, 0) == 0);
+        snprintf(f.t.material, sizeof f.t.material, "bone (cortical)");
+        sim_tables st;
+        CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == SMX_EXIT_INPUT);
+        CHECK(strstr(f.err.msg, "transport.scattering_power") && strstr(f.err.msg, "bone (cortical)"));
+        f.p.scattering_power = SCAT_FERMI_ROSSI;
+        CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == SMX_EXIT_INPUT);
+        CHECK(strstr(f.err.msg, "transport.straggling") != NULL);
+        f.p.straggling = f.p.nuclear = 0;
+        CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == 0);
+        sim_tables_free(&st);
+        fixture_free(&f);
+    }
+    {
         /* Bins narrower than a step's energy loss (0.33 MeV against 0.36 MeV at
          * 100 MeV): E' falls anywhere between two centres, near either. */
         const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=300"};
