@@ -299,9 +299,11 @@ int main(int argc, char **argv)
         CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == SMX_EXIT_INPUT);
         CHECK(strstr(f.err.msg, "transport.scattering_power") && strstr(f.err.msg, "bone (cortical)"));
         f.p.scattering_power = SCAT_FERMI_ROSSI;
+        f.err = (smx_error){0}; /* the first error is kept: start afresh */
         CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == SMX_EXIT_INPUT);
         CHECK(strstr(f.err.msg, "transport.straggling") != NULL);
         f.p.straggling = f.p.nuclear = 0;
+        f.err = (smx_error){0};
         CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == 0);
         sim_tables_free(&st);
         fixture_free(&f);
