@@ -13,45 +13,26 @@ typedef struct scatter_model {
     double E1, XS; /* differential Highland: incident energy, scattering length */
 } scatter_model;
 
-static double scatter_T(const scatter_model *m, double E)
+static double scatter_T(double E, const void *ctx)
 {
+    const scatter_model *m = ctx;
     return m->highland ? scattering_power_dhighland(E, m->E1, m->XS) : tables_scattering_power(m->t, E);
 }
 
 /* Angular variance added over one step, in rad^2: the integral of the mass
- * scattering power along the path actually travelled, from R(E) down to
- * max(R(E) - rho ds, R(E_stop)) in residual range (g/cm2). Integrating instead
- * of taking T(E) ds keeps the result independent of ds, follows T as it grows
- * along the step, and gives a particle that stops within the step only the
- * scattering of the path it has left. Differential Highland is defined below
- * the incident energy only: a bin at or above it (the beam's own bin, the upper
- * side of an energy spread) scatters as in the first step. Gauss-Legendre
- * points, which never touch the step's ends: there T_dH has its integrable log
- * singularity at the entrance. */
+ * scattering power along the path actually travelled (tables_step_integral).
+ * Integrating instead of taking T(E) ds keeps the result independent of ds,
+ * follows T as it grows along the step, and gives a particle that stops
+ * within the step only the scattering of the path it has left. Differential
+ * Highland is defined below the incident energy only: a bin at or above it
+ * (the beam's own bin, the upper side of an energy spread) scatters as in the
+ * first step; the quadrature never touches the step's ends, where T_dH has its
+ * integrable log singularity at the entrance. */
 static double step_variance(const scatter_model *m, double E, double E_stop, double ds_g)
 {
-    static const double x[8] = {0.0950125098376374, 0.2816035507792589, 0.4580167776572274,
-                                0.6178762444026438, 0.7554044083550030, 0.8656312023878318,
-                                0.9445750230732326, 0.9894009349916499};
-    static const double w[8] = {0.1894506104550685, 0.1826034150449236, 0.1691565193950025,
-                                0.1495959888165767, 0.1246289712555339, 0.0951585116824928,
-                                0.0622535239386479, 0.0271524594117541};
     if (m->highland && E >= m->E1)
         E = m->E1;
-    const tables *t = m->t;
-    double R = tables_csda_range(t, E), R_stop = tables_csda_range(t, E_stop);
-    double R_end = R - ds_g > R_stop ? R - ds_g : R_stop;
-    if (!(R > R_end))
-        return 0.0;
-    /* Two 16-point panels; T varies smoothly along a step away from the entrance. */
-    double sum = 0.0, half = 0.25 * (R - R_end);
-    for (int p = 0; p < 2; p++) {
-        double mid = R_end + (2 * p + 1) * half;
-        for (int k = 0; k < 8; k++)
-            sum += w[k] * (scatter_T(m, tables_energy_at_range(t, mid - x[k] * half)) +
-                           scatter_T(m, tables_energy_at_range(t, mid + x[k] * half)));
-    }
-    return sum * half;
+    return tables_step_integral(m->t, E, E_stop, ds_g, scatter_T, m);
 }
 
 static int angular_sigmas(double *sig, const plan *p, const grid *g, const tables *t,

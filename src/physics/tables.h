@@ -34,6 +34,13 @@ double tables_stopping_power(const tables *t, double E_MeV);    /* MeV cm2/g */
 double tables_scattering_power(const tables *t, double E_MeV);  /* rad2 cm2/g */
 double tables_projected_range(const tables *t, double E_MeV);   /* g/cm2 */
 
+/* The integral of f(E) over the path of one step, in residual range (g/cm2):
+ * from R(E) down by ds_g, or to R(E_stop) if that comes first (a particle that
+ * stops within the step). Gauss-Legendre, two panels of 8 points, which never
+ * evaluate f at the step's ends. 0 when the path is empty. */
+double tables_step_integral(const tables *t, double E_MeV, double E_stop_MeV, double ds_g,
+                            double (*f)(double E_MeV, const void *ctx), const void *ctx);
+
 /* The scattering-power model used to fill T (scripts/make_tables.c and the tests
  * share it). */
 double scattering_power_fermi_rossi(double E_MeV, double X0_g_cm2);
