@@ -63,20 +63,24 @@ cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out)
 static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
 {
     if (c->single_pass) {
-        CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at,
+        CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at,
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->cluster_launch,
                                        c->s->fused_kp_cap, c->tiles, c->split, c->stream));
+        CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop,
+                                           c->blocks, c->stream));
         CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et, 1, c->stream));
         return 0;
     }
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
-    CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at,
+    CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at,
                                            c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
                                            c->blocks, c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split,
                                            c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop,
+                                       c->blocks, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
                                                   c->partials, c->blocks, c->stream));
@@ -94,6 +98,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
     float *cur = c->psi_a, *oth = c->psi_b; // where the data is, and the other buffer
+    int moved = 0; // A_stream has run in this step (where the deposit's paths start)
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
         if (c->s->only_op >= 0 && op != c->s->only_op)
@@ -105,12 +110,16 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
             cur = oth;
             oth = t;
         } else if (op == OP_ENERGY) {
-            e = energy_deposit(cur, c->dose, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
+            e = energy_deposit(cur, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
+            if (e == cudaSuccess)
+                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, moved, NULL, c->stop,
+                                   c->blocks, c->stream);
             if (e == cudaSuccess)
                 e = energy_move(c->energy_gather, cur, c->d, c->et, c->stop, c->blocks, c->stream);
         } else {
             e = stream_launch(c->stream_variant, cur, oth, &c->state->step, c->d, c->stt, c->stop,
                               c->partials, c->blocks, c->stream);
+            moved = 1;
             float *t = cur;
             cur = oth;
             oth = t;

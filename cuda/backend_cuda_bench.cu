@@ -72,17 +72,21 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     cudaError_t ce = cudaSuccess;
     cudaEventRecord(e.a, c->stream);
     if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
-        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dose, c->d, c->at, c->ft, c->stt,
+        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft, c->stt,
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
                         c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split, c->stream);
+    } else if (c->single_pass && op == OP_ENERGY) { // the deposit's spread (the step's second kernel)
+        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop, c->blocks,
+                            c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
-        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dose, c->d, c->at, c->ft, c->threshold,
+        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at, c->ft, c->threshold,
                                 c->box_a, c->reg, c->stop, c->partials, c->blocks, c->cluster_launch,
                                 c->s->fused_kp_cap, c->tiles, c->split, c->stream);
-    } else if (c->fused && op == OP_ENERGY) {
-        ce = cudaSuccess; // inside the theta+energy kernel
+    } else if (c->fused && op == OP_ENERGY) { // the deposit's spread; A_E is inside the theta+energy kernel
+        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop, c->blocks,
+                            c->stream);
     } else if (c->fused && op == OP_STREAM) {
         // Into the scratch buffer, with a scratch box list (the state is not kept).
         ce = stream_gather_and_measure(c->psi_a, c->psi_b, &c->state->step, c->d, c->stt, c->reg,
@@ -93,7 +97,10 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     } else if (op == OP_THETA) {
         ce = launch_theta(c, c->psi_a, c->psi_b);
     } else if (op == OP_ENERGY) {
-        ce = energy_deposit(c->psi_a, c->dose, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
+        ce = energy_deposit(c->psi_a, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
+        if (ce == cudaSuccess)
+            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, NULL, c->stop, c->blocks,
+                                c->stream);
         if (ce == cudaSuccess)
             ce = energy_move(c->energy_gather, c->psi_a, c->d, c->et, c->stop, c->blocks, c->stream);
     } else if (op == OP_STREAM) {
@@ -141,21 +148,23 @@ void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *me
     cuda_ctx *c = (cuda_ctx *)vctx;
     // The grid's own cells (not the rows' padding): what a pass must move.
     double psi = (double)c->g->cells * sizeof(float), dose = (double)c->g->slice * sizeof(double);
+    // The deposit map: written by A_E, read by the spread, which updates the dose.
+    double dmap = (double)c->g->nth * c->g->slice * sizeof(float);
     int theta = c->angular == 2 ? (int)(2 * c->d.ne + 2) : 1;
     int stream = c->stream_variant == SV_GATHER ? 1 : 2;
-    *launches = 1 /* partials memset */ + theta + 2 /* energy */ + stream + 2 /* measure, finish */;
+    *launches = 1 /* partials memset */ + theta + 4 /* energy, paths, spread */ + stream + 2 /* measure, finish */;
     if (c->single_pass) {
-        // the step (its unsplit and split instances, one of which returns at once), finish
-        *launches = c->split.max_tiles > 0 ? 3 : 2;
-        *bytes_dense = 2 * psi + 2 * dose;
+        // the step (its unsplit and split instances, one of which returns at once), paths, spread, finish
+        *launches = c->split.max_tiles > 0 ? 5 : 4;
+        *bytes_dense = 2 * psi + 2 * dmap + 2 * dose;
         size_t fr0 = 0, tot0 = 0;
         cudaMemGetInfo(&fr0, &tot0);
         *mem_used = (double)(tot0 - fr0);
         return;
     }
     if (c->fused) {
-        *launches = c->split.max_tiles > 0 ? 5 : 4; // memset, theta+energy (x2), stream+measure, finish
-        *bytes_dense = 4 * psi + 2 * dose;
+        *launches = c->split.max_tiles > 0 ? 7 : 6; // memset, theta+energy (x2), paths, spread, stream+measure, finish
+        *bytes_dense = 4 * psi + 2 * dmap + 2 * dose;
         size_t fr0 = 0, tot0 = 0;
         cudaMemGetInfo(&fr0, &tot0);
         *mem_used = (double)(tot0 - fr0);
@@ -163,7 +172,7 @@ void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *me
     }
     // Each operator reads and writes psi once, the deposit reads it once more,
     // the measure reads it once; the scatter variants also clear their output.
-    *bytes_dense = 2 * psi + (psi + 2 * dose) + 2 * psi + (stream == 2 ? 3 : 2) * psi + psi;
+    *bytes_dense = 2 * psi + (psi + 2 * dmap + 2 * dose) + 2 * psi + (stream == 2 ? 3 : 2) * psi + psi;
     size_t fr = 0, tot = 0;
     cudaMemGetInfo(&fr, &tot);
     *mem_used = (double)(tot - fr);

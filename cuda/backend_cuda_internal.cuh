@@ -16,6 +16,7 @@ extern "C" {
 #include "bookkeeping.cuh"
 #include "check.cuh"
 #include "common.cuh"
+#include "deposit_path.cuh"
 #include "energy.cuh"
 #include "fused.cuh"
 #include "streaming.cuh"
@@ -38,6 +39,8 @@ struct cuda_ctx {
     size_t arena_bytes;
     float *psi_a, *psi_b;
     double *dose;
+    float *dmap;      // [nth] slices: the step's deposit per direction (deposit_path.cuh)
+    path_scratch_dev paths; // the step's deposit paths
     double *partials; // [TF_COUNT][blocks]
     int *front_part;  // [blocks]
     box4 *box_a;      // [ne] where psi_a is non-zero (fused path)

@@ -51,7 +51,9 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     size_t nw = s ? (size_t)(s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1) : ne * 64;
     size_t b = 0;
     b += 2 * align_up((size_t)d.cells * sizeof(float));
-    b += align_up((size_t)d.slice * sizeof(double));
+    b += align_up((size_t)d.slice * sizeof(double)) + align_up((size_t)d.nth * d.slice * sizeof(float));
+    b += 2 * align_up((size_t)d.nth * sizeof(smx_path_axis)) + align_up((size_t)d.nth * sizeof(path_fast)) +
+         align_up(PATH_REACH * sizeof(int));
     b += align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) + align_up(blocks * sizeof(int));
     b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) + align_up(sizeof(int));
     b += align_up(nw * sizeof(float)) + 2 * align_up(nk * sizeof(int)) + align_up(ne * sizeof(int));
@@ -64,7 +66,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
     const int st = split_tiles_for(g, blocks); // the fused kernel's energy split
-    b += align_up(fused_split_ws_doubles(g->nth, g->ne, st) * sizeof(double)) + align_up(st * sizeof(int));
+    b += align_up(fused_split_ws_floats(g->nth, g->ne, st) * sizeof(float)) + align_up(st * sizeof(int));
     b += fft_bytes;
     return b;
 }
@@ -191,6 +193,11 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->psi_a = a.take<float>(c->d.cells);
     c->psi_b = a.take<float>(c->d.cells);
     c->dose = a.take<double>(c->d.slice);
+    c->dmap = a.take<float>(c->d.nth * c->d.slice);
+    c->paths.pz = a.take<smx_path_axis>(c->d.nth);
+    c->paths.px = a.take<smx_path_axis>(c->d.nth);
+    c->paths.pf = a.take<path_fast>(c->d.nth);
+    c->paths.reach = a.take<int>(PATH_REACH);
     c->partials = a.take<double>((size_t)(MAX_RUNS + 1) * TF_COUNT * c->blocks);
     c->slots = 1;
     c->front_part = a.take<int>(c->blocks);
@@ -201,7 +208,7 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->box_next = a.take<box4>(ne);
     c->reg = a.take<active_regions>(1);
     if (const int st = split_tiles_for(g, c->blocks)) {
-        c->split = fused_split_dev{a.take<double>(fused_split_ws_doubles(g->nth, g->ne, st)), a.take<int>(st),
+        c->split = fused_split_dev{a.take<float>(fused_split_ws_floats(g->nth, g->ne, st)), a.take<int>(st),
                                    s->fused_split_off ? 0 : st};
         CUDA_CHECK_ERR(err, cudaMemset(c->split.count, 0, st * sizeof(int)));
     }

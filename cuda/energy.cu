@@ -1,14 +1,9 @@
 #include "energy.cuh"
 
-#include "pair_tree.cuh"
-#include "transport/deposit_order.h"
-
-// The chunk sums of deposit_order.h: chunks of up to 8 directions (every
-// grid of up to 64) as pair_sum's tree over 8 leaves in registers (leaves past
-// the chunk are +0.0f and change no sum); wider ones by smx_chunk_sum, whose
-// stack lives in local memory: used for every chunk, it made this kernel a
-// third slower than a plain chain of double additions (docs/bench/history.md).
-__global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__restrict__ dose,
+// The first half of src/transport/deposit_path.h: per cell and direction, the
+// deposit chain over the bins in ascending order, stored as float in dmap.
+// One thread per cell walks its directions; the tallies sum in any order.
+__global__ void energy_deposit_kernel(const float *__restrict__ psi, float *__restrict__ dmap,
                                       dev_dims d, energy_tables_dev t, const int *stop,
                                       double *partials, int blocks)
 {
@@ -17,40 +12,22 @@ __global__ void energy_deposit_kernel(const float *__restrict__ psi, double *__r
     double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0, w_nuc = 0.0, e_nuc = 0.0;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < d.slice; c += stride) {
-        // The shared summation order of src/transport/deposit_order.h.
-        double acc = dose[c];
-        const int64_t chunk = SMX_DEPOSIT_CHUNK(d.nth);
-        for (int64_t j0 = 0; j0 < d.nth; j0 += chunk) {
-            double part = 0.0;
+        for (int64_t j = 0; j < d.nth; j++) {
+            double D = 0.0;
             for (int64_t ie = 0; ie < d.ne; ie++) {
-                const double dep = t.deposit[ie];
-                const float *p = psi + ie * d.nth * d.slice + c;
-                const int n = (int)min(chunk, d.nth - j0);
-                float w;
-                if (chunk <= 8) {
-                    const float *q = p + j0 * d.slice;
-                    float v[8];
-#pragma unroll
-                    for (int i = 0; i < 8; i++)
-                        v[i] = i < n ? q[i * d.slice] : 0.0f;
-                    w = pair_sum(v, n);
-                } else {
-                    w = smx_chunk_sum(p + j0 * d.slice, d.slice, n, (int)chunk);
-                }
-                const double wsum = (double)w;
-                part = __dadd_rn(part, __dmul_rn(dep, wsum));
-                dep_sum += dep * wsum;
+                const float v = psi[(ie * d.nth + j) * d.slice + c];
+                D = __fma_rn(t.deposit[ie], (double)v, D);
                 if (t.target[ie] < 0) {
-                    w_stop += wsum;
-                    e_stop += wsum * t.E[ie];
+                    w_stop += v;
+                    e_stop += (double)v * t.E[ie];
                 } else {
-                    w_nuc += wsum * t.nuc_w[ie];
-                    e_nuc += wsum * t.nuc_e[ie];
+                    w_nuc += (double)v * t.nuc_w[ie];
+                    e_nuc += (double)v * t.nuc_e[ie];
                 }
             }
-            acc = __dadd_rn(acc, part);
+            dmap[j * d.slice + c] = (float)D;
+            dep_sum += D;
         }
-        dose[c] = acc;
     }
     const double v[5] = {dep_sum, w_stop, e_stop, w_nuc, e_nuc};
     const int fields[5] = {TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR, TF_E_NUCLEAR};
@@ -106,10 +83,10 @@ __global__ void energy_scatter_kernel(float *psi, dev_dims d, energy_tables_dev 
     }
 }
 
-cudaError_t energy_deposit(const float *psi, double *dose, dev_dims d, energy_tables_dev t,
+cudaError_t energy_deposit(const float *psi, float *dmap, dev_dims d, energy_tables_dev t,
                            const int *stop, double *partials, int blocks, cudaStream_t s)
 {
-    energy_deposit_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dose, d, t, stop, partials, blocks);
+    energy_deposit_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, stop, partials, blocks);
     return cudaGetLastError();
 }
 

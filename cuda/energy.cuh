@@ -1,10 +1,12 @@
 // A_E on the GPU: deposit, then continuous slowing down from the LUT of
 // src/physics/lut_energy.c. Semantics are those of cpu_op_energy() in src/transport/cpu_operators.c.
 //
-// energy_deposit: one thread per (z, x): dose[z][x] += deposit[ie] * psi[ie][th][z][x]
-//   in the CPU's order (ie ascending, then th ascending), in double; stopped
-//   bins (target < 0) add their weight and energy to ENERGY_STOPPED, the others
-//   their non-elastic removal to NUCLEAR.
+// energy_deposit: one thread per (z, x): each direction's deposit map entry
+//   dmap[th][z][x] = the chain of fma(deposit[ie], psi[ie][th][z][x]) over ie
+//   ascending, in double, stored as float (src/transport/deposit_path.h; the
+//   spread into the dose is deposit_path.cuh's); stopped bins (target < 0)
+//   add their weight and energy to ENERGY_STOPPED, the others their
+//   non-elastic removal to NUCLEAR.
 // energy_gather: one thread per (th, z, x) column, IN PLACE: for target j
 //   ascending, psi[j] = c0 psi[s0], then fma(ck, psi[sk], psi[j]) for the
 //   further sources, ascending, from the gather LUT. In place is safe because
@@ -36,7 +38,7 @@ struct energy_tables_dev {
     const double *E;                   // [ne] centres
 };
 
-cudaError_t energy_deposit(const float *psi, double *dose, dev_dims d, energy_tables_dev t,
+cudaError_t energy_deposit(const float *psi, float *dmap, dev_dims d, energy_tables_dev t,
                            const int *stop, double *partials, int blocks, cudaStream_t s);
 cudaError_t energy_move(int gather, float *psi, dev_dims d, energy_tables_dev t, const int *stop,
                         int blocks, cudaStream_t s);

@@ -8,7 +8,6 @@
 
 #include "async_copy.cuh"
 #include "pair_tree.cuh"
-#include "transport/deposit_order.h"
 
 namespace {
 
@@ -25,7 +24,7 @@ __device__ __forceinline__ T *opaque(T *p)
 struct fused_args {
     float *psi0, *psi1; // single pass: in = psi[n & 1], out = the other; else in psi0, out psi1
     const int64_t *step;
-    double *dose;
+    float *dmap; // [nth] planes: this step's deposit per direction (deposit_path.h)
     dev_dims d;
     angular_tables_dev at;
     fused_tables_dev ft;
@@ -117,13 +116,12 @@ template <int NMAX, bool STREAM, bool EXACT, bool SPLIT, int SUB>
 __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NMAX) / SUB)
     fused_kernel(fused_args A)
 {
-    constexpr int M = fused_m(NMAX), G = fused_g(NMAX); // M = SMX_DEPOSIT_CHUNK(nth)
+    constexpr int M = fused_m(NMAX), G = fused_g(NMAX);
     constexpr int R = FUSED_RING, NT = FUSED_THREADS(NMAX);
     static_assert(FUSED_MIN_BLOCKS(NMAX) % SUB == 0, "the register budget of FUSED_MIN_BLOCKS tiles per SM");
     static_assert(!SPLIT || SUB == 1, "the split's last-group bookkeeping is per block");
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
     __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
-    __shared__ double s_part[SUB][G][FUSED_COLS];
     static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
     __shared__ int4 s_wbox[SUB * G]; // per warp: the extent of its tile's in-domain targets
     extern __shared__ float4 dyn_smem[]; // fused_layout
@@ -424,8 +422,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             if (!SPLIT || (T >= ot_lo && T <= ot_hi))
                 emit(T, v, zero);
         };
-        // This tile's deposits by bin (from src_lo), chunk and column.
-        double *const ws_tile = SPLIT ? A.split.ws + tile * ne * G * FUSED_COLS : nullptr;
+        // This tile's convolved weight by bin (from src_lo), direction and column.
+        float *const ws_tile = SPLIT ? A.split.ws + tile * ne * NMAX * FUSED_COLS : nullptr;
+        auto ws_at = [&](int sb, int m) {
+            return ws_tile + ((int64_t)(sb - src_lo) * NMAX + j0 + m) * FUSED_COLS + col;
+        };
 
         // The three open targets T0 .. T0 + 2 in banks b0, b0 + 1, b0 + 2 (mod
         // 3), so that closing T0 moves nothing: its bank is written, cleared
@@ -447,7 +448,10 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         int T0 = UNSET;       // lowest open target; block-uniform (may be -1: bin t - 1 of t = 0)
         int b0 = 0;           // T0's bank
         int next_out = ot_lo; // every owned target below this is written or known zero
-        double dpart = 0.0; // this thread's deposit partial (deposit_order.h)
+        double D[M]; // this thread's directions' deposit (deposit_path.h)
+#pragma unroll
+        for (int m = 0; m < M; m++)
+            D[m] = 0.0;
         float tcf = 0.0f, ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
 
         // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
@@ -580,7 +584,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             slot = slot == ring0 + R - 1 ? ring0 : slot + 1;
             if (!any_has) {
                 if (SPLIT && own_s)
-                    ws_tile[((int64_t)(s - src_lo) * G + g) * FUSED_COLS + col] = 0.0;
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        *ws_at(s, m) = 0.0f;
                 continue;
             }
             float conv[M];
@@ -597,12 +603,18 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 for (int m = 0; m < M; m++)
                     conv[m] = 0.0f;
             }
-            // The chunk's weight: smx_chunk_sum's tree (M leaves, zeros past nth).
+            // The thread's weight in the bin (for the tallies), and each
+            // direction's deposit: a chain over the bins in ascending order.
             const double ws = (double)pair_sum(conv, n_dirs);
             if constexpr (!SPLIT) {
-                dpart = __dadd_rn(dpart, __dmul_rn(fb.deposit, ws));
-            } else if (own_s) { // the tile's last block sums the dose; the tally is this block's
-                ws_tile[((int64_t)(s - src_lo) * G + g) * FUSED_COLS + col] = ws;
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    if (dir_ok(m))
+                        D[m] = __fma_rn(fb.deposit, (double)conv[m], D[m]);
+            } else if (own_s) { // the tile's last block forms the chains; the tally is this block's
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    *ws_at(s, m) = conv[m];
                 dep_sum += fb.deposit * ws;
             }
             if (tg < 0) {
@@ -661,8 +673,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         tc += tcf;
         ec += ecf;
         if constexpr (SPLIT) {
-            // The tile's last group to finish sums each chunk's deposits over
-            // the whole bin range, in bin order: the chain of the unsplit
+            // The tile's last group to finish forms each direction's deposit
+            // over the whole bin range, in bin order: the chain of the unsplit
             // kernel (bins without weight in the tile add an exact +0).
             __threadfence();
             __syncthreads();
@@ -672,25 +684,26 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             if (!s_last)
                 continue;
             __threadfence();
-            for (int sb = src_lo; sb <= src_hi; sb++)
-                dpart = __dadd_rn(
-                    dpart, __dmul_rn(s_bin[sb].deposit,
-                                     __ldcg(ws_tile + ((int64_t)(sb - src_lo) * G + g) * FUSED_COLS + col)));
+            for (int sb = src_lo; sb <= src_hi; sb++) {
+                const double dep = s_bin[sb].deposit;
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    if (dir_ok(m))
+                        D[m] = __fma_rn(dep, (double)__ldcg(ws_at(sb, m)), D[m]);
+            }
             if (threadIdx.x == 0)
                 A.split.count[tile] = 0; // ready for the next step
         } else {
-            dep_sum += dpart; // the DEPOSITED tally: the same sums, per thread, then per block
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                dep_sum += D[m]; // the DEPOSITED tally: per thread, then per block
         }
-        // The column's dose: its G partials in chunk order.
-        s_part[sub][g][col] = dpart;
-        tile_sync();
-        if (g == 0 && live) {
-            double dacc = A.dose[c];
-            for (int q = 0; q * M < nth; q++)
-                dacc = __dadd_rn(dacc, s_part[sub][q][col]);
-            A.dose[c] = dacc;
-        }
-        tile_sync(); // s_part and the ring are reused by the next tile
+        if (live)
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                if (dir_ok(m))
+                    A.dmap[(int64_t)(j0 + m) * slice + c] = (float)D[m];
+        tile_sync(); // the ring is reused by the next tile
         if (CL > 1 && p_lo <= p_hi)
             cluster_wait(); // the last bin's arrivals
     }
@@ -837,7 +850,7 @@ int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int str
     }
 }
 
-cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
+cudaError_t fused_theta_energy(const float *in, float *out, float *dmap, dev_dims d,
                                angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
@@ -846,12 +859,12 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
 {
     if (!fused_theta_energy_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
-    fused_args A{const_cast<float *>(in), out, nullptr, dose, d, at, ft, stream_tables_dev{},
+    fused_args A{const_cast<float *>(in), out, nullptr, dmap, d, at, ft, stream_tables_dev{},
                  threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap, tiles, split, cluster_launch};
     return launch<false>(A, s);
 }
 
-cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *dose, dev_dims d,
+cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
                        angular_tables_dev at, fused_tables_dev ft,
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
@@ -860,7 +873,7 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *do
 {
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
-    fused_args A{psi0, psi1, step, dose, d, at, ft, st, threshold, box_a, box_next, reg, stop, partials,
+    fused_args A{psi0, psi1, step, dmap, d, at, ft, st, threshold, box_a, box_next, reg, stop, partials,
                  blocks, kp_cap, tiles, split, cluster_launch};
     return launch<true>(A, s);
 }

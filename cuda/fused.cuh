@@ -4,8 +4,9 @@
 //
 // Four to eight threads (one per chunk of directions) own one (z, x) column
 // and walk the SOURCE energy bins upwards: bin s is convolved over theta once
-// (input staged in shared memory), its deposit joins the column's dose
-// partials (order: src/transport/deposit_order.h), and c[k] * conv goes to
+// (input staged in shared memory), its deposit joins each direction's chain
+// (src/transport/deposit_path.h; the column's chains go to the deposit map,
+// which deposit_path.cuh spreads into the dose), and c[k] * conv goes to
 // target t - 1 + k (k = 0 .. 2, t = target[s]: the slowing down's two bins and
 // the straggling's third, src/physics/lut_energy.h), kept as three open
 // accumulators in registers. Because target[s] never decreases with s
@@ -28,9 +29,10 @@
 // leave most blocks idle while a few walk all their bins, so each tile's bin
 // range is cut into groups, one block each. A group writes only its own
 // target bins, convolving again the sources below that feed its lowest one;
-// it tallies only its own sources and stores their deposits (fused_split_dev),
-// and the tile's last group sums each column's dose over all bins in the
-// order above. psi and dose are the same bits either way.
+// it tallies only its own sources and stores their convolved weight
+// (fused_split_dev), and the tile's last group forms each direction's deposit
+// chain over all bins in the order above. psi and the deposit map are the
+// same bits either way.
 //
 // Work is proportional to the occupied region (boxes, see common.cuh). The
 // unsplit kernel is launched in thread-block clusters where the device has
@@ -84,18 +86,19 @@ struct fused_tables_dev {
 };
 
 // The energy split of steps with few tiles (a pencil beam): per tile, the
-// deposit of each source bin by chunk and column (ws, fused_split_ws_doubles
-// of them), and how many of the tile's groups are done (count, zero between
-// steps). max_tiles = 0: never split.
+// convolved weight of each source bin by direction and column (ws,
+// fused_split_ws_floats of them: the tile's last group forms the deposit
+// chains from them), and how many of the tile's groups are done (count, zero
+// between steps). max_tiles = 0: never split.
 struct fused_split_dev {
-    double *ws;
+    float *ws;
     int *count; // [max_tiles]
     int max_tiles;
 };
 // Fewest source bins per group of the split: 2 to 4 tie on the 70 MeV pencil
 // run of the Production grid, 6 and 9 are 8 % and 20 % slower.
 #define FUSED_SPLIT_MIN_BINS 3
-size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles);
+size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles);
 
 // Blocks per thread-block cluster of the unsplit instance (where the device
 // launches clusters, sm_90 on): adjacent tiles, kept within FUSED_PACE energy
@@ -150,7 +153,7 @@ int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int str
 // Only the columns of reg->occupied (where psi_a holds weight) and reg->written
 // (where psi_b holds last step's values) are visited; a source bin is read only
 // inside its box_a (outside it psi_a is zero). Elsewhere psi_b must be zero.
-cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_dims d,
+cudaError_t fused_theta_energy(const float *in, float *out, float *dmap, dev_dims d,
                                angular_tables_dev at, fused_tables_dev ft,
                                float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
@@ -160,7 +163,7 @@ cudaError_t fused_theta_energy(const float *in, float *out, double *dose, dev_di
 // One whole step, psi[*step & 1] -> the other buffer (see above). reg->written
 // and reg->wtgt_* describe where the output buffer holds the previous state;
 // box_next must start empty.
-cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, double *dose, dev_dims d,
+cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
                        angular_tables_dev at, fused_tables_dev ft,
                        stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,

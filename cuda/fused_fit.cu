@@ -4,15 +4,9 @@
 #include <climits>
 
 #include "fused_layout.cuh"
-#include "transport/deposit_order.h"
-
-static_assert(SMX_DEPOSIT_CHUNK(13) == fused_m(16) && SMX_DEPOSIT_CHUNK(16) == fused_m(16) &&
-                  SMX_DEPOSIT_CHUNK(17) == fused_m(32) && SMX_DEPOSIT_CHUNK(32) == fused_m(32) &&
-                  SMX_DEPOSIT_CHUNK(41) == fused_m(48) && SMX_DEPOSIT_CHUNK(64) == fused_m(64),
-              "the dose order of deposit_order.h is one chunk per thread of a column");
 static_assert(fused_g(16) * fused_m(16) == 16 && fused_g(48) * fused_m(48) == 48 &&
                   fused_g(64) * fused_m(64) == 64 && FUSED_THREADS(64) / 32 <= 32,
-              "whole chunks per column, at most 32 warps per block");
+              "whole direction chunks per column, at most 32 warps per block");
 
 static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width, bool stream)
 {
@@ -23,9 +17,9 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
            FUSED_MAX_DYN_SMEM;
 }
 
-size_t fused_split_ws_doubles(int64_t nth, int64_t ne, int max_tiles)
+size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles)
 {
-    return (size_t)max_tiles * (size_t)ne * fused_g(fused_nmax(nth)) * FUSED_COLS;
+    return (size_t)max_tiles * (size_t)ne * fused_nmax(nth) * FUSED_COLS;
 }
 
 int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)

@@ -1,6 +1,5 @@
 // Pairwise trees over a thread's register array: the fused kernel's tallies
-// and minima, and the deposit's chunk sums (deposit_order.h) of both the fused
-// and the unfused kernels.
+// and minima.
 #ifndef SMX_CUDA_PAIR_TREE_CUH
 #define SMX_CUDA_PAIR_TREE_CUH
 
@@ -22,9 +21,8 @@ __device__ __forceinline__ float pair_reduce(const float (&v)[M], int n, float p
             t[m] = op(t[m], t[m + w]);
     return t[0];
 }
-// A tally's or a chunk's sum (rounding ~2e-7 relative at most for M = 16, far
-// below the 1e-6 balance; for M a power of two >= SMX_DEPOSIT_CHUNK, the tree
-// of smx_chunk_sum, deposit_order.h) and a minimum.
+// A tally's sum (rounding ~2e-7 relative at most for M = 16, far below the
+// 1e-6 balance) and a minimum.
 template <int M>
 __device__ __forceinline__ float pair_sum(const float (&v)[M], int n)
 {

@@ -131,7 +131,7 @@ static void compare_case(const kcase *k, int steps)
     CHECK_MSG(ed <= 1e-4, "%s: dose %.3e", k->name, ed);  /* roadmap V-NUM-2 */
     CHECK_MSG(et <= 1e-6, "%s: tallies %.3e", k->name, et); /* roadmap 12.1 */
     CHECK_MSG(rg.b.weight_rel_err <= 1e-6 && rg.b.energy_rel_err <= 1e-6, "%s: GPU balance", k->name);
-    /* Same float operations in the same order (fused.cuh, deposit_order.h). */
+    /* Same float operations in the same order (fused.cuh, deposit_path.h). */
     if (k->exact)
         CHECK_MSG(ep == 0.0 && ed == 0.0, "%s: not bitwise the CPU's", k->name);
     free(psi0);
@@ -292,9 +292,9 @@ int main(int argc, char **argv)
          * between two bins below it and straggles into a third. */
         {"energy gather, split and straggling", OP_ENERGY, {"backend.energy=gather", "grid.energy.n_bins=300"}, 2, 1},
         {"energy scatter, split and straggling", OP_ENERGY, {"backend.energy=scatter", "grid.energy.n_bins=300"}, 2, 0},
-        /* The deposit's chunk sums (deposit_order.h): a last chunk of one
-         * direction, and chunks of 16 (more than 64 directions), which take
-         * the generic tree of smx_chunk_sum instead of the 8-leaf one. */
+        /* The deposit's chains per direction and their spread
+         * (deposit_path.h) over more directions than the fused kernel's
+         * threads hold (41), and over more than the fused kernel serves (96). */
         {"energy gather, 41 directions", OP_ENERGY, {"backend.energy=gather", "grid.angle.n_bins=41"}, 2, 1},
         {"energy gather, 96 directions", OP_ENERGY, {"backend.energy=gather", "grid.angle.n_bins=96"}, 2, 1},
         {"stream gather, bilinear", OP_STREAM,
@@ -405,7 +405,8 @@ int main(int argc, char **argv)
         {"3 steps, one pass, K > padding (window)", -1, {"transport.step_mm=2.0"}, 1, 1},
         {"3 steps, one pass, K > padding (full circle)", -1,
          {"grid.angle.mode=full", "grid.angle.n_bins=64", "backend.angular=direct",
-          "transport.step_mm=4.0", "transport.scattering_power=fermi_rossi"}, 5, 1},
+          "transport.step_mm=4.0", "transport.scattering_power=fermi_rossi", "grid.space.dx_mm=1",
+          "grid.space.dz_mm=1"}, 7, 1},
     };
     runner_fused_kp_cap = 1;
     for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {

@@ -12,7 +12,7 @@
 #include "random_psi.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
-#include "transport/deposit_order.h"
+#include "transport/deposit_path.h"
 #include "transport/fma_rows.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -181,55 +181,137 @@ static void check_fma_rows(void)
     free(d), free(e), free(v), free(u), free(g);
 }
 
-/* The explicit pairwise tree of deposit_order.h over `size` leaves from lo
- * (leaves at or past n are +0.0f). */
-static float tree_sum(const float *v, int n, int lo, int size)
+/* The deposit's path (deposit_path.h): each axis's fractions are the path's
+ * lengths in the cells it crosses; the gather form moves every deposit into
+ * the dose once (edge cells take what lies beyond), as a scatter written out
+ * independently does; a forward direction moving one row per step deposits in
+ * its own row only. */
+/* The pairwise tree over leaves lo .. lo + size - 1, written out. */
+static double tree_of(const double *v, int lo, int size)
 {
     if (size == 1)
-        return lo < n ? v[lo] : 0.0f;
-    volatile float l = tree_sum(v, n, lo, size / 2), r = tree_sum(v, n, lo + size / 2, size / 2);
+        return v[lo];
+    volatile double l = tree_of(v, lo, size / 2), r = tree_of(v, lo + size / 2, size / 2);
     return l + r;
 }
 
-/* smx_chunk_sum (the deposit's chunk weight, shared by every backend) against
- * the tree written out, on values spanning 2^-20..2^4 so that the order of the
- * additions shows: strided reads, partial chunks, and the same sum for any
- * power of two of leaves >= the chunk. */
-static void check_chunk_sum(void)
+/* The directions' tree of deposit_path.h built leaf by leaf against the tree
+ * written out, on values spanning 2^-40..2^8 so that the order shows; the
+ * leaves are padded to a power of two, at least SMX_PATH_LEAVES_MIN. */
+static void check_path_tree(void)
 {
-    enum { N = 64, S = 3 };
-    float v[N], vs[N * S];
+    enum { N = 256 };
+    double v[N];
     uint64_t r = 0x853c49e6748fea9bull;
     for (int i = 0; i < N; i++) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        v[i] = ldexpf((float)((r >> 40) * 0x1p-24) + 0.5f, (int)((r >> 8) % 25) - 20);
-        vs[i * S] = v[i];
+        v[i] = ldexp((double)(r >> 11) * 0x1p-53 + 0.5, (int)((r >> 3) % 49) - 40);
     }
     int bad = 0, seq_differs = 0;
-    for (int chunk = 1; chunk <= N; chunk = chunk < 24 ? chunk + 1 : chunk == N ? N + 1 : N)
-        for (int n = chunk; n >= 1 && n >= chunk - 2; n--) {
-            int leaves = 1;
-            while (leaves < chunk)
-                leaves *= 2;
-            const float want = tree_sum(v, n, 0, leaves), got = smx_chunk_sum(v, 1, n, chunk);
-            bad += got != want || smx_chunk_sum(vs, S, n, chunk) != want ||
-                   (2 * leaves <= N && smx_chunk_sum(v, 1, n, 2 * leaves) != want);
-            volatile float seq = 0.0f;
-            for (int i = 0; i < n; i++)
-                seq = seq + v[i];
-            seq_differs |= seq != want;
-        }
-    CHECK_MSG(bad == 0, "smx_chunk_sum: %d chunk sums differ from the pairwise tree", bad);
+    for (int nth = 1; nth <= N; nth = nth < 70 ? nth + 1 : 2 * nth) {
+        const int leaves = smx_path_leaves(nth);
+        bad += leaves < SMX_PATH_LEAVES_MIN || leaves < nth || (leaves & (leaves - 1)) != 0;
+        double pad[N];
+        for (int i = 0; i < leaves; i++)
+            pad[i] = i < nth ? v[i] : 0.0;
+        smx_path_tree t;
+        t.top = t.count = 0;
+        for (int i = 0; i < leaves; i++)
+            smx_path_tree_push(&t, pad[i]);
+        bad += t.top != 1 || t.v[0] != tree_of(pad, 0, leaves);
+        volatile double seq = 0.0;
+        for (int i = 0; i < nth; i++)
+            seq = seq + v[i];
+        seq_differs |= seq != t.v[0];
+    }
+    CHECK_MSG(bad == 0, "the directions' tree differs from the pairwise tree in %d cases", bad);
     CHECK(seq_differs); /* the inputs tell a tree from a running sum */
-    CHECK(smx_chunk_leaves(1) == 1 && smx_chunk_leaves(5) == 8 && smx_chunk_leaves(8) == 8 &&
-          smx_chunk_stack_rows(1) == 1 && smx_chunk_stack_rows(8) == 4 && smx_chunk_stack_rows(9) == 5);
+    CHECK(smx_path_leaves(1) == 8 && smx_path_leaves(8) == 8 && smx_path_leaves(9) == 16 &&
+          smx_path_leaves(41) == 64);
+}
+
+static void check_deposit_path(void)
+{
+    /* Cuts against lengths worked out by hand. */
+    smx_path_axis p;
+    smx_path_cut(-0.5, 1.0, &p); /* one whole row, ending on an edge */
+    CHECK(p.lo == 0 && p.n == 1 && p.f[0] == 1.0);
+    smx_path_cut(-0.25, 1.0, &p); /* 3/4 in this row, 1/4 in the next */
+    CHECK(p.lo == 0 && p.n == 2 && fabs(p.f[0] - 0.75) < 1e-15 && fabs(p.f[1] - 0.25) < 1e-15);
+    smx_path_cut(0.3, -2.0, &p); /* backwards over [-1.7, 0.3]: 0.2, 1, 0.8 of 2 */
+    CHECK(p.lo == -2 && p.n == 3 && fabs(p.f[0] - 0.1) < 1e-15 && fabs(p.f[1] - 0.5) < 1e-15 &&
+          fabs(p.f[2] - 0.4) < 1e-15);
+    /* The centre direction (s = 1 exactly) stays in its row at every step. */
+    int own_row = 1;
+    for (long long n = 0; n < 1000; n++) {
+        smx_path_of(1.0, n, 0, 1, -0.5, &p);
+        own_row &= p.lo == 0 && p.n == 1;
+    }
+    CHECK(own_row);
+    /* Fractions sum to 1 for every direction and step of a 41-bin window with
+     * ds = 2 dz (up to three rows). */
+    double worst = 0.0;
+    for (int j = 0; j < 41; j++) {
+        double th = (70.0 + j) * M_PI / 180.0;
+        for (long long n = 0; n < 500; n++) {
+            smx_path_of(2.0 * sin(th), n, n & 1, 1, -0.5, &p);
+            double sum = 0.0;
+            for (int k = 0; k < p.n; k++)
+                sum += p.f[k];
+            worst = fmax(worst, fabs(sum - 1.0));
+        }
+    }
+    CHECK_MSG(worst < 1e-14, "path fractions sum to 1 within %.2e", worst);
+
+    /* Gather against a scatter on a small grid with every kind of edge. */
+    enum { NTH = 7, NZ = 9, NX = 8 };
+    float dmap[NTH * NZ * NX];
+    smx_path_axis pz[NTH], px[NTH];
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    double total = 0.0;
+    for (int i = 0; i < NTH * NZ * NX; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        dmap[i] = (float)((r >> 40) * 0x1p-24);
+    }
+    const int z0 = 1, z1 = 7, x0 = 0, x1 = 6; /* the step's source region */
+    for (int j = 0; j < NTH; j++) {
+        double th = (j * 360.0 / NTH + 10.0) * M_PI / 180.0; /* full circle: both signs */
+        smx_path_of(1.7 * sin(th), 37, 0, 1, -0.5, &pz[j]);
+        smx_path_of(1.7 * cos(th), 37, 0, 1, 0.0, &px[j]);
+        for (int z = z0; z <= z1; z++)
+            for (int x = x0; x <= x1; x++)
+                total += dmap[(j * NZ + z) * NX + x];
+    }
+    double scatter[NZ * NX] = {0}, gather[NZ * NX], sum = 0.0, diff = 0.0;
+    for (int j = 0; j < NTH; j++)
+        for (int z = z0; z <= z1; z++)
+            for (int x = x0; x <= x1; x++)
+                for (int a = 0; a < pz[j].n; a++)
+                    for (int b = 0; b < px[j].n; b++) {
+                        int tz = z + pz[j].lo + a, tx = x + px[j].lo + b;
+                        tz = tz < 0 ? 0 : tz >= NZ ? NZ - 1 : tz;
+                        tx = tx < 0 ? 0 : tx >= NX ? NX - 1 : tx;
+                        scatter[tz * NX + tx] += pz[j].f[a] * px[j].f[b] * dmap[(j * NZ + z) * NX + x];
+                    }
+    for (int tz = 0; tz < NZ; tz++)
+        for (int tx = 0; tx < NX; tx++) {
+            gather[tz * NX + tx] = smx_path_cell(0.0, dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, z0, z1, x0, x1);
+            sum += gather[tz * NX + tx];
+            diff = fmax(diff, fabs(gather[tz * NX + tx] - scatter[tz * NX + tx]));
+        }
+    /* Sums of ~400 terms of order 1 in different orders: 1e-12 is ~1e4 ulp. */
+    CHECK_MSG(diff < 1e-12 && fabs(sum - total) < 1e-12 * total,
+              "path gather: max |gather - scatter| %.2e, total %.15g vs %.15g", diff, sum, total);
+    printf("deposit path: fractions sum to 1 within %.1e; gather vs scatter %.1e, total kept to %.1e\n", worst,
+           diff, fabs(sum - total) / total);
 }
 
 int main(int argc, char **argv)
 {
     (void)argc;
     check_fma_rows();
-    check_chunk_sum();
+    check_path_tree();
+    check_deposit_path();
     /* ---- energy-loss table on both grids ---- */
     {
         fixture f;

@@ -143,6 +143,9 @@ static void test_error_messages(void)
           "tests/plan_cases/beam_outside_domain.yaml:8:9: beam.x_mm: 30 is outside the "
           "domain, x = -20.25 to 20.25 mm (grid.space.nx 81 x dx_mm 0.5); expected "
           "|x_mm| <= 20.25" },
+        { "step_too_long.yaml",
+          "tests/plan_cases/step_too_long.yaml:9:12: transport.step_mm: 0.5 mm crosses more than 4 "
+          "cells of grid.space.dz_mm = 0.1 mm; expected step_mm <= 0.4 mm (4 x min(dz_mm, dx_mm))" },
         { "direction_outside_window.yaml",
           "tests/plan_cases/direction_outside_window.yaml:8:18: beam.direction_deg: 120 is "
           "outside the angular window 70 to 110 deg (grid.angle.centre_deg 90 +- "

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "input/plan_internal.h"
+#include "transport/deposit_path.h"
 
 static int given(const plan *p, int ki)
 {
@@ -81,6 +82,15 @@ int plan_check_consistency(const plan *p, smx_error *err)
                             num(above ? p->E_max_MeV : p->E_cutoff_MeV, b),
                             num(p->E_cutoff_MeV, c), num(p->E_max_MeV, d));
     }
+    /* The deposit is spread over the cells a step crosses (deposit_path.h),
+     * at most SMX_PATH_MAX_MOVE of them along either axis. */
+    double cell = p->dz_mm < p->dx_mm ? p->dz_mm : p->dx_mm;
+    if (p->step_mm > SMX_PATH_MAX_MOVE * cell)
+        return plan_fail_at(p, err, "transport.step_mm",
+                            "%s mm crosses more than %d cells of grid.space.%s = %s mm; expected "
+                            "step_mm <= %s mm (%d x min(dz_mm, dx_mm))",
+                            num(p->step_mm, a), SMX_PATH_MAX_MOVE, p->dz_mm < p->dx_mm ? "dz_mm" : "dx_mm",
+                            num(cell, b), num(SMX_PATH_MAX_MOVE * cell, c), SMX_PATH_MAX_MOVE);
     double half = 0.5 * p->nx * p->dx_mm;
     if (fabs(p->beam_x_mm) > half)
         return plan_fail_at(p, err, "beam.x_mm",

@@ -22,8 +22,8 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
     if (s->p->threads > 0)
         omp_set_num_threads(s->p->threads);
     c->nthreads = omp_get_max_threads();
-    /* Work units are (bin, z row) or (bin, direction) pairs. */
-    int64_t nu = g->ne * (g->nz > g->nth ? g->nz : g->nth);
+    /* Work units are (bin, z row), (bin, direction) or (direction, z row) pairs. */
+    int64_t nu = (g->ne > g->nth ? g->ne : g->nth) * (g->nz > g->nth ? g->nz : g->nth);
     /* calloc: pages never touched by a narrow beam are never faulted in. */
     c->cur = calloc((size_t)g->cells, sizeof(float));
     c->tmp = calloc((size_t)g->cells, sizeof(float));
@@ -39,11 +39,13 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
     c->step_oz = malloc(g->nth * sizeof(int));
     c->step_ox = malloc(g->nth * sizeof(int));
     c->scratch = malloc((size_t)c->nthreads * g->nth * g->nx * sizeof(float));
-    c->dep_part = malloc((size_t)g->slice * DEP_PART_ROWS * sizeof(double));
-    c->chunk_stack = malloc((size_t)g->slice * smx_chunk_stack_rows(SMX_DEPOSIT_CHUNK((int)g->nth)) * sizeof(float));
+    c->dep_row = malloc((size_t)c->nthreads * g->nx * sizeof(double));
+    c->dmap = malloc((size_t)g->nth * g->slice * sizeof(float));
+    c->path_z = malloc(g->nth * sizeof(smx_path_axis));
+    c->path_x = malloc(g->nth * sizeof(smx_path_axis));
     if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose ||
         !c->units || !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 ||
-        !c->step_oz || !c->step_ox || !c->scratch || !c->dep_part || !c->chunk_stack) {
+        !c->step_oz || !c->step_ox || !c->scratch || !c->dep_row || !c->dmap || !c->path_z || !c->path_x) {
         cpu_release(c);
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "out of host memory: the CPU backend needs %.3g GB for this grid",
@@ -94,6 +96,8 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     memset(b, 0, sizeof *b);
     b->weight_in = c->w_prev;
     b->energy_in = c->e_prev;
+    c->step = n;
+    c->moved = 0;
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
         if (c->s->only_op >= 0 && op != c->s->only_op)
@@ -107,6 +111,7 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
             break;
         case OP_STREAM:
             cpu_op_stream(c, n, &b->t);
+            c->moved = 1;
             break;
         }
     }
@@ -183,8 +188,10 @@ static void cpu_release(void *vctx)
     free(c->dose);
     free(c->units);
     free(c->partial);
-    free(c->dep_part);
-    free(c->chunk_stack);
+    free(c->dep_row);
+    free(c->dmap);
+    free(c->path_z);
+    free(c->path_x);
     free(c->row_w);
     free(c->row_x0);
     free(c->row_x1);
@@ -282,11 +289,9 @@ const backend_ops backend_cpu = {
 
 double backend_cpu_host_bytes(const grid *g)
 {
-    /* Two psi buffers (operators ping-pong), dose in double, the CPU backend's
-     * deposit partial rows per z row (one per chunk and the chunk sum, and
-     * the rows of a chunk sum's tree, cpu_operators.c), plus one slice of
-     * doubles for small tables. */
-    return 2.0 * (double)g->cells * sizeof(float) +
-           (double)g->slice * sizeof(double) * (1 + (SMX_DEPOSIT_MAX_CHUNKS + 1) + 1) +
-           (double)g->slice * sizeof(float) * smx_chunk_stack_rows(SMX_DEPOSIT_CHUNK((int)g->nth));
+    /* Two psi buffers (operators ping-pong), the deposit map (one float slice
+     * per direction), dose in double, plus one slice of doubles for small
+     * tables. */
+    return 2.0 * (double)g->cells * sizeof(float) + (double)g->nth * g->slice * sizeof(float) +
+           (double)g->slice * sizeof(double) * 2;
 }

@@ -4,7 +4,7 @@
 #define SMX_BACKEND_CPU_INTERNAL_H
 
 #include "transport/backend.h"
-#include "transport/deposit_order.h"
+#include "transport/deposit_path.h"
 
 typedef struct box {
     int z0, z1, x0, x1; /* inclusive; empty when z0 > z1 */
@@ -29,9 +29,6 @@ typedef struct unit {
     int ie, z;
 } unit;
 
-/* Rows of dep_part per z row: the chunk partials and the chunk sum. */
-#define DEP_PART_ROWS (SMX_DEPOSIT_MAX_CHUNKS + 1)
-
 typedef struct cpu_ctx {
     const sim_tables *s;
     const grid *g;
@@ -45,8 +42,11 @@ typedef struct cpu_ctx {
     int *row_x0, *row_x1;    /* [ne * nz] non-zero x extent per unit */
     int *step_oz, *step_ox;  /* [nth] whole-cell moves of the current step */
     float *scratch;          /* [threads][nth * nx] */
-    double *dep_part;        /* [nz][DEP_PART_ROWS][nx] deposit partial sums per z row */
-    float *chunk_stack;      /* [nz][smx_chunk_stack_rows][nx] chunk sums' trees per z row */
+    double *dep_row;         /* [threads][nx] one direction's deposit along a row, in double */
+    float *dmap;             /* [nth][nz][nx] this step's deposit per direction (deposit_path.h) */
+    smx_path_axis *path_z, *path_x; /* [nth] this step's paths */
+    int64_t step;            /* the step being taken (0-based) */
+    int moved;               /* A_stream has run in this step */
     int nthreads;
     double w0, w_prev, e_prev;
     int front;

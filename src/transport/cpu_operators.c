@@ -7,6 +7,7 @@
  * or above its targets); A_stream ping-pongs between two buffers.
  * Reductions are formed per work unit and summed in a fixed order, so results
  * do not depend on the thread count. */
+#include <math.h>
 #include <omp.h>
 #include <string.h>
 
@@ -83,6 +84,30 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
     sum_partials(c, n, t);
 }
 
+/* ---- the deposit's spread along each direction's path (deposit_path.h) ---- */
+static void cpu_deposit_spread(cpu_ctx *c, box all)
+{
+    const grid *g = c->g;
+    const stream_table *st = &c->s->st;
+    const int nth = (int)g->nth, shift = st->scheme == STREAM_SHIFT;
+    if (box_empty(all))
+        return;
+    for (int j = 0; j < nth; j++) {
+        smx_path_of(st->sz[j], (long long)c->step, c->moved, shift, -0.5, &c->path_z[j]);
+        smx_path_of(st->sx[j], (long long)c->step, c->moved, shift, 0.0, &c->path_x[j]);
+    }
+    int zlo, zhi, xlo, xhi;
+    smx_path_reach(c->path_z, nth, all.z0, all.z1, (int)g->nz, &zlo, &zhi);
+    smx_path_reach(c->path_x, nth, all.x0, all.x1, (int)g->nx, &xlo, &xhi);
+#pragma omp parallel for schedule(dynamic, 2)
+    for (int tz = zlo; tz <= zhi; tz++) {
+        double *drow = c->dose + (int64_t)tz * g->nx;
+        for (int tx = xlo; tx <= xhi; tx++)
+            drow[tx] = smx_path_cell(drow[tx], c->dmap, g->slice, (int)g->nx, nth, c->path_z, c->path_x, tz, tx,
+                                       (int)g->nz, (int)g->nx, all.z0, all.z1, all.x0, all.x1);
+    }
+}
+
 /* ---- A_E: deposit, then move weight down in energy ------------------------ */
 void cpu_op_energy(cpu_ctx *c, step_tally *t)
 {
@@ -90,63 +115,31 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
     const energy_lut *el = &c->s->el;
     const int ne = (int)g->ne, nth = (int)g->nth;
 
-    /* Deposit per source bin, weighted by its psi, summed in the shared order
-     * of deposit_order.h; one z row per unit so each thread owns its dose row
-     * and its slice of dep_part. */
+    /* Deposit per direction into the map, summed over the source bins in the
+     * order of deposit_path.h; one (direction, z row) per unit. */
     box all = BOX_EMPTY;
     for (int ie = 0; ie < ne; ie++)
         all = box_union(all, c->box_cur[ie]);
     int64_t nrows = box_empty(all) ? 0 : all.z1 - all.z0 + 1;
-    const int chunk = SMX_DEPOSIT_CHUNK(nth), nq = (nth + chunk - 1) / chunk;
-    const int leaves = smx_chunk_leaves(chunk), stack_rows = smx_chunk_stack_rows(chunk);
-#pragma omp parallel for schedule(dynamic, 2)
-    for (int64_t r = 0; r < nrows; r++) {
-        int z = all.z0 + (int)r;
-        step_tally *pt = &c->partial[r];
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t u = 0; u < nth * nrows; u++) {
+        const int j = (int)(u / nrows), z = all.z0 + (int)(u % nrows);
+        step_tally *pt = &c->partial[u];
         tally_clear(pt);
-        double *drow = c->dose + (int64_t)z * g->nx;
-        double *part = c->dep_part + (int64_t)z * DEP_PART_ROWS * g->nx; /* p[q][x] */
-        double *ws = part + (int64_t)SMX_DEPOSIT_MAX_CHUNKS * g->nx;    /* chunk sum [x] */
-        float *stack = c->chunk_stack + (int64_t)z * stack_rows * g->nx;
-        for (int q = 0; q < nq; q++)
-            for (int x = all.x0; x <= all.x1; x++)
-                part[(int64_t)q * g->nx + x] = 0.0;
+        double *D = c->dep_row + (int64_t)omp_get_thread_num() * g->nx;
+        for (int x = all.x0; x <= all.x1; x++)
+            D[x] = 0.0;
         for (int ie = 0; ie < ne; ie++) {
             box b = c->box_cur[ie];
             if (box_empty(b) || z < b.z0 || z > b.z1)
                 continue;
-            double dep = el->deposit_MeV[ie], wsum = 0.0;
-            for (int q = 0; q < nq; q++) {
-                /* smx_chunk_sum for every x of the row at once: leaf rows
-                 * join a stack of rows, completed subtrees merge. */
-                int top = 0;
-                for (int i = 0; i < leaves; i++) {
-                    const int j = q * chunk + i;
-                    float *leaf = stack + (int64_t)top++ * g->nx;
-                    if (i < chunk && j < nth) {
-                        const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-                        for (int x = b.x0; x <= b.x1; x++)
-                            leaf[x] = row[x];
-                    } else {
-                        for (int x = b.x0; x <= b.x1; x++)
-                            leaf[x] = 0.0f;
-                    }
-                    for (int k = i; k & 1; k >>= 1, top--) {
-                        float *l = stack + (int64_t)(top - 2) * g->nx;
-                        const float *r = l + g->nx;
-                        for (int x = b.x0; x <= b.x1; x++)
-                            l[x] = l[x] + r[x];
-                    }
-                }
-                for (int x = b.x0; x <= b.x1; x++)
-                    ws[x] = (double)stack[x];
-                double *pq = part + (int64_t)q * g->nx;
-                for (int x = b.x0; x <= b.x1; x++) {
-                    pq[x] += dep * ws[x];
-                    wsum += ws[x];
-                }
+            const double dep = el->deposit_MeV[ie];
+            const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+            double wsum = 0.0;
+            for (int x = b.x0; x <= b.x1; x++) {
+                D[x] = fma(dep, (double)row[x], D[x]);
+                wsum += row[x];
             }
-            pt->deposited += dep * wsum;
             if (el->target[ie] < 0) {
                 pt->weight[CH_ENERGY_STOPPED] += wsum;
                 pt->energy[CH_ENERGY_STOPPED] += wsum * g->E.centres[ie];
@@ -155,11 +148,14 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                 pt->energy[CH_NUCLEAR] += wsum * el->nuclear_energy[ie];
             }
         }
-        for (int x = all.x0; x <= all.x1; x++)
-            for (int q = 0; q < nq; q++)
-                drow[x] += part[(int64_t)q * g->nx + x];
+        float *m = c->dmap + (int64_t)j * g->slice + (int64_t)z * g->nx;
+        for (int x = all.x0; x <= all.x1; x++) {
+            m[x] = (float)D[x];
+            pt->deposited += D[x];
+        }
     }
-    sum_partials(c, nrows, t);
+    sum_partials(c, nth * nrows, t);
+    cpu_deposit_spread(c, all);
 
     /* New boxes: a target's box is the union of its sources'. */
     for (int ie = 0; ie < ne; ie++)

@@ -1,0 +1,189 @@
+#include "deposit_path.cuh"
+
+namespace {
+
+// Paths a block copies into shared memory (2 x 56 bytes each); wider angular
+// grids read them from global memory.
+constexpr int PATH_SMEM = 128;
+constexpr int GROUPS = SMX_PATH_LEAVES_MIN; // one warp per group of directions
+constexpr int FAST_MAX = 3;                 // widest path (cells per axis) of the fast form
+static_assert(SMX_THREADS == 32 * GROUPS, "a block is one warp per group of directions, 32 cells");
+
+// One direction's P_j by smx_path_direction (the grid's edge cells, paths
+// wider than FAST_MAX cells, or more than PATH_SMEM directions).
+__device__ __forceinline__ double direction_sum(const float *dmap, dev_dims d, path_scratch_dev ps, int j, int tz,
+                                                int tx, box4 S)
+{
+    return smx_path_direction(dmap + (int64_t)j * d.slice, (int)d.px, &ps.pz[j], &ps.px[j], tz, tx, (int)d.nz,
+                              (int)d.nx, S.z0, S.z1, S.x0, S.x1);
+}
+
+// P_j for K directions j0 .. j0 + K - 1 of a cell off the grid's edges whose
+// paths span at most N cells per axis: there every offset has one source cell
+// (none outside the region), so all the loads are issued first. A source
+// outside the region, or a direction past the last, reads as +0.0f, and the
+// fractions past a path's end are +0 (path_fast); P + f * v == P for P >= +0
+// when f or v is +0, so every term can be added without a branch and each
+// P_j has the bits of smx_path_direction (f is its product of the two
+// fractions).
+template <int N, int K>
+__device__ __forceinline__ void directions_interior(double (&P)[K], const float *__restrict__ dmap, int64_t plane,
+                                                    int pitch, const path_fast *pf, int j0, int nth, int tz, int tx,
+                                                    box4 S)
+{
+    float v[K][N][N];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const path_fast &p = pf[min(j0 + k, nth - 1)];
+#pragma unroll
+        for (int a = 0; a < N; a++) {
+            const int zs = tz - p.zlo - a;
+#pragma unroll
+            for (int b = 0; b < N; b++) {
+                const int xs = tx - p.xlo - b;
+                const bool in = j0 + k < nth && zs >= S.z0 && zs <= S.z1 && xs >= S.x0 && xs <= S.x1;
+                v[k][a][b] = in ? __ldg(dmap + (j0 + k) * plane + (int64_t)zs * pitch + xs) : 0.0f;
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const path_fast &p = pf[min(j0 + k, nth - 1)];
+        double s = 0.0;
+#pragma unroll
+        for (int a = 0; a < N; a++)
+#pragma unroll
+            for (int b = 0; b < N; b++)
+                s = s + p.f[a][b] * (double)v[k][a][b];
+        P[k] = s;
+    }
+}
+
+// The step's paths, once: thread j computes direction j's (both axes), then
+// the block's extreme offsets and widest span go beside them (path_scratch).
+__global__ void path_kernel(path_scratch_dev ps, dev_dims d, stream_tables_dev st, const int64_t *step, int moved,
+                            const int *stop)
+{
+    if (*stop)
+        return;
+    __shared__ int reach[PATH_REACH];
+    const int nth = (int)d.nth, shift = st.scheme == 1;
+    const long long n = *step;
+    if (threadIdx.x == 0)
+        reach[0] = reach[1] = reach[2] = reach[3] = 0, reach[4] = 1;
+    __syncthreads();
+    for (int j = threadIdx.x; j < nth; j += blockDim.x) {
+        smx_path_axis a, b;
+        smx_path_of(st.sz[j], n, moved, shift, -0.5, &a);
+        smx_path_of(st.sx[j], n, moved, shift, 0.0, &b);
+        ps.pz[j] = a;
+        ps.px[j] = b;
+        path_fast f{a.lo, a.n, b.lo, b.n, {}};
+        for (int u = 0; u < FAST_MAX && u < a.n; u++)
+            for (int v = 0; v < FAST_MAX && v < b.n; v++)
+                f.f[u][v] = a.f[u] * b.f[v]; // the product smx_path_direction forms
+        ps.pf[j] = f;
+        atomicMin(&reach[0], a.lo), atomicMax(&reach[1], a.lo + a.n - 1);
+        atomicMin(&reach[2], b.lo), atomicMax(&reach[3], b.lo + b.n - 1);
+        atomicMax(&reach[4], max(a.n, b.n));
+    }
+    __syncthreads();
+    if (threadIdx.x < PATH_REACH)
+        ps.reach[threadIdx.x] = reach[threadIdx.x];
+}
+
+// The pairwise tree over a group's B (a power of two, <= 8) leaves.
+__device__ __forceinline__ double group_tree(double (&P)[8], int B)
+{
+#pragma unroll
+    for (int h = 1; h < 8; h *= 2)
+#pragma unroll
+        for (int k = 0; k + h < 8; k += 2 * h)
+            if (k + h < B)
+                P[k] = P[k] + P[k + h];
+    return P[0];
+}
+
+// smx_path_cell on tiles of 32 cells: warp g sums the tree of directions g B
+// .. (g + 1) B - 1 (B = leaves / GROUPS) for its lane's cell, and the first
+// warp joins the GROUPS subtrees, ((s0 + s1) + (s2 + s3)) + ..., the top of
+// the same tree.
+__global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dmap, path_scratch_dev ps, dev_dims d,
+                                      const active_regions *reg, const int *stop)
+{
+    if (*stop)
+        return;
+    __shared__ path_fast s_pf[PATH_SMEM];
+    __shared__ double s_part[2][GROUPS][32]; // two tiles' subtrees: one barrier per tile
+    const int nth = (int)d.nth, nz = (int)d.nz, nx = (int)d.nx;
+    box4 S{0, nz - 1, 0, nx - 1};
+    if (reg)
+        S = box_join(reg->occupied, reg->written);
+    if (box_is_empty(S))
+        return;
+    // The cells the region's paths reach; blocks past them leave at once.
+    const int zlo = max(0, S.z0 + ps.reach[0]), zhi = min(nz - 1, S.z1 + ps.reach[1]);
+    const int xlo = max(0, S.x0 + ps.reach[2]), xhi = min(nx - 1, S.x1 + ps.reach[3]);
+    const int widest = ps.reach[4];
+    const int64_t w = xhi - xlo + 1, cells = (int64_t)(zhi - zlo + 1) * w, tiles = (cells + 31) / 32;
+    if (blockIdx.x >= tiles)
+        return;
+    const bool fast_ok = nth <= PATH_SMEM && widest <= FAST_MAX;
+    if (fast_ok)
+        for (int j = threadIdx.x; j < nth; j += blockDim.x)
+            s_pf[j] = ps.pf[j];
+    __syncthreads();
+    const int lane = threadIdx.x & 31, g = threadIdx.x >> 5;
+    const int B = smx_path_leaves(nth) / GROUPS, j0 = g * B;
+    int buf = 0;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, buf ^= 1) {
+        const int64_t i = tile * 32 + lane; // cells < 2^31 (a slice's)
+        const bool live = i < cells;
+        const int tz = live ? zlo + (int)i / (int)w : 0, tx = live ? xlo + (int)i % (int)w : 0;
+        const bool fast = fast_ok && tz > 0 && tz < nz - 1 && tx > 0 && tx < nx - 1;
+        double part = 0.0;
+        if (live && fast && B <= 8 && widest <= 2) {
+            double P[8];
+            directions_interior<2, 8>(P, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B), tz, tx, S);
+            part = group_tree(P, B);
+        } else if (live && fast && B <= 8) {
+            double P[8], Q[4];
+            directions_interior<3, 4>(Q, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B), tz, tx, S);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                P[k] = Q[k];
+            if (B > 4)
+                directions_interior<3, 4>(Q, dmap, d.slice, (int)d.px, s_pf, j0 + 4, min(nth, j0 + B), tz, tx, S);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                P[4 + k] = B > 4 ? Q[k] : 0.0;
+            part = group_tree(P, B);
+        } else if (live) {
+            smx_path_tree t;
+            t.top = t.count = 0;
+            for (int k = 0; k < B; k++)
+                smx_path_tree_push(&t, j0 + k < nth ? direction_sum(dmap, d, ps, j0 + k, tz, tx, S) : 0.0);
+            part = t.v[0];
+        }
+        s_part[buf][g][lane] = part;
+        __syncthreads();
+        if (g == 0 && live) {
+            const double(&p)[GROUPS][32] = s_part[buf];
+            const double T = ((p[0][lane] + p[1][lane]) + (p[2][lane] + p[3][lane])) +
+                             ((p[4][lane] + p[5][lane]) + (p[6][lane] + p[7][lane]));
+            double *c = dose + (int64_t)tz * d.px + tx;
+            *c = *c + T;
+        }
+    }
+}
+
+} // namespace
+
+cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d, stream_tables_dev st,
+                           const int64_t *step, int moved, const active_regions *reg, const int *stop, int blocks,
+                           cudaStream_t s)
+{
+    path_kernel<<<1, SMX_THREADS, 0, s>>>(ps, d, st, step, moved, stop);
+    deposit_spread_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, reg, stop);
+    return cudaGetLastError();
+}

@@ -1,0 +1,44 @@
+// The deposit's spread along each direction's path on the GPU: the second half
+// of src/transport/deposit_path.h (the first, the per-direction deposit map,
+// is written by the energy kernels). One thread per dose cell gathers, in the
+// header's order, from the map cells whose paths reach it: no atomics, and
+// the same double operations as the CPU (smx_path_cell).
+#ifndef SMX_CUDA_DEPOSIT_PATH_CUH
+#define SMX_CUDA_DEPOSIT_PATH_CUH
+
+#include "common.cuh"
+#include "streaming.cuh"
+
+extern "C" {
+#include "transport/deposit_path.h"
+}
+
+// The step's paths in device memory (written by deposit_spread's first
+// kernel): pz, px [nth] each, and reach[PATH_REACH]: the extreme offsets (z
+// lo, z hi, x lo, x hi) over every direction and the widest span in cells.
+#define PATH_REACH 5
+// A path's cells and the products of its fractions f[a][b] = fz[a] * fx[b]
+// (the first 3 x 3: the fast form of deposit_path.cu); +0 past the path's
+// cells.
+struct path_fast {
+    int zlo, zn, xlo, xn;
+    double f[3][3];
+};
+struct path_scratch_dev {
+    smx_path_axis *pz, *px;
+    path_fast *pf;
+    int *reach;
+};
+
+// dose += the spread of dmap ([nth] planes of d.slice floats, rows of d.px),
+// read only inside the step's source region: reg's occupied and written boxes
+// joined (where the fused kernel wrote the map), or the whole grid (reg NULL:
+// energy_deposit writes every cell). step: the device's step counter; moved:
+// A_stream has already run in this step.
+// ps: scratch for the step's paths. Two launches: the paths (one block), then
+// the spread.
+cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d, stream_tables_dev st,
+                           const int64_t *step, int moved, const active_regions *reg, const int *stop, int blocks,
+                           cudaStream_t s);
+
+#endif

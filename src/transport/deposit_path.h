@@ -1,0 +1,195 @@
+/* Where a step's deposited energy lands, shared by every backend so that their
+ * dose agrees bit for bit.
+ *
+ * Why along the path: under the shift scheme a direction bin moves by whole
+ * cells and carries the sub-cell remainder, so a bin whose remainder crosses a
+ * half skips a move and would deposit two steps in one row (a one-row spike of
+ * 5-14 % in the plateau). The deposit of direction j in cell (z, x) is instead
+ * spread over the cells that the step's straight path crosses, each receiving
+ * the fraction of the path inside it. The path starts where the direction's
+ * particles truly are: n s - M from the cell's centre, n the step, s the move
+ * per step in cells and M the whole-cell moves already made (round(n s), or
+ * round((n + 1) s) when A_stream ran earlier in the same step). Depth is
+ * counted from the entrance plane, the upper edge of row 0 (where the source
+ * starts), so z is offset by -1/2; the lateral source sits on cell centres.
+ * Under the bilinear scheme the streaming itself spreads the weight: the
+ * deposit stays in its cell (one fraction of 1).
+ *
+ * The order, per step:
+ * 1. A_E, per cell and direction j: D_j = fma(deposit[e], (double)psi[e][j],
+ *    D_j) over the energy bins e in ascending order from D_j = +0, stored as
+ *    float in the deposit map dmap[j][z][x] (bins holding no weight add an
+ *    exact +0 and may be skipped).
+ * 2. The spread (smx_path_cell), per dose cell: P_j = the sum of
+ *    f_z f_x dmap[j][zs][xs] over the z fraction a, the source row zs, the x
+ *    fraction b and the source column xs, each ascending, from P_j = +0; then
+ *    dose = dose + T, T the pairwise tree over P_0 .. P_{L-1} (L the number
+ *    of directions rounded up to a power of two, at least SMX_PATH_LEAVES_MIN,
+ *    leaves past the last direction +0): ((P_0 + P_1) + (P_2 + P_3)) + ...
+ *    All in double with every product and sum rounded separately (no
+ *    contraction: -std=c11 on the host, --fmad=false on the device).
+ * Why a tree: the directions of a cell are summed by different threads on the
+ * GPU (SMX_PATH_LEAVES_MIN groups of L / SMX_PATH_LEAVES_MIN consecutive
+ * ones); a running sum over the directions would make each cell one thread's
+ * chain of dependent loads and additions (25 us a step for a pencil beam).
+ * A path's share beyond the grid's edge lands in the edge cell, so the dose
+ * map holds all of DEPOSITED (less the float rounding of dmap, < 1e-7). */
+#ifndef SMX_DEPOSIT_PATH_H
+#define SMX_DEPOSIT_PATH_H
+
+#include <math.h>
+
+#ifdef __CUDACC__
+#define SMX_PATH_HD __host__ __device__
+#else
+#define SMX_PATH_HD
+#endif
+
+/* Cells a step may cross along z or x (transport.step_mm at most this many dz
+ * and dx: the plan check); a path then touches at most SMX_PATH_MAX_MOVE + 2
+ * cells per axis. */
+#define SMX_PATH_MAX_MOVE 4
+#define SMX_PATH_CELLS (SMX_PATH_MAX_MOVE + 2)
+
+/* One axis of one direction's path: fractions f[0 .. n-1] of the path in the
+ * cells at offsets lo .. lo + n - 1 from the cell holding the weight. */
+typedef struct smx_path_axis {
+    int lo, n;
+    double f[SMX_PATH_CELLS];
+} smx_path_axis;
+
+/* The straight segment [r, r + s] (cells, from the centre of cell 0; |s| <=
+ * SMX_PATH_MAX_MOVE) cut by the cell edges at half-integers. */
+static inline SMX_PATH_HD void smx_path_cut(double r, double s, smx_path_axis *p)
+{
+    const double a = s > 0.0 ? r : r + s, b = s > 0.0 ? r + s : r; /* a <= b */
+    int lo = (int)floor(a + 0.5), hi = (int)floor(b + 0.5);
+    if (b + 0.5 == floor(b + 0.5) && hi > lo)
+        hi--; /* the path ends on an edge: nothing in the next cell */
+    if (s == 0.0 || hi - lo + 1 > SMX_PATH_CELLS) {
+        p->lo = lo;
+        p->n = 1;
+        p->f[0] = 1.0;
+        return;
+    }
+    p->lo = lo;
+    p->n = hi - lo + 1;
+    for (int d = lo; d <= hi; d++) {
+        const double l = a > d - 0.5 ? a : d - 0.5, u = b < d + 0.5 ? b : d + 0.5;
+        p->f[d - lo] = (u - l) / (b - a);
+    }
+}
+
+/* Direction j's path at step n (0-based): s its move per step in cells
+ * (stream_table sz or sx), moved = 1 when A_stream already ran this step,
+ * entrance = -0.5 along z (rows start at the entrance plane), 0 along x.
+ * shift = 0 (bilinear scheme): the deposit stays in its cell. */
+static inline SMX_PATH_HD void smx_path_of(double s, long long n, int moved, int shift, double entrance,
+                                           smx_path_axis *p)
+{
+    if (!shift) {
+        p->lo = 0;
+        p->n = 1;
+        p->f[0] = 1.0;
+        return;
+    }
+    const double done = (double)llround((double)(n + moved) * s);
+    smx_path_cut((double)n * s - done + entrance, s, p);
+}
+
+/* Source cells along one axis whose offset o lands in cell t of [0, len):
+ * t - o, and every cell beyond the edge when t is an edge cell; clipped to
+ * the sources [s0, s1]. Empty when *lo > *hi. */
+static inline SMX_PATH_HD void smx_path_sources(int t, int o, int len, int s0, int s1, int *lo, int *hi)
+{
+    int a = t == 0 ? s0 : t - o, b = t == len - 1 ? s1 : t - o;
+    *lo = a > s0 ? a : s0;
+    *hi = b < s1 ? b : s1;
+}
+
+/* Leaves of the directions' tree: at least this many (the GPU's groups). */
+#define SMX_PATH_LEAVES_MIN 8
+
+static inline SMX_PATH_HD int smx_path_leaves(int nth)
+{
+    int l = SMX_PATH_LEAVES_MIN;
+    while (l < nth)
+        l *= 2;
+    return l;
+}
+
+/* P_j: what direction j's path brings to cell (tz, tx) from its map plane dj
+ * (rows of `pitch`), reading only sources inside [z0, z1] x [x0, x1] (where
+ * this step wrote the map). */
+static inline SMX_PATH_HD double smx_path_direction(const float *dj, int pitch, const smx_path_axis *pz,
+                                                    const smx_path_axis *px, int tz, int tx, int nz, int nx, int z0,
+                                                    int z1, int x0, int x1)
+{
+    double P = 0.0;
+    for (int a = 0; a < pz->n; a++) {
+        int zlo, zhi;
+        smx_path_sources(tz, pz->lo + a, nz, z0, z1, &zlo, &zhi);
+        for (int zs = zlo; zs <= zhi; zs++) {
+            const float *row = dj + (long long)zs * pitch;
+            for (int b = 0; b < px->n; b++) {
+                const double f = pz->f[a] * px->f[b];
+                int xlo, xhi;
+                smx_path_sources(tx, px->lo + b, nx, x0, x1, &xlo, &xhi);
+                for (int xs = xlo; xs <= xhi; xs++)
+                    P = P + f * (double)row[xs];
+            }
+        }
+    }
+    return P;
+}
+
+/* The pairwise tree of a sequence of leaves built one leaf at a time: leaf i
+ * joins the stack, then its completed subtrees merge (one merge per trailing
+ * one bit of i), the left operand the lower leaves. 2^SMX_PATH_STACK leaves
+ * at most. */
+#define SMX_PATH_STACK 16
+typedef struct smx_path_tree {
+    double v[SMX_PATH_STACK + 1];
+    int top, count;
+} smx_path_tree;
+
+static inline SMX_PATH_HD void smx_path_tree_push(smx_path_tree *t, double x)
+{
+    for (int k = t->count++; k & 1; k >>= 1)
+        x = t->v[--t->top] + x;
+    t->v[t->top++] = x;
+}
+
+/* dose + the deposits that the paths of every direction bring to cell (tz,
+ * tx), in the order above. dmap: [nth] planes of `plane` floats, rows of
+ * `pitch`; only sources inside [z0, z1] x [x0, x1] are read. pz, px: the
+ * directions' paths. */
+static inline SMX_PATH_HD double smx_path_cell(double dose, const float *dmap, long long plane, int pitch, int nth,
+                                               const smx_path_axis *pz, const smx_path_axis *px, int tz, int tx,
+                                               int nz, int nx, int z0, int z1, int x0, int x1)
+{
+    smx_path_tree t;
+    t.top = t.count = 0;
+    const int leaves = smx_path_leaves(nth);
+    for (int j = 0; j < leaves; j++)
+        smx_path_tree_push(&t, j < nth ? smx_path_direction(dmap + (long long)j * plane, pitch, &pz[j], &px[j], tz,
+                                                            tx, nz, nx, z0, z1, x0, x1)
+                                       : 0.0);
+    return dose + t.v[0];
+}
+
+/* The cells a source region [s0, s1] reaches along one axis: widened by the
+ * paths' extreme offsets, clipped to [0, len). */
+static inline SMX_PATH_HD void smx_path_reach(const smx_path_axis *p, int nth, int s0, int s1, int len, int *lo,
+                                              int *hi)
+{
+    int omin = 0, omax = 0;
+    for (int j = 0; j < nth; j++) {
+        omin = p[j].lo < omin ? p[j].lo : omin;
+        omax = p[j].lo + p[j].n - 1 > omax ? p[j].lo + p[j].n - 1 : omax;
+    }
+    *lo = s0 + omin < 0 ? 0 : s0 + omin;
+    *hi = s1 + omax > len - 1 ? len - 1 : s1 + omax;
+}
+
+#endif
