@@ -7,7 +7,9 @@
  *    survival of the ICRU 63 cross sections integrated along the path (the
  *    transport's removal), and within 2 % of Bortfeld's linear fluence model,
  *    which was fitted to Janni's 1982 tables (the physics);
- *  - R80 within 0.2 mm of the PSTAR projected range.
+ *  - R80 within 0.2 mm of the PSTAR projected range;
+ *  - no plateau row more than 1 % off its neighbours' mean (plateau.h; the
+ *    other grids are test_dose_grid's).
  * The reference curve is averaged over the same 0.5 mm rows as the dose and
  * read with the same interpolation, so both carry the same binning.
  * The lateral grid is coarse (dx = 2 mm): the laterally integrated depth dose
@@ -15,6 +17,7 @@
 #include <math.h>
 
 #include "check.h"
+#include "plateau.h"
 #include "physics/nuclear.h"
 #include "reference_models.h"
 #include "report/analysis.h"
@@ -58,6 +61,8 @@ static dd_figures bortfeld_rows(const grid *g, double R, double sigma)
 typedef struct beam_run {
     dd_figures sim, ref;
     double survival90, icru90, bortfeld90, pstar_mm;
+    double plateau; /* worst plateau row, per cent (plateau.h) */
+    int plateau_row;
 } beam_run;
 
 static int run_beam(double E, double step_mm, beam_run *out)
@@ -83,6 +88,7 @@ static int run_beam(double E, double step_mm, beam_run *out)
     double *dd = malloc(f.g.nz * sizeof *dd);
     depth_dose(&f.g, f.r.dose_MeV, dd);
     out->sim = figures_of(&f.g, dd);
+    out->plateau = plateau_worst_row(dd, f.g.nz, step_mm, out->sim.r80, &out->plateau_row);
     out->ref = bortfeld_rows(&f.g, R_cm, bortfeld_sigma_cm(R_cm));
     /* Primaries after the step that ends at 90 % of the range: the initial
      * weight less every non-elastic removal so far. */
@@ -109,17 +115,17 @@ int main(int argc, char **argv)
 {
     (void)argc;
     const double energies[] = {70.0, 150.0, 230.0};
-    printf("%6s %9s %9s %8s %9s %9s %8s %9s %9s %9s %9s\n", "E_MeV", "R80-PSTAR", "falloff", "Bortf",
-           "diff_%", "peak/ent", "Bortf", "diff_%", "surv90", "ICRU63", "Bortf");
+    printf("%6s %9s %9s %8s %9s %9s %8s %9s %9s %9s %9s %10s\n", "E_MeV", "R80-PSTAR", "falloff", "Bortf",
+           "diff_%", "peak/ent", "Bortf", "diff_%", "surv90", "ICRU63", "Bortf", "plateau_%");
     for (int i = 0; i < 3; i++) {
         beam_run r;
         CHECK(run_beam(energies[i], 0.5, &r) == 0);
         double fo = r.sim.r20 - r.sim.r80, fo_ref = r.ref.r20 - r.ref.r80;
         double dfo = 100.0 * (fo / fo_ref - 1.0);
         double dpe = 100.0 * (r.sim.peak_to_entrance / r.ref.peak_to_entrance - 1.0);
-        printf("%6.0f %9.3f %9.3f %8.3f %9.2f %9.3f %8.3f %9.2f %9.4f %9.4f %9.4f\n", energies[i],
+        printf("%6.0f %9.3f %9.3f %8.3f %9.2f %9.3f %8.3f %9.2f %9.4f %9.4f %9.4f %+10.2f\n", energies[i],
                r.sim.r80 - r.pstar_mm, fo, fo_ref, dfo, r.sim.peak_to_entrance, r.ref.peak_to_entrance, dpe,
-               r.survival90, r.icru90, r.bortfeld90);
+               r.survival90, r.icru90, r.bortfeld90, r.plateau);
         CHECK_MSG(fabs(r.sim.r80 - r.pstar_mm) <= 0.2, "%g MeV: R80 %.3f mm, PSTAR %.3f mm", energies[i],
                   r.sim.r80, r.pstar_mm);
         CHECK_MSG(fabs(dfo) <= 10.0, "%g MeV: R80-R20 %.3f mm, Bortfeld %.3f mm", energies[i], fo, fo_ref);
@@ -129,6 +135,8 @@ int main(int argc, char **argv)
                   energies[i], r.survival90, r.icru90);
         CHECK_MSG(fabs(r.survival90 - r.bortfeld90) <= 0.02, "%g MeV: %.4f survive to 90 %%, Bortfeld %.4f",
                   energies[i], r.survival90, r.bortfeld90);
+        CHECK_MSG(fabs(r.plateau) <= PLATEAU_LIMIT_PERCENT, "%g MeV: plateau row at %.2f mm is %+.2f %% off its "
+                  "neighbours", energies[i], (r.plateau_row + 0.5) * 0.5, r.plateau);
     }
     /* Halving ds and dz: the fall-off is physical, so it must stay put. */
     beam_run full, half;

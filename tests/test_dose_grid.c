@@ -11,18 +11,15 @@
 #include <math.h>
 
 #include "check.h"
+#include "plateau.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
 
 typedef struct dd_run {
-    double r80, worst; /* worst: the plateau row deviation, per cent */
+    double r80, r20, worst; /* worst: the plateau row deviation, per cent */
     int worst_row;
     double dz;
 } dd_run;
-
-/* Mean curvature of a Bragg curve over 0.5 mm rows is < 0.4 % this far before
- * the peak; a skipped move gave 6-14 %. */
-#define PLATEAU_LIMIT_PERCENT 1.0
 
 static int run(double E, double step_mm, double dz_mm, dd_run *out)
 {
@@ -41,16 +38,9 @@ static int run(double E, double step_mm, double dz_mm, dd_run *out)
     double *dd = malloc(f.g.nz * sizeof *dd);
     depth_dose(&f.g, f.r.dose_MeV, dd);
     out->r80 = distal_depth_mm(&f.g, dd, 0.8);
+    out->r20 = distal_depth_mm(&f.g, dd, 0.2);
     out->dz = dz_mm;
-    out->worst = 0.0;
-    out->worst_row = -1;
-    for (int64_t z = 1; z + 1 < f.g.nz && (z + 1.5) * dz_mm <= 0.9 * out->r80; z++) {
-        double dev = 100.0 * (dd[z] / (0.5 * (dd[z - 1] + dd[z + 1])) - 1.0);
-        if (fabs(dev) > fabs(out->worst)) {
-            out->worst = dev;
-            out->worst_row = (int)z;
-        }
-    }
+    out->worst = plateau_worst_row(dd, f.g.nz, dz_mm, out->r80, &out->worst_row);
     CHECK_MSG(f.r.conservation_violations == 0, "%g MeV: %d steps violated conservation", E,
               f.r.conservation_violations);
     free(dd);
@@ -60,8 +50,8 @@ static int run(double E, double step_mm, double dz_mm, dd_run *out)
 
 static void report(const char *what, double E, double ds, const dd_run *r)
 {
-    printf("%-10s %5.0f MeV ds %.2f dz %.2f: R80 %8.3f mm, worst plateau row %+6.2f %% at z = %.2f mm\n", what, E,
-           ds, r->dz, r->r80, r->worst, (r->worst_row + 0.5) * r->dz);
+    printf("%-10s %5.0f MeV ds %.2f dz %.2f: R80 %8.3f mm, R80-R20 %.3f mm, worst plateau row %+6.2f %% at z = "
+           "%.2f mm\n", what, E, ds, r->dz, r->r80, r->r20 - r->r80, r->worst, (r->worst_row + 0.5) * r->dz);
     CHECK_MSG(fabs(r->worst) <= PLATEAU_LIMIT_PERCENT, "%g MeV ds %g dz %g: row at %.2f mm is %+.2f %% off its neighbours",
               E, ds, r->dz, (r->worst_row + 0.5) * r->dz, r->worst);
 }
