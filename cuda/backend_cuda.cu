@@ -137,42 +137,83 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
-static int cuda_upload(void *vctx, const float *psi0, double w0, double e0, smx_error *err)
+// Per energy bin the smallest box holding psi0's non-zero values, searched
+// inside the given boxes (or the whole grid); the largest value, for the
+// adaptive early exit.
+static void source_boxes(const grid *g, const float *psi0, const grid_box *occupied, box4 *boxes, float *mx)
+{
+    *mx = 0.0f;
+    for (int64_t ie = 0; ie < g->ne; ie++) {
+        boxes[ie] = box_empty4();
+        const grid_box b = occupied ? occupied[ie] : grid_box{0, (int)g->nz - 1, 0, (int)g->nx - 1};
+        if (b.z0 > b.z1 || b.x0 > b.x1)
+            continue;
+        for (int64_t j = 0; j < g->nth; j++)
+            for (int64_t z = b.z0; z <= b.z1; z++) {
+                const float *row = psi0 + psi_index(g, ie, j, z, 0);
+                for (int64_t x = b.x0; x <= b.x1; x++)
+                    if (row[x] != 0.0f) {
+                        boxes[ie] = box_join(boxes[ie], box4{(int)z, (int)z, (int)x, (int)x});
+                        *mx = row[x] > *mx ? row[x] : *mx;
+                    }
+            }
+    }
+}
+
+static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
+                       smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     const plan *p = c->s->p;
+    const grid *g = c->g;
     const size_t bytes = (size_t)c->d.cells * sizeof(float);
-    // Host rows are nx floats, device rows px: the rows' cells are copied, their padding zeroed.
-    const int64_t rows = dev_rows(c->d);
-    CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a, c->d.px * sizeof(float), psi0, c->d.nx * sizeof(float),
-                                     c->d.nx * sizeof(float), rows, cudaMemcpyHostToDevice));
-    if (c->d.px > c->d.nx)
-        CUDA_CHECK_ERR(err, cudaMemset2D(c->psi_a + c->d.nx, c->d.px * sizeof(float), 0,
-                                         (c->d.px - c->d.nx) * sizeof(float), rows));
+    std::vector<box4> boxes(g->ne), none(g->ne, box_empty4());
+    float mx = 0.0f;
+    source_boxes(g, psi0, occupied, boxes.data(), &mx);
+    // Only the rows of the boxes cross the bus, each bin's in the fewer copies
+    // (a row of every direction, or a run of rows of one direction; host rows
+    // are nx floats, device rows px); everything else, the rows' padding
+    // included, is zeroed on the device, so the time to start a narrow beam
+    // does not grow with psi. A state occupying most rows goes in one copy.
+    int64_t box_rows = 0;
+    for (int64_t ie = 0; ie < g->ne; ie++)
+        box_rows += box_is_empty(boxes[ie]) ? 0 : (int64_t)(boxes[ie].z1 - boxes[ie].z0 + 1) * g->nth;
+    if (2 * box_rows > dev_rows(c->d)) {
+        CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a, c->d.px * sizeof(float), psi0, g->nx * sizeof(float),
+                                         g->nx * sizeof(float), dev_rows(c->d), cudaMemcpyHostToDevice));
+        if (c->d.px > c->d.nx)
+            CUDA_CHECK_ERR(err, cudaMemset2D(c->psi_a + c->d.nx, c->d.px * sizeof(float), 0,
+                                             (c->d.px - c->d.nx) * sizeof(float), dev_rows(c->d)));
+    } else {
+        CUDA_CHECK_ERR(err, cudaMemset(c->psi_a, 0, bytes));
+        for (int64_t ie = 0; ie < g->ne; ie++) {
+            const box4 b = boxes[ie];
+            if (box_is_empty(b))
+                continue;
+            const int64_t nrow = b.z1 - b.z0 + 1;
+            if (nrow <= g->nth) // per row z: that row of every direction, a plane apart
+                for (int64_t z = b.z0; z <= b.z1; z++)
+                    CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a + dev_index(c->d, ie, 0, z, 0),
+                                                     c->d.slice * sizeof(float), psi0 + psi_index(g, ie, 0, z, 0),
+                                                     g->slice * sizeof(float), g->nx * sizeof(float), g->nth,
+                                                     cudaMemcpyHostToDevice));
+            else // per direction: its rows z0 .. z1
+                for (int64_t j = 0; j < g->nth; j++)
+                    CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a + dev_index(c->d, ie, j, b.z0, 0),
+                                                     c->d.px * sizeof(float), psi0 + psi_index(g, ie, j, b.z0, 0),
+                                                     g->nx * sizeof(float), g->nx * sizeof(float), nrow,
+                                                     cudaMemcpyHostToDevice));
+        }
+    }
     CUDA_CHECK_ERR(err, cudaMemset(c->psi_b, 0, bytes));
     CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * sizeof(double)));
     CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
-    if (p->early_exit == EARLY_EXIT_ADAPTIVE) {
-        float mx = 0.0f;
-        for (int64_t i = 0; i < c->g->cells; i++)
-            mx = psi0[i] > mx ? psi0[i] : mx;
+    if (p->early_exit == EARLY_EXIT_ADAPTIVE)
         c->threshold = (float)(p->early_exit_threshold * mx);
-    }
-    // Boxes of the initial state (the source), found on the host.
     {
-        const grid *g = c->g;
-        std::vector<box4> boxes(g->ne, box_empty4()), none(g->ne, box_empty4());
         box4 occ = box_empty4();
-        for (int64_t ie = 0; ie < g->ne; ie++) {
-            for (int64_t j = 0; j < g->nth; j++)
-                for (int64_t z = 0; z < g->nz; z++) {
-                    const float *row = psi0 + psi_index(g, ie, j, z, 0);
-                    for (int64_t x = 0; x < g->nx; x++)
-                        if (row[x] != 0.0f)
-                            boxes[ie] = box_join(boxes[ie], box4{(int)z, (int)z, (int)x, (int)x});
-                }
+        for (int64_t ie = 0; ie < g->ne; ie++)
             occ = box_join(occ, boxes[ie]);
-        }
         active_regions r0{occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1};
         // The ranges from the host copies of the tables (et points to device memory).
         std::vector<int2> tr(g->ne);

@@ -43,7 +43,7 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
             w0 += v;
             e0 += v * g->E.centres[ie];
         }
-    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, w0, e0, err)))
+    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
         goto done;
     memset(last, 0, sizeof *last);
     for (int k = 0; k < n; k++) {

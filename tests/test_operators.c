@@ -491,7 +491,7 @@ int main(int argc, char **argv)
         beam_profile_free(&b);
         float *psi = calloc(f.g.cells, sizeof *psi);
         double W, En;
-        CHECK(source_fill(psi, &f.p, &f.g, &W, &En, &err) == 0);
+        CHECK(source_fill(psi, &f.p, &f.g, NULL, &W, &En, &err) == 0);
         CHECK_REL(W, 2.5, 1e-6); /* float storage of each cell */
         CHECK_REL(En / W, 63.3, 1e-6);
         free(psi);

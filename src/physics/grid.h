@@ -31,6 +31,12 @@ typedef struct grid {
     int64_t cells;   /* ne * nth * nz * nx */
 } grid;
 
+/* Cells z0..z1 x x0..x1 of a slice (inclusive; empty when z0 > z1): where an
+ * energy bin of psi may hold weight. */
+typedef struct grid_box {
+    int z0, z1, x0, x1;
+} grid_box;
+
 static inline int64_t psi_index(const grid *g, int64_t ie, int64_t ith, int64_t iz, int64_t ix)
 {
     return ((ie * g->nth + ith) * g->nz + iz) * g->nx + ix;

@@ -164,7 +164,7 @@ void beam_profile_free(beam_profile *b)
     *b = (beam_profile){0};
 }
 
-int source_fill(float *psi, const plan *p, const grid *g, double *weight, double *energy_MeV,
+int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight, double *energy_MeV,
                 smx_error *err)
 {
     beam_profile b;
@@ -173,6 +173,9 @@ int source_fill(float *psi, const plan *p, const grid *g, double *weight, double
         return rc;
     double W = 0.0, En = 0.0;
     for (int64_t ie = 0; ie < g->ne; ie++) {
+        grid_box box = {1, 0, (int)g->nx, -1}; /* empty */
+        if (occupied)
+            occupied[ie] = box;
         if (b.wE[ie] == 0.0)
             continue;
         for (int64_t ith = 0; ith < g->nth; ith++) {
@@ -184,10 +187,17 @@ int source_fill(float *psi, const plan *p, const grid *g, double *weight, double
             for (int64_t ix = 0; ix < g->nx; ix++) {
                 row[ix] = (float)(p->beam_weight * b.wE[ie] * wx[ix]);
                 ws += row[ix];
+                if (row[ix] != 0.0f) {
+                    box.z0 = box.z1 = 0;
+                    box.x0 = (int)ix < box.x0 ? (int)ix : box.x0;
+                    box.x1 = (int)ix > box.x1 ? (int)ix : box.x1;
+                }
             }
             W += ws;
             En += ws * g->E.centres[ie];
         }
+        if (occupied)
+            occupied[ie] = box;
     }
     *weight = W;
     *energy_MeV = En;

@@ -23,8 +23,11 @@ void beam_profile_free(beam_profile *b);
 
 /* Fills row z = 0 of psi, which must be all zero already (calloc): a large grid
  * is then never touched outside the beam. Returns the weight and the energy
- * (MeV) actually written, summed in double from the stored floats. */
-int source_fill(float *psi, const plan *p, const grid *g, double *weight, double *energy_MeV,
+ * (MeV) actually written, summed in double from the stored floats, and, when
+ * occupied is not NULL, per energy bin the smallest box holding its non-zero
+ * values (occupied[ne]; empty for a bin without weight), so that the backends
+ * need not search the whole of psi for them. */
+int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight, double *energy_MeV,
                 smx_error *err);
 
 #endif

@@ -157,10 +157,10 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     double w0, e0;
     if (dense)
         fill_dense(psi0, &g, &w0, &e0);
-    else if ((rc = source_fill(psi0, &p, &g, &w0, &e0, err)))
+    else if ((rc = source_fill(psi0, &p, &g, NULL, &w0, &e0, err)))
         goto done;
     double before = 0, after = 0, bytes = 0;
-    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, w0, e0, err)))
+    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
         goto done;
     free(psi0);
     psi0 = NULL;

@@ -26,8 +26,10 @@ typedef struct backend_ops {
     int collect_every;
     int (*setup)(void **ctx, const sim_tables *s, smx_error *err);
     /* Initial state and its weight / energy (the auto-stop rule refers to w0).
-     * Called once, after setup. */
-    int (*upload)(void *ctx, const float *psi0, double w0, double e0, smx_error *err);
+     * occupied: per energy bin a box holding every non-zero value of psi0
+     * (source_fill's), so that only those rows are read; NULL: the backend
+     * searches psi0. Called once, after setup. */
+    int (*upload)(void *ctx, const float *psi0, const grid_box *occupied, double w0, double e0, smx_error *err);
     /* Step n (from 0): psi <- ops(psi), dose accumulated. May only enqueue the
      * work. After the step that stops an auto run, further steps change nothing. */
     int (*step)(void *ctx, int64_t n, smx_error *err);

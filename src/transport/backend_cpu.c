@@ -60,26 +60,30 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
 
 /* Called once after setup, while both buffers are still all zero: only the
  * source's non-zero rows are copied, so a narrow beam never faults in the rest. */
-static int cpu_upload(void *vctx, const float *psi0, double w0, double e0, smx_error *err)
+static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
+                      smx_error *err)
 {
     (void)err;
     (void)e0;
     cpu_ctx *c = vctx;
     c->w0 = w0;
     const grid *g = c->g;
-    for (int64_t r = 0; r < g->ne * g->nth * g->nz; r++) {
-        const float *src = psi0 + r * g->nx;
-        for (int64_t x = 0; x < g->nx; x++) {
-            if (src[x] != 0.0f) {
-                memcpy(c->cur + r * g->nx, src, g->nx * sizeof *src);
-                break;
+    /* Rows inside the given boxes (or every row), copied where non-zero. */
+    for (int64_t ie = 0; ie < g->ne; ie++) {
+        box b = occupied ? (box){occupied[ie].z0, occupied[ie].z1, occupied[ie].x0, occupied[ie].x1}
+                         : (box){0, (int)g->nz - 1, 0, (int)g->nx - 1};
+        for (int64_t j = 0; j < g->nth && !box_empty(b); j++)
+            for (int64_t z = b.z0; z <= b.z1; z++) {
+                const int64_t r = psi_index(g, ie, j, z, 0);
+                for (int64_t x = b.x0; x <= b.x1; x++)
+                    if (psi0[r + x] != 0.0f) {
+                        memcpy(c->cur + r, psi0 + r, g->nx * sizeof *psi0);
+                        break;
+                    }
             }
-        }
-    }
-    /* Start from full boxes; cpu_measure() tightens them to the source. */
-    for (int64_t i = 0; i < g->ne; i++) {
-        c->box_cur[i] = (box){0, (int)g->nz - 1, 0, (int)g->nx - 1};
-        c->box_tmp[i] = BOX_EMPTY;
+        /* cpu_measure() tightens the boxes to the source. */
+        c->box_cur[ie] = b;
+        c->box_tmp[ie] = BOX_EMPTY;
     }
     cpu_measure(c, &c->w_prev, &c->e_prev);
     return 0;

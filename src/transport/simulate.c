@@ -97,6 +97,7 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
     t0 = now_s();
     void *ctx = NULL;
     float *host = NULL;
+    grid_box *occupied = NULL;
     double *dose = NULL;
     step_record *recs = NULL;
     pending_snapshot ps = {0};
@@ -105,15 +106,16 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
         goto done;
     /* calloc: the source writes one row, the rest is never touched. */
     host = calloc((size_t)g->cells, sizeof *host);
+    occupied = malloc((size_t)g->ne * sizeof *occupied);
     dose = malloc((size_t)g->slice * sizeof *dose);
     recs = malloc((size_t)every_collect * sizeof *recs);
-    if (!host || !dose || !recs) {
+    if (!host || !occupied || !dose || !recs) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for one psi copy)",
                       (double)g->cells * 4e-9);
         goto done;
     }
-    if ((rc = source_fill(host, p, g, &r->initial_weight, &r->initial_energy_MeV, err)) ||
-        (rc = be->upload(ctx, host, r->initial_weight, r->initial_energy_MeV, err)))
+    if ((rc = source_fill(host, p, g, occupied, &r->initial_weight, &r->initial_energy_MeV, err)) ||
+        (rc = be->upload(ctx, host, occupied, r->initial_weight, r->initial_energy_MeV, err)))
         goto done;
     be->describe(ctx, r);
     if (out && wants_snapshot(p, 0) && (rc = out->write(out->ctx, g, 0, host, err)))
@@ -221,6 +223,7 @@ done:
     if (ctx)
         be->release(ctx);
     free(host);
+    free(occupied);
     free(dose);
     free(recs);
     sim_tables_free(&st);
