@@ -515,6 +515,32 @@ int main(int argc, char **argv)
         CHECK_REL(mE, 63.3, 1e-6);
         CHECK_REL(mx, -3.3, 1e-6);
         beam_profile_free(&b);
+        /* The boxes the source reports (what the backends upload and search)
+         * are exactly the extent of its non-zero values, bin by bin. */
+        {
+            float *q = calloc(f.g.cells, sizeof *q);
+            grid_box *occ = malloc(f.g.ne * sizeof *occ);
+            CHECK(source_fill(q, &f.p, &f.g, occ, &W, &En, &err) == 0);
+            int wrong = 0, bins = 0;
+            for (int64_t ie = 0; ie < f.g.ne; ie++) {
+                grid_box t = {1, 0, (int)f.g.nx, -1};
+                for (int64_t j = 0; j < f.g.nth; j++)
+                    for (int64_t z = 0; z < f.g.nz; z++)
+                        for (int64_t x = 0; x < f.g.nx; x++)
+                            if (q[psi_index(&f.g, ie, j, z, x)] != 0.0f) {
+                                t.z0 = t.z0 > (int)z ? (int)z : t.z0, t.z1 = t.z1 < (int)z ? (int)z : t.z1;
+                                t.x0 = t.x0 > (int)x ? (int)x : t.x0, t.x1 = t.x1 < (int)x ? (int)x : t.x1;
+                            }
+                const int empty = t.z0 > t.z1, got_empty = occ[ie].z0 > occ[ie].z1 || occ[ie].x0 > occ[ie].x1;
+                bins += !empty;
+                wrong += empty ? !got_empty
+                               : (occ[ie].z0 != t.z0 || occ[ie].z1 != t.z1 || occ[ie].x0 != t.x0 ||
+                                  occ[ie].x1 != t.x1);
+            }
+            CHECK_MSG(wrong == 0 && bins > 1, "source boxes: %d of %d occupied bins wrong", wrong, bins);
+            free(occ);
+            free(q);
+        }
 
         /* Divergence and position-angle correlation: the joint profile's second
          * moments are those of the Gaussian phase-space ellipse, each marginal
