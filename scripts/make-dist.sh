@@ -45,7 +45,7 @@ done
 share="$dest/share/smx2d-sim"
 mkdir -p "$share/data" "$share/config" "$share/schemas"
 cp data/*.h5 data/*.csv data/README.md "$share/data/" 2>/dev/null || cp data/* "$share/data/"
-cp config/*.yaml "$share/config/"
+cp config/*.yaml config/*.csv "$share/config/"
 cp schemas/* "$share/schemas/"
 cp README.md LICENSE "$share/"
 

@@ -149,6 +149,9 @@ dist)
     env -i "$d/bin/smx2d-sim" "$d/share/smx2d-sim/config/quickstart.yaml" --dry-run >"$tmp/out" 2>&1 ||
         { cat "$tmp/out"; fail "bundled binary cannot dry-run its own example plan"; }
     grep -q "share/smx2d-sim/config/../data/pstar_water.h5" "$tmp/out" || fail "table not found in the bundle"
+    env -i "$d/bin/smx2d-sim" "$d/share/smx2d-sim/config/sobp.yaml" --dry-run >"$tmp/out" 2>&1 ||
+        fail "the SOBP example's dry run failed in the bundle: $(cat "$tmp/out")"
+    grep -q "18 spots from .*share/smx2d-sim/config/sobp_spots.csv" "$tmp/out" || fail "spot map not found in the bundle"
     ;;
 bench)
     # The harness on the CPU, on a grid made small with --set (it applies to

@@ -9,6 +9,8 @@ add_test(depth_dose_bortfeld "${SMX_BUILD}/tests/test_depth_dose")
 set_tests_properties(depth_dose_bortfeld PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(dose_grid_artifacts "${SMX_BUILD}/tests/test_dose_grid")
 set_tests_properties(dose_grid_artifacts PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(field_spots "${SMX_BUILD}/tests/test_field")
+set_tests_properties(field_spots PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(lateral_fermi_eyges "${SMX_BUILD}/tests/test_lateral")
 set_tests_properties(lateral_fermi_eyges PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
 # CUDA backend against the CPU reference; exits 77 (skipped) without a GPU.

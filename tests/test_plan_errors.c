@@ -51,7 +51,7 @@ static void test_error_messages(void)
         { "key_is_list.yaml",
           "tests/plan_cases/key_is_list.yaml:3:5: beam: a key must be a name, not a list; "
           "expected one of energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, divergence_mrad, correlation, "
-          "weight" },
+          "weight, spots_file" },
         /* types */
         { "not_number.yaml",
           "tests/plan_cases/not_number.yaml:6:15: beam.energy_MeV: 'abc' is not a number; "
@@ -74,7 +74,7 @@ static void test_error_messages(void)
         { "scalar_for_section.yaml",
           "tests/plan_cases/scalar_for_section.yaml:2:7: beam: got a scalar '100'; expected a "
           "mapping with keys energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, divergence_mrad, correlation, "
-          "weight" },
+          "weight, spots_file" },
         { "null_value.yaml",
           "tests/plan_cases/null_value.yaml:4:15: grid.energy.E_max_MeV: no value; expected a "
           "number in (0, 1000] MeV" },
@@ -158,6 +158,17 @@ static void test_error_messages(void)
         { "range_with_bins.yaml",
           "tests/plan_cases/range_with_bins.yaml:4:13: grid.energy.n_bins: range grids derive "
           "the bin count from transport.step_mm; expected no n_bins, or kind: uniform" },
+        /* the spot file of a field */
+        { "spots_unknown_column.yaml",
+          "tests/plan_cases/spots_unknown_column.csv:2:19: unknown column 'wieght'; expected the header's "
+          "names from energy_MeV, x_mm, weight, direction_deg, energy_sigma_MeV, sigma_x_mm, divergence_mrad, "
+          "correlation (beam.spots_file)" },
+        { "spots_energy_above.yaml",
+          "tests/plan_cases/spots_energy_above.csv:3:1: energy_MeV: 150 is above grid.energy.E_max_MeV = 100; "
+          "expected a beam energy in [E_cutoff, E_max] = [1, 100] MeV (beam.spots_file)" },
+        { "spots_not_a_number.yaml",
+          "tests/plan_cases/spots_not_a_number.csv:2:8: weight: 'abc' is not a finite number; expected a "
+          "number (beam.spots_file)" },
         /* the table file */
         { "table_missing_absolute.yaml",
           "tests/plan_cases/table_missing_absolute.yaml:7:15: material.table_file: "
@@ -191,6 +202,18 @@ static void test_table_not_found_lists_paths(void)
                        "$SMX2D_DATA_DIR";
     size_t n = strlen(err.msg), t = strlen(tail);
     CHECK_MSG(n > t && !strcmp(err.msg + n - t, tail), "got: %s", err.msg);
+    plan_free(&p);
+}
+
+/* A missing spot file is looked for like the table (the same list of places). */
+static void test_spots_not_found(void)
+{
+    plan p;
+    smx_error err;
+    CHECK(load(&p, CASES "spots_missing_file.yaml", NULL, 0, &err) == SMX_EXIT_INPUT);
+    const char *head = "tests/plan_cases/spots_missing_file.yaml:7:15: beam.spots_file: 'no_such_spots.csv' was "
+                       "not found; tried tests/plan_cases/no_such_spots.csv, ";
+    CHECK_MSG(!strncmp(err.msg, head, strlen(head)), "got: %s", err.msg);
     plan_free(&p);
 }
 
@@ -258,6 +281,7 @@ int main(int argc, char **argv)
         return 1;
     test_error_messages();
     test_table_not_found_lists_paths();
+    test_spots_not_found();
     test_set_errors();
     plan_fixture_end(table);
     return check_report(argv[0]);

@@ -58,6 +58,7 @@ typedef struct plan {
     double beam_divergence_mrad;        /* angular sigma of the projected angle, 0 = parallel */
     double beam_correlation;            /* x-theta correlation of the entrance phase space */
     double beam_weight;
+    char spots_file[PLAN_PATH_MAX];     /* beam.spots_file as written; "" = one spot, the beam.* keys */
     /* transport */
     double step_mm;
     int steps;                /* 0 = auto */
@@ -93,6 +94,9 @@ typedef struct plan {
     char path[PLAN_PATH_MAX];       /* plan file as given */
     char dir[PLAN_PATH_MAX];        /* its directory, for relative table paths */
     char table_path[PLAN_PATH_MAX]; /* table_file resolved against dir */
+    char spots_path[PLAN_PATH_MAX]; /* spots_file resolved the same way */
+    struct plan_spot *spots;        /* the spot file's spots (owned), n_spots of them */
+    int n_spots;
     char *yaml_text;                /* verbatim file contents (owned) */
     size_t yaml_len;
     plan_loc *loc;                  /* one per plan_keys[] entry (owned) */
@@ -122,6 +126,26 @@ typedef struct plan_key {
 
 extern const plan_key plan_keys[];
 extern const size_t plan_key_count;
+
+/* One spot of a treatment field: a line of beam.spots_file, or the beam.*
+ * keys (line 0). Columns of the file carry the keys' names. */
+typedef struct plan_spot {
+    double energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, divergence_mrad, correlation, weight;
+    int line;   /* in the spot file; 0: the beam.* keys */
+    int col[8]; /* the file's column of each value above, in that order (0: the beam.* default) */
+} plan_spot;
+
+/* The field's spots: the spot file's, or one from the beam.* keys as they are
+ * now. */
+int plan_spot_count(const plan *p);
+plan_spot plan_spot_at(const plan *p, int i);
+/* The highest spot energy (the differential Highland scattering power's
+ * reference energy, docs/physics.md). */
+double plan_reference_energy_MeV(const plan *p);
+/* An error about one value of a spot: at beam.COLUMN in the plan for the
+ * beam.* spot, at the spot's line of the spot file otherwise. */
+int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Index of a key path in plan_keys[], or -1. */
 int plan_key_index(const char *path);

@@ -17,6 +17,9 @@ int plan_check_required(loader *L)
         const plan_key *k = &plan_keys[i];
         if (k->default_value || given(L->p, (int)i))
             continue;
+        /* A spot file gives every spot its energy. */
+        if (!strcmp(k->path, "beam.energy_MeV") && L->p->spots_file[0])
+            continue;
         char what[600];
         if (k->units[0])
             snprintf(what, sizeof what, "%s, %s", k->doc, k->units);
@@ -49,7 +52,7 @@ static const char *num(double v, char *buf)
 
 int plan_check_consistency(const plan *p, smx_error *err)
 {
-    char a[40], b[40], c[40], d[40], e[40];
+    char a[40], b[40], c[40];
     int bins = plan_key_index("grid.energy.n_bins");
 
     if (p->energy_kind == EGRID_UNIFORM && !given(p, bins))
@@ -72,16 +75,6 @@ int plan_check_consistency(const plan *p, smx_error *err)
         return plan_fail_at(p, err, "grid.energy.E_cutoff_MeV",
                             "%s is not below grid.energy.E_max_MeV = %s; expected a cutoff < E_max",
                             num(p->E_cutoff_MeV, a), num(p->E_max_MeV, b));
-    if (p->beam_energy_MeV > p->E_max_MeV || p->beam_energy_MeV < p->E_cutoff_MeV) {
-        int above = p->beam_energy_MeV > p->E_max_MeV;
-        return plan_fail_at(p, err, "beam.energy_MeV",
-                            "%s is %s grid.energy.%s = %s; expected a beam energy in "
-                            "[E_cutoff, E_max] = [%s, %s] MeV",
-                            num(p->beam_energy_MeV, a), above ? "above" : "below",
-                            above ? "E_max_MeV" : "E_cutoff_MeV",
-                            num(above ? p->E_max_MeV : p->E_cutoff_MeV, b),
-                            num(p->E_cutoff_MeV, c), num(p->E_max_MeV, d));
-    }
     /* The deposit is spread over the cells a step crosses (deposit_path.h),
      * at most SMX_PATH_MAX_MOVE of them along either axis. */
     double cell = p->dz_mm < p->dx_mm ? p->dz_mm : p->dx_mm;
@@ -91,30 +84,47 @@ int plan_check_consistency(const plan *p, smx_error *err)
                             "step_mm <= %s mm (%d x min(dz_mm, dx_mm))",
                             num(p->step_mm, a), SMX_PATH_MAX_MOVE, p->dz_mm < p->dx_mm ? "dz_mm" : "dx_mm",
                             num(cell, b), num(SMX_PATH_MAX_MOVE * cell, c), SMX_PATH_MAX_MOVE);
+    /* The beam.* spot; a spot file's are checked as it is read. */
+    if (!p->spots_file[0]) {
+        plan_spot s0 = plan_spot_at(p, 0);
+        return plan_spot_check(p, &s0, err);
+    }
+    return 0;
+}
+
+int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err)
+{
+    char a[40], b[40], c[40], d[40], e[40];
+    if (s->energy_MeV > p->E_max_MeV || s->energy_MeV < p->E_cutoff_MeV) {
+        int above = s->energy_MeV > p->E_max_MeV;
+        return plan_spot_fail(p, s, "energy_MeV", err,
+                              "%s is %s grid.energy.%s = %s; expected a beam energy in "
+                              "[E_cutoff, E_max] = [%s, %s] MeV",
+                              num(s->energy_MeV, a), above ? "above" : "below", above ? "E_max_MeV" : "E_cutoff_MeV",
+                              num(above ? p->E_max_MeV : p->E_cutoff_MeV, b), num(p->E_cutoff_MeV, c),
+                              num(p->E_max_MeV, d));
+    }
     double half = 0.5 * p->nx * p->dx_mm;
-    if (fabs(p->beam_x_mm) > half)
-        return plan_fail_at(p, err, "beam.x_mm",
-                            "%s is outside the domain, x = -%s to %s mm (grid.space.nx %d x "
-                            "dx_mm %s); expected |x_mm| <= %s",
-                            num(p->beam_x_mm, a), num(half, b), num(half, c), p->nx,
-                            num(p->dx_mm, d), num(half, b));
+    if (fabs(s->x_mm) > half)
+        return plan_spot_fail(p, s, "x_mm", err,
+                              "%s is outside the domain, x = -%s to %s mm (grid.space.nx %d x "
+                              "dx_mm %s); expected |x_mm| <= %s",
+                              num(s->x_mm, a), num(half, b), num(half, c), p->nx, num(p->dx_mm, d), num(half, b));
     if (p->angle_mode == ANGLE_WINDOW) {
         /* Compare on the circle: a window centred at 350 deg contains 5 deg. */
-        double off = fmod(p->beam_direction_deg - p->angle_centre_deg, 360.0);
+        double off = fmod(s->direction_deg - p->angle_centre_deg, 360.0);
         if (off > 180.0)
             off -= 360.0;
         if (off < -180.0)
             off += 360.0;
         if (fabs(off) > p->angle_half_width_deg)
-            return plan_fail_at(p, err, "beam.direction_deg",
-                                "%s is outside the angular window %s to %s deg "
-                                "(grid.angle.centre_deg %s +- half_width_deg %s); expected a "
-                                "direction inside the window, or grid.angle.mode: full",
-                                num(p->beam_direction_deg, a),
-                                num(p->angle_centre_deg - p->angle_half_width_deg, b),
-                                num(p->angle_centre_deg + p->angle_half_width_deg, c),
-                                num(p->angle_centre_deg, d),
-                                num(p->angle_half_width_deg, e));
+            return plan_spot_fail(p, s, "direction_deg", err,
+                                  "%s is outside the angular window %s to %s deg "
+                                  "(grid.angle.centre_deg %s +- half_width_deg %s); expected a "
+                                  "direction inside the window, or grid.angle.mode: full",
+                                  num(s->direction_deg, a), num(p->angle_centre_deg - p->angle_half_width_deg, b),
+                                  num(p->angle_centre_deg + p->angle_half_width_deg, c), num(p->angle_centre_deg, d),
+                                  num(p->angle_half_width_deg, e));
     }
     return 0;
 }

@@ -4,7 +4,8 @@
  * plan_text.c (numbers and ranges as text, writing values and the resolved
  * plan, errors that point at a key), plan_assign.c (one value checked against
  * its schema row and stored), plan_check.c (required keys, rules between keys),
- * plan_load.c (the file, the YAML walk, --set overrides, the table file). */
+ * plan_load.c (the file, the YAML walk, --set overrides, the table file),
+ * plan_spots.c (the spot file of a treatment field). */
 #ifndef SMX_PLAN_INTERNAL_H
 #define SMX_PLAN_INTERNAL_H
 
@@ -69,5 +70,13 @@ int plan_assign_text(loader *L, int ki, const char *text);
 /* plan_check.c */
 int plan_check_required(loader *L);
 int plan_check_consistency(const plan *p, smx_error *err);
+/* A spot's energy, position and direction on the plan's grid. */
+int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err);
+/* beam.spots_file: found like the table, read, every spot checked (plan_spots.c). */
+int plan_spots_load(plan *p, smx_error *err);
+/* A data file named by key `key` as written (`name`): absolute, next to the
+ * plan, in $SMX2D_DATA_DIR, or in the installed data directory; the path
+ * found goes to out (plan_load.c). */
+int plan_resolve_data_file(plan *p, const char *key, const char *name, char *out, smx_error *err);
 
 #endif

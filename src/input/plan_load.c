@@ -194,8 +194,8 @@ static int readable_file(const char *path)
     return stat(path, &st) == 0 && !S_ISDIR(st.st_mode) && access(path, R_OK) == 0;
 }
 
-/* Appends "dir/name" to the tried list; returns 1 (and sets table_path) if it is there. */
-static int try_table(plan *p, const char *dir, const char *name, char *tried, size_t tried_size)
+/* Appends "dir/name" to the tried list; returns 1 (and sets out) if it is there. */
+static int try_dir(char *out, const char *dir, const char *name, char *tried, size_t tried_size)
 {
     char cand[PLAN_PATH_MAX];
     int n = snprintf(cand, sizeof cand, "%s/%s", dir, name);
@@ -205,30 +205,28 @@ static int try_table(plan *p, const char *dir, const char *name, char *tried, si
     snprintf(tried + used, tried_size - used, "%s%s", used ? ", " : "", cand);
     if (!readable_file(cand))
         return 0;
-    memcpy(p->table_path, cand, (size_t)n + 1);
+    memcpy(out, cand, (size_t)n + 1);
     return 1;
 }
 
-static int resolve_table(plan *p, smx_error *err)
+int plan_resolve_data_file(plan *p, const char *key, const char *name, char *out, smx_error *err)
 {
-    const char *name = p->table_file;
     char tried[4 * PLAN_PATH_MAX + 16] = "";
     char shown[SHOW_MAX + 4];
 
     if (name[0] == '/') {
         if (readable_file(name)) {
-            snprintf(p->table_path, sizeof p->table_path, "%s", name);
+            snprintf(out, PLAN_PATH_MAX, "%s", name);
             return 0;
         }
-        return plan_fail_at(p, err, "material.table_file",
-                            "'%s' was not found or is not readable; expected an existing file",
+        return plan_fail_at(p, err, key, "'%s' was not found or is not readable; expected an existing file",
                             plan_show(name, strlen(name), shown, sizeof shown));
     }
-    if (try_table(p, p->dir, name, tried, sizeof tried))
+    if (try_dir(out, p->dir, name, tried, sizeof tried))
         return 0;
     const char *env = getenv("SMX2D_DATA_DIR");
     if (env && env[0]) {
-        if (try_table(p, env, name, tried, sizeof tried))
+        if (try_dir(out, env, name, tried, sizeof tried))
             return 0;
     } else {
         /* Say so: an unset variable is the usual reason for this error. */
@@ -244,15 +242,15 @@ static int resolve_table(plan *p, smx_error *err)
             char dir[PLAN_PATH_MAX];
             *slash = '\0';
             int w = snprintf(dir, sizeof dir, "%s/../share/smx2d-sim/data", exe);
-            if (w > 0 && (size_t)w < sizeof dir && try_table(p, dir, name, tried, sizeof tried))
+            if (w > 0 && (size_t)w < sizeof dir && try_dir(out, dir, name, tried, sizeof tried))
                 return 0;
         }
     }
 #ifdef SMX_SOURCE_DATA_DIR
-    if (try_table(p, SMX_SOURCE_DATA_DIR, name, tried, sizeof tried))
+    if (try_dir(out, SMX_SOURCE_DATA_DIR, name, tried, sizeof tried))
         return 0;
 #endif
-    return plan_fail_at(p, err, "material.table_file",
+    return plan_fail_at(p, err, key,
                         "'%s' was not found; tried %s; expected a readable file, relative to "
                         "the plan's directory or in $SMX2D_DATA_DIR",
                         plan_show(name, strlen(name), shown, sizeof shown), tried);
@@ -358,7 +356,9 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
     for (int i = 0; i < n_overrides; i++)
         if (apply_override(L, overrides[i]))
             return SMX_EXIT_INPUT;
-    if (plan_check_required(L) || plan_check_consistency(p, err) || resolve_table(p, err))
+    if (plan_check_required(L) || plan_check_consistency(p, err) ||
+        plan_resolve_data_file(p, "material.table_file", p->table_file, p->table_path, err) ||
+        (p->spots_file[0] && plan_spots_load(p, err)))
         return SMX_EXIT_INPUT;
     return 0;
 }
@@ -386,6 +386,9 @@ void plan_free(plan *p)
         return;
     free(p->yaml_text);
     free(p->loc);
+    free(p->spots);
+    p->spots = NULL;
+    p->n_spots = 0;
     p->yaml_text = NULL;
     p->yaml_len = 0;
     p->loc = NULL;

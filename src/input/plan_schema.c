@@ -115,6 +115,13 @@ const plan_key plan_keys[] = {
     { .path = "beam.weight", .type = PT_REAL, AT(beam_weight), .default_value = "1.0",
       .min = 0, .min_exclusive = 1, NO_MAX, .units = "",
       .doc = "initial beam weight (number of protons the dose refers to)" },
+    { .path = "beam.spots_file", .type = PT_STRING, AT(spots_file), .default_value = "",
+      .units = "",
+      .doc = "treatment field: a CSV spot map, a header line naming its columns, then one spot "
+             "per line; columns energy_MeV, x_mm, weight (required), direction_deg, "
+             "energy_sigma_MeV, sigma_x_mm, divergence_mrad, correlation (each defaults to its "
+             "beam.* key); a relative path is looked for like material.table_file. Empty: one "
+             "spot, the beam.* keys" },
 
     /* ---- transport ---- */
     { .path = "transport.step_mm", .type = PT_REAL, AT(step_mm), .default_value = NULL,

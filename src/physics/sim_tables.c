@@ -39,7 +39,7 @@ static int angular_sigmas(double *sig, const plan *p, const grid *g, const table
                           const material_props *mat)
 {
     double ds_g = g->ds * 0.1 * g->density;
-    scatter_model m = {t, p->scattering_power == SCAT_HIGHLAND, p->beam_energy_MeV,
+    scatter_model m = {t, p->scattering_power == SCAT_HIGHLAND, plan_reference_energy_MeV(p),
                        mat ? mat->XS_g_cm2 : 0.0};
     for (int64_t i = 0; i < g->ne; i++) {
         double v = p->scattering ? step_variance(&m, g->E.centres[i], g->E_stop, ds_g) : 0.0;

@@ -84,6 +84,12 @@ static int direction_profile(double *w, const grid *g, double mean, double sigma
 
 int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err)
 {
+    plan_spot s0 = plan_spot_at(p, 0);
+    return beam_profile_build_spot(b, p, &s0, g, err);
+}
+
+int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g, smx_error *err)
+{
     *b = (beam_profile){0};
     b->wE = calloc(g->ne, sizeof *b->wE);
     b->wth = calloc(g->nth, sizeof *b->wth);
@@ -95,38 +101,37 @@ int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error 
     }
     int ne = (int)g->ne, nth = (int)g->nth, nx = (int)g->nx;
 
-    if (p->beam_energy_sigma_MeV > 0.0) {
-        if (gaussian_bins(b->wE, g->E.edges, ne, p->beam_energy_MeV, p->beam_energy_sigma_MeV)) {
+    if (s->energy_sigma_MeV > 0.0) {
+        if (gaussian_bins(b->wE, g->E.edges, ne, s->energy_MeV, s->energy_sigma_MeV)) {
             beam_profile_free(b);
-            return plan_fail_at(p, err, "beam.energy_sigma_MeV",
-                                "the beam's energy spectrum lies outside the energy grid "
-                                "(%g to %g MeV)", g->E.edges[0], g->E.edges[ne]);
+            return plan_spot_fail(p, s, "energy_sigma_MeV", err,
+                                  "the beam's energy spectrum lies outside the energy grid "
+                                  "(%g to %g MeV)", g->E.edges[0], g->E.edges[ne]);
         }
     } else {
-        split_point(b->wE, g->E.centres, ne, p->beam_energy_MeV);
+        split_point(b->wE, g->E.centres, ne, s->energy_MeV);
     }
 
-    if (p->beam_sigma_x_mm > 0.0) {
-        if (gaussian_bins(b->wx, g->x.edges, nx, p->beam_x_mm, p->beam_sigma_x_mm)) {
+    if (s->sigma_x_mm > 0.0) {
+        if (gaussian_bins(b->wx, g->x.edges, nx, s->x_mm, s->sigma_x_mm)) {
             beam_profile_free(b);
-            return plan_fail_at(p, err, "beam.sigma_x_mm",
-                                "the beam's lateral profile lies outside the domain");
+            return plan_spot_fail(p, s, "sigma_x_mm", err, "the beam's lateral profile lies outside the domain");
         }
     } else {
-        split_point(b->wx, g->x.centres, nx, p->beam_x_mm);
+        split_point(b->wx, g->x.centres, nx, s->x_mm);
     }
 
     /* Direction given position: mean phi0 - rho s_th (x - x0) / s_x (a diverging
      * beam's particles on the +x side move towards +x, i.e. at smaller angles from
      * +x), spread s_th sqrt(1 - rho^2); the x marginal stays wx. */
-    const double rho = p->beam_correlation, s_th = p->beam_divergence_mrad * 1e-3;
-    if (rho != 0.0 && !(p->beam_sigma_x_mm > 0.0 && s_th > 0.0)) {
+    const double rho = s->correlation, s_th = s->divergence_mrad * 1e-3;
+    if (rho != 0.0 && !(s->sigma_x_mm > 0.0 && s_th > 0.0)) {
         beam_profile_free(b);
-        return plan_fail_at(p, err, "beam.correlation",
-                            "a position-angle correlation needs both beam.sigma_x_mm and "
-                            "beam.divergence_mrad greater than 0");
+        return plan_spot_fail(p, s, "correlation", err,
+                              "a position-angle correlation needs both beam.sigma_x_mm and "
+                              "beam.divergence_mrad greater than 0");
     }
-    const double th0 = p->beam_direction_deg * M_PI / 180.0, s_cond = s_th * sqrt(1.0 - rho * rho);
+    const double th0 = s->direction_deg * M_PI / 180.0, s_cond = s_th * sqrt(1.0 - rho * rho);
     double *col = malloc(nth * sizeof *col);
     if (!col) {
         beam_profile_free(b);
@@ -137,14 +142,14 @@ int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error 
             continue;
         double mean = th0;
         if (rho != 0.0)
-            mean -= rho * s_th * (g->x.centres[ix] - p->beam_x_mm) / p->beam_sigma_x_mm;
+            mean -= rho * s_th * (g->x.centres[ix] - s->x_mm) / s->sigma_x_mm;
         if (direction_profile(col, g, mean, s_cond)) {
             free(col);
             beam_profile_free(b);
-            return plan_fail_at(p, err, "beam.divergence_mrad",
-                                "the beam's angular spread lies outside the angular window "
-                                "(%g to %g deg)", g->theta.edges[0] * 180.0 / M_PI,
-                                g->theta.edges[nth] * 180.0 / M_PI);
+            return plan_spot_fail(p, s, "divergence_mrad", err,
+                                  "the beam's angular spread lies outside the angular window "
+                                  "(%g to %g deg)", g->theta.edges[0] * 180.0 / M_PI,
+                                  g->theta.edges[nth] * 180.0 / M_PI);
         }
         for (int ith = 0; ith < nth; ith++) {
             b->wthx[(size_t)ith * nx + ix] = col[ith] * b->wx[ix];
@@ -167,40 +172,60 @@ void beam_profile_free(beam_profile *b)
 int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight, double *energy_MeV,
                 smx_error *err)
 {
-    beam_profile b;
-    int rc = beam_profile_build(&b, p, g, err);
-    if (rc)
-        return rc;
-    double W = 0.0, En = 0.0;
-    for (int64_t ie = 0; ie < g->ne; ie++) {
-        grid_box box = {1, 0, (int)g->nx, -1}; /* empty */
-        if (occupied)
-            occupied[ie] = box;
-        if (b.wE[ie] == 0.0)
-            continue;
-        for (int64_t ith = 0; ith < g->nth; ith++) {
-            if (b.wth[ith] == 0.0)
+    /* Each spot's rows added in spot order (the same floats for any backend);
+     * one spot writes exactly the floats it always wrote (0 + v = v). */
+    grid_box none = {1, 0, (int)g->nx, -1};
+    grid_box *box = occupied ? occupied : malloc(g->ne * sizeof *box);
+    if (!box)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the beam source");
+    for (int64_t ie = 0; ie < g->ne; ie++)
+        box[ie] = none;
+    int rc = 0;
+    for (int k = 0; k < plan_spot_count(p) && !rc; k++) {
+        plan_spot s = plan_spot_at(p, k);
+        beam_profile b;
+        if ((rc = beam_profile_build_spot(&b, p, &s, g, err)))
+            break;
+        for (int64_t ie = 0; ie < g->ne; ie++) {
+            if (b.wE[ie] == 0.0)
                 continue;
-            float *row = psi + psi_index(g, ie, ith, 0, 0);
-            const double *wx = b.wthx + ith * g->nx;
-            double ws = 0.0;
-            for (int64_t ix = 0; ix < g->nx; ix++) {
-                row[ix] = (float)(p->beam_weight * b.wE[ie] * wx[ix]);
-                ws += row[ix];
-                if (row[ix] != 0.0f) {
-                    box.z0 = box.z1 = 0;
-                    box.x0 = (int)ix < box.x0 ? (int)ix : box.x0;
-                    box.x1 = (int)ix > box.x1 ? (int)ix : box.x1;
+            for (int64_t ith = 0; ith < g->nth; ith++) {
+                if (b.wth[ith] == 0.0)
+                    continue;
+                float *row = psi + psi_index(g, ie, ith, 0, 0);
+                const double *wx = b.wthx + ith * g->nx;
+                for (int64_t ix = 0; ix < g->nx; ix++) {
+                    const float v = (float)(s.weight * b.wE[ie] * wx[ix]);
+                    if (v == 0.0f)
+                        continue;
+                    row[ix] = row[ix] + v;
+                    box[ie].z0 = box[ie].z1 = 0;
+                    box[ie].x0 = (int)ix < box[ie].x0 ? (int)ix : box[ie].x0;
+                    box[ie].x1 = (int)ix > box[ie].x1 ? (int)ix : box[ie].x1;
                 }
             }
-            W += ws;
-            En += ws * g->E.centres[ie];
         }
-        if (occupied)
-            occupied[ie] = box;
+        beam_profile_free(&b);
     }
+    /* The weight and energy actually stored, summed in double. */
+    double W = 0.0, En = 0.0;
+    for (int64_t ie = 0; ie < g->ne && !rc; ie++) {
+        if (box[ie].z0 > box[ie].z1)
+            continue;
+        double wb = 0.0;
+        for (int64_t ith = 0; ith < g->nth; ith++) {
+            const float *row = psi + psi_index(g, ie, ith, 0, 0);
+            double ws = 0.0;
+            for (int64_t ix = box[ie].x0; ix <= box[ie].x1; ix++)
+                ws += row[ix];
+            wb += ws;
+        }
+        W += wb;
+        En += wb * g->E.centres[ie];
+    }
+    if (!occupied)
+        free(box);
     *weight = W;
     *energy_MeV = En;
-    beam_profile_free(&b);
-    return 0;
+    return rc;
 }

@@ -18,11 +18,13 @@ typedef struct beam_profile {
     double *wthx;   /* [nth][nx] */
 } beam_profile;
 
-int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err);
+int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err); /* spot 0 */
+int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g, smx_error *err);
 void beam_profile_free(beam_profile *b);
 
-/* Fills row z = 0 of psi, which must be all zero already (calloc): a large grid
- * is then never touched outside the beam. Returns the weight and the energy
+/* Fills row z = 0 of psi, which must be all zero already (calloc), with every
+ * spot of the plan (plan_spot_at): a large grid is then never touched outside
+ * the beam. Returns the weight and the energy
  * (MeV) actually written, summed in double from the stored floats, and, when
  * occupied is not NULL, per energy bin the smallest box holding its non-zero
  * values (occupied[ne]; empty for a bin without weight), so that the backends

@@ -46,6 +46,18 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const backend
     printf("space:     nz %lld x nx %lld cells of %.4g x %.4g mm (depth 0 to %.4g mm, x %.4g to %.4g mm)\n",
            (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],
            g->x.edges[g->nx]);
+    if (p->spots_file[0]) {
+        double lo = 1e300, hi = 0.0, w = 0.0;
+        for (int i = 0; i < p->n_spots; i++) {
+            lo = fmin(lo, p->spots[i].energy_MeV), hi = fmax(hi, p->spots[i].energy_MeV);
+            w += p->spots[i].weight;
+        }
+        printf("beam:      %d spots from %s, %.4g to %.4g MeV, total weight %.6g; the scattering power's "
+               "reference energy %.4g MeV\n", p->n_spots, p->spots_path, lo, hi, w, hi);
+    } else {
+        printf("beam:      one spot, %.4g MeV at x = %.4g mm, weight %.6g\n", p->beam_energy_MeV, p->beam_x_mm,
+               p->beam_weight);
+    }
     printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
     printf("memory:    host %.4g GB, backend %s\n", backend_host_bytes(g, be) * 1e-9, be->name);
 #ifdef SMX_HAVE_CUDA

@@ -1,0 +1,131 @@
+/* Treatment fields (beam.spots_file):
+ *  - the transport is linear: a field's dose is the sum of its spots' doses,
+ *    each run alone and weighted by its share of the field's weight (the dose
+ *    is per unit initial weight) (within 1e-5 of the maximum: psi is float, and the sum of
+ *    two runs rounds differently from one run of the summed state, ~1e-7 per
+ *    step over ~150 steps). The scattering power is Fermi-Rossi here because
+ *    the differential Highland's reference energy is the field's highest
+ *    energy, which a spot run alone does not know;
+ *  - the shipped SOBP example (config/sobp.yaml, weights from
+ *    scripts/sobp_weights.py) is flat within +-2 % from 80 to 110 mm in the
+ *    laterally integrated depth dose, as its comment says. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "report/analysis.h"
+#include "sim_fixture.h"
+
+static const char *const SPOTS[] = {"100, -4, 1.0, 0", "80, 3, 0.7, 0", "90, 0, 0.4, 1.5"};
+static const double WEIGHT[] = {1.0, 0.7, 0.4};
+#define NSPOTS 3
+
+/* Runs the fixture's plan with the given spot lines; dose into *dose (owned). */
+static int run_spots(const char *const *lines, int n, double **dose, fixture *keep)
+{
+    char path[] = "/tmp/smx-spots-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return 1;
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "# spots of test_field\nenergy_MeV, x_mm, weight, sigma_x_mm\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s\n", lines[i]);
+    fclose(f);
+    char spots[96];
+    snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
+    const char *sets[] = {spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41", "grid.space.dx_mm=1"};
+    fixture fx;
+    int rc = fixture_run(&fx, NULL, sets, 4);
+    unlink(path);
+    if (rc)
+        return rc;
+    *dose = malloc(fx.g.slice * sizeof **dose);
+    memcpy(*dose, fx.r.dose_MeV, fx.g.slice * sizeof **dose);
+    CHECK_MSG(fx.r.conservation_violations == 0, "%d spots: %d steps violated conservation", n,
+              fx.r.conservation_violations);
+    if (keep)
+        *keep = fx;
+    else
+        fixture_free(&fx);
+    return 0;
+}
+
+static void check_linear(void)
+{
+    fixture field;
+    double *all = NULL, *one[NSPOTS] = {0};
+    CHECK(run_spots(SPOTS, NSPOTS, &all, &field) == 0);
+    CHECK(field.p.n_spots == NSPOTS && plan_reference_energy_MeV(&field.p) == 100.0);
+    for (int k = 0; k < NSPOTS; k++)
+        CHECK(run_spots(&SPOTS[k], 1, &one[k], NULL) == 0);
+    double mx = 0.0, diff = 0.0, sum_all = 0.0, sum_one = 0.0;
+    for (int64_t c = 0; c < field.g.slice; c++) {
+        double s = 0.0;
+        for (int k = 0; k < NSPOTS; k++)
+            s += WEIGHT[k] / (WEIGHT[0] + WEIGHT[1] + WEIGHT[2]) * one[k][c];
+        mx = fmax(mx, all[c]);
+        diff = fmax(diff, fabs(all[c] - s));
+        sum_all += all[c];
+        sum_one += s;
+    }
+    printf("field of %d spots against the sum of the spots run alone: max |diff| %.2e of the maximum, total "
+           "%.9e vs %.9e\n", NSPOTS, diff / mx, sum_all, sum_one);
+    CHECK_MSG(diff <= 1e-5 * mx, "field dose differs from the sum of its spots by %.2e of the maximum", diff / mx);
+    /* The spots are where the file puts them: the left one's lateral mean is
+     * left of the right one's (the sum would also be symmetric if they were
+     * misplaced). */
+    double m0 = 0, w0 = 0, m1 = 0, w1 = 0;
+    for (int64_t z = 0; z < field.g.nz; z++)
+        for (int64_t x = 0; x < field.g.nx; x++) {
+            m0 += one[0][z * field.g.nx + x] * field.g.x.centres[x], w0 += one[0][z * field.g.nx + x];
+            m1 += one[1][z * field.g.nx + x] * field.g.x.centres[x], w1 += one[1][z * field.g.nx + x];
+        }
+    CHECK_MSG(fabs(m0 / w0 + 4.0) < 0.1 && fabs(m1 / w1 - 3.0) < 0.1, "spot means %.3f and %.3f mm", m0 / w0,
+              m1 / w1);
+    free(all);
+    for (int k = 0; k < NSPOTS; k++)
+        free(one[k]);
+    fixture_free(&field);
+}
+
+static void check_sobp(void)
+{
+    plan p;
+    tables t = {0};
+    grid g;
+    run_result r;
+    smx_error err = {0};
+    run_result_init(&r);
+    smx_quiet = 1;
+    CHECK(plan_load(&p, "config/sobp.yaml", NULL, 0, &err) == 0);
+    CHECK(tables_load(&t, p.table_path, &err) == 0);
+    CHECK(grid_build(&g, &p, &t, &err) == 0);
+    CHECK(simulate(&p, &g, &t, &backend_cpu, NULL, &r, &err) == 0);
+    double *dd = malloc(g.nz * sizeof *dd), mean = 0.0, lo = 1e300, hi = 0.0;
+    depth_dose(&g, r.dose_MeV, dd);
+    int n = 0;
+    for (int64_t z = 0; z < g.nz; z++)
+        if (g.z.centres[z] >= 80.0 && g.z.centres[z] <= 110.0)
+            mean += dd[z], n++;
+    mean /= n;
+    for (int64_t z = 0; z < g.nz; z++)
+        if (g.z.centres[z] >= 80.0 && g.z.centres[z] <= 110.0)
+            lo = fmin(lo, dd[z] / mean), hi = fmax(hi, dd[z] / mean);
+    printf("config/sobp.yaml (%d spots): depth dose from 80 to 110 mm within %+.2f / %+.2f %% of its mean\n",
+           p.n_spots, 100 * (lo - 1), 100 * (hi - 1));
+    CHECK_MSG(n > 50 && lo >= 0.98 && hi <= 1.02, "SOBP plateau %+.2f / %+.2f %%", 100 * (lo - 1), 100 * (hi - 1));
+    free(dd);
+    run_result_free(&r);
+    grid_free(&g);
+    tables_free(&t);
+    plan_free(&p);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    check_linear();
+    check_sobp();
+    return check_report(argv[0]);
+}
