@@ -114,6 +114,7 @@ static inline void make_plan(plan *p)
     p->nx = 6, p->nz = 7, p->dx_mm = 0.5, p->dz_mm = 1.25;
     p->slab_thickness_mm = 2.0;
     p->density_g_cm3 = 1.03;
+    p->beam_weight = 2.5e9; /* protons */
     snprintf(p->path, sizeof p->path, "config/test plan.yaml");
     snprintf(p->table_file, sizeof p->table_file, "pstar_water.h5");
     snprintf(p->table_path, sizeof p->table_path, "data/pstar_water.h5");

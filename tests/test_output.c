@@ -210,12 +210,19 @@ static void check_dose(hid_t f, const fixture *fx)
      * only rounding separates the two: a few ulp. */
     double vol_m3 = (0.5e-3) * (1.25e-3) * (2.0e-3);
     double mass = 1030.0 * vol_m3;
-    for (size_t i = 0; gy && i < n; i++)
-        CHECK_REL(gy[i], fx->r.dose_MeV[i] * 1.602176634e-13 / mass, 1e-13);
+    double *gy1 = read_ds(f, "/dose/dose_Gy_per_proton", 0, &rank, d);
+    CHECK(gy1 && rank == 2 && d[0] == 7 && d[1] == 6);
+    /* dose_Gy is for the plan's 2.5e9 protons (beam.weight), the other per proton. */
+    for (size_t i = 0; gy && gy1 && i < n; i++) {
+        CHECK_REL(gy1[i], fx->r.dose_MeV[i] * 1.602176634e-13 / mass, 1e-13);
+        CHECK_REL(gy[i], 2.5e9 * fx->r.dose_MeV[i] * 1.602176634e-13 / mass, 1e-13);
+    }
     free(gy);
+    free(gy1);
     hid_t ds = H5Dopen2(f, "/dose/dose_Gy", H5P_DEFAULT);
     CHECK(read_num_attr(ds, "slab_thickness_mm") == 2.0);
     CHECK(read_num_attr(ds, "density_g_cm3") == 1.03);
+    CHECK(read_num_attr(ds, "protons") == 2.5e9);
     char *u = read_str_attr(ds, "units");
     CHECK_STREQ(u ? u : "", "Gy");
     free(u);
@@ -307,7 +314,7 @@ static void test_round_trip(void)
         check_plan_and_timing(f, &fx);
         int n = 0;
         H5Ovisit(f, H5_INDEX_NAME, H5_ITER_NATIVE, labelled, &n);
-        CHECK_MSG(n == 8 + 2 + 2 + 16 + 2 + 2, "%d datasets", n);
+        CHECK_MSG(n == 8 + 3 + 2 + 16 + 2 + 2, "%d datasets", n); /* axes, dose, psi, tallies, plan, timing */
         H5Fclose(f);
     }
     check_xdmf(path_in("result.xdmf"));

@@ -114,7 +114,7 @@ const plan_key plan_keys[] = {
              "sigma_x_mm and divergence_mrad)" },
     { .path = "beam.weight", .type = PT_REAL, AT(beam_weight), .default_value = "1.0",
       .min = 0, .min_exclusive = 1, NO_MAX, .units = "",
-      .doc = "initial beam weight (number of protons the dose refers to)" },
+      .doc = "number of protons of the beam: /dose/dose_Gy is their dose, dose_Gy_per_proton one's" },
     { .path = "beam.spots_file", .type = PT_STRING, AT(spots_file), .default_value = "",
       .units = "",
       .doc = "treatment field: a CSV spot map, a header line naming its columns, then one spot "

@@ -20,15 +20,22 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
     if (!r->dose_MeV)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: the run result has no dose array",
                         o->final_path);
-    double *gy = malloc(cells * sizeof *gy);
+    /* Protons: the beam's weight, or the sum of the spots' (beam.weight's
+     * meaning); the run's dose is per unit of it. */
+    double protons = 0.0;
+    for (int k = 0; k < plan_spot_count(p); k++)
+        protons += plan_spot_at(p, k).weight;
+    double *gy = malloc(2 * cells * sizeof *gy), *gy1 = gy + cells;
     if (!gy)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose",
                         o->final_path);
     /* kg of one cell: g/cm3 -> kg/m3 is x1e3 and mm3 -> m3 is x1e-9. */
     double mass_kg = rho * 1e3 * (g->dx * g->dz * slab) * 1e-9;
     double per_MeV = MEV_TO_J / mass_kg;
-    for (size_t i = 0; i < cells; i++)
-        gy[i] = r->dose_MeV[i] * per_MeV;
+    for (size_t i = 0; i < cells; i++) {
+        gy1[i] = r->dose_MeV[i] * per_MeV;
+        gy[i] = gy1[i] * protons;
+    }
 
     hid_t grp = H5I_INVALID_HID, ds = H5I_INVALID_HID;
     int rc = out_open_group(o, "/dose", &grp, err);
@@ -38,22 +45,32 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
                                      .name = "energy_deposit_MeV", .kind = V_F64, .rank = 2,
                                      .dims = { nz, nx }, .data = r->dose_MeV, .units = "MeV",
                                      .description = "Energy deposited in each cell per unit "
-                                                    "initial beam weight",
+                                                    "initial beam weight (per proton)",
                                      .axes = "z_centres_mm,x_centres_mm" }, NULL, err);
     if (!rc)
         rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/dose", .name = "dose_Gy",
                                      .kind = V_F64, .rank = 2, .dims = { nz, nx }, .data = gy,
                                      .units = "Gy",
-                                     .description = "Absorbed dose per unit initial beam "
-                                                    "weight: energy_deposit_MeV over the "
-                                                    "mass of a dx x dz x slab_thickness_mm "
-                                                    "cell of density density_g_cm3",
+                                     .description = "Absorbed dose of the beam's protons (attribute "
+                                                    "protons: beam.weight, or the spots' weights "
+                                                    "summed): dose_Gy_per_proton times protons",
                                      .axes = "z_centres_mm,x_centres_mm" }, &ds, err);
     if (!rc)
         rc = out_attr_f64(o, ds, "/dose/dose_Gy", "slab_thickness_mm", slab, err);
     if (!rc)
         rc = out_attr_f64(o, ds, "/dose/dose_Gy", "density_g_cm3", rho, err);
+    if (!rc)
+        rc = out_attr_f64(o, ds, "/dose/dose_Gy", "protons", protons, err);
     rc = out_close_dataset(o, &ds, "/dose/dose_Gy", rc, err);
+    if (!rc)
+        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/dose", .name = "dose_Gy_per_proton",
+                                     .kind = V_F64, .rank = 2, .dims = { nz, nx }, .data = gy1,
+                                     .units = "Gy",
+                                     .description = "Absorbed dose per proton (per unit initial beam "
+                                                    "weight): energy_deposit_MeV over the mass of a dx "
+                                                    "x dz x slab_thickness_mm cell of density "
+                                                    "density_g_cm3",
+                                     .axes = "z_centres_mm,x_centres_mm" }, NULL, err);
     out_close_id(&grp, H5Gclose);
     free(gy);
     return rc;
