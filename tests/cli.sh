@@ -74,6 +74,17 @@ dry_run)
     # A grid that cannot fit in memory is refused before any work, saying how much it needs.
     expect 2 "$bin" plans/tiny.yaml --dry-run --set grid.space.nx=100000 --set grid.space.nz=100000
     grep -q "needs .* GB" "$tmp/out" || fail "memory error lacks the amount: $(cat "$tmp/out")"
+    # Memory is refused up front only below what any run needs (the source's
+    # rows and the snapshots); above it the CPU backend runs and stops cleanly
+    # when the beam's rows would pass backend.host_memory_bytes, leaving no file.
+    expect 2 "$bin" plans/tiny.yaml --dry-run --device cpu --set backend.host_memory_bytes=5e5
+    grep -q "needs at least .* GB.*backend.host_memory_bytes" "$tmp/out" || fail "limit not named: $(cat "$tmp/out")"
+    expect 0 "$bin" plans/tiny.yaml --dry-run --device cpu --set backend.host_memory_bytes=7e5
+    grep -q "this run may use 0.0007 GB" "$tmp/out" || fail "dry run does not show the limit: $(cat "$tmp/out")"
+    expect 3 "$bin" plans/tiny.yaml --device cpu --set backend.host_memory_bytes=7e5
+    grep -q "more than the 0.0007 GB this run may use (backend.host_memory_bytes" "$tmp/out" ||
+        fail "the stop does not say why: $(cat "$tmp/out")"
+    [ ! -e tiny.h5 ] || fail "a run stopped for memory left a result"
     # The dry run checks the output path as the run does: an existing result
     # (without overwrite) and a missing directory are errors naming output.file.
     : > tiny.h5

@@ -78,6 +78,7 @@ typedef struct plan {
     int fused;                /* CUDA: fuse operators into fewer passes where possible */
     double gpu_memory_fraction;
     double gpu_memory_bytes;  /* 0 = no absolute cap */
+    double host_memory_bytes; /* 0 = physical memory */
     int early_exit;           /* enum early_exit_mode */
     double early_exit_threshold;
     /* output */

@@ -194,6 +194,11 @@ const plan_key plan_keys[] = {
     { .path = "backend.gpu_memory_bytes", .type = PT_REAL, AT(gpu_memory_bytes),
       .default_value = "0", .min = 0, NO_MAX, .units = "bytes",
       .doc = "absolute cap on GPU memory (0 = no cap)" },
+    { .path = "backend.host_memory_bytes", .type = PT_REAL, AT(host_memory_bytes),
+      .default_value = "0", .min = 0, NO_MAX, .units = "bytes",
+      .doc = "host memory the run may use (0 = the machine's physical memory): a run whose "
+             "smallest footprint exceeds it is refused, and the CPU backend, which uses memory "
+             "only where the beam goes, stops cleanly when the beam's rows would exceed it" },
     { .path = "backend.early_exit", .type = PT_ENUM, AT(early_exit), .default_value = "fixed",
       .choices = "off|fixed|adaptive", .units = "",
       .doc = "CUDA: drop weight below the threshold (tallied as THETA_CUTOFF): off; fixed = below the threshold; "

@@ -59,7 +59,9 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const backend
                p->beam_weight);
     }
     printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
-    printf("memory:    host %.4g GB, backend %s\n", backend_host_bytes(g, be) * 1e-9, be->name);
+    printf("memory:    host %.4g GB if the beam filled the grid, at least %.4g GB (this run may use %.4g GB), "
+           "backend %s\n", backend_host_bytes(g, be) * 1e-9, backend_host_min_bytes(p, g, be) * 1e-9,
+           backend_host_limit_bytes(p) * 1e-9, be->name);
 #ifdef SMX_HAVE_CUDA
     if (be == &backend_cuda)
         printf("device:    %.4g GB arena (2 psi buffers, dose, tables; the FFT path adds its spectra)\n",

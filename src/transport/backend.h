@@ -68,6 +68,12 @@ static inline int backend_auto_stop(const plan *p, double w_out, double w0)
 extern const backend_ops backend_cpu;
 /* Host memory the CPU backend allocates for a grid (bytes). */
 double backend_cpu_host_bytes(const grid *g);
+/* What the CPU backend holds before the beam moves (its buffers are calloc'd
+ * and cost only where written). */
+double backend_cpu_min_bytes(const grid *g);
+/* Host bytes a run may use: backend.host_memory_bytes, or the machine's
+ * physical memory (backend_select.c). */
+double backend_host_limit_bytes(const plan *p);
 #ifdef SMX_HAVE_CUDA
 extern const backend_ops backend_cuda;
 /* Device memory the CUDA backend's arena needs for a grid (without the FFT path). */

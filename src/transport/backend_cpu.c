@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "transport/backend_cpu_internal.h"
 #include "transport/fma_rows.h"
 
 static void cpu_release(void *vctx);
+
+static double cpu_fixed_bytes(const grid *g, int threads);
 
 static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
 {
@@ -42,10 +45,14 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
     c->dep_row = malloc((size_t)c->nthreads * g->nx * sizeof(double));
     c->dmap = malloc((size_t)g->nth * g->slice * sizeof(float));
     c->path_z = malloc(g->nth * sizeof(smx_path_axis));
+    c->span_z0 = malloc(g->ne * sizeof(int));
+    c->span_z1 = malloc(g->ne * sizeof(int));
+    c->mem_limit = backend_host_limit_bytes(s->p);
     c->path_x = malloc(g->nth * sizeof(smx_path_axis));
     if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose ||
         !c->units || !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 ||
-        !c->step_oz || !c->step_ox || !c->scratch || !c->dep_row || !c->dmap || !c->path_z || !c->path_x) {
+        !c->step_oz || !c->step_ox || !c->scratch || !c->dep_row || !c->dmap || !c->path_z || !c->path_x ||
+        !c->span_z0 || !c->span_z1) {
         cpu_release(c);
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "out of host memory: the CPU backend needs %.3g GB for this grid",
@@ -84,6 +91,8 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
         /* cpu_measure() tightens the boxes to the source. */
         c->box_cur[ie] = b;
         c->box_tmp[ie] = BOX_EMPTY;
+        c->span_z0[ie] = 1 << 30;
+        c->span_z1[ie] = -1;
     }
     cpu_measure(c, &c->w_prev, &c->e_prev);
     return 0;
@@ -91,7 +100,6 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
 
 static int cpu_step(void *vctx, int64_t n, smx_error *err)
 {
-    (void)err;
     cpu_ctx *c = vctx;
     const plan *p = c->s->p;
     if (c->stopped)
@@ -120,6 +128,37 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
         }
     }
     cpu_measure(c, &b->weight_out, &b->energy_out);
+    /* Memory: the buffers are calloc'd, so a page costs only once written. A
+     * bin's rows are written within its box and a few rows around it (the
+     * moves), so the rows it has ever occupied, in both psi buffers and the
+     * deposit map, bound what the run has touched. Past the limit the run
+     * stops here, with an error, before the machine runs short. */
+    double touched = cpu_fixed_bytes(c->g, c->nthreads);
+    int all0 = 1 << 30, all1 = -1;
+    const int margin = SMX_PATH_MAX_MOVE + 1;
+    for (int64_t ie = 0; ie < c->g->ne; ie++) {
+        box bx = c->box_cur[ie];
+        if (!box_empty(bx)) {
+            int z0 = bx.z0 - margin < 0 ? 0 : bx.z0 - margin;
+            int z1 = bx.z1 + margin >= c->g->nz ? (int)c->g->nz - 1 : bx.z1 + margin;
+            c->span_z0[ie] = z0 < c->span_z0[ie] ? z0 : c->span_z0[ie];
+            c->span_z1[ie] = z1 > c->span_z1[ie] ? z1 : c->span_z1[ie];
+        }
+        if (c->span_z1[ie] >= c->span_z0[ie]) {
+            touched += 2.0 * c->g->nth * (c->span_z1[ie] - c->span_z0[ie] + 1) * c->g->nx * sizeof(float);
+            all0 = c->span_z0[ie] < all0 ? c->span_z0[ie] : all0;
+            all1 = c->span_z1[ie] > all1 ? c->span_z1[ie] : all1;
+        }
+    }
+    if (all1 >= all0)
+        touched += (double)c->g->nth * (all1 - all0 + 1) * c->g->nx * sizeof(float);
+    c->touched = touched;
+    if (touched > c->mem_limit)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "step %lld: the beam now occupies rows needing %.3g GB of host memory on the cpu "
+                        "backend, more than the %.3g GB this run may use (backend.host_memory_bytes, or the "
+                        "machine's memory); use a smaller grid, the cuda backend, or a larger "
+                        "backend.host_memory_bytes", (long long)n, touched * 1e-9, c->mem_limit * 1e-9);
     tally_close_balance(b);
     c->w_prev = b->weight_out;
     c->e_prev = b->energy_out;
@@ -196,6 +235,8 @@ static void cpu_release(void *vctx)
     free(c->dmap);
     free(c->path_z);
     free(c->path_x);
+    free(c->span_z0);
+    free(c->span_z1);
     free(c->row_w);
     free(c->row_x0);
     free(c->row_x1);
@@ -290,6 +331,22 @@ const backend_ops backend_cpu = {
     .bench_copy = cpu_bench_copy,
     .bench_facts = cpu_bench_facts,
 };
+
+/* What the CPU backend holds whatever the beam does: the dose and small
+ * tables (slices of doubles), the threads' scratch rows. */
+static double cpu_fixed_bytes(const grid *g, int threads)
+{
+    return (double)g->slice * sizeof(double) * 2 + (double)threads * (g->nth * g->nx * sizeof(float) +
+                                                                       g->nx * sizeof(double));
+}
+
+double backend_cpu_min_bytes(const grid *g)
+{
+    /* The fixed part and the source's rows (row 0 of every bin and direction,
+     * in both buffers and the host copy), for one thread per core. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpu_fixed_bytes(g, cores > 0 ? (int)cores : 1) + 3.0 * g->ne * g->nth * g->nx * sizeof(float);
+}
 
 double backend_cpu_host_bytes(const grid *g)
 {

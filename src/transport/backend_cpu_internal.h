@@ -51,6 +51,9 @@ typedef struct cpu_ctx {
     double w0, w_prev, e_prev;
     int front;
     int stopped;
+    int *span_z0, *span_z1; /* [ne] rows each bin has ever occupied (memory touched, see cpu_step) */
+    double mem_limit;       /* bytes the run may touch (backend.host_memory_bytes or physical) */
+    double touched;         /* bytes it has touched so far, by that bound */
     step_record last;        /* the step not yet collected */
     int have_last;
     float *snap;             /* host copy for snapshots */

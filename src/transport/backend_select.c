@@ -32,20 +32,38 @@ double backend_host_bytes(const grid *g, const backend_ops *be)
     return 2.0 * psi + (double)g->slice * sizeof(double);
 }
 
+double backend_host_min_bytes(const plan *p, const grid *g, const backend_ops *be)
+{
+    /* A psi snapshot needs the whole of psi on the host (the CUDA backend's
+     * pinned buffer, the CPU backend's pages as it writes them). */
+    double psi = (double)g->cells * sizeof(float);
+    double snap = p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final ? psi : 0.0;
+    if (be == &backend_cpu)
+        return backend_cpu_min_bytes(g) + snap;
+    return (double)g->ne * g->nth * g->nx * sizeof(float) + (double)g->slice * sizeof(double) + snap;
+}
+
 static double physical_memory_bytes(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && size > 0 ? (double)pages * size : INFINITY;
 }
 
+double backend_host_limit_bytes(const plan *p)
+{
+    return p->host_memory_bytes > 0 ? p->host_memory_bytes : physical_memory_bytes();
+}
+
 int backend_check_host_memory(const plan *p, const grid *g, const backend_ops *be, smx_error *err)
 {
-    double need = backend_host_bytes(g, be), have = physical_memory_bytes();
+    double need = backend_host_min_bytes(p, g, be), have = backend_host_limit_bytes(p);
     if (need <= have)
         return 0;
     return plan_fail_at(p, err, "grid.space.nx",
-                        "the grid (%lld x %lld x %lld x %lld) needs %.3g GB of host memory "
-                        "for the %s backend, this machine has %.3g GB; expected a smaller grid",
+                        "the grid (%lld x %lld x %lld x %lld) needs at least %.3g GB of host memory "
+                        "for the %s backend, this run may use %.3g GB (%s); expected a smaller grid%s",
                         (long long)g->ne, (long long)g->nth, (long long)g->nz, (long long)g->nx,
-                        need * 1e-9, be->name, have * 1e-9);
+                        need * 1e-9, be->name, have * 1e-9,
+                        p->host_memory_bytes > 0 ? "backend.host_memory_bytes" : "this machine's memory",
+                        need > backend_host_min_bytes(&(plan){0}, g, be) ? ", or fewer psi snapshots" : "");
 }

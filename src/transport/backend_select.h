@@ -13,11 +13,17 @@
  * device answers, else the CPU). Errors name backend.device in the plan. */
 int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, smx_error *err);
 
-/* Host bytes a run needs: the CPU backend keeps two psi buffers and a host copy;
- * the CUDA backend a host copy and a pinned snapshot buffer. */
+/* Host bytes a run would need if the beam filled the whole grid: the CPU
+ * backend keeps two psi buffers and a host copy; the CUDA backend a host copy
+ * and a pinned snapshot buffer. */
 double backend_host_bytes(const grid *g, const backend_ops *be);
+/* What it needs whatever the beam does: the buffers are calloc'd, so only the
+ * rows the beam reaches cost memory, except psi snapshots, which need it all. */
+double backend_host_min_bytes(const plan *p, const grid *g, const backend_ops *be);
 
-/* Refuses a grid whose host memory exceeds this machine's (error at grid.space.nx). */
+/* Refuses a run whose smallest footprint exceeds what it may use
+ * (backend.host_memory_bytes, or this machine's memory; error at
+ * grid.space.nx). The CPU backend checks what it touches as it goes. */
 int backend_check_host_memory(const plan *p, const grid *g, const backend_ops *be, smx_error *err);
 
 #endif
