@@ -315,6 +315,46 @@ static void test_resolved_round_trip(void)
     check_round_trip("config/plan-reference.yaml", NULL, 0);
 }
 
+/* A plan that leaves grid.energy.E_max_MeV out gets the highest beam or spot
+ * energy plus four energy spreads, rounded up to a whole MeV, marked as
+ * derived in the resolved plan (which then states it). */
+static void test_energy_grid_from_beam(void)
+{
+    char plan_path[128], spots_path[128];
+    snprintf(plan_path, sizeof plan_path, "%s/no_emax.yaml", tmp_dir);
+    snprintf(spots_path, sizeof spots_path, "%s/no_emax_spots.csv", tmp_dir);
+    write_text(plan_path, "grid:\n  space: {nx: 81, nz: 170, dx_mm: 0.5, dz_mm: 0.5}\n"
+                          "beam: {energy_MeV: 100, energy_sigma_MeV: 0.6}\ntransport: {step_mm: 0.5}\n"
+                          "output: {file: x.h5}\n");
+    plan p;
+    smx_error err;
+    int rc = load(&p, plan_path, NULL, 0, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc)
+        return;
+    CHECK(p.E_max_MeV == 103.0 && p.loc[ki("grid.energy.E_max_MeV")].derived); /* ceil(100 + 4 x 0.6) */
+    char *text = plan_resolved_text(&p);
+    CHECK_MSG(text && strstr(text, "grid.energy.E_max_MeV: 103  # from the beam\n"), "%s", text ? text : "");
+    free(text);
+    plan_free(&p);
+    /* A field: its highest spot (the spread column defaults to beam.energy_sigma_MeV). */
+    write_text(spots_path, "energy_MeV, x_mm, weight\n90, 0, 1\n120.2, 1, 0.5\n");
+    const char *sets[] = {"beam.spots_file=no_emax_spots.csv", "beam.energy_sigma_MeV=0"};
+    rc = load(&p, plan_path, sets, 2, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (!rc) {
+        CHECK(p.E_max_MeV == 121.0 && p.n_spots == 2);
+        plan_free(&p);
+    }
+    /* Given, it is kept, and a spot above it is an error at the spot. */
+    const char *low[] = {"beam.spots_file=no_emax_spots.csv", "grid.energy.E_max_MeV=110"};
+    CHECK(load(&p, plan_path, low, 2, &err) == SMX_EXIT_INPUT);
+    CHECK_MSG(strstr(err.msg, "no_emax_spots.csv:3:1: energy_MeV: 120.2 is above grid.energy.E_max_MeV = 110"),
+              "%s", err.msg);
+    remove(plan_path);
+    remove(spots_path);
+}
+
 /* ---- the table itself ---- */
 
 static void test_table_covers_struct(void)
@@ -397,6 +437,7 @@ int main(int argc, char **argv)
     test_table_lookup();
     test_shipped_files();
     test_resolved_round_trip();
+    test_energy_grid_from_beam();
     test_table_covers_struct();
     test_names();
     plan_fixture_end(table);

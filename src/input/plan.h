@@ -32,6 +32,7 @@ enum early_exit_mode { EARLY_EXIT_OFF = 0, EARLY_EXIT_FIXED = 1, EARLY_EXIT_ADAP
 typedef struct plan_loc {
     int line, col;   /* 1-based; 0 = not given (default used) */
     int from_cli;    /* 1 = set by --set on the command line */
+    int derived;     /* 1 = left out, and worked out from other keys (grid.energy.E_max_MeV) */
 } plan_loc;
 
 typedef struct plan {

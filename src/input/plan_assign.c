@@ -222,7 +222,7 @@ int plan_set_defaults(plan *p, smx_error *err)
         if (plan_assign_text(&L, (int)i, d))
             return SMX_EXIT_INPUT;
         if (p->loc)
-            p->loc[i] = (plan_loc){ 0, 0, 0 };
+            p->loc[i] = (plan_loc){ 0, 0, 0, 0 };
     }
     return 0;
 }

@@ -84,10 +84,10 @@ int plan_check_consistency(const plan *p, smx_error *err)
                             "step_mm <= %s mm (%d x min(dz_mm, dx_mm))",
                             num(p->step_mm, a), SMX_PATH_MAX_MOVE, p->dz_mm < p->dx_mm ? "dz_mm" : "dx_mm",
                             num(cell, b), num(SMX_PATH_MAX_MOVE * cell, c), SMX_PATH_MAX_MOVE);
-    /* The beam.* spot; a spot file's are checked as it is read. */
-    if (!p->spots_file[0]) {
-        plan_spot s0 = plan_spot_at(p, 0);
-        return plan_spot_check(p, &s0, err);
+    for (int i = 0; i < plan_spot_count(p); i++) {
+        plan_spot s = plan_spot_at(p, i);
+        if (plan_spot_check(p, &s, err))
+            return SMX_EXIT_INPUT;
     }
     return 0;
 }

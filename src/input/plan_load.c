@@ -6,6 +6,7 @@
  * The first problem found is the one reported: later ones are usually its
  * consequences, and a message that names one place is one the user can act on. */
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,7 @@ static int walk_pair(loader *L, const yt_node *key, const yt_node *val, const ch
                 return SMX_EXIT_INPUT;
             L->key_line[ki] = key->line;
             L->key_col[ki] = key->col;
-            L->p->loc[ki] = (plan_loc){ val->line, val->col, 0 };
+            L->p->loc[ki] = (plan_loc){ val->line, val->col, 0, 0 };
             return 0;
         }
         if (!len || !plan_is_section(path, strlen(path)))
@@ -182,7 +183,7 @@ static int apply_override(loader *L, const char *arg)
     }
     if (plan_assign_text(L, ki, eq + 1))
         return SMX_EXIT_INPUT;
-    L->p->loc[ki] = (plan_loc){ 0, 0, 1 };
+    L->p->loc[ki] = (plan_loc){ 0, 0, 1, 0 };
     L->cli = NULL;
     return 0;
 }
@@ -356,9 +357,22 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
     for (int i = 0; i < n_overrides; i++)
         if (apply_override(L, overrides[i]))
             return SMX_EXIT_INPUT;
-    if (plan_check_required(L) || plan_check_consistency(p, err) ||
-        plan_resolve_data_file(p, "material.table_file", p->table_file, p->table_path, err) ||
-        (p->spots_file[0] && plan_spots_load(p, err)))
+    if (plan_check_required(L) || (p->spots_file[0] && plan_spots_load(p, err)))
+        return SMX_EXIT_INPUT;
+    /* The energy grid from the beam when the plan leaves its top out: the
+     * highest spot energy plus four energy spreads, whole MeV above. */
+    int emax = plan_key_index("grid.energy.E_max_MeV");
+    if (!(p->loc[emax].line > 0 || p->loc[emax].from_cli)) {
+        double top = 0.0;
+        for (int i = 0; i < plan_spot_count(p); i++) {
+            plan_spot s = plan_spot_at(p, i);
+            top = fmax(top, s.energy_MeV + 4.0 * s.energy_sigma_MeV);
+        }
+        p->E_max_MeV = ceil(top);
+        p->loc[emax].derived = 1;
+    }
+    if (plan_check_consistency(p, err) ||
+        plan_resolve_data_file(p, "material.table_file", p->table_file, p->table_path, err))
         return SMX_EXIT_INPUT;
     return 0;
 }

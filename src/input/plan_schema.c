@@ -35,9 +35,10 @@ const plan_key plan_keys[] = {
     { .path = "grid.energy.E_min_MeV", .type = PT_REAL, AT(E_min_MeV), .default_value = "1.0",
       .min = 0, .min_exclusive = 1, .max = 1000, .units = "MeV",
       .doc = "lowest energy of the grid" },
-    { .path = "grid.energy.E_max_MeV", .type = PT_REAL, AT(E_max_MeV), .default_value = NULL,
+    { .path = "grid.energy.E_max_MeV", .type = PT_REAL, AT(E_max_MeV), .default_value = "",
       .min = 0, .min_exclusive = 1, .max = 1000, .units = "MeV",
-      .doc = "highest energy of the grid" },
+      .doc = "highest energy of the grid; left out: the highest beam (or spot) energy plus "
+             "four of its energy spreads, rounded up to a whole MeV" },
     { .path = "grid.energy.E_cutoff_MeV", .type = PT_REAL, AT(E_cutoff_MeV), .default_value = "1.0",
       .min = 0, .min_exclusive = 1, .max = 1000, .units = "MeV",
       .doc = "a particle whose energy falls below this stops and deposits the rest "

@@ -294,7 +294,7 @@ void plan_write_resolved(FILE *f, const plan *p)
 {
     for (size_t i = 0; i < plan_key_count; i++) {
         const plan_key *k = &plan_keys[i];
-        int set = p->loc && (p->loc[i].line > 0 || p->loc[i].from_cli);
+        int set = p->loc && (p->loc[i].line > 0 || p->loc[i].from_cli || p->loc[i].derived);
         int optional = k->default_value && !k->default_value[0];
         /* Without locations, an optional int left at 0 is taken as not given. */
         if (optional && (p->loc ? !set : !*(const int *)(const void *)((const char *)p + k->offset))) {
@@ -306,6 +306,8 @@ void plan_write_resolved(FILE *f, const plan *p)
         plan_write_value(f, p, k, 0);
         if (p->loc && p->loc[i].from_cli)
             fputs("  # --set", f);
+        else if (p->loc && p->loc[i].derived)
+            fputs("  # from the beam", f);
         else if (p->loc && !set)
             fputs("  # default", f);
         fputc('\n', f);

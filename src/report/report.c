@@ -37,9 +37,11 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const backend
     double psi_gb = (double)g->cells * 4e-9;
     printf("plan:      %s (valid)\n", p->path);
     printf("tables:    %s (%s, sha256 %.16s...)\n", t->path, t->material, t->sha256);
-    printf("energy:    %lld bins, %s grid, %.4g to %.4g MeV, stop below %.4g MeV\n",
+    int emax = plan_key_index("grid.energy.E_max_MeV");
+    printf("energy:    %lld bins, %s grid, %.4g to %.4g MeV, stop below %.4g MeV%s\n",
            (long long)g->ne, g->energy_kind == EGRID_RANGE ? "range" : "uniform", g->E.edges[0],
-           g->E.edges[g->ne], g->E_stop);
+           g->E.edges[g->ne], g->E_stop,
+           p->loc && p->loc[emax].derived ? " (grid.energy.E_max_MeV left out: from the beam's energy)" : "");
     printf("angle:     %lld bins, %s, %.4g to %.4g deg, %.4g deg per bin\n", (long long)g->nth,
            g->angle_mode == ANGLE_FULL ? "full circle" : "window", g->theta.edges[0] * deg,
            g->theta.edges[g->nth] * deg, g->dtheta * deg);
