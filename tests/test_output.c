@@ -3,6 +3,7 @@
  * provenance; the tally and run_result arithmetic. The file's life (overwrite,
  * abort, keep-partial, disk full): test_output_file.c. */
 #include "output_fixture.h"
+#include "report/analysis.h"
 
 static char *read_text_ds(hid_t file, const char *path)
 {
@@ -314,7 +315,18 @@ static void test_round_trip(void)
         check_plan_and_timing(f, &fx);
         int n = 0;
         H5Ovisit(f, H5_INDEX_NAME, H5_ITER_NATIVE, labelled, &n);
-        CHECK_MSG(n == 8 + 3 + 2 + 16 + 2 + 2, "%d datasets", n); /* axes, dose, psi, tallies, plan, timing */
+        CHECK_MSG(n == 8 + 3 + 2 + 16 + 2 + 2 + 5, "%d datasets", n); /* axes, dose, psi, tallies, plan, timing, summary */
+        /* The summary is the dose's own figures (the terminal prints the same). */
+        dose_figures want;
+        CHECK(dose_figures_of(&fx.g, fx.r.dose_MeV, &want) == 0);
+        double got[5] = {read_scalar(f, "/summary/R80_mm"), read_scalar(f, "/summary/R20_mm"),
+                         read_scalar(f, "/summary/peak_depth_mm"), read_scalar(f, "/summary/peak_to_entrance"),
+                         read_scalar(f, "/summary/lateral_rms_at_half_R80_mm")};
+        double exp[5] = {want.r80_mm, want.r20_mm, want.peak_depth_mm, want.peak_to_entrance,
+                         want.lateral_rms_half_r80_mm};
+        for (int k = 0; k < 5; k++)
+            CHECK_MSG(got[k] == exp[k] || (isnan(got[k]) && isnan(exp[k])), "/summary figure %d: %g, want %g", k,
+                      got[k], exp[k]);
         H5Fclose(f);
     }
     check_xdmf(path_in("result.xdmf"));

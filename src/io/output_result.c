@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "io/output_internal.h"
+#include "report/analysis.h"
 
 #define MEV_TO_J 1.602176634e-13
 
@@ -297,12 +298,48 @@ static int write_root_attrs(output *o, const run_result *r, const provenance *pv
     return rc;
 }
 
+/* The figures the terminal summary prints, kept in the file. */
+static int write_summary(output *o, const grid *g, const run_result *r, smx_error *err)
+{
+    dose_figures f;
+    if (dose_figures_of(g, r->dose_MeV, &f))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /summary", o->final_path);
+    const char *dd = " of the laterally integrated depth dose";
+    char d80[160], d20[160], dpk[160];
+    snprintf(d80, sizeof d80, "Depth beyond the peak where the dose falls to 80 %% of its maximum%s (NaN: not "
+             "inside the grid)", dd);
+    snprintf(d20, sizeof d20, "Depth beyond the peak where the dose falls to 20 %% of its maximum%s", dd);
+    snprintf(dpk, sizeof dpk, "Depth of the maximum%s (row centre)", dd);
+    const dset list[] = {
+        { .name = "R80_mm", .kind = V_F64, .rank = 0, .data = &f.r80_mm, .units = "mm", .description = d80 },
+        { .name = "R20_mm", .kind = V_F64, .rank = 0, .data = &f.r20_mm, .units = "mm", .description = d20 },
+        { .name = "peak_depth_mm", .kind = V_F64, .rank = 0, .data = &f.peak_depth_mm, .units = "mm",
+          .description = dpk },
+        { .name = "peak_to_entrance", .kind = V_F64, .rank = 0, .data = &f.peak_to_entrance, .units = "1",
+          .description = "Maximum of the laterally integrated depth dose over its first row" },
+        { .name = "lateral_rms_at_half_R80_mm", .kind = V_F64, .rank = 0, .data = &f.lateral_rms_half_r80_mm,
+          .units = "mm", .description = "rms lateral width of the dose at depth R80 / 2" },
+    };
+    hid_t grp = H5I_INVALID_HID;
+    int rc = out_open_group(o, "/summary", &grp, err);
+    for (size_t k = 0; !rc && k < sizeof list / sizeof list[0]; k++) {
+        dset d = list[k];
+        d.parent = grp;
+        d.parent_path = "/summary";
+        rc = out_put_dataset(o, &d, NULL, err);
+    }
+    out_close_id(&grp, H5Gclose);
+    return rc;
+}
+
 static int result_impl(output *o, const plan *p, const grid *g, const run_result *r,
                        const provenance *pv, smx_error *err)
 {
     int rc = out_ready(o, g, err, "output_write_result");
     if (!rc)
         rc = write_dose(o, p, g, r, err);
+    if (!rc)
+        rc = write_summary(o, g, r, err);
     if (!rc)
         rc = write_tallies(o, r, err);
     if (!rc)

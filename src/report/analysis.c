@@ -1,6 +1,7 @@
 #include "report/analysis.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 void depth_dose(const grid *g, const double *dose, double *dd)
 {
@@ -68,4 +69,22 @@ double lateral_rms_at(const grid *g, const double *dose, double z_mm)
     lateral_moments(g, dose, (int)z, &m, &r0);
     lateral_moments(g, dose, (int)z + 1, &m, &r1);
     return (1.0 - f) * r0 + f * r1;
+}
+
+int dose_figures_of(const grid *g, const double *dose, dose_figures *f)
+{
+    double *dd = malloc(g->nz * sizeof *dd);
+    if (!dd)
+        return -1;
+    depth_dose(g, dose, dd);
+    double pk = 0.0;
+    for (int64_t z = 0; z < g->nz; z++)
+        pk = dd[z] > pk ? dd[z] : pk;
+    f->peak_depth_mm = peak_depth_mm(g, dd);
+    f->r80_mm = distal_depth_mm(g, dd, 0.8);
+    f->r20_mm = distal_depth_mm(g, dd, 0.2);
+    f->peak_to_entrance = dd[0] > 0.0 ? pk / dd[0] : NAN;
+    f->lateral_rms_half_r80_mm = isfinite(f->r80_mm) ? lateral_rms_at(g, dose, 0.5 * f->r80_mm) : NAN;
+    free(dd);
+    return 0;
 }

@@ -17,4 +17,13 @@ void lateral_moments(const grid *g, const double *dose, int iz, double *mean, do
 /* rms lateral width at depth z_mm, interpolated between the two nearest rows. */
 double lateral_rms_at(const grid *g, const double *dose, double z_mm);
 
+/* The run's summary of its depth dose (laterally integrated) and width: what
+ * the terminal prints and the result file keeps (/summary). NAN where a
+ * figure is undefined (no distal fall-off inside the grid, no entrance dose). */
+typedef struct dose_figures {
+    double r80_mm, r20_mm, peak_depth_mm, peak_to_entrance, lateral_rms_half_r80_mm;
+} dose_figures;
+/* 0, or -1 when out of memory. */
+int dose_figures_of(const grid *g, const double *dose, dose_figures *f);
+
 #endif

@@ -82,17 +82,11 @@ void report_summary(const grid *g, const run_result *r)
     double wall_s = 0.0;
     for (int i = 0; i < r->n_phases; i++)
         wall_s += r->phase_s[i];
-    double *dd = malloc(g->nz * sizeof *dd);
-    if (!dd)
+    dose_figures f;
+    if (dose_figures_of(g, r->dose_MeV, &f))
         return;
-    depth_dose(g, r->dose_MeV, dd);
-    double zpk = peak_depth_mm(g, dd), r80 = distal_depth_mm(g, dd, 0.8);
-    double r20 = distal_depth_mm(g, dd, 0.2);
-    double pk = 0.0;
-    for (int64_t z = 0; z < g->nz; z++)
-        pk = dd[z] > pk ? dd[z] : pk;
-    double entrance = dd[0] > 0.0 ? pk / dd[0] : NAN;
-    double sig_mid = isfinite(r80) ? lateral_rms_at(g, r->dose_MeV, 0.5 * r80) : NAN;
+    double zpk = f.peak_depth_mm, r80 = f.r80_mm, r20 = f.r20_mm, entrance = f.peak_to_entrance;
+    double sig_mid = f.lateral_rms_half_r80_mm;
     double escaped = 0.0;
     for (int c = 0; c < CH_COUNT; c++)
         escaped += r->cumulative.weight[c];
@@ -111,5 +105,4 @@ void report_summary(const grid *g, const run_result *r)
     smx_info("  conservation (max/step)   weight %.2e, energy %.2e relative, %d violation(s)\n",
              r->max_weight_rel_err, r->max_energy_rel_err, r->conservation_violations);
     smx_info("  wall time                 %.3f s\n", wall_s);
-    free(dd);
 }
