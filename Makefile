@@ -29,7 +29,7 @@ ALL_CFLAGS    = -std=c11 -D_GNU_SOURCE $(WARN) -fopenmp $(CFLAGS) -Isrc -I$(BUIL
 # $ORIGIN/../lib lets the dist tree find its bundled libraries; DT_RPATH (not
 # RUNPATH) so that the libraries' own dependencies are searched there too.
 LDFLAGS      += -fopenmp -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
-LDLIBS        = $(PKG_LIBS) -lm
+LDLIBS        = -lhdf5_hl $(PKG_LIBS) -lm
 
 CUDA_HOME    ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
 # --fmad=false: no implicit contraction into fused multiply-adds, so that the

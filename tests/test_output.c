@@ -2,6 +2,8 @@
  * object back with the plain HDF5 API and compare bit for bit; the sidecar;
  * provenance; the tally and run_result arithmetic. The file's life (overwrite,
  * abort, keep-partial, disk full): test_output_file.c. */
+#include <hdf5_hl.h>
+
 #include "output_fixture.h"
 #include "report/analysis.h"
 
@@ -224,6 +226,13 @@ static void check_dose(hid_t f, const fixture *fx)
     CHECK(read_num_attr(ds, "slab_thickness_mm") == 2.0);
     CHECK(read_num_attr(ds, "density_g_cm3") == 1.03);
     CHECK(read_num_attr(ds, "protons") == 2.5e9);
+    /* The axes are attached as dimension scales (what xarray and HDFView read). */
+    hid_t sz = H5Dopen2(f, "/axes/z_centres_mm", H5P_DEFAULT), sx = H5Dopen2(f, "/axes/x_centres_mm", H5P_DEFAULT);
+    CHECK(H5DSis_scale(sz) > 0 && H5DSis_scale(sx) > 0);
+    CHECK(H5DSget_num_scales(ds, 0) == 1 && H5DSis_attached(ds, sz, 0) > 0);
+    CHECK(H5DSget_num_scales(ds, 1) == 1 && H5DSis_attached(ds, sx, 1) > 0);
+    H5Dclose(sz);
+    H5Dclose(sx);
     char *u = read_str_attr(ds, "units");
     CHECK_STREQ(u ? u : "", "Gy");
     free(u);

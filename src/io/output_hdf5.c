@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hdf5_hl.h>
+
 #include "io/output_internal.h"
 
 /* The previous handler is restored on the way out because tables.c and the
@@ -167,6 +169,34 @@ static char *pack_strings(const char *const *s, hsize_t n, size_t *width)
 
 /* Creates (replacing any existing link), writes, and labels one dataset. With
  * keep non-NULL the open dataset is returned for extra attributes. */
+/* Attaches the /axes datasets named in `axes` (comma-separated, one per
+ * dimension) as the dimension scales of ds, so that xarray, HDFView and
+ * Panoply see the coordinates; other names (step, channel) have no scale. */
+static int attach_scales(output *o, hid_t ds, const char *axes, const char *object, smx_error *err)
+{
+    if (H5Lexists(o->file, "/axes", H5P_DEFAULT) <= 0)
+        return 0;
+    const char *c = axes;
+    for (unsigned dim = 0; *c; dim++) {
+        const char *e = strchr(c, ',');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        char path[128];
+        if (n + 7 < sizeof path) {
+            snprintf(path, sizeof path, "/axes/%.*s", (int)n, c);
+            if (H5Lexists(o->file, path, H5P_DEFAULT) > 0) {
+                hid_t scale = H5Dopen2(o->file, path, H5P_DEFAULT);
+                herr_t ok = scale < 0 ? -1 : H5DSattach_scale(ds, scale, dim);
+                if (scale >= 0)
+                    H5Dclose(scale);
+                if (ok < 0)
+                    return out_h5_fail(o, err, "attach its axis as a dimension scale to", object);
+            }
+        }
+        c = e ? e + 1 : c + n;
+    }
+    return 0;
+}
+
 int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
 {
     char object[512];
@@ -236,6 +266,8 @@ int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
         rc = out_attr_str(o, ds, object, "description", d->description, err);
     if (!rc && d->axes)
         rc = out_attr_str(o, ds, object, "axes", d->axes, err);
+    if (!rc && d->axes)
+        rc = attach_scales(o, ds, d->axes, object, err);
     if (!rc && keep) {
         *keep = ds;
         ds = H5I_INVALID_HID;

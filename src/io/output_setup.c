@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "base/sha256.h"
+#include <hdf5_hl.h>
+
 #include "io/output_internal.h"
 
 #define RAD_TO_DEG (180.0 / 3.14159265358979323846)
@@ -28,9 +30,17 @@ static int write_axis(output *o, hid_t grp, const char *stem, const char *units,
     char name[64], desc[256];
     snprintf(name, sizeof name, "%s_centres_%s", stem, units);
     snprintf(desc, sizeof desc, "%s bin centres", what);
+    hid_t sid = H5I_INVALID_HID;
     int rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/axes", .name = name,
                                      .kind = V_F64, .rank = 1, .dims = { n }, .data = c,
-                                     .units = units, .description = desc }, NULL, err);
+                                     .units = units, .description = desc }, &sid, err);
+    /* The centres are the dimension scale of every gridded dataset along this axis. */
+    char label[96];
+    snprintf(label, sizeof label, "%s (%s)", stem, units);
+    if (!rc && H5DSset_scale(sid, label) < 0)
+        rc = out_h5_fail(o, err, "make a dimension scale of", name);
+    if (sid >= 0)
+        H5Dclose(sid);
     snprintf(name, sizeof name, "%s_edges_%s", stem, units);
     snprintf(desc, sizeof desc, "%s bin edges, ascending (n + 1 values)", what);
     if (!rc)
