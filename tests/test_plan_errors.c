@@ -169,6 +169,12 @@ static void test_error_messages(void)
         { "spots_not_a_number.yaml",
           "tests/plan_cases/spots_not_a_number.csv:2:8: weight: 'abc' is not a finite number; expected a "
           "number (beam.spots_file)" },
+        { "spots_header_only.yaml",
+          "tests/plan_cases/spots_header_only.csv: no spots after the header (beam.spots_file); expected a "
+          "header line naming the columns, then one line per spot" },
+        { "spots_correlation_alone.yaml",
+          "tests/plan_cases/spots_correlation_alone.csv:2:11: correlation: a position-angle correlation needs "
+          "both beam.sigma_x_mm and beam.divergence_mrad greater than 0 (beam.spots_file)" },
         /* the table file */
         { "table_missing_absolute.yaml",
           "tests/plan_cases/table_missing_absolute.yaml:7:15: material.table_file: "

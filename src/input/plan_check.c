@@ -104,6 +104,10 @@ int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err)
                               num(above ? p->E_max_MeV : p->E_cutoff_MeV, b), num(p->E_cutoff_MeV, c),
                               num(p->E_max_MeV, d));
     }
+    if (s->correlation != 0.0 && !(s->sigma_x_mm > 0.0 && s->divergence_mrad > 0.0))
+        return plan_spot_fail(p, s, "correlation", err,
+                              "a position-angle correlation needs both beam.sigma_x_mm and "
+                              "beam.divergence_mrad greater than 0");
     double half = 0.5 * p->nx * p->dx_mm;
     if (fabs(s->x_mm) > half)
         return plan_spot_fail(p, s, "x_mm", err,

@@ -114,11 +114,12 @@ static int read_header(const plan *p, smx_error *err, const char *text, int line
         for (int k = 0; k < COL_COUNT; k++)
             if ((size_t)(t - b) == strlen(col_name[k]) && !strncmp(b, col_name[k], (size_t)(t - b)))
                 found = k;
+        char shown[SHOW_MAX + 4];
         if (found < 0)
             return fail_at(p, err, line, col,
-                           "unknown column '%.*s'; expected the header's names from energy_MeV, x_mm, weight, "
+                           "unknown column '%s'; expected the header's names from energy_MeV, x_mm, weight, "
                            "direction_deg, energy_sigma_MeV, sigma_x_mm, divergence_mrad, correlation",
-                           (int)(t - b > 64 ? 64 : t - b), b);
+                           plan_show(b, (size_t)(t - b), shown, sizeof shown));
         if (seen[found])
             return fail_at(p, err, line, col, "column '%s' appears twice; expected each column once",
                            col_name[found]);
@@ -153,7 +154,7 @@ static int read_spot(const plan *p, smx_error *err, const char *text, int line, 
         const char *b = c, *t = end;
         trim(&b, &t);
         int col = (int)(b - text) + 1;
-        char cell[64];
+        char cell[64], shown[SHOW_MAX + 4];
         int len = (int)(t - b);
         if (len == 0 || len >= (int)sizeof cell)
             return fail_at(p, err, line, col, "%s: %s; expected a number", col_name[map[k]],
@@ -165,7 +166,7 @@ static int read_spot(const plan *p, smx_error *err, const char *text, int line, 
         double v = strtod(cell, &stop);
         if (*stop || errno == ERANGE || !isfinite(v))
             return fail_at(p, err, line, col, "%s: '%s' is not a finite number; expected a number",
-                           col_name[map[k]], cell);
+                           col_name[map[k]], plan_show(cell, (size_t)len, shown, sizeof shown));
         *spot_field(s, map[k]) = v;
         s->col[map[k]] = col;
         if (k + 1 == ncells && e)
@@ -237,7 +238,8 @@ int plan_spots_load(plan *p, smx_error *err)
         rc = plan_fail_at(p, err, "beam.spots_file", "'%s' could not be read", p->spots_path);
     fclose(f);
     if (!rc && p->n_spots == 0)
-        rc = smx_fail(err, SMX_EXIT_INPUT, "%s:%d: no spots (beam.spots_file); expected a header line naming "
-                      "the columns, then one line per spot", p->spots_path, line);
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: %s (beam.spots_file); expected a header line naming the columns, "
+                      "then one line per spot", p->spots_path, have_header ? "no spots after the header" : "no "
+                      "header and no spots");
     return rc ? SMX_EXIT_INPUT : 0;
 }

@@ -54,8 +54,9 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const backend
             lo = fmin(lo, p->spots[i].energy_MeV), hi = fmax(hi, p->spots[i].energy_MeV);
             w += p->spots[i].weight;
         }
-        printf("beam:      %d spots from %s, %.4g to %.4g MeV, total weight %.6g; the scattering power's "
-               "reference energy %.4g MeV\n", p->n_spots, p->spots_path, lo, hi, w, hi);
+        printf("beam:      %d spot%s from %s, %.4g to %.4g MeV, total weight %.6g; the scattering power's "
+               "reference energy %.4g MeV\n", p->n_spots, p->n_spots == 1 ? "" : "s", p->spots_path, lo, hi, w,
+               hi);
     } else {
         printf("beam:      one spot, %.4g MeV at x = %.4g mm, weight %.6g\n", p->beam_energy_MeV, p->beam_x_mm,
                p->beam_weight);
