@@ -257,7 +257,7 @@ int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
         goto done;
     }
     /* Zero-length datasets (a run of 0 steps) exist but have nothing to write. */
-    if (count > 0 && H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+    if (count > 0 && !d->by_caller && H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
         rc = out_h5_fail(o, err, "write", object);
         goto done;
     }

@@ -53,6 +53,7 @@ typedef struct dset {
     const char *axes;
     hid_t dcpl;
     hid_t dapl;
+    int by_caller; /* the caller writes the values through the kept dataset (data unused) */
 } dset;
 
 /* output_hdf5.c */

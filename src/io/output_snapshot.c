@@ -6,6 +6,38 @@
  * cost for partial reads of very wide planes. */
 #define PSI_CHUNK_MAX_BYTES (4u << 20)
 
+/* psi plane by plane, leaving out the planes that hold no weight: their
+ * chunks are never written and read back as the fill value, 0. A beam fills
+ * few (E, theta) planes at any one step, so most of psi costs neither
+ * compression nor disk. */
+static int write_planes(output *o, hid_t ds, const grid *g, const float *psi, const char *where,
+                        smx_error *err)
+{
+    char object[96];
+    snprintf(object, sizeof object, "dataset %s", where);
+    hid_t fspace = H5Dget_space(ds), mspace = H5I_INVALID_HID;
+    const hsize_t plane[2] = { (hsize_t)g->nz, (hsize_t)g->nx };
+    int rc = 0;
+    if (fspace < 0 || (mspace = H5Screate_simple(2, plane, NULL)) < 0)
+        rc = out_h5_fail(o, err, "select the planes of", object);
+    for (int64_t ie = 0; !rc && ie < g->ne; ie++)
+        for (int64_t ith = 0; !rc && ith < g->nth; ith++) {
+            const float *v = psi + psi_index(g, ie, ith, 0, 0);
+            int64_t k = 0;
+            while (k < g->slice && v[k] == 0.0f)
+                k++;
+            if (k == g->slice)
+                continue;
+            const hsize_t start[4] = { (hsize_t)ie, (hsize_t)ith, 0, 0 }, count[4] = { 1, 1, plane[0], plane[1] };
+            if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+                H5Dwrite(ds, H5T_NATIVE_FLOAT, mspace, fspace, H5P_DEFAULT, v) < 0)
+                rc = out_h5_fail(o, err, "write", object);
+        }
+    out_close_id(&mspace, H5Sclose);
+    out_close_id(&fspace, H5Sclose);
+    return rc;
+}
+
 static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
                          smx_error *err)
 {
@@ -37,7 +69,9 @@ static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
         chunk[3] = max_vals;
     if (chunk[2] * chunk[3] > max_vals)
         chunk[2] = max_vals / chunk[3];
+    const float zero = 0.0f;
     if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 4, chunk) < 0 ||
+        H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &zero) < 0 ||
         H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0 ||
         /* No chunk cache: each chunk is written once, and writing it during
          * H5Dwrite (not later, at close) makes a full disk fail right there. */
@@ -52,10 +86,12 @@ static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
                                  .kind = V_F32, .rank = 4,
                                  .dims = { (hsize_t)g->ne, (hsize_t)g->nth, (hsize_t)g->nz,
                                            (hsize_t)g->nx },
-                                 .data = psi, .units = "weight per bin", .description = desc,
+                                 .units = "weight per bin", .description = desc,
                                  .axes = "energy_centres_MeV,theta_centres_deg,z_centres_mm,"
                                          "x_centres_mm",
-                                 .dcpl = dcpl, .dapl = dapl }, &ds, err);
+                                 .dcpl = dcpl, .dapl = dapl, .by_caller = 1 }, &ds, err);
+    if (!rc)
+        rc = write_planes(o, ds, g, psi, where, err);
     if (!rc)
         rc = out_attr_int(o, ds, where, "step", step, err);
 done:
