@@ -9,6 +9,7 @@
  * renamed over the target, so a failed run never leaves a half-written table.
  * Exit status: 0 ok, 1 usage, 2 bad input, 3 I/O failure (see error.h). */
 #include "base/error.h"
+#include "physics/scattering_power.h"
 #include "physics/tables.h"
 
 #include <hdf5.h>

@@ -6,6 +6,7 @@
  *
  * Run from the repository root (data/ relative). With the generator's path the
  * test also proves that data/pstar_water.h5 is what the CSV regenerates to. */
+#include "physics/scattering_power.h"
 #include "tables_fixture.h"
 
 /* ---- an independent reading of the CSV (sscanf, not the generator's parser) ---- */

@@ -6,8 +6,15 @@
 
 double proton_pv_MeV(double E_MeV)
 {
+    /* From kinetic energy alone: p^2 c^2 = E (E + 2m) and v/c = pc / (E + m). */
     const double m = SMX_PROTON_MASS_MEV;
     return E_MeV * (E_MeV + 2.0 * m) / (E_MeV + m);
+}
+
+double scattering_power_fermi_rossi(double E_MeV, double X0_g_cm2)
+{
+    double r = SMX_FR_ES_MEV / proton_pv_MeV(E_MeV);
+    return r * r / X0_g_cm2;
 }
 
 double scattering_power_dhighland(double E_MeV, double E1_MeV, double XS_g_cm2)

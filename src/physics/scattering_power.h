@@ -18,6 +18,10 @@
 /* p v (MeV) of a proton of kinetic energy E. */
 double proton_pv_MeV(double E_MeV);
 
+/* Fermi-Rossi T (rad2 cm2/g): (SMX_FR_ES_MEV / pv)^2 / X0, the model the
+ * table's T column holds (scripts/make_tables.c). */
+double scattering_power_fermi_rossi(double E_MeV, double X0_g_cm2);
+
 /* T_dH (rad2 cm2/g) at E for protons incident at E1 > E. */
 double scattering_power_dhighland(double E_MeV, double E1_MeV, double XS_g_cm2);
 

@@ -61,15 +61,6 @@ static double **column_slot(tables *t, int k)
     }
 }
 
-double scattering_power_fermi_rossi(double E_MeV, double X0_g_cm2)
-{
-    const double m = SMX_PROTON_MASS_MEV;
-    /* p v from kinetic energy alone: p^2 c^2 = E (E + 2m) and v/c = pc / (E + m). */
-    double pv = E_MeV * (E_MeV + 2.0 * m) / (E_MeV + m);
-    double r = SMX_FR_ES_MEV / pv;
-    return r * r / X0_g_cm2;
-}
-
 void tables_free(tables *t)
 {
     if (!t)

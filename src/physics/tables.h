@@ -41,10 +41,8 @@ double tables_projected_range(const tables *t, double E_MeV);   /* g/cm2 */
 double tables_step_integral(const tables *t, double E_MeV, double E_stop_MeV, double ds_g,
                             double (*f)(double E_MeV, const void *ctx), const void *ctx);
 
-/* The scattering-power model used to fill T (scripts/make_tables.c and the tests
- * share it). */
-double scattering_power_fermi_rossi(double E_MeV, double X0_g_cm2);
-
+/* The scattering-power model used to fill T is scattering_power_fermi_rossi
+ * (physics/scattering_power.h), shared by scripts/make_tables.c and the tests. */
 /* Constants of that model. Es is Rossi's 21.2 MeV (space angle) over sqrt 2, so T
  * is the variance of the projected angle, the one a 2D x-z model transports. */
 #define SMX_FR_ES_MEV 15.0
