@@ -8,6 +8,19 @@
 
 #define MEV_TO_J 1.602176634e-13
 
+/* Each dataset of a list, into the open group grp (at path). */
+static int put_all(output *o, hid_t grp, const char *path, const dset *list, size_t n, smx_error *err)
+{
+    int rc = 0;
+    for (size_t k = 0; !rc && k < n; k++) {
+        dset d = list[k];
+        d.parent = grp;
+        d.parent_path = path;
+        rc = out_put_dataset(o, &d, NULL, err);
+    }
+    return rc;
+}
+
 static int write_dose(output *o, const plan *p, const grid *g, const run_result *r,
                       smx_error *err)
 {
@@ -203,12 +216,8 @@ static int write_tallies(output *o, const run_result *r, smx_error *err)
         }
         rc = out_attr_str(o, grp, "/tallies", "channel_names", names, err);
     }
-    for (size_t k = 0; !rc && k < sizeof list / sizeof list[0]; k++) {
-        dset d = list[k];
-        d.parent = grp;
-        d.parent_path = "/tallies";
-        rc = out_put_dataset(o, &d, NULL, err);
-    }
+    if (!rc)
+        rc = put_all(o, grp, "/tallies", list, sizeof list / sizeof list[0], err);
     out_close_id(&grp, H5Gclose);
     free_columns(&c);
     return rc;
@@ -322,12 +331,8 @@ static int write_summary(output *o, const grid *g, const run_result *r, smx_erro
     };
     hid_t grp = H5I_INVALID_HID;
     int rc = out_open_group(o, "/summary", &grp, err);
-    for (size_t k = 0; !rc && k < sizeof list / sizeof list[0]; k++) {
-        dset d = list[k];
-        d.parent = grp;
-        d.parent_path = "/summary";
-        rc = out_put_dataset(o, &d, NULL, err);
-    }
+    if (!rc)
+        rc = put_all(o, grp, "/summary", list, sizeof list / sizeof list[0], err);
     out_close_id(&grp, H5Gclose);
     return rc;
 }
