@@ -120,6 +120,15 @@ static inline void make_plan(plan *p)
     snprintf(p->table_path, sizeof p->table_path, "data/pstar_water.h5");
     p->yaml_text = strdup("# a plan\ngrid:\n  space: {nx: 6, nz: 7}\nbeam:\n  energy_MeV: 55\n");
     p->yaml_len = strlen(p->yaml_text);
+    /* A field of one spot of 2.5e9 protons, as the reader leaves it (the
+     * file's bytes kept from the one read). */
+    snprintf(p->spots_file, sizeof p->spots_file, "spots.csv");
+    snprintf(p->spots_path, sizeof p->spots_path, "config/spots.csv");
+    p->spots_text = strdup("energy_MeV, x_mm, weight\n55, 0, 2.5e9\n");
+    p->spots_len = strlen(p->spots_text);
+    p->spots = calloc(1, sizeof *p->spots);
+    p->n_spots = 1;
+    p->spots[0].energy_MeV = 55.0, p->spots[0].weight = 2.5e9, p->spots[0].line = 2;
 }
 
 static inline void make_result(run_result *r, const grid *g, int n_steps)
@@ -303,6 +312,8 @@ static inline void free_fixture(fixture *fx)
 {
     free_grid(&fx->g);
     free(fx->p.yaml_text);
+    free(fx->p.spots_text);
+    free(fx->p.spots);
     run_result_free(&fx->r);
     free(fx->psi0);
     free(fx->psi5);

@@ -5,6 +5,7 @@
 #include <hdf5_hl.h>
 
 #include "output_fixture.h"
+#include "base/sha256.h"
 #include "report/analysis.h"
 
 static char *read_text_ds(hid_t file, const char *path)
@@ -243,6 +244,13 @@ static void check_plan_and_timing(hid_t f, const fixture *fx)
 {
     char *y = read_text_ds(f, "/plan/yaml_text");
     CHECK_STREQ(y ? y : "(missing)", fx->p.yaml_text);
+    /* The spot map as the reader read it, and its hash. */
+    char *sp = read_text_ds(f, "/plan/spots_csv"), *sha = read_str_attr(f, "spots_sha256"), hex[65];
+    sha256_hex(fx->p.spots_text, fx->p.spots_len, hex);
+    CHECK_STREQ(sp ? sp : "(missing)", fx->p.spots_text);
+    CHECK_STREQ(sha ? sha : "(missing)", hex);
+    free(sp);
+    free(sha);
     free(y);
     char *want = NULL;
     size_t len = 0;
@@ -334,7 +342,7 @@ static void test_round_trip(void)
         check_plan_and_timing(f, &fx);
         int n = 0;
         H5Ovisit(f, H5_INDEX_NAME, H5_ITER_NATIVE, labelled, &n);
-        CHECK_MSG(n == 8 + 3 + 2 + 16 + 2 + 2 + 5, "%d datasets", n); /* axes, dose, psi, tallies, plan, timing, summary */
+        CHECK_MSG(n == 8 + 3 + 2 + 16 + 3 + 2 + 5, "%d datasets", n); /* axes, dose, psi, tallies, plan (with the spot map), timing, summary */
         /* The summary is the dose's own figures (the terminal prints the same). */
         dose_figures want;
         CHECK(dose_figures_of(&fx.g, fx.r.dose_MeV, &want) == 0);

@@ -98,6 +98,8 @@ typedef struct plan {
     char table_path[PLAN_PATH_MAX]; /* table_file resolved against dir */
     char spots_path[PLAN_PATH_MAX]; /* spots_file resolved the same way */
     struct plan_spot *spots;        /* the spot file's spots (owned), n_spots of them */
+    char *spots_text;               /* the spot file's bytes as read (owned; provenance) */
+    size_t spots_len;
     int n_spots;
     char *yaml_text;                /* verbatim file contents (owned) */
     size_t yaml_len;
@@ -144,6 +146,9 @@ plan_spot plan_spot_at(const plan *p, int i);
 /* The highest spot energy (the differential Highland scattering power's
  * reference energy, docs/physics.md). */
 double plan_reference_energy_MeV(const plan *p);
+/* A spot's energy, position, direction and correlation against the plan's
+ * grid: the reader's rules, also for callers that change a plan afterwards. */
+int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err);
 /* An error about one value of a spot: at beam.COLUMN in the plan for the
  * beam.* spot, at the spot's line of the spot file otherwise. */
 int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_error *err, const char *fmt, ...)

@@ -70,8 +70,6 @@ int plan_assign_text(loader *L, int ki, const char *text);
 /* plan_check.c */
 int plan_check_required(loader *L);
 int plan_check_consistency(const plan *p, smx_error *err);
-/* A spot's energy, position and direction on the plan's grid. */
-int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err);
 /* beam.spots_file: found like the table, read, every spot checked (plan_spots.c). */
 int plan_spots_load(plan *p, smx_error *err);
 /* A data file named by key `key` as written (`name`): absolute, next to the

@@ -401,7 +401,10 @@ void plan_free(plan *p)
     free(p->yaml_text);
     free(p->loc);
     free(p->spots);
+    free(p->spots_text);
     p->spots = NULL;
+    p->spots_text = NULL;
+    p->spots_len = 0;
     p->n_spots = 0;
     p->yaml_text = NULL;
     p->yaml_len = 0;

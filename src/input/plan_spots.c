@@ -18,6 +18,7 @@
 
 /* A spot map of more lines than this is the wrong file. */
 #define SPOTS_MAX 1000000
+#define SPOTS_MAX_BYTES (256u << 20)
 #define LINE_MAX_BYTES 4096
 
 enum { COL_ENERGY, COL_ENERGY_SIGMA, COL_DIRECTION, COL_X, COL_SIGMA_X, COL_DIVERGENCE, COL_CORRELATION,
@@ -193,10 +194,36 @@ int plan_spots_load(plan *p, smx_error *err)
 {
     if (plan_resolve_data_file(p, "beam.spots_file", p->spots_file, p->spots_path, err))
         return SMX_EXIT_INPUT;
-    FILE *f = fopen(p->spots_path, "r");
-    if (!f)
+    /* Read once and kept: the result file stores these bytes, whatever
+     * happens to the file during the run. */
+    FILE *in = fopen(p->spots_path, "rb");
+    if (!in)
         return plan_fail_at(p, err, "beam.spots_file", "'%s' could not be opened: %s", p->spots_path,
                             strerror(errno));
+    size_t tcap = 1 << 16;
+    p->spots_text = malloc(tcap);
+    for (size_t got = 1; p->spots_text && got > 0;) {
+        if (p->spots_len + 1 == tcap) {
+            char *grown = tcap < SPOTS_MAX_BYTES ? realloc(p->spots_text, tcap * 2) : NULL;
+            if (!grown) {
+                fclose(in);
+                return plan_fail_at(p, err, "beam.spots_file", "'%s' is larger than %u MB or memory ran out; "
+                                    "expected a spot map", p->spots_path, SPOTS_MAX_BYTES >> 20);
+            }
+            p->spots_text = grown;
+            tcap *= 2;
+        }
+        got = fread(p->spots_text + p->spots_len, 1, tcap - 1 - p->spots_len, in);
+        p->spots_len += got;
+    }
+    int bad = !p->spots_text || ferror(in);
+    fclose(in);
+    if (bad)
+        return plan_fail_at(p, err, "beam.spots_file", "'%s' could not be read", p->spots_path);
+    p->spots_text[p->spots_len] = '\0';
+    FILE *f = fmemopen(p->spots_text, p->spots_len + 1, "r");
+    if (!f)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory reading %s", p->spots_path);
     char text[LINE_MAX_BYTES];
     int line = 0, map[COL_COUNT], ncells = 0, have_header = 0, cap = 0, rc = 0;
     while (fgets(text, sizeof text, f)) {
@@ -234,8 +261,6 @@ int plan_spots_load(plan *p, smx_error *err)
             break;
         p->n_spots++;
     }
-    if (!rc && ferror(f))
-        rc = plan_fail_at(p, err, "beam.spots_file", "'%s' could not be read", p->spots_path);
     fclose(f);
     if (!rc && p->n_spots == 0)
         rc = smx_fail(err, SMX_EXIT_INPUT, "%s: %s (beam.spots_file); expected a header line naming the columns, "

@@ -1,7 +1,6 @@
 /* What the result file holds before the first step: the axes (centres and
  * edges, with units) and the plan (verbatim YAML and resolved values). */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,31 +94,14 @@ static int setup_impl(output *o, const plan *p, const grid *g, const tables *t,
     if (rc)
         goto done;
 
-    if (p->spots_file[0]) { /* the field's spot map, verbatim, beside the plan */
-        char *text = NULL, hex[65];
-        size_t len = 0;
-        FILE *f = fopen(p->spots_path, "rb");
-        if (f) {
-            fseek(f, 0, SEEK_END);
-            long n = ftell(f);
-            fseek(f, 0, SEEK_SET);
-            if (n >= 0 && (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n)
-                text[len = (size_t)n] = '\0';
-            fclose(f);
-        }
-        if (!text || text[len] != '\0') {
-            free(text);
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot read the spot file %s again: %s", o->final_path,
-                          p->spots_path, strerror(errno));
-            goto done;
-        }
-        sha256_hex(text, len, hex);
-        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/plan", .name = "spots_csv",
-                                     .kind = V_TEXT, .data = text, .units = "",
-                                     .description = "The spot map of beam.spots_file, verbatim" },
-                             NULL, err);
-        free(text);
-        if (rc || (rc = out_attr_str(o, o->file, "/", "spots_file", p->spots_path, err)) ||
+    if (p->spots_file[0] && p->spots_text) { /* the field's spot map, verbatim, beside the plan */
+        char hex[65];
+        sha256_hex(p->spots_text, p->spots_len, hex);
+        if ((rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/plan", .name = "spots_csv",
+                                          .kind = V_TEXT, .data = p->spots_text, .units = "",
+                                          .description = "The spot map of beam.spots_file, verbatim" },
+                                  NULL, err)) ||
+            (rc = out_attr_str(o, o->file, "/", "spots_file", p->spots_path, err)) ||
             (rc = out_attr_str(o, o->file, "/", "spots_sha256", hex, err)))
             goto done;
     }

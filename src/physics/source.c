@@ -91,6 +91,10 @@ int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error 
 int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g, smx_error *err)
 {
     *b = (beam_profile){0};
+    /* The plan reader's rules for a spot (energy, position, direction,
+     * correlation), for callers that changed the plan after reading it. */
+    if (plan_spot_check(p, s, err))
+        return SMX_EXIT_INPUT;
     b->wE = calloc(g->ne, sizeof *b->wE);
     b->wth = calloc(g->nth, sizeof *b->wth);
     b->wx = calloc(g->nx, sizeof *b->wx);
@@ -125,12 +129,6 @@ int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, 
      * beam's particles on the +x side move towards +x, i.e. at smaller angles from
      * +x), spread s_th sqrt(1 - rho^2); the x marginal stays wx. */
     const double rho = s->correlation, s_th = s->divergence_mrad * 1e-3;
-    if (rho != 0.0 && !(s->sigma_x_mm > 0.0 && s_th > 0.0)) {
-        beam_profile_free(b);
-        return plan_spot_fail(p, s, "correlation", err,
-                              "a position-angle correlation needs both beam.sigma_x_mm and "
-                              "beam.divergence_mrad greater than 0");
-    }
     const double th0 = s->direction_deg * M_PI / 180.0, s_cond = s_th * sqrt(1.0 - rho * rho);
     double *col = malloc(nth * sizeof *col);
     if (!col) {

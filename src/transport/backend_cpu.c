@@ -77,8 +77,7 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
     const grid *g = c->g;
     /* Rows inside the given boxes (or every row), copied where non-zero. */
     for (int64_t ie = 0; ie < g->ne; ie++) {
-        box b = occupied ? (box){occupied[ie].z0, occupied[ie].z1, occupied[ie].x0, occupied[ie].x1}
-                         : (box){0, (int)g->nz - 1, 0, (int)g->nx - 1};
+        box b = occupied ? occupied[ie] : (box){0, (int)g->nz - 1, 0, (int)g->nx - 1};
         for (int64_t j = 0; j < g->nth && !box_empty(b); j++)
             for (int64_t z = b.z0; z <= b.z1; z++) {
                 const int64_t r = psi_index(g, ie, j, z, 0);

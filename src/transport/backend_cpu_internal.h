@@ -6,9 +6,7 @@
 #include "transport/backend.h"
 #include "transport/deposit_path.h"
 
-typedef struct box {
-    int z0, z1, x0, x1; /* inclusive; empty when z0 > z1 */
-} box;
+typedef grid_box box; /* inclusive; empty when z0 > z1 */
 
 static const box BOX_EMPTY = {1, 0, 1, 0};
 

@@ -32,12 +32,17 @@ double backend_host_bytes(const grid *g, const backend_ops *be)
     return 2.0 * psi + (double)g->slice * sizeof(double);
 }
 
+/* A psi snapshot needs the whole of psi on the host (the CUDA backend's
+ * pinned buffer, the CPU backend's pages as it writes them). */
+static double snapshot_bytes(const plan *p, const grid *g)
+{
+    int any = p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final;
+    return any ? (double)g->cells * sizeof(float) : 0.0;
+}
+
 double backend_host_min_bytes(const plan *p, const grid *g, const backend_ops *be)
 {
-    /* A psi snapshot needs the whole of psi on the host (the CUDA backend's
-     * pinned buffer, the CPU backend's pages as it writes them). */
-    double psi = (double)g->cells * sizeof(float);
-    double snap = p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final ? psi : 0.0;
+    double snap = snapshot_bytes(p, g);
     if (be == &backend_cpu)
         return backend_cpu_min_bytes(g) + snap;
     return (double)g->ne * g->nth * g->nx * sizeof(float) + (double)g->slice * sizeof(double) + snap;
@@ -65,5 +70,5 @@ int backend_check_host_memory(const plan *p, const grid *g, const backend_ops *b
                         (long long)g->ne, (long long)g->nth, (long long)g->nz, (long long)g->nx,
                         need * 1e-9, be->name, have * 1e-9,
                         p->host_memory_bytes > 0 ? "backend.host_memory_bytes" : "this machine's memory",
-                        need > backend_host_min_bytes(&(plan){0}, g, be) ? ", or fewer psi snapshots" : "");
+                        snapshot_bytes(p, g) > 0 ? ", or fewer psi snapshots" : "");
 }
