@@ -160,10 +160,37 @@ static void source_boxes(const grid *g, const float *psi0, const grid_box *occup
     }
 }
 
+// Before a field's next spot: zeroes where the fused path's regions say the
+// finished run left values (the state's buffer: the occupied box over the
+// source bins; the other buffer: the written box over its bins), so that a
+// spot costs what its beam occupies, not the size of psi. Returns whether the
+// buffers are all zero again (the other paths keep no regions: false, and the
+// upload clears them whole).
+static int clear_last_run(cuda_ctx *c, bool *cleared, smx_error *err)
+{
+    *cleared = false;
+    if (!c->uploaded || !c->fused)
+        return 0;
+    active_regions rg;
+    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
+    CUDA_CHECK_ERR(err, cudaMemcpy(&rg, c->reg, sizeof rg, cudaMemcpyDeviceToHost));
+    float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
+    CUDA_CHECK_ERR(err, clear_rows_launch(cur, c->d, rg.occupied.z0, rg.occupied.z1, rg.src_lo, rg.src_hi,
+                                          c->stream));
+    CUDA_CHECK_ERR(err, clear_rows_launch(other, c->d, rg.written.z0, rg.written.z1,
+                                          std::max(rg.wtgt_lo, 0), std::min(rg.wtgt_hi, (int)c->d.ne - 1),
+                                          c->stream));
+    *cleared = true;
+    return 0;
+}
+
 static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
                        smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
+    bool cleared = false;
+    if (int rc = clear_last_run(c, &cleared, err))
+        return rc;
     const plan *p = c->s->p;
     const grid *g = c->g;
     const size_t bytes = (size_t)c->d.cells * sizeof(float);
@@ -185,7 +212,8 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
             CUDA_CHECK_ERR(err, cudaMemset2D(c->psi_a + c->d.nx, c->d.px * sizeof(float), 0,
                                              (c->d.px - c->d.nx) * sizeof(float), dev_rows(c->d)));
     } else {
-        CUDA_CHECK_ERR(err, cudaMemset(c->psi_a, 0, bytes));
+        if (!cleared)
+            CUDA_CHECK_ERR(err, cudaMemset(c->psi_a, 0, bytes));
         for (int64_t ie = 0; ie < g->ne; ie++) {
             const box4 b = boxes[ie];
             if (box_is_empty(b))
@@ -205,7 +233,8 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
                                                      cudaMemcpyHostToDevice));
         }
     }
-    CUDA_CHECK_ERR(err, cudaMemset(c->psi_b, 0, bytes));
+    if (!cleared)
+        CUDA_CHECK_ERR(err, cudaMemset(c->psi_b, 0, bytes));
     CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * sizeof(double)));
     CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
     if (p->early_exit == EARLY_EXIT_ADAPTIVE)
@@ -227,14 +256,23 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
     run_state_dev st{w0, e0, p->steps == 0 ? p->auto_stop_weight * w0 : -1.0, 0, 0};
     CUDA_CHECK_ERR(err, cudaMemcpy(c->state, &st, sizeof st, cudaMemcpyHostToDevice));
 
-    // Angular method: locked here for the whole run (autotune.cu).
-    if (int rc = cuda_choose_angular(c, err))
-        return rc;
+    // Angular method: locked at the first upload for the whole run, a
+    // field's later spots included (autotune.cu).
+    if (!c->uploaded) {
+        if (int rc = cuda_choose_angular(c, err))
+            return rc;
+        if (c->angular != 0)
+            c->fused = c->single_pass = 0;
+    }
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
-    if (c->angular != 0)
-        c->fused = c->single_pass = 0;
+    c->uploaded = 1;
     c->enqueued = 0;
 
+    // The step's graph holds this source's early-exit threshold: captured anew.
+    if (c->graph) {
+        CUDA_CHECK_ERR(err, cudaGraphExecDestroy(c->graph));
+        c->graph = NULL;
+    }
     if (c->use_graph) {
         cudaGraph_t graph;
         CUDA_CHECK_ERR(err, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));

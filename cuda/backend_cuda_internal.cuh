@@ -74,6 +74,7 @@ struct cuda_ctx {
     // count when a collect sees the run end (later steps changed nothing).
     int64_t enqueued;
     float threshold;
+    int uploaded; // a source has been uploaded: the next upload clears its run first
     // host side
     float *pinned;   // snapshot buffer
     gpu_info info;
@@ -89,6 +90,8 @@ cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int lo, int
                            double *part);
 cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out);
 int cuda_step(void *vctx, int64_t n, smx_error *err);
+// The buffer holding the state after the steps enqueued so far.
+const float *current_psi(const cuda_ctx *c);
 void cuda_release(void *vctx);
 
 // autotune.cu: sets c->angular (and the hybrid's runs) for the whole run.

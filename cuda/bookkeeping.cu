@@ -212,3 +212,24 @@ cudaError_t finish_launch(const double *partials, int slots, const int *front_pa
                                               ne, box_a, box_next, reg, et, single_pass);
     return cudaGetLastError();
 }
+
+__global__ void clear_rows_kernel(float *psi, dev_dims d, int z0, int nrow, int lo, int64_t rows)
+{
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const int64_t ie = lo + r / (d.nth * nrow), rem = r % (d.nth * nrow);
+        float *row = psi + dev_index(d, ie, rem / nrow, z0 + rem % nrow, 0);
+        for (int64_t x = threadIdx.x; x < d.px; x += blockDim.x)
+            row[x] = 0.0f;
+    }
+}
+
+cudaError_t clear_rows_launch(float *psi, dev_dims d, int z0, int z1, int lo, int hi, cudaStream_t s)
+{
+    if (z1 < z0 || hi < lo)
+        return cudaSuccess;
+    const int nrow = z1 - z0 + 1;
+    const int64_t rows = (int64_t)(hi - lo + 1) * d.nth * nrow;
+    const int blocks = (int)(rows < 65536 ? rows : 65536);
+    clear_rows_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, z0, nrow, lo, rows);
+    return cudaGetLastError();
+}

@@ -30,6 +30,10 @@ cudaError_t finish_launch(const double *partials, int slots, const int *front_pa
                           step_rec_dev *ring, run_state_dev *st, int *stop, int ne, box4 *box_a,
                           box4 *box_next, active_regions *reg, energy_tables_dev et,
                           int single_pass, cudaStream_t s);
+// Zeroes rows z0..z1 (whole pitch) of every direction of bins lo..hi: where a
+// finished run left values, so that a field's next spot starts from zeros
+// without clearing the whole state.
+cudaError_t clear_rows_launch(float *psi, dev_dims d, int z0, int z1, int lo, int hi, cudaStream_t s);
 // Source bins that hold weight and the target bins they move to (host side).
 void active_bin_ranges(const box4 *box, int ne, const int2 *trange, active_regions *reg);
 

@@ -184,6 +184,35 @@ bench)
     expect 1 "$bin" --bench small --bench-steps 0
     grep -q "bench-steps needs a positive number" "$tmp/out" || fail "bad --bench-steps not named"
     ;;
+per_spot)
+    # A field of three spots with its dose-influence matrix, read the way
+    # schemas/output.md says, with h5py and scipy.sparse alone: the spots'
+    # protons times the matrix give the field's dose (within what the
+    # threshold drops plus float rounding of the separate runs).
+    py=/usr/bin/python3
+    [ -x "$py" ] && "$py" -c 'import h5py, scipy.sparse' 2>/dev/null || { echo "SKIP: no h5py/scipy"; exit 77; }
+    printf 'energy_MeV, x_mm, weight\n30, -2, 2e9\n25, 0, 1e9\n28, 2.5, 1.5e9\n' > "$tmp/run/plans/spots.csv"
+    cd "$tmp/run/plans"
+    expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
+        --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=field.h5
+    grep -q "per-spot dose: 3 spots" "$tmp/out" || fail "no per-spot progress: $(cat "$tmp/out")"
+    "$py" - field.h5 <<'PY' || fail "the per-spot matrix does not reproduce the field"
+import sys, h5py, numpy as np, scipy.sparse as sp
+with h5py.File(sys.argv[1], "r") as f:
+    g = f["/dose/per_spot"]
+    m = sp.csr_matrix((g["data"][()], g["indices"][()], g["indptr"][()]), shape=tuple(g["shape"][()]))
+    protons, peak, thr = g["protons"][()], g["peak_Gy"][()], g.attrs["threshold"]
+    dose = f["/dose/dose_Gy"][()]
+assert m.shape == (3, dose.size), m.shape
+assert list(protons) == [2e9, 1e9, 1.5e9], protons
+field = protons @ m
+# float32 values and separate runs: 1e-5 of the maximum; plus what each spot drops per cell.
+bound = 1e-5 * dose.max() + thr * (protons * peak).sum()
+err = np.abs(np.asarray(field).ravel() - dose.ravel()).max()
+print("per-spot matrix: nnz %d, max |protons @ M - dose_Gy| %.3e Gy (bound %.3e, max dose %.3e)" % (m.nnz, err, bound, dose.max()))
+assert err <= bound, err
+PY
+    ;;
 *)
     fail "unknown case $case_name"
     ;;

@@ -6,6 +6,7 @@
  *    step over ~150 steps). The scattering power is Fermi-Rossi here because
  *    the differential Highland's reference energy is the field's highest
  *    energy, which a spot run alone does not know;
+ *  - output.per_spot_dose: each stored row is the spot's own run (check_per_spot);
  *  - the shipped SOBP example (config/sobp.yaml, weights from
  *    scripts/sobp_weights.py) is flat within +-2 % from 80 to 110 mm in the
  *    laterally integrated depth dose, as its comment says. */
@@ -20,8 +21,10 @@ static const char *const SPOTS[] = {"100, -4, 1.0, 0", "80, 3, 0.7, 0", "90, 0, 
 static const double WEIGHT[] = {1.0, 0.7, 0.4};
 #define NSPOTS 3
 
-/* Runs the fixture's plan with the given spot lines; dose into *dose (owned). */
-static int run_spots(const char *const *lines, int n, double **dose, fixture *keep)
+/* Runs the fixture's plan with the given spot lines and n_extra more --set
+ * values; dose into *dose (owned). */
+static int run_spots_with(const char *const *lines, int n, const char *const *extra, int n_extra, double **dose,
+                          fixture *keep)
 {
     char path[] = "/tmp/smx-spots-XXXXXX";
     int fd = mkstemp(path);
@@ -34,9 +37,11 @@ static int run_spots(const char *const *lines, int n, double **dose, fixture *ke
     fclose(f);
     char spots[96];
     snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
-    const char *sets[] = {spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41", "grid.space.dx_mm=1"};
+    const char *sets[6] = {spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41", "grid.space.dx_mm=1"};
+    for (int i = 0; i < n_extra && i < 2; i++)
+        sets[4 + i] = extra[i];
     fixture fx;
-    int rc = fixture_run(&fx, NULL, sets, 4);
+    int rc = fixture_run(&fx, NULL, sets, 4 + (n_extra < 2 ? n_extra : 2));
     unlink(path);
     if (rc)
         return rc;
@@ -49,6 +54,75 @@ static int run_spots(const char *const *lines, int n, double **dose, fixture *ke
     else
         fixture_free(&fx);
     return 0;
+}
+
+static int run_spots(const char *const *lines, int n, double **dose, fixture *keep)
+{
+    return run_spots_with(lines, n, NULL, 0, dose, keep);
+}
+
+/* output.per_spot_dose: each row is the spot's own run, bit for bit (the
+ * backend's state is cleared between spots, and a spot run alone gives the
+ * same floats), the stored and dropped values add up to the row, and the
+ * rows weighted by the spots' protons give the field (the linearity bound
+ * above). Run with threshold 0 (every value stored) and with the default. */
+static void check_per_spot(double *const one[NSPOTS])
+{
+    for (int pass = 0; pass < 2; pass++) {
+        fixture f;
+        double *all = NULL;
+        const char *sets[] = {"output.per_spot_dose=true", "output.per_spot_threshold=0"};
+        CHECK(run_spots_with(SPOTS, NSPOTS, sets, pass == 0 ? 2 : 1, &all, &f) == 0);
+        const spot_dose *sd = &f.r.per_spot;
+        CHECK_MSG(sd->n_spots == NSPOTS && sd->indptr && sd->indptr[NSPOTS] == sd->nnz, "%d rows, nnz %lld",
+                  sd->n_spots, (long long)sd->nnz);
+        if (sd->n_spots != NSPOTS) {
+            fixture_free(&f);
+            free(all);
+            continue;
+        }
+        double mx = 0.0, diff = 0.0, dropped_bound = 0.0;
+        int64_t mismatched = 0;
+        double *row = calloc(f.g.slice, sizeof *row);
+        double *sum = calloc(f.g.slice, sizeof *sum);
+        for (int k = 0; k < NSPOTS; k++) {
+            double kept = 0.0, full = 0.0;
+            for (int64_t c = 0; c < f.g.slice; c++)
+                row[c] = 0.0, full += one[k][c];
+            for (int64_t j = sd->indptr[k]; j < sd->indptr[k + 1]; j++) {
+                row[sd->indices[j]] = sd->values[j];
+                kept += sd->values[j];
+                mismatched += sd->values[j] != (float)one[k][sd->indices[j]];
+            }
+            /* float values summed against the double row: 1e-6 is float's rounding. */
+            CHECK_MSG(fabs(kept + sd->dropped[k] - full) <= 1e-6 * full,
+                      "spot %d: stored %.9e + dropped %.3e != %.9e", k, kept, sd->dropped[k], full);
+            CHECK_MSG(sd->weight[k] > 0.0, "spot %d: weight %g", k, sd->weight[k]);
+            const double share = WEIGHT[k] / (WEIGHT[0] + WEIGHT[1] + WEIGHT[2]);
+            double peak = 0.0;
+            for (int64_t c = 0; c < f.g.slice; c++) {
+                sum[c] += share * row[c];
+                peak = fmax(peak, one[k][c]);
+            }
+            dropped_bound += share * sd->threshold * peak;
+        }
+        for (int64_t c = 0; c < f.g.slice; c++) {
+            mx = fmax(mx, all[c]);
+            diff = fmax(diff, fabs(all[c] - sum[c]));
+        }
+        printf("per-spot dose (threshold %g): %lld values stored, %lld differ from the spot's own run; "
+               "weighted rows vs field: max |diff| %.2e of the maximum\n", sd->threshold, (long long)sd->nnz,
+               (long long)mismatched, diff / mx);
+        CHECK_MSG(mismatched == 0, "%lld per-spot values differ from the spot's own run", (long long)mismatched);
+        /* The linearity bound, plus what each spot may drop in one cell
+         * (below threshold times its peak, weighted by its share). */
+        CHECK_MSG(diff <= 1e-5 * mx + dropped_bound, "weighted rows differ from the field by %.2e (bound %.2e)",
+                  diff / mx, (1e-5 * mx + dropped_bound) / mx);
+        free(row);
+        free(sum);
+        free(all);
+        fixture_free(&f);
+    }
 }
 
 static void check_linear(void)
@@ -83,6 +157,7 @@ static void check_linear(void)
         }
     CHECK_MSG(fabs(m0 / w0 + 4.0) < 0.1 && fabs(m1 / w1 - 3.0) < 0.1, "spot means %.3f and %.3f mm", m0 / w0,
               m1 / w1);
+    check_per_spot(one);
     free(all);
     for (int k = 0; k < NSPOTS; k++)
         free(one[k]);

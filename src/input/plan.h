@@ -91,6 +91,8 @@ typedef struct plan {
     int snapshot_final;
     int log_every;            /* 0 = automatic rate */
     int keep_partial;
+    int per_spot_dose;        /* also transport each spot alone and store its dose */
+    double per_spot_threshold; /* relative cut of the stored per-spot values */
 
     /* Not keys: facts about where the plan came from. */
     char path[PLAN_PATH_MAX];       /* plan file as given */

@@ -227,6 +227,14 @@ const plan_key plan_keys[] = {
     { .path = "output.keep_partial", .type = PT_BOOL, AT(keep_partial), .default_value = "false",
       .units = "",
       .doc = "keep an interrupted or failed run's file as <file>.incomplete.h5" },
+    { .path = "output.per_spot_dose", .type = PT_BOOL, AT(per_spot_dose), .default_value = "false",
+      .units = "",
+      .doc = "also transport each spot alone and store its dose per proton (the dose-influence "
+             "matrix, /dose/per_spot, compressed sparse rows)" },
+    { .path = "output.per_spot_threshold", .type = PT_REAL, AT(per_spot_threshold),
+      .default_value = "1.0e-4", .min = 0, .max = 1, .units = "",
+      .doc = "per-spot values below this fraction of the spot's largest value are not stored "
+             "(their sum is, per spot, in /dose/per_spot/dropped)" },
 };
 
 const size_t plan_key_count = sizeof plan_keys / sizeof plan_keys[0];

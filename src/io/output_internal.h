@@ -34,6 +34,7 @@ enum value_kind {
     V_F64, /* data: const double * */
     V_F32, /* data: const float * */
     V_I32, /* data: const int * */
+    V_I64, /* data: const int64_t * */
     V_TEXT, /* data: const char *, rank 0 */
     V_TEXTS /* data: const char *const *, rank 1 */
 };
@@ -70,6 +71,12 @@ int out_attr_f64(output *o, hid_t loc, const char *where, const char *name, doub
                  smx_error *err);
 int out_open_group(output *o, const char *path, hid_t *g, smx_error *err);
 int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err);
+/* Each dataset of a list, into the open group grp (at path). */
+int out_put_all(output *o, hid_t grp, const char *path, const dset *list, size_t n, smx_error *err);
+/* output_result.c: Gy per MeV deposited in one dose cell (its mass). */
+double out_gy_per_MeV(const plan *p, const grid *g);
+/* output_spots.c: /dose/per_spot, when the run has it. */
+int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err);
 /* output_file.c */
 /* The check at the start of every write: o is open (else the message names the
  * entry point `what`) and g is consistent. */

@@ -8,8 +8,7 @@
 
 #define MEV_TO_J 1.602176634e-13
 
-/* Each dataset of a list, into the open group grp (at path). */
-static int put_all(output *o, hid_t grp, const char *path, const dset *list, size_t n, smx_error *err)
+int out_put_all(output *o, hid_t grp, const char *path, const dset *list, size_t n, smx_error *err)
 {
     int rc = 0;
     for (size_t k = 0; !rc && k < n; k++) {
@@ -19,6 +18,13 @@ static int put_all(output *o, hid_t grp, const char *path, const dset *list, siz
         rc = out_put_dataset(o, &d, NULL, err);
     }
     return rc;
+}
+
+double out_gy_per_MeV(const plan *p, const grid *g)
+{
+    /* kg of one cell: g/cm3 -> kg/m3 is x1e3 and mm3 -> m3 is x1e-9. */
+    double mass_kg = g->density * 1e3 * (g->dx * g->dz * p->slab_thickness_mm) * 1e-9;
+    return MEV_TO_J / mass_kg;
 }
 
 static int write_dose(output *o, const plan *p, const grid *g, const run_result *r,
@@ -43,9 +49,7 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
     if (!gy)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose",
                         o->final_path);
-    /* kg of one cell: g/cm3 -> kg/m3 is x1e3 and mm3 -> m3 is x1e-9. */
-    double mass_kg = rho * 1e3 * (g->dx * g->dz * slab) * 1e-9;
-    double per_MeV = MEV_TO_J / mass_kg;
+    double per_MeV = out_gy_per_MeV(p, g);
     for (size_t i = 0; i < cells; i++) {
         gy1[i] = r->dose_MeV[i] * per_MeV;
         gy[i] = gy1[i] * protons;
@@ -85,6 +89,8 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
                                                     "x dz x slab_thickness_mm cell of density "
                                                     "density_g_cm3",
                                      .axes = "z_centres_mm,x_centres_mm" }, NULL, err);
+    if (!rc)
+        rc = out_write_per_spot(o, p, g, r, err);
     out_close_id(&grp, H5Gclose);
     free(gy);
     return rc;
@@ -217,7 +223,7 @@ static int write_tallies(output *o, const run_result *r, smx_error *err)
         rc = out_attr_str(o, grp, "/tallies", "channel_names", names, err);
     }
     if (!rc)
-        rc = put_all(o, grp, "/tallies", list, sizeof list / sizeof list[0], err);
+        rc = out_put_all(o, grp, "/tallies", list, sizeof list / sizeof list[0], err);
     out_close_id(&grp, H5Gclose);
     free_columns(&c);
     return rc;
@@ -332,7 +338,7 @@ static int write_summary(output *o, const grid *g, const run_result *r, smx_erro
     hid_t grp = H5I_INVALID_HID;
     int rc = out_open_group(o, "/summary", &grp, err);
     if (!rc)
-        rc = put_all(o, grp, "/summary", list, sizeof list / sizeof list[0], err);
+        rc = out_put_all(o, grp, "/summary", list, sizeof list / sizeof list[0], err);
     out_close_id(&grp, H5Gclose);
     return rc;
 }

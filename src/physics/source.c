@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Splits a point value v between the two bracketing centres (mean kept). A value
  * below the first or above the last centre goes whole to that end bin. */
@@ -170,6 +171,24 @@ void beam_profile_free(beam_profile *b)
 int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight, double *energy_MeV,
                 smx_error *err)
 {
+    return source_fill_spot(psi, p, g, -1, occupied, weight, energy_MeV, err);
+}
+
+void source_clear(float *psi, const grid *g, const grid_box *occupied)
+{
+    for (int64_t ie = 0; ie < g->ne; ie++) {
+        const grid_box b = occupied[ie];
+        if (b.z0 > b.z1 || b.x0 > b.x1)
+            continue;
+        for (int64_t ith = 0; ith < g->nth; ith++)
+            for (int64_t z = b.z0; z <= b.z1; z++)
+                memset(psi + psi_index(g, ie, ith, z, b.x0), 0, (size_t)(b.x1 - b.x0 + 1) * sizeof *psi);
+    }
+}
+
+int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied, double *weight,
+                     double *energy_MeV, smx_error *err)
+{
     /* Each spot's rows added in spot order (the same floats for any backend);
      * one spot writes exactly the floats it always wrote (0 + v = v). */
     grid_box none = {1, 0, (int)g->nx, -1};
@@ -179,7 +198,8 @@ int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, do
     for (int64_t ie = 0; ie < g->ne; ie++)
         box[ie] = none;
     int rc = 0;
-    for (int k = 0; k < plan_spot_count(p) && !rc; k++) {
+    const int k0 = spot >= 0 ? spot : 0, k1 = spot >= 0 ? spot + 1 : plan_spot_count(p);
+    for (int k = k0; k < k1 && !rc; k++) {
         plan_spot s = plan_spot_at(p, k);
         beam_profile b;
         if ((rc = beam_profile_build_spot(&b, p, &s, g, err)))

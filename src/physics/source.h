@@ -31,5 +31,12 @@ void beam_profile_free(beam_profile *b);
  * need not search the whole of psi for them. */
 int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight, double *energy_MeV,
                 smx_error *err);
+/* The same with one spot of the field (plan_spot_at index), or every spot
+ * when spot < 0: the per-spot dose runs each spot alone. */
+int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied, double *weight,
+                     double *energy_MeV, smx_error *err);
+/* Zeroes the rows source_fill wrote (its occupied boxes), so that the buffer
+ * is all zero again for the next spot without touching the rest. */
+void source_clear(float *psi, const grid *g, const grid_box *occupied);
 
 #endif

@@ -28,7 +28,9 @@ typedef struct backend_ops {
     /* Initial state and its weight / energy (the auto-stop rule refers to w0).
      * occupied: per energy bin a box holding every non-zero value of psi0
      * (source_fill's), so that only those rows are read; NULL: the backend
-     * searches psi0. Called once, after setup. */
+     * searches psi0. Called after setup, and again for each further source
+     * of the run (a field's spots, output.per_spot_dose): the previous
+     * source's state, dose and records are discarded first. */
     int (*upload)(void *ctx, const float *psi0, const grid_box *occupied, double w0, double e0, smx_error *err);
     /* Step n (from 0): psi <- ops(psi), dose accumulated. May only enqueue the
      * work. After the step that stops an auto run, further steps change nothing. */

@@ -65,14 +65,46 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
     return 0;
 }
 
-/* Called once after setup, while both buffers are still all zero: only the
- * source's non-zero rows are copied, so a narrow beam never faults in the rest. */
+/* Back to the state after setup (buffers and dose all zero) after a run:
+ * only the rows the run has occupied, in both buffers (spans, with the
+ * margin every operator writes within, and the boxes of the last state). */
+static void cpu_clear(cpu_ctx *c)
+{
+    const grid *g = c->g;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t ie = 0; ie < g->ne; ie++) {
+        int z0 = c->span_z0[ie], z1 = c->span_z1[ie];
+        const box b = box_union(c->box_cur[ie], c->box_tmp[ie]);
+        if (!box_empty(b)) {
+            z0 = b.z0 < z0 ? b.z0 : z0;
+            z1 = b.z1 > z1 ? b.z1 : z1;
+        }
+        if (z1 < z0)
+            continue;
+        for (int64_t j = 0; j < g->nth; j++) {
+            const int64_t r = psi_index(g, ie, j, z0, 0), n = (int64_t)(z1 - z0 + 1) * g->nx;
+            memset(c->cur + r, 0, (size_t)n * sizeof(float));
+            memset(c->tmp + r, 0, (size_t)n * sizeof(float));
+        }
+    }
+    memset(c->dose, 0, (size_t)g->slice * sizeof(double));
+    c->stopped = 0;
+    c->have_last = 0;
+    c->front = -1;
+}
+
+/* After setup, while both buffers are still all zero, or after a run (a
+ * field's next spot), whose rows are cleared first: only the source's
+ * non-zero rows are copied, so a narrow beam never faults in the rest. */
 static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
                       smx_error *err)
 {
     (void)err;
     (void)e0;
     cpu_ctx *c = vctx;
+    if (c->uploaded)
+        cpu_clear(c);
+    c->uploaded = 1;
     c->w0 = w0;
     const grid *g = c->g;
     /* Rows inside the given boxes (or every row), copied where non-zero. */

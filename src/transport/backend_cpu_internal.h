@@ -54,6 +54,7 @@ typedef struct cpu_ctx {
     double touched;         /* bytes it has touched so far, by that bound */
     step_record last;        /* the step not yet collected */
     int have_last;
+    int uploaded;            /* a source has been uploaded (the next upload clears its run) */
     float *snap;             /* host copy for snapshots */
 } cpu_ctx;
 

@@ -19,6 +19,20 @@ enum run_stop_reason {
 
 #define RUN_MAX_PHASES 8
 
+/* Per-spot dose (output.per_spot_dose): one row per spot, one column per dose
+ * cell (z * nx + x), compressed sparse rows. A spot's values below threshold
+ * times its largest value are not stored; their sum is kept in dropped. */
+typedef struct spot_dose {
+    int n_spots;        /* rows filled so far */
+    int64_t nnz, cap;
+    int64_t *indptr;    /* [n_spots + 1] */
+    int32_t *indices;   /* [nnz] cell index z * nx + x */
+    float *values;      /* [nnz] MeV per unit initial weight of the spot */
+    double *dropped;    /* [n_spots] sum of the values not stored, same unit */
+    double *weight;     /* [n_spots] the spot run's initial weight */
+    double threshold;   /* relative to the spot's largest value */
+} spot_dose;
+
 typedef struct run_result {
     int n_steps;                 /* steps taken */
     int capacity;
@@ -32,6 +46,7 @@ typedef struct run_result {
     int conservation_violations; /* steps whose balance exceeded the tolerance */
     int stop_reason;             /* enum run_stop_reason */
     double *dose_MeV;            /* [nz][nx] MeV deposited per unit initial weight */
+    spot_dose per_spot;          /* empty unless the plan asks for it */
     char backend_name[32];
     char device_name[256];
     char compute_capability[16];
@@ -46,5 +61,10 @@ void run_result_free(run_result *r);
 /* Appends one step; grows the arrays (outside the backend's hot path). */
 int run_result_push(run_result *r, const step_balance *b, double ms, double front_mm);
 void run_result_phase(run_result *r, const char *name, double seconds);
+/* Appends one spot's row from its dose per unit weight (cells values);
+ * n_spots is the number of rows the caller will append (sizes the arrays on
+ * the first call). */
+int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight);
+void spot_dose_free(spot_dose *sd);
 
 #endif

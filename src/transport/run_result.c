@@ -19,6 +19,7 @@ void run_result_free(run_result *r)
     free(r->step_ms);
     free(r->front_depth_mm);
     free(r->dose_MeV);
+    spot_dose_free(&r->per_spot);
     run_result_init(r);
 }
 
@@ -89,4 +90,63 @@ void run_result_phase(run_result *r, const char *name, double seconds)
         r->phase_name[RUN_MAX_PHASES - 1] = "other";
         r->phase_s[RUN_MAX_PHASES - 1] += seconds;
     }
+}
+
+void spot_dose_free(spot_dose *sd)
+{
+    free(sd->indptr);
+    free(sd->indices);
+    free(sd->values);
+    free(sd->dropped);
+    free(sd->weight);
+    double threshold = sd->threshold;
+    memset(sd, 0, sizeof *sd);
+    sd->threshold = threshold;
+}
+
+int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight)
+{
+    if (!sd->indptr) {
+        sd->indptr = calloc((size_t)n_spots + 1, sizeof *sd->indptr);
+        sd->dropped = calloc((size_t)n_spots, sizeof *sd->dropped);
+        sd->weight = calloc((size_t)n_spots, sizeof *sd->weight);
+        if (!sd->indptr || !sd->dropped || !sd->weight)
+            return SMX_EXIT_RUNTIME;
+    }
+    double peak = 0.0;
+    int64_t keep = 0;
+    for (int64_t i = 0; i < cells; i++)
+        peak = dose[i] > peak ? dose[i] : peak;
+    const double cut = sd->threshold * peak;
+    for (int64_t i = 0; i < cells; i++)
+        keep += dose[i] != 0.0 && dose[i] >= cut;
+    if (sd->nnz + keep > sd->cap) {
+        int64_t cap = sd->cap > 0 ? sd->cap : 1 << 16;
+        while (cap < sd->nnz + keep)
+            cap *= 2;
+        int32_t *ix = realloc(sd->indices, (size_t)cap * sizeof *ix);
+        if (!ix)
+            return SMX_EXIT_RUNTIME;
+        sd->indices = ix;
+        float *v = realloc(sd->values, (size_t)cap * sizeof *v);
+        if (!v)
+            return SMX_EXIT_RUNTIME;
+        sd->values = v;
+        sd->cap = cap;
+    }
+    const int row = sd->n_spots;
+    double dropped = 0.0;
+    for (int64_t i = 0; i < cells; i++) {
+        if (dose[i] != 0.0 && dose[i] >= cut) {
+            sd->indices[sd->nnz] = (int32_t)i;
+            sd->values[sd->nnz++] = (float)dose[i];
+        } else {
+            dropped += dose[i];
+        }
+    }
+    sd->dropped[row] = dropped;
+    sd->weight[row] = weight;
+    sd->indptr[row + 1] = sd->nnz;
+    sd->n_spots++;
+    return SMX_OK;
 }

@@ -84,50 +84,32 @@ static void log_line(int step, double front_mm, double w_left, double ms, double
     fflush(stdout);
 }
 
-int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be,
-             const snapshot_sink *out, run_result *r, smx_error *err)
+/* A backend set up for a plan, and what every run of a source on it shares. */
+typedef struct stepper {
+    const plan *p;
+    const grid *g;
+    const backend_ops *be;
+    void *ctx;
+    step_record *recs;
+    int every_collect;
+    int expected; /* steps the slowest particle needs (ETA, log rate) */
+} stepper;
+
+/* Steps the uploaded source to the end of the run: records every step in r
+ * (balances, conservation), hands the snapshots the plan asks for to out
+ * (NULL: none), and prints the step log when log is set. */
+static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out, int log,
+                     pending_snapshot *ps, smx_error *err)
 {
-    double t0 = now_s();
-    sim_tables st;
-    int rc = sim_tables_build(&st, p, g, t, err);
-    if (rc)
-        return rc;
-    run_result_phase(r, "tables", now_s() - t0);
-
-    t0 = now_s();
-    void *ctx = NULL;
-    float *host = NULL;
-    grid_box *occupied = NULL;
-    double *dose = NULL;
-    step_record *recs = NULL;
-    pending_snapshot ps = {0};
-    int every_collect = be->collect_every > 0 ? be->collect_every : 1;
-    if ((rc = be->setup(&ctx, &st, err)))
-        goto done;
-    /* calloc: the source writes one row, the rest is never touched. */
-    host = calloc((size_t)g->cells, sizeof *host);
-    occupied = malloc((size_t)g->ne * sizeof *occupied);
-    dose = malloc((size_t)g->slice * sizeof *dose);
-    recs = malloc((size_t)every_collect * sizeof *recs);
-    if (!host || !occupied || !dose || !recs) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for one psi copy)",
-                      (double)g->cells * 4e-9);
-        goto done;
-    }
-    if ((rc = source_fill(host, p, g, occupied, &r->initial_weight, &r->initial_energy_MeV, err)) ||
-        (rc = be->upload(ctx, host, occupied, r->initial_weight, r->initial_energy_MeV, err)))
-        goto done;
-    be->describe(ctx, r);
-    if (out && wants_snapshot(p, 0) && (rc = out->write(out->ctx, g, 0, host, err)))
-        goto done;
-    free(host);
-    host = NULL;
-    run_result_phase(r, "setup", now_s() - t0);
-
-    int expected = simulate_expected_steps(p, g, t);
-    int every_log = p->log_every > 0 ? p->log_every : (expected >= 20 ? expected / 20 : 1);
+    const plan *p = sp->p;
+    const grid *g = sp->g;
+    const backend_ops *be = sp->be;
+    void *ctx = sp->ctx;
+    int rc = 0;
+    int every_log = p->log_every > 0 ? p->log_every : (sp->expected >= 20 ? sp->expected / 20 : 1);
     int tty = isatty(STDOUT_FILENO);
-    log_legend();
+    if (log)
+        log_legend();
     double loop0 = now_s(), last_progress = loop0, last_collect = loop0;
     int limit = p->steps > 0 ? p->steps : p->max_steps;
     int enqueued = 0, finished = 0;
@@ -135,34 +117,31 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
     while (!finished) {
         if (smx_interrupted) {
             r->stop_reason = STOP_INTERRUPTED;
-            rc = smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted after %d steps", r->n_steps);
-            break;
+            return smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted after %d steps", r->n_steps);
         }
         if ((rc = be->step(ctx, enqueued, err)))
-            break;
+            return rc;
         enqueued++;
         if (out && wants_snapshot(p, enqueued) && !(enqueued == limit && p->snapshot_final)) {
-            if ((rc = snapshot_flush(be, ctx, out, g, &ps, INT32_MAX, err)) ||
+            if ((rc = snapshot_flush(be, ctx, out, g, ps, INT32_MAX, err)) ||
                 (rc = be->snapshot_begin(ctx, err)))
-                break;
-            ps = (pending_snapshot){1, enqueued};
+                return rc;
+            *ps = (pending_snapshot){1, enqueued};
         }
-        if (enqueued % every_collect != 0 && enqueued < limit)
+        if (enqueued % sp->every_collect != 0 && enqueued < limit)
             continue;
 
         int n = 0;
-        if ((rc = be->collect(ctx, recs, every_collect, &n, err)))
-            break;
+        if ((rc = be->collect(ctx, sp->recs, sp->every_collect, &n, err)))
+            return rc;
         double now = now_s();
         double ms = n > 0 ? 1e3 * (now - last_collect) / n : 0.0;
         last_collect = now;
         for (int k = 0; k < n && !finished; k++) {
-            step_record *sr = &recs[k];
+            step_record *sr = &sp->recs[k];
             double front_mm = sr->front_row >= 0 ? g->z.centres[sr->front_row] : 0.0;
-            if ((rc = run_result_push(r, &sr->b, ms, front_mm))) {
-                smx_fail(err, rc, "out of memory recording step %d", r->n_steps + 1);
-                goto loop_end;
-            }
+            if ((rc = run_result_push(r, &sr->b, ms, front_mm)))
+                return smx_fail(err, rc, "out of memory recording step %d", r->n_steps + 1);
             const step_balance *b = &sr->b; /* run_result_push keeps the maxima */
             if (b->weight_rel_err > SMX_CONSERVATION_TOL ||
                 b->energy_rel_err > SMX_CONSERVATION_TOL) {
@@ -177,8 +156,10 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
             } else if (r->n_steps >= limit) {
                 finished = 1;
             }
+            if (!log)
+                continue;
             double elapsed = now - loop0;
-            double eta = expected > r->n_steps ? elapsed / r->n_steps * (expected - r->n_steps) : 0.0;
+            double eta = sp->expected > r->n_steps ? elapsed / r->n_steps * (sp->expected - r->n_steps) : 0.0;
             double w_left = b->weight_out / r->initial_weight;
             if (r->n_steps % every_log == 0 || finished || r->n_steps == 1)
                 log_line(r->n_steps, front_mm, w_left, elapsed * 1e3 / r->n_steps, elapsed, eta, 0);
@@ -188,7 +169,110 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
             }
         }
     }
-loop_end:
+    return 0;
+}
+
+/* Uploads one source (a spot, or the whole field when spot < 0) from the
+ * all-zero host buffer, which is all zero again on return. */
+static int upload_source(const stepper *sp, float *host, grid_box *occupied, int spot, double *w0,
+                         double *e0, smx_error *err)
+{
+    int rc = source_fill_spot(host, sp->p, sp->g, spot, occupied, w0, e0, err);
+    if (!rc)
+        rc = sp->be->upload(sp->ctx, host, occupied, *w0, *e0, err);
+    return rc;
+}
+
+/* output.per_spot_dose: every spot transported alone on the same backend
+ * (its state reset by the upload), its dose per unit weight appended to
+ * r->per_spot. The steps' balances count in r's conservation figures. */
+static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, double *dose, run_result *r,
+                         smx_error *err)
+{
+    const plan *p = sp->p;
+    const grid *g = sp->g;
+    const int n = plan_spot_count(p);
+    run_result one;
+    run_result_init(&one);
+    spot_dose_free(&r->per_spot);
+    r->per_spot.threshold = p->per_spot_threshold;
+    double t0 = now_s(), last = t0;
+    int rc = 0;
+    smx_info("per-spot dose: %d spots, values below %.1e of each spot's peak dropped\n", n,
+             p->per_spot_threshold);
+    for (int k = 0; k < n && !rc; k++) {
+        one.n_steps = 0;
+        one.conservation_violations = 0;
+        if ((rc = upload_source(sp, host, occupied, k, &one.initial_weight, &one.initial_energy_MeV, err)))
+            break;
+        source_clear(host, g, occupied);
+        if ((rc = run_steps(sp, &one, NULL, 0, NULL, err)) || (rc = sp->be->download_dose(sp->ctx, dose, err)))
+            break;
+        if (!(one.initial_weight > 0.0)) {
+            plan_spot s = plan_spot_at(p, k);
+            rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
+            break;
+        }
+        for (int64_t i = 0; i < g->slice; i++)
+            dose[i] /= one.initial_weight;
+        if (spot_dose_append(&r->per_spot, n, dose, g->slice, one.initial_weight)) {
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d", k + 1);
+            break;
+        }
+        r->conservation_violations += one.conservation_violations;
+        r->max_weight_rel_err = fmax(r->max_weight_rel_err, one.max_weight_rel_err);
+        r->max_energy_rel_err = fmax(r->max_energy_rel_err, one.max_energy_rel_err);
+        double now = now_s();
+        if (now - last > 1.0 || k + 1 == n) {
+            double el = now - t0;
+            smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", k + 1, n, el, (k + 1) / el,
+                     el / (k + 1) * (n - k - 1));
+            last = now;
+        }
+    }
+    run_result_free(&one);
+    return rc;
+}
+
+int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be,
+             const snapshot_sink *out, run_result *r, smx_error *err)
+{
+    double t0 = now_s();
+    sim_tables st;
+    int rc = sim_tables_build(&st, p, g, t, err);
+    if (rc)
+        return rc;
+    run_result_phase(r, "tables", now_s() - t0);
+
+    t0 = now_s();
+    stepper sp = {p, g, be, NULL, NULL, be->collect_every > 0 ? be->collect_every : 1,
+                  simulate_expected_steps(p, g, t)};
+    float *host = NULL;
+    grid_box *occupied = NULL;
+    double *dose = NULL;
+    pending_snapshot ps = {0};
+    if ((rc = be->setup(&sp.ctx, &st, err)))
+        goto done;
+    /* calloc: the source writes one row, the rest is never touched. */
+    host = calloc((size_t)g->cells, sizeof *host);
+    occupied = malloc((size_t)g->ne * sizeof *occupied);
+    dose = malloc((size_t)g->slice * sizeof *dose);
+    sp.recs = malloc((size_t)sp.every_collect * sizeof *sp.recs);
+    if (!host || !occupied || !dose || !sp.recs) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for one psi copy)",
+                      (double)g->cells * 4e-9);
+        goto done;
+    }
+    if ((rc = upload_source(&sp, host, occupied, -1, &r->initial_weight, &r->initial_energy_MeV, err)))
+        goto done;
+    be->describe(sp.ctx, r);
+    if (out && wants_snapshot(p, 0) && (rc = out->write(out->ctx, g, 0, host, err)))
+        goto done;
+    source_clear(host, g, occupied);
+    run_result_phase(r, "setup", now_s() - t0);
+
+    double loop0 = now_s();
+    rc = run_steps(&sp, r, out, 1, &ps, err);
     run_result_phase(r, "steps", now_s() - loop0);
     /* An interrupted run still hands back its dose so far: the caller may keep
      * it as a partial result, marked incomplete. */
@@ -198,17 +282,17 @@ loop_end:
 
     t0 = now_s();
     if (!interrupted && out) {
-        if ((rc = snapshot_flush(be, ctx, out, g, &ps, r->n_steps, err)))
+        if ((rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, err)))
             goto done;
         if (p->snapshot_final) {
-            if ((rc = be->snapshot_begin(ctx, err)))
+            if ((rc = be->snapshot_begin(sp.ctx, err)))
                 goto done;
             ps = (pending_snapshot){1, r->n_steps};
-            if ((rc = snapshot_flush(be, ctx, out, g, &ps, r->n_steps, err)))
+            if ((rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, err)))
                 goto done;
         }
     }
-    int rc_dose = be->download_dose(ctx, dose, err);
+    int rc_dose = be->download_dose(sp.ctx, dose, err);
     if (rc_dose) {
         rc = rc_dose;
         goto done;
@@ -219,13 +303,22 @@ loop_end:
     r->dose_MeV = dose;
     dose = NULL;
     run_result_phase(r, "download", now_s() - t0);
+
+    if (!interrupted && p->per_spot_dose) {
+        t0 = now_s();
+        if (!(dose = malloc((size_t)g->slice * sizeof *dose)))
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+        else
+            rc = per_spot_runs(&sp, host, occupied, dose, r, err);
+        run_result_phase(r, "per-spot", now_s() - t0);
+    }
 done:
-    if (ctx)
-        be->release(ctx);
+    if (sp.ctx)
+        be->release(sp.ctx);
     free(host);
     free(occupied);
     free(dose);
-    free(recs);
+    free(sp.recs);
     sim_tables_free(&st);
     return rc;
 }
