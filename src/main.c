@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/error.h"
 #include "base/sha256.h"
@@ -44,8 +45,16 @@ static void blame_key(const plan *p, const char *key, smx_error *err)
     *err = at_key;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
 static int run_plan(const cli *c, int argc, char **argv)
 {
+    const double t_start = now_s();
     provenance pv;
     provenance_init(&pv, argc, argv);
     plan p = {0};
@@ -90,6 +99,8 @@ static int run_plan(const cli *c, int argc, char **argv)
         (rc = output_write_setup(out, &p, &g, &t, &err)))
         goto end;
 
+    run_result_phase(&r, "input", now_s() - t_start);
+
     /* Transport: lookup tables, initial psi, the step loop on the backend. */
     smx_info("smx2d-sim %s: %s -> %s\n", SMX_VERSION, p.path, p.output_file);
     snapshot_sink snaps = {write_snapshot, out};
@@ -103,9 +114,11 @@ static int run_plan(const cli *c, int argc, char **argv)
         goto end;
 
     /* Result: dose, tallies and provenance written, then renamed into place. */
+    double t_out = now_s();
     if ((rc = output_write_result(out, &p, &g, &r, &pv, &err)) || (rc = output_commit(out, &err)))
         goto end;
     out = NULL;
+    run_result_phase(&r, "output", now_s() - t_out);
     report_summary(&g, &r);
     if (r.conservation_violations)
         rc = smx_fail(&err, SMX_EXIT_RUNTIME,

@@ -234,6 +234,98 @@ static void whole_run(const char *device, const char *const *extra, int nextra, 
     fixture_free(&f);
 }
 
+/* A field of three spots with output.per_spot_dose (every value stored) on
+ * one backend, the spot map's lines in reverse order when `reverse`: the
+ * rows, in a copy owned by the caller. */
+static spot_dose field_rows(const char *device, const char *const *extra, int nextra, int reverse)
+{
+    static const char *const lines[] = {"80, -3, 1.0", "60, 0, 0.5", "70, 4, 2.0"};
+    spot_dose out = {0};
+    char path[] = "/tmp/smx-gpu-spots-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return out;
+    FILE *fp = fdopen(fd, "w");
+    fprintf(fp, "energy_MeV, x_mm, weight\n");
+    for (int k = 0; k < 3; k++)
+        fprintf(fp, "%s\n", lines[reverse ? 2 - k : k]);
+    fclose(fp);
+    char spots[96], dev[64];
+    snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
+    snprintf(dev, sizeof dev, "backend.device=%s", device);
+    const char *sets[16] = {spots, dev, "output.per_spot_dose=true", "output.per_spot_threshold=0",
+                            "backend.early_exit=off", "transport.scattering_power=fermi_rossi"};
+    for (int i = 0; i < nextra && i < 10; i++)
+        sets[6 + i] = extra[i];
+    fixture f;
+    if (fixture_load(&f, NULL, sets, 6 + nextra)) {
+        unlink(path);
+        CHECK(0);
+        return out;
+    }
+    const backend_ops *be = strcmp(device, "cuda") == 0 ? &backend_cuda : &backend_cpu;
+    CHECK_MSG(simulate(&f.p, &f.g, &f.t, be, NULL, &f.r, &f.err) == 0, "%s", f.err.msg);
+    CHECK(f.r.conservation_violations == 0);
+    unlink(path);
+    out = f.r.per_spot;
+    memset(&f.r.per_spot, 0, sizeof f.r.per_spot);
+    fixture_free(&f);
+    return out;
+}
+
+/* Largest difference between row ka of a and row kb of b (dense: a value one
+ * side stores and the other rounds to 0 counts), relative to the row's peak;
+ * *same: bit for bit equal. */
+static double row_diff(const spot_dose *a, int ka, const spot_dose *b, int kb, int *same)
+{
+    double mx = 0.0, d = 0.0;
+    *same = a->indptr[ka + 1] - a->indptr[ka] == b->indptr[kb + 1] - b->indptr[kb];
+    for (int64_t j = a->indptr[ka], jb = b->indptr[kb]; j < a->indptr[ka + 1] || jb < b->indptr[kb + 1];) {
+        int ia = j < a->indptr[ka + 1] ? a->indices[j] : INT32_MAX;
+        int ib = jb < b->indptr[kb + 1] ? b->indices[jb] : INT32_MAX;
+        float va = ia <= ib ? a->values[j] : 0.0f, vb = ib <= ia ? b->values[jb] : 0.0f;
+        *same &= ia == ib && va == vb;
+        d = fmax(d, fabs((double)va - vb));
+        mx = fmax(mx, fmax(va, vb));
+        j += ia <= ib;
+        jb += ib <= ia;
+    }
+    return mx > 0 ? d / mx : d;
+}
+
+/* output.per_spot_dose on the GPU: the upload clears a finished spot's state
+ * on the device (the fused paths by their regions, the others whole). Each
+ * row must be what the CPU gives (the whole-run bound below, 1e-4), and the
+ * spot map in reverse order must give the same rows bit for bit: every spot
+ * then follows a different predecessor, and anything a clear left behind
+ * would change it. */
+static void per_spot_cases(void)
+{
+    const char *paths[][2] = {{"backend.fused=true", "transport.streaming_scheme=shift"},
+                              {"backend.fused=true", "transport.streaming_scheme=bilinear"},
+                              {"backend.fused=false", "transport.streaming_scheme=shift"}};
+    const char *names[] = {"one pass", "two-pass fused", "one kernel per operator"};
+    spot_dose cpu = field_rows("cpu", NULL, 0, 0);
+    for (int i = 0; i < 3; i++) {
+        spot_dose a = field_rows("cuda", paths[i], 2, 0), b = field_rows("cuda", paths[i], 2, 1);
+        double w_cpu = 0.0;
+        int ok = a.n_spots == 3 && b.n_spots == 3 && cpu.n_spots == 3, reversed_same = ok;
+        for (int k = 0; ok && k < 3; k++) {
+            int same;
+            w_cpu = fmax(w_cpu, row_diff(&a, k, &cpu, k, &same));
+            row_diff(&a, k, &b, 2 - k, &same);
+            reversed_same &= same;
+        }
+        printf("  per-spot dose, %-24s rows vs CPU %.2e, spots in reverse order: %s\n", names[i], w_cpu,
+               reversed_same ? "identical rows" : "ROWS DIFFER");
+        CHECK_MSG(ok && w_cpu <= 1e-4, "%s: per-spot rows differ from the CPU's by %.2e", names[i], w_cpu);
+        CHECK_MSG(reversed_same, "%s: a spot's row depends on the spot before it", names[i]);
+        spot_dose_free(&a);
+        spot_dose_free(&b);
+    }
+    spot_dose_free(&cpu);
+}
+
 /* The roadmap's Stress grid (200 x 64 x 800 x 400 = 4.1e9 cells, 16.4 GB per psi
  * copy): a few dense-front steps must run with 64-bit indexing and keep the
  * balance. Needs ~34 GB of device memory. */
@@ -462,7 +554,10 @@ int main(int argc, char **argv)
     compare_gpu_gpu("fft vs direct (5 full steps)", fa, 3, fd, 3, 0);
     compare_gpu_gpu("determinism: default kernels twice", g_on, 1, g_on, 1, 1);
 
-    printf("3. whole runs, CUDA vs CPU:\n");
+    printf("3. per-spot dose, CUDA vs CPU:\n");
+    per_spot_cases();
+
+    printf("4. whole runs, CUDA vs CPU:\n");
     const char *q[] = {"backend.early_exit=off"};
     const char *p150[] = {"grid.energy.E_max_MeV=150", "beam.energy_MeV=150", "grid.space.nz=340",
                           "grid.space.nx=101", "backend.early_exit=off"};

@@ -61,6 +61,10 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const backend
         printf("beam:      one spot, %.4g MeV at x = %.4g mm, weight %.6g\n", p->beam_energy_MeV, p->beam_x_mm,
                p->beam_weight);
     }
+    if (p->per_spot_dose)
+        printf("per-spot:  each of the %d spot%s transported alone after the field, one after another on "
+               "the same state (no further memory); values below %.1e of a spot's peak not stored\n",
+               plan_spot_count(p), plan_spot_count(p) == 1 ? "" : "s", p->per_spot_threshold);
     printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
     printf("memory:    host %.4g GB if the beam filled the grid, at least %.4g GB (this run may use %.4g GB), "
            "backend %s\n", backend_host_bytes(g, be) * 1e-9, backend_host_min_bytes(p, g, be) * 1e-9,
@@ -77,7 +81,9 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const backend
            p->output_file, p->overwrite ? "overwrite allowed" : "must not exist", ns, psi_gb);
 }
 
-/* The run's wall time is the sum of its phases (tables, setup, steps, download). */
+/* The run's wall time is the sum of its phases: input (plan, tables, grid, the
+ * result file opened), the step loop's (tables, setup, steps, download,
+ * per-spot) and output (the result written and renamed into place). */
 void report_summary(const grid *g, const run_result *r)
 {
     double wall_s = 0.0;
@@ -105,5 +111,12 @@ void report_summary(const grid *g, const run_result *r)
              escaped / r->initial_weight);
     smx_info("  conservation (max/step)   weight %.2e, energy %.2e relative, %d violation(s)\n",
              r->max_weight_rel_err, r->max_energy_rel_err, r->conservation_violations);
-    smx_info("  wall time                 %.3f s\n", wall_s);
+    if (r->per_spot.n_spots > 0)
+        smx_info("  per-spot dose             %d spots, %lld values stored (threshold %.1e)\n",
+                 r->per_spot.n_spots, (long long)r->per_spot.nnz, r->per_spot.threshold);
+    /* The command's phases as they ran: the time to dose from the plan. */
+    smx_info("  wall time                 %.3f s (", wall_s);
+    for (int i = 0; i < r->n_phases; i++)
+        smx_info("%s%s %.3f", i ? ", " : "", r->phase_name[i], r->phase_s[i]);
+    smx_info(")\n");
 }
