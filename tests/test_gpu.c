@@ -305,8 +305,9 @@ static void per_spot_cases(void)
                               {"backend.fused=true", "transport.streaming_scheme=bilinear"},
                               {"backend.fused=false", "transport.streaming_scheme=shift"}};
     const char *names[] = {"one pass", "two-pass fused", "one kernel per operator"};
-    spot_dose cpu = field_rows("cpu", NULL, 0, 0);
     for (int i = 0; i < 3; i++) {
+        /* The CPU with the same transport (the streaming scheme; backend.fused is the GPU's alone). */
+        spot_dose cpu = field_rows("cpu", &paths[i][1], 1, 0);
         spot_dose a = field_rows("cuda", paths[i], 2, 0), b = field_rows("cuda", paths[i], 2, 1);
         double w_cpu = 0.0;
         int ok = a.n_spots == 3 && b.n_spots == 3 && cpu.n_spots == 3, reversed_same = ok;
@@ -322,8 +323,8 @@ static void per_spot_cases(void)
         CHECK_MSG(reversed_same, "%s: a spot's row depends on the spot before it", names[i]);
         spot_dose_free(&a);
         spot_dose_free(&b);
+        spot_dose_free(&cpu);
     }
-    spot_dose_free(&cpu);
 }
 
 /* The roadmap's Stress grid (200 x 64 x 800 x 400 = 4.1e9 cells, 16.4 GB per psi

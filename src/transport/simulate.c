@@ -196,17 +196,22 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
     run_result_init(&one);
     spot_dose_free(&r->per_spot);
     r->per_spot.threshold = p->per_spot_threshold;
-    double t0 = now_s(), last = t0;
+    double t0 = now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
     int rc = 0;
     smx_info("per-spot dose: %d spots, values below %.1e of each spot's peak dropped\n", n,
              p->per_spot_threshold);
     for (int k = 0; k < n && !rc; k++) {
         one.n_steps = 0;
         one.conservation_violations = 0;
+        double ta = now_s();
         if ((rc = upload_source(sp, host, occupied, k, &one.initial_weight, &one.initial_energy_MeV, err)))
             break;
         source_clear(host, g, occupied);
-        if ((rc = run_steps(sp, &one, NULL, 0, NULL, err)) || (rc = sp->be->download_dose(sp->ctx, dose, err)))
+        double tb = now_s();
+        if ((rc = run_steps(sp, &one, NULL, 0, NULL, err)))
+            break;
+        double tc = now_s();
+        if ((rc = sp->be->download_dose(sp->ctx, dose, err)))
             break;
         if (!(one.initial_weight > 0.0)) {
             plan_spot s = plan_spot_at(p, k);
@@ -219,6 +224,7 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d", k + 1);
             break;
         }
+        t_upload += tb - ta, t_steps += tc - tb, t_dose += now_s() - tc;
         r->conservation_violations += one.conservation_violations;
         r->max_weight_rel_err = fmax(r->max_weight_rel_err, one.max_weight_rel_err);
         r->max_energy_rel_err = fmax(r->max_energy_rel_err, one.max_energy_rel_err);
@@ -230,6 +236,9 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             last = now;
         }
     }
+    if (!rc)
+        smx_info("  per-spot time: upload %.3f s, steps %.3f s, dose and its sparse row %.3f s\n", t_upload, t_steps,
+                 t_dose);
     run_result_free(&one);
     return rc;
 }
