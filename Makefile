@@ -11,10 +11,17 @@ ifeq ($(origin CUDA), undefined)
 CUDA := $(if $(shell command -v $(NVCC) 2>/dev/null),1,0)
 endif
 
-# GPU architectures (nvcc -gencode list). sm_90 = H100/H200 machine code;
-# compute_90 adds PTX that newer GPUs JIT-compile at start-up.
-# Add e.g. -gencode=arch=compute_80,code=sm_80 for A100, sm_86 for RTX 30xx.
-CUDA_ARCH    ?= -gencode=arch=compute_90,code=sm_90 \
+# GPU architectures (nvcc -gencode list): a fat binary with machine code for
+# every generation CUDA 13 supports, sm_75 (Turing: T4, RTX 20xx), sm_80
+# (A100), sm_86 (RTX 30xx, A40), sm_89 (L40, RTX 40xx), sm_90 (H100/H200),
+# and compute_90 PTX that newer GPUs (Blackwell) JIT-compile at start-up.
+# `--version` lists what a binary carries. For a faster build for one GPU:
+#   make CUDA_ARCH=-gencode=arch=compute_90,code=sm_90
+CUDA_ARCH    ?= -gencode=arch=compute_75,code=sm_75 \
+                -gencode=arch=compute_80,code=sm_80 \
+                -gencode=arch=compute_86,code=sm_86 \
+                -gencode=arch=compute_89,code=sm_89 \
+                -gencode=arch=compute_90,code=sm_90 \
                 -gencode=arch=compute_90,code=compute_90
 
 PKGS         := hdf5 yaml-0.1
@@ -60,7 +67,7 @@ LDLIBS       += -L$(CUDA_HOME)/lib64 -lcufft -lcudart_static -lstdc++ -ldl -lrt 
 LDFLAGS      += -Wl,-rpath,$(CUDA_HOME)/lib64
 endif
 
-.PHONY: all run test test-gpu deps tables dist schema clean
+.PHONY: all run test test-gpu sanitize-gpu deps tables dist schema clean
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
@@ -122,9 +129,17 @@ test: deps
 test-gpu: all
 	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)
 
+# compute-sanitizer memcheck, racecheck, synccheck and initcheck on the GPU
+# tests' small cases and a short plan (needs a GPU).
+sanitize-gpu: all
+	sh scripts/sanitize-gpu.sh $(BUILD)/tests/test_gpu $(BIN)
+
+# The probe measures the memory patterns of Hopper's fused step (its own
+# cp.async and cluster code): built for sm_90 alone.
+PROBE_ARCH   ?= -gencode=arch=compute_90,code=sm_90
 $(BUILD)/access-probe: scripts/access_probe.cu cuda/async_copy.cuh cuda/streaming.cuh cuda/common.cuh
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -Icuda $< -o $@
+	$(NVCC) -std=c++17 $(PROBE_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -Icuda $< -o $@
 
 # ---- data, schema, distribution -----------------------------------------
 tables: $(BUILD)/make_tables

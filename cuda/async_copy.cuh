@@ -7,18 +7,32 @@
 
 // cp.async of 4 bytes into shared memory; fill = false writes a zero without
 // reading (an absent column or bin), so that every stage row is rewritten.
+// Before sm_80 there is no cp.async: the copy is an ordinary load and store,
+// complete when it returns, and commit and wait have nothing to do (the
+// callers' barriers still order the stores before other threads read them).
 __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool fill)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(fill ? 4 : 0)
                  : "memory");
+#else
+    *dst = fill ? *src : 0.0f;
+#endif
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>
 __device__ __forceinline__ void cp_async_wait()
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
 }
 
 // Every thread of a cluster arrives once per round and waits for the previous

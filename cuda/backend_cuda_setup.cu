@@ -207,6 +207,10 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->box_a = a.take<box4>(ne);
     c->box_next = a.take<box4>(ne);
     c->reg = a.take<active_regions>(1);
+    // The host reads the whole record ring at every collect, records not yet
+    // written included (it uses only the written ones): zeroed, so that no
+    // uninitialised device memory is ever copied (compute-sanitizer initcheck).
+    CUDA_CHECK_ERR(err, cudaMemset(c->ring, 0, RING * sizeof(step_rec_dev)));
     if (const int st = split_tiles_for(g, c->blocks)) {
         c->split = fused_split_dev{a.take<float>(fused_split_ws_floats(g->nth, g->ne, st)), a.take<int>(st),
                                    s->fused_split_off ? 0 : st};

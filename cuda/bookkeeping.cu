@@ -144,11 +144,11 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
                 thi = max(thi, tr.y);
             }
         }
-        const unsigned all = 0xffffffffu; // blockDim.x is whole warps
-        zlo = __reduce_min_sync(all, zlo), zhi = __reduce_max_sync(all, zhi);
-        xlo = __reduce_min_sync(all, xlo), xhi = __reduce_max_sync(all, xhi);
-        slo = __reduce_min_sync(all, slo), shi = __reduce_max_sync(all, shi);
-        tlo = __reduce_min_sync(all, tlo), thi = __reduce_max_sync(all, thi);
+        // blockDim.x is whole warps: every lane takes part.
+        zlo = warp_min(zlo), zhi = warp_max(zhi);
+        xlo = warp_min(xlo), xhi = warp_max(xhi);
+        slo = warp_min(slo), shi = warp_max(shi);
+        tlo = warp_min(tlo), thi = warp_max(thi);
         if (lane == 0 && shi >= 0) {
             atomicMin(&red[0], zlo), atomicMax(&red[1], zhi);
             atomicMin(&red[2], xlo), atomicMax(&red[3], xhi);

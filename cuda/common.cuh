@@ -19,6 +19,32 @@
 #include <cuda_runtime.h>
 
 #define SMX_THREADS 256
+
+// Warp-wide min / max of an int, called by all 32 lanes (full mask): the
+// reduction instruction of sm_80 and newer, a butterfly of shuffles on
+// older GPUs (the same result: min and max do not depend on the order).
+#ifdef __CUDACC__
+__device__ __forceinline__ int warp_min(int v)
+{
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(0xffffffffu, v);
+#else
+    for (int off = 16; off > 0; off >>= 1)
+        v = min(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+#endif
+}
+__device__ __forceinline__ int warp_max(int v)
+{
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(0xffffffffu, v);
+#else
+    for (int off = 16; off > 0; off >>= 1)
+        v = max(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+#endif
+}
+#endif
 #define SMX_WARPS (SMX_THREADS / 32)
 
 // The device layout of psi[E][theta][z][x] and dose[z][x]: rows of nx cells

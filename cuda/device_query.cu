@@ -5,7 +5,13 @@
 
 #include <cuda_runtime.h>
 
+#include "buildinfo.h"
 #include "transport/device_query.h"
+
+// Nothing to do: whether the runtime finds an image of it for the device says
+// whether this binary carries GPU code the device can run (every kernel is
+// built for the same architectures).
+__global__ void probe_kernel() {}
 
 extern "C" void gpu_query(gpu_info *gi)
 {
@@ -23,6 +29,18 @@ extern "C" void gpu_query(gpu_info *gi)
     cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
         snprintf(gi->why_none, sizeof gi->why_none, "cudaGetDeviceProperties failed");
+        return;
+    }
+    cudaFuncAttributes fa;
+    e = cudaFuncGetAttributes(&fa, probe_kernel);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        gi->no_code = 1;
+        snprintf(gi->why_none, sizeof gi->why_none,
+                 "%.100s (compute capability %d.%d): this binary carries GPU code for %.120s only (%.80s); rebuild "
+                 "with e.g. make CUDA_ARCH=-gencode=arch=compute_%d%d,code=sm_%d%d",
+                 prop.name, prop.major, prop.minor, SMX_CUDA_ARCHS, cudaGetErrorString(e), prop.major,
+                 prop.minor, prop.major, prop.minor);
         return;
     }
     gi->count = n;

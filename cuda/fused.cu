@@ -330,8 +330,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         // instead of four reductions per bin). It lives in shared memory:
         // four registers held across the bin loop made the kernel spill.
         if (STREAM) {
-            const int4 wb{__reduce_min_sync(0xffffffffu, cm.zlo), __reduce_max_sync(0xffffffffu, cm.zhi),
-                          __reduce_min_sync(0xffffffffu, cm.xlo), __reduce_max_sync(0xffffffffu, cm.xhi)};
+            const int4 wb{warp_min(cm.zlo), warp_max(cm.zhi),
+                          warp_min(cm.xlo), warp_max(cm.xhi)};
             if (col == 0)
                 s_wbox[warp] = wb;
         }

@@ -377,8 +377,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
         }
         // This item's extent, one shared atomic per warp and side (all lanes of
         // a warp share the plane, so the bin).
-        const int wxl = __reduce_min_sync(FULL, xlo), wxh = __reduce_max_sync(FULL, xhi);
-        const int wzl = __reduce_min_sync(FULL, zlo), wzh = __reduce_max_sync(FULL, zhi);
+        const int wxl = warp_min(xlo), wxh = warp_max(xhi);
+        const int wzl = warp_min(zlo), wzh = warp_max(zhi);
         if (lane == 0 && wxh >= 0) {
             atomicMin(&sbox[4 * c.ie + 0], wzl);
             atomicMax(&sbox[4 * c.ie + 1], wzh);

@@ -19,3 +19,11 @@ def SMX_COMPILER "$cc_ver"
 def SMX_CFLAGS "$cflags"
 def SMX_NVCC "$nvcc_ver"
 def SMX_NVCCFLAGS "$nvccflags"
+# The GPU code the binary carries: machine code (sm_XY) and PTX (compute_XY).
+if [ "$cuda" = 1 ]; then
+    archs=$(printf '%s' "$nvccflags" | grep -o ',code=[a-z_0-9]*' | sed 's/,code=//' | tr ',' '\n' | sort -u |
+            tr '\n' ' ' | sed 's/ $//')
+else
+    archs="none"
+fi
+def SMX_CUDA_ARCHS "$archs"

@@ -363,6 +363,10 @@ int main(int argc, char **argv)
 {
     gpu_info gi;
     gpu_query(&gi);
+    if (gi.no_code) { /* a GPU is there: the build is wrong for it, which is a failure */
+        printf("FAIL: %s\n", gi.why_none);
+        return 1;
+    }
     if (gi.count == 0) {
         printf("skipped: %s\n", gi.why_none);
         return SMX_TEST_SKIP;
@@ -557,6 +561,10 @@ int main(int argc, char **argv)
 
     printf("3. per-spot dose, CUDA vs CPU:\n");
     per_spot_cases();
+
+    /* quick: the small cases only (compute-sanitizer, scripts/sanitize-gpu.sh). */
+    if (argc > 1 && strcmp(argv[1], "quick") == 0)
+        return check_report(argv[0]);
 
     printf("4. whole runs, CUDA vs CPU:\n");
     const char *q[] = {"backend.early_exit=off"};

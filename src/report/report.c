@@ -14,8 +14,8 @@ void report_version(void)
 {
     gpu_info gi;
     gpu_query(&gi);
-    printf("smx2d-sim %s (%s)\n  compiler: %s\n  nvcc: %s\n  GPU: %s\n", SMX_VERSION,
-           SMX_GIT_DESCRIBE, SMX_COMPILER, SMX_NVCC, gi.count ? gi.name : gi.why_none);
+    printf("smx2d-sim %s (%s)\n  compiler: %s\n  nvcc: %s\n  GPU code: %s\n  GPU: %s\n", SMX_VERSION,
+           SMX_GIT_DESCRIBE, SMX_COMPILER, SMX_NVCC, SMX_CUDA_ARCHS, gi.count ? gi.name : gi.why_none);
 }
 
 static int snapshot_count(const plan *p, int expected_steps)
@@ -71,8 +71,8 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const backend
            backend_host_limit_bytes(p) * 1e-9, be->name);
 #ifdef SMX_HAVE_CUDA
     if (be == &backend_cuda)
-        printf("device:    %.4g GB arena (2 psi buffers, dose, tables; the FFT path adds its spectra)\n",
-               backend_cuda_device_bytes(g) * 1e-9);
+        printf("device:    %.4g GB arena (2 psi buffers, dose, tables; the FFT path adds its spectra); GPU "
+               "code: %s\n", backend_cuda_device_bytes(g) * 1e-9, SMX_CUDA_ARCHS);
 #endif
     printf("steps:     %s, step %.4g mm (expected %d)\n", p->steps ? "fixed" : "auto", g->ds,
            expected);

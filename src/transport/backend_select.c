@@ -14,6 +14,8 @@ int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, sm
         *be = &backend_cuda;
         return 0;
     }
+    if (gi->no_code)
+        smx_warn("running on the CPU: no GPU code here for %s\n", gi->why_none);
 #else
     if (p->device == DEVICE_CUDA)
         return plan_fail_at(p, err, "backend.device",

@@ -10,7 +10,8 @@ typedef struct gpu_info {
     int cc_major, cc_minor;
     double total_bytes, free_bytes;
     int runtime_version, driver_version;
-    char why_none[256];    /* when count == 0 */
+    char why_none[512];    /* when count == 0 */
+    int no_code;           /* a device is there, but this binary has no GPU code it can run */
 } gpu_info;
 
 #ifdef __cplusplus

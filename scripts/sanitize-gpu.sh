@@ -1,0 +1,33 @@
+#!/bin/sh
+# compute-sanitizer's four tools on the GPU tests' small cases (test_gpu quick:
+# the operators, full steps and per-spot cases, not the whole runs) and on a
+# short plan (tests/plans/tiny.yaml on the GPU). Exit 1 if any tool reports an
+# error. Needs a GPU and compute-sanitizer (CUDA Toolkit) on the PATH.
+#   sh scripts/sanitize-gpu.sh [TEST_GPU] [SMX2D_SIM]      (make sanitize-gpu)
+set -u
+test_gpu=${1:-build/tests/test_gpu}
+bin=${2:-build/smx2d-sim}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+command -v compute-sanitizer >/dev/null 2>&1 || { echo "compute-sanitizer not found" >&2; exit 1; }
+status=0
+for tool in memcheck racecheck synccheck initcheck; do
+    for what in test plan; do
+        if [ "$what" = test ]; then
+            set -- "$test_gpu" quick
+        else
+            set -- "$bin" "$root/tests/plans/tiny.yaml" --device cuda --overwrite --quiet \
+                --set "output.file=$tmp/tiny.h5"
+        fi
+        compute-sanitizer --tool "$tool" --error-exitcode 99 "$@" >"$tmp/log" 2>&1
+        rc=$?
+        summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/log" | tail -1)
+        printf '%-10s %-5s exit %3d  %s\n' "$tool" "$what" "$rc" "$summary"
+        if [ "$rc" != 0 ]; then
+            status=1
+            grep -m 20 -E "^=========" "$tmp/log"
+        fi
+    done
+done
+exit $status
