@@ -4,6 +4,8 @@
 # short plan (tests/plans/tiny.yaml on the GPU). Exit 1 if any tool reports an
 # error. Needs a GPU and compute-sanitizer (CUDA Toolkit) on the PATH.
 #   sh scripts/sanitize-gpu.sh [TEST_GPU] [SMX2D_SIM]      (make sanitize-gpu)
+# SANITIZE_TIMEOUT=SECONDS bounds each tool's run (default: none); a run cut
+# off counts as a failure.
 set -u
 test_gpu=${1:-build/tests/test_gpu}
 bin=${2:-build/smx2d-sim}
@@ -20,7 +22,7 @@ for tool in memcheck racecheck synccheck initcheck; do
             set -- "$bin" "$root/tests/plans/tiny.yaml" --device cuda --overwrite --quiet \
                 --set "output.file=$tmp/tiny.h5"
         fi
-        compute-sanitizer --tool "$tool" --error-exitcode 99 "$@" >"$tmp/log" 2>&1
+        timeout "${SANITIZE_TIMEOUT:-0}" compute-sanitizer --tool "$tool" --error-exitcode 99 "$@" >"$tmp/log" 2>&1
         rc=$?
         summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/log" | tail -1)
         printf '%-10s %-5s exit %3d  %s\n' "$tool" "$what" "$rc" "$summary"
