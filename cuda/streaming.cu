@@ -126,7 +126,7 @@ __device__ __forceinline__ double source_leak(const dev_dims &d, const cell &c,
     return source_targets<SHIFT>(d, c, m, __ldg(src), tgt, val);
 }
 
-__device__ __forceinline__ unsigned warp_max(unsigned v)
+__device__ __forceinline__ unsigned warp_max_unsigned(unsigned v)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     return __reduce_max_sync(FULL, v);
@@ -156,7 +156,7 @@ __device__ __forceinline__ void add_warp(float *out, long long tgt, float val, i
     const unsigned grp = __match_any_sync(FULL, (unsigned long long)tgt);
     const bool live = tgt >= 0;
     const unsigned cnt = live ? (unsigned)__popc(grp) : 1u;
-    const unsigned rounds = warp_max(cnt); // 1 when no two live lanes share a target
+    const unsigned rounds = warp_max_unsigned(cnt); // 1 when no two live lanes share a target
     unsigned rest = grp & (grp - 1);       // grp without its leader (lowest bit)
     float sum = val;
     for (unsigned r = 1; r < rounds; r++) {
