@@ -289,12 +289,14 @@ static void check_xdmf(const char *xdmf)
     CHECK(strstr(x, ">result.h5:/dose/dose_Gy<") != NULL);
     CHECK(strstr(x, ">result.h5:/dose/energy_deposit_MeV<") != NULL);
     CHECK(strstr(x, tmpdir) == NULL); /* relative reference: the pair can move */
-    CHECK(strstr(x, "TopologyType=\"2DCoRectMesh\" Dimensions=\"8 7\"") != NULL);
-    CHECK(strstr(x, "GeometryType=\"ORIGIN_DXDY\"") != NULL);
-    CHECK(strstr(x, ">0 -1.5<") != NULL);  /* origin: z then x */
-    CHECK(strstr(x, ">1.25 0.5<") != NULL); /* spacing: dz then dx */
-    CHECK(strstr(x, "Dimensions=\"7 6\"") != NULL);
-    CHECK(strstr(x, "Center=\"Cell\"") != NULL);
+    /* A flat image in VTK's x-y plane, one node per cell at its centre:
+     * counts, origin and spacing list the flat axis, then z, then x. */
+    CHECK(strstr(x, "TopologyType=\"3DCoRectMesh\" Dimensions=\"1 7 6\"") != NULL);
+    CHECK(strstr(x, "GeometryType=\"ORIGIN_DXDYDZ\"") != NULL);
+    CHECK(strstr(x, ">0 0.625 -1.25<") != NULL);   /* the first cell's centre */
+    CHECK(strstr(x, ">0.5 1.25 0.5<") != NULL);    /* spacing: (unused), dz, dx */
+    CHECK(strstr(x, "<DataItem Dimensions=\"1 7 6\"") != NULL);
+    CHECK(strstr(x, "Center=\"Node\"") != NULL && strstr(x, "Center=\"Cell\"") == NULL);
     free(x);
 }
 

@@ -35,9 +35,19 @@ static void put_escaped(FILE *f, const char *s)
     }
 }
 
-/* XDMF lists CoRectMesh dimensions slowest first, so z (rows of the [nz][nx]
- * arrays) comes before x everywhere: node counts, origin and spacing. The
- * topology counts nodes; cell-centred values have one fewer per dimension. */
+/* The map is written as a flat 3-D image in VTK's x-y plane, the way VTK and
+ * medical images store pixels: one node per cell, at the cell's centre, with the
+ * cell's value (Center="Node"), x along VTK's x and depth z along VTK's y. A
+ * flat image is what ParaView shows face-on by default (its "Slice"
+ * representation, which paints each node's value over its whole cell); a
+ * 2DCoRectMesh lands in the y-z plane and is seen edge-on, and a mesh one cell
+ * thick opens as an outline. Cell-centred values on a flat mesh cannot be read
+ * by the Xdmf (version 2) reader, hence the nodes at the centres.
+ *
+ * XDMF lists CoRectMesh dimensions slowest first, and the readers map them to
+ * VTK's z, y, x in that order: node counts "1 nz nx", origin and spacing
+ * "out-of-plane z x". The out-of-plane axis has one node; its spacing is unused
+ * and written as dx. */
 static void emit(FILE *f, const char *h5_name, const xdmf_mesh *m,
                  const xdmf_field *fields, int n_fields)
 {
@@ -46,21 +56,21 @@ static void emit(FILE *f, const char *h5_name, const xdmf_mesh *m,
           "<Xdmf Version=\"2.0\">\n"
           "  <Domain>\n"
           "    <Grid Name=\"dose\" GridType=\"Uniform\">\n", f);
-    fprintf(f, "      <Topology TopologyType=\"2DCoRectMesh\" Dimensions=\"%lld %lld\"/>\n",
-            (long long)m->nz + 1, (long long)m->nx + 1);
-    fputs("      <Geometry GeometryType=\"ORIGIN_DXDY\">\n", f);
-    fprintf(f, "        <DataItem Name=\"Origin\" Dimensions=\"2\" NumberType=\"Float\" "
-               "Precision=\"8\" Format=\"XML\">%.17g %.17g</DataItem>\n",
-            m->z0_mm, m->x0_mm);
-    fprintf(f, "        <DataItem Name=\"Spacing\" Dimensions=\"2\" NumberType=\"Float\" "
-               "Precision=\"8\" Format=\"XML\">%.17g %.17g</DataItem>\n",
-            m->dz_mm, m->dx_mm);
+    fprintf(f, "      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"1 %lld %lld\"/>\n",
+            (long long)m->nz, (long long)m->nx);
+    fputs("      <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n", f);
+    fprintf(f, "        <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" "
+               "Precision=\"8\" Format=\"XML\">0 %.17g %.17g</DataItem>\n",
+            m->z0_mm + 0.5 * m->dz_mm, m->x0_mm + 0.5 * m->dx_mm);
+    fprintf(f, "        <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" "
+               "Precision=\"8\" Format=\"XML\">%.17g %.17g %.17g</DataItem>\n",
+            m->dx_mm, m->dz_mm, m->dx_mm);
     fputs("      </Geometry>\n", f);
     for (int i = 0; i < n_fields; i++) {
         fputs("      <Attribute Name=\"", f);
         put_escaped(f, fields[i].name);
-        fputs("\" AttributeType=\"Scalar\" Center=\"Cell\">\n", f);
-        fprintf(f, "        <DataItem Dimensions=\"%lld %lld\" NumberType=\"Float\" "
+        fputs("\" AttributeType=\"Scalar\" Center=\"Node\">\n", f);
+        fprintf(f, "        <DataItem Dimensions=\"1 %lld %lld\" NumberType=\"Float\" "
                    "Precision=\"%d\" Format=\"HDF\">",
                 (long long)m->nz, (long long)m->nx, fields[i].precision);
         put_escaped(f, h5_name);

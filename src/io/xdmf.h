@@ -1,5 +1,6 @@
-/* XDMF sidecar describing 2D cell-centred fields stored in an HDF5 file, so that
- * ParaView (Xdmf or Xdmf3 reader) opens the dose map directly. */
+/* XDMF sidecar describing 2D per-cell maps stored in an HDF5 file, so that
+ * ParaView (Xdmf or Xdmf3 reader) opens the dose map face-on, x across and depth
+ * up the screen (layout: schemas/output.md). */
 #ifndef SMX_XDMF_H
 #define SMX_XDMF_H
 
@@ -7,7 +8,7 @@
 
 #include "base/error.h"
 
-/* A uniform nz x nx cell mesh; origin is the corner node (first z and x edge). */
+/* A uniform nz x nx cell mesh; (z0, x0) is its corner (the first z and x edge). */
 typedef struct xdmf_mesh {
     int64_t nz, nx;
     double z0_mm, x0_mm;
