@@ -1,6 +1,6 @@
 #!/bin/sh
-# Installs what the build needs (a C compiler, make, pkg-config, HDF5 and libyaml
-# headers, CTest) with the system package manager, when it can.
+# Installs what the build needs (a C compiler, make, pkg-config, HDF5, libyaml and
+# Nettle headers, CTest) with the system package manager, when it can.
 #   --check-only: only report what is missing (exit 1 if anything is).
 # Debian/Ubuntu (apt) is supported directly; elsewhere it prints what to install.
 set -u
@@ -15,8 +15,9 @@ command -v ctest >/dev/null 2>&1 || missing="$missing cmake"
 if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists hdf5 2>/dev/null || missing="$missing libhdf5-dev"
     pkg-config --exists yaml-0.1 2>/dev/null || missing="$missing libyaml-dev"
+    pkg-config --exists nettle 2>/dev/null || missing="$missing nettle-dev"
 else
-    missing="$missing libhdf5-dev libyaml-dev"
+    missing="$missing libhdf5-dev libyaml-dev nettle-dev"
 fi
 
 [ -z "$missing" ] && exit 0
@@ -31,6 +32,7 @@ if ! command -v apt-get >/dev/null 2>&1; then
     echo "smx2d-sim: missing build dependencies:$missing" >&2
     echo "  this is not an apt-based system: install the equivalents of" >&2
     echo "  gcc make pkg-config cmake HDF5 (serial, with headers) libyaml (with headers)" >&2
+    echo "  Nettle (with headers; SHA-256)" >&2
     exit 1
 fi
 

@@ -171,7 +171,7 @@ dist)
     sh "$root/scripts/make-dist.sh" "$bin" "$tmp/dist" >/dev/null || fail "make-dist failed"
     d="$tmp/dist"
     [ -x "$d/bin/smx2d-sim" ] || fail "no bin/smx2d-sim"
-    for lib in libyaml libhdf5; do
+    for lib in libyaml libhdf5 libnettle; do
         ls "$d/lib" | grep -q "^$lib" || fail "$lib not bundled"
         # The bundled copy, not the system's, must be the one that loads.
         ldd "$d/bin/smx2d-sim" | grep "^.$lib" | grep -q "=> $d/" || fail "$lib not loaded from the bundle"

@@ -1,15 +1,19 @@
-/* SHA-256 (FIPS 180-4), for provenance hashes of plan and table files. */
+/* SHA-256 (FIPS 180-4), for provenance hashes of plan and table files. The
+ * hashing is Nettle's (libnettle); this header keeps Nettle's own out of the
+ * callers, whose macros would rename these functions. */
 #ifndef SMX_SHA256_H
 #define SMX_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct sha256_ctx {
-    uint32_t h[8];
-    uint64_t len;
-    uint8_t buf[64];
-    size_t fill;
+/* Holds Nettle's struct sha256_ctx (112 bytes in Nettle 3.x; sha256.c checks
+ * that it fits). */
+typedef struct smx_sha256_ctx {
+    union {
+        uint64_t align;
+        unsigned char bytes[160];
+    } nettle;
 } sha256_ctx;
 
 void sha256_init(sha256_ctx *c);
