@@ -61,9 +61,10 @@ LIBSMX       := $(BUILD)/libsmx2d.a
 
 ifeq ($(CUDA),1)
 ALL_CFLAGS   += -DSMX_HAVE_CUDA=1 -I$(CUDA_HOME)/include
-# cuFFT is too large to bundle (286 MB): after $$ORIGIN/../lib the loader also
-# looks in the CUDA installation's lib64.
-LDLIBS       += -L$(CUDA_HOME)/lib64 -lcufft -lcudart_static -lstdc++ -ldl -lrt -lpthread
+# cuFFT (286 MB, too large to bundle) is not linked: cuda/cufft_loader.cu
+# dlopens it when the CUDA backend may use it, searching $$ORIGIN/../lib and
+# then the CUDA installation's lib64 (the rpath below).
+LDLIBS       += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread
 LDFLAGS      += -Wl,-rpath,$(CUDA_HOME)/lib64
 endif
 

@@ -8,6 +8,10 @@
 // (autotune.cu) picks it over the direct kernels where it is faster (wide
 // kernels: K near nth / 2).
 //
+// cuFFT is called through the table cufft_loader.cu fills at run time (the
+// binary does not link it); the backend creates this path only after
+// cufft_load() succeeded, and create checks again.
+//
 // error.h is a C header without extern "C" guards: it is included here inside
 // extern "C" (before angular.cuh, whose include of it is then a no-op) so that
 // smx_fail links against the C definition.
@@ -24,6 +28,7 @@ extern "C" {
 #include "base/error.h"
 }
 #include "angular_internal.cuh"
+#include "cufft_loader.cuh"
 
 // ---- cuFFT error reporting --------------------------------------------------
 
@@ -122,6 +127,7 @@ static cudaError_t cufft_as_cuda(cufftResult r)
 // result and never a half-transformed one.
 
 struct angular_fft {
+    const cufft_api *fft; // the loaded cuFFT
     dev_dims d;
     angular_tables_dev t;
     int nf; // nth / 2 + 1
@@ -139,26 +145,27 @@ size_t round256(size_t n) { return (n + 255) / 256 * 256; }
 
 // Makes one batched plan along theta with auto-allocation off. `h` is created
 // here; the caller destroys it (also on failure, when *made is true).
-cufftResult make_theta_plan(dev_dims d, cufftType type, cufftHandle *h, bool *made, size_t *work)
+cufftResult make_theta_plan(const cufft_api &cf, dev_dims d, cufftType type, cufftHandle *h,
+                            bool *made, size_t *work)
 {
     *made = false;
-    cufftResult r = cufftCreate(h);
+    cufftResult r = cf.Create(h);
     if (r != CUFFT_SUCCESS)
         return r;
     *made = true;
-    if ((r = cufftSetAutoAllocation(*h, 0)) != CUFFT_SUCCESS)
+    if ((r = cf.SetAutoAllocation(*h, 0)) != CUFFT_SUCCESS)
         return r;
     long long n[1] = {d.nth};
     long long nf = d.nth / 2 + 1;
     long long real_embed[1] = {d.nth}, cplx_embed[1] = {nf};
     const bool fwd = type == CUFFT_R2C;
     // Element m of transform b (b = z*nx + x) lies at b + m * slice on both sides.
-    return cufftMakePlanMany64(*h, 1, n, fwd ? real_embed : cplx_embed, d.slice, 1,
+    return cf.MakePlanMany64(*h, 1, n, fwd ? real_embed : cplx_embed, d.slice, 1,
                                fwd ? cplx_embed : real_embed, d.slice, 1, type, d.slice, work);
 }
 
 // Work size both plans need (max), or a cuFFT error.
-cufftResult fft_work_bytes(dev_dims d, size_t *work)
+cufftResult fft_work_bytes(const cufft_api &cf, dev_dims d, size_t *work)
 {
     *work = 0;
     cufftResult r = CUFFT_SUCCESS;
@@ -167,9 +174,9 @@ cufftResult fft_work_bytes(dev_dims d, size_t *work)
         cufftHandle h = 0;
         bool made = false;
         size_t ws = 0;
-        r = make_theta_plan(d, types[i], &h, &made, &ws);
+        r = make_theta_plan(cf, d, types[i], &h, &made, &ws);
         if (made) {
-            cufftResult rd = cufftDestroy(h);
+            cufftResult rd = cf.Destroy(h);
             if (r == CUFFT_SUCCESS)
                 r = rd;
         }
@@ -240,8 +247,9 @@ __global__ void __launch_bounds__(SMX_THREADS)
 size_t angular_fft_bytes(dev_dims d, int n_kernels)
 {
     size_t work = 0;
-    if (d.nth < 1 || d.slice < 1 || fft_work_bytes(d, &work) != CUFFT_SUCCESS)
-        work = 0; // create then reports the cuFFT error (or the shortfall) itself
+    const cufft_api *cf = cufft_load(nullptr);
+    if (!cf || d.nth < 1 || d.slice < 1 || fft_work_bytes(*cf, d, &work) != CUFFT_SUCCESS)
+        work = 0; // create then reports the missing cuFFT, its error or the shortfall itself
     return fft_layout_for(d, n_kernels, work).total;
 }
 
@@ -289,10 +297,11 @@ static int fft_create_into(angular_fft *f, dev_dims d, angular_tables_dev t,
 {
     // The sizing angular_fft_bytes did (deterministic for one device and grid),
     // repeated so that a cuFFT failure in it is reported here.
+    const cufft_api &cf = *f->fft;
     size_t ws_sized = 0, ws_r2c = 0, ws_c2r = 0;
-    CUFFT_CHECK_ERR(err, fft_work_bytes(d, &ws_sized));
-    CUFFT_CHECK_ERR(err, make_theta_plan(d, CUFFT_R2C, &f->r2c, &f->have_r2c, &ws_r2c));
-    CUFFT_CHECK_ERR(err, make_theta_plan(d, CUFFT_C2R, &f->c2r, &f->have_c2r, &ws_c2r));
+    CUFFT_CHECK_ERR(err, fft_work_bytes(cf, d, &ws_sized));
+    CUFFT_CHECK_ERR(err, make_theta_plan(cf, d, CUFFT_R2C, &f->r2c, &f->have_r2c, &ws_r2c));
+    CUFFT_CHECK_ERR(err, make_theta_plan(cf, d, CUFFT_C2R, &f->c2r, &f->have_c2r, &ws_c2r));
     f->work_bytes = ws_r2c > ws_c2r ? ws_r2c : ws_c2r;
     const fft_layout L = fft_layout_for(d, t.n_kernels, f->work_bytes);
     const size_t avail = fft_layout_for(d, t.n_kernels, ws_sized).total;
@@ -306,10 +315,10 @@ static int fft_create_into(angular_fft *f, dev_dims d, angular_tables_dev t,
     f->cbuf = reinterpret_cast<cufftComplex *>(base + L.cbuf);
     f->rbuf = reinterpret_cast<float *>(base + L.rbuf);
     f->work = base + L.work;
-    CUFFT_CHECK_ERR(err, cufftSetWorkArea(f->r2c, f->work));
-    CUFFT_CHECK_ERR(err, cufftSetWorkArea(f->c2r, f->work));
-    CUFFT_CHECK_ERR(err, cufftSetStream(f->r2c, s));
-    CUFFT_CHECK_ERR(err, cufftSetStream(f->c2r, s));
+    CUFFT_CHECK_ERR(err, cf.SetWorkArea(f->r2c, f->work));
+    CUFFT_CHECK_ERR(err, cf.SetWorkArea(f->c2r, f->work));
+    CUFFT_CHECK_ERR(err, cf.SetStream(f->r2c, s));
+    CUFFT_CHECK_ERR(err, cf.SetStream(f->c2r, s));
 
     const size_t sbytes = (size_t)t.n_kernels * (size_t)f->nf * sizeof(cufftComplex);
     cufftComplex *hs = (cufftComplex *)malloc(sbytes ? sbytes : 1);
@@ -347,9 +356,14 @@ int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const 
                         (long long)d.ne, t.n_kernels);
     if (!mem)
         return smx_fail(err, SMX_EXIT_RUNTIME, "A_theta FFT path: no device memory given");
+    const char *why = nullptr;
+    const cufft_api *cf = cufft_load(&why);
+    if (!cf)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "A_theta FFT path: cuFFT is unavailable: %s", why);
     angular_fft *p = new (std::nothrow) angular_fft();
     if (!p)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
+    p->fft = cf;
     p->d = d;
     p->t = t;
     p->nf = (int)(d.nth / 2 + 1);
@@ -367,9 +381,10 @@ cudaError_t angular_fft_apply_range(angular_fft *f, const float *in, float *out,
                                     cudaStream_t s)
 {
     const dev_dims &d = f->d;
+    const cufft_api &cf = *f->fft;
     const int64_t bin = d.nth * d.slice;
-    CUFFT_CHECK_APPLY(cufftSetStream(f->r2c, s));
-    CUFFT_CHECK_APPLY(cufftSetStream(f->c2r, s));
+    CUFFT_CHECK_APPLY(cf.SetStream(f->r2c, s));
+    CUFFT_CHECK_APPLY(cf.SetStream(f->c2r, s));
     // Tallies first: they read `in` only. The tally kernel sees the range as a
     // grid of its own (pointers and tables offset to bin lo).
     dev_dims dr = d;
@@ -391,12 +406,12 @@ cudaError_t angular_fft_apply_range(angular_fft *f, const float *in, float *out,
             src = f->rbuf;
         }
         // Out-of-place R2C leaves its input intact (the cast only drops const).
-        CUFFT_CHECK_APPLY(cufftExecR2C(f->r2c, const_cast<cufftReal *>(src), f->cbuf));
+        CUFFT_CHECK_APPLY(cf.ExecR2C(f->r2c, const_cast<cufftReal *>(src), f->cbuf));
         k_fft_product<<<blocks, SMX_THREADS, 0, s>>>(f->cbuf, f->spectra, f->t.kernel_of_energy,
                                                      ie, f->nf, d.slice);
         LAUNCH_RETURN();
         const bool stage = !fft_aligned(dst);
-        CUFFT_CHECK_APPLY(cufftExecC2R(f->c2r, f->cbuf, stage ? f->rbuf : dst));
+        CUFFT_CHECK_APPLY(cf.ExecC2R(f->c2r, f->cbuf, stage ? f->rbuf : dst));
         if (stage) {
             cudaError_t e = cudaMemcpyAsync(dst, f->rbuf, bin_bytes, cudaMemcpyDeviceToDevice, s);
             if (e != cudaSuccess)
@@ -418,12 +433,12 @@ void angular_fft_destroy(angular_fft *f)
         return;
     // Destroy failures cannot be acted on here; they are reported.
     if (f->have_r2c) {
-        cufftResult r = cufftDestroy(f->r2c);
+        cufftResult r = f->fft->Destroy(f->r2c);
         if (r != CUFFT_SUCCESS)
             fprintf(stderr, "smx2d-sim: cufftDestroy (R2C plan) failed: %s\n", cufft_result_name(r));
     }
     if (f->have_c2r) {
-        cufftResult r = cufftDestroy(f->c2r);
+        cufftResult r = f->fft->Destroy(f->c2r);
         if (r != CUFFT_SUCCESS)
             fprintf(stderr, "smx2d-sim: cufftDestroy (C2R plan) failed: %s\n", cufft_result_name(r));
     }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend_cuda_internal.cuh"
+#include "cufft_loader.cuh"
 
 static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
 
@@ -148,6 +149,23 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     if (want_fft && g->angle_mode != ANGLE_FULL) {
         smx_warn("backend.angular: fft needs the full-circle angular grid; using direct\n");
         want_fft = 0;
+    }
+    // cuFFT is loaded here, where the FFT may first serve (cufft_loader.cuh).
+    const char *no_cufft = nullptr;
+    if (want_fft && !cufft_load(&no_cufft)) {
+        if (p->variant_angular == VAR_A_FFT) {
+            free(c);
+            return plan_fail_at(p, err, "backend.angular",
+                                "fft needs cuFFT, which cannot be loaded: %s; expected "
+                                "libcufft.so.%d where the loader finds it (LD_LIBRARY_PATH, or "
+                                "the dist tree's lib/: DIST_BUNDLE_CUDA=1 make dist), or "
+                                "backend.angular: auto or direct",
+                                no_cufft, CUFFT_VER_MAJOR);
+        }
+        cufft_warn_unavailable(no_cufft);
+        want_fft = 0;
+        snprintf(c->angular_why, sizeof c->angular_why, "%s (cuFFT unavailable)",
+                 smem_ok ? "direct" : "direct-global");
     }
     // Fusion keeps the exact operations of the unfused kernels, so it is taken
     // whenever its preconditions hold (not where the plan puts every bin on

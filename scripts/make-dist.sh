@@ -6,10 +6,12 @@
 #   share/smx2d-sim/   data/ (tables), config/ (example plans), schemas/, README.md,
 #                      LICENSE, and licenses/: the copyright file of every bundled
 #                      library's package, indexed in licenses/THIRD_PARTY.txt
+#   REQUIREMENTS.txt   what the target machine must provide (glibc, GPU driver, cuFFT)
 # Copy the whole tree to a Linux GPU node (same or newer glibc) and run bin/smx2d-sim.
-# CUDA toolkit libraries (cuFFT: 286 MB) are left to the node's CUDA installation,
-# found through a second rpath entry (the build's CUDA lib64, /usr/local/cuda/lib64
-# by default) or LD_LIBRARY_PATH; DIST_BUNDLE_CUDA=1 copies them into lib/ too.
+# cuFFT (286 MB) is not linked but loaded at run time where the CUDA backend may
+# use it (cuda/cufft_loader.cu): from lib/, the build's CUDA lib64 (a second rpath
+# entry, /usr/local/cuda/lib64 by default) or LD_LIBRARY_PATH; without it the
+# CUDA backend uses its direct angular kernel. DIST_BUNDLE_CUDA=1 copies it into lib/.
 set -eu
 bin=$1
 dest=$2
@@ -41,6 +43,31 @@ ldd "$bin" | while read -r name arrow path rest; do
     cp -L "$path" "$dest/lib/$name"
     echo "$name $path" >> "$dest/lib.list"
 done
+# The loop runs in a subshell: its exit does not stop this script.
+if ldd "$bin" | grep -q "not found"; then
+    echo "make-dist: $bin needs libraries this machine lacks:" >&2
+    ldd "$bin" | grep "not found" >&2
+    exit 1
+fi
+
+# cuFFT, which the binary loads by this name at run time (ldd does not list it),
+# and the directories of the binary's rpath after $ORIGIN/../lib (the build's CUDA lib64).
+cufft=$(grep -a -o 'libcufft\.so\.[0-9][0-9]*' "$bin" | head -n 1)
+rpath_dirs=$(readelf -d "$bin" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]/\1/p' | tr ':' '\n' | grep -v ORIGIN || true)
+if [ "${DIST_BUNDLE_CUDA:-0}" = 1 ] && [ -n "$cufft" ]; then
+    found=""
+    # The binary's own search order: its rpath, then the loader's cache.
+    for dir in $rpath_dirs; do
+        if [ -f "$dir/$cufft" ]; then found="$dir/$cufft"; break; fi
+    done
+    [ -n "$found" ] || found=$(ldconfig -p 2>/dev/null | sed -n "s/^[[:space:]]*$cufft (.*=> //p" | head -n 1)
+    if [ -z "$found" ]; then
+        echo "make-dist: DIST_BUNDLE_CUDA=1, but $cufft is not on this machine" >&2
+        exit 1
+    fi
+    cp -L "$found" "$dest/lib/$cufft"
+    echo "$cufft $found" >> "$dest/lib.list"
+fi
 
 share="$dest/share/smx2d-sim"
 mkdir -p "$share/data" "$share/config" "$share/schemas"
@@ -58,8 +85,29 @@ mkdir -p "$lic"
     echo "smx2d-sim itself: ../LICENSE (BSD 3-Clause)."
     echo
 } > "$lic/THIRD_PARTY.txt"
+# The CUDA Toolkit's licence (EULA.txt at the top of an installation, or a pip
+# wheel's licences) for a library taken from it.
+cuda_licence() {
+    d=$(dirname "$(readlink -f "$1")")
+    for up in "$d/.." "$d/../.." "$d/../../.."; do
+        if [ -f "$up/EULA.txt" ]; then echo "$up/EULA.txt"; return; fi
+    done
+    for f in "$d"/../dist-info/nvidia_cufft-*/licenses/*; do
+        if [ -f "$f" ]; then echo "$f"; return; fi
+    done
+}
+
 while read -r name path; do
     pkg=""
+    case "$name" in
+    libcufft*)
+        eula=$(cuda_licence "$path")
+        if [ -n "$eula" ]; then
+            cp "$eula" "$lic/nvidia-cuda.copyright"
+            echo "$name  from $path  licence nvidia-cuda.copyright" >> "$lic/THIRD_PARTY.txt"
+            continue
+        fi ;;
+    esac
     if command -v dpkg >/dev/null 2>&1; then
         for p in "$path" "$(readlink -f "$path")" "/usr$path"; do
             pkg=$(dpkg -S "$p" 2>/dev/null | head -n 1 | cut -d: -f1) && [ -n "$pkg" ] && break
@@ -75,4 +123,46 @@ while read -r name path; do
     fi
 done < "$dest/lib.list"
 rm -f "$dest/lib.list"
+
+# What the target must provide: the libraries left out above, and the oldest
+# glibc / libstdc++ that every file of the tree accepts.
+newest() { # $1 = symbol version prefix: the newest one any file of the tree needs
+    for f in "$dest/bin/smx2d-sim" "$dest"/lib/*; do
+        [ -f "$f" ] && objdump -T "$f" 2>/dev/null
+    done | grep -o "$1[0-9.]*" | sort -u -V | tail -n 1
+}
+glibc=$(newest GLIBC_)
+glibcxx=$(newest GLIBCXX_)
+nvcc=$(sh -c '"$1" --version' sh "$dest/bin/smx2d-sim" 2>/dev/null | sed -n 's/^  nvcc: //p')
+{
+    echo "$(sh -c '"$1" --version' sh "$dest/bin/smx2d-sim" 2>/dev/null | head -n 1): what the target machine must provide"
+    echo
+    echo "lib/ holds every library bin/smx2d-sim loads except these, which come from the target:"
+    echo
+    echo "- Linux x86-64 with glibc ${glibc#GLIBC_} or newer (the newest symbol version any file"
+    if [ -n "$glibcxx" ]; then
+        echo "  here uses) and the GCC runtime: libstdc++ ($glibcxx or newer), libgcc_s."
+    else
+        echo "  here uses) and the GCC runtime (libgcc_s)."
+    fi
+    if [ "${nvcc:-none}" != none ]; then
+        echo "- For the CUDA backend (--device cuda, or auto): an NVIDIA GPU and driver (libcuda.so.1)"
+        echo "  that supports CUDA ${nvcc#release }; the CUDA runtime is linked in. Without them the"
+        echo "  CPU backend runs."
+        if [ -n "$cufft" ]; then
+            if [ -f "$dest/lib/$cufft" ]; then
+                echo "- cuFFT ($cufft) for the FFT angular variant: bundled in lib/."
+            else
+                echo "- Optional: cuFFT ($cufft, CUDA ${nvcc#release }) for the FFT angular variant"
+                echo "  (backend.angular: fft; auto times it against the direct kernel). It is looked up"
+                echo "  in lib/, $(echo "$rpath_dirs" | tr '\n' ',' | sed 's/,/, /g')LD_LIBRARY_PATH and the system's library"
+                echo "  path; SMX2D_CUFFT_LIBRARY=PATH names another file. Without it the CUDA backend"
+                echo "  uses the direct angular kernel (and says so once); a plan with backend.angular: fft"
+                echo "  is refused. DIST_BUNDLE_CUDA=1 make dist copies it into lib/ (~290 MB)."
+            fi
+        fi
+    fi
+    echo
+    echo "bin/smx2d-sim --version shows the GPU and the cuFFT it finds."
+} > "$dest/REQUIREMENTS.txt"
 echo "dist: $dest ($(du -sh "$dest" | cut -f1)); bundled: $(ls "$dest/lib" | tr '\n' ' ')"

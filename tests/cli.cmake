@@ -1,6 +1,6 @@
 # The binary as a user runs it: exit codes, messages, dry run, overwrite policy,
 # Ctrl-C, the quickstart end to end, and the relocatable dist tree.
-foreach(case usage bad_input dry_run overwrite interrupt dist bench)
+foreach(case usage bad_input dry_run overwrite interrupt dist bench no_cufft)
   add_test(cli_${case} /bin/sh "${SMX_ROOT}/tests/cli.sh" ${case} "${SMX_BUILD}")
   set_tests_properties(cli_${case} PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 endforeach()
@@ -12,4 +12,8 @@ set_tests_properties(cli_per_spot PROPERTIES LABELS "unit" WORKING_DIRECTORY "${
 # The XDMF sidecar opened and rendered by ParaView (skips without pvpython).
 add_test(cli_paraview /bin/sh "${SMX_ROOT}/tests/cli.sh" paraview "${SMX_BUILD}")
 set_tests_properties(cli_paraview PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}"
+                     SKIP_RETURN_CODE 77)
+# Without cuFFT on a GPU: the direct kernel, one warning; fft refused (skips without a GPU).
+add_test(cli_gpu_no_cufft /bin/sh "${SMX_ROOT}/tests/cli.sh" gpu_no_cufft "${SMX_BUILD}")
+set_tests_properties(cli_gpu_no_cufft PROPERTIES LABELS "gpu" WORKING_DIRECTORY "${SMX_ROOT}"
                      SKIP_RETURN_CODE 77)

@@ -167,6 +167,40 @@ paraview)
         [ "$rc" = 0 ] || { tail -n 30 "$tmp/out" >&2; fail "ParaView ($reader) does not show the dose map"; }
     done
     ;;
+no_cufft)
+    # The binary does not link cuFFT (cuda/cufft_loader.cu loads it only where
+    # the CUDA backend may use it), so it starts and runs on the CPU without it.
+    if command -v readelf >/dev/null 2>&1; then
+        readelf -d "$bin" | grep NEEDED | grep -i cufft &&
+            fail "the binary links cuFFT (NEEDED above): it would not start without it"
+    fi
+    expect 0 env SMX2D_CUFFT_LIBRARY=/nonexistent/libcufft.so.12 "$bin" --version
+    grep -q "^  cuFFT: none (" "$tmp/out" || fail "--version does not say cuFFT is missing: $(cat "$tmp/out")"
+    cd "$tmp/run"
+    expect 0 env SMX2D_CUFFT_LIBRARY=/nonexistent/libcufft.so.12 "$bin" plans/tiny.yaml --device cpu --quiet
+    "$build/tests/test_result_file" tiny.h5 || fail "result file incomplete"
+    ;;
+gpu_no_cufft)
+    # On a GPU: without cuFFT the CUDA backend runs the direct angular kernel
+    # and says so once; a plan that asks for the FFT is refused, naming the key.
+    cd "$tmp/run"
+    "$bin" plans/tiny.yaml --device cuda --dry-run >"$tmp/out" 2>&1 ||
+        { echo "SKIP: no usable CUDA device: $(cat "$tmp/out")"; exit 77; }
+    full="--set grid.angle.mode=full --set grid.angle.n_bins=32"
+    # shellcheck disable=SC2086
+    expect 0 env SMX2D_CUFFT_LIBRARY=none "$bin" plans/tiny.yaml --device cuda $full --quiet --overwrite
+    [ "$(grep -c "cuFFT is unavailable (SMX2D_CUFFT_LIBRARY=none): the angular operator uses the direct kernel" "$tmp/out")" = 1 ] ||
+        fail "the fallback is not reported exactly once: $(cat "$tmp/out")"
+    "$build/tests/test_result_file" tiny.h5 || fail "result file incomplete"
+    # shellcheck disable=SC2086
+    expect 2 env SMX2D_CUFFT_LIBRARY=none "$bin" plans/tiny.yaml --device cuda $full --set backend.angular=fft --overwrite
+    grep -q "backend.angular: fft needs cuFFT, which cannot be loaded: SMX2D_CUFFT_LIBRARY=none" "$tmp/out" ||
+        fail "the refusal does not say why: $(cat "$tmp/out")"
+    # With cuFFT where the loader finds it, the FFT runs and nothing is said.
+    # shellcheck disable=SC2086
+    expect 0 "$bin" plans/tiny.yaml --device cuda $full --set backend.angular=fft --quiet --overwrite
+    grep -q "cuFFT" "$tmp/out" && fail "cuFFT reported missing although installed: $(cat "$tmp/out")"
+    ;;
 dist)
     sh "$root/scripts/make-dist.sh" "$bin" "$tmp/dist" >/dev/null || fail "make-dist failed"
     d="$tmp/dist"
@@ -180,6 +214,11 @@ dist)
     ldd "$d/bin/smx2d-sim" | grep "=> /" | grep -v "=> $d/" |
         grep -v -E 'libc\.so|libm\.so|libgcc_s|libstdc\+\+|libpthread|libdl\.so|librt\.so|ld-linux|libresolv|libcufft' &&
         fail "libraries above come from the system, not the bundle"
+    # The tree says what the target must provide.
+    grep -q "glibc [0-9][0-9.]* or newer" "$d/REQUIREMENTS.txt" || fail "REQUIREMENTS.txt lacks the glibc version"
+    if readelf -d "$bin" | grep -q "RPATH.*cuda"; then
+        grep -q "cuFFT (libcufft.so.[0-9]*" "$d/REQUIREMENTS.txt" || fail "REQUIREMENTS.txt does not name cuFFT"
+    fi
     # The project's licence and every bundled library's notice ship with the tree.
     [ -f "$d/share/smx2d-sim/LICENSE" ] || fail "no LICENSE in the bundle"
     for f in $(ls "$d/lib"); do

@@ -9,10 +9,10 @@
 #include <yaml.h>
 
 #include "buildinfo.h"
+#include "transport/device_query.h"
 
 #if defined(SMX_HAVE_CUDA) && SMX_HAVE_CUDA
 #include <cuda_runtime_api.h>
-#include <cufft.h>
 #endif
 
 static void set(char *dst, size_t cap, const char *src)
@@ -126,15 +126,7 @@ void provenance_init(provenance *pv, int argc, char **argv)
     if (strcmp(pv->nvcc_version, "none") == 0)
         SET(pv->nvcc_flags, "none");
     cuda_versions(pv);
-#ifdef SMX_HAVE_CUDA
-    int fv = 0;
-    if (cufftGetVersion(&fv) == CUFFT_SUCCESS)
-        snprintf(pv->cufft_version, sizeof pv->cufft_version, "%d", fv);
-    else
-        SET(pv->cufft_version, "unknown");
-#else
-    SET(pv->cufft_version, "none");
-#endif
+    SET(pv->cufft_version, "none"); /* provenance_finish: what the run loaded */
 
     unsigned maj = 0, min = 0, rel = 0;
     if (H5get_libversion(&maj, &min, &rel) >= 0)
@@ -157,4 +149,11 @@ void provenance_init(provenance *pv, int argc, char **argv)
 void provenance_finish(provenance *pv)
 {
     utc_now_iso8601(pv->utc_end);
+    /* cuFFT is loaded only where the CUDA backend may use it (cuda/cufft_loader.cuh). */
+    char why[256];
+    int v = cufft_query(0, why, sizeof why);
+    if (v > 0)
+        snprintf(pv->cufft_version, sizeof pv->cufft_version, "%d", v);
+    else
+        SET(pv->cufft_version, "none");
 }

@@ -8,7 +8,7 @@ typedef struct provenance {
     char compiler[256];
     char cflags[1024];
     char cuda_version[64];    /* "none" when built without CUDA */
-    char cufft_version[64];
+    char cufft_version[64];   /* set by provenance_finish; "none" unless the run loaded cuFFT */
     char hdf5_version[64];
     char yaml_version[64];
     char hostname[256];
@@ -27,7 +27,7 @@ typedef struct provenance {
 
 /* Fills the build facts, host, argv and utc_start. */
 void provenance_init(provenance *pv, int argc, char **argv);
-void provenance_finish(provenance *pv); /* sets utc_end */
+void provenance_finish(provenance *pv); /* sets utc_end and cufft_version */
 void utc_now_iso8601(char out[32]);
 
 #endif

@@ -16,6 +16,14 @@ void report_version(void)
     gpu_query(&gi);
     printf("smx2d-sim %s (%s)\n  compiler: %s\n  nvcc: %s\n  GPU code: %s\n  GPU: %s\n", SMX_VERSION,
            SMX_GIT_DESCRIBE, SMX_COMPILER, SMX_NVCC, SMX_CUDA_ARCHS, gi.count ? gi.name : gi.why_none);
+    /* Loaded here only to say whether the CUDA backend's FFT variant is available. */
+    char why[512];
+    int fv = cufft_query(1, why, sizeof why);
+    if (fv > 0)
+        printf("  cuFFT: %d\n", fv);
+    else
+        printf("  cuFFT: none (%s)%s\n", why,
+               gi.count ? "; the CUDA backend uses the direct angular kernel" : "");
 }
 
 static int snapshot_count(const plan *p, int expected_steps)

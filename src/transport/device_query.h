@@ -1,4 +1,5 @@
-/* What GPU, if any, this process can use. Without CUDA in the build it reports none. */
+/* What GPU, if any, this process can use, and whether cuFFT loads. Without CUDA
+ * in the build both report none. */
 #ifndef SMX_DEVICE_QUERY_H
 #define SMX_DEVICE_QUERY_H
 
@@ -18,6 +19,12 @@ typedef struct gpu_info {
 extern "C" {
 #endif
 void gpu_query(gpu_info *gi);
+/* cuFFT, which the CUDA backend loads at run time for its FFT angular operator
+ * (cuda/cufft_loader.cuh): its version (e.g. 12000), or 0 with the reason in
+ * why. load = 1 loads it unless that was tried already; load = 0 only reports
+ * what an earlier load found ("not loaded" when none was tried), i.e. whether
+ * this run used it. Builds without CUDA: 0, "built without CUDA". */
+int cufft_query(int load, char *why, size_t cap);
 #ifdef __cplusplus
 }
 #endif

@@ -10,7 +10,15 @@ void gpu_query(gpu_info *gi)
     memset(gi, 0, sizeof *gi);
     snprintf(gi->why_none, sizeof gi->why_none, "built without CUDA (make CUDA=0)");
 }
+
+int cufft_query(int load, char *why, size_t cap)
+{
+    (void)load;
+    snprintf(why, cap, "built without CUDA");
+    return 0;
+}
 #else
-/* The CUDA build defines gpu_query in cuda/device_query.cu; ISO C wants a declaration here. */
+/* The CUDA build defines gpu_query in cuda/device_query.cu and cufft_query in
+ * cuda/cufft_loader.cu; ISO C wants a declaration here. */
 typedef int device_query_none_unused;
 #endif
