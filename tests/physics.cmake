@@ -1,6 +1,9 @@
 # Physics: operators against their definitions, conservation, range, lateral spread.
 add_test(operators "${SMX_BUILD}/tests/test_operators")
 set_tests_properties(operators PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+# The step log: ETA and ms/step from the steps alone, snapshot writing timed apart.
+add_test(step_log "${SMX_BUILD}/tests/test_step_log")
+set_tests_properties(step_log PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(conservation "${SMX_BUILD}/tests/test_conservation")
 set_tests_properties(conservation PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(range_pstar "${SMX_BUILD}/tests/test_range")

@@ -223,7 +223,7 @@ const plan_key plan_keys[] = {
       .default_value = "true", .units = "", .doc = "write psi after the last step" },
     { .path = "output.log_every", .type = PT_INT, AT(log_every), .default_value = "0",
       .min = 0, .max = 100000000, .units = "",
-      .doc = "print a step-log line every this many steps (0 = about once a second)" },
+      .doc = "print a step-log line every this many steps (0 = about 20 lines over the expected steps)" },
     { .path = "output.keep_partial", .type = PT_BOOL, AT(keep_partial), .default_value = "false",
       .units = "",
       .doc = "keep an interrupted or failed run's file as <file>.incomplete.h5" },

@@ -2,6 +2,8 @@
 
 #include "io/output_internal.h"
 
+#include "base/progress.h"
+
 /* A reader decompresses a whole chunk to get any value in it; this bounds that
  * cost for partial reads of very wide planes. */
 #define PSI_CHUNK_MAX_BYTES (4u << 20)
@@ -20,8 +22,10 @@ static int write_planes(output *o, hid_t ds, const grid *g, const float *psi, co
     int rc = 0;
     if (fspace < 0 || (mspace = H5Screate_simple(2, plane, NULL)) < 0)
         rc = out_h5_fail(o, err, "select the planes of", object);
+    const double planes = (double)g->ne * (double)g->nth;
     for (int64_t ie = 0; !rc && ie < g->ne; ie++)
         for (int64_t ith = 0; !rc && ith < g->nth; ith++) {
+            progress_update((double)(ie * g->nth + ith), planes); /* a terminal's progress line */
             const float *v = psi + psi_index(g, ie, ith, 0, 0);
             int64_t k = 0;
             while (k < g->slice && v[k] == 0.0f)

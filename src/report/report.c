@@ -90,7 +90,7 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const backend
 }
 
 /* The run's wall time is the sum of its phases: input (plan, tables, grid, the
- * result file opened), the step loop's (tables, setup, steps, download,
+ * result file opened), the step loop's (tables, setup, steps, snapshots, download,
  * per-spot) and output (the result written and renamed into place). */
 void report_summary(const grid *g, const run_result *r)
 {

@@ -7,7 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/progress.h"
 #include "physics/source.h"
+#include "transport/step_log.h"
 
 volatile sig_atomic_t smx_interrupted = 0;
 
@@ -47,41 +49,41 @@ typedef struct pending_snapshot {
     int step;
 } pending_snapshot;
 
+/* Hands one snapshot to the sink, with a progress line on a terminal while
+ * the writer goes through psi (it reports its planes to base/progress.h).
+ * announce: say so on a line of its own, for the writes before and after the
+ * steps, where no step log line shows that the run is busy. */
+static int snapshot_write(const snapshot_sink *out, const grid *g, int step, const float *psi,
+                          int announce, smx_error *err)
+{
+    if (announce)
+        smx_info("writing psi of step %d (%.3g GB uncompressed)\n", step,
+                 (double)g->cells * sizeof(float) * 1e-9);
+    char what[64];
+    snprintf(what, sizeof what, "writing psi of step %d", step);
+    progress_begin(what);
+    int rc = out->write(out->ctx, g, step, psi, err);
+    progress_end();
+    return rc;
+}
+
+/* Waits for the pending snapshot's copy and writes it; the time both take is
+ * added to *write_s (the "snapshots" phase, kept out of the step time). */
 static int snapshot_flush(const backend_ops *be, void *ctx, const snapshot_sink *out, const grid *g,
-                          pending_snapshot *ps, int last_step, smx_error *err)
+                          pending_snapshot *ps, int last_step, int announce, double *write_s,
+                          smx_error *err)
 {
     if (!ps->active)
         return 0;
+    double t0 = now_s();
     ps->active = 0;
     const float *psi;
     int rc = be->snapshot_wait(ctx, &psi, err);
     /* Asked for beyond the step that ended an auto run: that state never existed. */
     if (!rc && ps->step <= last_step)
-        rc = out->write(out->ctx, g, ps->step, psi, err);
+        rc = snapshot_write(out, g, ps->step, psi, announce, err);
+    *write_s += now_s() - t0;
     return rc;
-}
-
-/* Step log: a legend once, then fixed-width lines; on a terminal a progress
- * line is redrawn in between. */
-static void log_legend(void)
-{
-    smx_info("%8s %10s %14s %10s %10s %10s\n", "step", "front_mm", "weight_left", "ms/step",
-             "elapsed_s", "eta_s");
-}
-
-static void log_line(int step, double front_mm, double w_left, double ms, double elapsed,
-                     double eta, int progress_only)
-{
-    if (smx_quiet)
-        return;
-    if (progress_only) {
-        fprintf(stdout, "\r%8d %10.2f %14.6e %10.3f %10.1f %10.1f", step, front_mm, w_left, ms,
-                elapsed, eta);
-    } else {
-        fprintf(stdout, "\r%8d %10.2f %14.6e %10.3f %10.1f %10.1f\n", step, front_mm, w_left, ms,
-                elapsed, eta);
-    }
-    fflush(stdout);
 }
 
 /* A backend set up for a plan, and what every run of a source on it shares. */
@@ -97,9 +99,11 @@ typedef struct stepper {
 
 /* Steps the uploaded source to the end of the run: records every step in r
  * (balances, conservation), hands the snapshots the plan asks for to out
- * (NULL: none), and prints the step log when log is set. */
+ * (NULL: none), and prints the step log when log is set. The time spent
+ * writing snapshots is added to *write_s (may be NULL without out) and kept
+ * out of the step times and the log's rate. */
 static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out, int log,
-                     pending_snapshot *ps, smx_error *err)
+                     pending_snapshot *ps, double *write_s, smx_error *err)
 {
     const plan *p = sp->p;
     const grid *g = sp->g;
@@ -107,10 +111,13 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
     void *ctx = sp->ctx;
     int rc = 0;
     int every_log = p->log_every > 0 ? p->log_every : (sp->expected >= 20 ? sp->expected / 20 : 1);
-    int tty = isatty(STDOUT_FILENO);
+    double no_writes = 0.0;
+    if (!write_s)
+        write_s = &no_writes;
+    double loop0 = now_s(), last_collect = loop0, write_at_collect = *write_s;
+    step_log sl;
     if (log)
-        log_legend();
-    double loop0 = now_s(), last_progress = loop0, last_collect = loop0;
+        step_log_begin(&sl, sp->expected, every_log, loop0);
     int limit = p->steps > 0 ? p->steps : p->max_steps;
     int enqueued = 0, finished = 0;
     r->stop_reason = p->steps > 0 ? STOP_STEPS_DONE : STOP_MAX_STEPS;
@@ -123,8 +130,11 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
             return rc;
         enqueued++;
         if (out && wants_snapshot(p, enqueued) && !(enqueued == limit && p->snapshot_final)) {
-            if ((rc = snapshot_flush(be, ctx, out, g, ps, INT32_MAX, err)) ||
-                (rc = be->snapshot_begin(ctx, err)))
+            double before = *write_s;
+            rc = snapshot_flush(be, ctx, out, g, ps, INT32_MAX, 0, write_s, err);
+            if (log)
+                step_log_wrote(&sl, *write_s - before);
+            if (rc || (rc = be->snapshot_begin(ctx, err)))
                 return rc;
             *ps = (pending_snapshot){1, enqueued};
         }
@@ -135,8 +145,10 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
         if ((rc = be->collect(ctx, sp->recs, sp->every_collect, &n, err)))
             return rc;
         double now = now_s();
-        double ms = n > 0 ? 1e3 * (now - last_collect) / n : 0.0;
+        /* Per-step time without the snapshots written since the last collect. */
+        double ms = n > 0 ? 1e3 * (now - last_collect - (*write_s - write_at_collect)) / n : 0.0;
         last_collect = now;
+        write_at_collect = *write_s;
         for (int k = 0; k < n && !finished; k++) {
             step_record *sr = &sp->recs[k];
             double front_mm = sr->front_row >= 0 ? g->z.centres[sr->front_row] : 0.0;
@@ -156,17 +168,9 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
             } else if (r->n_steps >= limit) {
                 finished = 1;
             }
-            if (!log)
-                continue;
-            double elapsed = now - loop0;
-            double eta = sp->expected > r->n_steps ? elapsed / r->n_steps * (sp->expected - r->n_steps) : 0.0;
-            double w_left = b->weight_out / r->initial_weight;
-            if (r->n_steps % every_log == 0 || finished || r->n_steps == 1)
-                log_line(r->n_steps, front_mm, w_left, elapsed * 1e3 / r->n_steps, elapsed, eta, 0);
-            else if (tty && now - last_progress > 0.2) {
-                log_line(r->n_steps, front_mm, w_left, elapsed * 1e3 / r->n_steps, elapsed, eta, 1);
-                last_progress = now;
-            }
+            if (log)
+                step_log_step(&sl, r->n_steps, front_mm, b->weight_out / r->initial_weight,
+                              finished, now);
         }
     }
     return 0;
@@ -208,7 +212,7 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             break;
         source_clear(host, g, occupied);
         double tb = now_s();
-        if ((rc = run_steps(sp, &one, NULL, 0, NULL, err)))
+        if ((rc = run_steps(sp, &one, NULL, 0, NULL, NULL, err)))
             break;
         double tc = now_s();
         if ((rc = sp->be->download_dose(sp->ctx, dose, err)))
@@ -275,32 +279,39 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
     if ((rc = upload_source(&sp, host, occupied, -1, &r->initial_weight, &r->initial_energy_MeV, err)))
         goto done;
     be->describe(sp.ctx, r);
-    if (out && wants_snapshot(p, 0) && (rc = out->write(out->ctx, g, 0, host, err)))
-        goto done;
-    source_clear(host, g, occupied);
     run_result_phase(r, "setup", now_s() - t0);
+    double write_s = 0.0; /* every snapshot write: the "snapshots" phase */
+    if (out && wants_snapshot(p, 0)) {
+        double tw = now_s();
+        rc = snapshot_write(out, g, 0, host, 1, err);
+        write_s += now_s() - tw;
+        if (rc)
+            goto done;
+    }
+    source_clear(host, g, occupied);
 
-    double loop0 = now_s();
-    rc = run_steps(&sp, r, out, 1, &ps, err);
-    run_result_phase(r, "steps", now_s() - loop0);
+    double loop0 = now_s(), loop_write_s = 0.0;
+    rc = run_steps(&sp, r, out, 1, &ps, &loop_write_s, err);
+    run_result_phase(r, "steps", now_s() - loop0 - loop_write_s);
+    write_s += loop_write_s;
     /* An interrupted run still hands back its dose so far: the caller may keep
      * it as a partial result, marked incomplete. */
     int interrupted = rc == SMX_EXIT_INTERRUPTED;
     if (rc && !interrupted)
         goto done;
 
-    t0 = now_s();
-    if (!interrupted && out) {
-        if ((rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, err)))
-            goto done;
-        if (p->snapshot_final) {
-            if ((rc = be->snapshot_begin(sp.ctx, err)))
-                goto done;
+    if (!interrupted && out) { /* rc is 0 here */
+        rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
+        if (!rc && p->snapshot_final && !(rc = be->snapshot_begin(sp.ctx, err))) {
             ps = (pending_snapshot){1, r->n_steps};
-            if ((rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, err)))
-                goto done;
+            rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
         }
     }
+    if (write_s > 0.0)
+        run_result_phase(r, "snapshots", write_s);
+    if (rc && !interrupted)
+        goto done;
+    t0 = now_s();
     int rc_dose = be->download_dose(sp.ctx, dose, err);
     if (rc_dose) {
         rc = rc_dose;
