@@ -1,6 +1,8 @@
 """What the tests of the post-processing tools share: the smx2d_post package on
 sys.path, small results made by the built binary, running a tool with this
 interpreter, and reading a PNG's size."""
+import contextlib
+import io
 import os
 import struct
 import subprocess
@@ -28,9 +30,28 @@ def simulate(path, *sets, plan=TINY):
 
 
 def tool(name, *args, cwd=None):
-    """Runs scripts/NAME with this interpreter; returns the CompletedProcess (text)."""
+    """Runs scripts/NAME as a program with this interpreter; returns the CompletedProcess (text)."""
     return subprocess.run([sys.executable, os.path.join(SCRIPTS, name)] + list(args),
                           capture_output=True, text=True, cwd=cwd)
+
+
+class Run:
+    """What a tool run in this process returned and printed (as subprocess.CompletedProcess)."""
+
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def call(main, *args):
+    """Runs a tool's main(argv) in this process (no interpreter start-up nor imports
+    to pay again), capturing its output and its exit code."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(args))
+        except SystemExit as e:   # argparse's exits
+            rc = e.code
+    return Run(rc, out.getvalue(), err.getvalue())
 
 
 def png_size(path):

@@ -11,6 +11,7 @@ import h5py
 import numpy as np
 
 import post_fixture
+from smx2d_post import compare_cli
 
 
 def setUpModule():
@@ -36,10 +37,15 @@ def write_csv(path, dose, z, x, header="z_mm \\ x_mm"):
     return path
 
 
-def compare(*args):
+def compare(*args, program=False):
+    """Runs smx2d-compare (in this process unless `program`) into a directory of its
+    own; returns the run and the JSON it wrote (None if none)."""
     out = os.path.join(TMP, "out_%d" % compare.n)
     compare.n += 1
-    r = post_fixture.tool("smx2d-compare", *args, "--out", out)
+    if program:
+        r = post_fixture.tool("smx2d-compare", *args, "--out", out)
+    else:
+        r = post_fixture.call(compare_cli.main, *args, "--out", out)
     info = None
     if os.path.exists(os.path.join(out, "gamma.json")):
         with open(os.path.join(out, "gamma.json")) as f:
@@ -53,7 +59,7 @@ compare.n = 0
 
 class Compare(unittest.TestCase):
     def test_result_against_itself(self):
-        r, info = compare(RESULT, RESULT)
+        r, info = compare(RESULT, RESULT, program=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("pass rate 100.00 %", r.stdout)
         g = info["gamma"]

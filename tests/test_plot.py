@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 
 import post_fixture
-from smx2d_post import cli, figures, plots
+from smx2d_post import cli, figures, plot_cli, plots
 from smx2d_post.plot_cli import make_plots
 from smx2d_post.result import read_result
 
@@ -148,7 +148,7 @@ class Plot(unittest.TestCase):
             g.attrs["names"] = "water,bone"
             g.create_dataset("index", data=idx)
         out = os.path.join(TMP, "material_out")
-        r = post_fixture.tool("smx2d-plot", path, "--out", out)
+        r = post_fixture.call(plot_cli.main, path, "--out", out)
         self.assertEqual(r.returncode, 0, r.stderr)
         post_fixture.png_size(os.path.join(out, "material_map.png"))
         res = read_result(path)
@@ -166,7 +166,7 @@ class Plot(unittest.TestCase):
         plots.draw_material(fig, ax, res)
         self.assertEqual(ax.child_axes[0].get_ylabel(), "material (g/cm3)")
         # A result without one, plotted into the same directory: no stale material map.
-        r = post_fixture.tool("smx2d-plot", PENCIL, "--out", out, "--quiet")
+        r = post_fixture.call(plot_cli.main, PENCIL, "--out", out, "--quiet")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertFalse(os.path.exists(os.path.join(out, "material_map.png")))
 
@@ -176,15 +176,15 @@ class Plot(unittest.TestCase):
         self.assertIn("exit codes: 0 ok", r.stdout)
 
     def test_bad_input(self):
-        r = post_fixture.tool("smx2d-plot", os.path.join(TMP, "missing.h5"))
+        r = post_fixture.call(plot_cli.main, os.path.join(TMP, "missing.h5"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("missing.h5: no such file", r.stderr)
         table = os.path.join(post_fixture.ROOT, "data", "pstar_water.h5")
-        r = post_fixture.tool("smx2d-plot", table, "--out", os.path.join(TMP, "no"))
+        r = post_fixture.call(plot_cli.main, table, "--out", os.path.join(TMP, "no"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("not an smx2d-sim result", r.stderr)
         self.assertFalse(os.path.exists(os.path.join(TMP, "no", "summary.png")))
-        r = post_fixture.tool("smx2d-plot", PENCIL, "--depths", "3,x")
+        r = post_fixture.call(plot_cli.main, PENCIL, "--depths", "3,x")
         self.assertEqual(r.returncode, 1)
         self.assertIn("--depths: 'x' is not a number", r.stderr)
         # A result written without its dose (what a failed run may keep), and an incomplete one.
@@ -192,12 +192,12 @@ class Plot(unittest.TestCase):
         shutil.copy(PENCIL, broken)
         with h5py.File(broken, "r+") as f:
             f.attrs["complete"] = np.int32(0)
-        r = post_fixture.tool("smx2d-plot", broken, "--out", os.path.join(TMP, "broken_out"), "--quiet")
+        r = post_fixture.call(plot_cli.main, broken, "--out", os.path.join(TMP, "broken_out"), "--quiet")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("incomplete (complete = 0)", r.stderr)
         with h5py.File(broken, "r+") as f:
             del f["dose"]
-        r = post_fixture.tool("smx2d-plot", broken, "--out", os.path.join(TMP, "broken_out"))
+        r = post_fixture.call(plot_cli.main, broken, "--out", os.path.join(TMP, "broken_out"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("no /dose/dose_Gy (complete = 0: the run stopped before the dose was written)", r.stderr)
 
