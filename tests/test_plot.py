@@ -187,14 +187,20 @@ class Plot(unittest.TestCase):
         r = post_fixture.call(plot_cli.main, PENCIL, "--depths", "3,x")
         self.assertEqual(r.returncode, 1)
         self.assertIn("--depths: 'x' is not a number", r.stderr)
-        # A result written without its dose (what a failed run may keep), and an incomplete one.
+        r = post_fixture.call(plot_cli.main, PENCIL, "--depths", "3,12.5", "--out", os.path.join(TMP, "no"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--depths 12.5: outside %s's depths, 0 to 12 mm" % PENCIL, r.stderr)
+        # An incomplete result without /summary (what a failed run may keep): drawn, with a
+        # warning, its figures computed here as the program would have; then one without its dose.
         broken = os.path.join(TMP, "broken.h5")
         shutil.copy(PENCIL, broken)
         with h5py.File(broken, "r+") as f:
             f.attrs["complete"] = np.int32(0)
-        r = post_fixture.call(plot_cli.main, broken, "--out", os.path.join(TMP, "broken_out"), "--quiet")
+            del f["summary"]
+        r = post_fixture.call(plot_cli.main, broken, "--out", os.path.join(TMP, "broken_out"))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("incomplete (complete = 0)", r.stderr)
+        self.assertIn("R80 %.2f mm" % read_h5(PENCIL)["summary/R80_mm"], r.stdout)
         with h5py.File(broken, "r+") as f:
             del f["dose"]
         r = post_fixture.call(plot_cli.main, broken, "--out", os.path.join(TMP, "broken_out"))

@@ -29,7 +29,8 @@ def numbers(what, positive=False):
             except ValueError:
                 raise argparse.ArgumentTypeError("%s: '%s' is not a number (expected e.g. 10,20.5)" % (what, part))
             if v != v or (positive and not v > 0):
-                raise argparse.ArgumentTypeError("%s: '%s' must be a %snumber" % (what, part, "positive " if positive else ""))
+                raise argparse.ArgumentTypeError("%s: '%s' must be a %snumber"
+                                                 % (what, part, "positive " if positive else ""))
             out.append(v)
         return out
     return parse

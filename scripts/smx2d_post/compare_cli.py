@@ -186,6 +186,7 @@ def main(argv):
             " (capped at %g: search %g mm)" % (g.cap, g.cap * a.dta) if s["at_cap"] else ""))
         print("wrote      %s" % ", ".join(written))
     if a.min_pass is not None and s["pass_rate_percent"] < a.min_pass:
-        sys.stderr.write("%s: pass rate %.2f %% is below --min-pass %g %%\n" % (TOOL, s["pass_rate_percent"], a.min_pass))
+        sys.stderr.write("%s: pass rate %.2f %% is below --min-pass %g %%\n"
+                         % (TOOL, s["pass_rate_percent"], a.min_pass))
         return EXIT_BELOW
     return 0

@@ -116,6 +116,10 @@ def main(argv):
                              % (TOOL, a.result))
         if not np.all(np.isfinite(res.dose.values)):
             raise InputError("%s: %s holds values that are not finite" % (a.result, res.dose.source))
+        z0, z1 = res.dose.z_edges[0], res.dose.z_edges[-1]
+        for z in a.depths or ():
+            if not z0 <= z <= z1:
+                raise InputError("--depths %g: outside %s's depths, %g to %g mm" % (z, a.result, z0, z1))
         with cli.Outputs(out, FILES) as outs:
             figs, depths, _ = make_plots(res, outs, a.depths, a.isodose, a.dpi)
             written = outs.commit()

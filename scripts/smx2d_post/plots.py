@@ -4,6 +4,7 @@ Each draw_* function draws into a given Axes, so that the one-page summary
 reuses them; figure() makes a lone figure. Depth (z, the beam direction) runs
 horizontally, lateral position (x) vertically."""
 import math
+import warnings
 
 import matplotlib
 
@@ -89,8 +90,10 @@ def _isodose(ax, d, levels, cmap="autumn"):
         return None
     levels = sorted(levels)
     colors = [matplotlib.colormaps[cmap](i / max(1, len(levels) - 1)) for i in range(len(levels))]
-    cs = ax.contour(d.z, d.x, d.values.T, levels=[p / 100.0 * top for p in levels], colors=colors,
-                    linewidths=0.9)
+    with warnings.catch_warnings():   # a level the dose never crosses draws nothing, and says so
+        warnings.simplefilter("ignore", UserWarning)
+        cs = ax.contour(d.z, d.x, d.values.T, levels=[p / 100.0 * top for p in levels], colors=colors,
+                        linewidths=0.9)
     handles = [matplotlib.lines.Line2D([], [], color=c, lw=1.2) for c in colors]
     ax.legend(handles, ["%g %%" % p for p in levels], loc="upper right", fontsize="x-small",
               title="isodose", title_fontsize="x-small", framealpha=0.7)
