@@ -100,7 +100,7 @@ class Plot(unittest.TestCase):
                     self.assertTrue(with_units(cax.get_ylabel()), "%s: colour bar '%s'" % (name, cax.get_ylabel()))
 
         ax = drawn["depth_dose.png"].axes[0]
-        self.assertEqual(ax.get_ylabel(), "laterally integrated dose (Gy mm)")
+        self.assertEqual(ax.get_ylabel(), "laterally integrated absorbed dose (Gy mm)")
         np.testing.assert_array_equal(ax.lines[0].get_xdata(), z)
         np.testing.assert_allclose(ax.lines[0].get_ydata(), dose @ np.diff(h5["axes/x_edges_mm"]), rtol=1e-12)
         marks = {l.get_label().split()[0]: l.get_xdata()[0] for l in ax.lines if l.get_label()[:3] in ("R80", "R20")}

@@ -120,7 +120,8 @@ def _normalised(d):
     top = float(np.max(d.values))
     if not top > 0:
         raise InputError("%s: the maximum is %g; --normalise needs a positive maximum" % (d.source, top))
-    return Dose2D(values=d.values / top, z=d.z, x=d.x, units="1", quantity="relative " + d.quantity,
+    return Dose2D(values=d.values / top, z=d.z, x=d.x, units="1",
+                  quantity="relative " + QUANTITIES.get(d.quantity, d.quantity.replace("_", " ")),
                   source=d.source, z_edges=d.z_edges, x_edges=d.x_edges)
 
 

@@ -46,8 +46,7 @@ def draw_depth_dose(ax, res, figs):
     dd, units = figures.depth_curve(d)
     ax.plot(d.z, dd, color="C0", lw=1.5, label="laterally integrated")
     ax.set_xlabel("depth z (mm)")
-    name = "dose" if d.units == "Gy" else d.label().split(" (")[0]
-    ax.set_ylabel("laterally integrated %s (%s)" % (name, units))
+    ax.set_ylabel("laterally integrated %s (%s)" % (d.label().split(" (")[0], units))
     ax.set_xlim(d.z_edges[0], d.z_edges[-1])
     ax.set_ylim(bottom=0)
     top = float(np.max(dd))
