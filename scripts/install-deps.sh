@@ -1,8 +1,14 @@
 #!/bin/sh
 # Installs what the build needs (a C compiler, make, pkg-config, HDF5, libyaml and
-# Nettle headers, CTest) with the system package manager, when it can.
-#   --check-only: only report what is missing (exit 1 if anything is).
+# Nettle headers, CTest) with the system package manager, when it can, and the Python
+# modules of the post-processing tools (scripts/smx2d-plot, scripts/smx2d-compare:
+# numpy, h5py, matplotlib) and of the per-spot dose test (scipy.sparse reads the
+# matrix as a user would).
+#   --check-only: only report what the build is missing (exit 1 if anything is);
+#                 the Python modules are not needed to build and are not checked.
 # Debian/Ubuntu (apt) is supported directly; elsewhere it prints what to install.
+# Missing Python modules never fail this script: the tools then say what to
+# install, and their tests are skipped.
 set -u
 check_only=0
 [ "${1:-}" = "--check-only" ] && check_only=1
@@ -20,7 +26,22 @@ else
     missing="$missing libhdf5-dev libyaml-dev nettle-dev"
 fi
 
-[ -z "$missing" ] && exit 0
+# The tools start with `#!/usr/bin/env python3` and, when that python3 lacks the
+# modules, run again under /usr/bin/python3 (where Debian's packages put them):
+# they work when either interpreter has all three.
+py_modules="numpy h5py matplotlib scipy"
+py_has_modules() {
+    command -v "$1" >/dev/null 2>&1 && "$1" -c "import numpy, h5py, matplotlib, scipy" >/dev/null 2>&1
+}
+py_missing=""
+if [ "$check_only" = 0 ] && ! py_has_modules python3 && ! py_has_modules /usr/bin/python3; then
+    command -v /usr/bin/python3 >/dev/null 2>&1 || py_missing=" python3"
+    for m in $py_modules; do
+        /usr/bin/python3 -c "import $m" >/dev/null 2>&1 || py_missing="$py_missing python3-$m"
+    done
+fi
+
+[ -z "$missing" ] && [ -z "$py_missing" ] && exit 0
 
 if [ "$check_only" = 1 ]; then
     echo "smx2d-sim: missing build dependencies:$missing" >&2
@@ -28,12 +49,23 @@ if [ "$check_only" = 1 ]; then
     exit 1
 fi
 
+# py_note WHY: the tools' modules are missing and were not installed because WHY.
+py_note() {
+    echo "smx2d-sim: note: smx2d-plot and smx2d-compare need Python 3 with $py_modules," >&2
+    echo "  not installed ($1): apt-get install$py_missing, or pip install $py_modules;" >&2
+    echo "  the build and the simulator do not need them (their tests are skipped)" >&2
+}
+
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "smx2d-sim: missing build dependencies:$missing" >&2
-    echo "  this is not an apt-based system: install the equivalents of" >&2
-    echo "  gcc make pkg-config cmake HDF5 (serial, with headers) libyaml (with headers)" >&2
-    echo "  Nettle (with headers; SHA-256)" >&2
-    exit 1
+    if [ -n "$missing" ]; then
+        echo "smx2d-sim: missing build dependencies:$missing" >&2
+        echo "  this is not an apt-based system: install the equivalents of" >&2
+        echo "  gcc make pkg-config cmake HDF5 (serial, with headers) libyaml (with headers)" >&2
+        echo "  Nettle (with headers; SHA-256)" >&2
+    fi
+    [ -n "$py_missing" ] && py_note "this is not an apt-based system"
+    [ -z "$missing" ]
+    exit
 fi
 
 if [ "$(id -u)" = 0 ]; then
@@ -41,14 +73,25 @@ if [ "$(id -u)" = 0 ]; then
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     SUDO="sudo -n"
 else
-    echo "smx2d-sim: missing build dependencies:$missing" >&2
-    echo "  install them with:" >&2
-    echo "    sudo apt-get update && sudo apt-get install -y$missing" >&2
-    exit 1
+    if [ -n "$missing" ]; then
+        echo "smx2d-sim: missing build dependencies:$missing" >&2
+        echo "  install them with:" >&2
+        echo "    sudo apt-get update && sudo apt-get install -y$missing" >&2
+    fi
+    [ -n "$py_missing" ] && py_note "that needs root or sudo"
+    [ -z "$missing" ]
+    exit
 fi
 
-echo "smx2d-sim: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+echo "smx2d-sim: installing$missing$py_missing"
 $SUDO apt-get update -qq || exit 1
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing || exit 1
+if [ -n "$missing" ]; then
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -qq --no-install-recommends $missing || exit 1
+fi
+if [ -n "$py_missing" ]; then
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -qq --no-install-recommends $py_missing || py_note "apt-get failed"
+fi
+exit 0

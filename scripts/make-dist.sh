@@ -1,6 +1,9 @@
 #!/bin/sh
 # Builds a relocatable tree:
 #   bin/smx2d-sim      the binary (rpath $ORIGIN/../lib)
+#   bin/smx2d-plot, bin/smx2d-compare   the post-processing tools (Python 3 with
+#                      numpy, h5py, matplotlib on the target), their package in
+#                      share/smx2d-sim/python/smx2d_post
 #   lib/               every shared library it needs that is not part of the C
 #                      runtime or the GPU driver (libyaml, HDF5 and theirs)
 #   share/smx2d-sim/   data/ (tables), config/ (example plans), schemas/, README.md,
@@ -18,6 +21,12 @@ dest=$2
 rm -rf "$dest"
 mkdir -p "$dest/bin" "$dest/lib" "$dest/share/smx2d-sim"
 cp "$bin" "$dest/bin/smx2d-sim"
+# The tools find their package in ../share/smx2d-sim/python.
+tools=$(dirname "$0")
+cp "$tools/smx2d-plot" "$tools/smx2d-compare" "$dest/bin/"
+chmod 755 "$dest/bin/smx2d-plot" "$dest/bin/smx2d-compare"
+mkdir -p "$dest/share/smx2d-sim/python/smx2d_post"
+cp "$tools"/smx2d_post/*.py "$dest/share/smx2d-sim/python/smx2d_post/"
 
 # Libraries every Linux system has (glibc family, gcc runtime) and the GPU driver,
 # which must come from the target machine itself.

@@ -225,6 +225,18 @@ dist)
         notice=$(grep "^$f " "$d/share/smx2d-sim/licenses/THIRD_PARTY.txt" | sed -n 's/.*licence \([^ ]*\.copyright\)$/\1/p')
         [ -n "$notice" ] && [ -s "$d/share/smx2d-sim/licenses/$notice" ] || fail "no licence notice for bundled $f"
     done
+    # The post-processing tools, which find their package in share/smx2d-sim/python
+    # (started where some python3 has their modules).
+    for t in smx2d-plot smx2d-compare; do
+        [ -x "$d/bin/$t" ] || fail "no bin/$t"
+    done
+    [ -f "$d/share/smx2d-sim/python/smx2d_post/gamma.py" ] || fail "the tools' package is not in share/smx2d-sim/python"
+    for py in python3 /usr/bin/python3; do
+        if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import numpy, h5py, matplotlib' >/dev/null 2>&1; then
+            "$py" "$d/bin/smx2d-plot" --help >"$tmp/out" 2>&1 || fail "bin/smx2d-plot does not start: $(cat "$tmp/out")"
+            break
+        fi
+    done
     # Starts with a clean environment, from another directory, and runs a shipped plan.
     cd "$tmp"
     env -i "$d/bin/smx2d-sim" --version >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "bundled binary does not start"; }

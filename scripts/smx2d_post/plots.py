@@ -1,0 +1,206 @@
+"""The figures smx2d-plot draws from a result (matplotlib, Agg: no display).
+
+Each draw_* function draws into a given Axes, so that the one-page summary
+reuses them; figure() makes a lone figure. Depth (z, the beam direction) runs
+horizontally, lateral position (x) vertically."""
+import math
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.lines  # noqa: E402 (after the backend is chosen)
+from matplotlib.figure import Figure  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from . import figures  # noqa: E402
+
+ISODOSE_PERCENT = (10, 20, 50, 80, 90, 95)
+
+
+def figure(size=(7.0, 4.5)):
+    fig = Figure(figsize=size, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def map_size(d, width=8.0):
+    """A figure size for a map of d drawn to scale (z across, x up), with room
+    for labels and the colour bar."""
+    ratio = (d.x_edges[-1] - d.x_edges[0]) / (d.z_edges[-1] - d.z_edges[0])
+    return width, min(max(0.8 * width * ratio + 1.4, 3.0), 9.0)
+
+
+def result_figures(res):
+    """The figures of the depth dose (R80, R20, peak depth): the file's /summary
+    values, or computed here the same way for a file without them."""
+    f = figures.dose_figures(res.dose)
+    for k in f:
+        if k in res.summary:
+            f[k] = res.summary[k]
+    return f
+
+
+def draw_depth_dose(ax, res, figs):
+    d = res.dose
+    dd, units = figures.depth_curve(d)
+    ax.plot(d.z, dd, color="C0", lw=1.5, label="laterally integrated")
+    ax.set_xlabel("depth z (mm)")
+    ax.set_ylabel("laterally integrated %s (%s)" % (d.label().split(" (")[0], units))
+    ax.set_xlim(d.z_edges[0], d.z_edges[-1])
+    ax.set_ylim(bottom=0)
+    top = float(np.max(dd))
+    k = figures.peak_index(dd)
+    ax.plot([figs["peak_depth_mm"]], [dd[k]], "v", color="C3",
+            label="peak %.2f mm" % figs["peak_depth_mm"])
+    for key, level, style in (("R80_mm", 0.8, "--"), ("R20_mm", 0.2, ":")):
+        r = figs[key]
+        if math.isfinite(r):
+            ax.axvline(r, color="C2", ls=style, lw=1,
+                       label="%s %.2f mm (%d %%)" % (key[:3], r, round(100 * level)))
+            ax.plot([r], [level * top], "o", color="C2", ms=4)
+        else:
+            ax.plot([], [], ls=style, color="C2", label="%s: not inside the grid" % key[:3])
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    return dd, units
+
+
+def draw_profiles(ax, res, depths):
+    d = res.dose
+    rows = []
+    for i, z in enumerate(depths):
+        p = figures.profile_at(d, z)
+        ax.plot(d.x, p, color="C%d" % (i % 10), lw=1.3, label="z = %.2f mm" % z)
+        rows.append(p)
+    ax.set_xlabel("lateral position x (mm)")
+    ax.set_ylabel(d.label())
+    ax.set_xlim(d.x_edges[0], d.x_edges[-1])
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize="small")
+    return rows
+
+
+def _isodose(ax, d, levels, cmap="autumn"):
+    """Isodose lines at `levels` % of the maximum, one colour each, named in a legend."""
+    top = float(np.max(d.values))
+    if not top > 0 or min(d.values.shape) < 2:
+        return None
+    levels = sorted(levels)
+    colors = [matplotlib.colormaps[cmap](i / max(1, len(levels) - 1)) for i in range(len(levels))]
+    with warnings.catch_warnings():   # a level the dose never crosses draws nothing, and says so
+        warnings.simplefilter("ignore", UserWarning)
+        cs = ax.contour(d.z, d.x, d.values.T, levels=[p / 100.0 * top for p in levels], colors=colors,
+                        linewidths=0.9)
+    handles = [matplotlib.lines.Line2D([], [], color=c, lw=1.2) for c in colors]
+    ax.legend(handles, ["%g %%" % p for p in levels], loc="upper right", fontsize="x-small",
+              title="isodose", title_fontsize="x-small", framealpha=0.7)
+    return cs
+
+
+def colorbar(fig, ax, mappable, label, **kw):
+    """A colour bar beside the axes' drawn box (which an equal aspect may make
+    narrower than the space it was given)."""
+    cax = ax.inset_axes([1.02, 0.0, 0.03, 1.0])
+    return fig.colorbar(mappable, cax=cax, label=label, **kw)
+
+
+def _map_axes(ax, d):
+    ax.set_xlabel("depth z (mm)")
+    ax.set_ylabel("lateral position x (mm)")
+    ax.set_xlim(d.z_edges[0], d.z_edges[-1])
+    ax.set_ylim(d.x_edges[0], d.x_edges[-1])
+    ax.set_aspect("equal", adjustable="box")
+
+
+def draw_dose_map(fig, ax, res, levels=ISODOSE_PERCENT):
+    d = res.dose
+    m = ax.pcolormesh(d.z_edges, d.x_edges, d.values.T, cmap="viridis", shading="flat")
+    colorbar(fig, ax, m, d.label())
+    _isodose(ax, d, levels)
+    _map_axes(ax, d)
+    ax.set_title("isodose lines in %% of the maximum, %.4g %s" % (np.max(d.values), d.units), fontsize="small")
+    return m
+
+
+def draw_material(fig, ax, res, levels=ISODOSE_PERCENT):
+    """The material map (categories with their names, or a continuous value with
+    its units) with the dose's isodose lines over it."""
+    mat, d = res.material, res.dose
+    if mat.categorical:
+        ids = np.unique(mat.values)
+        lookup = {v: i for i, v in enumerate(ids)}
+        idx = np.vectorize(lookup.get)(mat.values)
+        m = ax.pcolormesh(d.z_edges, d.x_edges, idx.T, cmap="Pastel1" if len(ids) <= 9 else "tab20",
+                          vmin=-0.5, vmax=len(ids) - 0.5, shading="flat")
+        cb = colorbar(fig, ax, m, "material", ticks=range(len(ids)))
+        cb.ax.set_yticklabels([mat.names[v] if 0 <= v < len(mat.names) else str(v) for v in ids])
+    else:
+        m = ax.pcolormesh(d.z_edges, d.x_edges, mat.values.T, cmap="Greys", shading="flat")
+        name = mat.source.rsplit("/", 1)[-1].replace("_", " ")
+        colorbar(fig, ax, m, "%s (%s)" % (name, mat.units) if mat.units else name)
+    _isodose(ax, d, levels, cmap="winter")
+    _map_axes(ax, d)
+    ax.set_title("dose (isodose lines, %% of the maximum) over %s" % mat.source.split(":", 1)[-1],
+                 fontsize="small")
+
+
+def _fmt(v, unit=""):
+    if isinstance(v, float) and not math.isfinite(v):
+        return "-"
+    return ("%.4g %s" % (v, unit)).strip() if isinstance(v, float) else str(v)
+
+
+def summary_lines(res, figs):
+    a, s = res.attrs, res.summary
+    beam = "-"
+    if "spots_file" in a:
+        beam = "spot map %s" % a["spots_file"]
+    else:
+        for line in res.plan_resolved.splitlines():
+            if line.startswith("beam.energy_MeV:"):
+                beam = line.split(":", 1)[1].split("#", 1)[0].strip() + " MeV"
+    lines = [
+        ("file", res.path),
+        ("complete", "yes" if res.complete else "NO (complete = 0)"),
+        ("code", "smx2d-sim %s (%s)" % (a.get("code_version", "?"), a.get("git_describe", "?"))),
+        ("backend", "%s, %s" % (a.get("backend", "?"), a.get("device_name", "?"))),
+        ("beam", beam),
+        ("protons", _fmt(res.protons)),
+        ("steps", "%s (%s)" % (a.get("n_steps", "?"), a.get("stop_reason", "?"))),
+        ("R80 / R20", "%s / %s" % (_fmt(figs["R80_mm"], "mm"), _fmt(figs["R20_mm"], "mm"))),
+        ("peak depth", _fmt(figs["peak_depth_mm"], "mm")),
+        ("peak-to-entrance", _fmt(figs["peak_to_entrance"])),
+        ("lateral rms at R80/2", _fmt(s.get("lateral_rms_at_half_R80_mm", float("nan")), "mm")),
+        ("maximum", _fmt(float(np.max(res.dose.values)), res.dose.units)),
+        ("conservation", "%s violation(s), max rel. error %s" % (
+            a.get("conservation_violations", "?"), _fmt(a.get("conservation_max_energy_rel_err", float("nan"))))),
+        ("run", "%s to %s" % (a.get("utc_start", "?"), a.get("utc_end", "?"))),
+    ]
+    return lines
+
+
+def draw_summary_text(ax, res, figs):
+    ax.axis("off")
+    lines = summary_lines(res, figs)
+    y = 1.0
+    for k, v in lines:
+        ax.text(0.0, y, k, transform=ax.transAxes, fontsize=9, fontweight="bold", va="top")
+        ax.text(0.36, y, v, transform=ax.transAxes, fontsize=9, va="top", wrap=True)
+        y -= 1.0 / (len(lines) + 1)
+
+
+def summary_figure(res, figs, depths, levels=ISODOSE_PERCENT):
+    """One page: depth dose, dose map (or the dose over the material map), lateral profiles, figures."""
+    fig = Figure(figsize=(11.69, 8.27), layout="constrained")  # A4 landscape
+    axs = fig.subplots(2, 2)
+    draw_depth_dose(axs[0, 0], res, figs)
+    if res.material is not None:
+        draw_material(fig, axs[0, 1], res, levels)
+    else:
+        draw_dose_map(fig, axs[0, 1], res, levels)
+    draw_profiles(axs[1, 0], res, depths)
+    draw_summary_text(axs[1, 1], res, figs)
+    fig.suptitle("%s: %s" % (res.path, res.dose.label()))
+    return fig
