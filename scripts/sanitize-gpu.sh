@@ -1,6 +1,7 @@
 #!/bin/sh
 # compute-sanitizer's four tools on the GPU tests' small cases (test_gpu quick:
-# the operators, full steps and per-spot cases, not the whole runs) and on a
+# one case of each operator, two full steps of the one-pass and the two-pass
+# fused step, a per-spot field; not the whole runs) and on a
 # short plan (tests/plans/tiny.yaml on the GPU). Exit 1 if any tool reports an
 # error. Needs a GPU and compute-sanitizer (CUDA Toolkit) on the PATH.
 #   sh scripts/sanitize-gpu.sh [TEST_GPU] [SMX2D_SIM]      (make sanitize-gpu)

@@ -299,13 +299,13 @@ static double row_diff(const spot_dose *a, int ka, const spot_dose *b, int kb, i
  * spot map in reverse order must give the same rows bit for bit: every spot
  * then follows a different predecessor, and anything a clear left behind
  * would change it. */
-static void per_spot_cases(void)
+static void per_spot_cases(int n_paths)
 {
     const char *paths[][2] = {{"backend.fused=true", "transport.streaming_scheme=shift"},
                               {"backend.fused=true", "transport.streaming_scheme=bilinear"},
                               {"backend.fused=false", "transport.streaming_scheme=shift"}};
     const char *names[] = {"one pass", "two-pass fused", "one kernel per operator"};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n_paths && i < 3; i++) {
         /* The CPU with the same transport (the streaming scheme; backend.fused is the GPU's alone). */
         spot_dose cpu = field_rows("cpu", &paths[i][1], 1, 0);
         spot_dose a = field_rows("cuda", paths[i], 2, 0), b = field_rows("cuda", paths[i], 2, 1);
@@ -375,6 +375,22 @@ int main(int argc, char **argv)
         return stress(&gi);
     printf("device: %s (cc %d.%d), %.1f GB, runtime %d, driver %d\n", gi.name, gi.cc_major,
            gi.cc_minor, gi.total_bytes / 1e9, gi.runtime_version, gi.driver_version);
+
+    /* quick: a few cases that run every kernel family once (compute-sanitizer,
+     * scripts/sanitize-gpu.sh, which slows kernels by one to two orders). */
+    if (argc > 1 && strcmp(argv[1], "quick") == 0) {
+        const kcase few[] = {
+            {"theta direct, window", OP_THETA, {"backend.angular=direct"}, 1, 1},
+            {"energy gather", OP_ENERGY, {"backend.energy=gather"}, 1, 1},
+            {"stream gather, shift", OP_STREAM, {"backend.streaming=gather"}, 1, 1},
+            {"2 steps, default (one pass)", -1, {"backend.cuda_graph=true"}, 1, 1},
+            {"2 steps, two-pass fused (bilinear)", -1, {"transport.streaming_scheme=bilinear"}, 1, 1},
+        };
+        for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
+            compare_case(&few[i], 2);
+        per_spot_cases(1);
+        return check_report(argv[0]);
+    }
 
     printf("1. operators alone, CUDA vs CPU, random dense psi:\n");
     const kcase cases[] = {
@@ -560,11 +576,7 @@ int main(int argc, char **argv)
     compare_gpu_gpu("determinism: default kernels twice", g_on, 1, g_on, 1, 1);
 
     printf("3. per-spot dose, CUDA vs CPU:\n");
-    per_spot_cases();
-
-    /* quick: the small cases only (compute-sanitizer, scripts/sanitize-gpu.sh). */
-    if (argc > 1 && strcmp(argv[1], "quick") == 0)
-        return check_report(argv[0]);
+    per_spot_cases(3);
 
     printf("4. whole runs, CUDA vs CPU:\n");
     const char *q[] = {"backend.early_exit=off"};
