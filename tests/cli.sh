@@ -286,6 +286,10 @@ with h5py.File(sys.argv[1], "r") as f:
     m = sp.csr_matrix((g["data"][()], g["indices"][()], g["indptr"][()]), shape=tuple(g["shape"][()]))
     protons, peak, thr = g["protons"][()], g["peak_Gy"][()], g.attrs["threshold"]
     dose = f["/dose/dose_Gy"][()]
+    units = f["/dose/dose_Gy"].attrs["units"]
+    version = f.attrs["code_version"]
+assert isinstance(units, str) and units == "Gy", repr(units)   # h5py gives str, not bytes
+assert isinstance(version, str), repr(version)
 assert m.shape == (3, dose.size), m.shape
 assert list(protons) == [2e9, 1e9, 1.5e9], protons
 field = protons @ m

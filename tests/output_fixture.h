@@ -175,7 +175,12 @@ static inline char *read_str_attr(hid_t loc, const char *name)
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     hid_t t = H5Aget_type(a);
     char *s = NULL;
-    if (H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
+    if (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0) {
+        char *v = NULL;
+        if (H5Aread(a, t, &v) >= 0 && v)
+            s = strdup(v);
+        H5free_memory(v);
+    } else if (H5Tget_class(t) == H5T_STRING) {
         size_t n = H5Tget_size(t);
         s = calloc(n + 1, 1);
         H5Aread(a, t, s);

@@ -13,12 +13,13 @@ static void check_attr(hid_t f, const char *name)
         return;
     hid_t a = H5Aopen(f, name, H5P_DEFAULT), t = H5Aget_type(a);
     if (H5Tget_class(t) == H5T_STRING) {
-        size_t n = H5Tget_size(t);
-        char *buf = calloc(n + 1, 1);
-        /* Read with the file's own string type: HDF5 will not convert UTF-8 to ASCII. */
-        CHECK(H5Aread(a, t, buf) >= 0);
-        CHECK_MSG(buf[0] != '\0', "root attribute '%s' is empty", name);
-        free(buf);
+        /* Variable-length UTF-8 (h5py returns str), read with the file's own type. */
+        CHECK_MSG(H5Tis_variable_str(t) > 0 && H5Tget_cset(t) == H5T_CSET_UTF8,
+                  "root attribute '%s' is not a variable-length UTF-8 string", name);
+        char *buf = NULL;
+        CHECK(H5Tis_variable_str(t) > 0 && H5Aread(a, t, &buf) >= 0);
+        CHECK_MSG(buf && buf[0] != '\0', "root attribute '%s' is empty", name);
+        H5free_memory(buf);
     }
     H5Tclose(t);
     H5Aclose(a);

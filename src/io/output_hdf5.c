@@ -94,8 +94,9 @@ done:
     return rc;
 }
 
-/* Fixed-length, NUL-terminated UTF-8: readable by h5dump, h5py and plain C
- * without variable-length memory management. */
+/* Datasets of text: fixed-length, NUL-terminated UTF-8, readable by h5dump,
+ * h5py (as bytes; .asstr() gives str) and plain C without variable-length
+ * memory management. */
 static hid_t string_type(size_t len)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
@@ -109,18 +110,32 @@ static hid_t string_type(size_t len)
     return t;
 }
 
+/* Attributes: variable-length UTF-8, which h5py (and xarray through it)
+ * returns as str, where a fixed-length string comes back as bytes. */
+static hid_t vlen_string_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return t;
+    if (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+        H5Tclose(t);
+        return H5I_INVALID_HID;
+    }
+    return t;
+}
+
 int out_attr_str(output *o, hid_t loc, const char *where, const char *name,
                     const char *value, smx_error *err)
 {
     if (!value)
         value = "";
-    hid_t t = string_type(strlen(value));
+    hid_t t = vlen_string_type();
     if (t < 0) {
         char object[512];
         snprintf(object, sizeof object, "attribute '%s' of %s", name, where);
         return out_h5_fail(o, err, "make the string type of", object);
     }
-    int rc = put_attr(o, loc, where, name, t, t, value, err);
+    int rc = put_attr(o, loc, where, name, t, t, &value, err);
     H5Tclose(t);
     return rc;
 }
