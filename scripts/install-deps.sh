@@ -1,6 +1,6 @@
 #!/bin/sh
-# Installs what the build needs (a C compiler, make, pkg-config, HDF5, libyaml and
-# Nettle headers, CTest) with the system package manager, when it can, and the Python
+# Installs what the build needs (a C compiler, make, pkg-config, HDF5, libyaml,
+# Nettle and cJSON headers, CTest) with the system package manager, when it can, and the Python
 # modules of the post-processing tools (scripts/smx2d-plot, scripts/smx2d-compare:
 # numpy, h5py, matplotlib) and of the per-spot dose test (scipy.sparse reads the
 # matrix as a user would).
@@ -22,8 +22,9 @@ if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists hdf5 2>/dev/null || missing="$missing libhdf5-dev"
     pkg-config --exists yaml-0.1 2>/dev/null || missing="$missing libyaml-dev"
     pkg-config --exists nettle 2>/dev/null || missing="$missing nettle-dev"
+    pkg-config --exists libcjson 2>/dev/null || missing="$missing libcjson-dev"
 else
-    missing="$missing libhdf5-dev libyaml-dev nettle-dev"
+    missing="$missing libhdf5-dev libyaml-dev nettle-dev libcjson-dev"
 fi
 
 # The tools start with `#!/usr/bin/env python3` and, when that python3 lacks the
@@ -61,7 +62,7 @@ if ! command -v apt-get >/dev/null 2>&1; then
         echo "smx2d-sim: missing build dependencies:$missing" >&2
         echo "  this is not an apt-based system: install the equivalents of" >&2
         echo "  gcc make pkg-config cmake HDF5 (serial, with headers) libyaml (with headers)" >&2
-        echo "  Nettle (with headers; SHA-256)" >&2
+        echo "  Nettle (with headers; SHA-256) cJSON (with headers; the benchmark's JSON)" >&2
     fi
     [ -n "$py_missing" ] && py_note "this is not an apt-based system"
     [ -z "$missing" ]

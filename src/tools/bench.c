@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "physics/source.h"
 #include "transport/backend.h"
 #include "transport/backend_select.h"
@@ -250,23 +252,71 @@ static void print_row(const case_result *c)
            c->floor_ms > 0 ? c->mean_ms / c->floor_ms : 0.0, c->mem_after / 1e9);
 }
 
-static void json_case(FILE *f, const case_result *c, int last)
+/* One case as a JSON object (cJSON escapes the strings: variant labels come
+ * from the program, grid names and devices from the machine). */
+static cJSON *json_case(const case_result *c)
 {
-    fprintf(f,
-            "    {\"grid\": \"%s\", \"kind\": \"%s\", \"variant\": \"%s\", \"Ne\": %d, \"Ntheta\": %d, "
-            "\"Nz\": %d, \"Nx\": %d, \"timed_steps\": %d, \"mean_ms\": %.6f, \"p95_ms\": %.6f, "
-            "\"min_ms\": %.6f, \"theta_ms\": %.6f, \"energy_ms\": %.6f, \"stream_ms\": %.6f, "
-            "\"bookkeeping_ms\": %.6f, \"launches_per_step\": %d, \"dense_bytes_per_step\": %.0f, "
-            "\"copy_bandwidth_GBps\": %.3f, \"floor_ms\": %.6f, \"mean_over_floor\": %.4f, "
-            "\"device_mem_before_GB\": %.4f, \"device_mem_after_GB\": %.4f, \"step_ms\": [",
-            c->grid, c->kind, c->label, c->ne, c->nth, c->nz, c->nx, c->steps, c->mean_ms, c->p95_ms,
-            c->min_ms, c->op_ms[0], c->op_ms[1], c->op_ms[2], c->op_ms[3], c->launches,
-            c->bytes_dense, c->copy_bps / 1e9, c->floor_ms,
-            c->floor_ms > 0 ? c->mean_ms / c->floor_ms : 0.0, c->mem_before / 1e9,
-            c->mem_after / 1e9);
-    for (int i = 0; c->step_ms && i < c->steps; i++)
-        fprintf(f, "%s%.4f", i ? ", " : "", c->step_ms[i]);
-    fprintf(f, "]}%s\n", last ? "" : ",");
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "grid", c->grid);
+    cJSON_AddStringToObject(o, "kind", c->kind);
+    cJSON_AddStringToObject(o, "variant", c->label);
+    const struct { const char *key; double v; } nums[] = {
+        {"Ne", c->ne}, {"Ntheta", c->nth}, {"Nz", c->nz}, {"Nx", c->nx}, {"timed_steps", c->steps},
+        {"mean_ms", c->mean_ms}, {"p95_ms", c->p95_ms}, {"min_ms", c->min_ms}, {"theta_ms", c->op_ms[0]},
+        {"energy_ms", c->op_ms[1]}, {"stream_ms", c->op_ms[2]}, {"bookkeeping_ms", c->op_ms[3]},
+        {"launches_per_step", c->launches}, {"dense_bytes_per_step", c->bytes_dense},
+        {"copy_bandwidth_GBps", c->copy_bps / 1e9}, {"floor_ms", c->floor_ms},
+        {"mean_over_floor", c->floor_ms > 0 ? c->mean_ms / c->floor_ms : 0.0},
+        {"device_mem_before_GB", c->mem_before / 1e9}, {"device_mem_after_GB", c->mem_after / 1e9},
+    };
+    for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
+        cJSON_AddNumberToObject(o, nums[k].key, nums[k].v);
+    cJSON *ms = c->step_ms ? cJSON_CreateDoubleArray(c->step_ms, c->steps) : cJSON_CreateArray();
+    if (ms)
+        cJSON_AddItemToObject(o, "step_ms", ms);
+    return o;
+}
+
+/* The whole benchmark as one JSON document, written to path. */
+static int write_json(const char *path, const char *device, const char *backend, const case_result *res,
+                      int nres, int pencil_run, int nsteps, double total, double mean, smx_error *err)
+{
+    cJSON *root = cJSON_CreateObject(), *cases = cJSON_CreateArray();
+    int ok = root && cases;
+    if (ok) {
+        cJSON_AddStringToObject(root, "device", device);
+        cJSON_AddStringToObject(root, "backend", backend);
+        cJSON_AddItemToObject(root, "cases", cases);
+        for (int i = 0; i < nres && ok; i++) {
+            cJSON *c = json_case(&res[i]);
+            ok = c != NULL;
+            if (c)
+                cJSON_AddItemToArray(cases, c);
+        }
+    } else {
+        cJSON_Delete(cases);
+    }
+    if (ok && pencil_run) {
+        cJSON *pr = cJSON_AddObjectToObject(root, "pencil_run");
+        ok = pr && cJSON_AddNumberToObject(pr, "steps", nsteps) && cJSON_AddNumberToObject(pr, "loop_ms", total) &&
+             cJSON_AddNumberToObject(pr, "mean_step_ms", mean);
+    } else if (ok) {
+        ok = cJSON_AddNullToObject(root, "pencil_run") != NULL;
+    }
+    char *text = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory writing the benchmark JSON");
+    FILE *f = fopen(path, "w");
+    int rc = 0;
+    if (!f)
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: cannot write the benchmark JSON", path);
+    else if (fprintf(f, "%s\n", text) < 0 || fclose(f) != 0)
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: write error", path);
+    cJSON_free(text);
+    return rc;
 }
 
 /* The backend is chosen as for a plan: backend.device from --device / --set,
@@ -365,22 +415,8 @@ int bench_main(const bench_options *o, smx_error *err)
                "the step loop, %.4f ms/step\n", nsteps, total, mean);
     }
     if (o->json) {
-        FILE *f = fopen(o->json, "w");
-        if (!f) {
-            rc = smx_fail(err, SMX_EXIT_INPUT, "%s: cannot write the benchmark JSON", o->json);
+        if ((rc = write_json(o->json, device_name, be->name, res, nres, pencil_run, nsteps, total, mean, err)))
             goto done;
-        }
-        fprintf(f, "{\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"cases\": [\n", device_name,
-                be->name);
-        for (int i = 0; i < nres; i++)
-            json_case(f, &res[i], i == nres - 1);
-        fprintf(f, "  ],\n  \"pencil_run\": ");
-        if (pencil_run)
-            fprintf(f, "{\"steps\": %d, \"loop_ms\": %.4f, \"mean_step_ms\": %.6f}", nsteps, total, mean);
-        else
-            fprintf(f, "null");
-        fprintf(f, "\n}\n");
-        fclose(f);
         printf("wrote %s\n", o->json);
     }
 done:
