@@ -262,6 +262,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     void *bytes = raw ? (len = size, size ? malloc(size) : NULL) : write_image(&in, &len);
     if (raw && bytes)
         memcpy(bytes, data, size);
+    /* SMX_FUZZ_DUMP=FILE writes the table file an input describes (to turn a
+     * finding into a test case). */
+    const char *dump = getenv("SMX_FUZZ_DUMP");
+    FILE *df = dump && bytes ? fopen(dump, "wb") : NULL;
+    if (df) {
+        fwrite(bytes, 1, len, df);
+        fclose(df);
+    }
     if (!bytes)
         return 0;
     tables t;

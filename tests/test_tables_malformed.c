@@ -23,6 +23,7 @@ enum variant {
     V_VERSION,
     V_INTEGER_DATASET,
     V_RATIO,           /* each value fine, a neighbour's ratio not (found by fuzzing) */
+    V_FLOAT32_CSDA,    /* a good table whose CSDA range is stored as float32 */
 };
 
 static int put_str(hid_t obj, const char *name, const char *value, int vlen)
@@ -94,9 +95,10 @@ static int write_variant(const char *path, const tables *src, enum variant v)
         if (v == V_LENGTH && k == 5)
             dim--;
         int as_int = v == V_INTEGER_DATASET && k == 3;
+        int as_f32 = v == V_FLOAT32_CSDA && k == 4;
+        hid_t ft = as_int ? H5T_STD_I32LE : as_f32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
         hid_t sp = H5Screate_simple(1, &dim, NULL);
-        hid_t d = sp >= 0 ? H5Dcreate2(f, s->name, as_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, sp,
-                                       H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+        hid_t d = sp >= 0 ? H5Dcreate2(f, s->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
                           : -1;
         ok &= d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
         if (!(v == V_NO_UNITS && k == 6))
@@ -190,6 +192,28 @@ static void check_malformed(const tables *good)
         tables_free(&t);
         unlink(path);
     }
+
+    /* CSDA ranges rounded to float32: the range of the top energy computed
+     * one ulp past the last tabulated range, and the inverse lookup there was
+     * NaN (found by fuzzing). Every table energy now maps to its stored range
+     * and back exactly, and energies just below the top stay inside. */
+    tmp_path(path, sizeof path, "float32.h5");
+    CHECK(write_variant(path, good, V_FLOAT32_CSDA) == 0);
+    {
+        tables t;
+        smx_error err = {0};
+        CHECK_MSG(tables_load(&t, path, &err) == 0, "%s", err.msg);
+        for (int i = 0; err.code == 0 && i < t.n; i++) {
+            CHECK(tables_csda_range(&t, t.E_MeV[i]) == t.csda_g_cm2[i]);
+            CHECK(tables_energy_at_range(&t, t.csda_g_cm2[i]) == t.E_MeV[i]);
+            double below = nextafter(t.E_MeV[i], 0.0);
+            if (i > 0)
+                CHECK_MSG(isfinite(tables_energy_at_range(&t, tables_csda_range(&t, below))),
+                          "E just below %g MeV", t.E_MeV[i]);
+        }
+        tables_free(&t);
+    }
+    unlink(path);
 
     tmp_path(path, sizeof path, "text.h5");
     FILE *f = fopen(path, "w");

@@ -545,7 +545,15 @@ static double power_law(double x0, double x1, double y0, double y1, double v)
 {
     if (v == x0)
         return y0;
-    return y0 * exp(log(y1 / y0) * (log(v / x0) / log(x1 / x0)));
+    if (v == x1)
+        return y1;
+    /* The curve lies between its two points; rounding must not step outside,
+     * or the range of the table's top energy could exceed its last range,
+     * where the inverse lookup returns NaN (found by fuzzing a table with
+     * float32 columns). */
+    double y = y0 * exp(log(y1 / y0) * (log(v / x0) / log(x1 / x0)));
+    double lo = fmin(y0, y1), hi = fmax(y0, y1);
+    return y < lo ? lo : y > hi ? hi : y;
 }
 
 static double lookup(const tables *t, const double *x, const double *y, double v)
