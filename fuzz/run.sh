@@ -10,7 +10,11 @@ build=$1
 seconds=$2
 shift 2
 targets=${*:-"fuzz_plan fuzz_tables"}
-root=$(pwd)
+# fuzz_plan writes each input to files: on a memory file system it runs about
+# five times as fast as on a disk.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    export TMPDIR=/dev/shm
+fi
 work="$build/fuzz"
 seeds="$work/seeds"
 rm -rf "$seeds"

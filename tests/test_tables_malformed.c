@@ -226,18 +226,21 @@ static void check_malformed(const tables *good)
     expect_load_error(path, expect);
     unlink(path);
 
-    /* The shipped table with one integer changed (found by fuzzing): HDF5 1.10.8
-     * reads past a buffer on it, which kills the AddressSanitizer build and
-     * goes unnoticed in others. Either way the load is an input error naming
-     * the file, never a crash of the caller (tables_load checks in a child). */
+    /* A mutation of the shipped table (found by fuzzing) on which HDF5 1.10.8
+     * itself dies with SIGSEGV (in a memcpy). The load is an input error naming
+     * the file, not a crash of the caller: tables_load reads it in a child
+     * (under AddressSanitizer the child reports and exits 1 instead). */
     {
         const char *crash = "tests/tables_cases/hdf5_crash.h5";
         tables t;
         smx_error err = {0};
+        char want[256], want_asan[256];
+        snprintf(want, sizeof want, "%s: the HDF5 library crashed reading it (Segmentation "
+                 "fault); the file is corrupt", crash);
+        snprintf(want_asan, sizeof want_asan, "%s: the HDF5 library failed reading it (exit "
+                 "status 1); the file is corrupt", crash);
         CHECK(tables_load(&t, crash, &err) == SMX_EXIT_INPUT);
-        CHECK_MSG(!strncmp(err.msg, crash, strlen(crash)) && err.msg[strlen(crash)] == ':',
-                  "%s", err.msg);
-        printf("%s\n", err.msg);
+        CHECK_MSG(!strcmp(err.msg, want) || !strcmp(err.msg, want_asan), "%s", err.msg);
         tables_free(&t);
     }
 
