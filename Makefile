@@ -36,6 +36,11 @@ ALL_CFLAGS    = -std=c11 -D_GNU_SOURCE $(WARN) -fopenmp $(CFLAGS) -Isrc -I$(BUIL
 # $ORIGIN/../lib lets the dist tree find its bundled libraries; DT_RPATH (not
 # RUNPATH) so that the libraries' own dependencies are searched there too.
 LDFLAGS      += -fopenmp -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
+# Sanitizer flags for compiling and linking (`make asan` sets them); empty by default.
+ifneq ($(SANITIZE),)
+ALL_CFLAGS   += $(SANITIZE)
+LDFLAGS      += $(SANITIZE)
+endif
 LDLIBS        = -lhdf5_hl $(PKG_LIBS) -lm
 
 CUDA_HOME    ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
@@ -68,7 +73,7 @@ LDLIBS       += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthrea
 LDFLAGS      += -Wl,-rpath,$(CUDA_HOME)/lib64
 endif
 
-.PHONY: all run test test-gpu sanitize-gpu deps tables dist schema clean
+.PHONY: all run test test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
@@ -135,6 +140,35 @@ test-gpu: all
 sanitize-gpu: all
 	sh scripts/sanitize-gpu.sh $(BUILD)/tests/test_gpu $(BIN)
 
+# ---- sanitizers (docs/testing.md) ----------------------------------------
+# `make asan`: the CPU build with AddressSanitizer and UBSan in build-asan/;
+# any finding stops the program (no recovery), so it fails the test that ran it.
+ASAN_BUILD   ?= build-asan
+ASAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_ENV     := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+                UBSAN_OPTIONS=print_stacktrace=1 SMX_TEST_QUICK=1
+asan: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(ASAN_BUILD) CUDA=0 OPT=-O1 \
+	    SANITIZE='$(ASAN_FLAGS)' all
+test-asan: asan
+	cd $(ASAN_BUILD) && $(ASAN_ENV) ctest --output-on-failure $(CTEST_ARGS)
+
+# `make fuzz`: libFuzzer targets for the plan and table readers (fuzz/), built
+# with clang into build-fuzz/ and run FUZZ_SECONDS each; a crash fails it.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer
+fuzz:
+	@sh scripts/install-deps.sh --fuzz
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 OPT=-O1 \
+	    SANITIZE='$(FUZZ_FLAGS)' fuzz-build
+	sh fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+fuzz-build: $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
+$(BUILD)/fuzz/%: fuzz/%.c $(LIBSMX)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< $(LIBSMX) $(LDFLAGS) $(LDLIBS) -o $@
+
 # The probe measures the memory patterns of Hopper's fused step (its own
 # cp.async and cluster code): built for sm_90 alone.
 PROBE_ARCH   ?= -gencode=arch=compute_90,code=sm_90
@@ -156,6 +190,6 @@ dist: all
 	$(if $(PROBE),cp $(PROBE) $(DIST_DIR)/bin/)
 
 clean:
-	rm -rf $(BUILD) dist
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) dist
 
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d)

@@ -6,12 +6,20 @@
 # matrix as a user would).
 #   --check-only: only report what the build is missing (exit 1 if anything is);
 #                 the Python modules are not needed to build and are not checked.
+#   --fuzz: also what `make fuzz` needs: clang with libFuzzer and the sanitizer
+#           runtimes, and LLVM's OpenMP runtime.
 # Debian/Ubuntu (apt) is supported directly; elsewhere it prints what to install.
 # Missing Python modules never fail this script: the tools then say what to
 # install, and their tests are skipped.
 set -u
 check_only=0
-[ "${1:-}" = "--check-only" ] && check_only=1
+fuzz=0
+for arg in "$@"; do
+    case "$arg" in
+    --check-only) check_only=1 ;;
+    --fuzz) fuzz=1 ;;
+    esac
+done
 
 missing=""
 command -v cc >/dev/null 2>&1 || missing="$missing gcc"
@@ -42,6 +50,20 @@ if [ "$check_only" = 0 ] && ! py_has_modules python3 && ! py_has_modules /usr/bi
     done
 fi
 
+if [ "$fuzz" = 1 ]; then
+    # One probe for all three: clang, its fuzzer/sanitizer runtimes, libomp.
+    probe=$(mktemp -d)
+    printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; return (int)n * 0; }\n' \
+        > "$probe/probe.c"
+    if ! command -v clang >/dev/null 2>&1; then
+        missing="$missing clang libclang-rt-dev libomp-dev"
+    elif ! clang -fsanitize=fuzzer,address,undefined -fopenmp "$probe/probe.c" \
+            -o "$probe/probe" >/dev/null 2>&1; then
+        missing="$missing libclang-rt-dev libomp-dev"
+    fi
+    rm -rf "$probe"
+fi
+
 [ -z "$missing" ] && [ -z "$py_missing" ] && exit 0
 
 if [ "$check_only" = 1 ]; then
@@ -63,6 +85,7 @@ if ! command -v apt-get >/dev/null 2>&1; then
         echo "  this is not an apt-based system: install the equivalents of" >&2
         echo "  gcc make pkg-config cmake HDF5 (serial, with headers) libyaml (with headers)" >&2
         echo "  Nettle (with headers; SHA-256) cJSON (with headers; the benchmark's JSON)" >&2
+        [ "$fuzz" = 1 ] && echo "  and clang with libFuzzer, the sanitizer runtimes and libomp" >&2
     fi
     [ -n "$py_missing" ] && py_note "this is not an apt-based system"
     [ -z "$missing" ]

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/sha256.h"
+#include "base/test_pause.h"
 #include "buildinfo.h"
 #include "input/cli.h"
 #include "input/plan.h"
@@ -20,10 +21,33 @@
 #include "transport/device_query.h"
 #include "transport/simulate.h"
 
+/* The first SIGINT/SIGTERM asks the run to stop at the next safe point (it
+ * then removes its partial file and exits 130); a second one ends it at once,
+ * and the next run reports the partial file it leaves. */
 static void on_signal(int sig)
 {
-    (void)sig;
+    if (smx_interrupted) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
     smx_interrupted = 1;
+}
+
+static void catch_interrupts(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART; /* a write in progress completes */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Between phases: an interrupt that came during the last one ends the run. */
+static int check_interrupt(const char *when, smx_error *err)
+{
+    return smx_interrupted ? smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted %s", when) : 0;
 }
 
 static int write_snapshot(void *out, const grid *g, int step, const float *psi, smx_error *err)
@@ -68,9 +92,11 @@ static int run_plan(const cli *c, int argc, char **argv)
     const backend_ops *be = NULL;
     int rc;
 
+    catch_interrupts();
     /* Input: the plan, the material it names, the grid it asks for, a backend. */
     if ((rc = plan_load(&p, c->plan_path, c->sets, c->n_sets, &err)))
         goto end;
+    smx_test_pause("input", &smx_interrupted);
     if ((rc = tables_load(&t, p.table_path, &err))) {
         blame_key(&p, "material.table_file", &err);
         goto end;
@@ -86,17 +112,20 @@ static int run_plan(const cli *c, int argc, char **argv)
         blame_key(&p, "output.file", &err);
         goto end;
     }
+    if ((rc = check_interrupt("while reading the input", &err)))
+        goto end;
     if (c->dry_run) {
         report_dry_run(&p, &g, &t, be, simulate_expected_steps(&p, &g, &t));
         goto end;
     }
 
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
     sha256_hex(p.yaml_text, p.yaml_len, pv.plan_sha256);
     memcpy(pv.table_sha256, t.sha256, sizeof pv.table_sha256);
     if ((rc = output_open(&out, p.output_file, p.overwrite, &err)) ||
         (rc = output_write_setup(out, &p, &g, &t, &err)))
+        goto end;
+    smx_test_pause("setup", &smx_interrupted);
+    if ((rc = check_interrupt("during setup", &err)))
         goto end;
 
     run_result_phase(&r, "input", now_s() - t_start);
@@ -113,9 +142,13 @@ static int run_plan(const cli *c, int argc, char **argv)
     if (rc)
         goto end;
 
-    /* Result: dose, tallies and provenance written, then renamed into place. */
+    /* Result: dose, tallies and provenance written, then renamed into place;
+     * an interrupt until the rename leaves nothing under the final name. */
+    smx_test_pause("writing", &smx_interrupted);
     double t_out = now_s();
-    if ((rc = output_write_result(out, &p, &g, &r, &pv, &err)) || (rc = output_commit(out, &err)))
+    if ((rc = output_write_result(out, &p, &g, &r, &pv, &err)) ||
+        (rc = check_interrupt("while writing the result", &err)) ||
+        (rc = output_commit(out, &err)))
         goto end;
     out = NULL;
     run_result_phase(&r, "output", now_s() - t_out);

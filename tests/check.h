@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int check_failures = 0;
@@ -42,6 +43,21 @@ static inline int check_report(const char *name)
     else
         printf("%s: all checks passed\n", name);
     return check_failures ? 1 : 0;
+}
+
+/* SMX_TEST_QUICK=1 (`make test-asan`, docs/testing.md): the long physics
+ * regressions run each case at one low energy, with their checks unchanged, so
+ * that a sanitized build (several times slower) runs the same code paths in
+ * minutes. test_energy(E) is E, or that energy in quick mode. */
+#define SMX_TEST_QUICK_MEV 70.0
+static inline int test_quick(void)
+{
+    const char *s = getenv("SMX_TEST_QUICK");
+    return s && s[0] && strcmp(s, "0") != 0;
+}
+static inline double test_energy(double E)
+{
+    return test_quick() ? SMX_TEST_QUICK_MEV : E;
 }
 
 /* CTest SKIP_RETURN_CODE for GPU tests on machines without a GPU. */

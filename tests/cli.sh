@@ -26,6 +26,28 @@ cp "$tmp/plans/tiny.yaml" "$tmp/run/plans/tiny.yaml"
 sed -i 's|../../data/|../../data/|' "$tmp/run/plans/tiny.yaml"
 plan="$tmp/run/plans/tiny.yaml"
 cp -r "$tmp/data" "$tmp/run/../data" 2>/dev/null || true
+# nothing_left NAME: no result, sidecar or temporary file of NAME.h5 in the
+# current directory.
+nothing_left() {
+    [ ! -e "$1.h5" ] || fail "a result was left under the final name $1.h5"
+    [ ! -e "$1.xdmf" ] || fail "a sidecar $1.xdmf was left"
+    ls | grep -q "^$1.h5.partial" && fail "temporary file left behind: $(ls)"
+    return 0
+}
+# paused_run PHASE ARGS...: starts the tiny plan in the background with the
+# test pause at PHASE (src/base/test_pause.h) and returns once it has paused
+# there; its pid is $pid, its stderr $tmp/err.
+paused_run() {
+    phase=$1; shift
+    SMX2D_TEST_PAUSE_AT=$phase "$bin" plans/tiny.yaml --quiet "$@" 2>"$tmp/err" & pid=$!
+    n=0
+    until grep -q "paused at $phase" "$tmp/err"; do
+        kill -0 $pid 2>/dev/null || { wait $pid; fail "exit $? before the pause at $phase: $(cat "$tmp/err")"; }
+        n=$((n + 1))
+        [ $n -lt 1200 ] || { kill -KILL $pid; fail "no pause at $phase within 60 s"; }
+        sleep 0.05
+    done
+}
 
 case "$case_name" in
 usage)
@@ -110,6 +132,25 @@ overwrite)
     ;;
 interrupt)
     cd "$tmp/run"
+    # SIGINT or SIGTERM in every phase of a run: reading the input (nothing
+    # written yet), setup (the temporary file holds the axes), the steps, and
+    # writing the result. Each exits 130 and leaves nothing.
+    for case in input:INT setup:TERM steps:INT writing:TERM setup:INT writing:INT; do
+        phase=${case%:*} sig=${case#*:}
+        paused_run "$phase"
+        kill -"$sig" $pid; wait $pid; rc=$?
+        [ "$rc" = 130 ] || fail "SIG$sig at $phase: exit $rc, expected 130: $(cat "$tmp/err")"
+        grep -q "^smx2d-sim: error: interrupted" "$tmp/err" || fail "SIG$sig at $phase: no message: $(cat "$tmp/err")"
+        nothing_left tiny
+    done
+    # With keep_partial, an interrupt while writing keeps what was written, marked incomplete.
+    paused_run writing --set output.keep_partial=true
+    kill -TERM $pid; wait $pid; rc=$?
+    [ "$rc" = 130 ] || fail "keep_partial run exited $rc, expected 130"
+    [ -f tiny.incomplete.h5 ] || fail "keep_partial kept nothing: $(ls)"
+    nothing_left tiny
+    rm tiny.incomplete.h5
+    # A real signal at an unknown point, without the pause:
     # Ten million steps: still running when the signal comes after 1 s on any
     # backend (the beam stops early and a GPU replays empty steps in microseconds).
     set -- --set grid.angle.mode=full --set grid.angle.n_bins=64 --set transport.steps=10000000 \
@@ -124,6 +165,69 @@ interrupt)
     [ "$rc" = 130 ] || fail "interrupted run exited $rc, expected 130"
     [ -f tiny.incomplete.h5 ] || fail "keep_partial kept nothing"
     [ ! -e tiny.h5 ] || fail "a partial result took the final name"
+    ;;
+stale)
+    cd "$tmp/run"
+    # A run killed outright leaves its temporary file; the next run says so,
+    # and removes it with --overwrite.
+    paused_run steps
+    kill -KILL $pid; wait $pid
+    left=$(ls | grep '^tiny.h5.partial-') || fail "the killed run left no temporary file"
+    # Not stale: a live process's file, and a file someone holds locked as HDF5
+    # does while writing (a run on another machine sharing the directory).
+    : > tiny.h5.partial-$$
+    sh -c 'exit 0' & dead=$!; wait $dead
+    : > tiny.h5.partial-$dead
+    exec 9>>tiny.h5.partial-$dead
+    flock -x 9 || fail "cannot lock a file here"
+    expect 0 "$bin" plans/tiny.yaml --quiet
+    grep -q "warning: $left: left by a run that did not finish (process [0-9]* is gone); remove it, or pass --overwrite" "$tmp/out" ||
+        fail "the stale file was not reported: $(cat "$tmp/out")"
+    [ -f "$left" ] || fail "the stale file was removed without --overwrite"
+    grep -q "partial-$$\|partial-$dead" "$tmp/out" && fail "a file in use was reported: $(cat "$tmp/out")"
+    "$build/tests/test_result_file" tiny.h5 || fail "result incomplete"
+    expect 0 "$bin" plans/tiny.yaml --quiet --overwrite
+    grep -q "warning: $left: removed (left by a run that did not finish" "$tmp/out" ||
+        fail "the stale file was not removed: $(cat "$tmp/out")"
+    [ ! -e "$left" ] || fail "--overwrite left the stale file"
+    [ -e tiny.h5.partial-$$ ] && [ -e tiny.h5.partial-$dead ] || fail "a file in use was removed"
+    exec 9>&-
+    # Given a directory, the messages name the file the same way.
+    mkdir out && : > out/tiny.h5.partial-$dead
+    expect 0 "$bin" plans/tiny.yaml --quiet --output out/tiny.h5
+    grep -q "warning: out/tiny.h5.partial-$dead: left by a run" "$tmp/out" || fail "not reported in a directory: $(cat "$tmp/out")"
+    ;;
+disk_full)
+    cd "$tmp/run"
+    # A file-size limit (SIGXFSZ ignored, so that the write fails with EFBIG
+    # instead of killing the run) hit while writing the setup, and further on
+    # (snapshots, result; where exactly depends on HDF5's caching): exit 3,
+    # HDF5's cause named, nothing left. The tiny result is about 115 kB.
+    for kb in 8:/plan/ 40:/ 80:/; do
+        (trap '' XFSZ; ulimit -f ${kb%:*}; exec "$bin" plans/tiny.yaml --quiet) >"$tmp/out" 2>&1; rc=$?
+        [ "$rc" = 3 ] || fail "file-size limit ${kb%:*} kB: exit $rc, expected 3: $(cat "$tmp/out")"
+        grep -q "^smx2d-sim: error: tiny.h5: cannot write dataset ${kb#*:}.* (in tiny.h5.partial-[0-9]*): File too large$" "$tmp/out" ||
+            fail "file-size limit ${kb%:*} kB: message: $(cat "$tmp/out")"
+        nothing_left tiny
+    done
+    # A full disk: a small tmpfs in a mount namespace of our own, where the
+    # machine allows one (root, or user namespaces).
+    mkdir full
+    if unshare -m -r sh -c "mount -t tmpfs -o size=8k tmpfs full" 2>/dev/null ||
+       unshare -m sh -c "mount -t tmpfs -o size=8k tmpfs full" 2>/dev/null; then
+        u="unshare -m"; unshare -m -r true 2>/dev/null && u="unshare -m -r"
+        for size in 8:"cannot write dataset /plan/.*: No space left on device" \
+                    40:"cannot write dataset /psi/.*: No space left on device" \
+                    80:"cannot write .*: No space left on device" \
+                    100:"not enough disk space to finish full/tiny.h5.partial-[0-9]* (.* MB free, .* MB needed)"; do
+            $u sh -c "mount -t tmpfs -o size=${size%%:*}k tmpfs full && { \"$bin\" plans/tiny.yaml --quiet --output full/tiny.h5; echo \"rc \$?\"; ls -A full; }" >"$tmp/out" 2>&1
+            grep -q "^rc 3$" "$tmp/out" || fail "tmpfs of ${size%%:*} kB: expected exit 3: $(cat "$tmp/out")"
+            grep -q "^smx2d-sim: error: full/tiny.h5: ${size#*:}" "$tmp/out" || fail "tmpfs of ${size%%:*} kB: message: $(cat "$tmp/out")"
+            [ "$(sed -n '/^rc /,$p' "$tmp/out" | wc -l)" = 1 ] || fail "tmpfs of ${size%%:*} kB: files left: $(cat "$tmp/out")"
+        done
+    else
+        echo "cli disk_full: no mount namespace here; the full-disk part was not run"
+    fi
     ;;
 quickstart)
     cd "$tmp/run"

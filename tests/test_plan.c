@@ -313,6 +313,27 @@ static void test_resolved_round_trip(void)
     check_round_trip(CASES "minimal.yaml", sets, 4);
     check_round_trip(CASES "full_plan.yaml", NULL, 0);
     check_round_trip("config/plan-reference.yaml", NULL, 0);
+
+    /* A spot file gives the energies: beam.energy_MeV, required otherwise, is
+     * written as not set (it was once written as 0, which did not load back). */
+    char plan_path[128], spots[128];
+    snprintf(plan_path, sizeof plan_path, "%s/field.yaml", tmp_dir);
+    snprintf(spots, sizeof spots, "%s/field.csv", tmp_dir);
+    write_text(spots, "energy_MeV, x_mm, weight\n100, 0, 1\n90, 1, 0.5\n");
+    write_text(plan_path, "grid: {energy: {E_max_MeV: 100}, space: {nx: 81, nz: 170, dx_mm: 0.5, "
+                          "dz_mm: 0.5}}\nbeam: {spots_file: field.csv}\n"
+                          "transport: {step_mm: 0.5}\noutput: {file: field.h5}\n");
+    check_round_trip(plan_path, NULL, 0);
+    plan p;
+    smx_error err;
+    if (load(&p, plan_path, NULL, 0, &err) == 0) {
+        char *text = plan_resolved_text(&p);
+        CHECK(text && strstr(text, "\n# beam.energy_MeV: not set\n"));
+        free(text);
+        plan_free(&p);
+    }
+    remove(spots);
+    remove(plan_path);
 }
 
 /* A plan that leaves grid.energy.E_max_MeV out gets the highest beam or spot

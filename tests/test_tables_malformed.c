@@ -22,6 +22,8 @@ enum variant {
     V_NO_FILETYPE,
     V_VERSION,
     V_INTEGER_DATASET,
+    V_RATIO,           /* each value fine, a neighbour's ratio not (found by fuzzing) */
+    V_FLOAT32_CSDA,    /* a good table whose CSDA range is stored as float32 */
 };
 
 static int put_str(hid_t obj, const char *name, const char *value, int vlen)
@@ -88,12 +90,15 @@ static int write_variant(const char *path, const tables *src, enum variant v)
             buf[5] = NAN;
         if (v == V_DETOUR && k == 6)
             buf[0] = 1.5;
+        if (v == V_RATIO && k == 5)
+            buf[41] = 3.5539992205006275e-308;
         if (v == V_LENGTH && k == 5)
             dim--;
         int as_int = v == V_INTEGER_DATASET && k == 3;
+        int as_f32 = v == V_FLOAT32_CSDA && k == 4;
+        hid_t ft = as_int ? H5T_STD_I32LE : as_f32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
         hid_t sp = H5Screate_simple(1, &dim, NULL);
-        hid_t d = sp >= 0 ? H5Dcreate2(f, s->name, as_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, sp,
-                                       H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+        hid_t d = sp >= 0 ? H5Dcreate2(f, s->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
                           : -1;
         ok &= d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
         if (!(v == V_NO_UNITS && k == 6))
@@ -153,6 +158,9 @@ static void check_malformed(const tables *good)
          "%s: attribute 'filetype' missing; not a smx2d-sim material table file"},
         {V_VERSION, "%s: format_version '2.0' is not supported (this build reads 1.x)"},
         {V_INTEGER_DATASET, "%s: dataset 'stopping_power_total' is not floating point"},
+        /* It passed once, and projected-range lookups at 6.4-7.0 g/cm2 were infinite. */
+        {V_RATIO, "%s: dataset 'projected_range' goes from 3.554e-308 to 7.035 at index 42, a "
+                  "step log-log interpolation cannot represent"},
     };
     char path[256], expect[2048];
     /* The case messages above quote the shipped table's values. */
@@ -185,6 +193,28 @@ static void check_malformed(const tables *good)
         unlink(path);
     }
 
+    /* CSDA ranges rounded to float32: the range of the top energy computed
+     * one ulp past the last tabulated range, and the inverse lookup there was
+     * NaN (found by fuzzing). Every table energy now maps to its stored range
+     * and back exactly, and energies just below the top stay inside. */
+    tmp_path(path, sizeof path, "float32.h5");
+    CHECK(write_variant(path, good, V_FLOAT32_CSDA) == 0);
+    {
+        tables t;
+        smx_error err = {0};
+        CHECK_MSG(tables_load(&t, path, &err) == 0, "%s", err.msg);
+        for (int i = 0; err.code == 0 && i < t.n; i++) {
+            CHECK(tables_csda_range(&t, t.E_MeV[i]) == t.csda_g_cm2[i]);
+            CHECK(tables_energy_at_range(&t, t.csda_g_cm2[i]) == t.E_MeV[i]);
+            double below = nextafter(t.E_MeV[i], 0.0);
+            if (i > 0)
+                CHECK_MSG(isfinite(tables_energy_at_range(&t, tables_csda_range(&t, below))),
+                          "E just below %g MeV", t.E_MeV[i]);
+        }
+        tables_free(&t);
+    }
+    unlink(path);
+
     tmp_path(path, sizeof path, "text.h5");
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
@@ -195,6 +225,24 @@ static void check_malformed(const tables *good)
     snprintf(expect, sizeof expect, "%s: not an HDF5 file (or unreadable)", path);
     expect_load_error(path, expect);
     unlink(path);
+
+    /* A mutation of the shipped table (found by fuzzing) on which HDF5 1.10.8
+     * itself dies with SIGSEGV (in a memcpy). The load is an input error naming
+     * the file, not a crash of the caller: tables_load reads it in a child
+     * (under AddressSanitizer the child reports and exits 1 instead). */
+    {
+        const char *crash = "tests/tables_cases/hdf5_crash.h5";
+        tables t;
+        smx_error err = {0};
+        char want[256], want_asan[256];
+        snprintf(want, sizeof want, "%s: the HDF5 library crashed reading it (Segmentation "
+                 "fault); the file is corrupt", crash);
+        snprintf(want_asan, sizeof want_asan, "%s: the HDF5 library failed reading it (exit "
+                 "status 1); the file is corrupt", crash);
+        CHECK(tables_load(&t, crash, &err) == SMX_EXIT_INPUT);
+        CHECK_MSG(!strcmp(err.msg, want) || !strcmp(err.msg, want_asan), "%s", err.msg);
+        tables_free(&t);
+    }
 
     tmp_path(path, sizeof path, "no-such-file.h5");
     snprintf(expect, sizeof expect, "%s: cannot open: No such file or directory", path);

@@ -297,7 +297,11 @@ void plan_write_resolved(FILE *f, const plan *p)
         int set = p->loc && (p->loc[i].line > 0 || p->loc[i].from_cli || p->loc[i].derived);
         int optional = k->default_value && !k->default_value[0];
         /* Without locations, an optional int left at 0 is taken as not given. */
-        if (optional && (p->loc ? !set : !*(const int *)(const void *)((const char *)p + k->offset))) {
+        /* A required key the plan may leave out (beam.energy_MeV beside a spot
+         * file) has no value to write: 0 would not load back. */
+        int required_unset = !k->default_value && p->loc && !set;
+        if (required_unset ||
+            (optional && (p->loc ? !set : !*(const int *)(const void *)((const char *)p + k->offset)))) {
             /* An optional key without a default that the plan left out. */
             fprintf(f, "# %s: not set\n", k->path);
             continue;

@@ -1,9 +1,15 @@
 /* The result file's life: written under "<final>.partial-<pid>", checked for
  * room, marked complete and renamed into place on commit, removed (or kept as
- * NAME.incomplete.h5) on abort; an existing file is replaced only when asked. */
+ * NAME.incomplete.h5) on abort; an existing file is replaced only when asked.
+ * Partial files that runs killed outright left behind are reported, and removed
+ * with overwrite. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -139,12 +145,73 @@ static void output_free(output *o)
     free(o);
 }
 
+/* A partial file is stale when its process is gone and nobody holds the lock
+ * HDF5 takes on a file open for writing (which also covers a run on another
+ * machine sharing the directory, or in another PID namespace). */
+static int is_stale(const char *path, long pid)
+{
+    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int unlocked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    close(fd); /* releases the probe's own lock */
+    return unlocked;
+}
+
+/* "<final>.partial-<pid>" files of runs that did not finish (killed, or a
+ * second Ctrl-C): said so, and removed when the run may overwrite. */
+static void handle_stale(const char *final_path, int overwrite)
+{
+    char *dir = dir_of(final_path);
+    char *prefix = NULL;
+    if (!dir || asprintf(&prefix, "%s.partial-", base_of(final_path)) < 0) {
+        free(dir);
+        return;
+    }
+    size_t plen = strlen(prefix);
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        const char *digits = e->d_name + plen;
+        char *end = NULL;
+        if (strncmp(e->d_name, prefix, plen) != 0 || *digits < '0' || *digits > '9')
+            continue;
+        long pid = strtol(digits, &end, 10);
+        char *path = NULL;
+        /* Named as the user named the output: no "./" before a bare name. */
+        int bare = strchr(final_path, '/') == NULL, root = !strcmp(dir, "/");
+        if (*end || asprintf(&path, "%s%s%s", bare ? "" : dir, bare || root ? "" : "/",
+                             e->d_name) < 0)
+            continue;
+        if (!is_stale(path, pid)) {
+            free(path);
+            continue;
+        }
+        if (!overwrite)
+            smx_warn("%s: left by a run that did not finish (process %ld is gone); remove it, "
+                     "or pass --overwrite to have it removed\n", path, pid);
+        else if (unlink(path) == 0)
+            smx_warn("%s: removed (left by a run that did not finish; process %ld is gone)\n",
+                     path, pid);
+        else
+            smx_warn("%s: left by a run that did not finish; could not remove it: %s\n", path,
+                     strerror(errno));
+        free(path);
+    }
+    if (d)
+        closedir(d);
+    free(prefix);
+    free(dir);
+}
+
 static int open_impl(output **out, const char *final_path, int overwrite, smx_error *err)
 {
     *out = NULL;
     int rc = output_check_target(final_path, overwrite, err);
     if (rc)
         return rc;
+    handle_stale(final_path, overwrite);
     output *o = calloc(1, sizeof *o);
     if (!o)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory", final_path);

@@ -4,6 +4,8 @@
 #ifndef SMX_TABLES_H
 #define SMX_TABLES_H
 
+#include <stddef.h>
+
 #include "base/error.h"
 
 typedef struct tables {
@@ -24,7 +26,14 @@ typedef struct tables {
     char sha256[65];             /* of the file as read */
 } tables;
 
+/* Reads the file once, checks it in a child process (a corrupt file that
+ * crashes the HDF5 library is then an error, not a crash of the caller), and
+ * loads and validates it. t->sha256 is of the bytes read. */
 int tables_load(tables *t, const char *path, smx_error *err);
+/* The reader and its checks on a file's bytes in memory, in this process
+ * (name is used in messages and kept as t->path; the hash is of the bytes). */
+int tables_load_image(tables *t, const void *bytes, size_t len, const char *name,
+                      smx_error *err);
 void tables_free(tables *t);
 
 /* Interpolation (log-log). Energies outside [E_MeV[0], E_MeV[n-1]] return NAN. */
@@ -54,6 +63,7 @@ double tables_step_integral(const tables *t, double E_MeV, double E_stop_MeV, do
 #define TABLES_FILETYPE "smx2d-sim material table"
 #define TABLES_FORMAT_VERSION "1.0"
 #define TABLES_NDATASETS 8
+#define TABLES_MAX_BYTES (256 << 20)
 typedef struct tables_dataset_spec {
     const char *name;
     const char *units;

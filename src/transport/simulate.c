@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/progress.h"
+#include "base/test_pause.h"
 #include "physics/source.h"
 #include "transport/step_log.h"
 
@@ -129,6 +130,8 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
         if ((rc = be->step(ctx, enqueued, err)))
             return rc;
         enqueued++;
+        if (enqueued == 1)
+            smx_test_pause("steps", &smx_interrupted);
         if (out && wants_snapshot(p, enqueued) && !(enqueued == limit && p->snapshot_final)) {
             double before = *write_s;
             rc = snapshot_flush(be, ctx, out, g, ps, INT32_MAX, 0, write_s, err);

@@ -1,0 +1,20 @@
+#include "base/test_pause.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void smx_test_pause(const char *phase, volatile sig_atomic_t *flag)
+{
+    const char *want = getenv("SMX2D_TEST_PAUSE_AT");
+    if (!want || strcmp(want, phase) != 0)
+        return;
+    fprintf(stderr, "smx2d-sim: test: paused at %s\n", phase);
+    fflush(stderr);
+    /* Polling a flag the handler sets works whichever thread the signal lands
+     * on, and a signal that came before the loop is not missed. */
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 6000 && !*flag; i++)
+        nanosleep(&tick, NULL);
+}
