@@ -203,7 +203,7 @@ disk_full)
     # instead of killing the run) hit while writing the setup, and further on
     # (snapshots, result; where exactly depends on HDF5's caching): exit 3,
     # HDF5's cause named, nothing left. The tiny result is about 115 kB.
-    for kb in 8:/plan/ 40:/ 80:/; do
+    for kb in 8:/ 40:/ 80:/; do
         (trap '' XFSZ; ulimit -f ${kb%:*}; exec "$bin" plans/tiny.yaml --quiet) >"$tmp/out" 2>&1; rc=$?
         [ "$rc" = 3 ] || fail "file-size limit ${kb%:*} kB: exit $rc, expected 3: $(cat "$tmp/out")"
         grep -q "^smx2d-sim: error: tiny.h5: cannot write dataset ${kb#*:}.* (in tiny.h5.partial-[0-9]*): File too large$" "$tmp/out" ||
