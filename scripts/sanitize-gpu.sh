@@ -1,7 +1,8 @@
 #!/bin/sh
 # compute-sanitizer's four tools on the GPU tests' small cases (test_gpu quick:
 # one case of each operator, two full steps of the one-pass and the two-pass
-# fused step, a per-spot field; not the whole runs) and on a
+# fused step, a per-spot field; racecheck, much the slowest, runs the same
+# without the per-spot field) and on a
 # short plan (tests/plans/tiny.yaml on the GPU). Exit 1 if any tool reports an
 # error. Needs a GPU and compute-sanitizer (CUDA Toolkit) on the PATH.
 #   sh scripts/sanitize-gpu.sh [TEST_GPU] [SMX2D_SIM]      (make sanitize-gpu)
@@ -17,7 +18,9 @@ command -v compute-sanitizer >/dev/null 2>&1 || { echo "compute-sanitizer not fo
 status=0
 for tool in memcheck racecheck synccheck initcheck; do
     for what in test plan; do
-        if [ "$what" = test ]; then
+        if [ "$what" = test ] && [ "$tool" = racecheck ]; then
+            set -- "$test_gpu" quick-steps   # racecheck is the slowest: the cases without whole runs
+        elif [ "$what" = test ]; then
             set -- "$test_gpu" quick
         else
             set -- "$bin" "$root/tests/plans/tiny.yaml" --device cuda --overwrite --quiet \

@@ -378,7 +378,8 @@ int main(int argc, char **argv)
 
     /* quick: a few cases that run every kernel family once (compute-sanitizer,
      * scripts/sanitize-gpu.sh, which slows kernels by one to two orders). */
-    if (argc > 1 && strcmp(argv[1], "quick") == 0) {
+    const int steps_only = argc > 1 && strcmp(argv[1], "quick-steps") == 0; /* racecheck: no whole runs at all */
+    if (argc > 1 && (strcmp(argv[1], "quick") == 0 || steps_only)) {
         const kcase few[] = {
             {"theta direct, window", OP_THETA, {"backend.angular=direct"}, 1, 1},
             {"energy gather", OP_ENERGY, {"backend.energy=gather"}, 1, 1},
@@ -388,7 +389,8 @@ int main(int argc, char **argv)
         };
         for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
             compare_case(&few[i], 2);
-        per_spot_cases(1);
+        if (!steps_only)
+            per_spot_cases(1);
         return check_report(argv[0]);
     }
 
