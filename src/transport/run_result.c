@@ -99,9 +99,7 @@ void spot_dose_free(spot_dose *sd)
     free(sd->values);
     free(sd->dropped);
     free(sd->weight);
-    double threshold = sd->threshold;
     memset(sd, 0, sizeof *sd);
-    sd->threshold = threshold;
 }
 
 int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight)

@@ -214,17 +214,17 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
         if ((rc = upload_source(sp, host, occupied, k, &one.initial_weight, &one.initial_energy_MeV, err)))
             break;
         source_clear(host, g, occupied);
+        if (!(one.initial_weight > 0.0)) {
+            plan_spot s = plan_spot_at(p, k);
+            rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
+            break;
+        }
         double tb = now_s();
         if ((rc = run_steps(sp, &one, NULL, 0, NULL, NULL, err)))
             break;
         double tc = now_s();
         if ((rc = sp->be->download_dose(sp->ctx, dose, err)))
             break;
-        if (!(one.initial_weight > 0.0)) {
-            plan_spot s = plan_spot_at(p, k);
-            rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
-            break;
-        }
         for (int64_t i = 0; i < g->slice; i++)
             dose[i] /= one.initial_weight;
         if (spot_dose_append(&r->per_spot, n, dose, g->slice, one.initial_weight)) {
