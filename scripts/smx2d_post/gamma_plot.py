@@ -7,18 +7,10 @@ from matplotlib.figure import Figure  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from .plots import colorbar  # noqa: E402
+from .plots import colorbar, map_axes  # noqa: E402
 
 LEVELS = (20, 50, 80, 95)  # isodose lines of the two doses, % of the normalisation dose
 GAMMA_SHOWN = 2.0          # the gamma map's colour scale ends here (larger values take its top colour)
-
-
-def _map(ax, ref):
-    ax.set_xlabel("depth z (mm)")
-    ax.set_ylabel("lateral position x (mm)")
-    ax.set_xlim(ref.z_edges[0], ref.z_edges[-1])
-    ax.set_ylim(ref.x_edges[0], ref.x_edges[-1])
-    ax.set_aspect("equal", adjustable="box")
 
 
 def gamma_figure(ref, ev, ev_on_ref, g, criteria):
@@ -44,7 +36,7 @@ def gamma_figure(ref, ev, ev_on_ref, g, criteria):
         a.legend(handles, ["%g %%" % p for p in LEVELS] + ["reference", "evaluated"], fontsize="x-small",
                  loc="upper right", framealpha=0.7)
     a.set_title("isodose lines in %% of %.4g%s" % (norm, unit), fontsize="small")
-    _map(a, ref)
+    map_axes(a, ref)
 
     diff = 100.0 * (ev_on_ref - ref.values) / norm
     shown = np.where(g.evaluated, diff, np.nan)
@@ -56,7 +48,7 @@ def gamma_figure(ref, ev, ev_on_ref, g, criteria):
                      shading="flat")
     colorbar(fig, b, m, "evaluated - reference (%% of %.4g%s)" % (norm, unit))
     b.set_title("dose difference where gamma is evaluated (grey: not evaluated)", fontsize="small")
-    _map(b, ref)
+    map_axes(b, ref)
 
     cmap = matplotlib.colormaps["coolwarm"].copy()
     cmap.set_bad("0.85")
@@ -65,7 +57,7 @@ def gamma_figure(ref, ev, ev_on_ref, g, criteria):
     colorbar(fig, c, m, "gamma (1)", extend="max")
     c.set_title("%s gamma, %s (grey: not evaluated)" % ("local" if g.local else "global", criteria),
                 fontsize="small")
-    _map(c, ref)
+    map_axes(c, ref)
 
     v = g.values
     if len(v):

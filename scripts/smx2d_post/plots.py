@@ -106,7 +106,8 @@ def colorbar(fig, ax, mappable, label, **kw):
     return fig.colorbar(mappable, cax=cax, label=label, **kw)
 
 
-def _map_axes(ax, d):
+def map_axes(ax, d):
+    """Depth across, x up, equal scales, the grid's extent: every map of both tools."""
     ax.set_xlabel("depth z (mm)")
     ax.set_ylabel("lateral position x (mm)")
     ax.set_xlim(d.z_edges[0], d.z_edges[-1])
@@ -119,7 +120,7 @@ def draw_dose_map(fig, ax, res, levels=ISODOSE_PERCENT):
     m = ax.pcolormesh(d.z_edges, d.x_edges, d.values.T, cmap="viridis", shading="flat")
     colorbar(fig, ax, m, d.label())
     _isodose(ax, d, levels)
-    _map_axes(ax, d)
+    map_axes(ax, d)
     ax.set_title("isodose lines in %% of the maximum, %.4g %s" % (np.max(d.values), d.units), fontsize="small")
     return m
 
@@ -141,7 +142,7 @@ def draw_material(fig, ax, res, levels=ISODOSE_PERCENT):
         name = mat.source.rsplit("/", 1)[-1].replace("_", " ")
         colorbar(fig, ax, m, "%s (%s)" % (name, mat.units) if mat.units else name)
     _isodose(ax, d, levels, cmap="winter")
-    _map_axes(ax, d)
+    map_axes(ax, d)
     ax.set_title("dose (isodose lines, %% of the maximum) over %s" % mat.source.split(":", 1)[-1],
                  fontsize="small")
 
