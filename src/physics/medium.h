@@ -1,0 +1,71 @@
+/* What every cell of the (z, x) grid is made of: a small list of media, each a
+ * (material, density) pair, and one medium index per cell.
+ *
+ * Medium 0 is the plan's `material:` (the background). It is also the
+ * reference medium of the energy grid: on a `range` grid one step in medium 0
+ * moves a particle exactly one bin; in any other medium the energy after a step
+ * is split between bins (docs/physics.md, "Heterogeneous media").
+ *
+ * Densities are quantised where a map gives many distinct values (CT numbers):
+ * every cell's density is its medium's, and the dose in Gy uses exactly that
+ * value, so the map written to the result file is the map transported. */
+#ifndef SMX_MEDIUM_H
+#define SMX_MEDIUM_H
+
+#include <stdint.h>
+
+#include "base/error.h"
+
+/* A cell's medium index is one byte. */
+#define MEDIUM_MAX 255
+#define MEDIUM_NAME_MAX 64
+#define MEDIUM_PATH_MAX 4096
+
+typedef struct medium_material {
+    char name[MEDIUM_NAME_MAX];        /* as the plan names it (library key or material.name) */
+    char table_path[MEDIUM_PATH_MAX];  /* its HDF5 table, resolved */
+} medium_material;
+
+typedef struct medium {
+    int material;          /* index into medium_map.materials */
+    double density_g_cm3;
+} medium;
+
+typedef struct medium_map {
+    int nz, nx;
+    int n_materials;
+    medium_material *materials;  /* [n_materials]; [0] is the background */
+    int n_media;
+    medium *media;               /* [n_media]; [0] is the background at the plan's density */
+    uint8_t *cell;               /* [nz * nx], z-major like dose; NULL = every cell medium 0 */
+    char rule[512];              /* how the map was made (shapes, map file, CT calibration), for provenance */
+} medium_map;
+
+/* One medium everywhere: the plan's material at its density (no allocation of
+ * cell). name/table_path are copied. */
+int medium_map_uniform(medium_map *m, int nz, int nx, const char *name, const char *table_path,
+                       double density_g_cm3, smx_error *err);
+
+/* Adds a medium (material index, density) if it is not in the list yet and
+ * returns its index; -1 with err set when MEDIUM_MAX would be exceeded. */
+int medium_map_add_medium(medium_map *m, int material, double density_g_cm3, smx_error *err);
+
+/* Adds a material by name and table path if not present; returns its index. */
+int medium_map_add_material(medium_map *m, const char *name, const char *table_path, smx_error *err);
+
+/* Allocates cell[] (all medium 0) if it is still NULL. */
+int medium_map_cells(medium_map *m, smx_error *err);
+
+static inline int medium_of(const medium_map *m, int z, int x)
+{
+    return m->cell ? m->cell[(int64_t)z * m->nx + x] : 0;
+}
+
+static inline int medium_map_uniform_p(const medium_map *m)
+{
+    return m->n_media == 1;
+}
+
+void medium_map_free(medium_map *m);
+
+#endif
