@@ -419,7 +419,7 @@ static inline void check_tallies(hid_t f, const run_result *r)
     CHECK(read_scalar(f, "/tallies/initial_energy_MeV") == r->initial_energy_MeV);
     hid_t g = H5Gopen2(f, "/tallies", H5P_DEFAULT);
     char *s = read_str_attr(g, "channel_names");
-    CHECK_STREQ(s ? s : "", "theta_boundary,theta_cutoff,energy_stopped,spatial_leak,nuclear");
+    CHECK_STREQ(s ? s : "", "theta_boundary,theta_cutoff,energy_stopped,spatial_leak,nuclear,medium_rounding");
     free(s);
     H5Gclose(g);
 }

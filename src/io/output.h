@@ -16,7 +16,7 @@
 #include "transport/run.h"
 
 #define OUTPUT_FILETYPE "smx2d-sim result"
-#define OUTPUT_FORMAT_VERSION "1.1"
+#define OUTPUT_FORMAT_VERSION "1.2"
 
 typedef struct output output;
 

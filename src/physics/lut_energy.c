@@ -168,6 +168,31 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, c
 int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
                      smx_error *err)
 {
+    return energy_lut_build_at(lut, g, t, ph, g->density, err);
+}
+
+void energy_step_model(const grid *g, const tables *t, const energy_physics *ph, double density_g_cm3,
+                       double *E_after, double *var, double *surv)
+{
+    double ds_g = g->ds * 0.1 * density_g_cm3;
+    int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
+    for (int64_t i = 0; i < g->ne; i++) {
+        double E = g->E.centres[i];
+        double R = tables_csda_range(t, E);
+        E_after[i] = tables_energy_at_range(t, R - ds_g); /* NAN below the table: stops */
+        var[i] = 0.0;
+        if (strag && E_after[i] >= g->E_stop) {
+            /* Range variance of the step, in energy at the bins it lands on. */
+            double S = tables_stopping_power(t, E_after[i]);
+            var[i] = straggling_range_variance(t, ph->Z_over_A, E, g->E_stop, ds_g) * S * S;
+        }
+        surv[i] = nuc ? nuclear_survival(t, ph->nonelastic_cm2_g, E, g->E_stop, ds_g) : 1.0;
+    }
+}
+
+int energy_lut_build_at(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
+                        double density_g_cm3, smx_error *err)
+{
     double *E_after = malloc(g->ne * sizeof *E_after);
     double *var = calloc(g->ne, sizeof *var);
     double *surv = malloc(g->ne * sizeof *surv);
@@ -177,24 +202,86 @@ int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const ener
         free(surv);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy-loss table");
     }
-    double ds_g = g->ds * 0.1 * g->density;
+    energy_step_model(g, t, ph, density_g_cm3, E_after, var, surv);
     int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
-    for (int64_t i = 0; i < g->ne; i++) {
-        double E = g->E.centres[i];
-        double R = tables_csda_range(t, E);
-        E_after[i] = tables_energy_at_range(t, R - ds_g); /* NAN below the table: stops */
-        if (strag && E_after[i] >= g->E_stop) {
-            /* Range variance of the step, in energy at the bins it lands on. */
-            double S = tables_stopping_power(t, E_after[i]);
-            var[i] = straggling_range_variance(t, ph->Z_over_A, E, g->E_stop, ds_g) * S * S;
-        }
-        surv[i] = nuc ? nuclear_survival(t, ph->nonelastic_cm2_g, E, g->E_stop, ds_g) : 1.0;
-    }
     int rc = energy_lut_from_map(lut, g, E_after, strag ? var : NULL, nuc ? surv : NULL, err);
     free(E_after);
     free(var);
     free(surv);
     return rc;
+}
+
+/* The phase of the sequence is irrational: with a rational share (0.5 at a
+ * density of 1.5) a rational phase puts n p + phase exactly on integers, where
+ * bins whose shares differ in the last digits would choose differently in the
+ * same step and pull the energy distribution apart. */
+#define DITHER_PHASE 0.6180339887498949
+
+int energy_dither_low(double p_low, int64_t step)
+{
+    return floor((double)(step + 1) * p_low + DITHER_PHASE) - floor((double)step * p_low + DITHER_PHASE) >= 1.0;
+}
+
+/* The lower of the two centres bracketing E (Ec[t] <= E < Ec[t + 1]); -1 below
+ * the lowest. (The plain table's target is the nearest centre when
+ * straggling is on, not the lower one.) */
+static int lower_centre(const grid *g, double E)
+{
+    const double *Ec = g->E.centres;
+    if (!(E >= Ec[0]))
+        return -1;
+    int lo = 0, hi = (int)g->ne - 1;
+    if (E >= Ec[hi])
+        return hi;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (Ec[mid] <= E)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void energy_dither_shares(const grid *g, const energy_lut *mean, const tables *ref, double *p_low)
+{
+    const double *Ec = g->E.centres;
+    for (int i = 0; i < g->ne; i++) {
+        double Ep = mean->E_after[i];
+        int t = mean->target[i] < 0 ? -1 : lower_centre(g, Ep);
+        if (t < 0 || t + 1 >= g->ne || Ep <= Ec[t] * (1.0 + SNAP_REL) ||
+            Ep >= Ec[t + 1] * (1.0 - SNAP_REL)) {
+            p_low[i] = 1.0;
+            continue;
+        }
+        double R1 = tables_csda_range(ref, Ec[t + 1]), R0 = tables_csda_range(ref, Ec[t]);
+        double p = (R1 - tables_csda_range(ref, Ep)) / (R1 - R0);
+        p_low[i] = isfinite(p) ? fmin(fmax(p, 0.0), 1.0) : (Ec[t + 1] - Ep) / (Ec[t + 1] - Ec[t]);
+    }
+}
+
+int energy_lut_dithered(energy_lut *lut, const grid *g, const energy_lut *mean, const double *p_low,
+                        const double *var, const double *surv, int64_t step, double *E_work, double *var_work,
+                        smx_error *err)
+{
+    const double *Ec = g->E.centres;
+    for (int i = 0; i < g->ne; i++) {
+        double Ep = mean->E_after[i];
+        int t = mean->target[i] < 0 ? -1 : lower_centre(g, Ep);
+        var_work[i] = var ? var[i] : 0.0;
+        if (t < 0 || t + 1 >= g->ne || Ep <= Ec[t] * (1.0 + SNAP_REL) ||
+            Ep >= Ec[t + 1] * (1.0 - SNAP_REL)) {
+            E_work[i] = mean->target[i] < 0 ? NAN : Ep; /* stops, or (as good as) a centre */
+            continue;
+        }
+        E_work[i] = energy_dither_low(p_low[i], step) ? Ec[t] : Ec[t + 1];
+        /* A step that leaves the particle in its own bin has no room above it
+         * for a symmetric spread (targets stay at or below the source): its
+         * straggling is left out (docs/physics.md). */
+        if (t + 1 == i && E_work[i] == Ec[i])
+            var_work[i] = 0.0;
+    }
+    return energy_lut_from_map(lut, g, E_work, var ? var_work : NULL, surv, err);
 }
 
 int energy_lut_low_target(const energy_lut *lut, int i)

@@ -67,6 +67,40 @@ typedef struct energy_physics {
 /* From the CSDA table and the models of ph (NULL: slowing down only). */
 int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
                      smx_error *err);
+/* The same for a medium of another table and density on the same grid (a
+ * heterogeneous run: one table per medium). */
+int energy_lut_build_at(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
+                        double density_g_cm3, smx_error *err);
+/* The plain model of one step in a medium, per source bin: E' (NAN = stops),
+ * the straggling variance added (MeV^2; 0 without straggling) and the survival
+ * probability (1 without nuclear removal). */
+void energy_step_model(const grid *g, const tables *t, const energy_physics *ph, double density_g_cm3,
+                       double *E_after, double *var, double *surv);
+
+/* A_E of step `step` in a medium other than the grid's reference. There one
+ * step does not move a particle a whole number of bins, and the mean-keeping
+ * split of `mean` would spread the energy a little more every step (numerical
+ * straggling). Instead the whole weight moves to one of the two bracketing
+ * centres, the lower one in a fraction p_low of the steps, chosen by the step
+ * index so that any run of K consecutive steps takes the lower one K p_low
+ * times within one (a Bresenham sequence, energy_dither_low): a particle
+ * crossing the medium loses its mean residual range within one bin, with no
+ * spread added. p_low is measured in the reference table's residual range
+ * (energy_dither_shares): on a range grid that share is the same for every
+ * bin of a medium whose stopping power is the reference's times a constant,
+ * so all bins choose alike in a step and the distribution moves as a whole. Straggling (var) and survival (surv) apply as in the plain table.
+ * The deposit and removal of the step stay those of `mean`; the difference
+ * between the two tables' deposits is tallied (CH_MEDIUM_ROUNDING). E_work and
+ * var_work are scratch arrays of ne doubles. */
+int energy_lut_dithered(energy_lut *lut, const grid *g, const energy_lut *mean, const double *p_low,
+                        const double *var, const double *surv, int64_t step, double *E_work, double *var_work,
+                        smx_error *err);
+/* Each source bin's share of steps to the lower bracketing centre, in the
+ * residual range of table ref (the grid's reference medium). */
+void energy_dither_shares(const grid *g, const energy_lut *mean, const tables *ref, double *p_low);
+/* 1 when step `step` takes the lower centre, for a lower share p_low. */
+int energy_dither_low(double p_low, int64_t step);
+
 /* From explicit E' values (NAN or < E_stop = stopped), energy variances added
  * over the step (MeV^2; NULL = none) and survival probabilities (NULL = all
  * survive); the tests use it to force a non-monotone map. */

@@ -35,10 +35,12 @@ static double step_variance(const scatter_model *m, double E, double E_stop, dou
     return tables_step_integral(m->t, E, E_stop, ds_g, scatter_T, m);
 }
 
+/* sig[i] = the step's rms angle / dtheta for energy bin i in a medium of table t
+ * and density rho (g/cm3). */
 static int angular_sigmas(double *sig, const plan *p, const grid *g, const tables *t,
-                          const material_props *mat)
+                          const material_props *mat, double rho)
 {
-    double ds_g = g->ds * 0.1 * g->density;
+    double ds_g = g->ds * 0.1 * rho;
     scatter_model m = {t, p->scattering_power == SCAT_HIGHLAND, plan_reference_energy_MeV(p),
                        mat ? mat->XS_g_cm2 : 0.0};
     for (int64_t i = 0; i < g->ne; i++) {
@@ -64,47 +66,37 @@ static int need_material(const plan *p, const tables *t, const material_props **
         return 0;
     return plan_fail_at(p, err, key,
                         "the material '%s' of %s has no scattering length, Z/A or non-elastic "
-                        "cross section here yet (known: water (liquid)); switch the model off, "
+                        "cross section here yet; switch the model off, "
                         "or use transport.scattering_power: fermi_rossi", t->material, t->path);
 }
 
-int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
+/* A_E of one medium: its table's slowing down at its density, with the plan's
+ * models and the material's constants. */
+static int medium_energy_lut(energy_lut *el, const plan *p, const grid *g, const tables *t,
+                             double rho, smx_error *err)
 {
-    *s = (sim_tables){.p = p, .g = g, .only_op = -1};
     const material_props *mat;
     int rc = need_material(p, t, &mat, err);
     if (rc)
         return rc;
     energy_physics ph = {p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
                          mat ? mat->nonelastic_cm2_g : NULL};
-    rc = energy_lut_build(&s->el, g, t, &ph, err);
+    return energy_lut_build_at(el, g, t, &ph, rho, err);
+}
+
+/* Angular kernels for n_media media (sigmas of medium m at [m * ne ...]) and
+ * every kernel's share scattered outside a window. */
+static int build_kernels(sim_tables *s, const double *sig, int n_media, smx_error *err)
+{
+    const grid *g = s->g;
+    int rc = angle_kernels_build(&s->ak, sig, (int)g->ne * n_media, (int)g->nth,
+                                 g->angle_mode == ANGLE_FULL, err);
     if (rc)
         return rc;
-    double *sig = malloc(g->ne * sizeof *sig);
-    if (!sig) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
-        goto fail;
-    }
-    if (angular_sigmas(sig, p, g, t, mat)) {
-        free(sig);
-        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
-                      t->path);
-        goto fail;
-    }
-    rc = angle_kernels_build(&s->ak, sig, (int)g->ne, (int)g->nth, g->angle_mode == ANGLE_FULL,
-                             err);
-    free(sig);
-    if (rc)
-        goto fail;
-    if ((rc = stream_table_build(&s->st, g, p->streaming_scheme, err)))
-        goto fail;
-
     int nth = (int)g->nth, nk = s->ak.n_kernels;
     s->boundary_frac = calloc((size_t)nk * nth, sizeof *s->boundary_frac);
-    if (!s->boundary_frac) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
-        goto fail;
-    }
+    if (!s->boundary_frac)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
     if (g->angle_mode == ANGLE_WINDOW) {
         for (int k = 0; k < nk; k++) {
             int K = s->ak.half_width[k];
@@ -118,10 +110,53 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
             }
         }
     }
-    s->energy_gather = p->variant_energy != VAR_E_SCATTER && s->el.gather_ok;
-    if (p->variant_energy == VAR_E_GATHER && !s->el.gather_ok)
-        smx_warn("energy-loss gather table refused (%s); using the scatter form\n",
-                 s->el.gather_reason);
+    return 0;
+}
+
+/* Gather only where every medium's table allows it. */
+static void choose_energy_form(sim_tables *s)
+{
+    const plan *p = s->p;
+    int ok = 1;
+    const energy_lut *bad = NULL;
+    for (int m = 0; m < s->n_media; m++)
+        if (!sim_energy_lut(s, m)->gather_ok) {
+            ok = 0;
+            bad = sim_energy_lut(s, m);
+            break;
+        }
+    s->energy_gather = p->variant_energy != VAR_E_SCATTER && ok;
+    if (p->variant_energy == VAR_E_GATHER && !ok)
+        smx_warn("energy-loss gather table refused (%s); using the scatter form\n", bad->gather_reason);
+}
+
+int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
+{
+    *s = (sim_tables){.p = p, .g = g, .only_op = -1, .n_media = 1};
+    const material_props *mat;
+    int rc = need_material(p, t, &mat, err);
+    if (rc)
+        return rc;
+    if ((rc = medium_energy_lut(&s->el, p, g, t, g->density, err)))
+        return rc;
+    double *sig = malloc(g->ne * sizeof *sig);
+    if (!sig) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
+        goto fail;
+    }
+    if (angular_sigmas(sig, p, g, t, mat, g->density)) {
+        free(sig);
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
+                      t->path);
+        goto fail;
+    }
+    rc = build_kernels(s, sig, 1, err);
+    free(sig);
+    if (rc)
+        goto fail;
+    if ((rc = stream_table_build(&s->st, g, p->streaming_scheme, err)))
+        goto fail;
+    choose_energy_form(s);
     s->stream_gather = p->variant_stream != VAR_S_ATOMIC && p->variant_stream != VAR_S_WARP &&
                        p->variant_stream != VAR_S_FALLBACK;
     return 0;
@@ -130,8 +165,80 @@ fail:
     return rc;
 }
 
+int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *const *mt, smx_error *err)
+{
+    const plan *p = s->p;
+    const grid *g = s->g;
+    if (mm->n_media < 1 || mm->media[0].material != 0 || mm->media[0].density_g_cm3 != g->density)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "internal: medium 0 must be the plan's material at its density");
+    int nm = mm->n_media;
+    s->mm = mm;
+    if (nm == 1)
+        return 0;
+    s->el_media = calloc((size_t)nm - 1, sizeof *s->el_media);
+    double *sig = malloc((size_t)g->ne * nm * sizeof *sig);
+    double *E_after = malloc((size_t)g->ne * sizeof *E_after);
+    double *var = malloc((size_t)g->ne * nm * sizeof *var);
+    double *surv = malloc((size_t)g->ne * nm * sizeof *surv);
+    s->media_plow = malloc((size_t)g->ne * nm * sizeof *s->media_plow);
+    if (!s->el_media || !sig || !E_after || !var || !surv || !s->media_plow) {
+        free(E_after);
+        free(var);
+        free(surv);
+        free(sig);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (tables of %d media)", nm);
+    }
+    s->n_media = nm;
+    int rc = 0;
+    for (int m = 0; m < nm && !rc; m++) {
+        const tables *t = mt[mm->media[m].material];
+        double rho = mm->media[m].density_g_cm3;
+        const material_props *mat;
+        if ((rc = need_material(p, t, &mat, err)))
+            break;
+        if (m > 0 && (rc = medium_energy_lut(&s->el_media[m - 1], p, g, t, rho, err)))
+            break;
+        energy_dither_shares(g, sim_energy_lut(s, m), mt[0], s->media_plow + (size_t)m * g->ne);
+        energy_physics ph = {p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
+                             mat ? mat->nonelastic_cm2_g : NULL};
+        energy_step_model(g, t, &ph, rho, E_after, var + (size_t)m * g->ne, surv + (size_t)m * g->ne);
+        if (angular_sigmas(sig + (size_t)m * g->ne, p, g, t, mat, rho))
+            rc = smx_fail(err, SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
+                          t->path);
+    }
+    if (!rc) {
+        angle_kernels_free(&s->ak);
+        free(s->boundary_frac);
+        s->boundary_frac = NULL;
+        rc = build_kernels(s, sig, nm, err);
+    }
+    free(sig);
+    free(E_after);
+    if (p->straggling)
+        s->media_var = var;
+    else
+        free(var);
+    if (p->nuclear)
+        s->media_surv = surv;
+    else
+        free(surv);
+    if (!rc)
+        choose_energy_form(s);
+    return rc;
+}
+
 void sim_tables_free(sim_tables *s)
 {
+    for (int m = 1; s->el_media && m < s->n_media; m++)
+        energy_lut_free(&s->el_media[m - 1]);
+    free(s->el_media);
+    s->el_media = NULL;
+    free(s->media_var);
+    free(s->media_surv);
+    free(s->media_plow);
+    s->media_plow = NULL;
+    s->media_var = s->media_surv = NULL;
     energy_lut_free(&s->el);
     angle_kernels_free(&s->ak);
     stream_table_free(&s->st);

@@ -11,16 +11,25 @@
 #include "physics/lut_angle.h"
 #include "physics/lut_energy.h"
 #include "physics/lut_stream.h"
+#include "physics/medium.h"
 #include "physics/tables.h"
 
 /* Everything built once on the host before the step loop. */
 typedef struct sim_tables {
     const plan *p;
     const grid *g;
-    energy_lut el;
-    angle_kernels ak;
+    energy_lut el;           /* medium 0's (the plan's material) */
+    angle_kernels ak;        /* kernel of medium m, energy bin i: kernel_of_energy[m * ne + i] */
     stream_table st;
     double *boundary_frac;   /* window mode: [n_kernels][nth] share of source bin i scattered outside */
+    /* Heterogeneous media (sim_tables_set_media); one medium otherwise. */
+    const medium_map *mm;    /* which medium each cell holds; NULL = medium 0 everywhere */
+    int n_media;
+    energy_lut *el_media;    /* [n_media - 1]: media 1, 2, ...: the plain (mean-keeping) tables,
+                                whose deposits every step uses */
+    double *media_plow;      /* [n_media][ne] share of steps to the lower centre (energy_dither_shares) */
+    double *media_var;       /* [n_media][ne] straggling variance per step (MeV^2); NULL without */
+    double *media_surv;      /* [n_media][ne] survival per step; NULL without nuclear removal */
     int energy_gather;       /* 1 = gather LUT, 0 = scatter (chosen by plan and LUT validity) */
     int stream_gather;       /* 1 = gather, 0 = scatter */
     int only_op;             /* tests: apply only this enum op_id per step; -1 = all */
@@ -37,6 +46,20 @@ typedef struct sim_tables {
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);
+/* After sim_tables_build: the tables of every medium of mm (mt[k] is the table
+ * of mm->materials[k]; mt[0] the one given to sim_tables_build). mm and the
+ * tables must outlive s. A uniform map changes nothing. */
+int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *const *mt, smx_error *err);
+
+static inline const energy_lut *sim_energy_lut(const sim_tables *s, int m)
+{
+    return m ? &s->el_media[m - 1] : &s->el;
+}
+
+static inline int sim_kernel_of(const sim_tables *s, int m, int ie)
+{
+    return s->ak.kernel_of_energy[(int64_t)m * s->g->ne + ie];
+}
 void sim_tables_free(sim_tables *s);
 
 #endif

@@ -14,6 +14,40 @@ static void cpu_release(void *vctx);
 
 static double cpu_fixed_bytes(const grid *g, int threads);
 
+/* The medium runs of every z row (cpu_ctx.run_*). */
+static int build_runs(cpu_ctx *c)
+{
+    const grid *g = c->g;
+    const medium_map *mm = c->s->mm;
+    int64_t n = 0;
+    for (int z = 0; z < g->nz; z++)
+        for (int x = 0; x < g->nx; x++)
+            n += x == 0 || !mm || medium_of(mm, z, x) != medium_of(mm, z, x - 1);
+    if (!mm || !mm->cell)
+        n = g->nz;
+    c->run_start = malloc((g->nz + 1) * sizeof(int));
+    c->run_x0 = malloc(n * sizeof(int));
+    c->run_x1 = malloc(n * sizeof(int));
+    c->run_m = malloc(n * sizeof(int));
+    if (!c->run_start || !c->run_x0 || !c->run_x1 || !c->run_m)
+        return -1;
+    int r = 0;
+    for (int z = 0; z < g->nz; z++) {
+        c->run_start[z] = r;
+        for (int x = 0; x < g->nx; x++) {
+            int m = mm ? medium_of(mm, z, x) : 0;
+            if (x > 0 && m == c->run_m[r - 1]) {
+                c->run_x1[r - 1] = x;
+                continue;
+            }
+            c->run_x0[r] = c->run_x1[r] = x;
+            c->run_m[r++] = m;
+        }
+    }
+    c->run_start[g->nz] = r;
+    return 0;
+}
+
 static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
 {
     const grid *g = s->g;
@@ -52,7 +86,9 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
     if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose ||
         !c->units || !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 ||
         !c->step_oz || !c->step_ox || !c->scratch || !c->dep_row || !c->dmap || !c->path_z || !c->path_x ||
-        !c->span_z0 || !c->span_z1) {
+        !c->span_z0 || !c->span_z1 || build_runs(c) ||
+        !(c->el_step = calloc(s->n_media, sizeof *c->el_step)) ||
+        !(c->E_work = malloc(g->ne * sizeof(double))) || !(c->var_work = malloc(g->ne * sizeof(double)))) {
         cpu_release(c);
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "out of host memory: the CPU backend needs %.3g GB for this grid",
@@ -141,6 +177,9 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     b->energy_in = c->e_prev;
     c->step = n;
     c->moved = 0;
+    int rc = cpu_step_tables(c, n, err);
+    if (rc)
+        return rc;
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
         if (c->s->only_op >= 0 && op != c->s->only_op)
@@ -275,6 +314,15 @@ static void cpu_release(void *vctx)
     free(c->step_ox);
     free(c->scratch);
     free(c->snap);
+    free(c->run_start);
+    free(c->run_x0);
+    free(c->run_x1);
+    free(c->run_m);
+    for (int m = 1; c->el_step && m < c->s->n_media; m++)
+        energy_lut_free(&c->el_step[m]);
+    free(c->el_step);
+    free(c->E_work);
+    free(c->var_work);
     free(c);
 }
 

@@ -56,7 +56,29 @@ typedef struct cpu_ctx {
     int have_last;
     int uploaded;            /* a source has been uploaded (the next upload clears its run) */
     float *snap;             /* host copy for snapshots */
+    /* Runs of one medium along each z row (the medium map, cut where it
+     * changes): row z's runs are run_start[z] .. run_start[z + 1] - 1, x
+     * ascending, covering 0 .. nx - 1. One run per row in a uniform medium. */
+    int *run_start;          /* [nz + 1] */
+    int *run_x0, *run_x1, *run_m;
+    /* This step's tables of media 1, 2, ... (energy_lut_dithered); [0] unused. */
+    energy_lut *el_step;     /* [n_media] */
+    double *E_work, *var_work; /* [ne] */
 } cpu_ctx;
+
+/* The table psi moves by in medium m this step. */
+static inline const energy_lut *cpu_step_lut(const cpu_ctx *c, int m)
+{
+    return m ? &c->el_step[m] : &c->s->el;
+}
+
+/* The part of row z's run r inside [a, b]; 0 when they do not meet. */
+static inline int run_clip(const cpu_ctx *c, int r, int a, int b, int *xa, int *xb)
+{
+    *xa = c->run_x0[r] > a ? c->run_x0[r] : a;
+    *xb = c->run_x1[r] < b ? c->run_x1[r] : b;
+    return *xa <= *xb;
+}
 
 static inline float *plane(const cpu_ctx *c, float *psi, int64_t ie, int64_t ith)
 {
@@ -68,5 +90,7 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t);
 void cpu_op_energy(cpu_ctx *c, step_tally *t);
 void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t);
 void cpu_measure(cpu_ctx *c, double *wsum, double *esum);
+/* Builds this step's tables of the media other than the reference. */
+int cpu_step_tables(cpu_ctx *c, int64_t step, smx_error *err);
 
 #endif

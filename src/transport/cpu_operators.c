@@ -34,6 +34,7 @@ static void sum_partials(const cpu_ctx *c, int64_t n, step_tally *t)
 }
 
 /* ---- A_theta: convolution over direction, per energy bin's kernel --------- */
+/* Each run of one medium along the row convolves with that medium's kernel. */
 void cpu_op_theta(cpu_ctx *c, step_tally *t)
 {
     const grid *g = c->g;
@@ -44,38 +45,45 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
     for (int64_t u = 0; u < n; u++) {
         int ie = c->units[u].ie, z = c->units[u].z;
         box b = c->box_cur[ie];
-        int nxb = b.x1 - b.x0 + 1;
-        int kid = ak->kernel_of_energy[ie], K = ak->half_width[kid];
-        const float *w = ak->weights + ak->offset[kid] + K;
-        const double *bfrac = c->s->boundary_frac + (size_t)kid * nth;
         float *in = c->scratch + (size_t)omp_get_thread_num() * nth * g->nx;
         step_tally *pt = &c->partial[u];
         tally_clear(pt);
-        double total = 0.0, lost = 0.0;
-        for (int j = 0; j < nth; j++) {
-            const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx + b.x0;
-            memcpy(in + (size_t)j * nxb, row, nxb * sizeof *row);
-            double rs = 0.0;
-            for (int x = 0; x < nxb; x++)
-                rs += row[x];
-            total += rs;
-            lost += rs * bfrac[j];
-        }
-        for (int j = 0; j < nth; j++) {
-            float *out = plane(c, c->cur, ie, j) + (int64_t)z * g->nx + b.x0;
-            for (int x = 0; x < nxb; x++)
-                out[x] = 0.0f;
-            for (int d = -K; d <= K; d++) {
-                int src = j - d;
-                if (circular)
-                    src = ((src % nth) + nth) % nth;
-                else if (src < 0 || src >= nth)
-                    continue;
-                rows_fma(out, in + (size_t)src * nxb, w[d], nxb);
+        double lost = 0.0, cut = 0.0;
+        for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
+            int x0, x1;
+            if (!run_clip(c, r, b.x0, b.x1, &x0, &x1))
+                continue;
+            int nxb = x1 - x0 + 1;
+            int kid = sim_kernel_of(c->s, c->run_m[r], ie), K = ak->half_width[kid];
+            const float *w = ak->weights + ak->offset[kid] + K;
+            const double *bfrac = c->s->boundary_frac + (size_t)kid * nth;
+            double total = 0.0, run_lost = 0.0;
+            for (int j = 0; j < nth; j++) {
+                const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx + x0;
+                memcpy(in + (size_t)j * nxb, row, nxb * sizeof *row);
+                double rs = 0.0;
+                for (int x = 0; x < nxb; x++)
+                    rs += row[x];
+                total += rs;
+                run_lost += rs * bfrac[j];
             }
+            for (int j = 0; j < nth; j++) {
+                float *out = plane(c, c->cur, ie, j) + (int64_t)z * g->nx + x0;
+                for (int x = 0; x < nxb; x++)
+                    out[x] = 0.0f;
+                for (int d = -K; d <= K; d++) {
+                    int src = j - d;
+                    if (circular)
+                        src = ((src % nth) + nth) % nth;
+                    else if (src < 0 || src >= nth)
+                        continue;
+                    rows_fma(out, in + (size_t)src * nxb, w[d], nxb);
+                }
+            }
+            lost += run_lost;
+            cut += total * (1.0 - ak->weight_sum[kid]);
         }
         double E = g->E.centres[ie];
-        double cut = total * (1.0 - ak->weight_sum[kid]);
         pt->weight[CH_THETA_BOUNDARY] = lost;
         pt->energy[CH_THETA_BOUNDARY] = lost * E;
         pt->weight[CH_THETA_CUTOFF] = cut;
@@ -109,10 +117,27 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
 }
 
 /* ---- A_E: deposit, then move weight down in energy ------------------------ */
+int cpu_step_tables(cpu_ctx *c, int64_t step, smx_error *err)
+{
+    const sim_tables *s = c->s;
+    for (int m = 1; m < s->n_media; m++) {
+        energy_lut_free(&c->el_step[m]);
+        const double *var = s->media_var ? s->media_var + (size_t)m * c->g->ne : NULL;
+        const double *surv = s->media_surv ? s->media_surv + (size_t)m * c->g->ne : NULL;
+        int rc = energy_lut_dithered(&c->el_step[m], c->g, sim_energy_lut(s, m),
+                                     s->media_plow + (size_t)m * c->g->ne, var, surv, step, c->E_work,
+                                     c->var_work, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Every run of one medium along a row steps with that medium's table. */
 void cpu_op_energy(cpu_ctx *c, step_tally *t)
 {
+    const sim_tables *s = c->s;
     const grid *g = c->g;
-    const energy_lut *el = &c->s->el;
     const int ne = (int)g->ne, nth = (int)g->nth;
 
     /* Deposit per direction into the map, summed over the source bins in the
@@ -133,19 +158,29 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
             box b = c->box_cur[ie];
             if (box_empty(b) || z < b.z0 || z > b.z1)
                 continue;
-            const double dep = el->deposit_MeV[ie];
             const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-            double wsum = 0.0;
-            for (int x = b.x0; x <= b.x1; x++) {
-                D[x] = fma(dep, (double)row[x], D[x]);
-                wsum += row[x];
-            }
-            if (el->target[ie] < 0) {
-                pt->weight[CH_ENERGY_STOPPED] += wsum;
-                pt->energy[CH_ENERGY_STOPPED] += wsum * g->E.centres[ie];
-            } else if (el->nuclear_weight[ie] != 0.0) {
-                pt->weight[CH_NUCLEAR] += wsum * el->nuclear_weight[ie];
-                pt->energy[CH_NUCLEAR] += wsum * el->nuclear_energy[ie];
+            for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
+                int x0, x1;
+                if (!run_clip(c, r, b.x0, b.x1, &x0, &x1))
+                    continue;
+                /* The dose takes the mean loss; psi moves by the step's table. */
+                const energy_lut *mean = sim_energy_lut(s, c->run_m[r]);
+                const energy_lut *el = cpu_step_lut(c, c->run_m[r]);
+                const double dep = mean->deposit_MeV[ie];
+                double wsum = 0.0;
+                for (int x = x0; x <= x1; x++) {
+                    D[x] = fma(dep, (double)row[x], D[x]);
+                    wsum += row[x];
+                }
+                if (el != mean)
+                    pt->energy[CH_MEDIUM_ROUNDING] += wsum * (el->deposit_MeV[ie] - dep);
+                if (el->target[ie] < 0) {
+                    pt->weight[CH_ENERGY_STOPPED] += wsum;
+                    pt->energy[CH_ENERGY_STOPPED] += wsum * g->E.centres[ie];
+                } else if (el->nuclear_weight[ie] != 0.0) {
+                    pt->weight[CH_NUCLEAR] += wsum * el->nuclear_weight[ie];
+                    pt->energy[CH_NUCLEAR] += wsum * el->nuclear_energy[ie];
+                }
             }
         }
         float *m = c->dmap + (int64_t)j * g->slice + (int64_t)z * g->nx;
@@ -157,67 +192,78 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
     sum_partials(c, nth * nrows, t);
     cpu_deposit_spread(c, all);
 
-    /* New boxes: a target's box is the union of its sources'. */
+    /* New boxes: a target's box is the union of its sources', over every
+     * medium's table (a bin's weight may sit in any of them). */
     for (int ie = 0; ie < ne; ie++)
         c->box_next[ie] = BOX_EMPTY;
-    for (int ie = 0; ie < ne; ie++) {
-        int tg = el->target[ie];
-        if (tg < 0 || box_empty(c->box_cur[ie]))
-            continue;
-        for (int k = 0; k < ENERGY_TARGETS; k++)
-            if (el->coeff[ie][k] != 0.0f)
-                c->box_next[tg - 1 + k] = box_union(c->box_next[tg - 1 + k], c->box_cur[ie]);
+    for (int m = 0; m < s->n_media; m++) {
+        const energy_lut *el = cpu_step_lut(c, m);
+        for (int ie = 0; ie < ne; ie++) {
+            int tg = el->target[ie];
+            if (tg < 0 || box_empty(c->box_cur[ie]))
+                continue;
+            for (int k = 0; k < ENERGY_TARGETS; k++)
+                if (el->coeff[ie][k] != 0.0f)
+                    c->box_next[tg - 1 + k] = box_union(c->box_next[tg - 1 + k], c->box_cur[ie]);
+        }
     }
     /* Every (theta, z) row is independent along energy; within a row, ascending
      * energy keeps the in-place update reading only unmodified sources. */
     int64_t nunits = nth * (box_empty(all) ? 0 : nrows);
-    const int gather = c->s->energy_gather;
+    /* Gather where this step's table of the run's medium allows it (a medium's
+     * whole-bin moves may cross: then it scatters, which is always valid). */
 #pragma omp parallel for schedule(dynamic, 4)
     for (int64_t u = 0; u < nunits; u++) {
         int j = (int)(u / nrows), z = all.z0 + (int)(u % nrows);
         for (int ie = 0; ie < ne; ie++) {
             box oldb = c->box_cur[ie], newb = c->box_next[ie];
-            if (gather) {
-                box reg = box_union(oldb, newb);
-                if (box_empty(reg) || z < reg.z0 || z > reg.z1)
+            box reg = box_union(oldb, newb);
+            if (box_empty(reg) || z < reg.z0 || z > reg.z1)
+                continue;
+            for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
+                const energy_lut *el = cpu_step_lut(c, c->run_m[r]);
+                const int gather = s->energy_gather && el->gather_ok;
+                int x0, x1;
+                if (!run_clip(c, r, gather ? reg.x0 : oldb.x0, gather ? reg.x1 : oldb.x1, &x0, &x1) ||
+                    (!gather && (box_empty(oldb) || z < oldb.z0 || z > oldb.z1)))
                     continue;
-                float *dst = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-                const energy_gather_entry *e = &el->gather[ie];
-                if (e->count == 0) {
-                    for (int x = reg.x0; x <= reg.x1; x++)
-                        dst[x] = 0.0f;
-                } else {
-                    /* The first term rounded once (c0 s0), every further one an fma,
-                     * sources ascending: the order of the scatter form and the GPU's. */
-                    const float *s0 = plane(c, c->cur, e->src[0], j) + (int64_t)z * g->nx;
-                    float c0 = e->coeff[0];
-                    for (int x = reg.x0; x <= reg.x1; x++)
-                        dst[x] = c0 * s0[x];
-                    for (int k = 1; k < e->count; k++) {
-                        const float *sk = plane(c, c->cur, e->src[k], j) + (int64_t)z * g->nx;
-                        rows_fma(dst + reg.x0, sk + reg.x0, e->coeff[k], reg.x1 - reg.x0 + 1);
+                if (gather) {
+                    float *dst = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                    const energy_gather_entry *e = &el->gather[ie];
+                    if (e->count == 0) {
+                        for (int x = x0; x <= x1; x++)
+                            dst[x] = 0.0f;
+                    } else {
+                        /* The first term rounded once (c0 s0), every further one an fma,
+                         * sources ascending: the order of the scatter form and the GPU's. */
+                        const float *s0 = plane(c, c->cur, e->src[0], j) + (int64_t)z * g->nx;
+                        float c0 = e->coeff[0];
+                        for (int x = x0; x <= x1; x++)
+                            dst[x] = c0 * s0[x];
+                        for (int k = 1; k < e->count; k++) {
+                            const float *sk = plane(c, c->cur, e->src[k], j) + (int64_t)z * g->nx;
+                            rows_fma(dst + x0, sk + x0, e->coeff[k], x1 - x0 + 1);
+                        }
                     }
-                }
-            } else {
-                /* Scatter: consume source ie, add into targets at or below it. */
-                if (box_empty(oldb) || z < oldb.z0 || z > oldb.z1)
-                    continue;
-                float *src = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-                int tg = el->target[ie];
-                /* Every target lies at or below the source (lut_energy.h), so
-                 * in place is safe: a target equal to the source (the upward
-                 * side of straggling) receives after the source is read. */
-                float *tk[ENERGY_TARGETS] = {NULL};
-                if (tg >= 0)
-                    for (int k = 0; k < ENERGY_TARGETS; k++)
-                        if (el->coeff[ie][k] != 0.0f)
-                            tk[k] = plane(c, c->cur, tg - 1 + k, j) + (int64_t)z * g->nx;
-                for (int x = oldb.x0; x <= oldb.x1; x++) {
-                    float v = src[x];
-                    src[x] = 0.0f;
-                    for (int k = 0; k < ENERGY_TARGETS; k++)
-                        if (tk[k])
-                            tk[k][x] = fmaf(el->coeff[ie][k], v, tk[k][x]);
+                } else {
+                    /* Scatter: consume source ie, add into targets at or below it. */
+                    float *src = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                    int tg = el->target[ie];
+                    /* Every target lies at or below the source (lut_energy.h), so
+                     * in place is safe: a target equal to the source (the upward
+                     * side of straggling) receives after the source is read. */
+                    float *tk[ENERGY_TARGETS] = {NULL};
+                    if (tg >= 0)
+                        for (int k = 0; k < ENERGY_TARGETS; k++)
+                            if (el->coeff[ie][k] != 0.0f)
+                                tk[k] = plane(c, c->cur, tg - 1 + k, j) + (int64_t)z * g->nx;
+                    for (int x = x0; x <= x1; x++) {
+                        float v = src[x];
+                        src[x] = 0.0f;
+                        for (int k = 0; k < ENERGY_TARGETS; k++)
+                            if (tk[k])
+                                tk[k][x] = fmaf(el->coeff[ie][k], v, tk[k][x]);
+                    }
                 }
             }
         }

@@ -253,11 +253,21 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
 int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be,
              const snapshot_sink *out, run_result *r, smx_error *err)
 {
+    return simulate_media(p, g, t, NULL, be, out, r, err);
+}
+
+int simulate_media(const plan *p, const grid *g, const tables *t, const sim_media *media,
+                   const backend_ops *be, const snapshot_sink *out, run_result *r, smx_error *err)
+{
     double t0 = now_s();
     sim_tables st;
     int rc = sim_tables_build(&st, p, g, t, err);
     if (rc)
         return rc;
+    if (media && (rc = sim_tables_set_media(&st, media->mm, media->mt, err))) {
+        sim_tables_free(&st);
+        return rc;
+    }
     run_result_phase(r, "tables", now_s() - t0);
 
     t0 = now_s();

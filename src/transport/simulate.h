@@ -25,6 +25,17 @@ typedef struct snapshot_sink {
 int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be,
              const snapshot_sink *snaps, run_result *r, smx_error *err);
 
+/* What a heterogeneous run transports: the medium of every cell and the
+ * table of every material (mt[k] for mm->materials[k]; mt[0] is simulate's t). */
+typedef struct sim_media {
+    const medium_map *mm;
+    const tables *const *mt;
+} sim_media;
+
+/* simulate() through the media of `media` (NULL: the plan's material everywhere). */
+int simulate_media(const plan *p, const grid *g, const tables *t, const sim_media *media,
+                   const backend_ops *be, const snapshot_sink *snaps, run_result *r, smx_error *err);
+
 /* Steps needed for the slowest particle to stop (for ETA and sizing). */
 int simulate_expected_steps(const plan *p, const grid *g, const tables *t);
 

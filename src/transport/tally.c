@@ -11,6 +11,7 @@ const char *const tally_channel_names[CH_COUNT] = {
     "energy_stopped",
     "spatial_leak",
     "nuclear",
+    "medium_rounding",
 };
 
 void tally_clear(step_tally *t)

@@ -5,7 +5,11 @@
  * deposited locally and therefore already part of `deposited`. NUCLEAR's
  * weight is the primaries removed by non-elastic interactions; its energy is
  * only the share that leaves the problem (neutrons, gammas): the local share is
- * part of `deposited`. */
+ * part of `deposited`. MEDIUM_ROUNDING has no weight: in a medium other than
+ * the energy grid's reference, psi moves by whole bins while the dose takes
+ * the mean energy loss (lut_energy.h, energy_lut_dithered); its energy is the
+ * difference, of either sign, and sums to within about a bin's energy per
+ * particle over a crossing of the medium. */
 #ifndef SMX_TALLY_H
 #define SMX_TALLY_H
 
@@ -15,7 +19,8 @@ enum tally_channel {
     CH_ENERGY_STOPPED = 2, /* fell below the energy cutoff */
     CH_SPATIAL_LEAK = 3,   /* streamed out of the x-z domain */
     CH_NUCLEAR = 4,        /* removed by a non-elastic nuclear interaction */
-    CH_COUNT = 5
+    CH_MEDIUM_ROUNDING = 5, /* energy only: whole-bin moves against the mean loss deposited */
+    CH_COUNT = 6
 };
 
 extern const char *const tally_channel_names[CH_COUNT];
