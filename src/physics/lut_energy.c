@@ -260,28 +260,81 @@ void energy_dither_shares(const grid *g, const energy_lut *mean, const tables *r
     }
 }
 
-int energy_lut_dithered(energy_lut *lut, const grid *g, const energy_lut *mean, const double *p_low,
-                        const double *var, const double *surv, int64_t step, double *E_work, double *var_work,
-                        smx_error *err)
+int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
+                            const double *var, const double *surv, smx_error *err)
 {
     const double *Ec = g->E.centres;
-    for (int i = 0; i < g->ne; i++) {
+    const int ne = (int)g->ne;
+    *d = (energy_dither_lut){0};
+    d->p_low = malloc(ne * sizeof *d->p_low);
+    d->gather = calloc(ne, sizeof *d->gather);
+    double *E_lo = malloc(ne * sizeof *E_lo), *E_hi = malloc(ne * sizeof *E_hi);
+    double *v_lo = malloc(ne * sizeof *v_lo), *v_hi = malloc(ne * sizeof *v_hi);
+    int rc = 0;
+    if (!d->p_low || !d->gather || !E_lo || !E_hi || !v_lo || !v_hi) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
+        goto done;
+    }
+    energy_dither_shares(g, mean, ref, d->p_low);
+    for (int i = 0; i < ne; i++) {
         double Ep = mean->E_after[i];
         int t = mean->target[i] < 0 ? -1 : lower_centre(g, Ep);
-        var_work[i] = var ? var[i] : 0.0;
-        if (t < 0 || t + 1 >= g->ne || Ep <= Ec[t] * (1.0 + SNAP_REL) ||
-            Ep >= Ec[t + 1] * (1.0 - SNAP_REL)) {
-            E_work[i] = mean->target[i] < 0 ? NAN : Ep; /* stops, or (as good as) a centre */
+        v_lo[i] = v_hi[i] = var ? var[i] : 0.0;
+        if (t < 0 || t + 1 >= ne || Ep <= Ec[t] * (1.0 + SNAP_REL) || Ep >= Ec[t + 1] * (1.0 - SNAP_REL)) {
+            E_lo[i] = E_hi[i] = mean->target[i] < 0 ? NAN : Ep; /* stops, or (as good as) a centre */
             continue;
         }
-        E_work[i] = energy_dither_low(p_low[i], step) ? Ec[t] : Ec[t + 1];
+        E_lo[i] = Ec[t];
+        E_hi[i] = Ec[t + 1];
         /* A step that leaves the particle in its own bin has no room above it
          * for a symmetric spread (targets stay at or below the source): its
          * straggling is left out (docs/physics.md). */
-        if (t + 1 == i && E_work[i] == Ec[i])
-            var_work[i] = 0.0;
+        if (t + 1 == i)
+            v_hi[i] = 0.0;
     }
-    return energy_lut_from_map(lut, g, E_work, var ? var_work : NULL, surv, err);
+    if ((rc = energy_lut_from_map(&d->lower, g, E_lo, var ? v_lo : NULL, surv, err)) ||
+        (rc = energy_lut_from_map(&d->upper, g, E_hi, var ? v_hi : NULL, surv, err)))
+        goto done;
+    /* Per target, every (source, table) that can reach it, sources ascending. */
+    for (int i = 0; i < ne; i++)
+        for (int u = 0; u < 2; u++) {
+            const energy_lut *l = u ? &d->upper : &d->lower;
+            int t = l->target[i];
+            if (t < 0)
+                continue;
+            for (int k = 0; k < ENERGY_TARGETS; k++) {
+                if (l->coeff[i][k] == 0.0f)
+                    continue;
+                energy_candidates *e = &d->gather[t - 1 + k];
+                if (e->count == ENERGY_CANDIDATES) {
+                    rc = smx_fail(err, SMX_EXIT_RUNTIME,
+                                  "internal: energy bin %d of a medium receives from more than %d "
+                                  "(source, table) pairs", t - 1 + k, ENERGY_CANDIDATES);
+                    goto done;
+                }
+                e->src[e->count] = i;
+                e->upper[e->count] = (uint8_t)u;
+                e->coeff[e->count] = l->coeff[i][k];
+                e->count++;
+            }
+        }
+done:
+    free(E_lo);
+    free(E_hi);
+    free(v_lo);
+    free(v_hi);
+    if (rc)
+        energy_dither_lut_free(d);
+    return rc;
+}
+
+void energy_dither_lut_free(energy_dither_lut *d)
+{
+    energy_lut_free(&d->lower);
+    energy_lut_free(&d->upper);
+    free(d->p_low);
+    free(d->gather);
+    *d = (energy_dither_lut){0};
 }
 
 int energy_lut_low_target(const energy_lut *lut, int i)

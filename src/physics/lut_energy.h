@@ -77,29 +77,53 @@ int energy_lut_build_at(energy_lut *lut, const grid *g, const tables *t, const e
 void energy_step_model(const grid *g, const tables *t, const energy_physics *ph, double density_g_cm3,
                        double *E_after, double *var, double *surv);
 
-/* A_E of step `step` in a medium other than the grid's reference. There one
- * step does not move a particle a whole number of bins, and the mean-keeping
- * split of `mean` would spread the energy a little more every step (numerical
- * straggling). Instead the whole weight moves to one of the two bracketing
- * centres, the lower one in a fraction p_low of the steps, chosen by the step
- * index so that any run of K consecutive steps takes the lower one K p_low
- * times within one (a Bresenham sequence, energy_dither_low): a particle
- * crossing the medium loses its mean residual range within one bin, with no
- * spread added. p_low is measured in the reference table's residual range
- * (energy_dither_shares): on a range grid that share is the same for every
- * bin of a medium whose stopping power is the reference's times a constant,
- * so all bins choose alike in a step and the distribution moves as a whole. Straggling (var) and survival (surv) apply as in the plain table.
- * The deposit and removal of the step stay those of `mean`; the difference
- * between the two tables' deposits is tallied (CH_MEDIUM_ROUNDING). E_work and
- * var_work are scratch arrays of ne doubles. */
-int energy_lut_dithered(energy_lut *lut, const grid *g, const energy_lut *mean, const double *p_low,
-                        const double *var, const double *surv, int64_t step, double *E_work, double *var_work,
-                        smx_error *err);
+/* A_E in a medium other than the grid's reference. There one step does not
+ * move a particle a whole number of bins, and the mean-keeping split of the
+ * plain table would spread the energy a little more every step (numerical
+ * straggling). Instead, in each step the whole weight of a source bin moves
+ * to one of the two centres bracketing E' (with the step's straggling about
+ * that centre): the lower one in a share p_low of the steps, chosen by the
+ * step index so that any K consecutive steps take it K p_low times within one
+ * (a Bresenham sequence, energy_dither_low). A particle crossing the medium
+ * then loses its mean residual range within one bin, with no spread added.
+ * p_low is measured in the reference table's residual range: on a range grid
+ * it is the same for every bin of a medium whose stopping power is the
+ * reference's times a constant, so all bins choose alike in a step and the
+ * distribution moves as a whole. The step's deposit and removal stay the
+ * plain table's (the dose has no stripes); the difference between the chosen
+ * table's deposit and the plain one is tallied (CH_MEDIUM_ROUNDING). */
+#define ENERGY_CANDIDATES (2 * ENERGY_TARGETS)
+
+typedef struct energy_candidates {
+    int32_t src[ENERGY_CANDIDATES];  /* source bins, ascending */
+    uint8_t upper[ENERGY_CANDIDATES]; /* 1 = from the upper table */
+    float coeff[ENERGY_CANDIDATES];
+    int32_t count;
+} energy_candidates;
+
+typedef struct energy_dither_lut {
+    energy_lut lower, upper;    /* whole weight to the lower / upper bracketing centre */
+    double *p_low;              /* [ne] share of steps that take the lower table */
+    energy_candidates *gather;  /* [ne] per target: both tables' sources; a step uses those
+                                   whose table it chose */
+} energy_dither_lut;
+
+/* From the plain table `mean` of the medium, the reference table (for the
+ * shares) and the step's straggling variance and survival (NULL = none). */
+int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
+                            const double *var, const double *surv, smx_error *err);
+void energy_dither_lut_free(energy_dither_lut *d);
 /* Each source bin's share of steps to the lower bracketing centre, in the
  * residual range of table ref (the grid's reference medium). */
 void energy_dither_shares(const grid *g, const energy_lut *mean, const tables *ref, double *p_low);
-/* 1 when step `step` takes the lower centre, for a lower share p_low. */
+/* 1 when step `step` takes the lower centre, for a lower share p_low. The
+ * CUDA kernels evaluate the same expression (same operations, no contraction). */
 int energy_dither_low(double p_low, int64_t step);
+
+static inline const energy_lut *energy_dither_pick(const energy_dither_lut *d, int i, int64_t step)
+{
+    return energy_dither_low(d->p_low[i], step) ? &d->lower : &d->upper;
+}
 
 /* From explicit E' values (NAN or < E_stop = stopped), energy variances added
  * over the step (MeV^2; NULL = none) and survival probabilities (NULL = all

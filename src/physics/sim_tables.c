@@ -179,10 +179,10 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
     s->el_media = calloc((size_t)nm - 1, sizeof *s->el_media);
     double *sig = malloc((size_t)g->ne * nm * sizeof *sig);
     double *E_after = malloc((size_t)g->ne * sizeof *E_after);
-    double *var = malloc((size_t)g->ne * nm * sizeof *var);
-    double *surv = malloc((size_t)g->ne * nm * sizeof *surv);
-    s->media_plow = malloc((size_t)g->ne * nm * sizeof *s->media_plow);
-    if (!s->el_media || !sig || !E_after || !var || !surv || !s->media_plow) {
+    double *var = malloc((size_t)g->ne * sizeof *var);
+    double *surv = malloc((size_t)g->ne * sizeof *surv);
+    s->dither = calloc((size_t)nm - 1, sizeof *s->dither);
+    if (!s->el_media || !sig || !E_after || !var || !surv || !s->dither) {
         free(E_after);
         free(var);
         free(surv);
@@ -199,10 +199,12 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
             break;
         if (m > 0 && (rc = medium_energy_lut(&s->el_media[m - 1], p, g, t, rho, err)))
             break;
-        energy_dither_shares(g, sim_energy_lut(s, m), mt[0], s->media_plow + (size_t)m * g->ne);
         energy_physics ph = {p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
                              mat ? mat->nonelastic_cm2_g : NULL};
-        energy_step_model(g, t, &ph, rho, E_after, var + (size_t)m * g->ne, surv + (size_t)m * g->ne);
+        energy_step_model(g, t, &ph, rho, E_after, var, surv);
+        if (m > 0 && (rc = energy_dither_lut_build(&s->dither[m - 1], g, sim_energy_lut(s, m), mt[0],
+                                                   p->straggling ? var : NULL, p->nuclear ? surv : NULL, err)))
+            break;
         if (angular_sigmas(sig + (size_t)m * g->ne, p, g, t, mat, rho))
             rc = smx_fail(err, SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
                           t->path);
@@ -215,14 +217,8 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
     }
     free(sig);
     free(E_after);
-    if (p->straggling)
-        s->media_var = var;
-    else
-        free(var);
-    if (p->nuclear)
-        s->media_surv = surv;
-    else
-        free(surv);
+    free(var);
+    free(surv);
     if (!rc)
         choose_energy_form(s);
     return rc;
@@ -234,11 +230,10 @@ void sim_tables_free(sim_tables *s)
         energy_lut_free(&s->el_media[m - 1]);
     free(s->el_media);
     s->el_media = NULL;
-    free(s->media_var);
-    free(s->media_surv);
-    free(s->media_plow);
-    s->media_plow = NULL;
-    s->media_var = s->media_surv = NULL;
+    for (int m = 1; s->dither && m < s->n_media; m++)
+        energy_dither_lut_free(&s->dither[m - 1]);
+    free(s->dither);
+    s->dither = NULL;
     energy_lut_free(&s->el);
     angle_kernels_free(&s->ak);
     stream_table_free(&s->st);

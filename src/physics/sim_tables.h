@@ -27,9 +27,7 @@ typedef struct sim_tables {
     int n_media;
     energy_lut *el_media;    /* [n_media - 1]: media 1, 2, ...: the plain (mean-keeping) tables,
                                 whose deposits every step uses */
-    double *media_plow;      /* [n_media][ne] share of steps to the lower centre (energy_dither_shares) */
-    double *media_var;       /* [n_media][ne] straggling variance per step (MeV^2); NULL without */
-    double *media_surv;      /* [n_media][ne] survival per step; NULL without nuclear removal */
+    energy_dither_lut *dither; /* [n_media - 1]: how psi moves in media 1, 2, ... */
     int energy_gather;       /* 1 = gather LUT, 0 = scatter (chosen by plan and LUT validity) */
     int stream_gather;       /* 1 = gather, 0 = scatter */
     int only_op;             /* tests: apply only this enum op_id per step; -1 = all */
@@ -54,6 +52,11 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
 static inline const energy_lut *sim_energy_lut(const sim_tables *s, int m)
 {
     return m ? &s->el_media[m - 1] : &s->el;
+}
+
+static inline const energy_dither_lut *sim_dither(const sim_tables *s, int m)
+{
+    return &s->dither[m - 1];
 }
 
 static inline int sim_kernel_of(const sim_tables *s, int m, int ie)

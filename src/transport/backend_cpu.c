@@ -87,8 +87,7 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
         !c->units || !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 ||
         !c->step_oz || !c->step_ox || !c->scratch || !c->dep_row || !c->dmap || !c->path_z || !c->path_x ||
         !c->span_z0 || !c->span_z1 || build_runs(c) ||
-        !(c->el_step = calloc(s->n_media, sizeof *c->el_step)) ||
-        !(c->E_work = malloc(g->ne * sizeof(double))) || !(c->var_work = malloc(g->ne * sizeof(double)))) {
+        !(c->lower = calloc((size_t)s->n_media * g->ne, 1))) {
         cpu_release(c);
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "out of host memory: the CPU backend needs %.3g GB for this grid",
@@ -177,9 +176,7 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     b->energy_in = c->e_prev;
     c->step = n;
     c->moved = 0;
-    int rc = cpu_step_tables(c, n, err);
-    if (rc)
-        return rc;
+    cpu_step_tables(c, n);
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
         if (c->s->only_op >= 0 && op != c->s->only_op)
@@ -318,11 +315,7 @@ static void cpu_release(void *vctx)
     free(c->run_x0);
     free(c->run_x1);
     free(c->run_m);
-    for (int m = 1; c->el_step && m < c->s->n_media; m++)
-        energy_lut_free(&c->el_step[m]);
-    free(c->el_step);
-    free(c->E_work);
-    free(c->var_work);
+    free(c->lower);
     free(c);
 }
 

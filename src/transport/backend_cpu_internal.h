@@ -61,15 +61,18 @@ typedef struct cpu_ctx {
      * ascending, covering 0 .. nx - 1. One run per row in a uniform medium. */
     int *run_start;          /* [nz + 1] */
     int *run_x0, *run_x1, *run_m;
-    /* This step's tables of media 1, 2, ... (energy_lut_dithered); [0] unused. */
-    energy_lut *el_step;     /* [n_media] */
-    double *E_work, *var_work; /* [ne] */
+    /* This step's choice in media 1, 2, ... (lut_energy.h, energy_dither_lut):
+     * 1 = source bin ie of medium m takes the lower table. [0][*] unused. */
+    uint8_t *lower;          /* [n_media][ne] */
 } cpu_ctx;
 
-/* The table psi moves by in medium m this step. */
-static inline const energy_lut *cpu_step_lut(const cpu_ctx *c, int m)
+/* The table source bin ie of medium m moves by in this step. */
+static inline const energy_lut *cpu_step_lut(const cpu_ctx *c, int m, int ie)
 {
-    return m ? &c->el_step[m] : &c->s->el;
+    if (!m)
+        return &c->s->el;
+    const energy_dither_lut *d = sim_dither(c->s, m);
+    return c->lower[(int64_t)m * c->g->ne + ie] ? &d->lower : &d->upper;
 }
 
 /* The part of row z's run r inside [a, b]; 0 when they do not meet. */
@@ -90,7 +93,7 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t);
 void cpu_op_energy(cpu_ctx *c, step_tally *t);
 void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t);
 void cpu_measure(cpu_ctx *c, double *wsum, double *esum);
-/* Builds this step's tables of the media other than the reference. */
-int cpu_step_tables(cpu_ctx *c, int64_t step, smx_error *err);
+/* This step's choices in the media other than the reference. */
+void cpu_step_tables(cpu_ctx *c, int64_t step);
 
 #endif

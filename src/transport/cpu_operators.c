@@ -117,20 +117,12 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
 }
 
 /* ---- A_E: deposit, then move weight down in energy ------------------------ */
-int cpu_step_tables(cpu_ctx *c, int64_t step, smx_error *err)
+void cpu_step_tables(cpu_ctx *c, int64_t step)
 {
     const sim_tables *s = c->s;
-    for (int m = 1; m < s->n_media; m++) {
-        energy_lut_free(&c->el_step[m]);
-        const double *var = s->media_var ? s->media_var + (size_t)m * c->g->ne : NULL;
-        const double *surv = s->media_surv ? s->media_surv + (size_t)m * c->g->ne : NULL;
-        int rc = energy_lut_dithered(&c->el_step[m], c->g, sim_energy_lut(s, m),
-                                     s->media_plow + (size_t)m * c->g->ne, var, surv, step, c->E_work,
-                                     c->var_work, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    for (int m = 1; m < s->n_media; m++)
+        for (int ie = 0; ie < c->g->ne; ie++)
+            c->lower[(int64_t)m * c->g->ne + ie] = (uint8_t)energy_dither_low(sim_dither(s, m)->p_low[ie], step);
 }
 
 /* Every run of one medium along a row steps with that medium's table. */
@@ -165,7 +157,7 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                     continue;
                 /* The dose takes the mean loss; psi moves by the step's table. */
                 const energy_lut *mean = sim_energy_lut(s, c->run_m[r]);
-                const energy_lut *el = cpu_step_lut(c, c->run_m[r]);
+                const energy_lut *el = cpu_step_lut(c, c->run_m[r], ie);
                 const double dep = mean->deposit_MeV[ie];
                 double wsum = 0.0;
                 for (int x = x0; x <= x1; x++) {
@@ -197,8 +189,8 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
     for (int ie = 0; ie < ne; ie++)
         c->box_next[ie] = BOX_EMPTY;
     for (int m = 0; m < s->n_media; m++) {
-        const energy_lut *el = cpu_step_lut(c, m);
         for (int ie = 0; ie < ne; ie++) {
+            const energy_lut *el = cpu_step_lut(c, m, ie);
             int tg = el->target[ie];
             if (tg < 0 || box_empty(c->box_cur[ie]))
                 continue;
@@ -210,26 +202,25 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
     /* Every (theta, z) row is independent along energy; within a row, ascending
      * energy keeps the in-place update reading only unmodified sources. */
     int64_t nunits = nth * (box_empty(all) ? 0 : nrows);
-    /* Gather where this step's table of the run's medium allows it (a medium's
-     * whole-bin moves may cross: then it scatters, which is always valid). */
+    /* Gather (the default) or scatter (backend.energy: scatter). In a medium
+     * other than the reference the gather walks every (source, table) pair
+     * that can reach the target and uses those whose table the step chose. */
+    const int gather = s->energy_gather;
 #pragma omp parallel for schedule(dynamic, 4)
     for (int64_t u = 0; u < nunits; u++) {
         int j = (int)(u / nrows), z = all.z0 + (int)(u % nrows);
         for (int ie = 0; ie < ne; ie++) {
             box oldb = c->box_cur[ie], newb = c->box_next[ie];
-            box reg = box_union(oldb, newb);
+            box reg = gather ? box_union(oldb, newb) : oldb;
             if (box_empty(reg) || z < reg.z0 || z > reg.z1)
                 continue;
             for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
-                const energy_lut *el = cpu_step_lut(c, c->run_m[r]);
-                const int gather = s->energy_gather && el->gather_ok;
-                int x0, x1;
-                if (!run_clip(c, r, gather ? reg.x0 : oldb.x0, gather ? reg.x1 : oldb.x1, &x0, &x1) ||
-                    (!gather && (box_empty(oldb) || z < oldb.z0 || z > oldb.z1)))
+                int x0, x1, m = c->run_m[r];
+                if (!run_clip(c, r, reg.x0, reg.x1, &x0, &x1))
                     continue;
-                if (gather) {
-                    float *dst = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-                    const energy_gather_entry *e = &el->gather[ie];
+                float *dst = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                if (gather && m == 0) {
+                    const energy_gather_entry *e = &s->el.gather[ie];
                     if (e->count == 0) {
                         for (int x = x0; x <= x1; x++)
                             dst[x] = 0.0f;
@@ -245,9 +236,29 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                             rows_fma(dst + x0, sk + x0, e->coeff[k], x1 - x0 + 1);
                         }
                     }
+                } else if (gather) {
+                    const energy_candidates *e = &sim_dither(s, m)->gather[ie];
+                    const uint8_t *low = c->lower + (int64_t)m * ne;
+                    int first = 1;
+                    for (int k = 0; k < e->count; k++) {
+                        if (low[e->src[k]] == e->upper[k])
+                            continue; /* the other table's term */
+                        const float *sk = plane(c, c->cur, e->src[k], j) + (int64_t)z * g->nx;
+                        if (first) {
+                            float c0 = e->coeff[k];
+                            for (int x = x0; x <= x1; x++)
+                                dst[x] = c0 * sk[x];
+                            first = 0;
+                        } else {
+                            rows_fma(dst + x0, sk + x0, e->coeff[k], x1 - x0 + 1);
+                        }
+                    }
+                    if (first)
+                        for (int x = x0; x <= x1; x++)
+                            dst[x] = 0.0f;
                 } else {
                     /* Scatter: consume source ie, add into targets at or below it. */
-                    float *src = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                    const energy_lut *el = cpu_step_lut(c, m, ie);
                     int tg = el->target[ie];
                     /* Every target lies at or below the source (lut_energy.h), so
                      * in place is safe: a target equal to the source (the upward
@@ -258,8 +269,8 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                             if (el->coeff[ie][k] != 0.0f)
                                 tk[k] = plane(c, c->cur, tg - 1 + k, j) + (int64_t)z * g->nx;
                     for (int x = x0; x <= x1; x++) {
-                        float v = src[x];
-                        src[x] = 0.0f;
+                        float v = dst[x];
+                        dst[x] = 0.0f;
                         for (int k = 0; k < ENERGY_TARGETS; k++)
                             if (tk[k])
                                 tk[k][x] = fmaf(el->coeff[ie][k], v, tk[k][x]);
