@@ -23,7 +23,9 @@ struct angular_tables_dev {
     const float *weights;        // concatenated kernels, w[d] at offset[k] + K + d
     const int *offset;           // [n_kernels]
     const int *half_width;       // [n_kernels]
-    const int *kernel_of_energy; // [ne]
+    const int *kernel_of_energy; // [n_media][ne]: medium m, bin ie at m * media_stride + ie
+    const unsigned char *medium; // [nz][px] the medium of each cell; NULL: medium 0 everywhere
+    int64_t media_stride;        // ne (kernel_of_energy may be offset to a run of bins)
     const double *weight_sum;    // [n_kernels]
     const double *boundary_frac; // [n_kernels][nth] (zeros in full mode)
     const double *E;             // [ne] bin centres, MeV
@@ -31,6 +33,12 @@ struct angular_tables_dev {
     int max_half_width;
     int circular;                // 1 = full circle
 };
+
+// Kernel of bin ie in cell zx (z * px + x).
+__device__ inline int kernel_at(const angular_tables_dev &t, int64_t ie, int64_t zx)
+{
+    return t.kernel_of_energy[(t.medium ? (int64_t)t.medium[zx] * t.media_stride : 0) + ie];
+}
 
 // Shared memory the direct kernel needs per block; the backend compares it with
 // the device limit (R-ATH-SHMEM-2) and uses angular_direct_global when it does not fit.

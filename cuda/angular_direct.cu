@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
             zx = c - ie * slice;
         }
         const int64_t base = ie * (int64_t)nth * slice + zx; // in/out[ie][0][z][x]
-        const int k = active ? t.kernel_of_energy[ie] : 0;
+        const int k = active ? kernel_at(t, ie, zx) : 0;
 
         __syncthreads(); // the previous tile's s_in / s_has are no longer read
         column_input ci;
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
         int any = 0;
         int k = 0;
         if (active) {
-            k = t.kernel_of_energy[ie];
+            k = kernel_at(t, ie, zx);
             const double *bf = t.boundary_frac + (int64_t)k * nth;
             column_input ci;
             for_column(col, slice, 0, 1, nth, [&](int th, float v) {

@@ -109,6 +109,15 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
             float *t = cur;
             cur = oth;
             oth = t;
+        } else if (op == OP_ENERGY && c->media) {
+            e = energy_media_deposit(cur, c->dmap, c->d, c->em, &c->state->step, c->stop, c->partials,
+                                     c->blocks, c->stream);
+            if (e == cudaSuccess)
+                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, moved, NULL, c->stop,
+                                   c->blocks, c->stream);
+            if (e == cudaSuccess)
+                e = energy_media_move(c->energy_gather, cur, c->d, c->em, &c->state->step, c->stop, c->blocks,
+                                      c->stream);
         } else if (op == OP_ENERGY) {
             e = energy_deposit(cur, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
             if (e == cudaSuccess)
@@ -347,6 +356,9 @@ static int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_e
         o->b.energy_in = r.e_in;
         o->b.weight_out = r.f[TF_W_OUT];
         o->b.energy_out = r.f[TF_E_OUT];
+        static_assert(TF_E_THETA_BOUNDARY - TF_W_THETA_BOUNDARY == CH_COUNT &&
+                          TF_DEPOSITED - TF_E_THETA_BOUNDARY == CH_COUNT,
+                      "one weight and one energy field per tally channel, in tally.h's order");
         for (int ch = 0; ch < CH_COUNT; ch++) {
             o->b.t.weight[ch] = r.f[TF_W_THETA_BOUNDARY + ch];
             o->b.t.energy[ch] = r.f[TF_E_THETA_BOUNDARY + ch];

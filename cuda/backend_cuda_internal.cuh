@@ -18,6 +18,7 @@ extern "C" {
 #include "common.cuh"
 #include "deposit_path.cuh"
 #include "energy.cuh"
+#include "energy_media.cuh"
 #include "fused.cuh"
 #include "streaming.cuh"
 
@@ -52,6 +53,8 @@ struct cuda_ctx {
     int *stop;
     angular_tables_dev at;
     energy_tables_dev et;
+    int media;               // cells hold different media: energy_media kernels, no fusion, no FFT
+    energy_media_dev em;
     fused_tables_dev ft;
     fused_split_dev split; // the fused kernel's energy split of steps with few tiles
     stream_tables_dev stt;

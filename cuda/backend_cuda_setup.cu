@@ -64,6 +64,13 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
     b += align_up(ne * sizeof(float4)) + align_up(ne * sizeof(int2)) + 2 * align_up(ne * sizeof(double));
     b += align_up(ne * sizeof(energy_gather_dev));
+    if (s && s->n_media > 1) { // per-medium tables (energy_media.cuh) and the medium map
+        const size_t nm = (size_t)s->n_media;
+        b += align_up((size_t)d.slice) + align_up(nm * ne * sizeof(int)); // medium, kernel_of_energy
+        b += 2 * align_up(nm * ne * sizeof(double)) + align_up(nm * ne * sizeof(energy_candidates_dev));
+        b += align_up(2 * nm * ne * sizeof(int)) + align_up(2 * nm * ne * sizeof(float4)) +
+             3 * align_up(2 * nm * ne * sizeof(double));
+    }
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
     const int st = split_tiles_for(g, blocks); // the fused kernel's energy split
@@ -93,6 +100,71 @@ template <class T>
 static int upload_array(T *dst, const T *src, size_t n, smx_error *err)
 {
     CUDA_CHECK_ERR(err, cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyHostToDevice));
+    return 0;
+}
+
+// The medium map in the device layout and the per-(medium, table) energy
+// tables of energy_media.cuh; medium 0 is the plain table in both slots.
+static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error *err)
+{
+    const sim_tables *s = c->s;
+    const grid *g = c->g;
+    const size_t ne = g->ne, nm = (size_t)s->n_media;
+    unsigned char *med = a.take<unsigned char>(c->d.slice);
+    double *plow = a.take<double>(nm * ne), *dmean = a.take<double>(nm * ne);
+    energy_candidates_dev *cand = a.take<energy_candidates_dev>(nm * ne);
+    int *tg = a.take<int>(2 * nm * ne);
+    float4 *cf = a.take<float4>(2 * nm * ne);
+    double *dep = a.take<double>(2 * nm * ne), *nw = a.take<double>(2 * nm * ne), *nen = a.take<double>(2 * nm * ne);
+
+    std::vector<unsigned char> hmed((size_t)c->d.slice, 0);
+    for (int64_t z = 0; z < g->nz; z++)
+        for (int64_t x = 0; x < g->nx; x++)
+            hmed[(size_t)(z * c->d.px + x)] = (unsigned char)medium_of(s->mm, (int)z, (int)x);
+    std::vector<double> hp(nm * ne), hd(nm * ne), hdep(2 * nm * ne), hnw(2 * nm * ne), hne(2 * nm * ne);
+    std::vector<energy_candidates_dev> hc(nm * ne);
+    std::vector<int> htg(2 * nm * ne);
+    std::vector<float4> hcf(2 * nm * ne);
+    static_assert(ENERGY_MEDIA_CANDIDATES == ENERGY_CANDIDATES, "the candidates' layout");
+    for (size_t m = 0; m < nm; m++) {
+        const energy_lut *mean = sim_energy_lut(s, (int)m);
+        for (size_t i = 0; i < ne; i++) {
+            const size_t mi = m * ne + i;
+            hd[mi] = mean->deposit_MeV[i];
+            hp[mi] = m ? sim_dither(s, (int)m)->p_low[i] : 1.0;
+            energy_candidates_dev e{};
+            if (m) {
+                const energy_candidates &ec = sim_dither(s, (int)m)->gather[i];
+                for (int k = 0; k < ec.count; k++)
+                    e.src[k] = ec.src[k], e.coeff[k] = ec.coeff[k], e.upper[k] = ec.upper[k];
+                e.count = ec.count;
+            } else {
+                const energy_gather_entry &ge = s->el.gather[i];
+                for (int k = 0; k < ge.count; k++)
+                    e.src[k] = ge.src[k], e.coeff[k] = ge.coeff[k], e.upper[k] = 0;
+                e.count = ge.count;
+            }
+            hc[mi] = e;
+            for (int u = 0; u < 2; u++) {
+                const energy_lut *l = !m ? &s->el : u ? &sim_dither(s, (int)m)->upper : &sim_dither(s, (int)m)->lower;
+                const size_t k = (m * 2 + u) * ne + i;
+                htg[k] = l->target[i];
+                hcf[k] = float4{l->coeff[i][0], l->coeff[i][1], l->coeff[i][2], 0.0f};
+                hdep[k] = l->deposit_MeV[i];
+                hnw[k] = l->nuclear_weight[i];
+                hne[k] = l->nuclear_energy[i];
+            }
+        }
+    }
+    int rc = upload_array(med, hmed.data(), hmed.size(), err) || upload_array(plow, hp.data(), nm * ne, err) ||
+             upload_array(dmean, hd.data(), nm * ne, err) || upload_array(cand, hc.data(), nm * ne, err) ||
+             upload_array(tg, htg.data(), 2 * nm * ne, err) || upload_array(cf, hcf.data(), 2 * nm * ne, err) ||
+             upload_array(dep, hdep.data(), 2 * nm * ne, err) || upload_array(nw, hnw.data(), 2 * nm * ne, err) ||
+             upload_array(nen, hne.data(), 2 * nm * ne, err);
+    if (rc)
+        return err->code;
+    c->em = energy_media_dev{med, plow, dmean, tg, cf, dep, nw, nen, cand, E, (int)nm};
+    c->at.medium = med;
     return 0;
 }
 
@@ -135,8 +207,16 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     c->angular = smem_ok ? 0 : 1;
     snprintf(c->angular_why, sizeof c->angular_why, "%s", smem_ok ? "direct" :
              "direct-global (shared memory limit)");
+    c->media = s->n_media > 1;
     int want_fft = p->variant_angular == VAR_A_FFT ||
                    (p->variant_angular == VAR_A_AUTO && g->angle_mode == ANGLE_FULL);
+    // A cell's kernel depends on its medium: the FFT convolves a whole bin with one.
+    if (want_fft && c->media) {
+        if (p->variant_angular == VAR_A_FFT)
+            smx_warn("backend.angular: fft convolves every cell of a bin with one kernel; with "
+                     "several media the direct kernel runs\n");
+        want_fft = 0;
+    }
     // cuFFT cannot read the device stop flag: after an auto run ends on the
     // device, steps still enqueued would run the FFT. Its output is the scratch
     // buffer only when theta comes first, so that is required for auto runs.
@@ -170,7 +250,7 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     // Fusion keeps the exact operations of the unfused kernels, so it is taken
     // whenever its preconditions hold (not where the plan puts every bin on
     // the FFT: cuda_upload turns fusion off when the FFT serves any bin).
-    c->fused = p->fused && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
+    c->fused = p->fused && !c->media && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
                !(want_fft && p->variant_angular == VAR_A_FFT && s->force_fft_from == 0) &&
                c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
                p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
@@ -235,7 +315,8 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         CUDA_CHECK_ERR(err, cudaMemset(c->split.count, 0, st * sizeof(int)));
     }
     float *w = a.take<float>(nw);
-    int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(ne);
+    const size_t nm = (size_t)s->n_media;
+    int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(nm * ne);
     int4 *bk = a.take<int4>(ne);
     fused_bin *fb = a.take<fused_bin>(ne);
     float4 *edge = a.take<float4>(2 * ne);
@@ -319,7 +400,7 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
              (n_wide > 0 && (upload_array(bfw, hbfw.data(), hbfw.size(), err) ||
                              upload_array(bfrow, hrow.data(), ne, err))) ||
              upload_array(hw, s->ak.half_width, nk, err) ||
-             upload_array(koe, s->ak.kernel_of_energy, ne, err) ||
+             upload_array(koe, s->ak.kernel_of_energy, nm * ne, err) ||
              upload_array(wsum, s->ak.weight_sum, nk, err) ||
              upload_array(bfrac, s->boundary_frac, nk * nth, err) ||
              upload_array(E, g->E.centres, ne, err) || upload_array(dep, s->el.deposit_MeV, ne, err) ||
@@ -333,7 +414,10 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
              upload_array(sz, s->st.sz, nth, err);
     if (rc)
         return err->code;
-    c->at = angular_tables_dev{w, off, hw, koe, wsum, bfrac, E, (int)nk, mhw, g->angle_mode == ANGLE_FULL};
+    c->at = angular_tables_dev{w, off, hw, koe, NULL, (int64_t)ne, wsum, bfrac, E, (int)nk, mhw,
+                               g->angle_mode == ANGLE_FULL};
+    if (c->media && (rc = upload_media(c, a, E, err)))
+        return rc;
     c->et = energy_tables_dev{tg, coef, trange, dep, nucw, nuce, gat, E};
     c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
     // How far one step can move weight, over all directions (bounds the active region).

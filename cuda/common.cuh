@@ -173,7 +173,9 @@ struct active_regions {
 enum tally_field {
     // weight, then energy, of each channel in src/transport/tally.h's order
     TF_W_THETA_BOUNDARY = 0, TF_W_THETA_CUTOFF, TF_W_ENERGY_STOPPED, TF_W_SPATIAL_LEAK, TF_W_NUCLEAR,
+    TF_W_MEDIUM_ROUNDING,
     TF_E_THETA_BOUNDARY, TF_E_THETA_CUTOFF, TF_E_ENERGY_STOPPED, TF_E_SPATIAL_LEAK, TF_E_NUCLEAR,
+    TF_E_MEDIUM_ROUNDING,
     TF_DEPOSITED,
     TF_W_OUT, TF_E_OUT, // sums of psi and psi*E after the step
     TF_COUNT

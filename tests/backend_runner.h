@@ -19,6 +19,8 @@ static int runner_fused_one_tile = 0;  /* tests: one tile per block in the fused
 static int runner_cuda_pad_rows = 0;   /* tests: CUDA rows padded on every grid (see sim_tables) */
 static int runner_fused_boundary_global = 0; /* tests: wide kernels' boundary fractions from global memory */
 static char runner_variants[1024];     /* the last run's kernel_variants (which paths ran) */
+static const medium_map *runner_mm = NULL;   /* tests: the cells' media (NULL: one medium) */
+static const tables *const *runner_mt = NULL; /* tests: the table of each of runner_mm's materials */
 
 static inline int run_backend(const backend_ops *be, const plan *p, const grid *g, const tables *t,
                        int only_op, const float *psi0, int n, float *psi, double *dose,
@@ -29,6 +31,10 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
     int rc = sim_tables_build(&st, p, g, t, err);
     if (rc)
         return rc;
+    if (runner_mm && (rc = sim_tables_set_media(&st, runner_mm, runner_mt, err))) {
+        sim_tables_free(&st);
+        return rc;
+    }
     st.only_op = only_op;
     st.force_fft_from = runner_force_fft_from;
     st.fused_kp_cap = runner_fused_kp_cap;

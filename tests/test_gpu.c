@@ -157,6 +157,112 @@ static void compare_cases_as(const kcase *cases, size_t n, const char *suffix, c
     }
 }
 
+/* ---- heterogeneous media ------------------------------------------------ */
+/* A map on grid g of four media, all of the fixture's table (water) at other
+ * densities, which runs every path of the media kernels: a dense slab (whole
+ * bins shifted by 1.5 on average), a light half plane (0.3, mostly no shift),
+ * a near-reference block (1.1) and the background. */
+static int media_map(medium_map *mm, const fixture *f)
+{
+    smx_error err = {0};
+    if (medium_map_uniform(mm, (int)f->g.nz, (int)f->g.nx, "water", f->p.table_path, f->g.density, &err) ||
+        medium_map_cells(mm, &err))
+        return 1;
+    const double rho[3] = {1.5, 0.3, 1.1};
+    int med[3];
+    for (int k = 0; k < 3; k++)
+        if ((med[k] = medium_map_add_medium(mm, 0, rho[k], &err)) < 0)
+            return 1;
+    for (int z = 0; z < f->g.nz; z++)
+        for (int x = 0; x < f->g.nx; x++) {
+            int m = 0;
+            if (z >= f->g.nz / 3 && z < f->g.nz / 2)
+                m = med[0];
+            else if (x < f->g.nx / 2 && z >= f->g.nz / 2)
+                m = med[1];
+            else if (x > 3 * f->g.nx / 4 && z < f->g.nz / 3)
+                m = med[2];
+            mm->cell[(int64_t)z * f->g.nx + x] = (uint8_t)m;
+        }
+    return 0;
+}
+
+static void media_cases(int quick)
+{
+    fixture f;
+    kcase base = {"", -1, {0}, 0, 1};
+    if (load_case(&f, &base)) {
+        CHECK_MSG(0, "media: %s", f.err.msg);
+        return;
+    }
+    medium_map mm;
+    if (media_map(&mm, &f)) {
+        CHECK_MSG(0, "media map");
+        fixture_free(&f);
+        return;
+    }
+    const tables *mt[1] = {&f.t};
+    runner_mm = &mm;
+    runner_mt = mt;
+    const kcase mc[] = {
+        {"media: theta direct, window", OP_THETA, {"backend.angular=direct"}, 1, 1},
+        {"media: energy gather", OP_ENERGY, {"backend.energy=gather"}, 1, 1},
+        {"media: energy scatter", OP_ENERGY, {"backend.energy=scatter"}, 1, 1},
+        {"media: full steps (default kernels)", -1, {"backend.cuda_graph=true"}, 1, 1},
+        {"media: full steps, no straggling, no nuclear", -1,
+         {"transport.straggling=false", "transport.nuclear=false"}, 2, 1},
+    };
+    for (size_t i = 0; i < (quick ? 2 : sizeof mc / sizeof mc[0]); i++) {
+        compare_case(&mc[i], mc[i].only_op < 0 ? 6 : 1);
+        CHECK_MSG(strstr(runner_variants, "fused=no "), "%s: ran %s", mc[i].name, runner_variants);
+    }
+    runner_mm = NULL;
+    runner_mt = NULL;
+    medium_map_free(&mm);
+    fixture_free(&f);
+}
+
+/* A 100 MeV pencil through the map on both backends: the dose bit for bit. */
+static void media_whole_run(void)
+{
+    const char *sets[] = {"grid.space.nx=41", "grid.space.nz=200", "backend.early_exit=off"};
+    double *dose[2] = {NULL, NULL};
+    double r80[2] = {0, 0};
+    int steps[2] = {0, 0}, viol[2] = {0, 0};
+    int64_t slice = 0;
+    for (int b = 0; b < 2; b++) {
+        fixture f;
+        medium_map mm;
+        if (fixture_load(&f, NULL, sets, 3) || media_map(&mm, &f)) {
+            CHECK_MSG(0, "media run: %s", f.err.msg);
+            return;
+        }
+        const tables *mt[1] = {&f.t};
+        sim_media media = {&mm, mt};
+        CHECK_MSG(simulate_media(&f.p, &f.g, &f.t, &media, b ? &backend_cuda : &backend_cpu, NULL, &f.r, &f.err) == 0,
+                  "%s", f.err.msg);
+        double *dd = malloc(f.g.nz * sizeof *dd);
+        depth_dose(&f.g, f.r.dose_MeV, dd);
+        r80[b] = distal_depth_mm(&f.g, dd, 0.8);
+        free(dd);
+        steps[b] = f.r.n_steps;
+        viol[b] = f.r.conservation_violations;
+        dose[b] = f.r.dose_MeV;
+        f.r.dose_MeV = NULL;
+        slice = f.g.slice;
+        medium_map_free(&mm);
+        fixture_free(&f);
+    }
+    int same = dose[0] && dose[1] && memcmp(dose[0], dose[1], slice * sizeof(double)) == 0;
+    printf("  media: 100 MeV pencil, whole run: steps %d/%d  R80 %.3f/%.3f mm  dose %s  violations %d/%d\n",
+           steps[1], steps[0], r80[1], r80[0], same ? "bitwise equal" : "DIFFERS", viol[1], viol[0]);
+    /* The media kernels do the CPU's float operations in the CPU's order. */
+    CHECK(same);
+    CHECK(steps[0] == steps[1] && viol[0] == 0 && viol[1] == 0);
+    free(dose[0]);
+    free(dose[1]);
+}
+
 /* Two GPU runs of the same inputs: identical psi and dose bytes expected. */
 static void compare_gpu_gpu(const char *name, const char *const *sa, int na, const char *const *sb,
                             int nb, int bitwise)
@@ -389,6 +495,7 @@ int main(int argc, char **argv)
         };
         for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
             compare_case(&few[i], 2);
+        media_cases(1);
         if (!steps_only)
             per_spot_cases(1);
         return check_report(argv[0]);
@@ -576,6 +683,10 @@ int main(int argc, char **argv)
     const char *fd[] = {"grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=direct"};
     compare_gpu_gpu("fft vs direct (5 full steps)", fa, 3, fd, 3, 0);
     compare_gpu_gpu("determinism: default kernels twice", g_on, 1, g_on, 1, 1);
+
+    printf("2b. heterogeneous media (unfused path), CUDA vs CPU:\n");
+    media_cases(0);
+    media_whole_run();
 
     printf("3. per-spot dose, CUDA vs CPU:\n");
     per_spot_cases(3);

@@ -113,21 +113,14 @@ static int build_kernels(sim_tables *s, const double *sig, int n_media, smx_erro
     return 0;
 }
 
-/* Gather only where every medium's table allows it. */
+/* Gather where the reference table allows it (the media other than the
+ * reference move psi through their candidate lists, which are always valid). */
 static void choose_energy_form(sim_tables *s)
 {
     const plan *p = s->p;
-    int ok = 1;
-    const energy_lut *bad = NULL;
-    for (int m = 0; m < s->n_media; m++)
-        if (!sim_energy_lut(s, m)->gather_ok) {
-            ok = 0;
-            bad = sim_energy_lut(s, m);
-            break;
-        }
-    s->energy_gather = p->variant_energy != VAR_E_SCATTER && ok;
-    if (p->variant_energy == VAR_E_GATHER && !ok)
-        smx_warn("energy-loss gather table refused (%s); using the scatter form\n", bad->gather_reason);
+    s->energy_gather = p->variant_energy != VAR_E_SCATTER && s->el.gather_ok;
+    if (p->variant_energy == VAR_E_GATHER && !s->el.gather_ok)
+        smx_warn("energy-loss gather table refused (%s); using the scatter form\n", s->el.gather_reason);
 }
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)

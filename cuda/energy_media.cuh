@@ -1,0 +1,53 @@
+// A_E on the GPU where cells hold different media (src/physics/medium.h): the
+// semantics of cpu_op_energy() in src/transport/cpu_operators.c with a medium
+// map, and of the whole-bin tables of the media other than the reference
+// (src/physics/lut_energy.h, energy_dither_lut).
+//
+// Tables are per (medium, table): table 0 is the lower-centre table, 1 the
+// upper one; medium 0 (the reference) has its plain table in both, a share
+// p_low of 1 (always table 0) and its gather entries as candidates, so that
+// one kernel serves every cell and medium 0's cells compute exactly what the
+// one-medium kernels of energy.cu compute.
+//
+// energy_media_deposit: one thread per (z, x), as energy_deposit; the dose
+//   takes the medium's mean deposit (deposit_mean); weight stopped and
+//   removed follow the table the step chose, and the chosen table's deposit
+//   minus the mean goes to MEDIUM_ROUNDING.
+// energy_media_move: one thread per (th, z, x) column, in place: gather over
+//   the candidates of the cell's medium whose table the step chose (the first
+//   rounded once, the others fma, sources ascending), or scatter from the
+//   chosen table. Bitwise the CPU's.
+#ifndef SMX_CUDA_ENERGY_MEDIA_CUH
+#define SMX_CUDA_ENERGY_MEDIA_CUH
+
+#include "common.cuh"
+
+#define ENERGY_MEDIA_CANDIDATES 6 // ENERGY_CANDIDATES of src/physics/lut_energy.h
+
+struct energy_candidates_dev {
+    int src[ENERGY_MEDIA_CANDIDATES];
+    float coeff[ENERGY_MEDIA_CANDIDATES];
+    unsigned char upper[ENERGY_MEDIA_CANDIDATES];
+    int count;
+};
+
+struct energy_media_dev {
+    const unsigned char *medium;          // [nz][px]
+    const double *p_low;                  // [n_media][ne]
+    const double *deposit_mean;           // [n_media][ne] MeV per unit weight
+    // per (medium, table) at ((m * 2 + table) * ne + ie)
+    const int *target;
+    const float4 *coeff;
+    const double *deposit, *nuc_w, *nuc_e;
+    const energy_candidates_dev *gather;  // [n_media][ne] per target
+    const double *E;                      // [ne] centres
+    int n_media;
+};
+
+cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t,
+                                 const int64_t *step, const int *stop, double *partials, int blocks,
+                                 cudaStream_t s);
+cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t, const int64_t *step,
+                              const int *stop, int blocks, cudaStream_t s);
+
+#endif
