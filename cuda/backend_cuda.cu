@@ -445,6 +445,34 @@ void cuda_release(void *vctx)
     free(c);
 }
 
+// Further states of the plan that fit beside this one: within the plan's cap
+// on device memory (gpu_memory_fraction / gpu_memory_bytes, for all states
+// together) and the memory free now, less a reserve for the runtime. One
+// where the angular method was timed (the FFT in play): another state could
+// choose differently and compute a spot's dose differently.
+#define LANES_MAX 8
+#define LANES_RESERVE_BYTES (512.0 * 1024 * 1024)
+
+static int cuda_lanes(void *vctx)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    if (c->fft)
+        return 1;
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        cudaGetLastError();
+        return 1;
+    }
+    const plan *p = c->s->p;
+    double cap = p->gpu_memory_fraction * (double)total_b;
+    if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
+        cap = p->gpu_memory_bytes;
+    const double each = (double)c->arena_bytes;
+    int by_cap = (int)(cap / each), by_free = 1 + (int)(((double)free_b - LANES_RESERVE_BYTES) / each);
+    int n = by_cap < by_free ? by_cap : by_free;
+    return n < 1 ? 1 : n > LANES_MAX ? LANES_MAX : n;
+}
+
 extern "C" const backend_ops backend_cuda = {
     "cuda",
     RING,
@@ -457,6 +485,7 @@ extern "C" const backend_ops backend_cuda = {
     cuda_download_dose,
     cuda_describe,
     cuda_release,
+    cuda_lanes,
     cuda_bench_steps,
     cuda_bench_op,
     cuda_bench_copy,

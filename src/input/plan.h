@@ -77,6 +77,7 @@ typedef struct plan {
     int variant_energy, variant_angular, variant_stream;
     int cuda_graph;
     int fused;                /* CUDA: fuse operators into fewer passes where possible */
+    int per_spot_lanes;       /* 0 = auto */
     double gpu_memory_fraction;
     double gpu_memory_bytes;  /* 0 = no absolute cap */
     double host_memory_bytes; /* 0 = physical memory */

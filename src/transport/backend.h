@@ -45,6 +45,11 @@ typedef struct backend_ops {
     int (*download_dose)(void *ctx, double *dose_MeV, smx_error *err);
     void (*describe)(void *ctx, run_result *r);
     void (*release)(void *ctx);
+    /* After the first upload: how many states of this plan (ctx's and further
+     * ones from setup) may step at once, each its own spot of a field's
+     * per-spot runs: what the device's memory holds, and 1 where two states
+     * could compute a spot differently (a method chosen by timing). */
+    int (*lanes)(void *ctx);
 
     /* Benchmark hooks (src/tools/bench.c). */
     /* Steps first .. first+count-1, enqueued back to back as in a run (no host

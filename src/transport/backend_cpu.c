@@ -386,6 +386,13 @@ static void cpu_bench_facts(void *vctx, int *launches, double *bytes_dense, doub
     *mem_used = 2.0 * psi;
 }
 
+/* One state: the operators already use every core. */
+static int cpu_lanes(void *vctx)
+{
+    (void)vctx;
+    return 1;
+}
+
 const backend_ops backend_cpu = {
     .name = "cpu",
     .collect_every = 1,
@@ -398,6 +405,7 @@ const backend_ops backend_cpu = {
     .download_dose = cpu_download_dose,
     .describe = cpu_describe,
     .release = cpu_release,
+    .lanes = cpu_lanes,
     .bench_steps = cpu_bench_steps,
     .bench_op = cpu_bench_op,
     .bench_copy = cpu_bench_copy,

@@ -92,17 +92,8 @@ void run_result_phase(run_result *r, const char *name, double seconds)
     }
 }
 
-void spot_dose_free(spot_dose *sd)
-{
-    free(sd->indptr);
-    free(sd->indices);
-    free(sd->values);
-    free(sd->dropped);
-    free(sd->weight);
-    memset(sd, 0, sizeof *sd);
-}
-
-int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight)
+/* Room for n_spots rows and keep more values. */
+static int spot_dose_reserve(spot_dose *sd, int n_spots, int64_t keep)
 {
     if (!sd->indptr) {
         sd->indptr = calloc((size_t)n_spots + 1, sizeof *sd->indptr);
@@ -111,13 +102,6 @@ int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cel
         if (!sd->indptr || !sd->dropped || !sd->weight)
             return SMX_EXIT_RUNTIME;
     }
-    double peak = 0.0;
-    int64_t keep = 0;
-    for (int64_t i = 0; i < cells; i++)
-        peak = dose[i] > peak ? dose[i] : peak;
-    const double cut = sd->threshold * peak;
-    for (int64_t i = 0; i < cells; i++)
-        keep += dose[i] != 0.0 && dose[i] >= cut;
     if (sd->nnz + keep > sd->cap) {
         int64_t cap = sd->cap > 0 ? sd->cap : 1 << 16;
         while (cap < sd->nnz + keep)
@@ -132,6 +116,48 @@ int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cel
         sd->values = v;
         sd->cap = cap;
     }
+    return SMX_OK;
+}
+
+int spot_dose_take_row(spot_dose *sd, int n_spots, const spot_dose *one)
+{
+    const int64_t keep = one->nnz;
+    if (spot_dose_reserve(sd, n_spots, keep))
+        return SMX_EXIT_RUNTIME;
+    if (keep > 0) {
+        memcpy(sd->indices + sd->nnz, one->indices, (size_t)keep * sizeof *sd->indices);
+        memcpy(sd->values + sd->nnz, one->values, (size_t)keep * sizeof *sd->values);
+    }
+    const int row = sd->n_spots;
+    sd->nnz += keep;
+    sd->dropped[row] = one->dropped[0];
+    sd->weight[row] = one->weight[0];
+    sd->indptr[row + 1] = sd->nnz;
+    sd->n_spots++;
+    return SMX_OK;
+}
+
+void spot_dose_free(spot_dose *sd)
+{
+    free(sd->indptr);
+    free(sd->indices);
+    free(sd->values);
+    free(sd->dropped);
+    free(sd->weight);
+    memset(sd, 0, sizeof *sd);
+}
+
+int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight)
+{
+    double peak = 0.0;
+    int64_t keep = 0;
+    for (int64_t i = 0; i < cells; i++)
+        peak = dose[i] > peak ? dose[i] : peak;
+    const double cut = sd->threshold * peak;
+    for (int64_t i = 0; i < cells; i++)
+        keep += dose[i] != 0.0 && dose[i] >= cut;
+    if (spot_dose_reserve(sd, n_spots, keep))
+        return SMX_EXIT_RUNTIME;
     const int row = sd->n_spots;
     double dropped = 0.0;
     for (int64_t i = 0; i < cells; i++) {

@@ -92,11 +92,45 @@ typedef struct stepper {
     const plan *p;
     const grid *g;
     const backend_ops *be;
+    const sim_tables *st; /* for further states of the same plan (per-spot lanes) */
     void *ctx;
     step_record *recs;
     int every_collect;
     int expected; /* steps the slowest particle needs (ETA, log rate) */
 } stepper;
+
+/* Records the n steps collected into sp->recs in r (balances, conservation);
+ * *finished when one of them ended the run. sl: the step log, or NULL. */
+static int take_records(const stepper *sp, run_result *r, int n, double ms, step_log *sl, double now,
+                        int *finished, smx_error *err)
+{
+    const plan *p = sp->p;
+    const grid *g = sp->g;
+    int limit = p->steps > 0 ? p->steps : p->max_steps;
+    for (int k = 0; k < n && !*finished; k++) {
+        step_record *sr = &sp->recs[k];
+        double front_mm = sr->front_row >= 0 ? g->z.centres[sr->front_row] : 0.0;
+        int rc = run_result_push(r, &sr->b, ms, front_mm);
+        if (rc)
+            return smx_fail(err, rc, "out of memory recording step %d", r->n_steps + 1);
+        const step_balance *b = &sr->b; /* run_result_push keeps the maxima */
+        if (b->weight_rel_err > SMX_CONSERVATION_TOL || b->energy_rel_err > SMX_CONSERVATION_TOL) {
+            r->conservation_violations++;
+            smx_warn("step %d: conservation violated: weight %.3e, energy %.3e relative "
+                     "(tolerance %.0e)\n", r->n_steps, b->weight_rel_err, b->energy_rel_err,
+                     SMX_CONSERVATION_TOL);
+        }
+        if (sr->stopped) {
+            r->stop_reason = STOP_WEIGHT_BELOW;
+            *finished = 1;
+        } else if (r->n_steps >= limit) {
+            *finished = 1;
+        }
+        if (sl)
+            step_log_step(sl, r->n_steps, front_mm, b->weight_out / r->initial_weight, *finished, now);
+    }
+    return 0;
+}
 
 /* Steps the uploaded source to the end of the run: records every step in r
  * (balances, conservation), hands the snapshots the plan asks for to out
@@ -152,29 +186,8 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
         double ms = n > 0 ? 1e3 * (now - last_collect - (*write_s - write_at_collect)) / n : 0.0;
         last_collect = now;
         write_at_collect = *write_s;
-        for (int k = 0; k < n && !finished; k++) {
-            step_record *sr = &sp->recs[k];
-            double front_mm = sr->front_row >= 0 ? g->z.centres[sr->front_row] : 0.0;
-            if ((rc = run_result_push(r, &sr->b, ms, front_mm)))
-                return smx_fail(err, rc, "out of memory recording step %d", r->n_steps + 1);
-            const step_balance *b = &sr->b; /* run_result_push keeps the maxima */
-            if (b->weight_rel_err > SMX_CONSERVATION_TOL ||
-                b->energy_rel_err > SMX_CONSERVATION_TOL) {
-                r->conservation_violations++;
-                smx_warn("step %d: conservation violated: weight %.3e, energy %.3e relative "
-                         "(tolerance %.0e)\n", r->n_steps, b->weight_rel_err, b->energy_rel_err,
-                         SMX_CONSERVATION_TOL);
-            }
-            if (sr->stopped) {
-                r->stop_reason = STOP_WEIGHT_BELOW;
-                finished = 1;
-            } else if (r->n_steps >= limit) {
-                finished = 1;
-            }
-            if (log)
-                step_log_step(&sl, r->n_steps, front_mm, b->weight_out / r->initial_weight,
-                              finished, now);
-        }
+        if ((rc = take_records(sp, r, n, ms, log ? &sl : NULL, now, &finished, err)))
+            return rc;
     }
     return 0;
 }
@@ -190,63 +203,171 @@ static int upload_source(const stepper *sp, float *host, grid_box *occupied, int
     return rc;
 }
 
-/* output.per_spot_dose: every spot transported alone on the same backend
- * (its state reset by the upload), its dose per unit weight appended to
- * r->per_spot. The steps' balances count in r's conservation figures. */
+/* One lane of a field's per-spot runs: a backend state of its own, stepping
+ * one spot at a time while the other lanes step theirs. */
+typedef struct lane {
+    stepper sp;       /* the plan's stepper with this lane's ctx and records */
+    run_result one;   /* the spot's steps */
+    int spot;         /* the spot it transports; -1: idle */
+    int enqueued, finished;
+    double t_up;      /* its upload took this long */
+} lane;
+
+/* Starts spot k on lane L: its psi from the all-zero host buffer (all zero
+ * again on return). */
+static int lane_start(lane *L, int k, float *host, grid_box *occupied, smx_error *err)
+{
+    double ta = now_s();
+    L->one.n_steps = 0;
+    L->one.conservation_violations = 0;
+    L->one.max_weight_rel_err = L->one.max_energy_rel_err = 0.0;
+    int rc = upload_source(&L->sp, host, occupied, k, &L->one.initial_weight, &L->one.initial_energy_MeV, err);
+    source_clear(host, L->sp.g, occupied);
+    if (rc)
+        return rc;
+    if (!(L->one.initial_weight > 0.0)) {
+        plan_spot s = plan_spot_at(L->sp.p, k);
+        return plan_spot_fail(L->sp.p, &s, "weight", err, "this spot puts no weight on the grid");
+    }
+    L->spot = k;
+    L->enqueued = L->finished = 0;
+    L->t_up = now_s() - ta;
+    return 0;
+}
+
+/* Enqueues the lane's steps up to its next collect (the backend may only queue them). */
+static int lane_enqueue(lane *L, smx_error *err)
+{
+    const plan *p = L->sp.p;
+    int limit = p->steps > 0 ? p->steps : p->max_steps;
+    do {
+        int rc = L->sp.be->step(L->sp.ctx, L->enqueued, err);
+        if (rc)
+            return rc;
+        L->enqueued++;
+    } while (L->enqueued % L->sp.every_collect != 0 && L->enqueued < limit);
+    return 0;
+}
+
+/* output.per_spot_dose: every spot transported alone (its state reset by the
+ * upload), on as many backend states at once as backend.per_spot_lanes and the
+ * backend allow; each spot's dose per unit weight becomes its row of
+ * r->per_spot, appended in spot order whatever lane finished first (a row does
+ * not depend on the lane or on the spot before it). The steps' balances count
+ * in r's conservation figures. */
 static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, double *dose, run_result *r,
                          smx_error *err)
 {
     const plan *p = sp->p;
     const grid *g = sp->g;
     const int n = plan_spot_count(p);
-    run_result one;
-    run_result_init(&one);
     spot_dose_free(&r->per_spot);
     r->per_spot.threshold = p->per_spot_threshold;
+    int want = sp->be->lanes ? sp->be->lanes(sp->ctx) : 1;
+    if (p->per_spot_lanes > 0 && p->per_spot_lanes < want)
+        want = p->per_spot_lanes;
+    if (want > n)
+        want = n;
+    lane *lanes = calloc((size_t)want, sizeof *lanes);
+    spot_dose *rows = calloc((size_t)n, sizeof *rows); /* finished, not yet appended */
+    if (!lanes || !rows) {
+        free(lanes);
+        free(rows);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d per-spot lanes", want);
+    }
+    int nl = 0, rc = 0;
+    for (; nl < want && !rc; nl++) {
+        lane *L = &lanes[nl];
+        L->sp = *sp;
+        L->spot = -1;
+        run_result_init(&L->one);
+        L->sp.recs = malloc((size_t)sp->every_collect * sizeof *L->sp.recs);
+        if (!L->sp.recs) {
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+            break;
+        }
+        if (nl > 0 && sp->be->setup(&L->sp.ctx, sp->st, err)) {
+            /* Memory the estimate did not see: fewer lanes, not a failure. */
+            smx_warn("per-spot lane %d could not be set up (%s); using %d\n", nl + 1, err->msg, nl);
+            *err = (smx_error){0};
+            L->sp.ctx = NULL;
+            free(L->sp.recs);
+            run_result_free(&L->one);
+            break;
+        }
+    }
     double t0 = now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
-    int rc = 0;
-    smx_info("per-spot dose: %d spots, values below %.1e of each spot's peak dropped\n", n,
-             p->per_spot_threshold);
-    for (int k = 0; k < n && !rc; k++) {
-        one.n_steps = 0;
-        one.conservation_violations = 0;
-        double ta = now_s();
-        if ((rc = upload_source(sp, host, occupied, k, &one.initial_weight, &one.initial_energy_MeV, err)))
-            break;
-        source_clear(host, g, occupied);
-        if (!(one.initial_weight > 0.0)) {
-            plan_spot s = plan_spot_at(p, k);
-            rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
+    smx_info("per-spot dose: %d spots on %d lane%s, values below %.1e of each spot's peak dropped\n", n, nl,
+             nl == 1 ? "" : "s", p->per_spot_threshold);
+    int next = 0, appended = 0;
+    while (!rc && appended < n) {
+        if (smx_interrupted) {
+            rc = smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted during the per-spot runs (%d of %d spots done)",
+                          appended, n);
             break;
         }
+        for (int i = 0; i < nl && !rc; i++)
+            if (lanes[i].spot < 0 && next < n)
+                rc = lane_start(&lanes[i], next++, host, occupied, err);
+        for (int i = 0; i < nl && !rc; i++)
+            if (lanes[i].spot >= 0)
+                rc = lane_enqueue(&lanes[i], err);
         double tb = now_s();
-        if ((rc = run_steps(sp, &one, NULL, 0, NULL, NULL, err)))
-            break;
-        double tc = now_s();
-        if ((rc = sp->be->download_dose(sp->ctx, dose, err)))
-            break;
-        for (int64_t i = 0; i < g->slice; i++)
-            dose[i] /= one.initial_weight;
-        if (spot_dose_append(&r->per_spot, n, dose, g->slice, one.initial_weight)) {
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d", k + 1);
-            break;
+        for (int i = 0; i < nl && !rc; i++) {
+            lane *L = &lanes[i];
+            if (L->spot < 0)
+                continue;
+            int got = 0;
+            if ((rc = sp->be->collect(L->sp.ctx, L->sp.recs, sp->every_collect, &got, err)) ||
+                (rc = take_records(&L->sp, &L->one, got, 0.0, NULL, now_s(), &L->finished, err)))
+                break;
+            if (!L->finished)
+                continue;
+            double tc = now_s();
+            if ((rc = sp->be->download_dose(L->sp.ctx, dose, err)))
+                break;
+            for (int64_t c = 0; c < g->slice; c++)
+                dose[c] /= L->one.initial_weight;
+            rows[L->spot].threshold = p->per_spot_threshold;
+            if (spot_dose_append(&rows[L->spot], 1, dose, g->slice, L->one.initial_weight)) {
+                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d", L->spot + 1);
+                break;
+            }
+            r->conservation_violations += L->one.conservation_violations;
+            r->max_weight_rel_err = fmax(r->max_weight_rel_err, L->one.max_weight_rel_err);
+            r->max_energy_rel_err = fmax(r->max_energy_rel_err, L->one.max_energy_rel_err);
+            t_upload += L->t_up;
+            t_dose += now_s() - tc;
+            L->spot = -1;
         }
-        t_upload += tb - ta, t_steps += tc - tb, t_dose += now_s() - tc;
-        r->conservation_violations += one.conservation_violations;
-        r->max_weight_rel_err = fmax(r->max_weight_rel_err, one.max_weight_rel_err);
-        r->max_energy_rel_err = fmax(r->max_energy_rel_err, one.max_energy_rel_err);
-        double now = now_s();
-        if (now - last > 1.0 || k + 1 == n) {
-            double el = now - t0;
-            smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", k + 1, n, el, (k + 1) / el,
-                     el / (k + 1) * (n - k - 1));
-            last = now;
+        t_steps += now_s() - tb;
+        while (!rc && appended < n && rows[appended].n_spots == 1) {
+            if (spot_dose_take_row(&r->per_spot, n, &rows[appended]))
+                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d", appended + 1);
+            spot_dose_free(&rows[appended]);
+            appended++;
+            double now = now_s();
+            if (now - last > 1.0 || appended == n) {
+                double el = now - t0;
+                smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", appended, n, el, appended / el,
+                         el / appended * (n - appended));
+                last = now;
+            }
         }
     }
     if (!rc)
-        smx_info("  per-spot time: upload %.3f s, steps %.3f s, dose and its sparse row %.3f s\n", t_upload, t_steps,
-                 t_dose);
-    run_result_free(&one);
+        smx_info("  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
+                 "(%d lane%s)\n", t_upload, t_steps - t_dose, t_dose, nl, nl == 1 ? "" : "s");
+    for (int i = 0; i < nl; i++) {
+        if (i > 0 && lanes[i].sp.ctx)
+            sp->be->release(lanes[i].sp.ctx);
+        free(lanes[i].sp.recs);
+        run_result_free(&lanes[i].one);
+    }
+    for (int k = 0; k < n; k++)
+        spot_dose_free(&rows[k]);
+    free(rows);
+    free(lanes);
     return rc;
 }
 
@@ -271,7 +392,7 @@ int simulate_media(const plan *p, const grid *g, const tables *t, const sim_medi
     run_result_phase(r, "tables", now_s() - t0);
 
     t0 = now_s();
-    stepper sp = {p, g, be, NULL, NULL, be->collect_every > 0 ? be->collect_every : 1,
+    stepper sp = {p, g, be, &st, NULL, NULL, be->collect_every > 0 ? be->collect_every : 1,
                   simulate_expected_steps(p, g, t)};
     float *host = NULL;
     grid_box *occupied = NULL;
