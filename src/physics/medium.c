@@ -1,5 +1,6 @@
 #include "physics/medium.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +72,95 @@ void medium_map_free(medium_map *m)
     free(m->media);
     free(m->cell);
     *m = (medium_map){0};
+}
+
+double medium_quantise_density(double rho, double step)
+{
+    if (step <= 0.0)
+        return rho;
+    double l = log1p(step);
+    return exp(l * nearbyint(log(rho) / l));
+}
+
+typedef struct pair {
+    int material;
+    double density;
+} pair;
+
+static int pair_cmp(const void *a, const void *b)
+{
+    const pair *x = a, *y = b;
+    if (x->material != y->material)
+        return x->material < y->material ? -1 : 1;
+    return x->density < y->density ? -1 : x->density > y->density;
+}
+
+/* The distinct pairs of cells[], sorted, in place; returns their count. */
+static size_t unique_pairs(pair *p, size_t n)
+{
+    qsort(p, n, sizeof *p, pair_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || pair_cmp(&p[u - 1], &p[i]) != 0)
+            p[u++] = p[i];
+    return u;
+}
+
+static int existing_medium(const medium_map *m, const pair *q)
+{
+    for (int i = 0; i < m->n_media; i++)
+        if (m->media[i].material == q->material && m->media[i].density_g_cm3 == q->density)
+            return i;
+    return -1;
+}
+
+int medium_map_fill_cells(medium_map *m, const int *material, const double *density, int reserve, smx_error *err)
+{
+    const size_t n = (size_t)m->nz * (size_t)m->nx;
+    pair *cells = malloc(n * sizeof *cells), *u = malloc(n * sizeof *u);
+    int rc = 0;
+    if (!cells || !u || medium_map_cells(m, err)) {
+        rc = err->code ? err->code : smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
+        goto done;
+    }
+    const int room = MEDIUM_MAX - reserve;
+    double step = 0.0;
+    size_t nu = 0;
+    for (;;) {
+        for (size_t i = 0; i < n; i++)
+            cells[i] = u[i] = (pair){material[i], medium_quantise_density(density[i], step)};
+        nu = unique_pairs(u, n);
+        int fresh = 0;
+        for (size_t k = 0; k < nu; k++)
+            fresh += existing_medium(m, &u[k]) < 0;
+        if (m->n_media + fresh <= room)
+            break;
+        step = step == 0.0 ? 0.005 : 2.0 * step;
+        if (step > 4.0) {
+            rc = smx_fail(err, SMX_EXIT_INPUT, "the map has more than %d materials x density levels even with "
+                          "densities quantised in steps of a factor 5; expected at most %d media", room, room);
+            goto done;
+        }
+    }
+    int *index = malloc(nu * sizeof *index);
+    if (!index) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
+        goto done;
+    }
+    for (size_t k = 0; k < nu; k++)
+        if ((index[k] = medium_map_add_medium(m, u[k].material, u[k].density, err)) < 0) {
+            free(index);
+            rc = err->code;
+            goto done;
+        }
+    for (size_t i = 0; i < n; i++) {
+        const pair *hit = bsearch(&cells[i], u, nu, sizeof *u, pair_cmp);
+        m->cell[i] = (uint8_t)index[hit - u];
+    }
+    free(index);
+    m->density_step = step;
+done:
+    free(cells);
+    free(u);
+    return rc;
 }
