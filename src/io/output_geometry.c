@@ -15,7 +15,7 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: the material map is %d x %d cells, the dose grid %lld x %lld",
                         o->final_path, m->nz, m->nx, (long long)o->mesh.nz, (long long)o->mesh.nx);
     const size_t n = (size_t)m->nz * (size_t)m->nx;
-    uint8_t *index = calloc(n ? n : 1, 1);
+    uint8_t *index = calloc(n ? n : 1, 1), *medium = calloc(n ? n : 1, 1);
     float *density = malloc((n ? n : 1) * sizeof *density);
     const char **names = calloc((size_t)m->n_materials, sizeof *names);
     const char **paths = calloc((size_t)m->n_materials, sizeof *paths);
@@ -23,16 +23,29 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
     const char **shas = calloc((size_t)m->n_materials, sizeof *shas);
     int *medium_material = malloc((size_t)m->n_media * sizeof *medium_material);
     double *medium_density = malloc((size_t)m->n_media * sizeof *medium_density);
-    hid_t grp = H5I_INVALID_HID;
+    hid_t grp = H5I_INVALID_HID, ds = H5I_INVALID_HID;
+    char *joined = NULL;
     int rc = 0;
-    if (!index || !density || !names || !paths || !sha || !shas || !medium_material || !medium_density) {
+    if (!index || !medium || !density || !names || !paths || !sha || !shas || !medium_material || !medium_density) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /geometry", o->final_path);
         goto done;
     }
     for (size_t c = 0; c < n; c++) {
-        index[c] = m->cell ? m->cell[c] : 0;
-        density[c] = (float)m->media[index[c]].density_g_cm3;
+        medium[c] = m->cell ? m->cell[c] : 0;
+        index[c] = (uint8_t)m->media[medium[c]].material;
+        density[c] = (float)m->media[medium[c]].density_g_cm3;
     }
+    /* The names as one attribute too, which is how smx2d-plot labels a map. */
+    size_t names_len = 1;
+    for (int i = 0; i < m->n_materials; i++)
+        names_len += strlen(m->materials[i].name) + 1;
+    joined = calloc(names_len, 1);
+    if (!joined) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /geometry", o->final_path);
+        goto done;
+    }
+    for (int i = 0; i < m->n_materials; i++)
+        snprintf(joined + strlen(joined), names_len - strlen(joined), "%s%s", i ? "," : "", m->materials[i].name);
     for (int i = 0; i < m->n_materials; i++) {
         names[i] = m->materials[i].name;
         paths[i] = m->materials[i].table_path;
@@ -47,10 +60,10 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
     }
     const hsize_t nm = (hsize_t)m->n_materials, nd = (hsize_t)m->n_media;
     const dset list[] = {
-        { .name = "material_index", .kind = V_U8, .rank = 2, .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
-          .data = index, .units = "", .axes = "z_centres_mm,x_centres_mm",
-          .description = "Medium of each cell: an index into /geometry/medium_material and medium_density_g_cm3 "
-                         "(0 = the plan's material: at its density)" },
+        { .name = "medium_index", .kind = V_U8, .rank = 2, .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
+          .data = medium, .units = "", .axes = "z_centres_mm,x_centres_mm",
+          .description = "Medium of each cell, as transported: an index into /geometry/medium_material and "
+                         "medium_density_g_cm3 (0 = the plan's material: at its density)" },
         { .name = "density_g_cm3", .kind = V_F32, .rank = 2, .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
           .data = density, .units = "g/cm^3", .axes = "z_centres_mm,x_centres_mm",
           .description = "Mass density of each cell as transported (its medium's density, after any "
@@ -67,6 +80,13 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
           .units = "g/cm^3", .description = "Each medium's mass density" },
     };
     if ((rc = out_open_group(o, "/geometry", &grp, err)) ||
+        (rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/geometry", .name = "material_index",
+                                          .kind = V_U8, .rank = 2, .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
+                                          .data = index, .units = "", .axes = "z_centres_mm,x_centres_mm",
+                                          .description = "Material of each cell: an index into "
+                                                         "/geometry/materials (0 = the plan's material:)" },
+                              &ds, err)) ||
+        (rc = out_attr_str(o, ds, "/geometry/material_index", "names", joined, err)) ||
         (rc = out_put_all(o, grp, "/geometry", list, sizeof list / sizeof list[0], err)) ||
         (rc = out_attr_str(o, grp, "/geometry", "rule", m->rule, err)) ||
         (rc = out_attr_f64(o, grp, "/geometry", "density_step", m->density_step, err)) ||
@@ -74,7 +94,10 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
         goto done;
     o->geometry_done = 1;
 done:
+    out_close_id(&ds, H5Dclose);
     out_close_id(&grp, H5Gclose);
+    free(joined);
+    free(medium);
     free(index);
     free(density);
     free(names);
