@@ -1,10 +1,14 @@
 """/geometry in the result file, read back with h5py: a run of a plan with two
 shapes writes the material index, density, media and materials of every cell,
 and the XDMF sidecar lists the material map beside the dose; a run in one
-material writes the uniform map, which smx2d-plot does not draw."""
+material writes the uniform map, which smx2d-plot does not draw. The shipped
+examples' dry runs list their media, and their data files are what
+scripts/make_geometry_examples.py writes."""
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -91,6 +95,53 @@ class GeometryOutput(unittest.TestCase):
             self.assertFalse(g["material_index"][()].any())
             self.assertTrue((g["density_g_cm3"][()] == 1.0).all())
         self.assertIsNone(read_result(out).material)
+
+
+
+class ShippedExamples(unittest.TestCase):
+    def dry_run(self, name):
+        env = dict(os.environ, SMX2D_DATA_DIR=TMP)  # the stand-in library tables
+        r = subprocess.run([os.path.join(post_fixture.BUILD, "smx2d-sim"),
+                            os.path.join(post_fixture.ROOT, "config", name + ".yaml"), "--dry-run"],
+                           capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r"^media: +(\d+) medi(?:um|a) of (\d+) materials? \((.*)\)$", r.stdout, re.M)
+        self.assertIsNotNone(m, r.stdout)
+        return int(m.group(1)), int(m.group(2)), m.group(3), r.stdout
+
+    def test_slab_bone(self):
+        media, materials, rule, out = self.dry_run("slab_bone")
+        self.assertEqual((media, materials), (2, 2))
+        # 2 cm of bone on 0.5 mm cells: 40 rows of 81 cells.
+        self.assertIn("medium 1: bone_compact at 1.85 g/cm3, 3240 cells", out)
+
+    def test_phantom_map(self):
+        media, materials, rule, out = self.dry_run("phantom_map")
+        self.assertEqual((media, materials), (6, 6))
+        self.assertIn("resampled", rule)
+        # The 4 x 4 mm titanium pin on 0.5 mm cells.
+        self.assertIn("medium 5: titanium at 4.54 g/cm3, 64 cells", out)
+
+    def test_ct_phantom(self):
+        media, materials, rule, out = self.dry_run("ct_phantom")
+        self.assertLessEqual(media, 255)
+        self.assertEqual(materials, 7)  # water (the background) and the calibration's six
+        self.assertIn("densities quantised", rule)
+
+    def test_data_files_regenerate(self):
+        out = os.path.join(TMP, "regenerated")
+        os.mkdir(out)
+        r = subprocess.run([sys.executable, os.path.join(post_fixture.SCRIPTS, "make_geometry_examples.py"), out],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("phantom_map.h5", "ct_phantom.h5"):
+            with h5py.File(os.path.join(out, name), "r") as new, \
+                    h5py.File(os.path.join(post_fixture.ROOT, "data", name), "r") as old:
+                self.assertEqual(sorted(new), sorted(old), name)
+                for k in new:
+                    np.testing.assert_array_equal(new[k][()], old[k][()], err_msg="%s:%s: run "
+                                                  "scripts/make_geometry_examples.py" % (name, k))
+                self.assertEqual(dict(new.attrs), dict(old.attrs), name)
 
 
 if __name__ == "__main__":
