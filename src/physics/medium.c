@@ -117,22 +117,40 @@ static int existing_medium(const medium_map *m, const pair *q)
 int medium_map_fill_cells(medium_map *m, const int *material, const double *density, int reserve, smx_error *err)
 {
     const size_t n = (size_t)m->nz * (size_t)m->nx;
-    pair *cells = malloc(n * sizeof *cells), *u = malloc(n * sizeof *u);
-    int rc = 0;
-    if (!cells || !u || medium_map_cells(m, err)) {
+    /* The distinct exact pairs first (one sort of the cells); each trial step
+     * then quantises only those. */
+    pair *exact = malloc((n ? n : 1) * sizeof *exact), *q = NULL;
+    size_t *to_q = NULL;
+    int *index = NULL, rc = 0;
+    if (!exact || medium_map_cells(m, err)) {
         rc = err->code ? err->code : smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        exact[i] = (pair){material[i], density[i]};
+    const size_t ne = unique_pairs(exact, n);
+    q = malloc((ne ? ne : 1) * sizeof *q);
+    to_q = malloc((ne ? ne : 1) * sizeof *to_q);
+    if (!q || !to_q) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
         goto done;
     }
     const int room = MEDIUM_MAX - reserve;
     double step = 0.0;
-    size_t nu = 0;
+    size_t nq = 0;
     for (;;) {
-        for (size_t i = 0; i < n; i++)
-            cells[i] = u[i] = (pair){material[i], medium_quantise_density(density[i], step)};
-        nu = unique_pairs(u, n);
+        /* Rounding is monotone in the density, so the quantised list stays
+         * sorted and equal values are neighbours. */
+        nq = 0;
+        for (size_t k = 0; k < ne; k++) {
+            pair v = {exact[k].material, medium_quantise_density(exact[k].density, step)};
+            if (nq == 0 || pair_cmp(&q[nq - 1], &v) != 0)
+                q[nq++] = v;
+            to_q[k] = nq - 1;
+        }
         int fresh = 0;
-        for (size_t k = 0; k < nu; k++)
-            fresh += existing_medium(m, &u[k]) < 0;
+        for (size_t k = 0; k < nq; k++)
+            fresh += existing_medium(m, &q[k]) < 0;
         if (m->n_media + fresh <= room)
             break;
         step = step == 0.0 ? 0.005 : 2.0 * step;
@@ -142,25 +160,26 @@ int medium_map_fill_cells(medium_map *m, const int *material, const double *dens
             goto done;
         }
     }
-    int *index = malloc(nu * sizeof *index);
+    index = malloc((nq ? nq : 1) * sizeof *index);
     if (!index) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
         goto done;
     }
-    for (size_t k = 0; k < nu; k++)
-        if ((index[k] = medium_map_add_medium(m, u[k].material, u[k].density, err)) < 0) {
-            free(index);
+    for (size_t k = 0; k < nq; k++)
+        if ((index[k] = medium_map_add_medium(m, q[k].material, q[k].density, err)) < 0) {
             rc = err->code;
             goto done;
         }
     for (size_t i = 0; i < n; i++) {
-        const pair *hit = bsearch(&cells[i], u, nu, sizeof *u, pair_cmp);
-        m->cell[i] = (uint8_t)index[hit - u];
+        const pair key = {material[i], density[i]};
+        const pair *hit = bsearch(&key, exact, ne, sizeof *exact, pair_cmp);
+        m->cell[i] = (uint8_t)index[to_q[hit - exact]];
     }
-    free(index);
     m->density_step = step;
 done:
-    free(cells);
-    free(u);
+    free(exact);
+    free(q);
+    free(to_q);
+    free(index);
     return rc;
 }
