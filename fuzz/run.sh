@@ -49,6 +49,7 @@ sed -n 's/^ *\([A-Za-z_][A-Za-z_0-9]*\):.*/"\1"/p; s/^ *# *\([A-Za-z_][A-Za-z_0-
 sed -n 's/.*one of \(.*\);.*/\1/p' config/plan-reference.yaml | tr ',' '\n' |
     sed 's/^ *//; s/ *$//; /^$/d; s/.*/"&"/' | sort -u >> "$dict"
 printf '"#%%%%\\x0a"\n"spots.csv"\n"energy_MeV"\n"x_mm"\n"weight"\n"sigma_x_mm"\n' >> "$dict"
+printf '"shapes"\n"material"\n"z_mm"\n"density_g_cm3"\n"bone_compact"\n"lung"\n"- {"\n"[20, 40]"\n' >> "$dict"
 
 failed=0
 passed=0

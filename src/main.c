@@ -14,6 +14,7 @@
 #include "io/output.h"
 #include "io/provenance.h"
 #include "physics/grid.h"
+#include "physics/medium_plan.h"
 #include "physics/tables.h"
 #include "report/report.h"
 #include "tools/bench.h"
@@ -84,6 +85,7 @@ static int run_plan(const cli *c, int argc, char **argv)
     plan p = {0};
     tables t = {0};
     grid g = {0};
+    medium_map media = {0};
     run_result r;
     run_result_init(&r);
     smx_error err = {0};
@@ -103,6 +105,10 @@ static int run_plan(const cli *c, int argc, char **argv)
     }
     if ((rc = grid_build(&g, &p, &t, &err)))
         goto end;
+    /* What each cell is made of (docs/geometry.md): the one map the run
+     * transports, the result file records and the dry run lists. */
+    if ((rc = medium_map_build(&media, &p, &g, &err)))
+        goto end;
     gpu_query(&gi);
     if ((rc = backend_choose(&p, &gi, &be, &err)) ||
         (rc = backend_check_host_memory(&p, &g, be, &err)))
@@ -115,14 +121,15 @@ static int run_plan(const cli *c, int argc, char **argv)
     if ((rc = check_interrupt("while reading the input", &err)))
         goto end;
     if (c->dry_run) {
-        report_dry_run(&p, &g, &t, be, simulate_expected_steps(&p, &g, &t));
+        report_dry_run(&p, &g, &t, &media, be, simulate_expected_steps(&p, &g, &t));
         goto end;
     }
 
     sha256_hex(p.yaml_text, p.yaml_len, pv.plan_sha256);
     memcpy(pv.table_sha256, t.sha256, sizeof pv.table_sha256);
     if ((rc = output_open(&out, p.output_file, p.overwrite, &err)) ||
-        (rc = output_write_setup(out, &p, &g, &t, &err)))
+        (rc = output_write_setup(out, &p, &g, &t, &err)) ||
+        (rc = output_write_geometry(out, &media, &err)))
         goto end;
     smx_test_pause("setup", &smx_interrupted);
     if ((rc = check_interrupt("during setup", &err)))
@@ -165,6 +172,7 @@ end:
     if (rc && rc != SMX_EXIT_USAGE)
         rc = fail(&err);
     run_result_free(&r);
+    medium_map_free(&media);
     grid_free(&g);
     tables_free(&t);
     plan_free(&p);

@@ -391,6 +391,8 @@ static void test_table_covers_struct(void)
             bytes = (k->size + 1) * sizeof(int); /* the count follows the array */
         else if (k->type == PT_OP_LIST)
             bytes = k->size * sizeof(int);
+        else if (k->type == PT_SHAPE_LIST)
+            bytes = k->size * sizeof(plan_shape) + sizeof(int); /* the count follows the array */
         CHECK_MSG(k->offset + bytes <= end, "%s lies outside the key fields", k->path);
         for (size_t b = k->offset; b < k->offset + bytes && b < end; b++) {
             CHECK_MSG(!owned[b], "%s overlaps another key", k->path);

@@ -22,10 +22,10 @@ static void test_error_messages(void)
           "expected the value written out" },
         { "empty.yaml",
           "tests/plan_cases/empty.yaml: the plan is empty; expected a mapping with sections "
-          "grid, material, beam, transport, backend, output" },
+          "grid, material, geometry, beam, transport, backend, output" },
         { "top_list.yaml",
           "tests/plan_cases/top_list.yaml:2:1: the top level is a list; expected a mapping "
-          "with sections grid, material, beam, transport, backend, output" },
+          "with sections grid, material, geometry, beam, transport, backend, output" },
         /* keys */
         { "duplicate_key.yaml",
           "tests/plan_cases/duplicate_key.yaml:5:5: grid.energy.E_max_MeV: duplicate key, "

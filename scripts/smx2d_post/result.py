@@ -15,9 +15,10 @@ QUANTITIES = {
     "dose_Gy_per_proton": "absorbed dose per proton",
     "energy_deposit_MeV": "energy deposit per proton",
 }
-# Where a material map is looked for (no result file has one yet: see docs/postprocessing.md).
-MATERIAL_PATHS = ("material", "media")
-MATERIAL_DATASETS = ("index", "id", "map", "density_g_cm3")
+# Where a material map is looked for: the simulator writes /geometry (schemas/output.md); the
+# other forms are for maps added by hand (docs/postprocessing.md).
+MATERIAL_PATHS = ("geometry", "material", "media")
+MATERIAL_DATASETS = ("material_index", "index", "id", "map", "density_g_cm3")
 
 
 class InputError(Exception):
@@ -136,6 +137,9 @@ def _find_material(f, path, shape):
         if base not in f:
             continue
         obj = f[base]
+        # The simulator's /geometry of a run in one medium: nothing to draw.
+        if base == "geometry" and isinstance(obj, h5py.Group) and int(obj.attrs.get("n_media", 2)) <= 1:
+            continue
         if isinstance(obj, h5py.Dataset):
             ds, group = obj, None
         else:

@@ -16,6 +16,7 @@
 #define PLAN_NAME_MAX 64
 #define PLAN_MAX_SNAPSHOTS 256
 #define PLAN_ORDER_MAX 3
+#define PLAN_MAX_SHAPES 64
 
 enum energy_grid_kind { EGRID_RANGE = 0, EGRID_UNIFORM = 1 };
 enum angle_mode { ANGLE_WINDOW = 0, ANGLE_FULL = 1 };
@@ -35,6 +36,19 @@ typedef struct plan_loc {
     int derived;     /* 1 = left out, and worked out from other keys (grid.energy.E_max_MeV) */
 } plan_loc;
 
+/* One shape of geometry.shapes: an axis-aligned rectangle of one material
+ * (docs/geometry.md). A cell belongs to it when the cell's centre (x, z)
+ * satisfies x_mm[0] <= x < x_mm[1] and z_mm[0] <= z < z_mm[1]. */
+typedef struct plan_shape {
+    char material[PLAN_NAME_MAX];  /* a library key, or the plan's material.name */
+    double z_mm[2];                /* depth range, z = 0 the entrance plane */
+    double x_mm[2];                /* lateral range, x = 0 the domain's centre */
+    int has_x;                     /* 0: x_mm left out, the whole width */
+    double density_g_cm3;          /* 0: left out, the material's nominal density */
+    /* Where the shape and each of its fields were written (line 0: not given). */
+    plan_loc at, material_at, z_at, x_at, density_at;
+} plan_shape;
+
 typedef struct plan {
     /* grid.energy */
     int energy_kind;          /* enum energy_grid_kind */
@@ -52,6 +66,12 @@ typedef struct plan {
     char material_name[PLAN_NAME_MAX];
     char table_file[PLAN_PATH_MAX];  /* as written in the plan */
     double density_g_cm3;
+    /* geometry */
+    plan_shape shapes[PLAN_MAX_SHAPES]; /* later shapes win where they overlap */
+    int n_shapes;
+    char map_file[PLAN_PATH_MAX];       /* geometry.map_file as written; "" = none */
+    char ct_file[PLAN_PATH_MAX];        /* geometry.ct.file as written; "" = none */
+    char ct_calibration[PLAN_PATH_MAX]; /* geometry.ct.calibration as written */
     /* beam */
     double beam_energy_MeV, beam_energy_sigma_MeV;
     double beam_direction_deg;
@@ -100,6 +120,9 @@ typedef struct plan {
     char dir[PLAN_PATH_MAX];        /* its directory, for relative table paths */
     char table_path[PLAN_PATH_MAX]; /* table_file resolved against dir */
     char spots_path[PLAN_PATH_MAX]; /* spots_file resolved the same way */
+    char map_path[PLAN_PATH_MAX];   /* geometry.map_file resolved the same way */
+    char ct_path[PLAN_PATH_MAX];    /* geometry.ct.file resolved */
+    char ct_calibration_path[PLAN_PATH_MAX]; /* geometry.ct.calibration resolved */
     struct plan_spot *spots;        /* the spot file's spots (owned), n_spots of them */
     char *spots_text;               /* the spot file's bytes as read (owned; provenance) */
     size_t spots_len;
@@ -111,7 +134,8 @@ typedef struct plan {
 
 /* ---- the schema table ---- */
 enum plan_type {
-    PT_BOOL, PT_INT, PT_REAL, PT_STRING, PT_ENUM, PT_INT_LIST, PT_INT_OR_AUTO, PT_OP_LIST
+    PT_BOOL, PT_INT, PT_REAL, PT_STRING, PT_ENUM, PT_INT_LIST, PT_INT_OR_AUTO, PT_OP_LIST,
+    PT_SHAPE_LIST /* a list of mappings, each one plan_shape (fields: plan_shape_fields[]) */
 };
 
 typedef struct plan_key {
@@ -133,6 +157,41 @@ typedef struct plan_key {
 
 extern const plan_key plan_keys[];
 extern const size_t plan_key_count;
+
+/* The cells [*first, *last] of an axis of n cells of width d starting at
+ * origin whose centre c = origin + d (i + 0.5) satisfies lo <= c < hi (the
+ * same expression as the grid's centres, so the plan check and the map
+ * builder agree on every cell). Returns 0 when no centre is inside. */
+static inline int plan_axis_cells(double lo, double hi, double origin, double d, int n, int *first, int *last)
+{
+    *first = -1;
+    *last = -2;
+    for (int i = 0; i < n; i++) {
+        double c = origin + d * (i + 0.5);
+        if (lo <= c && c < hi) {
+            if (*first < 0)
+                *first = i;
+            *last = i;
+        }
+    }
+    return *first >= 0;
+}
+
+/* The fields of one geometry.shapes entry, declared once like the keys: the
+ * reader, the JSON Schema and the reference plan follow this table. */
+enum plan_field_type { PF_STRING, PF_REAL, PF_RANGE /* [lo, hi], lo < hi */ };
+typedef struct plan_field {
+    const char *name;
+    int type;                  /* enum plan_field_type */
+    size_t offset, size;       /* in plan_shape; size: capacity of a string */
+    size_t loc_offset;         /* its plan_loc in plan_shape */
+    int required;
+    double min, max;           /* numeric range (PF_REAL: min exclusive) */
+    const char *units;
+    const char *doc;
+} plan_field;
+extern const plan_field plan_shape_fields[];
+extern const size_t plan_shape_field_count;
 
 /* One spot of a treatment field: a line of beam.spots_file, or the beam.*
  * keys (line 0). Columns of the file carry the keys' names. */
@@ -171,6 +230,13 @@ int plan_load(plan *p, const char *path, const char *const *overrides, int n_ove
               smx_error *err);
 void plan_free(plan *p);
 
+/* A data file named by key `key` as written (`name`): absolute, next to the
+ * plan, in $SMX2D_DATA_DIR, or in the installed data directory; the path
+ * found goes to out (PLAN_PATH_MAX bytes). Errors name the key's place in
+ * the plan (key NULL: the plan file only). Also used for the tables of the
+ * material library and the geometry's files (plan_load.c). */
+int plan_resolve_data_file(const plan *p, const char *key, const char *name, char *out, smx_error *err);
+
 /* Error at the location of key `path` in p; the message reads
  *   "FILE:LINE:COL: PATH: <fmt>"        when the value came from the plan file,
  *   "--set PATH=VALUE: PATH: <fmt>"     when it came from --set,
@@ -179,6 +245,12 @@ void plan_free(plan *p);
  * Returns SMX_EXIT_INPUT. */
 int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The same for field `field` of geometry.shapes[i] ("geometry.shapes[1].material");
+ * field NULL names the whole entry. */
+int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The closest of names[0..n) to text, for "did you mean" (NULL when none is close). */
+const char *plan_closest_name(const char *text, const char *const *names, int n);
 
 /* Writers driven by the schema table. */
 void plan_write_json_schema(FILE *f);

@@ -1,6 +1,8 @@
 /* One value checked against its schema row (type, range, choices) and stored
  * in the plan; the built-in defaults go through the same path. */
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,177 @@ static int parse_choice(loader *L, const plan_key *k, const char *name, const yt
     return loader_fail(L, v, "%s: '%s' is not allowed; expected %s", name, shown, expected);
 }
 
+/* One number of a shape field; reports at the number. */
+static int shape_number(loader *L, const char *name, const yt_node *v, const char *expected, double *out)
+{
+    char shown[SHOW_MAX + 4];
+    if (need_scalar(L, name, v, expected))
+        return SMX_EXIT_INPUT;
+    plan_show_node(v, shown, sizeof shown);
+    if (v->quoted)
+        return loader_fail(L, v, "%s: '%s' is a quoted string; expected %s", name, shown, expected);
+    if (!plan_is_yaml_float(v->text))
+        return loader_fail(L, v, "%s: '%s' is not a number; expected %s", name, shown, expected);
+    *out = strtod(v->text, NULL);
+    if (!isfinite(*out))
+        return loader_fail(L, v, "%s: %s is not finite; expected %s", name, shown, expected);
+    return 0;
+}
+
+static void field_expected(const plan_field *f, char *buf, size_t n)
+{
+    switch (f->type) {
+    case PF_STRING:
+        snprintf(buf, n, "%s", f->doc);
+        break;
+    case PF_REAL:
+        snprintf(buf, n, "a number in (%g, %g] %s", f->min, f->max, f->units);
+        break;
+    default:
+        snprintf(buf, n, "a range [from, to] in %s with from < to, e.g. [20, 40]", f->units);
+    }
+}
+
+static plan_loc loc_of(const loader *L, const yt_node *v)
+{
+    return L->cli ? (plan_loc){ 0, 0, 1, 0 } : (plan_loc){ v->line, v->col, 0, 0 };
+}
+
+/* One field of a shape. */
+static int shape_field(loader *L, const plan_field *f, const char *name, const yt_node *v, plan_shape *s)
+{
+    char expected[400], shown[SHOW_MAX + 4];
+    char *base = (char *)s + f->offset;
+    field_expected(f, expected, sizeof expected);
+    *(plan_loc *)(void *)((char *)s + f->loc_offset) = loc_of(L, v);
+    switch (f->type) {
+    case PF_STRING:
+        if (need_scalar(L, name, v, "a material name"))
+            return SMX_EXIT_INPUT;
+        plan_show_node(v, shown, sizeof shown);
+        if (v->len == 0)
+            return loader_fail(L, v, "%s: the string is empty; expected a material name", name);
+        if (v->len >= f->size)
+            return loader_fail(L, v, "%s: '%s' is %zu bytes long; expected at most %zu", name, shown, v->len,
+                               f->size - 1);
+        memcpy(base, v->text, v->len + 1);
+        return 0;
+    case PF_REAL: {
+        double x;
+        if (shape_number(L, name, v, expected, &x))
+            return SMX_EXIT_INPUT;
+        if (!(x > f->min && x <= f->max))
+            return loader_fail(L, v, "%s: %s is too %s; expected %s", name, plan_show_node(v, shown, sizeof shown),
+                               x > f->max ? "large" : "small", expected);
+        *(double *)(void *)base = x;
+        return 0;
+    }
+    default: {
+        if (yt_is_null(v))
+            return loader_fail(L, v, "%s: no value; expected %s", name, expected);
+        if (v->kind != YT_SEQUENCE)
+            return loader_fail(L, v, "%s: got %s%s%s%s; expected %s", name, yt_kind_name(v),
+                               v->kind == YT_SCALAR ? " '" : "",
+                               v->kind == YT_SCALAR ? plan_show_node(v, shown, sizeof shown) : "",
+                               v->kind == YT_SCALAR ? "'" : "", expected);
+        if (v->n != 2)
+            return loader_fail(L, v, "%s: the list has %zu entries; expected %s", name, v->n, expected);
+        double r[2];
+        char item[200];
+        for (int i = 0; i < 2; i++) {
+            snprintf(item, sizeof item, "%.160s[%d]", name, i);
+            if (shape_number(L, item, v->items[i], "a number", &r[i]))
+                return SMX_EXIT_INPUT;
+        }
+        if (!(r[0] < r[1]))
+            return loader_fail(L, v, "%s: [%g, %g] is %s; expected %s", name, r[0], r[1],
+                               r[0] == r[1] ? "empty" : "inverted", expected);
+        memcpy(base, r, sizeof r);
+        return 0;
+    }
+    }
+}
+
+/* geometry.shapes: a list of mappings, each checked against plan_shape_fields[]. */
+static int assign_shapes(loader *L, const plan_key *k, const yt_node *v, plan_shape *out, int *count)
+{
+    char shown[SHOW_MAX + 4], name[160];
+    const char *expected = "a list of shapes, each a mapping such as {material: bone_compact, z_mm: [20, 40]}";
+    if (yt_is_null(v))
+        return loader_fail(L, v, "%s: no value; expected %s", k->path, expected);
+    if (v->kind != YT_SEQUENCE)
+        return loader_fail(L, v, "%s: got %s; expected %s", k->path, yt_kind_name(v), expected);
+    if (v->n > k->size)
+        return loader_fail(L, v, "%s: the list has %zu shapes; expected at most %zu", k->path, v->n, k->size);
+    char fields[300] = "";
+    for (size_t f = 0; f < plan_shape_field_count; f++)
+        snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "%s%s", f ? ", " : "",
+                 plan_shape_fields[f].name);
+    /* Parsed into a scratch list first: a bad entry leaves the plan as it was. */
+    plan_shape *tmp = calloc(v->n ? v->n : 1, sizeof *tmp);
+    if (!tmp)
+        return smx_fail(L->err, SMX_EXIT_RUNTIME, "out of memory reading %s", k->path);
+    int rc = 0;
+    for (size_t i = 0; i < v->n && !rc; i++) {
+        const yt_node *item = v->items[i];
+        plan_shape *s = &tmp[i];
+        s->at = loc_of(L, item);
+        if (item->kind != YT_MAPPING) {
+            rc = loader_fail(L, item, "%s[%zu]: got %s%s%s%s; expected a mapping with keys %s", k->path, i,
+                             yt_kind_name(item), item->kind == YT_SCALAR ? " '" : "",
+                             item->kind == YT_SCALAR ? plan_show_node(item, shown, sizeof shown) : "",
+                             item->kind == YT_SCALAR ? "'" : "", fields);
+            break;
+        }
+        int seen[16] = {0};
+        for (size_t j = 0; j < item->n && !rc; j++) {
+            const yt_node *key = item->items[2 * j], *val = item->items[2 * j + 1];
+            if (key->kind != YT_SCALAR || strlen(key->text) != key->len) {
+                rc = loader_fail(L, key, "%s[%zu]: a key must be a name, not %s; expected one of %s", k->path, i,
+                                 yt_kind_name(key), fields);
+                break;
+            }
+            int fi = -1;
+            for (size_t f = 0; f < plan_shape_field_count; f++)
+                if (!strcmp(key->text, plan_shape_fields[f].name))
+                    fi = (int)f;
+            if (fi < 0) {
+                const char *names[16];
+                for (size_t f = 0; f < plan_shape_field_count; f++)
+                    names[f] = plan_shape_fields[f].name;
+                const char *near = plan_closest_name(key->text, names, (int)plan_shape_field_count);
+                plan_show_node(key, shown, sizeof shown);
+                if (near)
+                    rc = loader_fail(L, key, "%s[%zu]: unknown key '%s'; did you mean '%s'?", k->path, i, shown,
+                                     near);
+                else
+                    rc = loader_fail(L, key, "%s[%zu]: unknown key '%s'; expected one of %s", k->path, i, shown,
+                                     fields);
+                break;
+            }
+            if (seen[fi]) {
+                rc = loader_fail(L, key, "%s[%zu].%s: duplicate key; expected each key once", k->path, i,
+                                 plan_shape_fields[fi].name);
+                break;
+            }
+            seen[fi] = 1;
+            snprintf(name, sizeof name, "%s[%zu].%s", k->path, i, plan_shape_fields[fi].name);
+            rc = shape_field(L, &plan_shape_fields[fi], name, val, s);
+        }
+        for (size_t f = 0; f < plan_shape_field_count && !rc; f++)
+            if (plan_shape_fields[f].required && !seen[f])
+                rc = loader_fail(L, item, "%s[%zu]: missing key '%s' (%s)", k->path, i, plan_shape_fields[f].name,
+                                 plan_shape_fields[f].doc);
+        s->has_x = s->x_at.line > 0 || s->x_at.from_cli; /* x_mm was given */
+    }
+    if (!rc) {
+        memcpy(out, tmp, v->n * sizeof *tmp);
+        *count = (int)v->n;
+    }
+    free(tmp);
+    return rc;
+}
+
 /* Checks v against key ki and stores it in the plan. */
 int plan_assign(loader *L, int ki, const yt_node *v)
 {
@@ -147,6 +320,8 @@ int plan_assign(loader *L, int ki, const yt_node *v)
                         shown, v->len, k->size - 1);
         memcpy(base, v->text, v->len + 1);
         return 0;
+    case PT_SHAPE_LIST:
+        return assign_shapes(L, k, v, (plan_shape *)(void *)base, (int *)(void *)(base + k->size * sizeof(plan_shape)));
     case PT_INT_LIST:
     case PT_OP_LIST: {
         if (yt_is_null(v))

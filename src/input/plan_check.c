@@ -50,6 +50,59 @@ static const char *num(double v, char *buf)
     return buf;
 }
 
+/* A shape's range on one axis: inside the domain [lo, hi] (to rounding) and
+ * holding at least one cell centre. */
+static int check_shape_axis(const plan *p, smx_error *err, int i, const char *field, const double r[2], double lo,
+                            double hi, double d, int n, const char *axis)
+{
+    char a[40], b[40], c[40], e[40];
+    double slack = 1e-9 * (hi - lo);
+    if (r[0] < lo - slack || r[1] > hi + slack)
+        return plan_fail_at_shape(p, err, i, field,
+                                  "[%s, %s] mm reaches outside the domain, %s = %s to %s mm; expected a range "
+                                  "inside it",
+                                  num(r[0], a), num(r[1], b), axis, num(lo, c), num(hi, e));
+    int first, last;
+    if (!plan_axis_cells(r[0], r[1], lo, d, n, &first, &last))
+        return plan_fail_at_shape(p, err, i, field,
+                                  "[%s, %s] mm holds no cell centre (cells of %s mm; centres at %s + %s (k + 0.5)); "
+                                  "expected a range that covers at least one cell centre",
+                                  num(r[0], a), num(r[1], b), num(d, c), num(lo, e), num(d, c));
+    return 0;
+}
+
+static int check_geometry(const plan *p, smx_error *err)
+{
+    int map = plan_key_index("geometry.map_file");
+    if (p->map_file[0] && p->ct_file[0]) {
+        const plan_loc *m = &p->loc[map];
+        char where[64];
+        if (m->line > 0)
+            snprintf(where, sizeof where, " (given at %d:%d)", m->line, m->col);
+        else
+            snprintf(where, sizeof where, "%s", m->from_cli ? " (given by --set)" : "");
+        return plan_fail_at(p, err, "geometry.ct.file",
+                            "a CT image and geometry.map_file%s both give every cell its material; expected one "
+                            "of them (shapes may go on top of either)", where);
+    }
+    if (p->ct_file[0] && !p->ct_calibration[0])
+        return plan_fail_at(p, err, "geometry.ct.file",
+                            "a CT image needs geometry.ct.calibration; expected a calibration CSV next to it, "
+                            "e.g. calibration: ct_schneider2000.csv");
+    if (p->ct_calibration[0] && !p->ct_file[0])
+        return plan_fail_at(p, err, "geometry.ct.calibration",
+                            "a calibration without geometry.ct.file has nothing to calibrate; expected "
+                            "geometry.ct.file too, or no calibration");
+    double half = 0.5 * p->nx * p->dx_mm;
+    for (int i = 0; i < p->n_shapes; i++) {
+        const plan_shape *s = &p->shapes[i];
+        if (check_shape_axis(p, err, i, "z_mm", s->z_mm, 0.0, p->nz * p->dz_mm, p->dz_mm, p->nz, "z") ||
+            (s->has_x && check_shape_axis(p, err, i, "x_mm", s->x_mm, -half, half, p->dx_mm, p->nx, "x")))
+            return SMX_EXIT_INPUT;
+    }
+    return 0;
+}
+
 int plan_check_consistency(const plan *p, smx_error *err)
 {
     char a[40], b[40], c[40];
@@ -89,7 +142,7 @@ int plan_check_consistency(const plan *p, smx_error *err)
         if (plan_spot_check(p, &s, err))
             return SMX_EXIT_INPUT;
     }
-    return 0;
+    return check_geometry(p, err);
 }
 
 int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err)

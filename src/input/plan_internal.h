@@ -72,9 +72,5 @@ int plan_check_required(loader *L);
 int plan_check_consistency(const plan *p, smx_error *err);
 /* beam.spots_file: found like the table, read, every spot checked (plan_spots.c). */
 int plan_spots_load(plan *p, smx_error *err);
-/* A data file named by key `key` as written (`name`): absolute, next to the
- * plan, in $SMX2D_DATA_DIR, or in the installed data directory; the path
- * found goes to out (plan_load.c). */
-int plan_resolve_data_file(plan *p, const char *key, const char *name, char *out, smx_error *err);
 
 #endif

@@ -210,7 +210,7 @@ static int try_dir(char *out, const char *dir, const char *name, char *tried, si
     return 1;
 }
 
-int plan_resolve_data_file(plan *p, const char *key, const char *name, char *out, smx_error *err)
+int plan_resolve_data_file(const plan *p, const char *key, const char *name, char *out, smx_error *err)
 {
     char tried[4 * PLAN_PATH_MAX + 16] = "";
     char shown[SHOW_MAX + 4];
@@ -373,6 +373,13 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
     }
     if (plan_check_consistency(p, err) ||
         plan_resolve_data_file(p, "material.table_file", p->table_file, p->table_path, err))
+        return SMX_EXIT_INPUT;
+    /* The geometry's files are found like the table; they are read when the
+     * medium map is built (physics/medium_plan.c). */
+    if ((p->map_file[0] && plan_resolve_data_file(p, "geometry.map_file", p->map_file, p->map_path, err)) ||
+        (p->ct_file[0] && plan_resolve_data_file(p, "geometry.ct.file", p->ct_file, p->ct_path, err)) ||
+        (p->ct_calibration[0] &&
+         plan_resolve_data_file(p, "geometry.ct.calibration", p->ct_calibration, p->ct_calibration_path, err)))
         return SMX_EXIT_INPUT;
     return 0;
 }

@@ -162,6 +162,20 @@ int plan_suggest_choice(const char *choices, const char *text, char *buf, size_t
     return best != INT_MAX && plan_close_enough(best, tlen);
 }
 
+const char *plan_closest_name(const char *text, const char *const *names, int n)
+{
+    size_t tlen = strlen(text);
+    int best = INT_MAX;
+    const char *found = NULL;
+    for (int i = 0; i < n; i++) {
+        int d = plan_edit_distance(text, tlen, names[i], strlen(names[i]));
+        if (d < best) {
+            best = d;
+            found = names[i];
+        }
+    }
+    return found && plan_close_enough(best, tlen) ? found : NULL;
+}
 
 /* ---- choice names ----
  * Split once into NUL-terminated copies, so that callers get stable pointers. */

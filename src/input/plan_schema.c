@@ -18,6 +18,8 @@
 #define NO_MAX .max = INFINITY
 
 /* The generic list code finds a list's count right after its array. */
+_Static_assert(offsetof(plan, n_shapes) == offsetof(plan, shapes) + sizeof(((plan *)0)->shapes),
+               "n_shapes must follow shapes");
 _Static_assert(offsetof(plan, n_snapshot_steps) ==
                    offsetof(plan, snapshot_steps) + sizeof(((plan *)0)->snapshot_steps),
                "n_snapshot_steps must follow snapshot_steps");
@@ -86,6 +88,27 @@ const plan_key plan_keys[] = {
     { .path = "material.density_g_cm3", .type = PT_REAL, AT(density_g_cm3),
       .default_value = "1.0", .min = 0, .min_exclusive = 1, .max = 25, .units = "g/cm^3",
       .doc = "mass density (the table's mass stopping powers are scaled by it)" },
+
+    /* ---- geometry ---- */
+    { .path = "geometry.shapes", .type = PT_SHAPE_LIST, LIST_AT(shapes), .default_value = "[]",
+      .units = "",
+      .doc = "axis-aligned rectangles, each of one material, drawn over the background "
+             "(material:) and over a map or CT; later shapes win where they overlap. A cell "
+             "belongs to a shape when its centre lies in [x_mm[0], x_mm[1]) x [z_mm[0], "
+             "z_mm[1]) (docs/geometry.md)" },
+    { .path = "geometry.map_file", .type = PT_STRING, AT(map_file), .default_value = "",
+      .units = "",
+      .doc = "HDF5 material map: per-cell material index and density with the material names "
+             "(docs/geometry.md); found like material.table_file. Empty: no map" },
+    { .path = "geometry.ct.file", .type = PT_STRING, AT(ct_file), .default_value = "",
+      .units = "",
+      .doc = "HDF5 CT image: per-cell CT number (HU), turned into material and density by "
+             "geometry.ct.calibration; found like material.table_file. Empty: no CT" },
+    { .path = "geometry.ct.calibration", .type = PT_STRING, AT(ct_calibration),
+      .default_value = "", .units = "",
+      .doc = "CSV calibration of the CT numbers: piecewise-linear HU -> mass density and HU "
+             "intervals -> library material (Schneider et al. 2000 style; the shipped "
+             "ct_schneider2000.csv is one); found like material.table_file" },
 
     /* ---- beam ---- */
     { .path = "beam.energy_MeV", .type = PT_REAL, AT(beam_energy_MeV), .default_value = NULL,
@@ -244,13 +267,38 @@ const plan_key plan_keys[] = {
 
 const size_t plan_key_count = sizeof plan_keys / sizeof plan_keys[0];
 
+#define SHAPE_AT(field) .offset = offsetof(plan_shape, field), .size = sizeof(((plan_shape *)0)->field)
+const plan_field plan_shape_fields[] = {
+    { .name = "material", .type = PF_STRING, SHAPE_AT(material),
+      .loc_offset = offsetof(plan_shape, material_at), .required = 1, .units = "",
+      .doc = "a library material (water, air, lung, adipose, muscle, bone_compact, "
+             "bone_cortical, pmma, polyethylene, aluminium, titanium, graphite) or the plan's "
+             "material.name" },
+    { .name = "z_mm", .type = PF_RANGE, SHAPE_AT(z_mm),
+      .loc_offset = offsetof(plan_shape, z_at), .required = 1, .min = 0, NO_MAX, .units = "mm",
+      .doc = "depth range [from, to), inside [0, nz * dz_mm]" },
+    { .name = "x_mm", .type = PF_RANGE, SHAPE_AT(x_mm),
+      .loc_offset = offsetof(plan_shape, x_at), .required = 0, NO_MIN, NO_MAX, .units = "mm",
+      .doc = "lateral range [from, to), inside [-nx * dx_mm / 2, nx * dx_mm / 2]; left out: "
+             "the whole width (a slab)" },
+    { .name = "density_g_cm3", .type = PF_REAL, SHAPE_AT(density_g_cm3),
+      .loc_offset = offsetof(plan_shape, density_at), .required = 0, .min = 0, .max = 25,
+      .units = "g/cm^3",
+      .doc = "mass density; left out: the material's nominal density (docs/geometry.md)" },
+};
+const size_t plan_shape_field_count = sizeof plan_shape_fields / sizeof plan_shape_fields[0];
+
 /* Descriptions of the mappings that group the keys (schema and reference only). */
 static const struct { const char *path, *doc; } sections[] = {
     { "grid", "phase-space grid: energy, direction and space axes" },
     { "grid.energy", "energy axis" },
     { "grid.angle", "direction axis (theta from the +x axis, 90 deg = +z, into depth)" },
     { "grid.space", "spatial grid: nz x nx cells, z = depth" },
-    { "material", "the medium and its physics table" },
+    { "material", "the background medium (every cell no shape, map or CT claims) and its "
+                  "physics table; also the energy grid's reference medium" },
+    { "geometry", "what each cell is made of: a map or a CT image, then shapes on top "
+                  "(docs/geometry.md); left out, every cell is the material: above" },
+    { "geometry.ct", "a CT image and its calibration (HU -> density and material)" },
     { "beam", "the incident proton beam" },
     { "transport", "stepping and the operators" },
     { "backend", "where and how the steps run; the results do not depend on these" },
@@ -269,6 +317,9 @@ static const struct { const char *path, *value; } examples[] = {
     { "beam.energy_MeV", "100" },
     { "transport.step_mm", "0.5" },
     { "output.file", "plan-reference.h5" },
+    { "geometry.map_file", "phantom_map.h5" },
+    { "geometry.ct.file", "ct_phantom.h5" },
+    { "geometry.ct.calibration", "ct_schneider2000.csv" },
 };
 
 static const char *section_doc(const char *path, size_t len)
@@ -372,6 +423,78 @@ static void json_enum(FILE *f, const char *choices)
     fputs("]", f);
 }
 
+/* geometry.shapes: an array of objects whose properties are plan_shape_fields[]. */
+static void json_shape_items(FILE *f, const plan_key *k, int level)
+{
+    indent(f, level);
+    fputs("\"type\": \"array\",\n", f);
+    indent(f, level);
+    fprintf(f, "\"maxItems\": %zu,\n", k->size);
+    indent(f, level);
+    fputs("\"items\": {\n", f);
+    indent(f, level + 1);
+    fputs("\"type\": \"object\",\n", f);
+    indent(f, level + 1);
+    fputs("\"additionalProperties\": false,\n", f);
+    indent(f, level + 1);
+    fputs("\"required\": [", f);
+    int first = 1;
+    for (size_t i = 0; i < plan_shape_field_count; i++)
+        if (plan_shape_fields[i].required) {
+            fprintf(f, "%s\"%s\"", first ? "" : ", ", plan_shape_fields[i].name);
+            first = 0;
+        }
+    fputs("],\n", f);
+    indent(f, level + 1);
+    fputs("\"properties\": {\n", f);
+    for (size_t i = 0; i < plan_shape_field_count; i++) {
+        const plan_field *fd = &plan_shape_fields[i];
+        char desc[1024];
+        if (fd->units[0])
+            snprintf(desc, sizeof desc, "%s; in %s", fd->doc, fd->units);
+        else
+            snprintf(desc, sizeof desc, "%s", fd->doc);
+        indent(f, level + 2);
+        fprintf(f, "\"%s\": {\n", fd->name);
+        indent(f, level + 3);
+        fputs("\"description\": ", f);
+        plan_write_json_string(f, desc);
+        fputs(",\n", f);
+        indent(f, level + 3);
+        if (fd->type == PF_STRING) {
+            fputs("\"type\": \"string\",\n", f);
+            indent(f, level + 3);
+            fprintf(f, "\"minLength\": 1,\n");
+            indent(f, level + 3);
+            fprintf(f, "\"maxLength\": %zu\n", fd->size - 1);
+        } else if (fd->type == PF_REAL) {
+            fputs("\"type\": \"number\",\n", f);
+            indent(f, level + 3);
+            fputs("\"exclusiveMinimum\": ", f);
+            json_number(f, fd->min);
+            fputs(",\n", f);
+            indent(f, level + 3);
+            fputs("\"maximum\": ", f);
+            json_number(f, fd->max);
+            fputc('\n', f);
+        } else {
+            fputs("\"type\": \"array\",\n", f);
+            indent(f, level + 3);
+            fputs("\"items\": { \"type\": \"number\" },\n", f);
+            indent(f, level + 3);
+            fputs("\"minItems\": 2,\n", f);
+            indent(f, level + 3);
+            fputs("\"maxItems\": 2\n", f);
+        }
+        indent(f, level + 2);
+        fputs(i + 1 < plan_shape_field_count ? "},\n" : "}\n", f);
+    }
+    indent(f, level + 1);
+    fputs("}\n", f);
+    indent(f, level);
+    fputs("},\n", f);
+}
+
 static void json_key(FILE *f, const plan_key *k, const plan *defaults, int level)
 {
     char desc[1024];
@@ -440,6 +563,9 @@ static void json_key(FILE *f, const plan_key *k, const plan *defaults, int level
         fputs("},\n", f);
         indent(f, level);
         fprintf(f, "\"maxItems\": %zu,\n", k->size);
+        break;
+    case PT_SHAPE_LIST:
+        json_shape_items(f, k, level);
         break;
     case PT_OP_LIST:
         indent(f, level);
@@ -595,6 +721,20 @@ static void reference_key(FILE *f, const plan_key *k, size_t name_off, int level
         fprintf(f, "# %s: %s\n", k->path + name_off, example_of(k));
     else
         fprintf(f, "%s: %s\n", k->path + name_off, k->default_value);
+    if (k->type == PT_SHAPE_LIST) {
+        comment(f, level, "each shape:");
+        for (size_t i = 0; i < plan_shape_field_count; i++) {
+            const plan_field *fd = &plan_shape_fields[i];
+            char line2[700];
+            snprintf(line2, sizeof line2, "- %s (%s%s%s): %s", fd->name, fd->required ? "required" : "optional",
+                     fd->units[0] ? ", " : "", fd->units, fd->doc);
+            comment(f, level, line2);
+        }
+        comment(f, level, "for example:");
+        comment(f, level, "shapes:");
+        comment(f, level, "  - {material: bone_compact, z_mm: [20, 40]}");
+        comment(f, level, "  - {material: lung, z_mm: [60, 80], x_mm: [-10, 10], density_g_cm3: 0.26}");
+    }
 }
 
 static void reference_section(FILE *f, const char *prefix, size_t plen, int level)

@@ -143,6 +143,10 @@ void plan_key_expected(const plan_key *k, char *buf, size_t n)
         plan_choices_text(k->choices, list, sizeof list);
         snprintf(buf, n, "a list holding each of %s once", list);
         break;
+    case PT_SHAPE_LIST:
+        snprintf(buf, n, "a list of at most %zu shapes, each a mapping such as {material: bone_compact, "
+                 "z_mm: [20, 40], x_mm: [-50, 50], density_g_cm3: 1.85}", k->size);
+        break;
     default:
         snprintf(buf, n, "a value");
     }
@@ -202,6 +206,34 @@ static void write_name(FILE *f, const char *name, int json)
         fputs(name, f);
 }
 
+static void write_shapes(FILE *f, const plan_shape *s, int n, int json)
+{
+    char a[40], b[40];
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ", {" : "{", f);
+        fputs(json ? "\"material\": " : "material: ", f);
+        if (json)
+            plan_write_json_string(f, s[i].material);
+        else
+            yaml_write_string(f, s[i].material);
+        plan_format_real(s[i].z_mm[0], a, sizeof a);
+        plan_format_real(s[i].z_mm[1], b, sizeof b);
+        fprintf(f, json ? ", \"z_mm\": [%s, %s]" : ", z_mm: [%s, %s]", a, b);
+        if (s[i].has_x) {
+            plan_format_real(s[i].x_mm[0], a, sizeof a);
+            plan_format_real(s[i].x_mm[1], b, sizeof b);
+            fprintf(f, json ? ", \"x_mm\": [%s, %s]" : ", x_mm: [%s, %s]", a, b);
+        }
+        if (s[i].density_g_cm3 > 0) {
+            plan_format_real(s[i].density_g_cm3, a, sizeof a);
+            fprintf(f, json ? ", \"density_g_cm3\": %s" : ", density_g_cm3: %s", a);
+        }
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
 void plan_write_value(FILE *f, const plan *p, const plan_key *k, int json)
 {
     const char *base = (const char *)p + k->offset;
@@ -243,6 +275,10 @@ void plan_write_value(FILE *f, const plan *p, const plan_key *k, int json)
         fputc(']', f);
         break;
     }
+    case PT_SHAPE_LIST:
+        write_shapes(f, (const plan_shape *)(const void *)base,
+                     *(const int *)(const void *)(base + k->size * sizeof(plan_shape)), json);
+        break;
     case PT_OP_LIST:
         fputc('[', f);
         for (size_t i = 0; i < k->size; i++) {
@@ -288,6 +324,29 @@ int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fm
     if (path)
         return smx_fail(err, SMX_EXIT_INPUT, "%s: %s: %s", p->path, path, msg);
     return smx_fail(err, SMX_EXIT_INPUT, "%s: %s", p->path, msg);
+}
+
+int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt, ...)
+{
+    char msg[1800], name[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(name, sizeof name, "geometry.shapes[%d]%s%s", i, field ? "." : "", field ? field : "");
+    const plan_shape *s = &p->shapes[i];
+    plan_loc loc = s->at;
+    for (size_t f = 0; field && f < plan_shape_field_count; f++)
+        if (!strcmp(plan_shape_fields[f].name, field)) {
+            plan_loc fl = *(const plan_loc *)(const void *)((const char *)s + plan_shape_fields[f].loc_offset);
+            if (fl.line > 0 || fl.from_cli)
+                loc = fl;
+        }
+    if (loc.from_cli)
+        return smx_fail(err, SMX_EXIT_INPUT, "--set geometry.shapes: %s: %s", name, msg);
+    if (loc.line > 0)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s", p->path, loc.line, loc.col, name, msg);
+    return smx_fail(err, SMX_EXIT_INPUT, "%s: %s: %s", p->path, name, msg);
 }
 
 void plan_write_resolved(FILE *f, const plan *p)

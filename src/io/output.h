@@ -12,6 +12,7 @@
 #include "input/plan.h"
 #include "io/provenance.h"
 #include "physics/grid.h"
+#include "physics/medium.h"
 #include "physics/tables.h"
 #include "transport/run.h"
 
@@ -26,6 +27,9 @@ int output_check_target(const char *final_path, int overwrite, smx_error *err);
 int output_open(output **o, const char *final_path, int overwrite, smx_error *err);
 /* Axes, plan text and resolved plan: written once after the grid is built. */
 int output_write_setup(output *o, const plan *p, const grid *g, const tables *t, smx_error *err);
+/* The medium map transported: /geometry (material index and density per cell,
+ * the materials with their tables, the rule); after output_write_setup. */
+int output_write_geometry(output *o, const medium_map *m, smx_error *err);
 /* One psi snapshot after `step` steps (0 = initial state). */
 int output_write_snapshot(output *o, const grid *g, int step, const float *psi, smx_error *err);
 /* Dose, tallies, run summary and provenance. */

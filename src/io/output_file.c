@@ -359,12 +359,15 @@ static int commit_impl(output *o, smx_error *err)
     char *xpath = xdmf_path_for(o->final_path);
     if (!xpath)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory", o->final_path);
+    /* The material map beside the dose, so ParaView shows dose over anatomy. */
     const xdmf_field fields[] = {
-        { "dose_Gy", "/dose/dose_Gy", 8 },
-        { "energy_deposit_MeV", "/dose/energy_deposit_MeV", 8 },
+        { "dose_Gy", "/dose/dose_Gy", 8, NULL },
+        { "energy_deposit_MeV", "/dose/energy_deposit_MeV", 8, NULL },
+        { "material_index", "/geometry/material_index", 1, "UChar" },
+        { "density_g_cm3", "/geometry/density_g_cm3", 4, NULL },
     };
     rc = xdmf_write(xpath, base_of(o->final_path), &o->mesh, fields,
-                    (int)(sizeof fields / sizeof fields[0]), err);
+                    o->geometry_done ? 4 : 2, err);
     free(xpath);
     if (rc)
         return rc;

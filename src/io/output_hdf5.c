@@ -233,6 +233,7 @@ int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
     case V_F32: ftype = H5T_IEEE_F32LE; mtype = H5T_NATIVE_FLOAT; break;
     case V_I32: ftype = H5T_STD_I32LE; mtype = H5T_NATIVE_INT; break;
     case V_I64: ftype = H5T_STD_I64LE; mtype = H5T_NATIVE_INT64; break;
+    case V_U8: ftype = H5T_STD_U8LE; mtype = H5T_NATIVE_UINT8; break;
     case V_TEXT: {
         const char *s = d->data ? d->data : "";
         str = string_type(strlen(s));

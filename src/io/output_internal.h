@@ -19,6 +19,7 @@ struct output {
     char *temp_path;
     int overwrite;
     int setup_done, result_done;
+    int geometry_done; /* /geometry written: the sidecar shows the material map */
     int placed; /* the file already has its final name; abort must not touch it */
     xdmf_mesh mesh;
 };
@@ -35,6 +36,7 @@ enum value_kind {
     V_F32, /* data: const float * */
     V_I32, /* data: const int * */
     V_I64, /* data: const int64_t * */
+    V_U8, /* data: const uint8_t * */
     V_TEXT, /* data: const char *, rank 0 */
     V_TEXTS /* data: const char *const *, rank 1 */
 };

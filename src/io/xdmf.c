@@ -70,9 +70,10 @@ static void emit(FILE *f, const char *h5_name, const xdmf_mesh *m,
         fputs("      <Attribute Name=\"", f);
         put_escaped(f, fields[i].name);
         fputs("\" AttributeType=\"Scalar\" Center=\"Node\">\n", f);
-        fprintf(f, "        <DataItem Dimensions=\"1 %lld %lld\" NumberType=\"Float\" "
+        fprintf(f, "        <DataItem Dimensions=\"1 %lld %lld\" NumberType=\"%s\" "
                    "Precision=\"%d\" Format=\"HDF\">",
-                (long long)m->nz, (long long)m->nx, fields[i].precision);
+                (long long)m->nz, (long long)m->nx, fields[i].number_type ? fields[i].number_type : "Float",
+                fields[i].precision);
         put_escaped(f, h5_name);
         fputc(':', f);
         put_escaped(f, fields[i].h5_path);

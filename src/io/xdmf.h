@@ -18,7 +18,8 @@ typedef struct xdmf_mesh {
 typedef struct xdmf_field {
     const char *name;    /* shown in ParaView */
     const char *h5_path; /* absolute dataset path inside the HDF5 file, shape [nz][nx] */
-    int precision;       /* bytes per value: 4 or 8 (float) */
+    int precision;       /* bytes per value: 4 or 8 (float), 1 (UChar) */
+    const char *number_type; /* XDMF NumberType: NULL = "Float"; "UChar" for a material index */
 } xdmf_field;
 
 /* Writes path via a temporary file and rename, so a reader never sees half a file.

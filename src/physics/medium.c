@@ -1,5 +1,6 @@
 #include "physics/medium.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +72,114 @@ void medium_map_free(medium_map *m)
     free(m->media);
     free(m->cell);
     *m = (medium_map){0};
+}
+
+double medium_quantise_density(double rho, double step)
+{
+    if (step <= 0.0)
+        return rho;
+    double l = log1p(step);
+    return exp(l * nearbyint(log(rho) / l));
+}
+
+typedef struct pair {
+    int material;
+    double density;
+} pair;
+
+static int pair_cmp(const void *a, const void *b)
+{
+    const pair *x = a, *y = b;
+    if (x->material != y->material)
+        return x->material < y->material ? -1 : 1;
+    return x->density < y->density ? -1 : x->density > y->density;
+}
+
+/* The distinct pairs of cells[], sorted, in place; returns their count. */
+static size_t unique_pairs(pair *p, size_t n)
+{
+    qsort(p, n, sizeof *p, pair_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || pair_cmp(&p[u - 1], &p[i]) != 0)
+            p[u++] = p[i];
+    return u;
+}
+
+static int existing_medium(const medium_map *m, const pair *q)
+{
+    for (int i = 0; i < m->n_media; i++)
+        if (m->media[i].material == q->material && m->media[i].density_g_cm3 == q->density)
+            return i;
+    return -1;
+}
+
+int medium_map_fill_cells(medium_map *m, const int *material, const double *density, int reserve, smx_error *err)
+{
+    const size_t n = (size_t)m->nz * (size_t)m->nx;
+    /* The distinct exact pairs first (one sort of the cells); each trial step
+     * then quantises only those. */
+    pair *exact = malloc((n ? n : 1) * sizeof *exact), *q = NULL;
+    size_t *to_q = NULL;
+    int *index = NULL, rc = 0;
+    if (!exact || medium_map_cells(m, err)) {
+        rc = err->code ? err->code : smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        exact[i] = (pair){material[i], density[i]};
+    const size_t ne = unique_pairs(exact, n);
+    q = malloc((ne ? ne : 1) * sizeof *q);
+    to_q = malloc((ne ? ne : 1) * sizeof *to_q);
+    if (!q || !to_q) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
+        goto done;
+    }
+    const int room = MEDIUM_MAX - reserve;
+    double step = 0.0;
+    size_t nq = 0;
+    for (;;) {
+        /* Rounding is monotone in the density, so the quantised list stays
+         * sorted and equal values are neighbours. */
+        nq = 0;
+        for (size_t k = 0; k < ne; k++) {
+            pair v = {exact[k].material, medium_quantise_density(exact[k].density, step)};
+            if (nq == 0 || pair_cmp(&q[nq - 1], &v) != 0)
+                q[nq++] = v;
+            to_q[k] = nq - 1;
+        }
+        int fresh = 0;
+        for (size_t k = 0; k < nq; k++)
+            fresh += existing_medium(m, &q[k]) < 0;
+        if (m->n_media + fresh <= room)
+            break;
+        step = step == 0.0 ? 0.005 : 2.0 * step;
+        if (step > 4.0) {
+            rc = smx_fail(err, SMX_EXIT_INPUT, "the map has more than %d materials x density levels even with "
+                          "densities quantised in steps of a factor 5; expected at most %d media", room, room);
+            goto done;
+        }
+    }
+    index = malloc((nq ? nq : 1) * sizeof *index);
+    if (!index) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
+        goto done;
+    }
+    for (size_t k = 0; k < nq; k++)
+        if ((index[k] = medium_map_add_medium(m, q[k].material, q[k].density, err)) < 0) {
+            rc = err->code;
+            goto done;
+        }
+    for (size_t i = 0; i < n; i++) {
+        const pair key = {material[i], density[i]};
+        const pair *hit = bsearch(&key, exact, ne, sizeof *exact, pair_cmp);
+        m->cell[i] = (uint8_t)index[to_q[hit - exact]];
+    }
+    m->density_step = step;
+done:
+    free(exact);
+    free(q);
+    free(to_q);
+    free(index);
+    return rc;
 }

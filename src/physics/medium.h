@@ -39,6 +39,7 @@ typedef struct medium_map {
     medium *media;               /* [n_media]; [0] is the background at the plan's density */
     uint8_t *cell;               /* [nz * nx], z-major like dose; NULL = every cell medium 0 */
     char rule[512];              /* how the map was made (shapes, map file, CT calibration), for provenance */
+    double density_step;         /* relative step of the density quantisation of map/CT cells; 0 = exact */
 } medium_map;
 
 /* One medium everywhere: the plan's material at its density (no allocation of
@@ -67,5 +68,17 @@ static inline int medium_map_uniform_p(const medium_map *m)
 }
 
 void medium_map_free(medium_map *m);
+
+/* Density quantisation: rho rounded, in log, to the nearest of (1 + step)^k
+ * g/cm3 (k an integer), so the result is within a factor (1 + step)^(1/2)
+ * of rho and 1 g/cm3 is kept exactly. step 0 returns rho. */
+double medium_quantise_density(double rho, double step);
+
+/* Fills the cells from one (material index, density) pair per cell, adding
+ * the media they need. Densities are kept exactly when the media fit in
+ * MEDIUM_MAX - reserve; otherwise they are quantised with the smallest step
+ * 0.005 * 2^k (k = 0, 1, ...) that fits, recorded in m->density_step. Cells
+ * whose pair equals an existing medium (the background) get that medium. */
+int medium_map_fill_cells(medium_map *m, const int *material, const double *density, int reserve, smx_error *err);
 
 #endif

@@ -38,8 +38,36 @@ static int snapshot_count(const plan *p, int expected_steps)
     return n + (p->snapshot_final ? 1 : 0);
 }
 
-void report_dry_run(const plan *p, const grid *g, const tables *t, const backend_ops *be,
-                    int expected)
+void report_media(FILE *f, const medium_map *m)
+{
+    /* Media beyond this many are summed in one line: a CT image has up to 255. */
+    enum { SHOWN = 24 };
+    fprintf(f, "media:     %d medi%s of %d material%s (%s)\n", m->n_media, m->n_media == 1 ? "um" : "a",
+            m->n_materials, m->n_materials == 1 ? "" : "s", m->rule);
+    for (int i = 0; i < m->n_materials; i++)
+        fprintf(f, "           material %d: %s, table %s\n", i, m->materials[i].name, m->materials[i].table_path);
+    int64_t n = (int64_t)m->nz * m->nx;
+    int64_t *count = calloc((size_t)m->n_media, sizeof *count);
+    if (!count)
+        return;
+    for (int64_t c = 0; c < n; c++)
+        count[m->cell ? m->cell[c] : 0]++;
+    int64_t rest = 0;
+    for (int i = 0; i < m->n_media; i++) {
+        if (i < SHOWN)
+            fprintf(f, "           medium %d: %s at %.6g g/cm3, %lld cell%s\n", i,
+                    m->materials[m->media[i].material].name, m->media[i].density_g_cm3, (long long)count[i],
+                    count[i] == 1 ? "" : "s");
+        else
+            rest += count[i];
+    }
+    if (m->n_media > SHOWN)
+        fprintf(f, "           ... %d more media, %lld cells\n", m->n_media - SHOWN, (long long)rest);
+    free(count);
+}
+
+void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
+                    const backend_ops *be, int expected)
 {
     const double deg = 180.0 / M_PI;
     double psi_gb = (double)g->cells * 4e-9;
@@ -56,6 +84,7 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const backend
     printf("space:     nz %lld x nx %lld cells of %.4g x %.4g mm (depth 0 to %.4g mm, x %.4g to %.4g mm)\n",
            (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],
            g->x.edges[g->nx]);
+    report_media(stdout, media);
     if (p->spots_file[0]) {
         double lo = 1e300, hi = 0.0, w = 0.0;
         for (int i = 0; i < p->n_spots; i++) {

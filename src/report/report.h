@@ -5,14 +5,17 @@
 
 #include "input/plan.h"
 #include "physics/grid.h"
+#include "physics/medium.h"
 #include "physics/tables.h"
 #include "transport/backend.h"
 #include "transport/run.h"
 
 void report_version(void);
-/* Grid, tables, memory, steps and output of a validated plan. */
-void report_dry_run(const plan *p, const grid *g, const tables *t, const backend_ops *be,
-                    int expected_steps);
+/* Grid, tables, media, memory, steps and output of a validated plan. */
+void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
+                    const backend_ops *be, int expected_steps);
+/* The media of a map: materials, how many media, cells per medium (part of the dry run). */
+void report_media(FILE *f, const medium_map *m);
 /* Figures of merit (R80, R20, peak, lateral width), stop reason, conservation, wall time. */
 void report_summary(const grid *g, const run_result *r);
 

@@ -1,0 +1,7 @@
+# Geometry: the plan's shapes, material maps and CT images as a medium map
+# (cells, densities, quantisation, errors); /geometry in the result file and
+# the XDMF sidecar, read back with h5py.
+add_test(geometry_map "${SMX_BUILD}/tests/test_geometry")
+set_tests_properties(geometry_map PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(geometry_output /bin/sh "${SMX_ROOT}/tests/post.sh" "test_geometry_output.py" "${SMX_BUILD}")
+set_tests_properties(geometry_output PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
