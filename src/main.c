@@ -15,6 +15,7 @@
 #include "io/provenance.h"
 #include "physics/grid.h"
 #include "physics/medium_plan.h"
+#include "physics/medium_tables.h"
 #include "physics/tables.h"
 #include "report/report.h"
 #include "tools/bench.h"
@@ -86,6 +87,7 @@ static int run_plan(const cli *c, int argc, char **argv)
     tables t = {0};
     grid g = {0};
     medium_map media = {0};
+    medium_tables mtab = {0};
     run_result r;
     run_result_init(&r);
     smx_error err = {0};
@@ -107,7 +109,8 @@ static int run_plan(const cli *c, int argc, char **argv)
         goto end;
     /* What each cell is made of (docs/geometry.md): the one map the run
      * transports, the result file records and the dry run lists. */
-    if ((rc = medium_map_build(&media, &p, &g, &err)))
+    if ((rc = medium_map_build(&media, &p, &g, &err)) ||
+        (rc = medium_tables_load(&mtab, &media, &t, &err)))
         goto end;
     gpu_query(&gi);
     if ((rc = backend_choose(&p, &gi, &be, &err)) ||
@@ -140,7 +143,8 @@ static int run_plan(const cli *c, int argc, char **argv)
     /* Transport: lookup tables, initial psi, the step loop on the backend. */
     smx_info("smx2d-sim %s: %s -> %s\n", SMX_VERSION, p.path, p.output_file);
     snapshot_sink snaps = {write_snapshot, out};
-    rc = simulate(&p, &g, &t, be, &snaps, &r, &err);
+    sim_media sm = {&media, mtab.mt};
+    rc = simulate_media(&p, &g, &t, &sm, be, &snaps, &r, &err);
     provenance_finish(&pv);
     if (rc == SMX_EXIT_INTERRUPTED && p.keep_partial && r.dose_MeV) {
         smx_error ignored = {0};
@@ -172,6 +176,7 @@ end:
     if (rc && rc != SMX_EXIT_USAGE)
         rc = fail(&err);
     run_result_free(&r);
+    medium_tables_free(&mtab);
     medium_map_free(&media);
     grid_free(&g);
     tables_free(&t);

@@ -114,5 +114,7 @@ int output_write_geometry(output *o, const medium_map *m, smx_error *err)
     h5quiet q = out_quiet_begin();
     int rc = geometry_impl(o, m, err);
     out_quiet_end(q);
+    if (!rc)
+        o->media = m;
     return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "io/output.h"
 #include "io/xdmf.h"
+#include "physics/medium.h"
 
 struct output {
     hid_t file;
@@ -20,6 +21,7 @@ struct output {
     int overwrite;
     int setup_done, result_done;
     int geometry_done; /* /geometry written: the sidecar shows the material map */
+    const medium_map *media; /* the map written there (NULL: one medium): each cell's mass */
     int placed; /* the file already has its final name; abort must not touch it */
     xdmf_mesh mesh;
 };
@@ -77,6 +79,8 @@ int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err);
 int out_put_all(output *o, hid_t grp, const char *path, const dset *list, size_t n, smx_error *err);
 /* output_result.c: Gy per MeV deposited in one dose cell (its mass). */
 double out_gy_per_MeV(const plan *p, const grid *g);
+/* The same for cell c of a dose map (z * nx + x), from its medium's density. */
+double out_gy_per_MeV_at(const output *o, const plan *p, const grid *g, int64_t c);
 /* output_spots.c: /dose/per_spot, when the run has it. */
 int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err);
 /* output_file.c */

@@ -27,6 +27,15 @@ double out_gy_per_MeV(const plan *p, const grid *g)
     return MEV_TO_J / mass_kg;
 }
 
+double out_gy_per_MeV_at(const output *o, const plan *p, const grid *g, int64_t c)
+{
+    const medium_map *m = o->media;
+    if (!m || !m->cell)
+        return out_gy_per_MeV(p, g);
+    double rho = m->media[m->cell[c]].density_g_cm3;
+    return out_gy_per_MeV(p, g) * (g->density / rho);
+}
+
 static int write_dose(output *o, const plan *p, const grid *g, const run_result *r,
                       smx_error *err)
 {
@@ -49,9 +58,8 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
     if (!gy)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose",
                         o->final_path);
-    double per_MeV = out_gy_per_MeV(p, g);
     for (size_t i = 0; i < cells; i++) {
-        gy1[i] = r->dose_MeV[i] * per_MeV;
+        gy1[i] = r->dose_MeV[i] * out_gy_per_MeV_at(o, p, g, (int64_t)i);
         gy[i] = gy1[i] * protons;
     }
 
@@ -86,8 +94,9 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
                                      .units = "Gy",
                                      .description = "Absorbed dose per proton (per unit initial beam "
                                                     "weight): energy_deposit_MeV over the mass of a dx "
-                                                    "x dz x slab_thickness_mm cell of density "
-                                                    "density_g_cm3",
+                                                    "x dz x slab_thickness_mm cell of its density "
+                                                    "(/geometry/density_g_cm3; density_g_cm3 where "
+                                                    "one material fills the grid)",
                                      .axes = "z_centres_mm,x_centres_mm" }, NULL, err);
     if (!rc)
         rc = out_write_per_spot(o, p, g, r, err);

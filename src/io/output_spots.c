@@ -22,7 +22,7 @@ int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result
     }
     /* MeV per unit weight -> Gy per proton, rounded once to float. */
     for (hsize_t i = 0; i < nnz; i++)
-        data[i] = (float)(sd->values[i] * per_MeV);
+        data[i] = (float)(sd->values[i] * out_gy_per_MeV_at(o, p, g, sd->indices[i]));
     double *protons = spot, *dropped = spot + n, *energy = spot + 2 * n, *x = spot + 3 * n, *peak = spot + 4 * n;
     for (int k = 0; k < sd->n_spots; k++) {
         const plan_spot s = plan_spot_at(p, k);

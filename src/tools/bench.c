@@ -25,6 +25,8 @@
 #include "transport/backend.h"
 #include "transport/backend_select.h"
 #include "transport/device_query.h"
+#include "physics/medium_plan.h"
+#include "physics/medium_tables.h"
 #include "transport/simulate.h"
 
 /* Untimed steps before the timed ones, in every case. */
@@ -127,6 +129,8 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     tables t = {0};
     grid g = {0};
     sim_tables st = {0};
+    medium_map mm = {0};
+    medium_tables mtab = {0};
     void *ctx = NULL;
     float *psi0 = NULL;
     double *ms = NULL;
@@ -150,6 +154,10 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     if ((rc = sim_tables_build(&st, &p, &g, &t, err)))
         goto done;
     have_st = 1;
+    /* --set geometry.* benchmarks the step through a medium map. */
+    if ((rc = medium_map_build(&mm, &p, &g, err)) || (rc = medium_tables_load(&mtab, &mm, &t, err)) ||
+        (rc = sim_tables_set_media(&st, &mm, mtab.mt, err)))
+        goto done;
     psi0 = calloc((size_t)g.cells, sizeof *psi0);
     ms = malloc(steps * sizeof *ms);
     if (!psi0 || !ms) {
@@ -204,6 +212,8 @@ done:
         be->release(ctx);
     if (have_st)
         sim_tables_free(&st);
+    medium_tables_free(&mtab);
+    medium_map_free(&mm);
     free(psi0);
     free(ms);
     grid_free(&g);

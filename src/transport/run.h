@@ -28,9 +28,13 @@ typedef struct spot_dose {
     int64_t *indptr;    /* [n_spots + 1] */
     int32_t *indices;   /* [nnz] cell index z * nx + x */
     float *values;      /* [nnz] MeV per unit initial weight of the spot */
-    double *dropped;    /* [n_spots] sum of the values not stored, same unit */
+    double *dropped;    /* [n_spots] sum of the values not stored, same unit; where cells
+                           differ in density, each value counted as if its cell had the
+                           reference density (times to_reference) */
     double *weight;     /* [n_spots] the spot run's initial weight */
     double threshold;   /* relative to the spot's largest value */
+    const double *to_reference; /* [cells] reference density / the cell's (NULL: one density);
+                                   not owned */
 } spot_dose;
 
 typedef struct run_result {

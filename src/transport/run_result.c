@@ -139,12 +139,14 @@ int spot_dose_take_row(spot_dose *sd, int n_spots, const spot_dose *one)
 
 void spot_dose_free(spot_dose *sd)
 {
+    const double *keep = sd->to_reference;
     free(sd->indptr);
     free(sd->indices);
     free(sd->values);
     free(sd->dropped);
     free(sd->weight);
     memset(sd, 0, sizeof *sd);
+    sd->to_reference = keep; /* not owned: the caller's setting stays */
 }
 
 int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight)
@@ -165,7 +167,7 @@ int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cel
             sd->indices[sd->nnz] = (int32_t)i;
             sd->values[sd->nnz++] = (float)dose[i];
         } else {
-            dropped += dose[i];
+            dropped += sd->to_reference ? dose[i] * sd->to_reference[i] : dose[i];
         }
     }
     sd->dropped[row] = dropped;

@@ -263,6 +263,15 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
     const int n = plan_spot_count(p);
     spot_dose_free(&r->per_spot);
     r->per_spot.threshold = p->per_spot_threshold;
+    /* Dropped values are summed at the reference density (spot_dose). */
+    const medium_map *mm = sp->st->mm;
+    double *to_ref = NULL;
+    if (mm && mm->cell) {
+        if (!(to_ref = malloc((size_t)g->slice * sizeof *to_ref)))
+            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+        for (int64_t c = 0; c < g->slice; c++)
+            to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
+    }
     int want = sp->be->lanes ? sp->be->lanes(sp->ctx) : 1;
     if (p->per_spot_lanes > 0 && p->per_spot_lanes < want)
         want = p->per_spot_lanes;
@@ -273,6 +282,7 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
     if (!lanes || !rows) {
         free(lanes);
         free(rows);
+        free(to_ref);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d per-spot lanes", want);
     }
     int nl = 0, rc = 0;
@@ -309,10 +319,10 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
         for (int i = 0; i < nl && !rc; i++)
             if (lanes[i].spot < 0 && next < n)
                 rc = lane_start(&lanes[i], next++, host, occupied, err);
+        double tb = now_s(); /* the steps: enqueued (run, on the CPU) and collected */
         for (int i = 0; i < nl && !rc; i++)
             if (lanes[i].spot >= 0)
                 rc = lane_enqueue(&lanes[i], err);
-        double tb = now_s();
         for (int i = 0; i < nl && !rc; i++) {
             lane *L = &lanes[i];
             if (L->spot < 0)
@@ -329,6 +339,7 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             for (int64_t c = 0; c < g->slice; c++)
                 dose[c] /= L->one.initial_weight;
             rows[L->spot].threshold = p->per_spot_threshold;
+            rows[L->spot].to_reference = to_ref;
             if (spot_dose_append(&rows[L->spot], 1, dose, g->slice, L->one.initial_weight)) {
                 rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d", L->spot + 1);
                 break;
@@ -368,6 +379,7 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
         spot_dose_free(&rows[k]);
     free(rows);
     free(lanes);
+    free(to_ref);
     return rc;
 }
 

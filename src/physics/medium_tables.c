@@ -1,0 +1,34 @@
+#include "physics/medium_tables.h"
+
+#include <stdlib.h>
+
+int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0, smx_error *err)
+{
+    *mt = (medium_tables){0};
+    mt->owned = calloc((size_t)m->n_materials, sizeof *mt->owned);
+    mt->mt = calloc((size_t)m->n_materials, sizeof *mt->mt);
+    if (!mt->owned || !mt->mt) {
+        medium_tables_free(mt);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (tables of %d materials)", m->n_materials);
+    }
+    mt->n = m->n_materials;
+    mt->mt[0] = t0;
+    for (int k = 1; k < m->n_materials; k++) {
+        int rc = tables_load(&mt->owned[k], m->materials[k].table_path, err);
+        if (rc) {
+            medium_tables_free(mt);
+            return rc;
+        }
+        mt->mt[k] = &mt->owned[k];
+    }
+    return 0;
+}
+
+void medium_tables_free(medium_tables *mt)
+{
+    for (int k = 1; mt->owned && k < mt->n; k++)
+        tables_free(&mt->owned[k]);
+    free(mt->owned);
+    free(mt->mt);
+    *mt = (medium_tables){0};
+}

@@ -1,0 +1,20 @@
+/* The physics tables of a medium map's materials, for the transport: the
+ * plan's own (material 0, already loaded by the caller) and one more per
+ * further material, each read and validated as material.table_file is. */
+#ifndef SMX_MEDIUM_TABLES_H
+#define SMX_MEDIUM_TABLES_H
+
+#include "base/error.h"
+#include "physics/medium.h"
+#include "physics/tables.h"
+
+typedef struct medium_tables {
+    int n;              /* the map's materials */
+    tables *owned;      /* [n]: [0] unused (the caller's) */
+    const tables **mt;  /* [n]: mt[0] = the caller's, mt[k] = &owned[k] */
+} medium_tables;
+
+int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0, smx_error *err);
+void medium_tables_free(medium_tables *mt);
+
+#endif
