@@ -110,14 +110,14 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
             cur = oth;
             oth = t;
         } else if (op == OP_ENERGY && c->media) {
-            e = energy_media_deposit(cur, c->dmap, c->d, c->em, &c->state->step, c->stop, c->partials,
-                                     c->blocks, c->stream);
+            e = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
+            if (e == cudaSuccess)
+                e = energy_media_deposit(cur, c->dmap, c->d, c->em, c->stop, c->partials, c->blocks, c->stream);
             if (e == cudaSuccess)
                 e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, moved, NULL, c->stop,
                                    c->blocks, c->stream);
             if (e == cudaSuccess)
-                e = energy_media_move(c->energy_gather, cur, c->d, c->em, &c->state->step, c->stop, c->blocks,
-                                      c->stream);
+                e = energy_media_move(c->energy_gather, cur, c->d, c->em, c->stop, c->blocks, c->stream);
         } else if (op == OP_ENERGY) {
             e = energy_deposit(cur, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
             if (e == cudaSuccess)

@@ -67,7 +67,8 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     if (s && s->n_media > 1) { // per-medium tables (energy_media.cuh) and the medium map
         const size_t nm = (size_t)s->n_media;
         b += align_up((size_t)d.slice) + align_up(nm * ne * sizeof(int)); // medium, kernel_of_energy
-        b += 2 * align_up(nm * ne * sizeof(double)) + align_up(nm * ne * sizeof(energy_candidates_dev));
+        b += 2 * align_up(nm * ne * sizeof(double)) + align_up(nm * ne * sizeof(energy_candidates_dev)) +
+             align_up(nm * ne);
         b += align_up(2 * nm * ne * sizeof(int)) + align_up(2 * nm * ne * sizeof(float4)) +
              3 * align_up(2 * nm * ne * sizeof(double));
     }
@@ -112,6 +113,7 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     const size_t ne = g->ne, nm = (size_t)s->n_media;
     unsigned char *med = a.take<unsigned char>(c->d.slice);
     double *plow = a.take<double>(nm * ne), *dmean = a.take<double>(nm * ne);
+    unsigned char *lower = a.take<unsigned char>(nm * ne);
     energy_candidates_dev *cand = a.take<energy_candidates_dev>(nm * ne);
     int *tg = a.take<int>(2 * nm * ne);
     float4 *cf = a.take<float4>(2 * nm * ne);
@@ -163,7 +165,7 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
              upload_array(nen, hne.data(), 2 * nm * ne, err);
     if (rc)
         return err->code;
-    c->em = energy_media_dev{med, plow, dmean, tg, cf, dep, nw, nen, cand, E, (int)nm};
+    c->em = energy_media_dev{med, plow, lower, dmean, tg, cf, dep, nw, nen, cand, E, (int)nm};
     c->at.medium = med;
     return 0;
 }

@@ -13,24 +13,34 @@ __device__ inline int dither_low(double p_low, int64_t step)
     return floor(a) - floor(b) >= 1.0;
 }
 
+__global__ void media_choose_kernel(energy_media_dev t, int64_t n, const int64_t *step_p, const int *stop)
+{
+    if (*stop)
+        return;
+    const int64_t step = *step_p;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        t.lower[i] = (unsigned char)dither_low(t.p_low[i], step);
+}
+
 __global__ void media_deposit_kernel(const float *__restrict__ psi, float *__restrict__ dmap, dev_dims d,
-                                     energy_media_dev t, const int64_t *step_p, const int *stop,
+                                     energy_media_dev t, const int *stop,
                                      double *partials, int blocks)
 {
     if (*stop)
         return;
-    const int64_t step = *step_p, ne = d.ne;
+    const int64_t ne = d.ne;
     double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0, w_nuc = 0.0, e_nuc = 0.0, e_round = 0.0;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < d.slice; c += stride) {
         const int64_t m = t.medium[c];
-        const double *dm = t.deposit_mean + m * ne, *pl = t.p_low + m * ne;
+        const double *dm = t.deposit_mean + m * ne;
+        const unsigned char *low = t.lower + m * ne;
         for (int64_t j = 0; j < d.nth; j++) {
             double D = 0.0;
             for (int64_t ie = 0; ie < ne; ie++) {
                 const float v = psi[(ie * d.nth + j) * d.slice + c];
                 D = __fma_rn(dm[ie], (double)v, D);
-                const int64_t k = (m * 2 + (dither_low(pl[ie], step) ? 0 : 1)) * ne + ie;
+                const int64_t k = (m * 2 + (low[ie] ? 0 : 1)) * ne + ie;
                 if (t.target[k] < 0) {
                     w_stop += v;
                     e_stop += (double)v * t.E[ie];
@@ -55,25 +65,24 @@ __global__ void media_deposit_kernel(const float *__restrict__ psi, float *__res
     }
 }
 
-__global__ void media_gather_kernel(float *psi, dev_dims d, energy_media_dev t, const int64_t *step_p,
-                                    const int *stop)
+__global__ void media_gather_kernel(float *psi, dev_dims d, energy_media_dev t, const int *stop)
 {
     if (*stop)
         return;
-    const int64_t step = *step_p, ne = d.ne;
+    const int64_t ne = d.ne;
     const int64_t cols = d.nth * d.slice, estride = d.nth * d.slice;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += stride) {
         const int64_t m = t.medium[c % d.slice];
         const energy_candidates_dev *gm = t.gather + m * ne;
-        const double *pl = t.p_low + m * ne;
+        const unsigned char *low = t.lower + m * ne;
         float *p = psi + c; // (th, z, x) column; energy stride nth * slice
         for (int64_t j = 0; j < ne; j++) {
             const energy_candidates_dev e = gm[j];
             float v = 0.0f;
             bool first = true;
             for (int k = 0; k < e.count; k++) {
-                if ((dither_low(pl[e.src[k]], step) ? 0 : 1) != e.upper[k])
+                if ((low[e.src[k]] ? 0 : 1) != e.upper[k])
                     continue; // the other table's term
                 const float s = p[e.src[k] * estride];
                 v = first ? __fmul_rn(e.coeff[k], s) : __fmaf_rn(e.coeff[k], s, v);
@@ -84,22 +93,21 @@ __global__ void media_gather_kernel(float *psi, dev_dims d, energy_media_dev t, 
     }
 }
 
-__global__ void media_scatter_kernel(float *psi, dev_dims d, energy_media_dev t, const int64_t *step_p,
-                                     const int *stop)
+__global__ void media_scatter_kernel(float *psi, dev_dims d, energy_media_dev t, const int *stop)
 {
     if (*stop)
         return;
-    const int64_t step = *step_p, ne = d.ne;
+    const int64_t ne = d.ne;
     const int64_t cols = d.nth * d.slice, estride = d.nth * d.slice;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += stride) {
         const int64_t m = t.medium[c % d.slice];
-        const double *pl = t.p_low + m * ne;
+        const unsigned char *low = t.lower + m * ne;
         float *p = psi + c;
         for (int64_t s = 0; s < ne; s++) {
             const float v = p[s * estride];
             p[s * estride] = 0.0f;
-            const int64_t k = (m * 2 + (dither_low(pl[s], step) ? 0 : 1)) * ne + s;
+            const int64_t k = (m * 2 + (low[s] ? 0 : 1)) * ne + s;
             const int tg = t.target[k];
             if (tg < 0)
                 continue;
@@ -115,20 +123,27 @@ __global__ void media_scatter_kernel(float *psi, dev_dims d, energy_media_dev t,
 
 } // namespace
 
-cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t,
-                                 const int64_t *step, const int *stop, double *partials, int blocks,
-                                 cudaStream_t s)
+cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step, const int *stop,
+                                cudaStream_t s)
 {
-    media_deposit_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, step, stop, partials, blocks);
+    const int64_t n = (int64_t)t.n_media * ne;
+    media_choose_kernel<<<(unsigned)((n + SMX_THREADS - 1) / SMX_THREADS), SMX_THREADS, 0, s>>>(t, n, step, stop);
     return cudaGetLastError();
 }
 
-cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t, const int64_t *step,
-                              const int *stop, int blocks, cudaStream_t s)
+cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t, const int *stop,
+                                 double *partials, int blocks, cudaStream_t s)
+{
+    media_deposit_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, stop, partials, blocks);
+    return cudaGetLastError();
+}
+
+cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t, const int *stop, int blocks,
+                              cudaStream_t s)
 {
     if (gather)
-        media_gather_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, step, stop);
+        media_gather_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
     else
-        media_scatter_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, step, stop);
+        media_scatter_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
     return cudaGetLastError();
 }

@@ -34,6 +34,8 @@ struct energy_candidates_dev {
 struct energy_media_dev {
     const unsigned char *medium;          // [nz][px]
     const double *p_low;                  // [n_media][ne]
+    unsigned char *lower;                 // [n_media][ne] this step's choice (energy_media_choose):
+                                          // 1 = table 0 (lower centre)
     const double *deposit_mean;           // [n_media][ne] MeV per unit weight
     // per (medium, table) at ((m * 2 + table) * ne + ie)
     const int *target;
@@ -44,10 +46,12 @@ struct energy_media_dev {
     int n_media;
 };
 
-cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t,
-                                 const int64_t *step, const int *stop, double *partials, int blocks,
-                                 cudaStream_t s);
-cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t, const int64_t *step,
-                              const int *stop, int blocks, cudaStream_t s);
+// This step's choice of every (medium, source bin), for the two kernels below.
+cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step, const int *stop,
+                                cudaStream_t s);
+cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t, const int *stop,
+                                 double *partials, int blocks, cudaStream_t s);
+cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t, const int *stop, int blocks,
+                              cudaStream_t s);
 
 #endif

@@ -338,7 +338,13 @@ static int choose_bench_backend(const bench_options *o, const backend_ops **be, 
     tables t = {0};
     grid g = {0};
     gpu_info gi;
-    int rc = load_plan(&p, &t, &g, &GRIDS[0], o->sets, o->n_sets, err);
+    /* geometry.* is left out: it is checked against each case's own grid. */
+    const char *sets[64];
+    int n = 0;
+    for (int i = 0; i < o->n_sets && n < 64; i++)
+        if (strncmp(o->sets[i], "geometry.", 9) != 0)
+            sets[n++] = o->sets[i];
+    int rc = load_plan(&p, &t, &g, &GRIDS[0], sets, n, err);
     if (!rc) {
         gpu_query(&gi);
         rc = backend_choose(&p, &gi, be, err);
