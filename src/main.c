@@ -124,7 +124,7 @@ static int run_plan(const cli *c, int argc, char **argv)
     if ((rc = check_interrupt("while reading the input", &err)))
         goto end;
     if (c->dry_run) {
-        report_dry_run(&p, &g, &t, &media, be, simulate_expected_steps(&p, &g, &t));
+        report_dry_run(&p, &g, &t, &media, be, &gi, simulate_expected_steps(&p, &g, &t));
         goto end;
     }
 

@@ -8,7 +8,7 @@ static const material_props known[] = {
     /* Z/A = 10 / 18.0153 (H2O). X0 = 36.08 g/cm2 (PDG). X_S = 46.88 g/cm2 as tabulated
      * by Gottschalk, Med. Phys. 37 (2010) 352; his defining formula over the H
      * and O weight fractions gives 46.94 with current constants. */
-    {"water (liquid)", 0.555084, 36.08, 46.88, nonelastic_water_cm2_g},
+    {"water (liquid)", 0.555084, 36.08, 46.88, 1.0, nonelastic_water_cm2_g},
 };
 
 const material_props *material_props_find(const char *name)

@@ -11,6 +11,7 @@ typedef struct material_props {
     double Z_over_A;        /* mol/g: electrons per unit mass, for Bohr's straggling */
     double X0_g_cm2;        /* radiation length */
     double XS_g_cm2;        /* Gottschalk's scattering length */
+    double density_g_cm3;
     /* Non-elastic nuclear cross section per unit mass (cm2/g) at E (MeV). */
     double (*nonelastic_cm2_g)(double E_MeV);
 } material_props;

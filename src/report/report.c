@@ -67,10 +67,11 @@ void report_media(FILE *f, const medium_map *m)
 }
 
 void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                    const backend_ops *be, int expected)
+                    const backend_ops *be, const gpu_info *gi, int expected)
 {
     const double deg = 180.0 / M_PI;
     double psi_gb = (double)g->cells * 4e-9;
+    (void)gi; /* a build without CUDA has no lanes to count */
     printf("plan:      %s (valid)\n", p->path);
     printf("tables:    %s (%s, sha256 %.16s...)\n", t->path, t->material, t->sha256);
     int emax = plan_key_index("grid.energy.E_max_MeV");
@@ -98,10 +99,26 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
         printf("beam:      one spot, %.4g MeV at x = %.4g mm, weight %.6g\n", p->beam_energy_MeV, p->beam_x_mm,
                p->beam_weight);
     }
-    if (p->per_spot_dose)
-        printf("per-spot:  each of the %d spot%s transported alone after the field, one after another on "
-               "the same state (no further memory); values below %.1e of a spot's peak not stored\n",
-               plan_spot_count(p), plan_spot_count(p) == 1 ? "" : "s", p->per_spot_threshold);
+    if (p->per_spot_dose) {
+        printf("per-spot:  each of the %d spot%s transported alone after the field; values below %.1e of a "
+               "spot's peak not stored\n", plan_spot_count(p), plan_spot_count(p) == 1 ? "" : "s",
+               p->per_spot_threshold);
+#ifdef SMX_HAVE_CUDA
+        if (be == &backend_cuda) {
+            /* The lanes a GPU of this size holds (the run counts the memory free then). */
+            double each = backend_cuda_device_bytes(g), total = gi->total_bytes;
+            double cap = p->gpu_memory_fraction * total;
+            if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
+                cap = p->gpu_memory_bytes;
+            int fit = each > 0 ? (int)(cap / each) : 1, want = p->per_spot_lanes > 0 ? p->per_spot_lanes : 8;
+            int lanes = fit < want ? fit : want;
+            printf("           lanes (spots at once, each a state of %.4g GB): up to %d on this GPU "
+                   "(backend.per_spot_lanes %s)\n", each * 1e-9, lanes < 1 ? 1 : lanes,
+                   p->per_spot_lanes > 0 ? "set" : "auto");
+        } else
+#endif
+            printf("           lanes: one (the %s backend's operators use every core)\n", be->name);
+    }
     printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
     printf("memory:    host %.4g GB if the beam filled the grid, at least %.4g GB (this run may use %.4g GB), "
            "backend %s\n", backend_host_bytes(g, be) * 1e-9, backend_host_min_bytes(p, g, be) * 1e-9,

@@ -8,12 +8,13 @@
 #include "physics/medium.h"
 #include "physics/tables.h"
 #include "transport/backend.h"
+#include "transport/device_query.h"
 #include "transport/run.h"
 
 void report_version(void);
 /* Grid, tables, media, memory, steps and output of a validated plan. */
 void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                    const backend_ops *be, int expected_steps);
+                    const backend_ops *be, const gpu_info *gi, int expected_steps);
 /* The media of a map: materials, how many media, cells per medium (part of the dry run). */
 void report_media(FILE *f, const medium_map *m);
 /* Figures of merit (R80, R20, peak, lateral width), stop reason, conservation, wall time. */
