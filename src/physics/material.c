@@ -46,6 +46,7 @@ NONELASTIC_OF(nonelastic_titanium, M_TITANIUM)
 NONELASTIC_OF(nonelastic_graphite, M_GRAPHITE)
 
 #define PSTAR "NIST PSTAR (ICRU 49)"
+#define PSTAR3 "NIST PSTAR (ICRU 49), 3-digit transcription, ranges recomputed from it"
 
 /* X0 and XS are the composition sums (material.h) rounded to 0.01 g/cm2, Z/A
  * to 5 digits; densities and I as NIST lists them, except lung (see below). */
@@ -100,9 +101,9 @@ static const material_props known[M_COUNT] = {
     [M_ALUMINIUM] = {"aluminium", 0.48181, 24.01, 28.75, nonelastic_aluminium, "aluminium", 166.0,
                      2.699, 1, {{13, A_AL, 1.0}}, PSTAR},
     [M_TITANIUM] = {"titanium", 0.45961, 16.16, 18.67, nonelastic_titanium, "titanium", 233.0,
-                    4.54, 1, {{22, A_TI, 1.0}}, PSTAR},
+                    4.54, 1, {{22, A_TI, 1.0}}, PSTAR3},
     [M_GRAPHITE] = {"graphite", 0.49955, 42.70, 56.34, nonelastic_graphite, "graphite", 78.0, 1.7,
-                    1, {{6, A_C, 1.0}}, PSTAR},
+                    1, {{6, A_C, 1.0}}, PSTAR3},
 };
 
 const material_props *material_props_find(const char *name)
