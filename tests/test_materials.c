@@ -12,6 +12,7 @@
  * length, and the PDG's and Gottschalk's tabulated values. */
 #include "physics/material.h"
 #include "physics/material_library.h"
+#include "physics/medium_plan.h"
 #include "physics/nuclear.h"
 #include "physics/scattering_power.h"
 #include "tables_fixture.h"
@@ -439,6 +440,11 @@ static void check_api(void)
         CHECK_STREQ(m->key, KEYS[i]);
         CHECK(material_props_find(m->name) == m);
         CHECK(material_props_at(i) == m); /* material.c lists them in the library's order */
+        /* The plan's default density of a library material (physics/medium_plan.c keeps
+         * its own list) must be this nominal density. */
+        CHECK_MSG(medium_nominal_density_g_cm3(KEYS[i]) == m->density_g_cm3,
+                  "%s: medium_nominal_density_g_cm3 %g, material_props %g", KEYS[i],
+                  medium_nominal_density_g_cm3(KEYS[i]), m->density_g_cm3);
     }
     CHECK(material_library_props("bone") == NULL);
     CHECK(material_props_by_key("") == NULL);

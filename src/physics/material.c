@@ -59,10 +59,10 @@ static const material_props known[M_COUNT] = {
     [M_AIR] = {"air, dry (near sea level)", 0.49919, 36.62, 46.76, nonelastic_air, "air", 85.7,
                1.20479e-3, 4, {{6, A_C, 0.000124}, {7, A_N, 0.755268}, {8, A_O, 0.231781},
                                {18, A_AR, 0.012827}}, PSTAR},
-    /* Density: inflated lung, 0.26 g/cm3 (ICRU Report 46), rather than the 1.05 of
-     * NIST's LUNG (ICRP) entry, which is lung tissue without air: a lung region in
-     * a plan is the former. Mass quantities do not depend on it. */
-    [M_LUNG] = {"lung (ICRP)", 0.54965, 36.50, 47.44, nonelastic_lung, "lung", 75.3, 0.26, 13,
+    /* Density: NIST's 1.05 g/cm3 for LUNG (ICRP), lung tissue without air; an
+     * inflated lung (about 0.26 g/cm3, ICRU Report 46) needs a density in the plan.
+     * Mass quantities do not depend on it. */
+    [M_LUNG] = {"lung (ICRP)", 0.54965, 36.50, 47.44, nonelastic_lung, "lung", 75.3, 1.05, 13,
                 {{1, A_H, 0.101278}, {6, A_C, 0.102310}, {7, A_N, 0.028650}, {8, A_O, 0.757072},
                  {11, A_NA, 0.001840}, {12, A_MG, 0.000730}, {15, A_P, 0.000800},
                  {16, A_S, 0.002250}, {17, A_CL, 0.002660}, {19, A_K, 0.001940},
