@@ -177,8 +177,15 @@ $(BUILD)/access-probe: scripts/access_probe.cu cuda/async_copy.cuh cuda/streamin
 	$(NVCC) -std=c++17 $(PROBE_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings -Icuda $< -o $@
 
 # ---- data, schema, distribution -----------------------------------------
+# data/pstar_water.h5 (the default table_file) and the material library,
+# data/materials/KEY.h5 for every key of src/physics/material_library.h.
+MATERIAL_KEYS := water air lung adipose muscle bone_compact bone_cortical pmma \
+                 polyethylene aluminium titanium graphite
 tables: $(BUILD)/make_tables
 	$(BUILD)/make_tables data/pstar_water.csv data/pstar_water.h5
+	@for k in $(MATERIAL_KEYS); do \
+	    $(BUILD)/make_tables --key $$k data/materials/$$k.csv data/materials/$$k.h5 || exit 1; \
+	done
 
 schema: $(BIN)
 	$(BIN) --print-plan-schema > schemas/plan.schema.json

@@ -81,6 +81,8 @@ fi
 share="$dest/share/smx2d-sim"
 mkdir -p "$share/data" "$share/config" "$share/schemas"
 cp data/*.h5 data/*.csv data/README.md "$share/data/" 2>/dev/null || cp data/* "$share/data/"
+mkdir -p "$share/data/materials"
+cp data/materials/*.h5 "$share/data/materials/"
 cp config/*.yaml config/*.csv "$share/config/"
 cp schemas/* "$share/schemas/"
 cp README.md LICENSE "$share/"

@@ -1,6 +1,13 @@
 /* make_tables: NIST PSTAR CSV -> the simulator's HDF5 material table.
  *
  *   make_tables data/pstar_water.csv data/pstar_water.h5
+ *   make_tables --key KEY data/materials/KEY.csv data/materials/KEY.h5
+ *
+ * Without --key the table is liquid water's, written exactly as it always was
+ * (data/pstar_water.h5). With --key the material's constants come from the
+ * material library (physics/material.h): its name, nominal density, I and the
+ * radiation length of the Fermi-Rossi column, and further root attributes
+ * record the library key, Z/A, X0, XS and the composition.
  *
  * The CSV is parsed strictly because it is the one place where a typo would
  * turn into a wrong range for every run: anything unexpected stops the
@@ -9,6 +16,8 @@
  * renamed over the target, so a failed run never leaves a half-written table.
  * Exit status: 0 ok, 1 usage, 2 bad input, 3 I/O failure (see error.h). */
 #include "base/error.h"
+#include "physics/material.h"
+#include "physics/material_library.h"
 #include "physics/scattering_power.h"
 #include "physics/tables.h"
 
@@ -237,14 +246,50 @@ static int put_dataset(hid_t fid, hid_t dcpl, const tables_dataset_spec *spec,
     return ok ? 0 : -1;
 }
 
-static int write_h5(const char *path, const csv_table *c, smx_error *err)
+/* The composition as text: "H 0.111894, O 0.888106" (Z for elements without a symbol here). */
+static void composition_text(const material_props *m, char *buf, size_t cap)
+{
+    static const char *const sym[] = {"",   "H",  "He", "Li", "Be", "B",  "C",  "N",
+                                      "O",  "F",  "Ne", "Na", "Mg", "Al", "Si", "P",
+                                      "S",  "Cl", "Ar", "K",  "Ca", "Sc", "Ti", "V",
+                                      "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn"};
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < m->n_elements && used < cap; i++) {
+        int Z = m->elements[i].Z;
+        char z[16];
+        if (Z > 0 && Z < (int)(sizeof sym / sizeof sym[0]))
+            snprintf(z, sizeof z, "%s", sym[Z]);
+        else
+            snprintf(z, sizeof z, "Z=%d", Z);
+        int n = snprintf(buf + used, cap - used, "%s%s %.6f", i ? ", " : "", z, m->elements[i].w);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* mat NULL: liquid water's legacy attributes; else the library material's. */
+static int write_h5(const char *path, const csv_table *c, const material_props *mat,
+                    smx_error *err)
 {
     char model[512];
-    snprintf(model, sizeof model,
-             "Fermi-Rossi, projected (one-plane) angle: T/rho = (Es/(p v))^2 / X0, "
-             "Es = %.1f MeV (Rossi's 21.2 MeV for the space angle / sqrt 2), "
-             "X0 = %.2f g/cm2 (water), p v = E (E + 2 m)/(E + m), m = %.6f MeV (proton)",
-             SMX_FR_ES_MEV, SMX_X0_WATER_G_CM2, SMX_PROTON_MASS_MEV);
+    if (mat)
+        snprintf(model, sizeof model,
+                 "Fermi-Rossi, projected (one-plane) angle: T/rho = (Es/(p v))^2 / X0, "
+                 "Es = %.1f MeV (Rossi's 21.2 MeV for the space angle / sqrt 2), "
+                 "X0 = %.2f g/cm2 (%s; Tsai's formula over the composition), "
+                 "p v = E (E + 2 m)/(E + m), m = %.6f MeV (proton)",
+                 SMX_FR_ES_MEV, mat->X0_g_cm2, mat->name, SMX_PROTON_MASS_MEV);
+    else
+        snprintf(model, sizeof model,
+                 "Fermi-Rossi, projected (one-plane) angle: T/rho = (Es/(p v))^2 / X0, "
+                 "Es = %.1f MeV (Rossi's 21.2 MeV for the space angle / sqrt 2), "
+                 "X0 = %.2f g/cm2 (water), p v = E (E + 2 m)/(E + m), m = %.6f MeV (proton)",
+                 SMX_FR_ES_MEV, SMX_X0_WATER_G_CM2, SMX_PROTON_MASS_MEV);
+    char composition[1024];
+    if (mat)
+        composition_text(mat, composition, sizeof composition);
 
     /* Without timestamps in the object headers the same input gives the same bytes. */
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE), fid = -1;
@@ -253,12 +298,21 @@ static int write_h5(const char *path, const csv_table *c, smx_error *err)
              (fid = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT)) >= 0;
     ok = ok && put_string_attr(fid, "filetype", TABLES_FILETYPE) == 0 &&
          put_string_attr(fid, "format_version", TABLES_FORMAT_VERSION) == 0 &&
-         put_string_attr(fid, "material", MATERIAL) == 0 &&
-         put_double_attr(fid, "density_g_cm3", DENSITY_G_CM3) == 0 &&
-         put_double_attr(fid, "mean_excitation_energy_eV", I_EV) == 0 &&
+         put_string_attr(fid, "material", mat ? mat->name : MATERIAL) == 0 &&
+         put_double_attr(fid, "density_g_cm3", mat ? mat->density_g_cm3 : DENSITY_G_CM3) == 0 &&
+         put_double_attr(fid, "mean_excitation_energy_eV", mat ? mat->I_eV : I_EV) == 0 &&
          put_string_attr(fid, "source", c->source) == 0 &&
          put_string_attr(fid, "scattering_model", model) == 0 &&
          put_string_attr(fid, "generator", GENERATOR) == 0;
+    /* Provenance of a library table; the reader does not need these (format 1.x
+     * readers ignore attributes they do not know). */
+    if (mat)
+        ok = ok && put_string_attr(fid, "library_key", mat->key) == 0 &&
+             put_double_attr(fid, "Z_over_A", mat->Z_over_A) == 0 &&
+             put_double_attr(fid, "radiation_length_g_cm2", mat->X0_g_cm2) == 0 &&
+             put_double_attr(fid, "scattering_length_g_cm2", mat->XS_g_cm2) == 0 &&
+             put_string_attr(fid, "composition_mass_fractions", composition) == 0 &&
+             put_string_attr(fid, "stopping_power_origin", mat->stopping_origin) == 0;
     for (int k = 0; ok && k < TABLES_NDATASETS; k++)
         ok = put_dataset(fid, dcpl, &tables_datasets[k], c->col[k], c->n) == 0;
     if (fid >= 0 && H5Fclose(fid) < 0)
@@ -290,8 +344,14 @@ static int verify(const char *path, const csv_table *c, smx_error *err)
 
 int main(int argc, char **argv)
 {
+    const char *key = NULL;
+    if (argc == 5 && strcmp(argv[1], "--key") == 0) {
+        key = argv[2];
+        argv += 2;
+        argc -= 2;
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: %s INPUT.csv OUTPUT.h5\n", argc ? argv[0] : "make_tables");
+        fprintf(stderr, "usage: make_tables [--key KEY] INPUT.csv OUTPUT.h5\n");
         return SMX_EXIT_USAGE;
     }
     const char *in = argv[1], *out = argv[2];
@@ -299,12 +359,19 @@ int main(int argc, char **argv)
     csv_table c = {0};
     char tmp[4096];
     int fd, rc, have_tmp = 0;
+    const material_props *mat = NULL;
 
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (key && !(mat = material_library_props(key))) {
+        rc = smx_fail(&err, SMX_EXIT_USAGE, "--key '%s' is not a material library key "
+                      "(physics/material_library.h)", key);
+        goto done;
+    }
     if ((rc = parse_csv(in, &c, &err)))
         goto done;
     for (int i = 0; i < c.n; i++)
-        c.col[7][i] = scattering_power_fermi_rossi(c.col[0][i], SMX_X0_WATER_G_CM2);
+        c.col[7][i] = scattering_power_fermi_rossi(c.col[0][i],
+                                                   mat ? mat->X0_g_cm2 : SMX_X0_WATER_G_CM2);
 
     /* Same directory as the target, so the final rename cannot cross filesystems. */
     if (snprintf(tmp, sizeof tmp, "%s.partial-XXXXXX", out) >= (int)sizeof tmp) {
@@ -324,7 +391,7 @@ int main(int argc, char **argv)
         rc = smx_fail(&err, SMX_EXIT_RUNTIME, "%s: %s", tmp, strerror(errno));
         goto done;
     }
-    if ((rc = write_h5(tmp, &c, &err)) || (rc = verify(tmp, &c, &err)))
+    if ((rc = write_h5(tmp, &c, mat, &err)) || (rc = verify(tmp, &c, &err)))
         goto done;
     if (rename(tmp, out) != 0) {
         rc = smx_fail(&err, SMX_EXIT_RUNTIME, "%s: cannot rename to %s: %s", tmp, out,

@@ -1,5 +1,7 @@
 #include "physics/material_library.h"
 
+#include "physics/material.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -22,4 +24,9 @@ int material_library_table_name(const char *key, char *out, unsigned long cap)
 {
     int n = snprintf(out, cap, "materials/%s.h5", key);
     return n > 0 && (unsigned long)n < cap ? 0 : -1;
+}
+
+const material_props *material_library_props(const char *key)
+{
+    return material_library_find(key) >= 0 ? material_props_by_key(key) : NULL;
 }

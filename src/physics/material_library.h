@@ -20,4 +20,9 @@ const char *material_library_key(int i);
 /* The table's file name relative to a data directory: "materials/KEY.h5". */
 int material_library_table_name(const char *key, char *out, unsigned long cap);
 
+struct material_props;
+/* The constants of key's material (physics/material.h), or NULL if key is not
+ * a library key. Its density_g_cm3 is the material's default density in a plan. */
+const struct material_props *material_library_props(const char *key);
+
 #endif

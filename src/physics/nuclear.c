@@ -10,6 +10,13 @@ double nonelastic_water_cm2_g(double E_MeV)
     return 1e-3 * (1.64 * (E - 7.9) * exp(-0.064 * E + 7.85 / E) + 9.86);
 }
 
+double nonelastic_element_share(int Z, double A)
+{
+    if (Z <= 1 || !(A > 0.0))
+        return 0.0;
+    return cbrt(SMX_OXYGEN_A / A) / SMX_WATER_OXYGEN_MASS_FRACTION;
+}
+
 static double sigma_of(double E, const void *ctx)
 {
     double (*const *sigma)(double) = ctx;

@@ -19,6 +19,23 @@
  * 250 MeV value above, where the fit ends. */
 double nonelastic_water_cm2_g(double E_MeV);
 
+/* Other materials: the cross section per nucleus of element (Z, A) is taken as
+ * oxygen's scaled by (A / A_O)^(2/3) (the geometric nuclear size, R ~ A^(1/3)),
+ * with oxygen's energy dependence; hydrogen contributes nothing. Per unit mass
+ * of the element that is oxygen's per-mass cross section times (A_O / A)^(1/3),
+ * and oxygen's per-mass cross section is water's divided by oxygen's mass
+ * fraction in water. This returns that factor for one element,
+ *   share(Z, A) = (A_O / A)^(1/3) / w_O(water)   (0 for Z = 1),
+ * so that sigma/rho of a material = nonelastic_water_cm2_g(E) * sum w_i share_i.
+ * An approximation (docs/materials.md): the A^(2/3) law ignores the nuclear
+ * surface and shell effects, every element keeps oxygen's 7 MeV threshold and
+ * energy dependence, and it has not been checked here against evaluated
+ * per-element data (ICRU Report 63 tabulates C, O, Al and others: the reference
+ * to check it against). Water itself is unchanged: its share sum is exactly 1. */
+double nonelastic_element_share(int Z, double A);
+#define SMX_OXYGEN_A 15.9994
+#define SMX_WATER_OXYGEN_MASS_FRACTION 0.888106
+
 /* Probability of surviving, without a non-elastic interaction, the path from
  * residual range R(E) down by ds_g g/cm2 (or to R(E_stop), if that comes first). */
 double nuclear_survival(const tables *t, double (*sigma_cm2_g)(double), double E_MeV,
