@@ -5,3 +5,7 @@ add_test(geometry_map "${SMX_BUILD}/tests/test_geometry")
 set_tests_properties(geometry_map PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(geometry_output /bin/sh "${SMX_ROOT}/tests/post.sh" "test_geometry_output.py" "${SMX_BUILD}")
 set_tests_properties(geometry_output PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
+# Transport through media against references computed from the PSTAR ranges,
+# Highland over the layers (Fermi-Eyges) and Bortfeld's Bragg curve.
+add_test(hetero_media "${SMX_BUILD}/tests/test_hetero")
+set_tests_properties(hetero_media PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
