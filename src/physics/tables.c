@@ -6,19 +6,19 @@
  * checked here, once, and the lookups themselves stay branch-light. */
 #include "physics/tables.h"
 
+#include "base/child_check.h"
+#include "base/file_bytes.h"
+
 #include "base/sha256.h"
 
 #include <hdf5.h>
 
 #include <errno.h>
-#include <signal.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 const tables_dataset_spec tables_datasets[TABLES_NDATASETS] = {
     {"energy_MeV", "MeV", "proton kinetic energy"},
@@ -366,109 +366,24 @@ static int load_from(hid_t fid, tables *t, const char *path, smx_error *err)
     return validate(t, path, err);
 }
 
-/* The whole file, read once: what is parsed is what is hashed. */
-static int read_bytes(const char *path, unsigned char **out, size_t *len, smx_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    unsigned char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (n == cap) {
-            /* A table is kilobytes; anything near this is the wrong file. */
-            if (cap >= TABLES_MAX_BYTES) {
-                rc = smx_fail(err, SMX_EXIT_INPUT, "%s: larger than %d MB; not a table file",
-                              path, TABLES_MAX_BYTES >> 20);
-                break;
-            }
-            cap = cap ? 2 * cap : 1 << 16;
-            unsigned char *grown = realloc(buf, cap);
-            if (!grown) {
-                rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory reading it", path);
-                break;
-            }
-            buf = grown;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = smx_fail(err, SMX_EXIT_INPUT, "%s: cannot read: %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    *out = buf;
-    *len = n;
-    return 0;
-}
-
 /* HDF5 1.10 crashes, rather than fails, on some corrupt files (a changed byte
  * in an attribute message was enough: a segfault inside the library, found by
  * fuzz/fuzz_tables). So the bytes are read once in a child process: a file that
  * kills it is an input error of this run, not a crash. The child's verdict and
  * message come back through a pipe; the parent then reads the same bytes. */
-static int check_in_child(const unsigned char *bytes, size_t len, const char *path,
-                          smx_error *err)
+/* tables_load_image's arguments, for child_check (the child's tables are
+ * discarded with the process). */
+typedef struct table_job {
+    const unsigned char *bytes;
+    size_t len;
+    const char *path;
+} table_job;
+
+static int check_job(void *vjob, smx_error *err)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot check it: pipe: %s", path,
-                        strerror(errno));
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot check it: fork: %s", path,
-                        strerror(errno));
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        tables t;
-        smx_error e = {0};
-        e.code = tables_load_image(&t, bytes, len, path, &e);
-        const char *at = (const char *)&e;
-        for (size_t done = 0; done < sizeof e;) {
-            ssize_t w = write(fds[1], at + done, sizeof e - done);
-            if (w <= 0)
-                _exit(SMX_EXIT_RUNTIME);
-            done += (size_t)w;
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    smx_error verdict = {0};
-    size_t got = 0;
-    while (got < sizeof verdict) {
-        ssize_t r = read(fds[0], (char *)&verdict + got, sizeof verdict - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (got == sizeof verdict && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        if (verdict.code == 0)
-            return 0;
-        verdict.msg[sizeof verdict.msg - 1] = '\0';
-        return smx_fail(err, verdict.code, "%s", verdict.msg);
-    }
-    if (WIFSIGNALED(status))
-        return smx_fail(err, SMX_EXIT_INPUT, "%s: the HDF5 library crashed reading it (%s); "
-                        "the file is corrupt", path, strsignal(WTERMSIG(status)));
-    return smx_fail(err, SMX_EXIT_INPUT, "%s: the HDF5 library failed reading it (exit status "
-                    "%d); the file is corrupt", path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    const table_job *j = vjob;
+    tables t;
+    return tables_load_image(&t, j->bytes, j->len, j->path, err);
 }
 
 int tables_load(tables *t, const char *path, smx_error *err)
@@ -478,9 +393,9 @@ int tables_load(tables *t, const char *path, smx_error *err)
         return smx_fail(err, SMX_EXIT_INPUT, "%s: path too long", path);
     unsigned char *bytes = NULL;
     size_t len = 0;
-    int rc = read_bytes(path, &bytes, &len, err);
+    int rc = file_bytes_read(path, TABLES_MAX_BYTES, "a table file (kilobytes)", &bytes, &len, err);
     if (!rc)
-        rc = check_in_child(bytes, len, path, err);
+        rc = child_check(check_job, &(table_job){bytes, len, path}, path, err);
     if (!rc)
         rc = tables_load_image(t, bytes, len, path, err);
     free(bytes);
