@@ -3,7 +3,6 @@
 #include "base/child_check.h"
 #include "base/file_bytes.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
