@@ -46,4 +46,41 @@ static inline void tables_fixture_end(void)
     CHECK_MSG(rmdir(tmpdir) == 0, "%s not empty: %s", tmpdir, strerror(errno));
 }
 
+/* ---- reading attributes directly, to compare files beyond what the reader keeps ---- */
+
+static inline int attr_string(const char *file, const char *obj, const char *name, char *buf,
+                       size_t cap)
+{
+    int rc = -1;
+    buf[0] = '\0';
+    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t a = f >= 0 ? H5Aopen_by_name(f, obj, name, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
+    size_t sz = ft >= 0 ? H5Tget_size(ft) : 0;
+    if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && !H5Tis_variable_str(ft) && sz < cap &&
+        H5Aread(a, ft, buf) >= 0) {
+        buf[sz] = '\0';
+        rc = 0;
+    }
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (a >= 0)
+        H5Aclose(a);
+    if (f >= 0)
+        H5Fclose(f);
+    return rc;
+}
+
+static inline int attr_double(const char *file, const char *name, double *v)
+{
+    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t a = f >= 0 ? H5Aopen(f, name, H5P_DEFAULT) : -1;
+    int rc = a >= 0 && H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
+    if (a >= 0)
+        H5Aclose(a);
+    if (f >= 0)
+        H5Fclose(f);
+    return rc;
+}
+
 #endif

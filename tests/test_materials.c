@@ -83,40 +83,6 @@ static int read_csv(const char *path, csv_ref *r)
     return 0;
 }
 
-static int attr_string(const char *file, const char *name, char *buf, size_t cap)
-{
-    int rc = -1;
-    buf[0] = '\0';
-    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t a = f >= 0 ? H5Aopen(f, name, H5P_DEFAULT) : -1;
-    hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
-    size_t sz = ft >= 0 ? H5Tget_size(ft) : 0;
-    if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && !H5Tis_variable_str(ft) && sz < cap &&
-        H5Aread(a, ft, buf) >= 0) {
-        buf[sz] = '\0';
-        rc = 0;
-    }
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (a >= 0)
-        H5Aclose(a);
-    if (f >= 0)
-        H5Fclose(f);
-    return rc;
-}
-
-static int attr_double(const char *file, const char *name, double *v)
-{
-    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t a = f >= 0 ? H5Aopen(f, name, H5P_DEFAULT) : -1;
-    int rc = a >= 0 && H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
-    if (a >= 0)
-        H5Aclose(a);
-    if (f >= 0)
-        H5Fclose(f);
-    return rc;
-}
-
 static void paths(const char *key, char *h5, char *csv, size_t cap)
 {
     char name[128];
@@ -139,7 +105,7 @@ static void check_file(const char *key, const tables *t, const material_props *m
     CHECK(attr_double(h5, "Z_over_A", &za) == 0 && za == m->Z_over_A);
     CHECK(attr_double(h5, "radiation_length_g_cm2", &x0) == 0 && x0 == m->X0_g_cm2);
     CHECK(attr_double(h5, "scattering_length_g_cm2", &xs) == 0 && xs == m->XS_g_cm2);
-    CHECK(attr_string(h5, "library_key", lk, sizeof lk) == 0);
+    CHECK(attr_string(h5, ".", "library_key", lk, sizeof lk) == 0);
     CHECK_STREQ(lk, key);
     /* The Fermi-Rossi column uses this material's X0, not water's. */
     for (int i = 0; i < t->n; i++)
@@ -375,8 +341,8 @@ static void check_regeneration(const char *gen, const char *key, const tables *s
                                          "composition_mass_fractions", "stopping_power_origin"};
     for (size_t j = 0; same && j < sizeof sattrs / sizeof *sattrs; j++) {
         char a[4096], b[4096];
-        same = attr_string(h5, sattrs[j], a, sizeof a) == 0 &&
-               attr_string(fresh, sattrs[j], b, sizeof b) == 0 && strcmp(a, b) == 0;
+        same = attr_string(h5, ".", sattrs[j], a, sizeof a) == 0 &&
+               attr_string(fresh, ".", sattrs[j], b, sizeof b) == 0 && strcmp(a, b) == 0;
     }
     static const char *const dattrs[] = {"density_g_cm3", "mean_excitation_energy_eV", "Z_over_A",
                                          "radiation_length_g_cm2", "scattering_length_g_cm2"};

@@ -91,42 +91,6 @@ static void read_text(const char *path, char *buf, size_t cap)
     fclose(f);
 }
 
-/* ---- reading attributes directly, to compare files beyond what the reader keeps ---- */
-
-static int attr_string(const char *file, const char *obj, const char *name, char *buf,
-                       size_t cap)
-{
-    int rc = -1;
-    buf[0] = '\0';
-    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t a = f >= 0 ? H5Aopen_by_name(f, obj, name, H5P_DEFAULT, H5P_DEFAULT) : -1;
-    hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
-    size_t sz = ft >= 0 ? H5Tget_size(ft) : 0;
-    if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && !H5Tis_variable_str(ft) && sz < cap &&
-        H5Aread(a, ft, buf) >= 0) {
-        buf[sz] = '\0';
-        rc = 0;
-    }
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (a >= 0)
-        H5Aclose(a);
-    if (f >= 0)
-        H5Fclose(f);
-    return rc;
-}
-
-static int attr_double(const char *file, const char *name, double *v)
-{
-    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t a = f >= 0 ? H5Aopen(f, name, H5P_DEFAULT) : -1;
-    int rc = a >= 0 && H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
-    if (a >= 0)
-        H5Aclose(a);
-    if (f >= 0)
-        H5Fclose(f);
-    return rc;
-}
 
 static void check_against_csv(const tables *t)
 {
