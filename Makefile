@@ -2,7 +2,10 @@
 # Everything builds into build/; `make dist` writes a relocatable tree into dist/.
 
 VERSION      := 0.1.0
-BUILD        ?= build
+# `make MPI=1`: an MPI build (Open MPI's mpicc wrapper flags; docs/mpi.md), in
+# build-mpi/ unless BUILD says otherwise; without it the binary has no MPI.
+MPI          ?= 0
+BUILD        ?= $(if $(filter 1,$(MPI)),build-mpi,build)
 CC           ?= cc
 NVCC         ?= nvcc
 
@@ -53,7 +56,9 @@ ALL_NVCCFLAGS = -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-W
                 -Werror all-warnings -Isrc -I$(BUILD)
 
 # src/ is one folder per layer (docs/architecture.md); main.c alone sits on top.
-LIB_SRC      := $(wildcard src/*/*.c)
+# src/parallel/ has one implementation with MPI and one without.
+PAR_UNUSED   := src/parallel/parallel_$(if $(filter 1,$(MPI)),none,mpi).c
+LIB_SRC      := $(filter-out $(PAR_UNUSED),$(wildcard src/*/*.c))
 LIB_OBJ      := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 CU_SRC       := $(if $(filter 1,$(CUDA)),$(wildcard cuda/*.cu))
 CU_OBJ       := $(CU_SRC:cuda/%.cu=$(BUILD)/obj/cuda/%.o)
@@ -73,14 +78,24 @@ LDLIBS       += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthrea
 LDFLAGS      += -Wl,-rpath,$(CUDA_HOME)/lib64
 endif
 
+ifeq ($(MPI),1)
+MPICC        ?= mpicc
+# Empty when mpicc is missing: deps-check then says what to install.
+MPI_CFLAGS   := $(shell $(MPICC) --showme:compile 2>/dev/null)
+MPI_LIBS     := $(shell $(MPICC) --showme:link 2>/dev/null)
+ALL_CFLAGS   += -DSMX_MPI=1 $(MPI_CFLAGS)
+LDLIBS       += $(MPI_LIBS)
+endif
+
 .PHONY: all run test test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
+DEPS_ARGS    := $(if $(filter 1,$(MPI)),--mpi)
 deps:
-	@sh scripts/install-deps.sh
+	@sh scripts/install-deps.sh $(DEPS_ARGS)
 deps-check:
-	@sh scripts/install-deps.sh --check-only
+	@sh scripts/install-deps.sh --check-only $(DEPS_ARGS)
 .PHONY: deps-check
 
 # ---- build facts for provenance (rewritten only when they change) --------
@@ -119,6 +134,7 @@ $(BUILD)/CTestTestfile.cmake: $(wildcard tests/*.cmake) Makefile | $(BUILD)
 	   echo 'set(SMX_ROOT "$(CURDIR)")'; \
 	   echo 'set(SMX_BUILD "$(abspath $(BUILD))")'; \
 	   echo 'set(SMX_CUDA $(CUDA))'; \
+	   echo 'set(SMX_MPI $(MPI))'; \
 	   cat $(sort $(wildcard tests/*.cmake)); } > $@
 
 # ---- the two README commands --------------------------------------------

@@ -187,9 +187,10 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         free(c);
         return SMX_EXIT_RUNTIME;
     }
-    CUDA_CHECK_ERR(err, cudaSetDevice(0));
+    const int dev = gpu_selected(); // 0, or an MPI rank's own device
+    CUDA_CHECK_ERR(err, cudaSetDevice(dev));
     cudaDeviceProp prop;
-    CUDA_CHECK_ERR(err, cudaGetDeviceProperties(&prop, 0));
+    CUDA_CHECK_ERR(err, cudaGetDeviceProperties(&prop, dev));
     c->blocks = prop.multiProcessorCount * BLOCKS_PER_SM;
     c->cluster_launch = prop.clusterLaunch != 0; // sm_90 on (fused.cuh, FUSED_CLUSTER)
 

@@ -13,6 +13,18 @@
 // built for the same architectures).
 __global__ void probe_kernel() {}
 
+static int selected_device = 0;
+
+extern "C" void gpu_select(int index)
+{
+    selected_device = index;
+}
+
+extern "C" int gpu_selected(void)
+{
+    return selected_device;
+}
+
 extern "C" void gpu_query(gpu_info *gi)
 {
     memset(gi, 0, sizeof *gi);
@@ -26,8 +38,13 @@ extern "C" void gpu_query(gpu_info *gi)
         cudaGetLastError(); // clear the sticky-free error so later queries start clean
         return;
     }
+    if (selected_device < 0 || selected_device >= n) {
+        snprintf(gi->why_none, sizeof gi->why_none, "device %d was selected, this machine has %d", selected_device,
+                 n);
+        return;
+    }
     cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    if (cudaGetDeviceProperties(&prop, selected_device) != cudaSuccess) {
         snprintf(gi->why_none, sizeof gi->why_none, "cudaGetDeviceProperties failed");
         return;
     }
@@ -48,7 +65,7 @@ extern "C" void gpu_query(gpu_info *gi)
     gi->cc_major = prop.major;
     gi->cc_minor = prop.minor;
     gi->total_bytes = (double)prop.totalGlobalMem;
-    size_t fr = 0, tot = 0;
-    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+    size_t fr = 0, tot = 0; // of the current device: the selected one
+    if (cudaSetDevice(selected_device) == cudaSuccess && cudaMemGetInfo(&fr, &tot) == cudaSuccess)
         gi->free_bytes = (double)fr;
 }

@@ -8,16 +8,20 @@
 #                 the Python modules are not needed to build and are not checked.
 #   --fuzz: also what `make fuzz` needs: clang with libFuzzer and the sanitizer
 #           runtimes, and LLVM's OpenMP runtime.
+#   --mpi:  also what `make MPI=1` needs: Open MPI's headers, mpicc and mpirun
+#           (libopenmpi-dev, openmpi-bin; docs/mpi.md).
 # Debian/Ubuntu (apt) is supported directly; elsewhere it prints what to install.
 # Missing Python modules never fail this script: the tools then say what to
 # install, and their tests are skipped.
 set -u
 check_only=0
 fuzz=0
+mpi=0
 for arg in "$@"; do
     case "$arg" in
     --check-only) check_only=1 ;;
     --fuzz) fuzz=1 ;;
+    --mpi) mpi=1 ;;
     esac
 done
 
@@ -33,6 +37,15 @@ if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists libcjson 2>/dev/null || missing="$missing libcjson-dev"
 else
     missing="$missing libhdf5-dev libyaml-dev nettle-dev libcjson-dev"
+fi
+
+if [ "$mpi" = 1 ]; then
+    # mpicc --showme (the Makefile's flags) needs the headers it names.
+    if ! command -v mpicc >/dev/null 2>&1 || ! mpicc --showme:compile >/dev/null 2>&1 ||
+            [ ! -f "$(mpicc --showme:incdirs 2>/dev/null | cut -d' ' -f1)/mpi.h" ]; then
+        missing="$missing libopenmpi-dev"
+    fi
+    command -v mpirun >/dev/null 2>&1 || missing="$missing openmpi-bin"
 fi
 
 # The tools start with `#!/usr/bin/env python3` and, when that python3 lacks the
@@ -85,6 +98,7 @@ if ! command -v apt-get >/dev/null 2>&1; then
         echo "  this is not an apt-based system: install the equivalents of" >&2
         echo "  gcc make pkg-config cmake HDF5 (serial, with headers) libyaml (with headers)" >&2
         echo "  Nettle (with headers; SHA-256) cJSON (with headers; the benchmark's JSON)" >&2
+        [ "$mpi" = 1 ] && echo "  and Open MPI (headers, mpicc, mpirun)" >&2
         [ "$fuzz" = 1 ] && echo "  and clang with libFuzzer, the sanitizer runtimes and libomp" >&2
     fi
     [ -n "$py_missing" ] && py_note "this is not an apt-based system"

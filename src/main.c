@@ -13,6 +13,7 @@
 #include "input/plan.h"
 #include "io/output.h"
 #include "io/provenance.h"
+#include "parallel/parallel.h"
 #include "physics/grid.h"
 #include "physics/medium_plan.h"
 #include "physics/medium_tables.h"
@@ -78,7 +79,45 @@ static double now_s(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static int run_plan(const cli *c, int argc, char **argv)
+/* MPI's last resort (an MPI call failed, src/parallel/): remove rank 0's temporary file. */
+static void abort_output(void *out)
+{
+    output **o = out;
+    if (*o)
+        output_abort(*o, 0);
+    *o = NULL;
+}
+
+/* What /mpi records as this rank's device. */
+static void describe_device(const run_result *r, char *out, size_t cap)
+{
+    if (!r->backend_name[0])
+        snprintf(out, cap, "none (no per-spot rows to compute)");
+    else if (strcmp(r->backend_name, "cuda") == 0)
+        snprintf(out, cap, "cuda device %d: %.150s", gpu_selected(), r->device_name);
+    else
+        snprintf(out, cap, "%.24s: %.150s", r->backend_name, r->device_name);
+}
+
+/* Rank 0's line on how an MPI job divides the field (docs/mpi.md). */
+static void log_division(const par_job *job, int n_spots)
+{
+    if (job->size == 1)
+        return;
+    if (n_spots == 0) {
+        smx_info("MPI: %d ranks; this field has no per-spot dose (output.per_spot_dose), so rank 0 runs it "
+                 "alone and the other ranks have nothing to do\n", job->size);
+        return;
+    }
+    int f0, c0, fl, cl;
+    par_spot_block(n_spots, 0, job->size, &f0, &c0);
+    par_spot_block(n_spots, job->size - 1, job->size, &fl, &cl);
+    smx_info("MPI: %d ranks; rank 0 runs the field's total dose; the %d per-spot rows are divided in "
+             "contiguous blocks of %d%s%.0d spots in spot order (rank 0: spots 1-%d)\n", job->size, n_spots, c0,
+             cl != c0 ? " to " : "", cl != c0 ? cl : 0, c0);
+}
+
+static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
 {
     const double t_start = now_s();
     provenance pv;
@@ -95,63 +134,100 @@ static int run_plan(const cli *c, int argc, char **argv)
     gpu_info gi;
     const backend_ops *be = NULL;
     int rc;
+    /* An MPI job (docs/mpi.md): every rank reads the input; rank 0 alone
+     * writes the result file and runs the field's total dose; the per-spot
+     * rows are divided in blocks. Until the result is gathered, a failure
+     * goes to the next agreement, which every rank reaches. */
+    const int writer = job->rank == 0;
+    int n_spots = 0, first = 0, count = 0;
+    int agreed = 0; /* err came from par_agree and names its rank */
+    par_set_cleanup(abort_output, &out);
 
     catch_interrupts();
     /* Input: the plan, the material it names, the grid it asks for, a backend. */
     if ((rc = plan_load(&p, c->plan_path, c->sets, c->n_sets, &err)))
-        goto end;
+        goto agree_input;
     smx_test_pause("input", &smx_interrupted);
     if ((rc = tables_load(&t, p.table_path, &err))) {
         blame_key(&p, "material.table_file", &err);
-        goto end;
+        goto agree_input;
     }
     if ((rc = grid_build(&g, &p, &t, &err)))
-        goto end;
+        goto agree_input;
     /* What each cell is made of (docs/geometry.md): the one map the run
      * transports, the result file records and the dry run lists. */
     if ((rc = medium_map_build(&media, &p, &g, &err)) ||
         (rc = medium_tables_load(&mtab, &media, &t, &err)))
-        goto end;
+        goto agree_input;
     gpu_query(&gi);
+    /* The ranks of a host share its GPUs in turn (0 without MPI). */
+    if (gi.count > 0 && job->local_rank % gi.count != 0) {
+        gpu_select(job->local_rank % gi.count);
+        gpu_query(&gi);
+    }
     if ((rc = backend_choose(&p, &gi, &be, &err)) ||
         (rc = backend_check_host_memory(&p, &g, be, &err)))
-        goto end;
+        goto agree_input;
     /* The output path is checked before any work, and by the dry run too. */
-    if ((rc = output_check_target(p.output_file, p.overwrite, &err))) {
+    if (writer && (rc = output_check_target(p.output_file, p.overwrite, &err))) {
         blame_key(&p, "output.file", &err);
-        goto end;
+        goto agree_input;
     }
-    if ((rc = check_interrupt("while reading the input", &err)))
-        goto end;
-    if (c->dry_run) {
-        report_dry_run(&p, &g, &t, &media, be, &gi, simulate_expected_steps(&p, &g, &t));
-        goto end;
-    }
+    if ((rc = check_interrupt("while reading the input", &err)) || c->dry_run)
+        goto agree_input;
 
-    sha256_hex(p.yaml_text, p.yaml_len, pv.plan_sha256);
-    memcpy(pv.table_sha256, t.sha256, sizeof pv.table_sha256);
-    if ((rc = output_open(&out, p.output_file, p.overwrite, &err)) ||
-        (rc = output_write_setup(out, &p, &g, &t, &err)) ||
-        (rc = output_write_geometry(out, &media, &err)))
-        goto end;
+    if (writer) {
+        sha256_hex(p.yaml_text, p.yaml_len, pv.plan_sha256);
+        memcpy(pv.table_sha256, t.sha256, sizeof pv.table_sha256);
+        if ((rc = output_open(&out, p.output_file, p.overwrite, &err)) ||
+            (rc = output_write_setup(out, &p, &g, &t, &err)) ||
+            (rc = output_write_geometry(out, &media, &err)))
+            goto agree_input;
+    }
     smx_test_pause("setup", &smx_interrupted);
-    if ((rc = check_interrupt("during setup", &err)))
+    rc = check_interrupt("during setup", &err);
+agree_input:
+    if ((rc = par_agree(job, rc, &err))) {
+        agreed = 1;
         goto end;
+    }
+    if (c->dry_run) {
+        if (writer)
+            report_dry_run(&p, &g, &t, &media, be, &gi, simulate_expected_steps(&p, &g, &t));
+        goto end;
+    }
 
     run_result_phase(&r, "input", now_s() - t_start);
 
-    /* Transport: lookup tables, initial psi, the step loop on the backend. */
+    /* Transport: lookup tables, initial psi, the step loop on the backend;
+     * in an MPI job, this rank's share. */
     smx_info("smx2d-sim %s: %s -> %s\n", SMX_VERSION, p.path, p.output_file);
+    n_spots = p.per_spot_dose ? plan_spot_count(&p) : 0;
+    par_spot_block(n_spots, job->rank, job->size, &first, &count);
+    log_division(job, n_spots);
+    const sim_part part = {writer, first, count};
     snapshot_sink snaps = {write_snapshot, out};
     sim_media sm = {&media, mtab.mt};
-    rc = simulate_media(&p, &g, &t, &sm, be, &snaps, &r, &err);
+    if (writer || count > 0)
+        rc = simulate_part(&p, &g, &t, &sm, be, writer ? &snaps : NULL, &part, &r, &err);
     provenance_finish(&pv);
-    if (rc == SMX_EXIT_INTERRUPTED && p.keep_partial && r.dose_MeV) {
+    if (writer && rc == SMX_EXIT_INTERRUPTED && p.keep_partial && r.dose_MeV) {
         smx_error ignored = {0};
         output_write_result(out, &p, &g, &r, &pv, &ignored);
     }
-    if (rc)
+    if ((rc = par_agree(job, rc, &err))) {
+        agreed = 1;
         goto end;
+    }
+    /* Every rank's rows and facts to rank 0 (nothing to do in one process). */
+    double t_gather = now_s();
+    char device[192];
+    describe_device(&r, device, sizeof device);
+    if ((rc = par_gather_spots(job, n_spots, p.per_spot_threshold, &r, &err)) ||
+        (rc = par_gather_ranks(job, device, first, count, &pv, &err)) || !writer)
+        goto end;
+    if (job->size > 1)
+        run_result_phase(&r, "gather", now_s() - t_gather);
 
     /* Result: dose, tallies and provenance written, then renamed into place;
      * an interrupt until the rename leaves nothing under the final name. */
@@ -173,8 +249,15 @@ static int run_plan(const cli *c, int argc, char **argv)
 end:
     if (out)
         output_abort(out, p.keep_partial);
-    if (rc && rc != SMX_EXIT_USAGE)
+    par_set_cleanup(NULL, NULL);
+    /* After an agreement err names the failed rank; an error rank 0 alone
+     * met (writing) gets its rank and host here. Only rank 0 prints. */
+    if (rc && rc != SMX_EXIT_USAGE && writer) {
+        if (!agreed)
+            par_tag_error(job, &err);
         rc = fail(&err);
+    }
+    provenance_free(&pv);
     run_result_free(&r);
     medium_tables_free(&mtab);
     medium_map_free(&media);
@@ -201,15 +284,31 @@ int main(int argc, char **argv)
         return rc;
     if (c.help)
         cli_usage(stdout);
-    else if (c.version)
+    else if (c.version) {
         report_version();
-    else if (c.print_schema)
+        char mpi[256];
+        par_library_version(mpi, sizeof mpi);
+        if (strcmp(mpi, "none") != 0)
+            printf("  MPI: %s\n", mpi);
+    } else if (c.print_schema)
         plan_write_json_schema(stdout);
     else if (c.print_reference)
         plan_write_reference(stdout);
     else {
         smx_quiet = c.quiet;
-        return c.bench ? run_bench(&c) : run_plan(&c, argc, argv);
+        if (c.bench)
+            return run_bench(&c);
+        par_job job;
+        smx_error err = {0};
+        if ((rc = par_init(&job, &argc, &argv, &err)))
+            return fail(&err);
+        if (job.rank > 0) {
+            smx_quiet = 1; /* the run's log is rank 0's; warnings say whose they are */
+            snprintf(smx_warn_tag, sizeof smx_warn_tag, "rank %d of %d on %s: ", job.rank, job.size, job.host);
+        }
+        rc = run_plan(&c, &job, argc, argv);
+        par_finalize();
+        return rc;
     }
     return 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 int smx_quiet = 0;
+char smx_warn_tag[96] = "";
 
 int smx_vfail(smx_error *e, int code, const char *fmt, va_list ap)
 {
@@ -37,7 +38,7 @@ void smx_info(const char *fmt, ...)
 void smx_warn(const char *fmt, ...)
 {
     va_list ap;
-    fputs("smx2d-sim: warning: ", stderr);
+    fprintf(stderr, "smx2d-sim: warning: %s", smx_warn_tag);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);

@@ -30,6 +30,8 @@ int smx_vfail(smx_error *e, int code, const char *fmt, va_list ap);
 
 /* Log levels for the step log and diagnostics on stderr. */
 extern int smx_quiet;
+/* Put after "smx2d-sim: warning: " (an MPI rank's "rank R of N on HOST: "); empty by default. */
+extern char smx_warn_tag[96];
 void smx_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void smx_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

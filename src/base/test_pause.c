@@ -18,3 +18,17 @@ void smx_test_pause(const char *phase, volatile sig_atomic_t *flag)
     for (int i = 0; i < 6000 && !*flag; i++)
         nanosleep(&tick, NULL);
 }
+
+int smx_test_rank = 0;
+
+int smx_test_fail(const char *phase, smx_error *err)
+{
+    const char *want = getenv("SMX2D_TEST_FAIL_RANK");
+    if (!want || !want[0])
+        return 0;
+    char *end = NULL;
+    long r = strtol(want, &end, 10);
+    if (*end || r != smx_test_rank)
+        return 0;
+    return smx_fail(err, SMX_EXIT_RUNTIME, "test: failing at %s as SMX2D_TEST_FAIL_RANK=%s asks", phase, want);
+}

@@ -10,6 +10,16 @@
 
 #include <signal.h>
 
+#include "base/error.h"
+
 void smx_test_pause(const char *phase, volatile sig_atomic_t *flag);
+
+/* A hook for tests of how a job ends when one of its processes fails. With
+ * SMX2D_TEST_FAIL_RANK=R in the environment, the process whose smx_test_rank
+ * is R (its MPI rank, set by src/parallel/; 0 in a single process) fails when
+ * it reaches `phase`: err gets a message naming the hook, and its code
+ * (SMX_EXIT_RUNTIME) is returned. Otherwise it returns 0. Phases: docs/testing.md. */
+extern int smx_test_rank;
+int smx_test_fail(const char *phase, smx_error *err);
 
 #endif

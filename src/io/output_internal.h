@@ -83,6 +83,8 @@ double out_gy_per_MeV(const plan *p, const grid *g);
 double out_gy_per_MeV_at(const output *o, const plan *p, const grid *g, int64_t c);
 /* output_spots.c: /dose/per_spot, when the run has it. */
 int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err);
+/* output_ranks.c: /mpi, the processes of an MPI job (pv->n_ranks > 0). */
+int out_write_ranks(output *o, const provenance *pv, smx_error *err);
 /* output_file.c */
 /* The check at the start of every write: o is open (else the message names the
  * entry point `what`) and g is consistent. */

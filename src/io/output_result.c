@@ -366,6 +366,8 @@ static int result_impl(output *o, const plan *p, const grid *g, const run_result
         rc = write_timing(o, r, err);
     if (!rc)
         rc = write_root_attrs(o, r, pv, err);
+    if (!rc && pv->n_ranks > 0)
+        rc = out_write_ranks(o, pv, err);
     if (!rc) {
         out_remember_mesh(o, g);
         o->result_done = 1;

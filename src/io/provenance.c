@@ -1,6 +1,7 @@
 #include "io/provenance.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,6 +145,13 @@ void provenance_init(provenance *pv, int argc, char **argv)
     if (!pv->argv[0])
         SET(pv->argv, "unknown");
     utc_now_iso8601(pv->utc_start);
+}
+
+void provenance_free(provenance *pv)
+{
+    free(pv->ranks);
+    pv->ranks = NULL;
+    pv->n_ranks = 0;
 }
 
 void provenance_finish(provenance *pv)

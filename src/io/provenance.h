@@ -2,6 +2,16 @@
 #ifndef SMX_PROVENANCE_H
 #define SMX_PROVENANCE_H
 
+#include <stdint.h>
+
+/* One process of an MPI job (src/parallel/, docs/mpi.md). */
+typedef struct provenance_rank {
+    char host[64];
+    char device[192];    /* "cuda device 0: NVIDIA H100 ...", "cpu: CPU (...)", or why none */
+    int64_t spot_first;  /* its per-spot rows: spots spot_first .. spot_first + spot_count - 1 */
+    int64_t spot_count;
+} provenance_rank;
+
 typedef struct provenance {
     char code_version[32];
     char git_describe[128];
@@ -23,11 +33,17 @@ typedef struct provenance {
     char nvcc_version[64];          /* "none" when built without CUDA */
     char nvcc_flags[1024];
     char cuda_driver_version[64];   /* "none" without CUDA or without a driver */
+    /* An MPI build's job (written as /mpi); n_ranks 0 in a build without MPI,
+     * whose files have no /mpi. */
+    int n_ranks;
+    char mpi_library[256];          /* MPI_Get_library_version's first line */
+    provenance_rank *ranks;         /* [n_ranks], owned (provenance_free) */
 } provenance;
 
 /* Fills the build facts, host, argv and utc_start. */
 void provenance_init(provenance *pv, int argc, char **argv);
 void provenance_finish(provenance *pv); /* sets utc_end and cufft_version */
+void provenance_free(provenance *pv); /* the ranks */
 void utc_now_iso8601(char out[32]);
 
 #endif

@@ -7,7 +7,7 @@
 
 typedef struct gpu_info {
     int count;             /* usable CUDA devices; 0 when none or no driver */
-    char name[256];        /* device 0 */
+    char name[256];        /* the selected device (gpu_select; 0 by default) */
     int cc_major, cc_minor;
     double total_bytes, free_bytes;
     int runtime_version, driver_version;
@@ -19,6 +19,12 @@ typedef struct gpu_info {
 extern "C" {
 #endif
 void gpu_query(gpu_info *gi);
+/* The device gpu_query describes and the CUDA backend runs on: 0 unless an MPI
+ * rank picks another (its local rank modulo the count, src/parallel/); an
+ * index beyond the devices makes gpu_query report none, with the reason.
+ * Builds without CUDA ignore it. */
+void gpu_select(int index);
+int gpu_selected(void);
 /* cuFFT, which the CUDA backend loads at run time for its FFT angular operator
  * (cuda/cufft_loader.cuh): its version (e.g. 12000), or 0 with the reason in
  * why. load = 1 loads it unless that was tried already; load = 0 only reports

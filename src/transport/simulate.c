@@ -254,13 +254,14 @@ static int lane_enqueue(lane *L, smx_error *err)
  * backend allow; each spot's dose per unit weight becomes its row of
  * r->per_spot, appended in spot order whatever lane finished first (a row does
  * not depend on the lane or on the spot before it). The steps' balances count
- * in r's conservation figures. */
-static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, double *dose, run_result *r,
-                         smx_error *err)
+ * in r's conservation figures. Spots first .. first + n - 1 of the plan (all
+ * of them, or an MPI rank's block); n > 0. */
+static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, double *dose, int first, int n,
+                         run_result *r, smx_error *err)
 {
     const plan *p = sp->p;
     const grid *g = sp->g;
-    const int n = plan_spot_count(p);
+    const int n_plan = plan_spot_count(p);
     spot_dose_free(&r->per_spot);
     r->per_spot.threshold = p->per_spot_threshold;
     /* Dropped values are summed at the reference density (spot_dose). */
@@ -307,8 +308,13 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
         }
     }
     double t0 = now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
-    smx_info("per-spot dose: %d spots on %d lane%s, values below %.1e of each spot's peak dropped\n", n, nl,
-             nl == 1 ? "" : "s", p->per_spot_threshold);
+    if (n == n_plan)
+        smx_info("per-spot dose: %d spots on %d lane%s, values below %.1e of each spot's peak dropped\n", n, nl,
+                 nl == 1 ? "" : "s", p->per_spot_threshold);
+    else
+        smx_info("per-spot dose: spots %d-%d of %d here (other processes run the rest) on %d lane%s, values "
+                 "below %.1e of each spot's peak dropped\n", first + 1, first + n, n_plan, nl, nl == 1 ? "" : "s",
+                 p->per_spot_threshold);
     int next = 0, appended = 0;
     while (!rc && appended < n) {
         if (smx_interrupted) {
@@ -318,7 +324,7 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
         }
         for (int i = 0; i < nl && !rc; i++)
             if (lanes[i].spot < 0 && next < n)
-                rc = lane_start(&lanes[i], next++, host, occupied, err);
+                rc = lane_start(&lanes[i], first + next++, host, occupied, err);
         double tb = now_s(); /* the steps: enqueued (run, on the CPU) and collected */
         for (int i = 0; i < nl && !rc; i++)
             if (lanes[i].spot >= 0)
@@ -338,9 +344,9 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
                 break;
             for (int64_t c = 0; c < g->slice; c++)
                 dose[c] /= L->one.initial_weight;
-            rows[L->spot].threshold = p->per_spot_threshold;
-            rows[L->spot].to_reference = to_ref;
-            if (spot_dose_append(&rows[L->spot], 1, dose, g->slice, L->one.initial_weight)) {
+            rows[L->spot - first].threshold = p->per_spot_threshold;
+            rows[L->spot - first].to_reference = to_ref;
+            if (spot_dose_append(&rows[L->spot - first], 1, dose, g->slice, L->one.initial_weight)) {
                 rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d", L->spot + 1);
                 break;
             }
@@ -354,9 +360,12 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
         t_steps += now_s() - tb;
         while (!rc && appended < n && rows[appended].n_spots == 1) {
             if (spot_dose_take_row(&r->per_spot, n, &rows[appended]))
-                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d", appended + 1);
+                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d",
+                              first + appended + 1);
             spot_dose_free(&rows[appended]);
             appended++;
+            if (!rc && appended == 1)
+                rc = smx_test_fail("per-spot", err);
             double now = now_s();
             if (now - last > 1.0 || appended == n) {
                 double el = now - t0;
@@ -392,6 +401,16 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
 int simulate_media(const plan *p, const grid *g, const tables *t, const sim_media *media,
                    const backend_ops *be, const snapshot_sink *out, run_result *r, smx_error *err)
 {
+    return simulate_part(p, g, t, media, be, out, NULL, r, err);
+}
+
+int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
+                  const backend_ops *be, const snapshot_sink *out, const sim_part *part, run_result *r,
+                  smx_error *err)
+{
+    const sim_part whole = {1, 0, p->per_spot_dose ? plan_spot_count(p) : 0};
+    if (!part)
+        part = &whole;
     double t0 = now_s();
     sim_tables st;
     int rc = sim_tables_build(&st, p, g, t, err);
@@ -421,6 +440,11 @@ int simulate_media(const plan *p, const grid *g, const tables *t, const sim_medi
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for one psi copy)",
                       (double)g->cells * 4e-9);
         goto done;
+    }
+    if (!part->total) { /* an MPI rank's per-spot rows alone */
+        be->describe(sp.ctx, r);
+        run_result_phase(r, "setup", now_s() - t0);
+        goto per_spot;
     }
     if ((rc = upload_source(&sp, host, occupied, -1, &r->initial_weight, &r->initial_energy_MeV, err)))
         goto done;
@@ -470,12 +494,14 @@ int simulate_media(const plan *p, const grid *g, const tables *t, const sim_medi
     dose = NULL;
     run_result_phase(r, "download", now_s() - t0);
 
-    if (!interrupted && p->per_spot_dose) {
+per_spot:
+    /* rc is 0 here unless the total was interrupted. */
+    if (!rc && p->per_spot_dose && part->spot_count > 0) {
         t0 = now_s();
-        if (!(dose = malloc((size_t)g->slice * sizeof *dose)))
+        if (!dose && !(dose = malloc((size_t)g->slice * sizeof *dose))) /* the total kept its own */
             rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         else
-            rc = per_spot_runs(&sp, host, occupied, dose, r, err);
+            rc = per_spot_runs(&sp, host, occupied, dose, part->spot_first, part->spot_count, r, err);
         run_result_phase(r, "per-spot", now_s() - t0);
     }
 done:

@@ -36,6 +36,23 @@ typedef struct sim_media {
 int simulate_media(const plan *p, const grid *g, const tables *t, const sim_media *media,
                    const backend_ops *be, const snapshot_sink *snaps, run_result *r, smx_error *err);
 
+/* The share of a run one process computes when an MPI job divides a field
+ * (src/parallel/, docs/mpi.md): whether it runs the whole field (total dose,
+ * snapshots, the step log), and which per-spot rows (output.per_spot_dose) it
+ * transports: spots [spot_first, spot_first + spot_count) of the plan, its
+ * rows 0 .. spot_count - 1 of r->per_spot. */
+typedef struct sim_part {
+    int total;
+    int spot_first, spot_count;
+} sim_part;
+
+/* simulate_media() of one share; part NULL: the whole run (total and every
+ * spot). Without the total, r holds the per-spot rows, their steps'
+ * conservation figures and the backend's description. */
+int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
+                  const backend_ops *be, const snapshot_sink *snaps, const sim_part *part, run_result *r,
+                  smx_error *err);
+
 /* Steps needed for the slowest particle to stop (for ETA and sizing). */
 int simulate_expected_steps(const plan *p, const grid *g, const tables *t);
 

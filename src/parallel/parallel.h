@@ -1,0 +1,66 @@
+/* The processes of a job started by mpirun or srun (an MPI build, `make
+ * MPI=1`; docs/mpi.md): which one this is, agreeing on failure, and bringing
+ * the per-spot rows and each rank's facts to rank 0, which writes the one
+ * result file. parallel_mpi.c implements it with MPI; parallel_none.c (a
+ * build without MPI) is one process, for which every call is trivial.
+ *
+ * Every collective call (par_agree, par_gather_*) must be reached by every
+ * rank, failed or not: a rank that fails carries its error to the next one. */
+#ifndef SMX_PARALLEL_H
+#define SMX_PARALLEL_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+#include "io/provenance.h"
+#include "transport/run.h"
+
+typedef struct par_job {
+    int rank, size;             /* this process and the job's: 0 and 1 without MPI */
+    int local_rank, local_size; /* among the job's processes on this host */
+    char host[64];
+} par_job;
+
+/* Starts MPI (an MPI build) and fills job. */
+int par_init(par_job *job, int *argc, char ***argv, smx_error *err);
+/* Waits for every rank, then ends MPI; ranks that failed call it too, after
+ * printing and cleaning up, so that no rank's exit cuts another's short
+ * (mpirun ends the job when the first rank exits non-zero). */
+void par_finalize(void);
+/* An MPI call that fails (every call's code is checked) leaves the ranks
+ * unable to agree: that rank prints the error, runs the cleanup set here
+ * (rank 0 removes its temporary result file) and ends the job with
+ * MPI_Abort (exit code 3). */
+void par_set_cleanup(void (*fn)(void *ctx), void *ctx);
+/* "Open MPI v4.1.4, package: ..." (the first line of MPI_Get_library_version),
+ * or "none" in a build without MPI. Callable before par_init. */
+void par_library_version(char *out, size_t cap);
+
+/* The per-spot rows of rank `rank` of `size`: a contiguous block in spot
+ * order, [*first, *first + *count); blocks differ by at most one spot, the
+ * larger ones on the higher ranks (rank 0 also runs the field's total). */
+void par_spot_block(int n_spots, int rank, int size, int *first, int *count);
+
+/* Collective. Every rank passes its own rc and err; returns 0 when all
+ * succeeded, else the code of the lowest failing rank, with err (on every
+ * rank) naming it: "rank R of N on HOST: message", then the ranks that
+ * failed the same way and the others' different messages. */
+int par_agree(const par_job *job, int rc, smx_error *err);
+
+/* Prefixes err with this rank and host ("rank R of N on HOST: "), for an
+ * error only this rank saw (rank 0 writing the file). No change with one process. */
+void par_tag_error(const par_job *job, smx_error *err);
+
+/* Collective, after a successful par_agree. Rank 0's r->per_spot becomes the
+ * rows of every rank in rank order (= spot order: par_spot_block), n_spots
+ * rows in all, with `threshold`; the conservation figures of every rank's
+ * steps (sum of violations, largest relative errors) are added to rank 0's r.
+ * Other ranks' r are unchanged. */
+int par_gather_spots(const par_job *job, int n_spots, double threshold, run_result *r, smx_error *err);
+
+/* Collective. Rank 0's pv gets the job's size, MPI library and every rank's
+ * host, device (text) and block. Nothing happens without MPI (pv->n_ranks stays 0). */
+int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count, provenance *pv,
+                     smx_error *err);
+
+#endif

@@ -1,0 +1,380 @@
+/* The job's processes with MPI (built with `make MPI=1`; docs/mpi.md).
+ *
+ * Waiting ranks poll their request with a short sleep instead of MPI's busy
+ * wait, so that a rank that has finished its share does not take a core from
+ * one still computing on the same host (the CPU backend uses every core it is
+ * given). Every MPI call's code is checked; a failed call ends the job
+ * (mpi_fatal): the ranks could no longer agree on anything. */
+#include <mpi.h>
+#include <omp.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/test_pause.h"
+#include "parallel/parallel.h"
+
+static par_job self; /* for the messages of mpi_fatal */
+static void (*cleanup_fn)(void *);
+static void *cleanup_ctx;
+
+void par_set_cleanup(void (*fn)(void *ctx), void *ctx)
+{
+    cleanup_fn = fn;
+    cleanup_ctx = ctx;
+}
+
+static _Noreturn void mpi_fatal(const char *call, int code)
+{
+    char what[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (MPI_Error_string(code, what, &len) != MPI_SUCCESS)
+        snprintf(what, sizeof what, "MPI error %d", code);
+    fprintf(stderr, "smx2d-sim: error: rank %d of %d on %s: %s failed: %s; ending the job\n", self.rank, self.size,
+            self.host, call, what);
+    fflush(stderr);
+    if (cleanup_fn)
+        cleanup_fn(cleanup_ctx);
+    MPI_Abort(MPI_COMM_WORLD, SMX_EXIT_RUNTIME);
+    exit(SMX_EXIT_RUNTIME); /* MPI_Abort does not return; if it did, this rank still ends */
+}
+
+#define MPI_CHECK(call)                                                                                        \
+    do {                                                                                                       \
+        int mpi_rc_ = (call);                                                                                  \
+        if (mpi_rc_ != MPI_SUCCESS)                                                                            \
+            mpi_fatal(#call, mpi_rc_);                                                                         \
+    } while (0)
+
+/* Completes req, sleeping 0.2 ms between tests (MPI_Wait would spin). */
+static void wait_quietly(MPI_Request *req, const char *what)
+{
+    const struct timespec tick = {0, 200 * 1000};
+    for (;;) {
+        int done = 0;
+        int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            mpi_fatal(what, rc);
+        if (done)
+            return;
+        nanosleep(&tick, NULL);
+    }
+}
+
+int par_init(par_job *job, int *argc, char ***argv, smx_error *err)
+{
+    (void)err; /* MPI's failures end the job (mpi_fatal) */
+    memset(job, 0, sizeof *job);
+    if (gethostname(job->host, sizeof job->host - 1) != 0 || !job->host[0])
+        snprintf(job->host, sizeof job->host, "unknown");
+    self = *job;
+    self.size = 1;
+    /* Before MPI_Init no handler can be set: MPI's default ends the job. */
+    MPI_CHECK(MPI_Init(argc, argv));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &job->rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &job->size));
+    self = *job;
+    /* The ranks that share this host's memory: their order picks the GPU. */
+    MPI_Comm local;
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, job->rank, MPI_INFO_NULL, &local));
+    MPI_CHECK(MPI_Comm_rank(local, &job->local_rank));
+    MPI_CHECK(MPI_Comm_size(local, &job->local_size));
+    MPI_CHECK(MPI_Comm_free(&local));
+    self = *job;
+    smx_test_rank = job->rank;
+    /* Ranks that share a host share its cores (CPU backend), unless
+     * OMP_NUM_THREADS or backend.threads says otherwise: a rank bound to one
+     * core by mpirun gets one thread. */
+    if (job->local_size > 1 && !getenv("OMP_NUM_THREADS")) {
+        int per = omp_get_num_procs() / job->local_size;
+        omp_set_num_threads(per > 0 ? per : 1);
+    }
+    return 0;
+}
+
+void par_finalize(void)
+{
+    MPI_Request req;
+    MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Ibarrier");
+    MPI_CHECK(MPI_Finalize());
+}
+
+void par_library_version(char *out, size_t cap)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    if (MPI_Get_library_version(v, &len) != MPI_SUCCESS) {
+        snprintf(out, cap, "unknown");
+        return;
+    }
+    v[strcspn(v, "\n")] = '\0';
+    snprintf(out, cap, "%s", v);
+}
+
+void par_tag_error(const par_job *job, smx_error *err)
+{
+    if (job->size == 1 || !err->code)
+        return;
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "rank %d of %d on %s: %.1900s", job->rank, job->size, job->host, err->msg);
+    memcpy(err->msg, msg, sizeof msg);
+}
+
+/* One rank's outcome, as par_agree gathers it. */
+typedef struct outcome {
+    int code;
+    char host[64];
+    char msg[sizeof ((smx_error *)0)->msg];
+} outcome;
+
+/* Rank 0: the message of the lowest failing rank, the ranks that failed the
+ * same way, and the other messages, as far as they fit. */
+static void combine(const outcome *all, int size, smx_error *out)
+{
+    int f = 0;
+    while (all[f].code == 0)
+        f++;
+    out->code = all[f].code;
+    char *m = out->msg;
+    const size_t cap = sizeof out->msg;
+    size_t len = (size_t)snprintf(m, cap, "rank %d of %d on %s: %s", f, size, all[f].host,
+                                  all[f].msg[0] ? all[f].msg : "failed");
+    int same = 0;
+    for (int k = f + 1; k < size; k++)
+        same += all[k].code && strcmp(all[k].msg, all[f].msg) == 0;
+    if (same > 0 && len < cap) {
+        len += (size_t)snprintf(m + len, cap - len, " (also rank%s", same > 1 ? "s" : "");
+        int shown = 0;
+        for (int k = f + 1; k < size && len < cap; k++)
+            if (all[k].code && strcmp(all[k].msg, all[f].msg) == 0 && shown++ < 8)
+                len += (size_t)snprintf(m + len, cap - len, "%s%d", shown > 1 ? ", " : " ", k);
+        if (len < cap)
+            len += (size_t)snprintf(m + len, cap - len, "%s)", same > 8 ? ", ..." : "");
+    }
+    for (int k = f + 1; k < size && len < cap; k++)
+        if (all[k].code && strcmp(all[k].msg, all[f].msg) != 0)
+            len += (size_t)snprintf(m + len, cap - len, "; rank %d on %s: %s", k, all[k].host,
+                                    all[k].msg[0] ? all[k].msg : "failed");
+}
+
+int par_agree(const par_job *job, int rc, smx_error *err)
+{
+    int failed = rc != 0, any = 0;
+    MPI_Request req;
+    MPI_CHECK(MPI_Iallreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Iallreduce");
+    if (!any)
+        return 0;
+    outcome mine = {0};
+    mine.code = rc ? (err->code ? err->code : rc) : 0;
+    snprintf(mine.host, sizeof mine.host, "%s", job->host);
+    if (rc)
+        snprintf(mine.msg, sizeof mine.msg, "%s", err->msg);
+    outcome *all = NULL;
+    if (job->rank == 0 && !(all = malloc((size_t)job->size * sizeof *all)))
+        mpi_fatal("malloc for the ranks' errors", MPI_ERR_NO_MEM);
+    MPI_CHECK(MPI_Igather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD,
+                          &req));
+    wait_quietly(&req, "MPI_Igather");
+    smx_error job_err = {0};
+    if (job->rank == 0)
+        combine(all, job->size, &job_err);
+    free(all);
+    MPI_CHECK(MPI_Ibcast(&job_err, (int)sizeof job_err, MPI_BYTE, 0, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Ibcast");
+    *err = job_err;
+    return job_err.code;
+}
+
+/* Moves `bytes` bytes between rank 0 and `peer` in pieces MPI's int counts hold. */
+enum { PIECE = 1 << 30 };
+
+static void send_bytes(const void *buf, int64_t bytes, int tag)
+{
+    const char *b = buf;
+    for (int64_t at = 0; at < bytes; at += PIECE) {
+        int n = (int)(bytes - at < PIECE ? bytes - at : PIECE);
+        MPI_Request req;
+        MPI_CHECK(MPI_Isend(b + at, n, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &req));
+        wait_quietly(&req, "MPI_Isend");
+    }
+}
+
+static void recv_bytes(void *buf, int64_t bytes, int peer, int tag)
+{
+    char *b = buf;
+    for (int64_t at = 0; at < bytes; at += PIECE) {
+        int n = (int)(bytes - at < PIECE ? bytes - at : PIECE);
+        MPI_CHECK(MPI_Recv(b + at, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+}
+
+enum { TAG_INDPTR = 1, TAG_INDICES, TAG_VALUES, TAG_DROPPED, TAG_WEIGHT };
+
+/* Rank 0: a spot_dose of n rows and nnz values, every array allocated. */
+static int spot_dose_alloc(spot_dose *sd, int n, int64_t nnz, double threshold)
+{
+    memset(sd, 0, sizeof *sd);
+    sd->threshold = threshold;
+    sd->indptr = malloc((size_t)(n + 1) * sizeof *sd->indptr);
+    sd->indices = malloc((size_t)(nnz ? nnz : 1) * sizeof *sd->indices);
+    sd->values = malloc((size_t)(nnz ? nnz : 1) * sizeof *sd->values);
+    sd->dropped = malloc((size_t)(n ? n : 1) * sizeof *sd->dropped);
+    sd->weight = malloc((size_t)(n ? n : 1) * sizeof *sd->weight);
+    if (!sd->indptr || !sd->indices || !sd->values || !sd->dropped || !sd->weight) {
+        spot_dose_free(sd);
+        return 1;
+    }
+    sd->cap = nnz;
+    return 0;
+}
+
+int par_gather_spots(const par_job *job, int n_spots, double threshold, run_result *r, smx_error *err)
+{
+    /* Every rank's conservation figures, reduced in a fixed order of exact operations (sum of counts, max). */
+    int viol = 0;
+    double max_err[2] = {0.0, 0.0}, mine_err[2] = {r->max_weight_rel_err, r->max_energy_rel_err};
+    MPI_Request req;
+    MPI_CHECK(MPI_Ireduce(&r->conservation_violations, &viol, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Ireduce");
+    MPI_CHECK(MPI_Ireduce(mine_err, max_err, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Ireduce");
+    if (job->rank == 0) {
+        r->conservation_violations = viol;
+        r->max_weight_rel_err = max_err[0];
+        r->max_energy_rel_err = max_err[1];
+    }
+    if (n_spots == 0)
+        return 0;
+
+    const spot_dose *sd = &r->per_spot;
+    int64_t mine[2] = {sd->indptr ? sd->n_spots : 0, sd->indptr ? sd->nnz : 0};
+    int64_t *sizes = NULL;
+    if (job->rank == 0 && !(sizes = malloc(2 * (size_t)job->size * sizeof *sizes)))
+        mpi_fatal("malloc for the ranks' row counts", MPI_ERR_NO_MEM);
+    MPI_CHECK(MPI_Igather(mine, 2, MPI_INT64_T, sizes, 2, MPI_INT64_T, 0, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Igather");
+
+    /* Rank 0 sizes the whole matrix and says whether it can hold it before anyone sends. */
+    int ok = 1;
+    spot_dose all = {0};
+    if (job->rank == 0) {
+        int64_t nnz = 0;
+        for (int k = 0; k < job->size; k++) {
+            int first, count;
+            par_spot_block(n_spots, k, job->size, &first, &count);
+            if (sizes[2 * k] != count) {
+                ok = 0;
+                smx_fail(err, SMX_EXIT_RUNTIME, "rank %d of %d computed %lld per-spot rows, its block has %d",
+                         k, job->size, (long long)sizes[2 * k], count);
+            }
+            nnz += sizes[2 * k + 1];
+        }
+        if (ok && spot_dose_alloc(&all, n_spots, nnz, threshold)) {
+            ok = 0;
+            smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for the per-spot matrix (%d rows, %lld values)",
+                     n_spots, (long long)nnz);
+        }
+    }
+    MPI_CHECK(MPI_Ibcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Ibcast");
+    if (!ok) {
+        free(sizes);
+        return job->rank == 0 ? err->code : smx_fail(err, SMX_EXIT_RUNTIME, "rank 0 could not gather the rows");
+    }
+
+    if (job->rank != 0) {
+        const int64_t n = mine[0], nnz = mine[1];
+        if (n > 0) {
+            send_bytes(sd->indptr, (n + 1) * (int64_t)sizeof *sd->indptr, TAG_INDPTR);
+            send_bytes(sd->indices, nnz * (int64_t)sizeof *sd->indices, TAG_INDICES);
+            send_bytes(sd->values, nnz * (int64_t)sizeof *sd->values, TAG_VALUES);
+            send_bytes(sd->dropped, n * (int64_t)sizeof *sd->dropped, TAG_DROPPED);
+            send_bytes(sd->weight, n * (int64_t)sizeof *sd->weight, TAG_WEIGHT);
+        }
+        return 0;
+    }
+
+    /* Rank 0: its own block first, then each rank's after it, rebasing the row pointers. */
+    int64_t row = 0, at = 0;
+    all.indptr[0] = 0;
+    for (int k = 0; k < job->size; k++) {
+        const int64_t n = sizes[2 * k], nnz = sizes[2 * k + 1];
+        if (n == 0)
+            continue;
+        if (k == 0) {
+            memcpy(all.indptr + 1, sd->indptr + 1, (size_t)n * sizeof *all.indptr);
+            memcpy(all.indices, sd->indices, (size_t)nnz * sizeof *all.indices);
+            memcpy(all.values, sd->values, (size_t)nnz * sizeof *all.values);
+            memcpy(all.dropped, sd->dropped, (size_t)n * sizeof *all.dropped);
+            memcpy(all.weight, sd->weight, (size_t)n * sizeof *all.weight);
+        } else {
+            /* The rank's indptr lands on row's slot (whose value, at, is already set) and after. */
+            const int64_t keep = all.indptr[row];
+            recv_bytes(all.indptr + row, (n + 1) * (int64_t)sizeof *all.indptr, k, TAG_INDPTR);
+            for (int64_t i = 0; i <= n; i++)
+                all.indptr[row + i] += keep;
+            recv_bytes(all.indices + at, nnz * (int64_t)sizeof *all.indices, k, TAG_INDICES);
+            recv_bytes(all.values + at, nnz * (int64_t)sizeof *all.values, k, TAG_VALUES);
+            recv_bytes(all.dropped + row, n * (int64_t)sizeof *all.dropped, k, TAG_DROPPED);
+            recv_bytes(all.weight + row, n * (int64_t)sizeof *all.weight, k, TAG_WEIGHT);
+        }
+        row += n;
+        at += nnz;
+    }
+    free(sizes);
+    all.n_spots = (int)row;
+    all.nnz = at;
+    spot_dose_free(&r->per_spot);
+    r->per_spot = all;
+    return 0;
+}
+
+/* One rank's facts for /mpi. */
+typedef struct rank_facts {
+    char host[64];
+    char device[192];
+    int64_t first, count;
+} rank_facts;
+
+int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count, provenance *pv,
+                     smx_error *err)
+{
+    rank_facts mine = {0};
+    snprintf(mine.host, sizeof mine.host, "%s", job->host);
+    snprintf(mine.device, sizeof mine.device, "%s", device && device[0] ? device : "unknown");
+    mine.first = spot_first;
+    mine.count = spot_count;
+    rank_facts *all = NULL;
+    if (job->rank == 0 && !(all = malloc((size_t)job->size * sizeof *all)))
+        mpi_fatal("malloc for the ranks' facts", MPI_ERR_NO_MEM);
+    MPI_Request req;
+    MPI_CHECK(MPI_Igather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD,
+                          &req));
+    wait_quietly(&req, "MPI_Igather");
+    if (job->rank != 0)
+        return 0;
+    provenance_free(pv);
+    pv->ranks = calloc((size_t)job->size, sizeof *pv->ranks);
+    if (!pv->ranks) {
+        free(all);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for the ranks' provenance");
+    }
+    pv->n_ranks = job->size;
+    par_library_version(pv->mpi_library, sizeof pv->mpi_library);
+    for (int k = 0; k < job->size; k++) {
+        provenance_rank *pr = &pv->ranks[k];
+        snprintf(pr->host, sizeof pr->host, "%s", all[k].host);
+        snprintf(pr->device, sizeof pr->device, "%s", all[k].device);
+        pr->spot_first = all[k].first;
+        pr->spot_count = all[k].count;
+    }
+    free(all);
+    return 0;
+}
