@@ -87,7 +87,7 @@ ALL_CFLAGS   += -DSMX_MPI=1 $(MPI_CFLAGS)
 LDLIBS       += $(MPI_LIBS)
 endif
 
-.PHONY: all run test test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean
+.PHONY: all run test test-mpi test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
@@ -147,6 +147,16 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
 	cd $(BUILD) && ctest --output-on-failure $(CTEST_ARGS)
+
+# The MPI build's own tests (docs/mpi.md): the binary and tests/mpi.cmake's
+# programs in build-mpi/, then its MPI jobs on the CPU under mpirun; the
+# rest of the suite is the same code and runs in `make test`.
+MPI_BUILD    ?= build-mpi
+test-mpi:
+	@sh scripts/install-deps.sh --mpi
+	@$(MAKE) --no-print-directory -j$(JOBS) MPI=1 BUILD=$(MPI_BUILD) deps-check \
+	    $(MPI_BUILD)/smx2d-sim $(MPI_BUILD)/tests/test_parallel $(MPI_BUILD)/CTestTestfile.cmake
+	cd $(MPI_BUILD) && ctest --output-on-failure -R '^(mpi_|parallel_)' $(CTEST_ARGS)
 
 test-gpu: all
 	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)
@@ -213,6 +223,6 @@ dist: all
 	$(if $(PROBE),cp $(PROBE) $(DIST_DIR)/bin/)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) dist
+	rm -rf $(BUILD) $(MPI_BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) dist
 
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d)

@@ -1,0 +1,10 @@
+# MPI scale-out (docs/mpi.md). The division of a field and simulate_part, in every build:
+add_test(parallel_split "${SMX_BUILD}/tests/test_parallel")
+set_tests_properties(parallel_split PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+# Jobs under mpirun on the CPU (skip without an MPI build, mpirun or h5py): identical
+# bytes for 1, 2 and 3 ranks, a field without per-spot doses, failing ranks.
+foreach(case field total_only fail)
+  add_test(mpi_${case} /bin/sh "${SMX_ROOT}/tests/mpi.sh" ${case} "${SMX_BUILD}")
+  set_tests_properties(mpi_${case} PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}"
+                       SKIP_RETURN_CODE 77 TIMEOUT 600)
+endforeach()

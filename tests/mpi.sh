@@ -1,0 +1,158 @@
+#!/bin/sh
+# An MPI build's job as a user starts it (docs/mpi.md), one case per CTest test:
+#   sh tests/mpi.sh CASE BUILD_DIR
+#   field       mpirun -np 1, 2, 3 on a small field with per-spot doses: /dose and
+#               every /dose/per_spot dataset byte for byte the single process's
+#               (the build without MPI in build/, where there is one, and this
+#               binary run alone); /mpi names each rank's block; one run log
+#   total_only  a field without per-spot doses on 2 ranks: the same dose, the log
+#               says the other rank has nothing to do
+#   fail        a rank made to fail (SMX2D_TEST_FAIL_RANK) or a bad plan on every
+#               rank: exit code, one error line naming the rank and host, no file
+# Skips (77) when BUILD_DIR's binary has no MPI, or mpirun or h5py is missing.
+# Runs from the repository root; each case works in its own temporary directory.
+set -u
+case_name=$1
+build=$2
+bin="$(cd "$build" && pwd)/smx2d-sim"
+root=$(pwd)
+py=/usr/bin/python3
+"$bin" --version 2>/dev/null | grep -q "^  MPI: " || { echo "SKIP: $bin was built without MPI (make MPI=1)"; exit 77; }
+command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun (apt-get install openmpi-bin)"; exit 77; }
+[ -x "$py" ] && "$py" -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: no h5py/numpy for $py"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# CI runs as root, which Open MPI refuses without these; more ranks than the
+# 2 cores of CI; the CPU backend on one thread per rank; no ptrace-based
+# single copy between ranks (containers often forbid it).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# mpi N ARGS...: the binary on N ranks (a deadlock fails the test after 120 s).
+mpi() {
+    n=$1; shift
+    timeout 120 mpirun --oversubscribe -np "$n" "$bin" "$@"
+}
+# expect CODE CMD...: runs CMD, stdout and stderr into $tmp/out and $tmp/err, checks the exit code.
+expect() {
+    want=$1; shift
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    [ "$got" = "$want" ] || { cat "$tmp/out" "$tmp/err" >&2; fail "exit $got, expected $want: $*"; }
+}
+
+# The field: five spots of a 30 MeV-class pencil on the command-line tests' tiny grid.
+mkdir -p "$tmp/run/plans" "$tmp/data"
+cp "$root/data/pstar_water.h5" "$tmp/data/"
+cp "$root/tests/plans/tiny.yaml" "$tmp/run/plans/"
+cd "$tmp/run/plans"
+printf 'energy_MeV, x_mm, weight\n30, -2, 2e9\n25, 0, 1e9\n28, 2.5, 1.5e9\n27, 1, 1e9\n29, -1, 1e9\n' > spots.csv
+unset SMX2D_TEST_FAIL_RANK
+field="--set beam.spots_file=spots.csv --set output.snapshot_final=false --set output.snapshot_steps=[]"
+spots="$field --set output.per_spot_dose=true"
+
+# same_dose REF FILE...: /dose and everything under it (per_spot) byte for byte REF's.
+same_dose() {
+    "$py" - "$@" <<'PY' || fail "the results differ: $*"
+import sys, h5py
+def datasets(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        f["/dose"].visititems(lambda name, obj: out.__setitem__(name, obj[()].tobytes())
+                              if isinstance(obj, h5py.Dataset) else None)
+    return out
+ref = datasets(sys.argv[1])
+for path in sys.argv[2:]:
+    got = datasets(path)
+    assert sorted(got) == sorted(ref), (path, sorted(got), sorted(ref))
+    diff = [k for k in ref if got[k] != ref[k]]
+    assert not diff, "%s: %s differ from %s" % (path, diff, sys.argv[1])
+print("identical /dose (%d datasets: %s) in %s" % (len(ref), ", ".join(sorted(ref)), " ".join(sys.argv[1:])))
+PY
+}
+# ranks_are FILE N FIRSTS COUNTS: /mpi of FILE records N ranks with these blocks ("0,2" "2,3").
+ranks_are() {
+    "$py" - "$@" <<'PY' || fail "/mpi of $1 is not what the job was"
+import sys, h5py
+path, n, firsts, counts = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+with h5py.File(path, "r") as f:
+    g = f["/mpi"]
+    assert g.attrs["ranks"] == n, g.attrs["ranks"]
+    assert g.attrs["library"].startswith("Open MPI"), g.attrs["library"]
+    assert [int(v) for v in g["spot_first"][()]] == [int(v) for v in firsts.split(",")], g["spot_first"][()]
+    assert [int(v) for v in g["spot_count"][()]] == [int(v) for v in counts.split(",")], g["spot_count"][()]
+    assert all(h for h in g["host"].asstr()[()]) and len(g["host"]) == n
+    devices = list(g["device"].asstr()[()])
+    assert len(devices) == n and all(d.startswith(("cpu: ", "cuda device ", "none")) for d in devices), devices
+PY
+}
+
+case "$case_name" in
+field)
+    # The reference: the build without MPI where one is there (CI builds build/ first).
+    plain="$root/build/smx2d-sim"
+    refs=""
+    if [ -x "$plain" ] && ! "$plain" --version | grep -q "^  MPI: "; then
+        expect 0 "$plain" tiny.yaml $spots --set output.file=plain.h5 --quiet
+        refs="plain.h5"
+    else
+        echo "note: no build without MPI at $plain; the reference is this binary run alone"
+    fi
+    expect 0 "$bin" tiny.yaml $spots --set output.file=alone.h5 --quiet
+    refs="$refs alone.h5"
+    for n in 1 2 3; do
+        expect 0 mpi $n tiny.yaml $spots --set output.file=np$n.h5
+        # Rank 0 alone logs: one start line, one summary.
+        [ "$(grep -c '^smx2d-sim .*-> np' "$tmp/out")" = 1 ] || fail "np $n: not one run log: $(cat "$tmp/out")"
+        [ "$(grep -c '^summary' "$tmp/out")" = 1 ] || fail "np $n: not one summary"
+        [ ! -s "$tmp/err" ] || fail "np $n wrote to stderr: $(cat "$tmp/err")"
+        if [ $n -gt 1 ]; then
+            grep -q "^MPI: $n ranks; rank 0 runs the field's total dose" "$tmp/out" || fail "np $n: no MPI line"
+        fi
+    done
+    grep -q "per-spot dose: spots 1-1 of 5 here" "$tmp/out" || fail "np 3: rank 0's block not logged"
+    set -- $refs
+    same_dose "$@" np1.h5 np2.h5 np3.h5
+    ranks_are alone.h5 1 0 5
+    ranks_are np1.h5 1 0 5
+    ranks_are np2.h5 2 0,2 2,3
+    ranks_are np3.h5 3 0,1,3 1,2,2
+    ls | grep -q "partial" && fail "temporary files left: $(ls)"
+    ;;
+total_only)
+    expect 0 "$bin" tiny.yaml $field --set output.file=alone.h5 --quiet
+    expect 0 mpi 2 tiny.yaml $field --set output.file=np2.h5
+    grep -q "^MPI: 2 ranks; this field has no per-spot dose (output.per_spot_dose), so rank 0 runs it alone" \
+        "$tmp/out" || fail "the log does not say rank 1 has nothing to do: $(cat "$tmp/out")"
+    same_dose alone.h5 np2.h5
+    ranks_are np2.h5 2 0,0 0,0
+    "$py" -c 'import sys, h5py; d = list(h5py.File(sys.argv[1])["/mpi/device"].asstr()[()]); assert d[1].startswith("none"), d' \
+        np2.h5 || fail "rank 1 is recorded with a device"
+    ;;
+fail)
+    host=$(hostname)
+    # fails N R: N ranks with rank R failing in its per-spot runs.
+    fails() {
+        expect 3 env SMX2D_TEST_FAIL_RANK=$2 sh -c 'mpi() { n=$1; shift; timeout 120 mpirun --oversubscribe -np "$n" -x SMX2D_TEST_FAIL_RANK "$@"; }; mpi "$@"' \
+            sh "$1" "$bin" tiny.yaml $spots --set output.file=failed.h5
+        msg="smx2d-sim: error: rank $2 of $1 on $host: test: failing at per-spot as SMX2D_TEST_FAIL_RANK=$2 asks"
+        grep -qxF "$msg" "$tmp/err" || fail "np $1, rank $2: the message is not there: $(cat "$tmp/err")"
+        [ "$(grep -c 'smx2d-sim: error' "$tmp/err")" = 1 ] || fail "np $1: not one error line: $(cat "$tmp/err")"
+        ls | grep -q "^failed" && fail "np $1, rank $2 failing left files: $(ls)"
+        return 0
+    }
+    fails 2 1
+    fails 3 0
+    fails 3 2
+    # The same bad plan on every rank: one line, rank 0's message and the others named.
+    expect 2 mpi 2 tiny.yaml --set grid.space.nx=-3 --set output.file=failed.h5
+    grep -q "^smx2d-sim: error: rank 0 of 2 on $host: --set grid.space.nx=-3: .* (also rank 1)$" "$tmp/err" ||
+        fail "bad input: $(cat "$tmp/err")"
+    [ "$(grep -c 'smx2d-sim: error' "$tmp/err")" = 1 ] || fail "bad input: not one error line"
+    ls | grep -q "^failed" && fail "bad input left files: $(ls)"
+    ;;
+*)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "mpi $case_name: ok"
