@@ -217,7 +217,8 @@ schema: $(BIN)
 	$(BIN) --print-plan-schema > schemas/plan.schema.json
 	$(BIN) --print-reference-plan > config/plan-reference.yaml
 
-DIST_DIR     ?= dist/smx2d-sim-$(VERSION)
+# An MPI build's tree also carries Open MPI's runtime (scripts/dist-mpi.sh).
+DIST_DIR     ?= dist/smx2d-sim-$(VERSION)$(if $(filter 1,$(MPI)),-mpi)
 dist: all
 	sh scripts/make-dist.sh $(BIN) $(DIST_DIR)
 	$(if $(PROBE),cp $(PROBE) $(DIST_DIR)/bin/)

@@ -9,7 +9,8 @@
 #   --fuzz: also what `make fuzz` needs: clang with libFuzzer and the sanitizer
 #           runtimes, and LLVM's OpenMP runtime.
 #   --mpi:  also what `make MPI=1` needs: Open MPI's headers, mpicc and mpirun
-#           (libopenmpi-dev, openmpi-bin; docs/mpi.md).
+#           (libopenmpi-dev, openmpi-bin; docs/mpi.md), and patchelf for the
+#           Open MPI runtime that `make dist MPI=1` bundles.
 # Debian/Ubuntu (apt) is supported directly; elsewhere it prints what to install.
 # Missing Python modules never fail this script: the tools then say what to
 # install, and their tests are skipped.
@@ -46,6 +47,8 @@ if [ "$mpi" = 1 ]; then
         missing="$missing libopenmpi-dev"
     fi
     command -v mpirun >/dev/null 2>&1 || missing="$missing openmpi-bin"
+    # make dist bundles Open MPI's runtime with $ORIGIN-relative search paths (scripts/dist-mpi.sh).
+    command -v patchelf >/dev/null 2>&1 || missing="$missing patchelf"
 fi
 
 # The tools start with `#!/usr/bin/env python3` and, when that python3 lacks the

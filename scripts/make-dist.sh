@@ -9,7 +9,10 @@
 #   share/smx2d-sim/   data/ (tables), config/ (example plans), schemas/, README.md,
 #                      LICENSE, and licenses/: the copyright file of every bundled
 #                      library's package, indexed in licenses/THIRD_PARTY.txt
-#   REQUIREMENTS.txt   what the target machine must provide (glibc, GPU driver, cuFFT)
+#   REQUIREMENTS.txt   what the target machine must provide (glibc, GPU driver, cuFFT),
+#                      and the MPI the binary was built against
+# A binary built with MPI=1 also gets Open MPI's runtime (bin/mpirun and its
+# libraries, components and texts: scripts/dist-mpi.sh, docs/mpi.md).
 # Copy the whole tree to a Linux GPU node (same or newer glibc) and run bin/smx2d-sim.
 # cuFFT (286 MB) is not linked but loaded at run time where the CUDA backend may
 # use it (cuda/cufft_loader.cu): from lib/, the build's CUDA lib64 (a second rpath
@@ -76,6 +79,12 @@ if [ "${DIST_BUNDLE_CUDA:-0}" = 1 ] && [ -n "$cufft" ]; then
     fi
     cp -L "$found" "$dest/lib/$cufft"
     echo "$cufft $found" >> "$dest/lib.list"
+fi
+
+# An MPI build: Open MPI's launcher, libraries and components, relocatable with the tree.
+mpi=$(sh -c '"$1" --version' sh "$bin" 2>/dev/null | sed -n 's/^  MPI: //p')
+if [ -n "$mpi" ]; then
+    sh "$tools/dist-mpi.sh" "$bin" "$dest"
 fi
 
 share="$dest/share/smx2d-sim"
@@ -173,7 +182,15 @@ nvcc=$(sh -c '"$1" --version' sh "$dest/bin/smx2d-sim" 2>/dev/null | sed -n 's/^
             fi
         fi
     fi
+    if [ -n "$mpi" ]; then
+        echo "- MPI: built against $mpi"
+        echo "  ($(mpirun --version 2>/dev/null | head -n 1)), bundled: bin/mpirun runs the bundled"
+        echo "  Open MPI from wherever the tree lies (it sets OPAL_PREFIX and LD_LIBRARY_PATH); shared"
+        echo "  memory and TCP between ranks (the components that need UCX, libfabric, verbs or PSM are"
+        echo "  not bundled: lib/openmpi/LEFT_OUT.txt). On a cluster with its own Open MPI 4.x, its"
+        echo "  mpirun or srun also starts bin/smx2d-sim (docs/mpi.md)."
+    fi
     echo
-    echo "bin/smx2d-sim --version shows the GPU and the cuFFT it finds."
+    echo "bin/smx2d-sim --version shows the GPU and the cuFFT it finds${mpi:+, and the MPI library it loads}."
 } > "$dest/REQUIREMENTS.txt"
 echo "dist: $dest ($(du -sh "$dest" | cut -f1)); bundled: $(ls "$dest/lib" | tr '\n' ' ')"

@@ -8,10 +8,12 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +67,48 @@ static void wait_quietly(MPI_Request *req, const char *what)
     }
 }
 
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A dist tree that carries Open MPI (scripts/dist-mpi.sh) relocates it in
+ * bin/mpirun; the binary started without it (one process, no mpirun) does
+ * the same here, so that MPI_Init finds the tree's components and texts
+ * rather than the build machine's paths. Nothing changes where OPAL_PREFIX is
+ * set already or the tree has no lib/openmpi. */
+static void relocate_bundled_mpi(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (getenv("OPAL_PREFIX") || n <= 0)
+        return;
+    exe[n] = '\0';
+    for (int up = 0; up < 2; up++) { /* bin/smx2d-sim -> the tree */
+        char *slash = strrchr(exe, '/');
+        if (!slash)
+            return;
+        *slash = '\0';
+    }
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/lib/openmpi", exe);
+    if (!is_dir(path))
+        return;
+    static const struct { const char *var, *sub; } dirs[] = {
+        {"OPAL_PREFIX", ""}, {"OPAL_EXEC_PREFIX", ""}, {"OPAL_BINDIR", "/libexec/openmpi"},
+        {"OPAL_LIBDIR", "/lib"}, {"OPAL_PKGLIBDIR", "/lib/openmpi"}, {"OPAL_DATAROOTDIR", "/share"},
+        {"OPAL_DATADIR", "/share"}, {"OPAL_PKGDATADIR", "/share/openmpi"}, {"OPAL_SYSCONFDIR", "/etc/openmpi"},
+        {"OMPI_MCA_mca_base_component_path", "/lib/openmpi"},
+        {"OMPI_MCA_mca_base_param_files", "/etc/openmpi/openmpi-mca-params.conf"},
+        {"PMIX_MCA_mca_base_component_path", "/lib/pmix"}, {"PMIX_INSTALL_PREFIX", ""},
+    };
+    for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+        snprintf(path, sizeof path, "%s%s", exe, dirs[k].sub);
+        setenv(dirs[k].var, path, 0);
+    }
+}
+
 int par_init(par_job *job, int *argc, char ***argv, smx_error *err)
 {
     (void)err; /* MPI's failures end the job (mpi_fatal) */
@@ -73,6 +117,7 @@ int par_init(par_job *job, int *argc, char ***argv, smx_error *err)
         snprintf(job->host, sizeof job->host, "unknown");
     self = *job;
     self.size = 1;
+    relocate_bundled_mpi();
     /* Before MPI_Init no handler can be set: MPI's default ends the job. */
     MPI_CHECK(MPI_Init(argc, argv));
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
