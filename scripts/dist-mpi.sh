@@ -22,7 +22,7 @@ libmpi=$(ldd "$bin" | awk '$1 ~ /^libmpi\.so/ {print $3}')
 command -v orterun >/dev/null 2>&1 || { echo "dist-mpi: no orterun (apt-get install openmpi-bin)" >&2; exit 1; }
 # Open MPI's libraries and components carry a RUNPATH into the build machine's
 # Open MPI, which hides the binary's $ORIGIN/../lib from their own
-# dependencies: the bundled copies get $ORIGIN-relative ones instead.
+# dependencies: every bundled library gets an $ORIGIN-relative one instead.
 command -v patchelf >/dev/null 2>&1 || { echo "dist-mpi: no patchelf (apt-get install patchelf)" >&2; exit 1; }
 orterun=$(readlink -f "$(command -v orterun)")
 orted=$(readlink -f "$(command -v orted)")
@@ -105,11 +105,11 @@ echo "Components left out (they need a network fabric's or OpenSHMEM's libraries
     > "$dest/lib/openmpi/LEFT_OUT.txt"
 echo "$left" | tr ' ' '\n' | sed '/^$/d' >> "$dest/lib/openmpi/LEFT_OUT.txt"
 
-# relocate DIR RUNPATH: every bundled file in DIR that names a search path gets RUNPATH instead.
+# relocate DIR RUNPATH: every shared object in DIR searches RUNPATH (its own
+# dependencies in the tree, wherever they are loaded from).
 relocate() {
-    for f in "$1"/*; do
-        [ -f "$f" ] && readelf -d "$f" 2>/dev/null | grep -q -E '\((RPATH|RUNPATH)\)' || continue
-        patchelf --set-rpath "$2" "$f"
+    for f in "$1"/*.so*; do
+        [ -f "$f" ] && patchelf --set-rpath "$2" "$f"
     done
 }
 relocate "$dest/lib" '$ORIGIN'

@@ -9,6 +9,11 @@
 #               says the other rank has nothing to do
 #   fail        a rank made to fail (SMX2D_TEST_FAIL_RANK) or a bad plan on every
 #               rank: exit code, one error line naming the rank and host, no file
+#   dist        the dist tree with Open MPI's runtime (make dist MPI=1): everything
+#               resolves inside it, and with a clean environment (and, where a
+#               private mount namespace can be made, this machine's Open MPI and
+#               bundled libraries hidden) its mpirun on 2 ranks and the binary
+#               alone give the same bytes as this build
 # Skips (77) when BUILD_DIR's binary has no MPI, or mpirun or h5py is missing.
 # Runs from the repository root; each case works in its own temporary directory.
 set -u
@@ -150,6 +155,45 @@ fail)
         fail "bad input: $(cat "$tmp/err")"
     [ "$(grep -c 'smx2d-sim: error' "$tmp/err")" = 1 ] || fail "bad input: not one error line"
     ls | grep -q "^failed" && fail "bad input left files: $(ls)"
+    ;;
+dist)
+    command -v patchelf >/dev/null 2>&1 || { echo "SKIP: no patchelf (make deps MPI=1)"; exit 77; }
+    expect 0 "$bin" tiny.yaml $spots --set output.file=alone.h5 --quiet
+    expect 0 sh -c 'cd "$1" && sh scripts/make-dist.sh "$2" "$3"' sh "$root" "$bin" "$tmp/dist"
+    d="$tmp/dist"
+    for f in bin/mpirun libexec/openmpi/orterun libexec/openmpi/orted share/openmpi/help-mpi-runtime.txt \
+             lib/openmpi/mca_btl_vader.so lib/openmpi/mca_btl_tcp.so; do
+        [ -e "$d/$f" ] || fail "the tree has no $f"
+    done
+    grep -q "^- MPI: built against Open MPI" "$d/REQUIREMENTS.txt" || fail "REQUIREMENTS.txt does not name the MPI"
+    # Every library of the binary, the launcher and the components resolves inside the tree.
+    for f in "$d/bin/smx2d-sim" "$d"/libexec/openmpi/* "$d"/lib/openmpi/*.so "$d"/lib/pmix/*.so; do
+        ldd "$f" | grep -E "=> /|not found" | grep -v "=> $d/" |
+            grep -v -E 'libc\.so|libm\.so|libgcc_s|libstdc\+\+|libpthread|libdl\.so|librt\.so|ld-linux|libresolv' |
+            sed "s|^|$f: |" | grep . && fail "the libraries above are not the tree's"
+    done
+    # Runs with a clean environment from the tree (CI runs as root: Open MPI's consent).
+    run_tree() {
+        env -i PATH=/usr/bin:/bin HOME="$tmp" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+            OMP_NUM_THREADS=1 OMPI_MCA_btl_vader_single_copy_mechanism=none "$@"
+    }
+    expect 0 run_tree timeout 120 "$d/bin/mpirun" --oversubscribe -np 2 "$d/bin/smx2d-sim" tiny.yaml $spots \
+        --set output.file=tree2.h5
+    expect 0 run_tree "$d/bin/smx2d-sim" tiny.yaml $spots --set output.file=tree1.h5 --quiet
+    same_dose alone.h5 tree1.h5 tree2.h5
+    ranks_are tree2.h5 2 0,2 2,3
+    if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+        hide="$root/tests/mpi_hide_system.sh"
+        expect 0 sh "$hide" "$d" sh -c 'run() { h=$1; shift; env -i PATH=/usr/bin:/bin HOME="$h" OMPI_ALLOW_RUN_AS_ROOT=1 \
+            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OMPI_MCA_btl_vader_single_copy_mechanism=none "$@"; }
+            d=$1; shift; mpirun --version >/dev/null 2>&1 && { echo "the system mpirun still runs"; exit 1; }
+            run "$d" timeout 120 "$d/bin/mpirun" --oversubscribe -np 2 "$d/bin/smx2d-sim" "$@" --set output.file=hidden2.h5 &&
+            run "$d" "$d/bin/smx2d-sim" "$@" --set output.file=hidden1.h5 --quiet' sh "$d" tiny.yaml $spots
+        grep "^hidden:" "$tmp/out"
+        same_dose alone.h5 hidden1.h5 hidden2.h5
+    else
+        echo "note: no private mount namespace here (needs root and unshare -m): the system's Open MPI stayed visible"
+    fi
     ;;
 *)
     fail "unknown case $case_name"
