@@ -2,6 +2,7 @@
  * The whole flow of a run is run_plan() below; docs/architecture.md maps it to src/. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -99,22 +100,41 @@ static void describe_device(const run_result *r, char *out, size_t cap)
         snprintf(out, cap, "%.24s: %.150s", r->backend_name, r->device_name);
 }
 
-/* Rank 0's line on how an MPI job divides the field (docs/mpi.md). */
-static void log_division(const par_job *job, int n_spots)
+/* An MPI job's division of the field's per-spot rows (docs/mpi.md):
+ * contiguous blocks in spot order, of about equal cost in steps (a spot's
+ * expected steps; rank 0 also runs the total, which costs about what the
+ * field's deepest spot does). bound: job->size + 1 entries, or NULL when out
+ * of memory. Rank 0 logs it. */
+static int *divide_field(const par_job *job, const plan *p, const grid *g, const tables *t, int n_spots)
 {
+    int *bound = malloc((size_t)(job->size + 1) * sizeof *bound);
+    int64_t *cost = malloc((size_t)(n_spots > 0 ? n_spots : 1) * sizeof *cost);
+    if (!bound || !cost) {
+        free(bound);
+        free(cost);
+        return NULL;
+    }
+    for (int k = 0; k < n_spots; k++)
+        cost[k] = simulate_spot_steps(p, g, t, plan_spot_at(p, k).energy_MeV);
+    par_spot_blocks(n_spots, cost, simulate_expected_steps(p, g, t), job->size, bound);
+    free(cost);
     if (job->size == 1)
-        return;
+        return bound;
     if (n_spots == 0) {
         smx_info("MPI: %d ranks; this field has no per-spot dose (output.per_spot_dose), so rank 0 runs it "
                  "alone and the other ranks have nothing to do\n", job->size);
-        return;
+        return bound;
     }
-    int f0, c0, fl, cl;
-    par_spot_block(n_spots, 0, job->size, &f0, &c0);
-    par_spot_block(n_spots, job->size - 1, job->size, &fl, &cl);
-    smx_info("MPI: %d ranks; rank 0 runs the field's total dose; the %d per-spot rows are divided in "
-             "contiguous blocks of %d%s%.0d spots in spot order (rank 0: spots 1-%d)\n", job->size, n_spots, c0,
-             cl != c0 ? " to " : "", cl != c0 ? cl : 0, c0);
+    int least = n_spots, most = 0;
+    for (int r = 0; r < job->size; r++) {
+        int c = bound[r + 1] - bound[r];
+        least = c < least ? c : least;
+        most = c > most ? c : most;
+    }
+    smx_info("MPI: %d ranks; rank 0 runs the field's total dose; the %d per-spot rows are divided in contiguous "
+             "blocks of about equal steps, %d to %d spots (rank 0: %d)\n", job->size, n_spots, least, most,
+             bound[1]);
+    return bound;
 }
 
 static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
@@ -139,7 +159,7 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
      * rows are divided in blocks. Until the result is gathered, a failure
      * goes to the next agreement, which every rank reaches. */
     const int writer = job->rank == 0;
-    int n_spots = 0, first = 0, count = 0;
+    int n_spots = 0, first = 0, count = 0, *bound = NULL;
     int agreed = 0; /* err came from par_agree and names its rank */
     par_set_cleanup(abort_output, &out);
 
@@ -203,27 +223,33 @@ agree_input:
      * in an MPI job, this rank's share. */
     smx_info("smx2d-sim %s: %s -> %s\n", SMX_VERSION, p.path, p.output_file);
     n_spots = p.per_spot_dose ? plan_spot_count(&p) : 0;
-    par_spot_block(n_spots, job->rank, job->size, &first, &count);
-    log_division(job, n_spots);
+    if (!(bound = divide_field(job, &p, &g, &t, n_spots)))
+        rc = smx_fail(&err, SMX_EXIT_RUNTIME, "out of host memory dividing %d spots over %d ranks", n_spots,
+                      job->size);
+    else {
+        first = bound[job->rank];
+        count = bound[job->rank + 1] - first;
+    }
     const sim_part part = {writer, first, count};
     snapshot_sink snaps = {write_snapshot, out};
     sim_media sm = {&media, mtab.mt};
-    if (writer || count > 0)
+    if (!rc && (writer || count > 0))
         rc = simulate_part(&p, &g, &t, &sm, be, writer ? &snaps : NULL, &part, &r, &err);
     provenance_finish(&pv);
     if (writer && rc == SMX_EXIT_INTERRUPTED && p.keep_partial && r.dose_MeV) {
         smx_error ignored = {0};
         output_write_result(out, &p, &g, &r, &pv, &ignored);
     }
+    /* "gather": waiting for the other ranks' blocks, then receiving them. */
+    double t_gather = now_s();
     if ((rc = par_agree(job, rc, &err))) {
         agreed = 1;
         goto end;
     }
     /* Every rank's rows and facts to rank 0 (nothing to do in one process). */
-    double t_gather = now_s();
     char device[192];
     describe_device(&r, device, sizeof device);
-    if ((rc = par_gather_spots(job, n_spots, p.per_spot_threshold, &r, &err)) ||
+    if ((rc = par_gather_spots(job, bound, p.per_spot_threshold, &r, &err)) ||
         (rc = par_gather_ranks(job, device, first, count, &pv, &err)) || !writer)
         goto end;
     if (job->size > 1)
@@ -257,6 +283,7 @@ end:
             par_tag_error(job, &err);
         rc = fail(&err);
     }
+    free(bound);
     provenance_free(&pv);
     run_result_free(&r);
     medium_tables_free(&mtab);

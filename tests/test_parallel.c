@@ -1,6 +1,8 @@
 /* What an MPI job's division of a field rests on, tested in every build:
- *  - par_spot_block: the blocks of 1..12 ranks cover 0..n-1 once, in rank
- *    order, contiguous, their sizes differ by at most one, rank 0's the smallest;
+ *  - par_spot_blocks: the blocks of 1..12 ranks cover 0..n-1 once, in rank
+ *    order, contiguous; with equal costs their sizes differ by at most one,
+ *    rank 0's the smallest; with rising costs and rank 0's total, each
+ *    boundary is where the running cost comes closest to its share;
  *  - simulate_part: a block of per-spot rows run without the total (as ranks
  *    1.. run it) is bit for bit the same rows of the whole run, and the total
  *    run with an empty block is bit for bit the whole run's total. The MPI
@@ -11,30 +13,60 @@
 #include "parallel/parallel.h"
 #include "sim_fixture.h"
 
+/* The blocks of 1..12 ranks over 0..40 spots: contiguous, in order, covering. */
+static void check_cover(int n, int size, const int *bound)
+{
+    CHECK_MSG(bound[0] == 0 && bound[size] == n, "n %d size %d: blocks from %d to %d", n, size, bound[0], bound[size]);
+    for (int r = 0; r < size; r++)
+        CHECK_MSG(bound[r] <= bound[r + 1], "n %d size %d: block %d is [%d, %d)", n, size, r, bound[r], bound[r + 1]);
+}
+
 static void check_blocks(void)
 {
+    int bound[13];
+    int64_t cost[40];
     for (int size = 1; size <= 12; size++) {
         for (int n = 0; n <= 40; n++) {
-            int next = 0, smallest = n + 1, largest = -1, c0 = 0;
+            /* Equal costs: sizes within one, rank 0's the smallest. */
+            par_spot_blocks(n, NULL, 0, size, bound);
+            check_cover(n, size, bound);
+            int least = n, most = 0;
             for (int r = 0; r < size; r++) {
-                int first = -1, count = -1;
-                par_spot_block(n, r, size, &first, &count);
-                CHECK_MSG(first == next && count >= 0, "n %d size %d rank %d: [%d, +%d), expected first %d", n,
-                          size, r, first, count, next);
-                next = first + count;
-                smallest = count < smallest ? count : smallest;
-                largest = count > largest ? count : largest;
-                if (r == 0)
-                    c0 = count;
+                int c = bound[r + 1] - bound[r];
+                least = c < least ? c : least;
+                most = c > most ? c : most;
             }
-            CHECK_MSG(next == n, "n %d size %d: the blocks end at %d", n, size, next);
-            CHECK_MSG(largest - smallest <= 1 && c0 == smallest, "n %d size %d: sizes %d..%d, rank 0 %d", n, size,
-                      smallest, largest, c0);
+            CHECK_MSG(most - least <= 1 && bound[1] - bound[0] == least, "n %d size %d: sizes %d..%d, rank 0 %d", n,
+                      size, least, most, bound[1]);
+            /* Rising costs (a spot map sorted by energy) and a head for rank 0's total. */
+            int64_t total = 0, head = 3 * (n + 1);
+            for (int k = 0; k < n; k++) {
+                cost[k] = 10 + 3 * k + (k * 7) % 5;
+                total += cost[k];
+            }
+            total += head;
+            par_spot_blocks(n, cost, head, size, bound);
+            check_cover(n, size, bound);
+            /* Boundary r: of all the running costs (head + the spots before k),
+             * the one closest to r / size of the total, the earliest of equals. */
+            for (int r = 1; r < size; r++) {
+                const double target = (double)(total * r / size);
+                int best = 0;
+                int64_t run = head;
+                for (int k = 0; k <= n; k++) {
+                    int64_t at_best = head;
+                    for (int j = 0; j < best; j++)
+                        at_best += cost[j];
+                    if (fabs((double)run - target) < fabs((double)at_best - target))
+                        best = k;
+                    if (k < n)
+                        run += cost[k];
+                }
+                CHECK_MSG(bound[r] == best, "n %d size %d: boundary %d at spot %d, the closest to %.0f is %d", n, size,
+                          r, bound[r], target, best);
+            }
         }
     }
-    int first = -1, count = -1;
-    par_spot_block(5, 3, 3, &first, &count);
-    CHECK(first == 0 && count == 0); /* no such rank: nothing */
 }
 
 static int same_row(const spot_dose *a, int ra, const spot_dose *b, int rb)

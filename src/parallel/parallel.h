@@ -10,6 +10,7 @@
 #define SMX_PARALLEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/error.h"
 #include "io/provenance.h"
@@ -36,10 +37,13 @@ void par_set_cleanup(void (*fn)(void *ctx), void *ctx);
  * or "none" in a build without MPI. Callable before par_init. */
 void par_library_version(char *out, size_t cap);
 
-/* The per-spot rows of rank `rank` of `size`: a contiguous block in spot
- * order, [*first, *first + *count); blocks differ by at most one spot, the
- * larger ones on the higher ranks (rank 0 also runs the field's total). */
-void par_spot_block(int n_spots, int rank, int size, int *first, int *count);
+/* Divides the per-spot rows of spots 0 .. n_spots - 1 into `size`
+ * contiguous blocks in spot order, rank r's being [bound[r], bound[r + 1])
+ * (bound has size + 1 entries). The blocks have about equal cost: cost[k] is
+ * spot k's (its expected steps; NULL: 1 each), and rank 0's block also pays
+ * `head` for the field's total dose that it runs first. The split is integer
+ * arithmetic on the costs: every rank computes the same one. */
+void par_spot_blocks(int n_spots, const int64_t *cost, int64_t head, int size, int *bound);
 
 /* Collective. Every rank passes its own rc and err; returns 0 when all
  * succeeded, else the code of the lowest failing rank, with err (on every
@@ -52,11 +56,11 @@ int par_agree(const par_job *job, int rc, smx_error *err);
 void par_tag_error(const par_job *job, smx_error *err);
 
 /* Collective, after a successful par_agree. Rank 0's r->per_spot becomes the
- * rows of every rank in rank order (= spot order: par_spot_block), n_spots
- * rows in all, with `threshold`; the conservation figures of every rank's
- * steps (sum of violations, largest relative errors) are added to rank 0's r.
- * Other ranks' r are unchanged. */
-int par_gather_spots(const par_job *job, int n_spots, double threshold, run_result *r, smx_error *err);
+ * rows of every rank in rank order (= spot order: par_spot_blocks' bound, of
+ * size + 1 entries), bound[size] rows in all, with `threshold`; the
+ * conservation figures of every rank's steps (sum of violations, largest
+ * relative errors) are added to rank 0's r. Other ranks' r are unchanged. */
+int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r, smx_error *err);
 
 /* Collective. Rank 0's pv gets the job's size, MPI library and every rank's
  * host, device (text) and block. Nothing happens without MPI (pv->n_ranks stays 0). */

@@ -280,8 +280,9 @@ static int spot_dose_alloc(spot_dose *sd, int n, int64_t nnz, double threshold)
     return 0;
 }
 
-int par_gather_spots(const par_job *job, int n_spots, double threshold, run_result *r, smx_error *err)
+int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r, smx_error *err)
 {
+    const int n_spots = bound[job->size];
     /* Every rank's conservation figures, reduced in a fixed order of exact operations (sum of counts, max). */
     int viol = 0;
     double max_err[2] = {0.0, 0.0}, mine_err[2] = {r->max_weight_rel_err, r->max_energy_rel_err};
@@ -312,8 +313,7 @@ int par_gather_spots(const par_job *job, int n_spots, double threshold, run_resu
     if (job->rank == 0) {
         int64_t nnz = 0;
         for (int k = 0; k < job->size; k++) {
-            int first, count;
-            par_spot_block(n_spots, k, job->size, &first, &count);
+            const int count = bound[k + 1] - bound[k];
             if (sizes[2 * k] != count) {
                 ok = 0;
                 smx_fail(err, SMX_EXIT_RUNTIME, "rank %d of %d computed %lld per-spot rows, its block has %d",

@@ -45,10 +45,10 @@ void par_tag_error(const par_job *job, smx_error *err)
     (void)err;
 }
 
-int par_gather_spots(const par_job *job, int n_spots, double threshold, run_result *r, smx_error *err)
+int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r, smx_error *err)
 {
     (void)job;
-    (void)n_spots;
+    (void)bound;
     (void)threshold;
     (void)r;
     (void)err;

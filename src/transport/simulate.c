@@ -32,6 +32,17 @@ int simulate_expected_steps(const plan *p, const grid *g, const tables *t)
     return n < p->max_steps ? n : p->max_steps;
 }
 
+int simulate_spot_steps(const plan *p, const grid *g, const tables *t, double energy_MeV)
+{
+    if (p->steps > 0)
+        return p->steps;
+    double R = tables_csda_range(t, energy_MeV);
+    if (!isfinite(R))
+        return simulate_expected_steps(p, g, t);
+    int n = (int)ceil(R * 10.0 / g->density / g->ds) + 2;
+    return n < p->max_steps ? n : p->max_steps;
+}
+
 static int wants_snapshot(const plan *p, int step)
 {
     if (p->snapshot_every > 0 && step % p->snapshot_every == 0 && step > 0)

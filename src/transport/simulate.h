@@ -55,5 +55,8 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
 
 /* Steps needed for the slowest particle to stop (for ETA and sizing). */
 int simulate_expected_steps(const plan *p, const grid *g, const tables *t);
+/* The same for one particle of energy_MeV (a spot's own run; the cost of its
+ * per-spot row when an MPI job divides the field). */
+int simulate_spot_steps(const plan *p, const grid *g, const tables *t, double energy_MeV);
 
 #endif
