@@ -12,7 +12,9 @@
 #   THREADS  OpenMP threads per rank (default 1; the CPU backend)
 #   MPIRUN   the launcher (default mpirun; a dist tree's bin/mpirun)
 # PLAIN_BINARY, when given, is also run alone (a build without MPI) with
-# THREADS and with THREADS x MAX_RANKS threads, for comparison.
+# THREADS and with THREADS x MAX_RANKS threads, and MAX_RANKS copies of it at
+# once (THREADS each, no MPI): how much parallel work this machine has room
+# for at the moment, the ceiling of the ranks' speed-up.
 # Prints one line per run: ranks, whole command, rank 0's per-spot block, the
 # gather (waiting for the other ranks, then their rows), spots/s over the
 # per-spot part (per-spot + gather), and the run's phases.
@@ -33,6 +35,7 @@ n=$(grep -c '^[0-9]' "$tmp/spots.csv")
 sed "s#../../data/#$root/data/#; s#field_spots.csv#$tmp/spots.csv#" "$root/config/bench/field.yaml" > "$tmp/field.yaml"
 echo "mpi-bench: $n spots (every $every of config/bench/field_spots.csv), sets: ${sets:-none}; $threads thread(s) per rank"
 echo "host $(hostname), $(nproc) cores; $("$bin" --version | sed -n 's/^  MPI: //p' | cut -d, -f1)"
+echo "load average before the runs: $(cut -d" " -f1-3 /proc/loadavg) (other work on this machine slows every run)"
 
 now() { date +%s.%N; }
 # phase NAME: seconds of phase NAME in the summary's wall-time line (0 when absent).
@@ -59,6 +62,23 @@ if [ -n "$plain" ]; then
     OMP_NUM_THREADS=$threads run "plain, $threads thread(s)" 1 "$plain"
     all=$((threads * max))
     OMP_NUM_THREADS=$all run "plain, $all thread(s)" 1 "$plain"
+    # The control: MAX_RANKS independent copies at once, each timed on its own.
+    t0=$(now)
+    c=1
+    while [ "$c" -le "$max" ]; do
+        ( OMP_NUM_THREADS=$threads "$plain" "$tmp/field.yaml" $sets --set output.per_spot_dose=true \
+              --set output.file="$tmp/copy$c.h5" --overwrite > "$tmp/copy$c.log" 2>&1
+          echo "$(now)" > "$tmp/copy$c.end" ) &
+        c=$((c + 1))
+    done
+    wait
+    c=1
+    while [ "$c" -le "$max" ]; do
+        awk -v l="$max copies at once: #$c" -v t0="$t0" -v t1="$(cat "$tmp/copy$c.end")" -v n="$n" 'BEGIN {
+            printf "%-22s ranks -  whole %7.2f s  (%.2f spots/s for its %d spots, %.2f for all copies)\n",
+                   l, t1 - t0, n / (t1 - t0), n, 0 }' | sed 's/, 0.00 for all copies//'
+        c=$((c + 1))
+    done
 fi
 r=1
 while [ "$r" -le "$max" ]; do
