@@ -249,11 +249,20 @@ agree_input:
     /* Every rank's rows and facts to rank 0 (nothing to do in one process). */
     char device[192];
     describe_device(&r, device, sizeof device);
+    const double t_rows = now_s();
     if ((rc = par_gather_spots(job, bound, p.per_spot_threshold, &r, &err)) ||
         (rc = par_gather_ranks(job, device, first, count, &pv, &err)) || !writer)
         goto end;
-    if (job->size > 1)
-        run_result_phase(&r, "gather", now_s() - t_gather);
+    if (job->size > 1) {
+        const double t_end = now_s();
+        run_result_phase(&r, "gather", t_end - t_gather);
+        const spot_dose *sd = &r.per_spot;
+        const double mb = sd->indptr ? 1e-6 * ((double)sd->nnz * (sizeof *sd->values + sizeof *sd->indices) +
+                                               (double)sd->n_spots * (sizeof *sd->indptr + 2 * sizeof(double)))
+                                     : 0.0;
+        smx_info("MPI: waited %.3f s for the other ranks, then gathered the %d ranks' rows (%.1f MB in all) in "
+                 "%.3f s\n", t_rows - t_gather, job->size, mb, t_end - t_rows);
+    }
 
     /* Result: dose, tallies and provenance written, then renamed into place;
      * an interrupt until the rename leaves nothing under the final name. */
