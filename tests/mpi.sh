@@ -58,22 +58,7 @@ spots="$field --set output.per_spot_dose=true"
 
 # same_dose REF FILE...: /dose and everything under it (per_spot) byte for byte REF's.
 same_dose() {
-    "$py" - "$@" <<'PY' || fail "the results differ: $*"
-import sys, h5py
-def datasets(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f["/dose"].visititems(lambda name, obj: out.__setitem__(name, obj[()].tobytes())
-                              if isinstance(obj, h5py.Dataset) else None)
-    return out
-ref = datasets(sys.argv[1])
-for path in sys.argv[2:]:
-    got = datasets(path)
-    assert sorted(got) == sorted(ref), (path, sorted(got), sorted(ref))
-    diff = [k for k in ref if got[k] != ref[k]]
-    assert not diff, "%s: %s differ from %s" % (path, diff, sys.argv[1])
-print("identical /dose (%d datasets: %s) in %s" % (len(ref), ", ".join(sorted(ref)), " ".join(sys.argv[1:])))
-PY
+    "$py" "$root/tests/same_dose.py" "$@" || fail "the results differ: $*"
 }
 # ranks_are FILE N SPOTS: /mpi of FILE records N ranks whose blocks of rows
 # are contiguous, in rank order, and cover SPOTS rows (0: none).
