@@ -6,7 +6,7 @@
 #               (the build without MPI in build/, where there is one, and this
 #               binary run alone); /mpi names each rank's block; one run log
 #   total_only  a field without per-spot doses on 2 ranks: the same dose, the log
-#               says the other rank has nothing to do
+#               says the other rank has nothing to do; one dry run
 #   fail        a rank made to fail (SMX2D_TEST_FAIL_RANK) or a bad plan on every
 #               rank: exit code, one error line naming the rank and host, no file
 #   dist        the dist tree with Open MPI's runtime (make dist MPI=1): everything
@@ -123,6 +123,10 @@ total_only)
     ranks_are np2.h5 2 0
     "$py" -c 'import sys, h5py; d = list(h5py.File(sys.argv[1])["/mpi/device"].asstr()[()]); assert d[1].startswith("none"), d' \
         np2.h5 || fail "rank 1 is recorded with a device"
+    # The dry run: rank 0 alone prints it.
+    expect 0 mpi 2 tiny.yaml $field --set output.file=dry.h5 --dry-run
+    [ "$(grep -c '^plan: ' "$tmp/out")" = 1 ] || fail "not one dry run: $(cat "$tmp/out")"
+    [ ! -e dry.h5 ] || fail "the dry run wrote a file"
     ;;
 fail)
     host=$(hostname)
