@@ -8,15 +8,16 @@
 # then, where h5py is (this script does it when the GPU machine has h5py):
 #   /usr/bin/python3 tests/same_dose.py OUTDIR/plain.h5 OUTDIR/alone.h5 OUTDIR/np1.h5 OUTDIR/np2.h5
 # The field: config/bench/field.yaml's spot map, every EVERY-th spot (default
-# 21: 40 spots, 70-230 MeV) on a 1 mm grid with 1 mm steps (two ranks' psi fit
-# on one GPU; SETS="" gives the plan's 0.5 mm grid, 22 GB of psi per buffer),
+# 21: 40 spots, 70-230 MeV) on a 1 mm grid with 1 mm steps and two per-spot
+# lanes per rank (two ranks' states, about 11 GB each, fit on one GPU; SETS=""
+# gives the plan's 0.5 mm grid, 45 GB a state: two ranks do not fit on 80 GB),
 # --device cuda, output.per_spot_dose. Prints each run's summary line and the
 # job's /mpi record via the log; runs as root too.
 set -eu
 mpi_tree=$1
 if [ $# -ge 3 ]; then plain_tree=$2; out=$3; else plain_tree=""; out=$2; fi
 every=${EVERY:-21}
-sets=${SETS-"--set grid.space.dx_mm=1 --set grid.space.dz_mm=1 --set grid.space.nx=150 --set grid.space.nz=340 --set transport.step_mm=1"}
+sets=${SETS-"--set grid.space.dx_mm=1 --set grid.space.dz_mm=1 --set grid.space.nx=150 --set grid.space.nz=340 --set transport.step_mm=1 --set backend.per_spot_lanes=2"}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 root=$(pwd)
