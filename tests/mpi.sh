@@ -4,7 +4,8 @@
 #   field       mpirun -np 1, 2, 3 on a small field with per-spot doses: /dose and
 #               every /dose/per_spot dataset byte for byte the single process's
 #               (the build without MPI in build/, where there is one, and this
-#               binary run alone); /mpi names each rank's block; one run log
+#               binary run alone), also through a medium map; /mpi names each
+#               rank's block; one run log
 #   total_only  a field without per-spot doses on 2 ranks: the same dose, the log
 #               says the other rank has nothing to do; one dry run
 #   fail        a rank made to fail (SMX2D_TEST_FAIL_RANK) or a bad plan on every
@@ -112,6 +113,12 @@ field)
     ranks_are np1.h5 1 5
     ranks_are np2.h5 2 5
     ranks_are np3.h5 3 5
+    # Through a medium map (a bone slab over part of the width): the same on 2 ranks.
+    { cat tiny.yaml; printf 'geometry:\n  shapes:\n    - {material: bone_compact, z_mm: [3, 5], x_mm: [-5, 1]}\n'; } \
+        > media.yaml
+    expect 0 "$bin" media.yaml $spots --set output.file=media1.h5 --quiet
+    expect 0 mpi 2 media.yaml $spots --set output.file=media2.h5
+    same_dose media1.h5 media2.h5
     ls | grep -q "partial" && fail "temporary files left: $(ls)"
     ;;
 total_only)
