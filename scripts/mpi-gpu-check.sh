@@ -39,7 +39,7 @@ run() {
         exit 1
     fi
     t1=$(date +%s.%N)
-    printf '%-6s %6.2f s whole;%s\n' "$name" "$(echo "$t1 - $t0" | bc)" \
+    printf '%-6s %6.2f s whole;%s\n' "$name" "$(awk "BEGIN { print $t1 - $t0 }")" \
         "$(sed -n 's/.*wall time  *[0-9.]* s\(.*\)/\1/p' "$out/$name.log")"
     grep '^MPI: ' "$out/$name.log" | sed 's/^/       /' || true
 }
