@@ -406,8 +406,7 @@ static void check_api(void)
         CHECK_STREQ(m->key, KEYS[i]);
         CHECK(material_props_find(m->name) == m);
         CHECK(material_props_at(i) == m); /* material.c lists them in the library's order */
-        /* The plan's default density of a library material (physics/medium_plan.c keeps
-         * its own list) must be this nominal density. */
+        /* The plan's default density of a library material is this nominal density. */
         CHECK_MSG(medium_nominal_density_g_cm3(KEYS[i]) == m->density_g_cm3,
                   "%s: medium_nominal_density_g_cm3 %g, material_props %g", KEYS[i],
                   medium_nominal_density_g_cm3(KEYS[i]), m->density_g_cm3);

@@ -7,25 +7,17 @@
 #include <string.h>
 
 #include "physics/ct_calibration.h"
+#include "physics/material.h"
 #include "physics/material_library.h"
 #include "physics/medium_file.h"
 
-/* Nominal densities of the library materials: the densities of NIST's
- * material compositions for PSTAR/ESTAR (physics.nist.gov/cgi-bin/Star/
- * compos.pl), the ones their stopping powers belong with. Used where a
- * shape or a map leaves the density out. */
-static const struct { const char *key; double density; } nominal[] = {
-    {"water", 1.0},           {"air", 1.20479e-3},     {"lung", 1.05},       {"adipose", 0.92},
-    {"muscle", 1.04},         {"bone_compact", 1.85},  {"bone_cortical", 1.85}, {"pmma", 1.19},
-    {"polyethylene", 0.94},   {"aluminium", 2.699},    {"titanium", 4.54},   {"graphite", 1.7},
-};
-
+/* The library material's nominal density (physics/material.c: the density
+ * of NIST's composition, the one its stopping powers belong with), used where
+ * a shape or a map leaves the density out; 0 for a name outside the library. */
 double medium_nominal_density_g_cm3(const char *key)
 {
-    for (size_t i = 0; i < sizeof nominal / sizeof nominal[0]; i++)
-        if (!strcmp(nominal[i].key, key))
-            return nominal[i].density;
-    return 0.0;
+    const material_props *m = material_library_props(key);
+    return m ? m->density_g_cm3 : 0.0;
 }
 
 /* Where a material name was written, for the messages of resolve(). */
