@@ -308,10 +308,15 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
             break;
         }
+        if (nl > 0)
+            L->sp.ctx = NULL;
         if (nl > 0 && sp->be->setup(&L->sp.ctx, sp->st, err)) {
-            /* Memory the estimate did not see: fewer lanes, not a failure. */
+            /* Memory the estimate did not see: fewer lanes, not a failure. A
+             * state that failed part way is released (setup hands it back). */
             smx_warn("per-spot lane %d could not be set up (%s); using %d\n", nl + 1, err->msg, nl);
             *err = (smx_error){0};
+            if (L->sp.ctx)
+                sp->be->release(L->sp.ctx);
             L->sp.ctx = NULL;
             free(L->sp.recs);
             run_result_free(&L->one);
