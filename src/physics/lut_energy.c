@@ -165,12 +165,6 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, c
     return 0;
 }
 
-int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
-                     smx_error *err)
-{
-    return energy_lut_build_at(lut, g, t, ph, g->density, err);
-}
-
 void energy_step_model(const grid *g, const tables *t, const energy_physics *ph, double density_g_cm3,
                        double *E_after, double *var, double *surv)
 {
@@ -190,8 +184,8 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
     }
 }
 
-int energy_lut_build_at(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
-                        double density_g_cm3, smx_error *err)
+int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
+                     smx_error *err)
 {
     double *E_after = malloc(g->ne * sizeof *E_after);
     double *var = calloc(g->ne, sizeof *var);
@@ -202,7 +196,7 @@ int energy_lut_build_at(energy_lut *lut, const grid *g, const tables *t, const e
         free(surv);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy-loss table");
     }
-    energy_step_model(g, t, ph, density_g_cm3, E_after, var, surv);
+    energy_step_model(g, t, ph, g->density, E_after, var, surv);
     int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
     int rc = energy_lut_from_map(lut, g, E_after, strag ? var : NULL, nuc ? surv : NULL, err);
     free(E_after);
@@ -243,21 +237,17 @@ static int lower_centre(const grid *g, double E)
     return lo;
 }
 
-void energy_dither_shares(const grid *g, const energy_lut *mean, const tables *ref, double *p_low)
+/* The two centres bracketing source i's E' that a step outside the
+ * reference chooses between: the lower one's index, or -1 where there is no
+ * choice (the particle stops, E' is as good as a centre, or the top bin). */
+static int dither_bracket(const grid *g, const energy_lut *mean, int i)
 {
     const double *Ec = g->E.centres;
-    for (int i = 0; i < g->ne; i++) {
-        double Ep = mean->E_after[i];
-        int t = mean->target[i] < 0 ? -1 : lower_centre(g, Ep);
-        if (t < 0 || t + 1 >= g->ne || Ep <= Ec[t] * (1.0 + SNAP_REL) ||
-            Ep >= Ec[t + 1] * (1.0 - SNAP_REL)) {
-            p_low[i] = 1.0;
-            continue;
-        }
-        double R1 = tables_csda_range(ref, Ec[t + 1]), R0 = tables_csda_range(ref, Ec[t]);
-        double p = (R1 - tables_csda_range(ref, Ep)) / (R1 - R0);
-        p_low[i] = isfinite(p) ? fmin(fmax(p, 0.0), 1.0) : (Ec[t + 1] - Ep) / (Ec[t + 1] - Ec[t]);
-    }
+    double Ep = mean->E_after[i];
+    int t = mean->target[i] < 0 ? -1 : lower_centre(g, Ep);
+    if (t < 0 || t + 1 >= g->ne || Ep <= Ec[t] * (1.0 + SNAP_REL) || Ep >= Ec[t + 1] * (1.0 - SNAP_REL))
+        return -1;
+    return t;
 }
 
 int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
@@ -275,17 +265,22 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
         goto done;
     }
-    energy_dither_shares(g, mean, ref, d->p_low);
     for (int i = 0; i < ne; i++) {
         double Ep = mean->E_after[i];
-        int t = mean->target[i] < 0 ? -1 : lower_centre(g, Ep);
+        int t = dither_bracket(g, mean, i);
         v_lo[i] = v_hi[i] = var ? var[i] : 0.0;
-        if (t < 0 || t + 1 >= ne || Ep <= Ec[t] * (1.0 + SNAP_REL) || Ep >= Ec[t + 1] * (1.0 - SNAP_REL)) {
+        if (t < 0) {
             E_lo[i] = E_hi[i] = mean->target[i] < 0 ? NAN : Ep; /* stops, or (as good as) a centre */
+            d->p_low[i] = 1.0;
             continue;
         }
         E_lo[i] = Ec[t];
         E_hi[i] = Ec[t + 1];
+        /* The share of the lower centre, in the reference's residual range
+         * (uniform on a range grid; see lut_energy.h). */
+        double R1 = tables_csda_range(ref, Ec[t + 1]), R0 = tables_csda_range(ref, Ec[t]);
+        double p = (R1 - tables_csda_range(ref, Ep)) / (R1 - R0);
+        d->p_low[i] = isfinite(p) ? fmin(fmax(p, 0.0), 1.0) : (Ec[t + 1] - Ep) / (Ec[t + 1] - Ec[t]);
         /* A step that leaves the particle in its own bin has no room above it
          * for a symmetric spread (targets stay at or below the source): its
          * straggling is left out (docs/physics.md). */

@@ -67,10 +67,6 @@ typedef struct energy_physics {
 /* From the CSDA table and the models of ph (NULL: slowing down only). */
 int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
                      smx_error *err);
-/* The same for a medium of another table and density on the same grid (a
- * heterogeneous run: one table per medium). */
-int energy_lut_build_at(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
-                        double density_g_cm3, smx_error *err);
 /* The plain model of one step in a medium, per source bin: E' (NAN = stops),
  * the straggling variance added (MeV^2; 0 without straggling) and the survival
  * probability (1 without nuclear removal). */
@@ -86,7 +82,7 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
  * step index so that any K consecutive steps take it K p_low times within one
  * (a Bresenham sequence, energy_dither_low). A particle crossing the medium
  * then loses its mean residual range within one bin, with no spread added.
- * p_low is measured in the reference table's residual range: on a range grid
+ * p_low is measured in the reference table `ref`'s residual range: on a range grid
  * it is the same for every bin of a medium whose stopping power is the
  * reference's times a constant, so all bins choose alike in a step and the
  * distribution moves as a whole. The step's deposit and removal stay the
@@ -113,9 +109,6 @@ typedef struct energy_dither_lut {
 int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
                             const double *var, const double *surv, smx_error *err);
 void energy_dither_lut_free(energy_dither_lut *d);
-/* Each source bin's share of steps to the lower bracketing centre, in the
- * residual range of table ref (the grid's reference medium). */
-void energy_dither_shares(const grid *g, const energy_lut *mean, const tables *ref, double *p_low);
 /* 1 when step `step` takes the lower centre, for a lower share p_low. The
  * CUDA kernels evaluate the same expression (same operations, no contraction). */
 int energy_dither_low(double p_low, int64_t step);

@@ -70,18 +70,11 @@ static int need_material(const plan *p, const tables *t, const material_props **
                         "or use transport.scattering_power: fermi_rossi", t->material, t->path);
 }
 
-/* A_E of one medium: its table's slowing down at its density, with the plan's
- * models and the material's constants. */
-static int medium_energy_lut(energy_lut *el, const plan *p, const grid *g, const tables *t,
-                             double rho, smx_error *err)
+/* The energy-loss physics of the plan's models with a material's constants. */
+static energy_physics medium_physics(const plan *p, const material_props *mat)
 {
-    const material_props *mat;
-    int rc = need_material(p, t, &mat, err);
-    if (rc)
-        return rc;
-    energy_physics ph = {p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
-                         mat ? mat->nonelastic_cm2_g : NULL};
-    return energy_lut_build_at(el, g, t, &ph, rho, err);
+    return (energy_physics){p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
+                            mat ? mat->nonelastic_cm2_g : NULL};
 }
 
 /* Angular kernels for n_media media (sigmas of medium m at [m * ne ...]) and
@@ -130,7 +123,8 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
     int rc = need_material(p, t, &mat, err);
     if (rc)
         return rc;
-    if ((rc = medium_energy_lut(&s->el, p, g, t, g->density, err)))
+    energy_physics ph = medium_physics(p, mat);
+    if ((rc = energy_lut_build(&s->el, g, t, &ph, err)))
         return rc;
     double *sig = malloc(g->ne * sizeof *sig);
     if (!sig) {
@@ -190,14 +184,14 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
         const material_props *mat;
         if ((rc = need_material(p, t, &mat, err)))
             break;
-        if (m > 0 && (rc = medium_energy_lut(&s->el_media[m - 1], p, g, t, rho, err)))
-            break;
-        energy_physics ph = {p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
-                             mat ? mat->nonelastic_cm2_g : NULL};
-        energy_step_model(g, t, &ph, rho, E_after, var, surv);
-        if (m > 0 && (rc = energy_dither_lut_build(&s->dither[m - 1], g, sim_energy_lut(s, m), mt[0],
-                                                   p->straggling ? var : NULL, p->nuclear ? surv : NULL, err)))
-            break;
+        if (m > 0) { /* the step's model once: the plain table, then the whole-bin ones */
+            energy_physics ph = medium_physics(p, mat);
+            const double *v = p->straggling ? var : NULL, *q = p->nuclear ? surv : NULL;
+            energy_step_model(g, t, &ph, rho, E_after, var, surv);
+            if ((rc = energy_lut_from_map(&s->el_media[m - 1], g, E_after, v, q, err)) ||
+                (rc = energy_dither_lut_build(&s->dither[m - 1], g, &s->el_media[m - 1], mt[0], v, q, err)))
+                break;
+        }
         if (angular_sigmas(sig + (size_t)m * g->ne, p, g, t, mat, rho))
             rc = smx_fail(err, SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
                           t->path);
