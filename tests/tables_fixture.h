@@ -1,7 +1,8 @@
 /* Shared by the material-table test programs (test_tables.c: the shipped
  * file, its generator and the interpolation; test_tables_malformed.c: the
- * reader's validation of broken files): the shipped paths and a scratch folder
- * that must be empty again at the end. */
+ * reader's validation of broken files; test_materials.c: the library): the
+ * shipped paths, a scratch folder that must be empty again at the end, the
+ * files' attributes read directly, and the generator run without a shell. */
 #ifndef SMX_TEST_TABLES_FIXTURE_H
 #define SMX_TEST_TABLES_FIXTURE_H
 
@@ -81,6 +82,29 @@ static inline int attr_double(const char *file, const char *name, double *v)
     if (f >= 0)
         H5Fclose(f);
     return rc;
+}
+
+/* Runs argv (argv[0] the program's path; NULL-terminated) with stderr
+ * captured into errfile and stdout discarded; its exit status, -1 if it did
+ * not exit normally. No shell: paths stay verbatim. */
+static inline int run_program(const char *const argv[], const char *errfile)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (fd < 0 || devnull < 0 || dup2(fd, 2) < 0 || dup2(devnull, 1) < 0)
+            _exit(126);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
 }
 
 #endif

@@ -295,34 +295,13 @@ static void check_derived(const tables *t, const char *key, const char *ref_key)
 
 /* ---- regeneration ---- */
 
-static int run_generator(const char *gen, const char *key, const char *in, const char *out,
-                         const char *errfile)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (fd < 0 || devnull < 0 || dup2(fd, 2) < 0 || dup2(devnull, 1) < 0)
-            _exit(126);
-        execl(gen, gen, "--key", key, in, out, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-        return -1;
-    return WEXITSTATUS(st);
-}
-
 static void check_regeneration(const char *gen, const char *key, const tables *shipped)
 {
     char h5[256], csv[256], fresh[256], errf[256];
     paths(key, h5, csv, sizeof h5);
     tmp_path(fresh, sizeof fresh, "fresh.h5");
     tmp_path(errf, sizeof errf, "gen.err");
-    int st = run_generator(gen, key, csv, fresh, errf);
+    int st = run_program((const char *const[]){gen, "--key", key, csv, fresh, NULL}, errf);
     CHECK_MSG(st == 0, "make_tables --key %s exited %d (see %s)", key, st, errf);
     unlink(errf);
     if (st != 0) {

@@ -57,28 +57,6 @@ static int read_csv_ref(csv_ref *r)
 
 /* ---- running the generator ---- */
 
-/* Runs make_tables IN OUT with stderr captured into errfile; returns its exit
- * status (-1 if it did not exit normally). No shell: paths stay verbatim. */
-static int run_generator(const char *gen, const char *in, const char *out, const char *errfile)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (fd < 0 || devnull < 0 || dup2(fd, 2) < 0 || dup2(devnull, 1) < 0)
-            _exit(126);
-        execl(gen, gen, in, out, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-        return -1;
-    return WEXITSTATUS(st);
-}
-
 static void read_text(const char *path, char *buf, size_t cap)
 {
     buf[0] = '\0';
@@ -237,7 +215,7 @@ static void check_regeneration(const char *gen, const tables *shipped)
     tmp_path(fresh, sizeof fresh, "fresh.h5");
     tmp_path(again, sizeof again, "again.h5");
     tmp_path(errf, sizeof errf, "gen.err");
-    int st = run_generator(gen, CSV_PATH, fresh, errf);
+    int st = run_program((const char *const[]){gen, CSV_PATH, fresh, NULL}, errf);
     read_text(errf, msg, sizeof msg);
     CHECK_MSG(st == 0, "%s %s %s exited %d: %s", gen, CSV_PATH, fresh, st, msg);
     if (st != 0)
@@ -297,7 +275,7 @@ static void check_regeneration(const char *gen, const tables *shipped)
         printf("note: same values, different bytes (another HDF5 version wrote %s)\n", H5_PATH);
 
     /* The generator is deterministic: a second run gives the same bytes. */
-    st = run_generator(gen, CSV_PATH, again, errf);
+    st = run_program((const char *const[]){gen, CSV_PATH, again, NULL}, errf);
     CHECK(st == 0);
     char h1[65], h2[65];
     CHECK(sha256_file_hex(fresh, h1) == 0 && sha256_file_hex(again, h2) == 0 &&
@@ -351,7 +329,7 @@ static void check_generator_rejects(const char *gen)
             return;
         fputs(cases[c].body, f);
         fclose(f);
-        int st = run_generator(gen, csv, out, errf);
+        int st = run_program((const char *const[]){gen, csv, out, NULL}, errf);
         CHECK_MSG(st == SMX_EXIT_INPUT, "case %zu: exit %d", c, st);
         read_text(errf, got, sizeof got);
         char body[1800];
