@@ -65,19 +65,30 @@ static int parse_int(loader *L, const plan_key *k, const char *name, const yt_no
     return 0;
 }
 
+/* A plain (unquoted) YAML number, possibly infinite; shown: the value as
+ * the messages quote it. */
+static int scalar_number(loader *L, const char *name, const yt_node *v, const char *expected, double *out,
+                         char *shown)
+{
+    if (need_scalar(L, name, v, expected))
+        return SMX_EXIT_INPUT;
+    plan_show_node(v, shown, SHOW_MAX + 4);
+    if (v->quoted)
+        return loader_fail(L, v, "%s: '%s' is a quoted string; expected %s", name, shown, expected);
+    if (!plan_is_yaml_float(v->text))
+        return loader_fail(L, v, "%s: '%s' is not a number; expected %s", name, shown, expected);
+    *out = strtod(v->text, NULL);
+    return 0;
+}
+
 static int parse_real(loader *L, const plan_key *k, const char *name, const yt_node *v,
                       double *out)
 {
     char expected[300], shown[SHOW_MAX + 4];
     plan_key_expected(k, expected, sizeof expected);
-    if (need_scalar(L, name, v, expected))
+    double x;
+    if (scalar_number(L, name, v, expected, &x, shown))
         return SMX_EXIT_INPUT;
-    plan_show_node(v, shown, sizeof shown);
-    if (v->quoted)
-        return loader_fail(L, v, "%s: '%s' is a quoted string; expected %s", name, shown, expected);
-    if (!plan_is_yaml_float(v->text))
-        return loader_fail(L, v, "%s: '%s' is not a number; expected %s", name, shown, expected);
-    double x = strtod(v->text, NULL);
     int side = isfinite(x) ? plan_range_side(k, x) : (x > 0 ? 1 : -1);
     if (side)
         return loader_fail(L, v, "%s: %s is too %s; expected %s", name, shown,
@@ -108,14 +119,8 @@ static int parse_choice(loader *L, const plan_key *k, const char *name, const yt
 static int shape_number(loader *L, const char *name, const yt_node *v, const char *expected, double *out)
 {
     char shown[SHOW_MAX + 4];
-    if (need_scalar(L, name, v, expected))
+    if (scalar_number(L, name, v, expected, out, shown))
         return SMX_EXIT_INPUT;
-    plan_show_node(v, shown, sizeof shown);
-    if (v->quoted)
-        return loader_fail(L, v, "%s: '%s' is a quoted string; expected %s", name, shown, expected);
-    if (!plan_is_yaml_float(v->text))
-        return loader_fail(L, v, "%s: '%s' is not a number; expected %s", name, shown, expected);
-    *out = strtod(v->text, NULL);
     if (!isfinite(*out))
         return loader_fail(L, v, "%s: %s is not finite; expected %s", name, shown, expected);
     return 0;
