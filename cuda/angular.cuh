@@ -47,6 +47,12 @@ size_t angular_direct_smem_bytes(int64_t nth, int max_half_width);
 cudaError_t angular_direct(const float *in, float *out, dev_dims d, angular_tables_dev t,
                            float threshold, const int *stop, double *partials, int blocks,
                            cudaStream_t s);
+// The same restricted to the active region (region_cols, common.cuh): only the
+// source bins of the columns in reg->occupied joined with reg->written are
+// read and written; the output elsewhere is left as it is.
+cudaError_t angular_direct_region(const float *in, float *out, dev_dims d, angular_tables_dev t,
+                                  float threshold, const active_regions *reg, const int *stop,
+                                  double *partials, int blocks, cudaStream_t s);
 // Same semantics without shared memory (large Ntheta).
 cudaError_t angular_direct_global(const float *in, float *out, dev_dims d, angular_tables_dev t,
                                   float threshold, const int *stop, double *partials, int blocks,

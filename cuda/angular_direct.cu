@@ -101,8 +101,8 @@ size_t direct_dyn_bytes(int64_t nth, int tc)
 template <int TC>
 __global__ void __launch_bounds__(SMX_THREADS)
     k_theta_direct_shared(const float *__restrict__ in, float *__restrict__ out, dev_dims d,
-                          angular_tables_dev t, float threshold, const int *stop,
-                          double *partials, int blocks)
+                          angular_tables_dev t, float threshold, const active_regions *reg,
+                          const int *stop, double *partials, int blocks)
 {
     static_assert(SMX_THREADS % TC == 0 && TC >= 32, "a warp must lie inside one group");
     constexpr int G = SMX_THREADS / TC;
@@ -114,7 +114,11 @@ __global__ void __launch_bounds__(SMX_THREADS)
     float *s_in = smem;                                        // [nth][TC]
     int *s_has = reinterpret_cast<int *>(smem + (size_t)nth * TC); // [SMX_THREADS]
     const int tid = threadIdx.x, col = tid % TC, g = tid / TC;
-    const int64_t slice = d.slice, ncols = d.ne * d.slice;
+    const int64_t slice = d.slice;
+    // The columns: every (ie, z, x), or with a region only the source bins of
+    // the columns where the input holds weight or the output last step's values.
+    const region_cols rc = region_cols_of(d, reg);
+    const int64_t ncols = rc.ncols;
     const int64_t ntiles = (ncols + TC - 1) / TC;
     const bool use_thr = threshold > 0.0f;
     theta_tally tal;
@@ -124,10 +128,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
         const int64_t c = tile * TC + col;
         const bool active = c < ncols;
         int64_t ie = 0, zx = 0;
-        if (active) {
-            ie = c / slice;
-            zx = c - ie * slice;
-        }
+        if (active)
+            rc.at(c, d, ie, zx);
         const int64_t base = ie * (int64_t)nth * slice + zx; // in/out[ie][0][z][x]
         const int k = active ? kernel_at(t, ie, zx) : 0;
 
@@ -242,8 +244,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
 
 template <int TC>
 cudaError_t launch_direct_shared(const float *in, float *out, dev_dims d, angular_tables_dev t,
-                                 float threshold, const int *stop, double *partials, int blocks,
-                                 cudaStream_t s)
+                                 float threshold, const active_regions *reg, const int *stop,
+                                 double *partials, int blocks, cudaStream_t s)
 {
     const size_t dyn = direct_dyn_bytes(d.nth, TC);
     if (dyn > (size_t)INT_MAX)
@@ -257,7 +259,7 @@ cudaError_t launch_direct_shared(const float *in, float *out, dev_dims d, angula
         if (e != cudaSuccess)
             return e;
     }
-    k_theta_direct_shared<TC><<<blocks, SMX_THREADS, dyn, s>>>(in, out, d, t, threshold, stop,
+    k_theta_direct_shared<TC><<<blocks, SMX_THREADS, dyn, s>>>(in, out, d, t, threshold, reg, stop,
                                                                 partials, blocks);
     return cudaGetLastError();
 }
@@ -274,11 +276,18 @@ cudaError_t angular_direct(const float *in, float *out, dev_dims d, angular_tabl
                            float threshold, const int *stop, double *partials, int blocks,
                            cudaStream_t s)
 {
+    return angular_direct_region(in, out, d, t, threshold, nullptr, stop, partials, blocks, s);
+}
+
+cudaError_t angular_direct_region(const float *in, float *out, dev_dims d, angular_tables_dev t,
+                                  float threshold, const active_regions *reg, const int *stop,
+                                  double *partials, int blocks, cudaStream_t s)
+{
     switch (direct_tile_cols(d.nth)) {
-    case 256: return launch_direct_shared<256>(in, out, d, t, threshold, stop, partials, blocks, s);
-    case 128: return launch_direct_shared<128>(in, out, d, t, threshold, stop, partials, blocks, s);
-    case 64: return launch_direct_shared<64>(in, out, d, t, threshold, stop, partials, blocks, s);
-    default: return launch_direct_shared<32>(in, out, d, t, threshold, stop, partials, blocks, s);
+    case 256: return launch_direct_shared<256>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+    case 128: return launch_direct_shared<128>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+    case 64: return launch_direct_shared<64>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+    default: return launch_direct_shared<32>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
     }
 }
 

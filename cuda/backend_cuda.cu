@@ -88,11 +88,36 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
+// The step of a run with media, restricted to the active region like the
+// fused path's two passes: A_theta a -> b (the source bins of the visited
+// columns), the choice of whole-bin tables, A_E's deposit and gather in place
+// on b, the deposit's spread, then streaming b -> a measuring the new state.
+static int enqueue_media_step(cuda_ctx *c, smx_error *err)
+{
+    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
+                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double), c->stream));
+    CUDA_CHECK_ERR(err, angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg, c->stop,
+                                              c->partials, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
+    CUDA_CHECK_ERR(err, energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop, c->partials,
+                                            c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg,
+                                       c->stop, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt, c->reg,
+                                                  c->reach, c->box_next, c->stop, c->partials, c->blocks,
+                                                  c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop,
+                                      (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et_media, 0, c->stream));
+    return 0;
+}
+
 // Enqueues one step on c->stream (also used inside graph capture).
 static int enqueue_step(cuda_ctx *c, smx_error *err)
 {
     if (c->fused)
         return enqueue_fused_step(c, err);
+    if (c->media_regions)
+        return enqueue_media_step(c, err);
     const plan *p = c->s->p;
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
@@ -178,7 +203,7 @@ static void source_boxes(const grid *g, const float *psi0, const grid_box *occup
 static int clear_last_run(cuda_ctx *c, bool *cleared, smx_error *err)
 {
     *cleared = false;
-    if (!c->uploaded || !c->fused)
+    if (!c->uploaded || !(c->fused || c->media_regions))
         return 0;
     active_regions rg;
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
@@ -256,7 +281,7 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
         // The ranges from the host copies of the tables (et points to device memory).
         std::vector<int2> tr(g->ne);
         for (int64_t ie = 0; ie < g->ne; ie++)
-            tr[ie] = int2{energy_lut_low_target(&c->s->el, (int)ie), energy_lut_top_target(&c->s->el, (int)ie)};
+            tr[ie] = target_range(c->s, (int)ie);
         active_bin_ranges(boxes.data(), (int)g->ne, tr.data(), &r0);
         CUDA_CHECK_ERR(err, cudaMemcpy(c->box_a, boxes.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
@@ -271,7 +296,7 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
         if (int rc = cuda_choose_angular(c, err))
             return rc;
         if (c->angular != 0)
-            c->fused = c->single_pass = 0;
+            c->fused = c->single_pass = c->media_regions = 0;
     }
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     c->uploaded = 1;
@@ -309,9 +334,10 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
              c->s->st.scheme == STREAM_SHIFT ? "shift" : "bilinear", c->use_graph ? "on" : "off",
              p->early_exit == EARLY_EXIT_OFF ? "off" : p->early_exit == EARLY_EXIT_FIXED ? "fixed" : "adaptive",
              (double)c->threshold,
-             c->single_pass ? "theta+energy+stream (one pass)"
-             : c->fused     ? "theta+energy, stream+measure"
-                            : "no",
+             c->single_pass     ? "theta+energy+stream (one pass)"
+             : c->fused         ? "theta+energy, stream+measure"
+             : c->media_regions ? "media (theta, energy, stream+measure; active region)"
+                                : "no",
              split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px);
     return 0;
 }

@@ -54,7 +54,9 @@ struct cuda_ctx {
     angular_tables_dev at;
     energy_tables_dev et;
     int media;               // cells hold different media: energy_media kernels, no fusion, no FFT
+    int media_regions;       // ... in the two-pass step restricted to the active region (enqueue_media_step)
     energy_media_dev em;
+    energy_tables_dev et_media; // et with each source bin's target range over every medium and table
     fused_tables_dev ft;
     fused_split_dev split; // the fused kernel's energy split of steps with few tiles
     stream_tables_dev stt;
@@ -87,6 +89,9 @@ struct cuda_ctx {
 
 // backend_cuda_setup.cu
 int cuda_setup(void **out, const sim_tables *s, smx_error *err);
+// Lowest and highest target bin of source bin ie over every medium's tables
+// (y < 0: it stops in all of them).
+int2 target_range(const sim_tables *s, int ie);
 
 // backend_cuda.cu
 cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int lo, int hi, int fft,

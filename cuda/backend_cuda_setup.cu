@@ -67,10 +67,11 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     if (s && s->n_media > 1) { // per-medium tables (energy_media.cuh) and the medium map
         const size_t nm = (size_t)s->n_media;
         b += align_up((size_t)d.slice) + align_up(nm * ne * sizeof(int)); // medium, kernel_of_energy
-        b += 2 * align_up(nm * ne * sizeof(double)) + align_up(nm * ne * sizeof(energy_candidates_dev)) +
+        b += 3 * align_up(nm * ne * sizeof(double)) + align_up(nm * ne * sizeof(energy_candidates_dev)) +
              align_up(nm * ne);
         b += align_up(2 * nm * ne * sizeof(int)) + align_up(2 * nm * ne * sizeof(float4)) +
              3 * align_up(2 * nm * ne * sizeof(double));
+        b += align_up(ne * sizeof(int2)); // et_media's target ranges
     }
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
@@ -104,6 +105,21 @@ static int upload_array(T *dst, const T *src, size_t n, smx_error *err)
     return 0;
 }
 
+int2 target_range(const sim_tables *s, int ie)
+{
+    int lo = energy_lut_low_target(&s->el, ie), hi = energy_lut_top_target(&s->el, ie);
+    for (int m = 1; m < s->n_media; m++)
+        for (int u = 0; u < 2; u++) {
+            const energy_lut *l = u ? &sim_dither(s, m)->upper : &sim_dither(s, m)->lower;
+            const int a = energy_lut_low_target(l, ie), b = energy_lut_top_target(l, ie);
+            if (b < 0)
+                continue;
+            lo = hi < 0 ? a : std::min(lo, a);
+            hi = std::max(hi, b);
+        }
+    return int2{lo, hi};
+}
+
 // The medium map in the device layout and the per-(medium, table) energy
 // tables of energy_media.cuh; medium 0 is the plain table in both slots.
 static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error *err)
@@ -112,21 +128,25 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     const grid *g = c->g;
     const size_t ne = g->ne, nm = (size_t)s->n_media;
     unsigned char *med = a.take<unsigned char>(c->d.slice);
-    double *plow = a.take<double>(nm * ne), *dmean = a.take<double>(nm * ne);
+    double *plow = a.take<double>(nm * ne), *dmean = a.take<double>(nm * ne), *steps = a.take<double>(nm * ne);
     unsigned char *lower = a.take<unsigned char>(nm * ne);
     energy_candidates_dev *cand = a.take<energy_candidates_dev>(nm * ne);
     int *tg = a.take<int>(2 * nm * ne);
     float4 *cf = a.take<float4>(2 * nm * ne);
     double *dep = a.take<double>(2 * nm * ne), *nw = a.take<double>(2 * nm * ne), *nen = a.take<double>(2 * nm * ne);
+    int2 *trange = a.take<int2>(ne);
 
     std::vector<unsigned char> hmed((size_t)c->d.slice, 0);
     for (int64_t z = 0; z < g->nz; z++)
         for (int64_t x = 0; x < g->nx; x++)
             hmed[(size_t)(z * c->d.px + x)] = (unsigned char)medium_of(s->mm, (int)z, (int)x);
-    std::vector<double> hp(nm * ne), hd(nm * ne), hdep(2 * nm * ne), hnw(2 * nm * ne), hne(2 * nm * ne);
+    std::vector<double> hp(nm * ne), hd(nm * ne), hs(nm * ne), hdep(2 * nm * ne), hnw(2 * nm * ne), hne(2 * nm * ne);
     std::vector<energy_candidates_dev> hc(nm * ne);
     std::vector<int> htg(2 * nm * ne);
     std::vector<float4> hcf(2 * nm * ne);
+    std::vector<int2> htr(ne);
+    for (size_t i = 0; i < ne; i++)
+        htr[i] = target_range(s, (int)i);
     static_assert(ENERGY_MEDIA_CANDIDATES == ENERGY_CANDIDATES, "the candidates' layout");
     for (size_t m = 0; m < nm; m++) {
         const energy_lut *mean = sim_energy_lut(s, (int)m);
@@ -134,6 +154,7 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
             const size_t mi = m * ne + i;
             hd[mi] = mean->deposit_MeV[i];
             hp[mi] = m ? sim_dither(s, (int)m)->p_low[i] : 1.0;
+            hs[mi] = m ? sim_dither(s, (int)m)->steps[i] : (double)i; // medium 0: always table 0
             energy_candidates_dev e{};
             if (m) {
                 const energy_candidates &ec = sim_dither(s, (int)m)->gather[i];
@@ -159,14 +180,16 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
         }
     }
     int rc = upload_array(med, hmed.data(), hmed.size(), err) || upload_array(plow, hp.data(), nm * ne, err) ||
+             upload_array(steps, hs.data(), nm * ne, err) ||
              upload_array(dmean, hd.data(), nm * ne, err) || upload_array(cand, hc.data(), nm * ne, err) ||
              upload_array(tg, htg.data(), 2 * nm * ne, err) || upload_array(cf, hcf.data(), 2 * nm * ne, err) ||
              upload_array(dep, hdep.data(), 2 * nm * ne, err) || upload_array(nw, hnw.data(), 2 * nm * ne, err) ||
-             upload_array(nen, hne.data(), 2 * nm * ne, err);
+             upload_array(nen, hne.data(), 2 * nm * ne, err) || upload_array(trange, htr.data(), ne, err);
     if (rc)
         return err->code;
-    c->em = energy_media_dev{med, plow, lower, dmean, tg, cf, dep, nw, nen, cand, E, (int)nm};
+    c->em = energy_media_dev{med, plow, steps, lower, dmean, tg, cf, dep, nw, nen, cand, E, (int)nm};
     c->at.medium = med;
+    c->et_media.trange = trange; // the rest of et_media is et (cuda_setup)
     return 0;
 }
 
@@ -258,6 +281,11 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
                c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
                p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                p->operator_order[2] == OP_STREAM;
+    // A run with media steps in two passes over the active region where the
+    // same preconditions hold (the direct kernel, gather everywhere).
+    c->media_regions = p->fused && c->media && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
+                       c->stream_variant == SV_GATHER && p->operator_order[0] == OP_THETA &&
+                       p->operator_order[1] == OP_ENERGY && p->operator_order[2] == OP_STREAM;
     c->single_pass =
         c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
     // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
@@ -422,6 +450,11 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     if (c->media && (rc = upload_media(c, a, E, err)))
         return rc;
     c->et = energy_tables_dev{tg, coef, trange, dep, nucw, nuce, gat, E};
+    if (c->media) {
+        const int2 *mtr = c->et_media.trange;
+        c->et_media = c->et;
+        c->et_media.trange = mtr;
+    }
     c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
     // How far one step can move weight, over all directions (bounds the active region).
     {

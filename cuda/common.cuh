@@ -169,6 +169,40 @@ struct active_regions {
     int wtgt_lo, wtgt_hi; // bins of psi_b that may hold last step's values
 };
 
+// The (ie, z, x) columns an operator restricted to the active region visits:
+// the source bins (src_lo .. src_hi) of the cells where the input holds weight
+// or the output buffer last step's values (occupied joined with written).
+// Without a region (reg null), every column: ie = c / slice. Column c of a
+// region is bin bin0 + c / per, cell (z0 + r / nxr, x0 + r % nxr), r = c % per.
+struct region_cols {
+    int64_t ncols, per;
+    int bin0, nxr, z0, x0;
+    __device__ void at(int64_t c, dev_dims d, int64_t &ie, int64_t &zx) const
+    {
+        if (per == 0) {
+            ie = c / d.slice;
+            zx = c - ie * d.slice;
+            return;
+        }
+        const int64_t b = c / per, r = c - b * per, z = r / nxr;
+        ie = bin0 + b;
+        zx = (z0 + z) * d.px + x0 + (r - z * nxr);
+    }
+};
+
+__device__ inline region_cols region_cols_of(dev_dims d, const active_regions *reg)
+{
+    if (!reg)
+        return region_cols{d.ne * d.slice, 0, 0, 0, 0, 0};
+    const box4 F = box_join(reg->occupied, reg->written);
+    const int lo = reg->src_lo, hi = reg->src_hi;
+    if (box_is_empty(F) || hi < lo)
+        return region_cols{0, 1, 0, 1, 0, 0};
+    const int nxr = F.x1 - F.x0 + 1;
+    const int64_t per = (int64_t)(F.z1 - F.z0 + 1) * nxr;
+    return region_cols{(int64_t)(hi - lo + 1) * per, per, lo, nxr, F.z0, F.x0};
+}
+
 // Tally fields of one step, in the partials buffer and in the per-step record.
 enum tally_field {
     // weight, then energy, of each channel in src/transport/tally.h's order

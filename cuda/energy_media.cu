@@ -1,25 +1,17 @@
 #include "energy_media.cuh"
 
+#include "physics/dither_phase.h"
+
 namespace {
 
-// energy_dither_low of src/physics/lut_energy.c, with the same operations
-// (explicit roundings: nothing contracted into an fma).
-#define DITHER_PHASE 0.6180339887498949
-
-__device__ inline int dither_low(double p_low, int64_t step)
-{
-    const double a = __dadd_rn(__dmul_rn((double)(step + 1), p_low), DITHER_PHASE);
-    const double b = __dadd_rn(__dmul_rn((double)step, p_low), DITHER_PHASE);
-    return floor(a) - floor(b) >= 1.0;
-}
-
-__global__ void media_choose_kernel(energy_media_dev t, int64_t n, const int64_t *step_p, const int *stop)
+__global__ void media_choose_kernel(energy_media_dev t, int64_t ne, const int64_t *step_p, const int *stop)
 {
     if (*stop)
         return;
-    const int64_t step = *step_p;
+    const int64_t step = *step_p, n = (int64_t)t.n_media * ne;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        t.lower[i] = (unsigned char)dither_low(t.p_low[i], step);
+        t.lower[i] = (unsigned char)smx_dither_lower(t.steps + i / ne * ne, (int)ne, t.p_low[i], (int)(i % ne),
+                                                     (long long)step);
 }
 
 __global__ void media_deposit_kernel(const float *__restrict__ psi, float *__restrict__ dmap, dev_dims d,
@@ -121,13 +113,88 @@ __global__ void media_scatter_kernel(float *psi, dev_dims d, energy_media_dev t,
     }
 }
 
+// energy_media_deposit and the gather of energy_media_move in one kernel,
+// restricted to the active region: one thread per (direction, z, x) of the
+// cells in occupied joined with written. The deposit chain runs over the
+// source bins only (the others hold zeros, which add exact zeros); the gather
+// writes every bin from the lowest target (this step's or the buffer's last)
+// to the highest source or target, reading only source bins (the others may
+// still hold last step's values: they count as the CPU's zeros, and skipping a
+// zero term changes no bit).
+__global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_dims d, energy_media_dev t,
+                                    const active_regions *reg, const int *stop, double *partials, int blocks)
+{
+    if (*stop)
+        return;
+    const int64_t ne = d.ne;
+    double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0, w_nuc = 0.0, e_nuc = 0.0, e_round = 0.0;
+    const box4 F = box_join(reg->occupied, reg->written);
+    const int lo = reg->src_lo, hi = reg->src_hi;
+    const int wl = max(0, min(reg->tgt_lo, reg->wtgt_lo));
+    const int wh = min((int)ne - 1, max(hi, max(reg->tgt_hi, reg->wtgt_hi)));
+    const int nxr = box_is_empty(F) ? 0 : F.x1 - F.x0 + 1;
+    // With no source bin left the columns are still visited: their deposit map
+    // and last step's values in the buffer become zeros.
+    const int64_t per = box_is_empty(F) ? 0 : (int64_t)(F.z1 - F.z0 + 1) * nxr;
+    const int64_t items = per * d.nth, estride = d.nth * d.slice;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < items; q += stride) {
+        const int64_t j = q / per, r = q - j * per, z = r / nxr;
+        const int64_t c = (F.z0 + z) * d.px + F.x0 + (r - z * nxr);
+        const int64_t m = t.medium[c];
+        const double *dm = t.deposit_mean + m * ne;
+        const unsigned char *low = t.lower + m * ne;
+        float *p = psi + j * d.slice + c; // (j, z, x); energy stride nth * slice
+        double D = 0.0;
+        for (int ie = lo; ie <= hi; ie++) {
+            const float v = p[ie * estride];
+            D = __fma_rn(dm[ie], (double)v, D);
+            const int64_t k = (m * 2 + (low[ie] ? 0 : 1)) * ne + ie;
+            if (t.target[k] < 0) {
+                w_stop += v;
+                e_stop += (double)v * t.E[ie];
+            } else {
+                w_nuc += (double)v * t.nuc_w[k];
+                e_nuc += (double)v * t.nuc_e[k];
+            }
+            e_round += (double)v * (t.deposit[k] - dm[ie]);
+        }
+        dmap[j * d.slice + c] = (float)D;
+        dep_sum += D;
+        const energy_candidates_dev *gm = t.gather + m * ne;
+        for (int tb = wl; tb <= wh; tb++) {
+            const energy_candidates_dev e = gm[tb];
+            float v = 0.0f;
+            bool first = true;
+            for (int k = 0; k < e.count; k++) {
+                const int src = e.src[k];
+                if (src < lo || src > hi || (low[src] ? 0 : 1) != e.upper[k])
+                    continue; // a zero source, or the other table's term
+                const float sv = p[src * estride];
+                v = first ? __fmul_rn(e.coeff[k], sv) : __fmaf_rn(e.coeff[k], sv, v);
+                first = false;
+            }
+            p[tb * estride] = v;
+        }
+    }
+    const double v[6] = {dep_sum, w_stop, e_stop, w_nuc, e_nuc, e_round};
+    const int fields[6] = {TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED,
+                           TF_W_NUCLEAR, TF_E_NUCLEAR, TF_E_MEDIUM_ROUNDING};
+    __shared__ double scratch[SMX_WARPS];
+    for (int k = 0; k < 6; k++) {
+        double sum = block_sum(v[k], scratch);
+        if (threadIdx.x == 0)
+            partials[(int64_t)fields[k] * blocks + blockIdx.x] = sum;
+    }
+}
+
 } // namespace
 
 cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step, const int *stop,
                                 cudaStream_t s)
 {
     const int64_t n = (int64_t)t.n_media * ne;
-    media_choose_kernel<<<(unsigned)((n + SMX_THREADS - 1) / SMX_THREADS), SMX_THREADS, 0, s>>>(t, n, step, stop);
+    media_choose_kernel<<<(unsigned)((n + SMX_THREADS - 1) / SMX_THREADS), SMX_THREADS, 0, s>>>(t, ne, step, stop);
     return cudaGetLastError();
 }
 
@@ -145,5 +212,12 @@ cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_d
         media_gather_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
     else
         media_scatter_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
+    return cudaGetLastError();
+}
+
+cudaError_t energy_media_region(float *psi, float *dmap, dev_dims d, energy_media_dev t, const active_regions *reg,
+                                const int *stop, double *partials, int blocks, cudaStream_t s)
+{
+    media_region_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, reg, stop, partials, blocks);
     return cudaGetLastError();
 }

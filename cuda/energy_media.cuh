@@ -34,6 +34,7 @@ struct energy_candidates_dev {
 struct energy_media_dev {
     const unsigned char *medium;          // [nz][px]
     const double *p_low;                  // [n_media][ne]
+    const double *steps;                  // [n_media][ne] range in steps (physics/dither_phase.h)
     unsigned char *lower;                 // [n_media][ne] this step's choice (energy_media_choose):
                                           // 1 = table 0 (lower centre)
     const double *deposit_mean;           // [n_media][ne] MeV per unit weight
@@ -53,5 +54,11 @@ cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, ener
                                  double *partials, int blocks, cudaStream_t s);
 cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t, const int *stop, int blocks,
                               cudaStream_t s);
+
+// The step's deposit and gather in one kernel, in place on psi (the output of
+// A_theta), restricted to the active region (media_region_kernel): the
+// two-pass step of a run with media (backend_cuda.cu). Bitwise the two kernels above.
+cudaError_t energy_media_region(float *psi, float *dmap, dev_dims d, energy_media_dev t, const active_regions *reg,
+                                const int *stop, double *partials, int blocks, cudaStream_t s);
 
 #endif

@@ -25,3 +25,6 @@ set_tests_properties(gpu_stress_grid PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77
 # exits 77 (skipped) in a build without CUDA.
 add_test(cuda_tiling "${SMX_BUILD}/tests/test_tiling")
 set_tests_properties(cuda_tiling PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
+# The whole-bin energy choice of media other than the reference, as a sequence.
+add_test(dither_sequence "${SMX_BUILD}/tests/test_dither")
+set_tests_properties(dither_sequence PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")

@@ -340,11 +340,12 @@ static void half_plane(const tables *w)
     double exp_w = 10.0 * fw.r80_cm, exp_b = 10.0 * fb.r80_cm;
     printf("half plane %g MeV: water side R80 %.3f mm (homogeneous %.3f, Bortfeld %.3f), bone side %.3f mm "
            "(Bortfeld %.3f)\n", E, r80_w, r80_ref, exp_w, r80_b, exp_b);
-    /* The issue's target: each edge within 0.5 mm. The reference medium's is
-     * met; the bone side, where the particles stop outside the reference,
-     * measured 0.94 mm short at 70 MeV and 0.74 mm at 150 MeV: held there. */
+    /* The issue's target: each edge within 0.5 mm. The bone side, where the
+     * particles stop outside the reference medium, measured -0.16 mm at 70 MeV
+     * and -0.24 mm at 150 MeV (dither_phase.h; the step-indexed sequence it
+     * replaced gave -0.94 and -0.88). */
     CHECK_MSG(fabs(r80_w - exp_w) <= 0.5, "water side R80 %.3f vs %.3f", r80_w, exp_w);
-    check_target(r80_b - exp_b, 0.5, 1.0, "half plane, bone side R80 - Bortfeld (mm)");
+    CHECK_MSG(fabs(r80_b - exp_b) <= 0.5, "bone side R80 %.3f vs %.3f", r80_b, exp_b);
     double dmin = 0.0;
     for (int64_t i = 0; i < g->slice; i++)
         dmin = fmin(dmin, o.dose[i]);

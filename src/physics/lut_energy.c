@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "physics/dither_phase.h"
 #include "physics/nuclear.h"
 #include "physics/straggling.h"
 
@@ -205,15 +206,9 @@ int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const ener
     return rc;
 }
 
-/* The phase of the sequence is irrational: with a rational share (0.5 at a
- * density of 1.5) a rational phase puts n p + phase exactly on integers, where
- * bins whose shares differ in the last digits would choose differently in the
- * same step and pull the energy distribution apart. */
-#define DITHER_PHASE 0.6180339887498949
-
-int energy_dither_low(double p_low, int64_t step)
+int energy_dither_low(const energy_dither_lut *d, int ne, int i, int64_t step)
 {
-    return floor((double)(step + 1) * p_low + DITHER_PHASE) - floor((double)step * p_low + DITHER_PHASE) >= 1.0;
+    return smx_dither_lower(d->steps, ne, d->p_low[i], i, (long long)step);
 }
 
 /* The lower of the two centres bracketing E (Ec[t] <= E < Ec[t + 1]); -1 below
@@ -250,6 +245,28 @@ static int dither_bracket(const grid *g, const energy_lut *mean, int i)
     return t;
 }
 
+/* Bins of the reference's residual range that one step in the medium moves
+ * source i down (at least DITHER_MOVE_MIN; a particle that stops is counted as
+ * reaching the grid's bottom). */
+#define DITHER_MOVE_MIN 1e-9
+static double dither_move_bins(const grid *g, const energy_lut *mean, const tables *ref, int i)
+{
+    const double *Ec = g->E.centres;
+    double Ep = mean->E_after[i];
+    int t = mean->target[i] < 0 ? -1 : lower_centre(g, Ep);
+    double mv = i + 1.0;
+    if (t >= 0 && t + 1 < g->ne) {
+        double R1 = tables_csda_range(ref, Ec[t + 1]), R0 = tables_csda_range(ref, Ec[t]);
+        double f = (R1 - tables_csda_range(ref, Ep)) / (R1 - R0);
+        if (!isfinite(f))
+            f = (Ec[t + 1] - Ep) / (Ec[t + 1] - Ec[t]);
+        mv = (double)(i - t - 1) + f;
+    } else if (t + 1 >= g->ne) {
+        mv = 0.0;
+    }
+    return fmax(mv, DITHER_MOVE_MIN);
+}
+
 int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
                             const double *var, const double *surv, smx_error *err)
 {
@@ -257,11 +274,12 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
     const int ne = (int)g->ne;
     *d = (energy_dither_lut){0};
     d->p_low = malloc(ne * sizeof *d->p_low);
+    d->steps = malloc(ne * sizeof *d->steps);
     d->gather = calloc(ne, sizeof *d->gather);
     double *E_lo = malloc(ne * sizeof *E_lo), *E_hi = malloc(ne * sizeof *E_hi);
     double *v_lo = malloc(ne * sizeof *v_lo), *v_hi = malloc(ne * sizeof *v_hi);
     int rc = 0;
-    if (!d->p_low || !d->gather || !E_lo || !E_hi || !v_lo || !v_hi) {
+    if (!d->p_low || !d->steps || !d->gather || !E_lo || !E_hi || !v_lo || !v_hi) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
         goto done;
     }
@@ -269,6 +287,7 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
         double Ep = mean->E_after[i];
         int t = dither_bracket(g, mean, i);
         v_lo[i] = v_hi[i] = var ? var[i] : 0.0;
+        d->steps[i] = dither_move_bins(g, mean, ref, i);
         if (t < 0) {
             E_lo[i] = E_hi[i] = mean->target[i] < 0 ? NAN : Ep; /* stops, or (as good as) a centre */
             d->p_low[i] = 1.0;
@@ -286,6 +305,17 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
          * straggling is left out (docs/physics.md). */
         if (t + 1 == i)
             v_hi[i] = 0.0;
+    }
+    /* The medium's range in steps at each centre: the trapezoid rule over
+     * 1 / (bins per step), from the lowest bin (dither_phase.h). */
+    {
+        double prev = d->steps[0];
+        d->steps[0] = 0.0;
+        for (int i = 1; i < ne; i++) {
+            double mv = d->steps[i];
+            d->steps[i] = d->steps[i - 1] + 0.5 * (1.0 / prev + 1.0 / mv);
+            prev = mv;
+        }
     }
     if ((rc = energy_lut_from_map(&d->lower, g, E_lo, var ? v_lo : NULL, surv, err)) ||
         (rc = energy_lut_from_map(&d->upper, g, E_hi, var ? v_hi : NULL, surv, err)))
@@ -328,6 +358,7 @@ void energy_dither_lut_free(energy_dither_lut *d)
     energy_lut_free(&d->lower);
     energy_lut_free(&d->upper);
     free(d->p_low);
+    free(d->steps);
     free(d->gather);
     *d = (energy_dither_lut){0};
 }

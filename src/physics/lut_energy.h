@@ -78,10 +78,11 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
  * plain table would spread the energy a little more every step (numerical
  * straggling). Instead, in each step the whole weight of a source bin moves
  * to one of the two centres bracketing E' (with the step's straggling about
- * that centre): the lower one in a share p_low of the steps, chosen by the
- * step index so that any K consecutive steps take it K p_low times within one
- * (a Bresenham sequence, energy_dither_low). A particle crossing the medium
- * then loses its mean residual range within one bin, with no spread added.
+ * that centre): the lower one in a share p_low of the steps, chosen by a
+ * Bresenham sequence over the steps (src/physics/dither_phase.h) so that any K
+ * consecutive steps take it K p_low times within one. A particle crossing the
+ * medium then loses its mean residual range within one bin, with no spread
+ * added.
  * p_low is measured in the reference table `ref`'s residual range: on a range grid
  * it is the same for every bin of a medium whose stopping power is the
  * reference's times a constant, so all bins choose alike in a step and the
@@ -100,6 +101,8 @@ typedef struct energy_candidates {
 typedef struct energy_dither_lut {
     energy_lut lower, upper;    /* whole weight to the lower / upper bracketing centre */
     double *p_low;              /* [ne] share of steps that take the lower table */
+    double *steps;              /* [ne] the medium's range in steps at each centre, from
+                                   the lowest (the sequence's phase, dither_phase.h) */
     energy_candidates *gather;  /* [ne] per target: both tables' sources; a step uses those
                                    whose table it chose */
 } energy_dither_lut;
@@ -109,14 +112,9 @@ typedef struct energy_dither_lut {
 int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
                             const double *var, const double *surv, smx_error *err);
 void energy_dither_lut_free(energy_dither_lut *d);
-/* 1 when step `step` takes the lower centre, for a lower share p_low. The
- * CUDA kernels evaluate the same expression (same operations, no contraction). */
-int energy_dither_low(double p_low, int64_t step);
-
-static inline const energy_lut *energy_dither_pick(const energy_dither_lut *d, int i, int64_t step)
-{
-    return energy_dither_low(d->p_low[i], step) ? &d->lower : &d->upper;
-}
+/* 1 when step `step` takes the lower centre for source bin i (ne bins). The
+ * CUDA kernels evaluate the same function (dither_phase.h). */
+int energy_dither_low(const energy_dither_lut *d, int ne, int i, int64_t step);
 
 /* From explicit E' values (NAN or < E_stop = stopped), energy variances added
  * over the step (MeV^2; NULL = none) and survival probabilities (NULL = all

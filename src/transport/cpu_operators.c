@@ -122,7 +122,7 @@ void cpu_step_tables(cpu_ctx *c, int64_t step)
     const sim_tables *s = c->s;
     for (int m = 1; m < s->n_media; m++)
         for (int ie = 0; ie < c->g->ne; ie++)
-            c->lower[(int64_t)m * c->g->ne + ie] = (uint8_t)energy_dither_low(sim_dither(s, m)->p_low[ie], step);
+            c->lower[(int64_t)m * c->g->ne + ie] = (uint8_t)energy_dither_low(sim_dither(s, m), (int)c->g->ne, (int)ie, step);
 }
 
 /* Every run of one medium along a row steps with that medium's table. */
