@@ -165,37 +165,56 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
         return 0;
     s->el_media = calloc((size_t)nm - 1, sizeof *s->el_media);
     double *sig = malloc((size_t)g->ne * nm * sizeof *sig);
-    double *E_after = malloc((size_t)g->ne * sizeof *E_after);
-    double *var = malloc((size_t)g->ne * sizeof *var);
-    double *surv = malloc((size_t)g->ne * sizeof *surv);
     s->dither = calloc((size_t)nm - 1, sizeof *s->dither);
-    if (!s->el_media || !sig || !E_after || !var || !surv || !s->dither) {
-        free(E_after);
-        free(var);
-        free(surv);
+    int *rcs = calloc((size_t)nm, sizeof *rcs);
+    smx_error *errs = calloc((size_t)nm, sizeof *errs);
+    if (!s->el_media || !sig || !s->dither || !rcs || !errs) {
         free(sig);
+        free(rcs);
+        free(errs);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (tables of %d media)", nm);
     }
     s->n_media = nm;
-    int rc = 0;
-    for (int m = 0; m < nm && !rc; m++) {
-        const tables *t = mt[mm->media[m].material];
-        double rho = mm->media[m].density_g_cm3;
-        const material_props *mat;
-        if ((rc = need_material(p, t, &mat, err)))
-            break;
-        if (m > 0) { /* the step's model once: the plain table, then the whole-bin ones */
-            energy_physics ph = medium_physics(p, mat);
-            const double *v = p->straggling ? var : NULL, *q = p->nuclear ? surv : NULL;
-            energy_step_model(g, t, &ph, rho, E_after, var, surv);
-            if ((rc = energy_lut_from_map(&s->el_media[m - 1], g, E_after, v, q, err)) ||
-                (rc = energy_dither_lut_build(&s->dither[m - 1], g, &s->el_media[m - 1], mt[0], v, q, err)))
-                break;
+    /* The media's tables are independent: built in parallel (a CT map has up
+     * to 255 media); the first error in medium order is the one reported. */
+#pragma omp parallel
+    {
+        double *E_after = malloc((size_t)g->ne * sizeof *E_after);
+        double *var = malloc((size_t)g->ne * sizeof *var);
+        double *surv = malloc((size_t)g->ne * sizeof *surv);
+#pragma omp for schedule(dynamic, 1)
+        for (int m = 0; m < nm; m++) {
+            const tables *t = mt[mm->media[m].material];
+            double rho = mm->media[m].density_g_cm3;
+            const material_props *mat;
+            int rc = 0;
+            if (!E_after || !var || !surv)
+                rc = smx_fail(&errs[m], SMX_EXIT_RUNTIME, "out of memory (tables of %d media)", nm);
+            else
+                rc = need_material(p, t, &mat, &errs[m]);
+            if (!rc && m > 0) { /* the step's model once: the plain table, then the whole-bin ones */
+                energy_physics ph = medium_physics(p, mat);
+                const double *v = p->straggling ? var : NULL, *q = p->nuclear ? surv : NULL;
+                energy_step_model(g, t, &ph, rho, E_after, var, surv);
+                if (!(rc = energy_lut_from_map(&s->el_media[m - 1], g, E_after, v, q, &errs[m])))
+                    rc = energy_dither_lut_build(&s->dither[m - 1], g, &s->el_media[m - 1], mt[0], v, q,
+                                                 &errs[m]);
+            }
+            if (!rc && angular_sigmas(sig + (size_t)m * g->ne, p, g, t, mat, rho))
+                rc = smx_fail(&errs[m], SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
+                              t->path);
+            rcs[m] = rc;
         }
-        if (angular_sigmas(sig + (size_t)m * g->ne, p, g, t, mat, rho))
-            rc = smx_fail(err, SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
-                          t->path);
+        free(E_after);
+        free(var);
+        free(surv);
     }
+    int rc = 0;
+    for (int m = 0; m < nm && !rc; m++)
+        if ((rc = rcs[m]))
+            *err = errs[m];
+    free(rcs);
+    free(errs);
     if (!rc) {
         angle_kernels_free(&s->ak);
         free(s->boundary_frac);
@@ -203,9 +222,6 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
         rc = build_kernels(s, sig, nm, err);
     }
     free(sig);
-    free(E_after);
-    free(var);
-    free(surv);
     if (!rc)
         choose_energy_form(s);
     return rc;
