@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend_cuda_internal.cuh"
+#include "tiling.cuh"
 
 // A_theta on energy bins lo..hi only, with one method: the kernels see the
 // range as a grid of its own (pointers and per-bin tables offset to lo).
@@ -92,10 +93,23 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
 // fused path's two passes: A_theta a -> b (the source bins of the visited
 // columns), the choice of whole-bin tables, A_E's deposit and gather in place
 // on b, the deposit's spread, then streaming b -> a measuring the new state.
+// With the shift scheme the whole step is one kernel (fused_media.cuh).
 static int enqueue_media_step(cuda_ctx *c, smx_error *err)
 {
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double), c->stream));
+    if (c->media_single) {
+        CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
+        CUDA_CHECK_ERR(err, fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->em,
+                                             c->stt, c->threshold, c->box_next, c->reg, c->media_reach, c->stop,
+                                             c->partials, c->blocks, c->stream));
+        CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg,
+                                           c->stop, c->blocks, c->stream));
+        CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state,
+                                          c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et_media, 1,
+                                          c->stream));
+        return 0;
+    }
     CUDA_CHECK_ERR(err, angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg, c->stop,
                                               c->partials, c->blocks, c->stream));
     CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
@@ -277,6 +291,12 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
         box4 occ = box_empty4();
         for (int64_t ie = 0; ie < g->ne; ie++)
             occ = box_join(occ, boxes[ie]);
+        // A run with media steps in one pass where its start fills the GPU with
+        // tiles (fused_media.cuh walks a tile's bins in one block); a beam
+        // occupying a few rows steps faster in the two passes, whose kernels
+        // spread the bins of a few tiles over every block (BENCHMARKS.md).
+        c->media_single = c->media_single_ok && (c->s->media_one_pass > 0 ||
+                                                 (c->s->media_one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
         active_regions r0{occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1};
         // The ranges from the host copies of the tables (et points to device memory).
         std::vector<int2> tr(g->ne);
@@ -296,7 +316,7 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
         if (int rc = cuda_choose_angular(c, err))
             return rc;
         if (c->angular != 0)
-            c->fused = c->single_pass = c->media_regions = 0;
+            c->fused = c->single_pass = c->media_regions = c->media_single = 0;
     }
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     c->uploaded = 1;
@@ -336,6 +356,7 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
              (double)c->threshold,
              c->single_pass     ? "theta+energy+stream (one pass)"
              : c->fused         ? "theta+energy, stream+measure"
+             : c->media_single  ? "media (one pass)"
              : c->media_regions ? "media (theta, energy, stream+measure; active region)"
                                 : "no",
              split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px);
@@ -345,7 +366,7 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
 // The buffer holding the state after the steps enqueued so far.
 const float *current_psi(const cuda_ctx *c)
 {
-    return c->single_pass && (c->enqueued & 1) ? c->psi_b : c->psi_a;
+    return (c->single_pass || c->media_single) && (c->enqueued & 1) ? c->psi_b : c->psi_a;
 }
 
 int cuda_step(void *vctx, int64_t n, smx_error *err)

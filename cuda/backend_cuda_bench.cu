@@ -71,7 +71,32 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
         return rc;
     cudaError_t ce = cudaSuccess;
     cudaEventRecord(e.a, c->stream);
-    if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
+    if (c->media_single && op == OP_THETA) { // media: the choice and the whole step
+        ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
+        if (ce == cudaSuccess)
+            ce = fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->em, c->stt,
+                                  c->threshold, c->box_next, c->reg, c->media_reach, c->stop, c->partials,
+                                  c->blocks, c->stream);
+    } else if (c->media_regions && op == OP_THETA) { // media, two passes: A_theta over the region
+        ce = angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg, c->stop, c->partials,
+                                   c->blocks, c->stream);
+    } else if (c->media_regions && !c->media_single && op == OP_ENERGY) { // the choice, deposit+gather, spread
+        ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
+        if (ce == cudaSuccess)
+            ce = energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop, c->partials, c->blocks,
+                                     c->stream);
+        if (ce == cudaSuccess)
+            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop,
+                                c->blocks, c->stream);
+    } else if (c->media_regions && !c->media_single && op == OP_STREAM) {
+        ce = stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt, c->reg, c->reach,
+                                       c->box_next, c->stop, c->partials, c->blocks, c->stream);
+    } else if (c->media_single && op == OP_ENERGY) { // the deposit's spread
+        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop,
+                            c->blocks, c->stream);
+    } else if (c->media_regions) {
+        ce = cudaSuccess; // inside the kernels above
+    } else if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
         ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft, c->stt,
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
                         c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split, c->stream);
@@ -153,6 +178,15 @@ void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *me
     int theta = c->angular == 2 ? (int)(2 * c->d.ne + 2) : 1;
     int stream = c->stream_variant == SV_GATHER ? 1 : 2;
     *launches = 1 /* partials memset */ + theta + 4 /* energy, paths, spread */ + stream + 2 /* measure, finish */;
+    if (c->media_single || c->media_regions) {
+        // memset, choice, step, paths, spread, finish; two passes: theta, deposit+gather, stream+measure
+        *launches = c->media_single ? 6 : 8;
+        *bytes_dense = (c->media_single ? 2 : 6) * psi + 2 * dmap + 2 * dose;
+        size_t fr0 = 0, tot0 = 0;
+        cudaMemGetInfo(&fr0, &tot0);
+        *mem_used = (double)(tot0 - fr0);
+        return;
+    }
     if (c->single_pass) {
         // the step (its unsplit and split instances, one of which returns at once), paths, spread, finish
         *launches = c->split.max_tiles > 0 ? 5 : 4;

@@ -20,6 +20,7 @@ extern "C" {
 #include "energy.cuh"
 #include "energy_media.cuh"
 #include "fused.cuh"
+#include "fused_media.cuh"
 #include "streaming.cuh"
 
 #define MAX_RUNS 32 // theta launches of the hybrid; more runs fall back to one method
@@ -55,6 +56,9 @@ struct cuda_ctx {
     energy_tables_dev et;
     int media;               // cells hold different media: energy_media kernels, no fusion, no FFT
     int media_regions;       // ... in the two-pass step restricted to the active region (enqueue_media_step)
+    int media_single_ok;     // the one-pass media step serves this grid (fused_media.cuh; the shift scheme)
+    int media_single;        // ... and serves this source (cuda_upload): psi alternates as single_pass
+    int media_reach;         // R of fused_media.cuh: a target's sources lie in T .. T + R
     energy_media_dev em;
     energy_tables_dev et_media; // et with each source bin's target range over every medium and table
     fused_tables_dev ft;

@@ -168,6 +168,8 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
                 e.count = ge.count;
             }
             hc[mi] = e;
+            for (int k = 0; k < e.count; k++) // fused_media.cuh: the widest target-source distance
+                c->media_reach = std::max(c->media_reach, e.src[k] - (int)i);
             for (int u = 0; u < 2; u++) {
                 const energy_lut *l = !m ? &s->el : u ? &sim_dither(s, (int)m)->upper : &sim_dither(s, (int)m)->lower;
                 const size_t k = (m * 2 + u) * ne + i;
@@ -456,6 +458,10 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
         c->et_media.trange = mtr;
     }
     c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
+    // The one-pass media step where the shift scheme moves whole cells and its
+    // ring and stage fit in shared memory (taken per source: cuda_upload).
+    c->media_single_ok = c->media_regions && s->st.scheme == STREAM_SHIFT &&
+                         fused_media_supported(g->nth, g->ne, c->media_reach, prop.sharedMemPerBlockOptin);
     // How far one step can move weight, over all directions (bounds the active region).
     {
         int zl = 1 << 30, zh = -(1 << 30), xl = 1 << 30, xh = -(1 << 30);

@@ -239,12 +239,22 @@ static void media_cases(int quick)
         {"media: full steps, bilinear", -1, {"transport.streaming_scheme=bilinear"}, 1, 1},
     };
     for (size_t i = 0; i < (quick ? 2 : sizeof mc / sizeof mc[0]); i++) {
-        compare_case(&mc[i], mc[i].only_op < 0 ? 6 : 1);
-        /* Full steps with the default kernels take the two passes over the
-         * active region; single operators and fused=false the whole-grid kernels. */
+        /* Full steps with the default kernels: the one-pass step (shift) and
+         * the two passes over the active region, each forced; single operators
+         * and fused=false take the whole-grid kernels. */
         const int region = mc[i].only_op < 0 && !strstr(mc[i].sets[0], "fused=false");
-        CHECK_MSG(strstr(runner_variants, region ? "fused=media " : "fused=no "), "%s: ran %s", mc[i].name,
-                  runner_variants);
+        const int one_pass = region && !strstr(mc[i].sets[0], "bilinear");
+        for (int pass = one_pass ? 1 : -1; pass >= -1; pass -= 2) {
+            runner_media_one_pass = region ? pass : 0;
+            kcase k = mc[i];
+            char name[96];
+            snprintf(name, sizeof name, "%s%s", k.name, !region ? "" : pass > 0 ? ", one pass" : ", two passes");
+            k.name = name;
+            compare_case(&k, k.only_op < 0 ? 6 : 1);
+            const char *want = !region ? "fused=no " : pass > 0 ? "fused=media (one pass)" : "fused=media (theta";
+            CHECK_MSG(strstr(runner_variants, want), "%s: ran %s", k.name, runner_variants);
+        }
+        runner_media_one_pass = 0;
     }
     runner_mm = NULL;
     runner_mt = NULL;

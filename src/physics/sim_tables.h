@@ -35,6 +35,8 @@ typedef struct sim_tables {
     int fused_kp_cap;        /* tests: widest kernel the fused CUDA step convolves from its
                                 padded stage (wider ones take the bounds-checked path); 0 = default */
     int fused_split_off;     /* tests: 1 = the fused CUDA step never splits a tile's energy range */
+    int media_one_pass;      /* tests: 1 = a CUDA run with media steps in one pass wherever it can,
+                                -1 = never (two passes), 0 = by its start (cuda_upload) */
     int fused_one_tile;      /* tests: 1 = the fused CUDA step's unsplit blocks walk one tile each,
                                 as on grids whose bins leave no room for two stage rings */
     int fused_boundary_global; /* tests: 1 = the fused CUDA step reads the window's boundary

@@ -1,0 +1,45 @@
+// The whole step of a run with media (cells of several materials and
+// densities, energy_media.cuh) under the shift scheme in one kernel, psi[n & 1]
+// -> the other buffer, as fused_step does for one medium: one read and one
+// write of psi.
+//
+// A tile of 32 columns (z, x), consecutive in x, and FM_GROUPS warps, each
+// warp M of the column's directions. The tile walks q = wlo .. max(whi + R,
+// src_hi): source bin q (if it holds weight) is staged in shared memory,
+// convolved over theta with the kernel of the lane's medium (the direct
+// kernel's operations: thresholded inputs, conv_rows), its deposit joins each
+// direction's chain (deposit_path.h) and its convolved values go to a ring of
+// R + 1 bins; then target bin T = q - R is complete (no source above T + R
+// reaches it, R the widest source-target distance of every medium's tables)
+// and is formed by the gather of the lane's medium (candidates ascending, the
+// table this step chose: energy_media_region's operations) and written at the
+// cell it moves to this step. T is the same for every lane, so the writes of
+// a bin go out together; columns of different media differ only in their
+// kernels and candidates. psi, the deposit map and the dose are bitwise the
+// CPU's. The kernel also tallies every channel and measures its output
+// (TF_W_OUT, TF_E_OUT, each bin's extent into box_next), as fused_step.
+#ifndef SMX_CUDA_FUSED_MEDIA_CUH
+#define SMX_CUDA_FUSED_MEDIA_CUH
+
+#include "angular.cuh"
+#include "common.cuh"
+#include "energy_media.cuh"
+#include "streaming.cuh"
+
+#define FM_GROUPS 4   // warps per tile, each a share of the directions
+#define FM_MAX_NTH 64 // directions the kernel is built for (M = 4 .. 16 per warp)
+#define FM_MAX_RING 8 // source bins kept convolved (R + 1)
+
+// The widest distance from a target bin up to a source of its candidates, over
+// every medium (host side, from the candidate tables); -1 when none.
+// 1 when the kernel serves the grid: nth <= FM_MAX_NTH, R + 1 <= FM_MAX_RING
+// and its shared memory (the ring, the stage, a box per bin) fits.
+int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, size_t smem_optin);
+
+// Blocks of FM_GROUPS * 32 threads; reg, box_next as fused_step.
+cudaError_t fused_media_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
+                             angular_tables_dev at, energy_media_dev em, stream_tables_dev st, float threshold,
+                             box4 *box_next, const active_regions *reg, int reach_bins, const int *stop,
+                             double *partials, int blocks, cudaStream_t s);
+
+#endif
