@@ -21,6 +21,8 @@ int main(void)
 #include "backend_runner.h"
 #include "check.h"
 #include "physics/material_library.h"
+#include "physics/medium_plan.h"
+#include "physics/medium_tables.h"
 #include "random_psi.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
@@ -414,8 +416,18 @@ static spot_dose field_rows(const char *device, const char *const *extra, int ne
         return out;
     }
     const backend_ops *be = strcmp(device, "cuda") == 0 ? &backend_cuda : &backend_cpu;
-    CHECK_MSG(simulate(&f.p, &f.g, &f.t, be, NULL, &f.r, &f.err) == 0, "%s", f.err.msg);
-    CHECK(f.r.conservation_violations == 0);
+    /* The plan's geometry (one medium without geometry keys), as the program builds it. */
+    medium_map mm = {0};
+    medium_tables mtab = {0};
+    if (medium_map_build(&mm, &f.p, &f.g, &f.err) || medium_tables_load(&mtab, &mm, &f.t, &f.err)) {
+        CHECK_MSG(0, "media: %s", f.err.msg);
+    } else {
+        sim_media media = {&mm, mtab.mt};
+        CHECK_MSG(simulate_media(&f.p, &f.g, &f.t, &media, be, NULL, &f.r, &f.err) == 0, "%s", f.err.msg);
+        CHECK(f.r.conservation_violations == 0);
+    }
+    medium_tables_free(&mtab);
+    medium_map_free(&mm);
     unlink(path);
     out = f.r.per_spot;
     memset(&f.r.per_spot, 0, sizeof f.r.per_spot);
@@ -451,14 +463,27 @@ static double row_diff(const spot_dose *a, int ka, const spot_dose *b, int kb, i
  * would change it. */
 static void per_spot_cases(int n_paths)
 {
-    const char *paths[][2] = {{"backend.fused=true", "transport.streaming_scheme=shift"},
-                              {"backend.fused=true", "transport.streaming_scheme=bilinear"},
-                              {"backend.fused=false", "transport.streaming_scheme=shift"}};
-    const char *names[] = {"one pass", "two-pass fused", "one kernel per operator"};
-    for (int i = 0; i < n_paths && i < 3; i++) {
-        /* The CPU with the same transport (the streaming scheme; backend.fused is the GPU's alone). */
-        spot_dose cpu = field_rows("cpu", &paths[i][1], 1, 0);
-        spot_dose a = field_rows("cuda", paths[i], 2, 0), b = field_rows("cuda", paths[i], 2, 1);
+    /* Media: a bone slab across the spots' path and lung beside it. */
+#define SPOT_MEDIA "geometry.shapes=[{material: bone_compact, z_mm: [10, 25]}, " \
+                   "{material: lung, z_mm: [30, 45], x_mm: [-20.25, 0], density_g_cm3: 0.26}]"
+    const char *paths[][3] = {{"backend.fused=true", "transport.streaming_scheme=shift", NULL},
+                              {"backend.fused=true", "transport.streaming_scheme=bilinear", NULL},
+                              {"backend.fused=false", "transport.streaming_scheme=shift", NULL},
+                              {"backend.fused=true", "transport.streaming_scheme=shift", SPOT_MEDIA},
+                              {"backend.fused=true", "transport.streaming_scheme=shift", SPOT_MEDIA},
+                              {"backend.fused=false", "transport.streaming_scheme=shift", SPOT_MEDIA}};
+    const char *names[] = {"one pass", "two-pass fused", "one kernel per operator",
+                           "media, two passes", "media, one pass", "media, per operator"};
+    const char *one_pass[] = {NULL, NULL, NULL, "-1", "1", NULL};
+    for (int i = 0; i < n_paths && i < 6; i++) {
+        const int ns = paths[i][2] ? 3 : 2;
+        if (one_pass[i])
+            setenv("SMX2D_TEST_MEDIA_ONE_PASS", one_pass[i], 1);
+        /* The CPU with the same transport (the streaming scheme and the
+         * geometry; backend.fused is the GPU's alone). */
+        spot_dose cpu = field_rows("cpu", &paths[i][1], ns - 1, 0);
+        spot_dose a = field_rows("cuda", paths[i], ns, 0), b = field_rows("cuda", paths[i], ns, 1);
+        unsetenv("SMX2D_TEST_MEDIA_ONE_PASS");
         double w_cpu = 0.0;
         int ok = a.n_spots == 3 && b.n_spots == 3 && cpu.n_spots == 3, reversed_same = ok;
         for (int k = 0; ok && k < 3; k++) {
@@ -733,7 +758,7 @@ int main(int argc, char **argv)
     media_whole_run();
 
     printf("3. per-spot dose, CUDA vs CPU:\n");
-    per_spot_cases(3);
+    per_spot_cases(6);
 
     printf("4. whole runs, CUDA vs CPU:\n");
     const char *q[] = {"backend.early_exit=off"};

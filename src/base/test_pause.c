@@ -32,3 +32,9 @@ int smx_test_fail(const char *phase, smx_error *err)
         return 0;
     return smx_fail(err, SMX_EXIT_RUNTIME, "test: failing at %s as SMX2D_TEST_FAIL_RANK=%s asks", phase, want);
 }
+
+int smx_test_media_one_pass(void)
+{
+    const char *v = getenv("SMX2D_TEST_MEDIA_ONE_PASS");
+    return !v ? 0 : strcmp(v, "1") == 0 ? 1 : strcmp(v, "-1") == 0 ? -1 : 0;
+}

@@ -1,8 +1,11 @@
 #include "physics/sim_tables.h"
 
+#include "base/test_pause.h"
+
 #include <math.h>
 #include <stdlib.h>
 
+#include "base/test_pause.h"
 #include "physics/material.h"
 #include "physics/scattering_power.h"
 
@@ -118,7 +121,7 @@ static void choose_energy_form(sim_tables *s)
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
-    *s = (sim_tables){.p = p, .g = g, .only_op = -1, .n_media = 1};
+    *s = (sim_tables){.p = p, .g = g, .only_op = -1, .n_media = 1, .media_one_pass = smx_test_media_one_pass()};
     const material_props *mat;
     int rc = need_material(p, t, &mat, err);
     if (rc)
