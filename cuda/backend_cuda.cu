@@ -297,6 +297,8 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
         // spread the bins of a few tiles over every block (BENCHMARKS.md).
         c->media_single = c->media_single_ok && (c->s->media_one_pass > 0 ||
                                                  (c->s->media_one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
+        if (c->media_single_ok) // one-pass blocks write FM_SLOTS slots of partials
+            c->slots = c->media_single ? FM_SLOTS : 1;
         active_regions r0{occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1};
         // The ranges from the host copies of the tables (et points to device memory).
         std::vector<int2> tr(g->ne);

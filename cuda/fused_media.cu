@@ -10,6 +10,13 @@
 namespace {
 
 constexpr int FM_THREADS = FM_GROUPS * 32;
+// Resident blocks per SM the register budget is cut for (80 registers a
+// thread): at 124 registers 4 blocks (16 warps) fitted, and a block walks its
+// tile's bins with two barriers per bin, so resident warps are what hides
+// them (5.56 against 6.28 ms on the dense Production step with media; staging
+// four bins per barrier pair instead was slower, 7.55 ms: more shared memory
+// and spills).
+constexpr int FM_MIN_BLOCKS = 6;
 
 size_t fm_smem_bytes(int nmax, int ring, int64_t ne)
 {
@@ -40,7 +47,7 @@ struct fm_args {
 };
 
 template <int M>
-__global__ void __launch_bounds__(FM_THREADS) fused_media_kernel(fm_args A)
+__global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(fm_args A)
 {
     constexpr int NMAX = M * FM_GROUPS;
     extern __shared__ float fm_smem[];
@@ -238,7 +245,10 @@ __global__ void __launch_bounds__(FM_THREADS) fused_media_kernel(fm_args A)
     const int f[14] = {TF_W_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_BOUNDARY, TF_E_THETA_CUTOFF,
                        TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR, TF_E_NUCLEAR,
                        TF_E_MEDIUM_ROUNDING, TF_W_SPATIAL_LEAK, TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT};
-    block_partials_at<14, FM_GROUPS>(v, f, A.partials, A.blocks);
+    // FM_SLOTS blocks per partials slot: slot b / blocks, its block b % blocks
+    // (the finish sums every slot).
+    double *P = A.partials + (int64_t)(blockIdx.x / A.blocks) * (TF_COUNT - 1) * A.blocks;
+    block_partials_at<14, FM_GROUPS>(v, f, P, A.blocks);
     __syncthreads();
     for (int k = threadIdx.x; k < ne; k += blockDim.x) {
         if (sbox[4 * k + 1] < 0)
@@ -258,7 +268,7 @@ cudaError_t launch(const fm_args &a, cudaStream_t s)
                                          (int)smem);
     if (e != cudaSuccess)
         return e;
-    fused_media_kernel<M><<<a.blocks, FM_THREADS, smem, s>>>(a);
+    fused_media_kernel<M><<<a.blocks * FM_SLOTS, FM_THREADS, smem, s>>>(a);
     return cudaGetLastError();
 }
 
