@@ -21,40 +21,24 @@ __global__ void media_deposit_kernel(const float *__restrict__ psi, float *__res
     if (*stop)
         return;
     const int64_t ne = d.ne;
-    double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0, w_nuc = 0.0, e_nuc = 0.0, e_round = 0.0;
+    double dep_sum = 0.0;
+    media_tally tl;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < d.slice; c += stride) {
         const int64_t m = t.medium[c];
         const double *dm = t.deposit_mean + m * ne;
-        const unsigned char *low = t.lower + m * ne;
         for (int64_t j = 0; j < d.nth; j++) {
             double D = 0.0;
-            for (int64_t ie = 0; ie < ne; ie++) {
+            for (int ie = 0; ie < ne; ie++) {
                 const float v = psi[(ie * d.nth + j) * d.slice + c];
                 D = __fma_rn(dm[ie], (double)v, D);
-                const int64_t k = (m * 2 + (low[ie] ? 0 : 1)) * ne + ie;
-                if (t.target[k] < 0) {
-                    w_stop += v;
-                    e_stop += (double)v * t.E[ie];
-                } else {
-                    w_nuc += (double)v * t.nuc_w[k];
-                    e_nuc += (double)v * t.nuc_e[k];
-                }
-                e_round += (double)v * (t.deposit[k] - dm[ie]);
+                tl.add(t, media_table(t, ne, m, ie), dm[ie], v, t.E[ie]);
             }
             dmap[j * d.slice + c] = (float)D;
             dep_sum += D;
         }
     }
-    const double v[6] = {dep_sum, w_stop, e_stop, w_nuc, e_nuc, e_round};
-    const int fields[6] = {TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED,
-                           TF_W_NUCLEAR, TF_E_NUCLEAR, TF_E_MEDIUM_ROUNDING};
-    __shared__ double scratch[SMX_WARPS];
-    for (int k = 0; k < 6; k++) {
-        double s = block_sum(v[k], scratch);
-        if (threadIdx.x == 0)
-            partials[(int64_t)fields[k] * blocks + blockIdx.x] = s;
-    }
+    media_partials(dep_sum, tl, partials, blocks);
 }
 
 __global__ void media_gather_kernel(float *psi, dev_dims d, energy_media_dev t, const int *stop)
@@ -69,19 +53,8 @@ __global__ void media_gather_kernel(float *psi, dev_dims d, energy_media_dev t, 
         const energy_candidates_dev *gm = t.gather + m * ne;
         const unsigned char *low = t.lower + m * ne;
         float *p = psi + c; // (th, z, x) column; energy stride nth * slice
-        for (int64_t j = 0; j < ne; j++) {
-            const energy_candidates_dev e = gm[j];
-            float v = 0.0f;
-            bool first = true;
-            for (int k = 0; k < e.count; k++) {
-                if ((low[e.src[k]] ? 0 : 1) != e.upper[k])
-                    continue; // the other table's term
-                const float s = p[e.src[k] * estride];
-                v = first ? __fmul_rn(e.coeff[k], s) : __fmaf_rn(e.coeff[k], s, v);
-                first = false;
-            }
-            p[j * estride] = v;
-        }
+        for (int64_t j = 0; j < ne; j++)
+            p[j * estride] = media_gather(gm[j], low, 0, (int)ne - 1, [&](int s) { return p[s * estride]; });
     }
 }
 
@@ -94,12 +67,11 @@ __global__ void media_scatter_kernel(float *psi, dev_dims d, energy_media_dev t,
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += stride) {
         const int64_t m = t.medium[c % d.slice];
-        const unsigned char *low = t.lower + m * ne;
         float *p = psi + c;
         for (int64_t s = 0; s < ne; s++) {
             const float v = p[s * estride];
             p[s * estride] = 0.0f;
-            const int64_t k = (m * 2 + (low[s] ? 0 : 1)) * ne + s;
+            const int64_t k = media_table(t, ne, m, (int)s);
             const int tg = t.target[k];
             if (tg < 0)
                 continue;
@@ -127,7 +99,8 @@ __global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_di
     if (*stop)
         return;
     const int64_t ne = d.ne;
-    double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0, w_nuc = 0.0, e_nuc = 0.0, e_round = 0.0;
+    double dep_sum = 0.0;
+    media_tally tl;
     const box4 F = box_join(reg->occupied, reg->written);
     const int lo = reg->src_lo, hi = reg->src_hi;
     const int wl = max(0, min(reg->tgt_lo, reg->wtgt_lo));
@@ -149,43 +122,15 @@ __global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_di
         for (int ie = lo; ie <= hi; ie++) {
             const float v = p[ie * estride];
             D = __fma_rn(dm[ie], (double)v, D);
-            const int64_t k = (m * 2 + (low[ie] ? 0 : 1)) * ne + ie;
-            if (t.target[k] < 0) {
-                w_stop += v;
-                e_stop += (double)v * t.E[ie];
-            } else {
-                w_nuc += (double)v * t.nuc_w[k];
-                e_nuc += (double)v * t.nuc_e[k];
-            }
-            e_round += (double)v * (t.deposit[k] - dm[ie]);
+            tl.add(t, media_table(t, ne, m, ie), dm[ie], v, t.E[ie]);
         }
         dmap[j * d.slice + c] = (float)D;
         dep_sum += D;
         const energy_candidates_dev *gm = t.gather + m * ne;
-        for (int tb = wl; tb <= wh; tb++) {
-            const energy_candidates_dev e = gm[tb];
-            float v = 0.0f;
-            bool first = true;
-            for (int k = 0; k < e.count; k++) {
-                const int src = e.src[k];
-                if (src < lo || src > hi || (low[src] ? 0 : 1) != e.upper[k])
-                    continue; // a zero source, or the other table's term
-                const float sv = p[src * estride];
-                v = first ? __fmul_rn(e.coeff[k], sv) : __fmaf_rn(e.coeff[k], sv, v);
-                first = false;
-            }
-            p[tb * estride] = v;
-        }
+        for (int tb = wl; tb <= wh; tb++)
+            p[tb * estride] = media_gather(gm[tb], low, lo, hi, [&](int s) { return p[s * estride]; });
     }
-    const double v[6] = {dep_sum, w_stop, e_stop, w_nuc, e_nuc, e_round};
-    const int fields[6] = {TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED,
-                           TF_W_NUCLEAR, TF_E_NUCLEAR, TF_E_MEDIUM_ROUNDING};
-    __shared__ double scratch[SMX_WARPS];
-    for (int k = 0; k < 6; k++) {
-        double sum = block_sum(v[k], scratch);
-        if (threadIdx.x == 0)
-            partials[(int64_t)fields[k] * blocks + blockIdx.x] = sum;
-    }
+    media_partials(dep_sum, tl, partials, blocks);
 }
 
 } // namespace

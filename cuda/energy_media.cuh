@@ -47,6 +47,63 @@ struct energy_media_dev {
     int n_media;
 };
 
+
+// Device pieces shared by the media kernels (energy_media.cu, fused_media.cu).
+
+// The whole-bin table that source bin ie of medium m takes this step: its
+// index into the per-(medium, table) arrays.
+__device__ inline int64_t media_table(const energy_media_dev &t, int64_t ne, int64_t m, int ie)
+{
+    return (m * 2 + (t.lower[m * ne + ie] ? 0 : 1)) * ne + ie;
+}
+
+// A_E's tallies of weight v leaving a source bin by table k (dm its medium's
+// mean deposit, E its centre): stopped or non-elastic weight, and the chosen
+// table's deposit minus the mean (MEDIUM_ROUNDING).
+struct media_tally {
+    double w_stop = 0.0, e_stop = 0.0, w_nuc = 0.0, e_nuc = 0.0, e_round = 0.0;
+
+    __device__ void add(const energy_media_dev &t, int64_t k, double dm, double v, double E)
+    {
+        if (t.target[k] < 0) {
+            w_stop += v;
+            e_stop += v * E;
+        } else {
+            w_nuc += v * t.nuc_w[k];
+            e_nuc += v * t.nuc_e[k];
+        }
+        e_round += v * (t.deposit[k] - dm);
+    }
+};
+
+// Target bin e's value: its candidates whose table the step chose (low: the
+// medium's choices) and whose source lies in [lo, hi], sources ascending, the
+// first rounded once and the others fused multiply-adds, as the CPU.
+template <typename Src>
+__device__ inline float media_gather(const energy_candidates_dev &e, const unsigned char *low, int lo, int hi,
+                                     Src src)
+{
+    float v = 0.0f;
+    bool first = true;
+    for (int k = 0; k < e.count; k++) {
+        const int s = e.src[k];
+        if (s < lo || s > hi || (low[s] ? 0 : 1) != e.upper[k])
+            continue; // a zero source, or the other table's term
+        v = first ? __fmul_rn(e.coeff[k], src(s)) : __fmaf_rn(e.coeff[k], src(s), v);
+        first = false;
+    }
+    return v;
+}
+
+// The six A_E fields of a block's partials (SMX_THREADS threads).
+__device__ inline void media_partials(double dep_sum, const media_tally &tl, double *partials, int blocks)
+{
+    const double v[6] = {dep_sum, tl.w_stop, tl.e_stop, tl.w_nuc, tl.e_nuc, tl.e_round};
+    const int f[6] = {TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED,
+                      TF_W_NUCLEAR, TF_E_NUCLEAR, TF_E_MEDIUM_ROUNDING};
+    block_partials_at<6>(v, f, partials, blocks);
+}
+
 // This step's choice of every (medium, source bin), for the two kernels below.
 cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step, const int *stop,
                                 cudaStream_t s);

@@ -97,7 +97,8 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
     const int col = threadIdx.x & 31, g = threadIdx.x >> 5, j0 = g * M;
     const bool use_thr = A.threshold > 0.0f, circular = at.circular != 0;
     double tb = 0.0, tc = 0.0, eb = 0.0, ec = 0.0;
-    double dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0, w_nuc = 0.0, e_nuc = 0.0, e_round = 0.0;
+    double dep_sum = 0.0;
+    media_tally etl;
     double lw = 0.0, le = 0.0, wout = 0.0, eout = 0.0;
 
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
@@ -158,7 +159,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 conv_rows<M>(j0, nth, K, w, circular, [&](int src) { return s_in[src * 32 + col]; }, acc);
                 const int64_t mq = (int64_t)m * ne + q;
                 const double dm = em.deposit_mean[mq];
-                const int64_t kk = ((int64_t)m * 2 + (low[q] ? 0 : 1)) * ne + q;
+                const int64_t kk = media_table(em, ne, m, q);
                 float *ring = s_ring + (size_t)(q % RR) * NMAX * 32 + col;
                 double vs = 0.0;
 #pragma unroll
@@ -170,16 +171,8 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                     D[mm] = __fma_rn(dm, (double)acc[mm], D[mm]);
                     vs += acc[mm];
                 }
-                if (vs != 0.0) {
-                    if (em.target[kk] < 0) {
-                        w_stop += vs;
-                        e_stop += vs * Eq;
-                    } else {
-                        w_nuc += vs * em.nuc_w[kk];
-                        e_nuc += vs * em.nuc_e[kk];
-                    }
-                    e_round += vs * (em.deposit[kk] - dm);
-                }
+                if (vs != 0.0)
+                    etl.add(em, kk, dm, vs, Eq);
                 __syncthreads(); // the stage is free for the next bin
             }
             const int T = q - R; // complete: its sources T .. T + R are convolved
@@ -195,16 +188,9 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 const int j = j0 + mm;
                 if (j >= nth || !live)
                     continue;
-                float v = 0.0f;
-                bool first = true;
-                for (int kc = 0; kc < e.count; kc++) {
-                    const int src = e.src[kc];
-                    if (src < src_lo || src > src_hi || (low[src] ? 0 : 1) != e.upper[kc])
-                        continue; // a zero source, or the other table's term
-                    const float sv = s_ring[(size_t)(src % RR) * NMAX * 32 + j * 32 + col];
-                    v = first ? __fmul_rn(e.coeff[kc], sv) : __fmaf_rn(e.coeff[kc], sv, v);
-                    first = false;
-                }
+                const float v = media_gather(e, low, src_lo, src_hi, [&](int src) {
+                    return s_ring[(size_t)(src % RR) * NMAX * 32 + j * 32 + col];
+                });
                 const int tz = cz + s_move[0][j], tx = cx + s_move[1][j];
                 if (in_dom & (1u << mm)) {
                     pt[(int64_t)j * slice + (int64_t)tz * px + tx] = v;
@@ -241,7 +227,8 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
             }
     }
 
-    const double v[14] = {tb, tc, eb, ec, dep_sum, w_stop, e_stop, w_nuc, e_nuc, e_round, lw, le, wout, eout};
+    const double v[14] = {tb, tc, eb, ec, dep_sum, etl.w_stop, etl.e_stop, etl.w_nuc, etl.e_nuc, etl.e_round,
+                          lw, le, wout, eout};
     const int f[14] = {TF_W_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_BOUNDARY, TF_E_THETA_CUTOFF,
                        TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR, TF_E_NUCLEAR,
                        TF_E_MEDIUM_ROUNDING, TF_W_SPATIAL_LEAK, TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT};
