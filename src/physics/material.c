@@ -30,9 +30,10 @@ enum {
 
 static const material_props known[M_COUNT];
 
-/* Non-elastic cross section of material i: water's times the composition's ratio. */
+/* Non-elastic cross section of material i: water's times the composition's
+ * ratio to water at E (material_nonelastic_ratio). */
 #define NONELASTIC_OF(fn, i) \
-    static double fn(double E) { return material_nonelastic_ratio(&known[i]) * nonelastic_water_cm2_g(E); }
+    static double fn(double E) { return nonelastic_water_cm2_g(E) * material_nonelastic_ratio(&known[i], E); }
 NONELASTIC_OF(nonelastic_air, M_AIR)
 NONELASTIC_OF(nonelastic_lung, M_LUNG)
 NONELASTIC_OF(nonelastic_adipose, M_ADIPOSE)
@@ -178,10 +179,14 @@ double material_scattering_length(const material_props *m)
     return 1.0 / s;
 }
 
-double material_nonelastic_ratio(const material_props *m)
+double material_nonelastic_ratio(const material_props *m, double E_MeV)
 {
     double s = 0.0;
-    for (int i = 0; i < m->n_elements; i++)
-        s += m->elements[i].w * nonelastic_element_share(m->elements[i].Z, m->elements[i].A);
-    return s;
+    for (int i = 0; i < m->n_elements; i++) {
+        const material_element *el = &m->elements[i];
+        s += el->w / el->A * nonelastic_element_eval_mb(el->Z, el->A, E_MeV);
+    }
+    double water = SMX_WATER_OXYGEN_MASS_FRACTION / SMX_OXYGEN_A *
+                   nonelastic_element_eval_mb(8, SMX_OXYGEN_A, E_MeV);
+    return water > 0.0 ? s / water : 0.0;
 }

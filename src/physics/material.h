@@ -15,10 +15,12 @@
  *   XS                       Gottschalk's scattering length, Med. Phys. 37 (2010) 352:
  *                            1/(rho X_S) = alpha N_A r_e^2 sum w Z^2/A
  *                            [2 ln(33219 (A Z)^(-1/3)) - 1];
- *   non-elastic sigma/rho    physics/nuclear.h: water's ICRU 63 fit, scaled by the
- *                            composition (material_nonelastic_ratio).
- * tests/test_materials.c recomputes Z/A, X0, XS and the non-elastic ratio from the
- * composition and fails if a stored constant drifts from it. */
+ *   non-elastic sigma/rho    physics/nuclear.h: water's fit to ICRU 63 times the
+ *                            material's ratio to water at E from ICRU 63's
+ *                            per-element cross sections (material_nonelastic_ratio).
+ * tests/test_materials.c recomputes Z/A, X0 and XS from the composition and fails
+ * if a stored constant drifts from it; tests/test_nuclear.c checks the non-elastic
+ * cross sections. */
 #ifndef SMX_MATERIAL_H
 #define SMX_MATERIAL_H
 
@@ -58,8 +60,11 @@ const material_props *material_props_at(int i);
 double material_z_over_a(const material_props *m);
 double material_radiation_length_tsai(const material_props *m);   /* g/cm2 */
 double material_scattering_length(const material_props *m);        /* g/cm2 */
-/* Non-elastic cross section per unit mass relative to liquid water's
- * (physics/nuclear.h: nonelastic_element_share). Exactly 1 for water. */
-double material_nonelastic_ratio(const material_props *m);
+/* Non-elastic cross section per unit mass relative to liquid water's at E:
+ * sum w_i sigma_i / A_i over the composition, over the same for water, with
+ * the evaluated cross sections per nucleus (physics/nuclear.h:
+ * nonelastic_element_eval_mb). Exactly 1 for water; 0 below 7 MeV, where
+ * ICRU 63 has no oxygen value (nor the water fit a cross section). */
+double material_nonelastic_ratio(const material_props *m, double E_MeV);
 
 #endif

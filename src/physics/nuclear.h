@@ -4,6 +4,7 @@
 #ifndef SMX_NUCLEAR_H
 #define SMX_NUCLEAR_H
 
+#include "physics/nuclear_icru63.h"
 #include "physics/tables.h"
 
 /* Of the energy of a proton lost to a non-elastic interaction, the share
@@ -19,22 +20,39 @@
  * 250 MeV value above, where the fit ends. */
 double nonelastic_water_cm2_g(double E_MeV);
 
-/* Other materials: the cross section per nucleus of element (Z, A) is taken as
- * oxygen's scaled by (A / A_O)^(2/3) (the geometric nuclear size, R ~ A^(1/3)),
- * with oxygen's energy dependence; hydrogen contributes nothing. Per unit mass
- * of the element that is oxygen's per-mass cross section times (A_O / A)^(1/3),
- * and oxygen's per-mass cross section is water's divided by oxygen's mass
- * fraction in water. This returns that factor for one element,
- *   share(Z, A) = (A_O / A)^(1/3) / w_O(water)   (0 for Z = 1),
- * so that sigma/rho of a material = nonelastic_water_cm2_g(E) * sum w_i share_i.
- * An approximation (docs/materials.md): the A^(2/3) law ignores the nuclear
- * surface and shell effects, every element keeps oxygen's 7 MeV threshold and
- * energy dependence, and it has not been checked here against evaluated
- * per-element data (ICRU Report 63 tabulates C, O, Al and others: the reference
- * to check it against). Water itself is unchanged: its share sum is exactly 1. */
-double nonelastic_element_share(int Z, double A);
+/* Other materials: per element, ICRU Report 63's evaluated cross section per
+ * nucleus (physics/nuclear_icru63.h) scaled, at each energy, by the ratio of
+ * the water fit's oxygen to ICRU 63's oxygen, so that water's own composition
+ * gives the water fit exactly and every other material keeps ICRU 63's ratio
+ * to water. Hydrogen contributes nothing (no non-elastic channel below the
+ * pion threshold); nothing is removed at or below the fit's 7 MeV, for any
+ * element.
+ *
+ * An element ICRU 63 does not evaluate (Na, Mg, S, Cl, Ar, K, Ti, Zn in the
+ * library) takes the reduced cross section sigma / A^(2/3) interpolated
+ * linearly in A between the evaluated elements on either side of its A
+ * (nonelastic_between_mb), or scaled as A^(2/3) from the nearest evaluated
+ * element beyond the table's ends. Checked by leaving out evaluated elements
+ * and against Barashenkov's evaluation and two parametrisations
+ * (tests/test_nuclear.c, docs/materials.md). */
+
+/* Per nucleus (mb) before the scale to the water fit: ICRU 63, or the rule
+ * above for an element it does not evaluate; 0 for Z <= 1. */
+double nonelastic_element_eval_mb(int Z, double A, double E_MeV);
+/* The rule between two evaluations lo and hi (A_lo < A_hi), at mass A. */
+double nonelastic_between_mb(const nonelastic_eval *lo, const nonelastic_eval *hi, double A,
+                             double E_MeV);
+/* Oxygen's cross section per nucleus (mb) that the water fit stands for. */
+double nonelastic_oxygen_fit_mb(double E_MeV);
+/* What the transport uses, per nucleus (mb): the evaluated value times
+ * nonelastic_oxygen_fit_mb / ICRU 63's oxygen at E; 0 at or below 7 MeV. */
+double nonelastic_element_mb(int Z, double A, double E_MeV);
+
 #define SMX_OXYGEN_A 15.9994
 #define SMX_WATER_OXYGEN_MASS_FRACTION 0.888106
+/* Avogadro's number (CODATA 2018), per mol; 1 mb = 1e-27 cm2. */
+#define SMX_AVOGADRO 6.02214076e23
+#define SMX_MB_CM2 1e-27
 
 /* Probability of surviving, without a non-elastic interaction, the path from
  * residual range R(E) down by ds_g g/cm2 (or to R(E_stop), if that comes first). */
