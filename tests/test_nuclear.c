@@ -103,6 +103,7 @@ static void check_table(void)
         if (i > 0)
             CHECK_MSG(e->Z > e[-1].Z && e->A > e[-1].A, "%s: not ascending in Z and A", e->symbol);
         CHECK(nonelastic_icru63_find(e->Z) == e);
+        CHECK_REL(e->A23, cbrt(e->A * e->A), 1e-15); /* written to 17 digits */
         /* From the water fit's threshold to at least 150 MeV (ICRU 63's iron). */
         CHECK_MSG(e->n >= 2 && e->E_MeV[0] == 7.0 && e->E_MeV[e->n - 1] >= 150.0,
                   "%s: energies %g to %g MeV", e->symbol, e->E_MeV[0], e->E_MeV[e->n - 1]);

@@ -181,12 +181,5 @@ double material_scattering_length(const material_props *m)
 
 double material_nonelastic_ratio(const material_props *m, double E_MeV)
 {
-    double s = 0.0;
-    for (int i = 0; i < m->n_elements; i++) {
-        const material_element *el = &m->elements[i];
-        s += el->w / el->A * nonelastic_element_eval_mb(el->Z, el->A, E_MeV);
-    }
-    double water = SMX_WATER_OXYGEN_MASS_FRACTION / SMX_OXYGEN_A *
-                   nonelastic_element_eval_mb(8, SMX_OXYGEN_A, E_MeV);
-    return water > 0.0 ? s / water : 0.0;
+    return nonelastic_ratio_to_water(m->elements, m->n_elements, E_MeV);
 }

@@ -60,11 +60,8 @@ const material_props *material_props_at(int i);
 double material_z_over_a(const material_props *m);
 double material_radiation_length_tsai(const material_props *m);   /* g/cm2 */
 double material_scattering_length(const material_props *m);        /* g/cm2 */
-/* Non-elastic cross section per unit mass relative to liquid water's at E:
- * sum w_i sigma_i / A_i over the composition, over the same for water, with
- * the evaluated cross sections per nucleus (physics/nuclear.h:
- * nonelastic_element_eval_mb). Exactly 1 for water; 0 below 7 MeV, where
- * ICRU 63 has no oxygen value (nor the water fit a cross section). */
+/* Non-elastic cross section per unit mass relative to liquid water's at E,
+ * from the composition (physics/nuclear.h: nonelastic_ratio_to_water). */
 double material_nonelastic_ratio(const material_props *m, double E_MeV);
 
 #endif

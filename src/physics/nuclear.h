@@ -4,6 +4,7 @@
 #ifndef SMX_NUCLEAR_H
 #define SMX_NUCLEAR_H
 
+#include "physics/material.h"
 #include "physics/nuclear_icru63.h"
 #include "physics/tables.h"
 
@@ -42,6 +43,12 @@ double nonelastic_element_eval_mb(int Z, double A, double E_MeV);
 /* The rule between two evaluations lo and hi (A_lo < A_hi), at mass A. */
 double nonelastic_between_mb(const nonelastic_eval *lo, const nonelastic_eval *hi, double A,
                              double E_MeV);
+/* A composition's non-elastic cross section per unit mass relative to liquid
+ * water's at E: sum w_i sigma_i / A_i over it, over the same for water, with
+ * sigma_i = nonelastic_element_eval_mb (each evaluated element looked up once).
+ * Exactly 1 for water's composition; 0 below 7 MeV, where ICRU 63 has no oxygen
+ * value (nor the water fit a cross section). */
+double nonelastic_ratio_to_water(const material_element *el, int n, double E_MeV);
 /* Oxygen's cross section per nucleus (mb) that the water fit stands for. */
 double nonelastic_oxygen_fit_mb(double E_MeV);
 /* What the transport uses, per nucleus (mb): the evaluated value times

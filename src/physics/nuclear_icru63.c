@@ -104,14 +104,16 @@ SAME_LENGTH(Ca);
 SAME_LENGTH(Fe);
 SAME_LENGTH(Cu);
 
-#define EVAL(Z, sym, A) {Z, #sym, A, (int)(sizeof E_##sym / sizeof E_##sym[0]), E_##sym, s_##sym}
+#define EVAL(Z, sym, A, A23) {Z, #sym, A, A23, (int)(sizeof E_##sym / sizeof E_##sym[0]), E_##sym, s_##sym}
 
-const nonelastic_eval nonelastic_icru63[] = {
-    EVAL(6, C, 12.0107),    EVAL(7, N, 14.0067),    EVAL(8, O, 15.9994),
-    EVAL(13, Al, 26.981538), EVAL(14, Si, 28.0855),  EVAL(15, P, 30.973761),
-    EVAL(20, Ca, 40.078),   EVAL(26, Fe, 55.845),   EVAL(29, Cu, 63.546),
+const nonelastic_eval nonelastic_icru63[NONELASTIC_ICRU63_N] = {
+    EVAL(6, C, 12.0107, 5.2445980958873344),    EVAL(7, N, 14.0067, 5.8106388650319039),
+    EVAL(8, O, 15.9994, 6.3494454667754585),    EVAL(13, Al, 26.981538, 8.9958968656391374),
+    EVAL(14, Si, 28.0855, 9.239634105975254),   EVAL(15, P, 30.973761, 9.8627031528733582),
+    EVAL(20, Ca, 40.078, 11.71127090777804),    EVAL(26, Fe, 55.845, 14.610201203963513),
+    EVAL(29, Cu, 63.546, 15.924243590043503),
 };
-const int nonelastic_icru63_count = (int)(sizeof nonelastic_icru63 / sizeof nonelastic_icru63[0]);
+const int nonelastic_icru63_count = NONELASTIC_ICRU63_N;
 
 const nonelastic_eval *nonelastic_icru63_find(int Z)
 {

@@ -26,13 +26,16 @@ typedef struct nonelastic_eval {
     int Z;
     const char *symbol;
     double A;               /* g/mol, the natural element's standard atomic weight */
+    double A23;             /* A^(2/3), written out (the A-rule of physics/nuclear.h
+                             * uses it on every call; tests/test_nuclear.c checks it) */
     int n;
     const double *E_MeV;    /* strictly ascending, from 7 MeV */
     const double *sigma_mb; /* per nucleus */
 } nonelastic_eval;
 
 /* Ascending in Z (and in A). */
-extern const nonelastic_eval nonelastic_icru63[];
+#define NONELASTIC_ICRU63_N 9
+extern const nonelastic_eval nonelastic_icru63[NONELASTIC_ICRU63_N];
 extern const int nonelastic_icru63_count;
 
 /* The evaluation of element Z; NULL when ICRU 63 has none. */
