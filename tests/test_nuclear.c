@@ -234,8 +234,8 @@ static void check_titanium(void)
  * left out, with neighbours as far apart as titanium's (Ca and Fe, 16 in A):
  * Ca from P and Fe (25 apart), Fe from Ca and Cu, N from C and O. Measured
  * worst at 50-200 MeV: +3.5 % (Ca at 50 MeV); 5 % holds it. (P from Si and Ca
- * is 10 % off at 50-70 MeV, where P's cross section has a bump the rule cannot
- * know: docs/materials.md.) */
+ * is 10-12 % low at 50-70 MeV, where P's cross section has a bump the rule
+ * cannot know: docs/materials.md.) */
 static void check_rule(void)
 {
     static const int cases[][3] = {{20, 15, 26}, {26, 20, 29}, {7, 6, 8}};
