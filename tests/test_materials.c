@@ -16,6 +16,7 @@
 #include "physics/medium_plan.h"
 #include "physics/nuclear.h"
 #include "physics/scattering_power.h"
+#include "doc_table.h"
 #include "tables_fixture.h"
 
 static const char *const KEYS[MATERIAL_LIBRARY_N] = {MATERIAL_LIBRARY_KEYS};
@@ -420,22 +421,9 @@ static void doc_row(char *buf, size_t cap, const char *key, const tables *t, con
 
 static void check_doc_table(const char *expected)
 {
-    FILE *f = fopen(DOC_PATH, "r");
-    CHECK_MSG(f != NULL, "%s: %s", DOC_PATH, strerror(errno));
-    if (!f)
-        return;
-    static char doc[1 << 17];
-    size_t n = fread(doc, 1, sizeof doc - 1, f);
-    doc[n] = '\0';
-    fclose(f);
-    const char *b = strstr(doc, DOC_BEGIN), *e = b ? strstr(b, DOC_END) : NULL;
-    CHECK_MSG(b && e, "%s: table markers missing", DOC_PATH);
-    if (!b || !e)
-        return;
-    b += strlen(DOC_BEGIN);
-    int same = (size_t)(e - b) == strlen(expected) && strncmp(b, expected, (size_t)(e - b)) == 0;
-    CHECK_MSG(same, "%s: the materials table is stale; replace it with the output of "
-              "build/tests/test_materials --print-doc-table:\n%s", DOC_PATH, expected);
+    check_doc_table_in(DOC_PATH, DOC_BEGIN, DOC_END, expected,
+                       "the materials table is stale; replace it with the output of "
+                       "build/tests/test_materials --print-doc-table");
 }
 
 int main(int argc, char **argv)

@@ -12,6 +12,7 @@
 #include "physics/nuclear.h"
 
 #include "check.h"
+#include "doc_table.h"
 
 #include <errno.h>
 
@@ -353,27 +354,13 @@ static size_t doc_materials(char *buf, size_t cap)
 
 static void check_doc_table(const char *name, const char *expected)
 {
-    char begin[128], end[128];
+    char begin[128], end[128], stale[256];
     snprintf(begin, sizeof begin, "<!-- nonelastic-%s:begin (tests/test_nuclear.c --print-doc-table %s) -->\n",
              name, name);
     snprintf(end, sizeof end, "<!-- nonelastic-%s:end -->", name);
-    FILE *f = fopen(DOC_PATH, "r");
-    CHECK_MSG(f != NULL, "%s: %s", DOC_PATH, strerror(errno));
-    if (!f)
-        return;
-    static char doc[1 << 17];
-    size_t n = fread(doc, 1, sizeof doc - 1, f);
-    doc[n] = '\0';
-    fclose(f);
-    const char *b = strstr(doc, begin), *e = b ? strstr(b, end) : NULL;
-    CHECK_MSG(b && e, "%s: markers of the %s table missing", DOC_PATH, name);
-    if (!b || !e)
-        return;
-    b += strlen(begin);
-    int same = (size_t)(e - b) == strlen(expected) && strncmp(b, expected, (size_t)(e - b)) == 0;
-    CHECK_MSG(same, "%s: the non-elastic %s table is stale; run sh scripts/update_materials_doc.sh "
-              "or paste the output of build/tests/test_nuclear --print-doc-table %s:\n%s",
-              DOC_PATH, name, name, expected);
+    snprintf(stale, sizeof stale, "the non-elastic %s table is stale; run sh scripts/update_materials_doc.sh "
+             "or paste the output of build/tests/test_nuclear --print-doc-table %s", name, name);
+    check_doc_table_in(DOC_PATH, begin, end, expected, stale);
 }
 
 int main(int argc, char **argv)
