@@ -318,7 +318,7 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
         if (int rc = cuda_choose_angular(c, err))
             return rc;
         if (c->angular != 0)
-            c->fused = c->single_pass = c->media_regions = c->media_single = 0;
+            c->fused = c->single_pass = c->media_regions = c->media_single = c->media_single_ok = 0;
     }
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     c->uploaded = 1;
