@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
 
     const int col = threadIdx.x & 31, g = threadIdx.x >> 5, j0 = g * M;
     const bool use_thr = A.threshold > 0.0f, circular = at.circular != 0;
-    double tb = 0.0, tc = 0.0, eb = 0.0, ec = 0.0;
+    theta_tally tal; // written with the other fields below (its write() assumes SMX_THREADS blocks)
     double dep_sum = 0.0;
     media_tally etl;
     double lw = 0.0, le = 0.0, wout = 0.0, eout = 0.0;
@@ -145,13 +145,8 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                     s_in[j * 32 + col] = v;
                 }
                 const double Eq = __ldg(em.E + q);
-                if (live) {
-                    const double cut = ci.kept * (1.0 - at.weight_sum[k]) + ci.dropped;
-                    tb += ci.bnd;
-                    tc += cut;
-                    eb += ci.bnd * Eq;
-                    ec += cut * Eq;
-                }
+                if (live)
+                    tal.add(ci, at.weight_sum[k], Eq);
                 __syncthreads(); // the bin's stage is complete
                 float acc[M];
                 const int K = at.half_width[k];
@@ -227,7 +222,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
             }
     }
 
-    const double v[14] = {tb, tc, eb, ec, dep_sum, etl.w_stop, etl.e_stop, etl.w_nuc, etl.e_nuc, etl.e_round,
+    const double v[14] = {tal.wb, tal.wc, tal.eb, tal.ec, dep_sum, etl.w_stop, etl.e_stop, etl.w_nuc, etl.e_nuc, etl.e_round,
                           lw, le, wout, eout};
     const int f[14] = {TF_W_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_BOUNDARY, TF_E_THETA_CUTOFF,
                        TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR, TF_E_NUCLEAR,
