@@ -245,25 +245,30 @@ static int dither_bracket(const grid *g, const energy_lut *mean, int i)
     return t;
 }
 
+/* Where E' lies between centres t and t + 1, measured from the upper one in
+ * the reference table's residual range (in energy where the range is not
+ * finite): the share of the lower centre, and the fractional part of a move. */
+static double ref_share(const grid *g, const tables *ref, int t, double Ep)
+{
+    const double *Ec = g->E.centres;
+    double R1 = tables_csda_range(ref, Ec[t + 1]), R0 = tables_csda_range(ref, Ec[t]);
+    double f = (R1 - tables_csda_range(ref, Ep)) / (R1 - R0);
+    return isfinite(f) ? f : (Ec[t + 1] - Ep) / (Ec[t + 1] - Ec[t]);
+}
+
 /* Bins of the reference's residual range that one step in the medium moves
  * source i down (at least DITHER_MOVE_MIN; a particle that stops is counted as
  * reaching the grid's bottom). */
 #define DITHER_MOVE_MIN 1e-9
 static double dither_move_bins(const grid *g, const energy_lut *mean, const tables *ref, int i)
 {
-    const double *Ec = g->E.centres;
     double Ep = mean->E_after[i];
     int t = mean->target[i] < 0 ? -1 : lower_centre(g, Ep);
     double mv = i + 1.0;
-    if (t >= 0 && t + 1 < g->ne) {
-        double R1 = tables_csda_range(ref, Ec[t + 1]), R0 = tables_csda_range(ref, Ec[t]);
-        double f = (R1 - tables_csda_range(ref, Ep)) / (R1 - R0);
-        if (!isfinite(f))
-            f = (Ec[t + 1] - Ep) / (Ec[t + 1] - Ec[t]);
-        mv = (double)(i - t - 1) + f;
-    } else if (t + 1 >= g->ne) {
+    if (t >= 0 && t + 1 < g->ne)
+        mv = (double)(i - t - 1) + ref_share(g, ref, t, Ep);
+    else if (t + 1 >= g->ne)
         mv = 0.0;
-    }
     return fmax(mv, DITHER_MOVE_MIN);
 }
 
@@ -297,9 +302,7 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
         E_hi[i] = Ec[t + 1];
         /* The share of the lower centre, in the reference's residual range
          * (uniform on a range grid; see lut_energy.h). */
-        double R1 = tables_csda_range(ref, Ec[t + 1]), R0 = tables_csda_range(ref, Ec[t]);
-        double p = (R1 - tables_csda_range(ref, Ep)) / (R1 - R0);
-        d->p_low[i] = isfinite(p) ? fmin(fmax(p, 0.0), 1.0) : (Ec[t + 1] - Ep) / (Ec[t + 1] - Ec[t]);
+        d->p_low[i] = fmin(fmax(ref_share(g, ref, t, Ep), 0.0), 1.0);
         /* A step that leaves the particle in its own bin has no room above it
          * for a symmetric spread (targets stay at or below the source): its
          * straggling is left out (docs/physics.md). */
