@@ -16,7 +16,6 @@ static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see sim_table
 static int runner_fused_kp_cap = 0;   /* tests: fused step's padded half-width cap (see sim_tables) */
 static int runner_fused_split_off = 0; /* tests: no energy split in the fused step (see sim_tables) */
 static int runner_fused_one_tile = 0;  /* tests: one tile per block in the fused step (see sim_tables) */
-static int runner_media_one_pass = 0;  /* tests: the media step's one pass forced on or off (see sim_tables) */
 static int runner_cuda_pad_rows = 0;   /* tests: CUDA rows padded on every grid (see sim_tables) */
 static int runner_fused_boundary_global = 0; /* tests: wide kernels' boundary fractions from global memory */
 static char runner_variants[1024];     /* the last run's kernel_variants (which paths ran) */
@@ -41,7 +40,6 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
     st.fused_kp_cap = runner_fused_kp_cap;
     st.fused_split_off = runner_fused_split_off;
     st.fused_one_tile = runner_fused_one_tile;
-    st.media_one_pass = runner_media_one_pass;
     st.cuda_pad_rows = runner_cuda_pad_rows;
     st.fused_boundary_global = runner_fused_boundary_global;
     double w0 = 0.0, e0 = 0.0;
