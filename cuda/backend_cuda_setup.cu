@@ -44,6 +44,18 @@ static dev_dims dev_dims_for(const grid *g, const sim_tables *s, bool pad_rows)
     return dev_dims{g->ne, g->nth, g->nz, g->nx, px, slice, g->ne * g->nth * slice};
 }
 
+// The (source, table) candidates of every medium's targets (energy_media.cuh):
+// medium 0's plain gather entries, then each other medium's lists.
+static size_t media_candidate_count(const sim_tables *s)
+{
+    size_t n = 0;
+    for (int64_t i = 0; i < s->g->ne; i++)
+        n += (size_t)s->el.gather[i].count;
+    for (int m = 1; m < s->n_media; m++)
+        n += (size_t)sim_dither(s, m)->cand_start[s->g->ne];
+    return n;
+}
+
 // Bytes of device memory the plan needs (the arena) with the layout d, before any allocation.
 static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims &d, int blocks,
                               size_t fft_bytes)
@@ -67,8 +79,8 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     if (s && s->n_media > 1) { // per-medium tables (energy_media.cuh) and the medium map
         const size_t nm = (size_t)s->n_media;
         b += align_up((size_t)d.slice) + align_up(nm * ne * sizeof(int)); // medium, kernel_of_energy
-        b += 3 * align_up(nm * ne * sizeof(double)) + align_up(nm * ne * sizeof(energy_candidates_dev)) +
-             align_up(nm * ne);
+        b += 3 * align_up(nm * ne * sizeof(double)) + align_up((nm * ne + 1) * sizeof(int)) +
+             align_up(media_candidate_count(s) * sizeof(media_candidate)) + align_up(nm * ne);
         b += align_up(2 * nm * ne * sizeof(int)) + align_up(2 * nm * ne * sizeof(float4)) +
              3 * align_up(2 * nm * ne * sizeof(double));
         b += align_up(ne * sizeof(int2)); // et_media's target ranges
@@ -130,7 +142,9 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     unsigned char *med = a.take<unsigned char>(c->d.slice);
     double *plow = a.take<double>(nm * ne), *dmean = a.take<double>(nm * ne), *steps = a.take<double>(nm * ne);
     unsigned char *lower = a.take<unsigned char>(nm * ne);
-    energy_candidates_dev *cand = a.take<energy_candidates_dev>(nm * ne);
+    const size_t ncand = media_candidate_count(s);
+    int *cstart = a.take<int>(nm * ne + 1);
+    media_candidate *cand = a.take<media_candidate>(ncand);
     int *tg = a.take<int>(2 * nm * ne);
     float4 *cf = a.take<float4>(2 * nm * ne);
     double *dep = a.take<double>(2 * nm * ne), *nw = a.take<double>(2 * nm * ne), *nen = a.take<double>(2 * nm * ne);
@@ -141,13 +155,14 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
         for (int64_t x = 0; x < g->nx; x++)
             hmed[(size_t)(z * c->d.px + x)] = (unsigned char)medium_of(s->mm, (int)z, (int)x);
     std::vector<double> hp(nm * ne), hd(nm * ne), hs(nm * ne), hdep(2 * nm * ne), hnw(2 * nm * ne), hne(2 * nm * ne);
-    std::vector<energy_candidates_dev> hc(nm * ne);
+    std::vector<int> hcs(nm * ne + 1, 0);
+    std::vector<media_candidate> hc;
+    hc.reserve(ncand);
     std::vector<int> htg(2 * nm * ne);
     std::vector<float4> hcf(2 * nm * ne);
     std::vector<int2> htr(ne);
     for (size_t i = 0; i < ne; i++)
         htr[i] = target_range(s, (int)i);
-    static_assert(ENERGY_MEDIA_CANDIDATES == ENERGY_CANDIDATES, "the candidates' layout");
     for (size_t m = 0; m < nm; m++) {
         const energy_lut *mean = sim_energy_lut(s, (int)m);
         for (size_t i = 0; i < ne; i++) {
@@ -155,21 +170,18 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
             hd[mi] = mean->deposit_MeV[i];
             hp[mi] = m ? sim_dither(s, (int)m)->p_low[i] : 1.0;
             hs[mi] = m ? sim_dither(s, (int)m)->steps[i] : (double)i; // medium 0: always table 0
-            energy_candidates_dev e{};
+            hcs[mi] = (int)hc.size();
             if (m) {
-                const energy_candidates &ec = sim_dither(s, (int)m)->gather[i];
-                for (int k = 0; k < ec.count; k++)
-                    e.src[k] = ec.src[k], e.coeff[k] = ec.coeff[k], e.upper[k] = ec.upper[k];
-                e.count = ec.count;
+                const energy_dither_lut *dl = sim_dither(s, (int)m);
+                for (int k = dl->cand_start[i]; k < dl->cand_start[i + 1]; k++)
+                    hc.push_back(media_candidate{dl->cand[k].src * 2 + dl->cand[k].upper, dl->cand[k].coeff});
             } else {
                 const energy_gather_entry &ge = s->el.gather[i];
                 for (int k = 0; k < ge.count; k++)
-                    e.src[k] = ge.src[k], e.coeff[k] = ge.coeff[k], e.upper[k] = 0;
-                e.count = ge.count;
+                    hc.push_back(media_candidate{ge.src[k] * 2, ge.coeff[k]});
             }
-            hc[mi] = e;
-            for (int k = 0; k < e.count; k++) // fused_media.cuh: the widest target-source distance
-                c->media_reach = std::max(c->media_reach, e.src[k] - (int)i);
+            for (size_t k = (size_t)hcs[mi]; k < hc.size(); k++) // fused_media.cuh: the widest target-source distance
+                c->media_reach = std::max(c->media_reach, hc[k].src_table / 2 - (int)i);
             for (int u = 0; u < 2; u++) {
                 const energy_lut *l = !m ? &s->el : u ? &sim_dither(s, (int)m)->upper : &sim_dither(s, (int)m)->lower;
                 const size_t k = (m * 2 + u) * ne + i;
@@ -181,15 +193,17 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
             }
         }
     }
+    hcs[nm * ne] = (int)hc.size();
     int rc = upload_array(med, hmed.data(), hmed.size(), err) || upload_array(plow, hp.data(), nm * ne, err) ||
              upload_array(steps, hs.data(), nm * ne, err) ||
-             upload_array(dmean, hd.data(), nm * ne, err) || upload_array(cand, hc.data(), nm * ne, err) ||
+             upload_array(dmean, hd.data(), nm * ne, err) || upload_array(cstart, hcs.data(), nm * ne + 1, err) ||
+             (ncand && upload_array(cand, hc.data(), ncand, err)) ||
              upload_array(tg, htg.data(), 2 * nm * ne, err) || upload_array(cf, hcf.data(), 2 * nm * ne, err) ||
              upload_array(dep, hdep.data(), 2 * nm * ne, err) || upload_array(nw, hnw.data(), 2 * nm * ne, err) ||
              upload_array(nen, hne.data(), 2 * nm * ne, err) || upload_array(trange, htr.data(), ne, err);
     if (rc)
         return err->code;
-    c->em = energy_media_dev{med, plow, steps, lower, dmean, tg, cf, dep, nw, nen, cand, E, (int)nm};
+    c->em = energy_media_dev{med, plow, steps, lower, dmean, tg, cf, dep, nw, nen, cstart, cand, E, (int)nm};
     c->at.medium = med;
     c->et_media.trange = trange; // the rest of et_media is et (cuda_setup)
     return 0;

@@ -50,11 +50,10 @@ __global__ void media_gather_kernel(float *psi, dev_dims d, energy_media_dev t, 
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += stride) {
         const int64_t m = t.medium[c % d.slice];
-        const energy_candidates_dev *gm = t.gather + m * ne;
         const unsigned char *low = t.lower + m * ne;
         float *p = psi + c; // (th, z, x) column; energy stride nth * slice
         for (int64_t j = 0; j < ne; j++)
-            p[j * estride] = media_gather(gm[j], low, 0, (int)ne - 1, [&](int s) { return p[s * estride]; });
+            p[j * estride] = media_gather(t, m * ne + j, low, 0, (int)ne - 1, [&](int s) { return p[s * estride]; });
     }
 }
 
@@ -126,9 +125,8 @@ __global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_di
         }
         dmap[j * d.slice + c] = (float)D;
         dep_sum += D;
-        const energy_candidates_dev *gm = t.gather + m * ne;
         for (int tb = wl; tb <= wh; tb++)
-            p[tb * estride] = media_gather(gm[tb], low, lo, hi, [&](int s) { return p[s * estride]; });
+            p[tb * estride] = media_gather(t, m * ne + tb, low, lo, hi, [&](int s) { return p[s * estride]; });
     }
     media_partials(dep_sum, tl, partials, blocks);
 }

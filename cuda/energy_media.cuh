@@ -22,13 +22,11 @@
 
 #include "common.cuh"
 
-#define ENERGY_MEDIA_CANDIDATES 6 // ENERGY_CANDIDATES of src/physics/lut_energy.h
-
-struct energy_candidates_dev {
-    int src[ENERGY_MEDIA_CANDIDATES];
-    float coeff[ENERGY_MEDIA_CANDIDATES];
-    unsigned char upper[ENERGY_MEDIA_CANDIDATES];
-    int count;
+// One (source, table) pair that can reach a target (energy_candidate of
+// src/physics/lut_energy.h), packed into 8 bytes for one load.
+struct __align__(8) media_candidate {
+    int src_table; // source bin * 2 + table (1 = the upper table)
+    float coeff;
 };
 
 struct energy_media_dev {
@@ -42,7 +40,10 @@ struct energy_media_dev {
     const int *target;
     const float4 *coeff;
     const double *deposit, *nuc_w, *nuc_e;
-    const energy_candidates_dev *gather;  // [n_media][ne] per target
+    // per target of each medium, every (source, table) that can reach it,
+    // sources ascending: cand[cand_start[m * ne + T] .. cand_start[m * ne + T + 1])
+    const int *cand_start;                // [n_media * ne + 1]
+    const media_candidate *cand;
     const double *E;                      // [ne] centres
     int n_media;
 };
@@ -76,20 +77,23 @@ struct media_tally {
     }
 };
 
-// Target bin e's value: its candidates whose table the step chose (low: the
-// medium's choices) and whose source lies in [lo, hi], sources ascending, the
+// Target bin T's value (row = m * ne + T): the candidates whose table the step
+// chose (low: the medium's choices) and whose source lies in [lo, hi], sources ascending, the
 // first rounded once and the others fused multiply-adds, as the CPU.
 template <typename Src>
-__device__ inline float media_gather(const energy_candidates_dev &e, const unsigned char *low, int lo, int hi,
+__device__ inline float media_gather(const energy_media_dev &t, int64_t row, const unsigned char *low, int lo, int hi,
                                      Src src)
 {
     float v = 0.0f;
     bool first = true;
-    for (int k = 0; k < e.count; k++) {
-        const int s = e.src[k];
-        if (s < lo || s > hi || (low[s] ? 0 : 1) != e.upper[k])
+    const int k1 = __ldg(t.cand_start + row + 1);
+    for (int k = __ldg(t.cand_start + row); k < k1; k++) {
+        const int2 e = __ldg(reinterpret_cast<const int2 *>(t.cand) + k);
+        const int s = e.x >> 1;
+        if (s < lo || s > hi || (low[s] ? 0 : 1) != (e.x & 1))
             continue; // a zero source, or the other table's term
-        v = first ? __fmul_rn(e.coeff[k], src(s)) : __fmaf_rn(e.coeff[k], src(s), v);
+        const float c = __int_as_float(e.y);
+        v = first ? __fmul_rn(c, src(s)) : __fmaf_rn(c, src(s), v);
         first = false;
     }
     return v;

@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
             const int T = q - R; // complete: its sources T .. T + R are convolved
             if (T < wlo || T > whi)
                 continue;
-            const energy_candidates_dev e = em.gather[(int64_t)m * ne + T];
+            const int64_t row = (int64_t)m * ne + T;
             const double ET = __ldg(em.E + T);
             double kept = 0.0, leaked = 0.0;
             int zlo = INT_MAX, zhi = -1, xlo = INT_MAX, xhi = -1;
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 const int j = j0 + mm;
                 if (j >= nth || !live)
                     continue;
-                const float v = media_gather(e, low, src_lo, src_hi, [&](int src) {
+                const float v = media_gather(em, row, low, src_lo, src_hi, [&](int src) {
                     return s_ring[(size_t)(src % RR) * NMAX * 32 + j * 32 + col];
                 });
                 const int tz = cz + s_move[0][j], tx = cx + s_move[1][j];

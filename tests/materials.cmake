@@ -8,3 +8,8 @@ set_tests_properties(materials_library PROPERTIES LABELS "unit" WORKING_DIRECTOR
 # references stated in the test (ICRU 63, Barashenkov, two parametrisations).
 add_test(nuclear_cross_sections "${SMX_BUILD}/tests/test_nuclear")
 set_tests_properties(nuclear_cross_sections PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+# Every library material at 0.5x, 1x and 2x its nominal density builds its
+# energy-loss tables on a fine and a coarse grid, the whole-bin gather lists
+# complete and ordered (dense implants: titanium once failed here).
+add_test(dense_media "${SMX_BUILD}/tests/test_dense_media")
+set_tests_properties(dense_media PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")

@@ -449,8 +449,11 @@ int main(int argc, char **argv)
         return 1;
     /* Water at another density first: its WET is exactly rho t. */
     /* Lung inflated (0.26 g/cm3), not the library's tissue density (1.05). */
-    const slab_case slabs[] = {{"water", 20.0, 1.85}, {"bone_compact", 20.0, 0}, {"lung", 20.0, 0.26}, {"air", 10.0, 0}};
-    const int nslabs = 4;
+    /* Titanium (a dense implant) at its nominal 4.54 g/cm3 and at 3.0, the two
+     * densities whose tables once failed to build. */
+    const slab_case slabs[] = {{"water", 20.0, 1.85}, {"bone_compact", 20.0, 0}, {"lung", 20.0, 0.26},
+                               {"air", 10.0, 0},      {"titanium", 2.0, 0},      {"titanium", 2.0, 3.0}};
+    const int nslabs = 6;
     slab_ranges(&w, 100.0, slabs, nslabs);
     if (!test_quick()) {
         /* At 200 MeV the two real materials that bracket the densities. */

@@ -272,19 +272,34 @@ static double dither_move_bins(const grid *g, const energy_lut *mean, const tabl
     return fmax(mv, DITHER_MOVE_MIN);
 }
 
+/* The most variance three points about the centre nearest E can carry with
+ * non-negative weights (infinite where a step adds none: no centre on one side,
+ * or the particle stops), less a margin for the weights' rounding. */
+static double held_variance(const grid *g, double E)
+{
+    const double *Ec = g->E.centres;
+    int k = lower_centre(g, E);
+    if (k < 0 || !isfinite(E))
+        return INFINITY;
+    if (k + 1 < g->ne && Ec[k + 1] - E < E - Ec[k])
+        k++;
+    if (k < 1 || k + 1 >= g->ne)
+        return INFINITY;
+    return (Ec[k] - Ec[k - 1]) * (Ec[k + 1] - Ec[k]) * (1.0 - 1e-6);
+}
+
 int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
                             const double *var, const double *surv, smx_error *err)
 {
     const double *Ec = g->E.centres;
     const int ne = (int)g->ne;
-    *d = (energy_dither_lut){0};
+    *d = (energy_dither_lut){.straggling_limit_E_MeV = NAN};
     d->p_low = malloc(ne * sizeof *d->p_low);
     d->steps = malloc(ne * sizeof *d->steps);
-    d->gather = calloc(ne, sizeof *d->gather);
     double *E_lo = malloc(ne * sizeof *E_lo), *E_hi = malloc(ne * sizeof *E_hi);
     double *v_lo = malloc(ne * sizeof *v_lo), *v_hi = malloc(ne * sizeof *v_hi);
     int rc = 0;
-    if (!d->p_low || !d->steps || !d->gather || !E_lo || !E_hi || !v_lo || !v_hi) {
+    if (!d->p_low || !d->steps || !E_lo || !E_hi || !v_lo || !v_hi) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
         goto done;
     }
@@ -309,6 +324,25 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
         if (t + 1 == i)
             v_hi[i] = 0.0;
     }
+    /* Three bins about a centre hold a variance up to the product of its two
+     * spacings (beyond it the middle weight turns negative). A dense medium
+     * on a fine grid can straggle more than that in one step at high energy
+     * (titanium at twice its density with 0.25 mm steps, above 146 MeV): the
+     * step then adds what its bins hold, and the shortfall is recorded for
+     * the run's warning. */
+    if (var)
+        for (int i = 0; i < ne; i++)
+            for (int u = 0; u < 2; u++) {
+                double *v = u ? &v_hi[i] : &v_lo[i];
+                const double hold = held_variance(g, u ? E_hi[i] : E_lo[i]);
+                if (*v <= hold)
+                    continue;
+                d->straggling_limited++;
+                d->straggling_limit_ratio = fmax(d->straggling_limit_ratio, *v / hold);
+                if (!(d->straggling_limit_E_MeV <= Ec[i]))
+                    d->straggling_limit_E_MeV = Ec[i];
+                *v = hold;
+            }
     /* The medium's range in steps at each centre: the trapezoid rule over
      * 1 / (bins per step), from the lowest bin (dither_phase.h). */
     {
@@ -323,29 +357,50 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
     if ((rc = energy_lut_from_map(&d->lower, g, E_lo, var ? v_lo : NULL, surv, err)) ||
         (rc = energy_lut_from_map(&d->upper, g, E_hi, var ? v_hi : NULL, surv, err)))
         goto done;
-    /* Per target, every (source, table) that can reach it, sources ascending. */
-    for (int i = 0; i < ne; i++)
-        for (int u = 0; u < 2; u++) {
-            const energy_lut *l = u ? &d->upper : &d->lower;
-            int t = l->target[i];
-            if (t < 0)
-                continue;
-            for (int k = 0; k < ENERGY_TARGETS; k++) {
-                if (l->coeff[i][k] == 0.0f)
-                    continue;
-                energy_candidates *e = &d->gather[t - 1 + k];
-                if (e->count == ENERGY_CANDIDATES) {
-                    rc = smx_fail(err, SMX_EXIT_RUNTIME,
-                                  "internal: energy bin %d of a medium receives from more than %d "
-                                  "(source, table) pairs", t - 1 + k, ENERGY_CANDIDATES);
-                    goto done;
-                }
-                e->src[e->count] = i;
-                e->upper[e->count] = (uint8_t)u;
-                e->coeff[e->count] = l->coeff[i][k];
-                e->count++;
-            }
+    /* Per target, every (source, table) that can reach it, sources ascending:
+     * counted, then filled in the same order. */
+    if (!(d->cand_start = calloc((size_t)ne + 1, sizeof *d->cand_start))) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
+        goto done;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t *fill = pass ? calloc((size_t)ne, sizeof *fill) : NULL;
+        if (pass && !fill) {
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
+            goto done;
         }
+        for (int i = 0; i < ne; i++)
+            for (int u = 0; u < 2; u++) {
+                const energy_lut *l = u ? &d->upper : &d->lower;
+                int t = l->target[i];
+                if (t < 0)
+                    continue;
+                for (int k = 0; k < ENERGY_TARGETS; k++) {
+                    if (l->coeff[i][k] == 0.0f)
+                        continue;
+                    const int tb = t - 1 + k;
+                    if (!pass) {
+                        d->cand_start[tb + 1]++;
+                        continue;
+                    }
+                    d->cand[d->cand_start[tb] + fill[tb]++] =
+                        (energy_candidate){.src = i, .upper = (uint8_t)u, .coeff = l->coeff[i][k]};
+                }
+            }
+        if (pass) {
+            free(fill);
+            break;
+        }
+        for (int tb = 0; tb < ne; tb++) {
+            const int n = d->cand_start[tb + 1];
+            d->max_candidates = n > d->max_candidates ? n : d->max_candidates;
+            d->cand_start[tb + 1] += d->cand_start[tb];
+        }
+        if (!(d->cand = malloc(((size_t)d->cand_start[ne] + 1) * sizeof *d->cand))) {
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
+            goto done;
+        }
+    }
 done:
     free(E_lo);
     free(E_hi);
@@ -362,7 +417,8 @@ void energy_dither_lut_free(energy_dither_lut *d)
     energy_lut_free(&d->upper);
     free(d->p_low);
     free(d->steps);
-    free(d->gather);
+    free(d->cand_start);
+    free(d->cand);
     *d = (energy_dither_lut){0};
 }
 

@@ -89,22 +89,34 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
  * distribution moves as a whole. The step's deposit and removal stay the
  * plain table's (the dose has no stripes); the difference between the chosen
  * table's deposit and the plain one is tallied (CH_MEDIUM_ROUNDING). */
-#define ENERGY_CANDIDATES (2 * ENERGY_TARGETS)
-
-typedef struct energy_candidates {
-    int32_t src[ENERGY_CANDIDATES];  /* source bins, ascending */
-    uint8_t upper[ENERGY_CANDIDATES]; /* 1 = from the upper table */
-    float coeff[ENERGY_CANDIDATES];
-    int32_t count;
-} energy_candidates;
+/* One (source, table) pair that can reach a target of the whole-bin tables. */
+typedef struct energy_candidate {
+    int32_t src;   /* source bin */
+    uint8_t upper; /* 1 = from the upper table */
+    float coeff;
+} energy_candidate;
 
 typedef struct energy_dither_lut {
     energy_lut lower, upper;    /* whole weight to the lower / upper bracketing centre */
     double *p_low;              /* [ne] share of steps that take the lower table */
     double *steps;              /* [ne] the medium's range in steps at each centre, from
                                    the lowest (the sequence's phase, dither_phase.h) */
-    energy_candidates *gather;  /* [ne] per target: both tables' sources; a step uses those
-                                   whose table it chose */
+    /* Per target t, every (source, table) that can reach it, sources
+     * ascending (the lower table's before the upper's for one source):
+     * cand[cand_start[t] .. cand_start[t + 1]). A step uses those whose table
+     * it chose. How many a target has depends on the medium: six where one
+     * step maps the bins one to one (each table reaches three targets), more
+     * where the step's map compresses the bins (a stopping-power ratio to the
+     * reference that changes with energy, as titanium's at low energy), so
+     * the lists are sized from the tables. */
+    int32_t *cand_start;        /* [ne + 1] */
+    energy_candidate *cand;     /* [cand_start[ne]] */
+    int max_candidates;         /* the longest list */
+    /* Where one step's straggling is wider than three bins can carry (a dense
+     * medium on a fine grid), the step adds what they carry: */
+    int straggling_limited;         /* (source, table) pairs limited; 0 = none */
+    double straggling_limit_ratio;  /* the largest model variance over the one kept */
+    double straggling_limit_E_MeV;  /* the lowest source energy limited (NAN: none) */
 } energy_dither_lut;
 
 /* From the plain table `mean` of the medium, the reference table (for the

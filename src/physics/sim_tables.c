@@ -199,7 +199,13 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
                 energy_physics ph = medium_physics(p, mat);
                 const double *v = p->straggling ? var : NULL, *q = p->nuclear ? surv : NULL;
                 energy_step_model(g, t, &ph, rho, E_after, var, surv);
-                if (!(rc = energy_lut_from_map(&s->el_media[m - 1], g, E_after, v, q, &errs[m])))
+                /* The plain table gives only the step's deposit here (the
+                 * whole-bin tables move psi and carry the straggling), and a
+                 * spread that keeps the mean leaves the deposit as it is: it
+                 * holds none, so a dense medium whose straggling per step is
+                 * wider than its bins' three points can hold (titanium at
+                 * twice its density) builds like any other. */
+                if (!(rc = energy_lut_from_map(&s->el_media[m - 1], g, E_after, NULL, q, &errs[m])))
                     rc = energy_dither_lut_build(&s->dither[m - 1], g, &s->el_media[m - 1], mt[0], v, q,
                                                  &errs[m]);
             }
@@ -218,6 +224,15 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
             *err = errs[m];
     free(rcs);
     free(errs);
+    for (int m = 1; !rc && m < nm; m++) {
+        const energy_dither_lut *d = &s->dither[m - 1];
+        if (d->straggling_limited)
+            smx_warn("transport.straggling: in %s at %.4g g/cm3 one step's energy straggling is wider than "
+                     "the energy bins can carry from %.4g MeV up (up to %.2fx the variance they hold); there "
+                     "each step adds what they hold. A longer transport.step_mm carries it all\n",
+                     mm->materials[mm->media[m].material].name, mm->media[m].density_g_cm3,
+                     d->straggling_limit_E_MeV, d->straggling_limit_ratio);
+    }
     if (!rc) {
         angle_kernels_free(&s->ak);
         free(s->boundary_frac);

@@ -237,20 +237,21 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                         }
                     }
                 } else if (gather) {
-                    const energy_candidates *e = &sim_dither(s, m)->gather[ie];
+                    const energy_dither_lut *dl = sim_dither(s, m);
                     const uint8_t *low = c->lower + (int64_t)m * ne;
                     int first = 1;
-                    for (int k = 0; k < e->count; k++) {
-                        if (low[e->src[k]] == e->upper[k])
+                    for (int k = dl->cand_start[ie]; k < dl->cand_start[ie + 1]; k++) {
+                        const energy_candidate *e = &dl->cand[k];
+                        if (low[e->src] == e->upper)
                             continue; /* the other table's term */
-                        const float *sk = plane(c, c->cur, e->src[k], j) + (int64_t)z * g->nx;
+                        const float *sk = plane(c, c->cur, e->src, j) + (int64_t)z * g->nx;
                         if (first) {
-                            float c0 = e->coeff[k];
+                            float c0 = e->coeff;
                             for (int x = x0; x <= x1; x++)
                                 dst[x] = c0 * sk[x];
                             first = 0;
                         } else {
-                            rows_fma(dst + x0, sk + x0, e->coeff[k], x1 - x0 + 1);
+                            rows_fma(dst + x0, sk + x0, e->coeff, x1 - x0 + 1);
                         }
                     }
                     if (first)
