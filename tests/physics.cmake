@@ -4,6 +4,9 @@ set_tests_properties(operators PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX
 # The step log: ETA and ms/step from the steps alone, snapshot writing timed apart.
 add_test(step_log "${SMX_BUILD}/tests/test_step_log")
 set_tests_properties(step_log PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+# No carriage-return redraws in a file or an MPI job's output (script(1) gives the pty).
+add_test(step_log_terminal /bin/sh "${SMX_ROOT}/tests/log_terminal.sh" "${SMX_BUILD}")
+set_tests_properties(step_log_terminal PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(conservation "${SMX_BUILD}/tests/test_conservation")
 set_tests_properties(conservation PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(range_pstar "${SMX_BUILD}/tests/test_range")

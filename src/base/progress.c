@@ -1,6 +1,7 @@
 #include "base/progress.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,10 +25,22 @@ static double now_s(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+int progress_terminal(void)
+{
+    /* What Open MPI's mpirun, PMI launchers (MPICH/Intel mpiexec, srun
+     * --mpi=pmi2) and PMIx ones (srun --mpi=pmix) put in every rank's
+     * environment, before MPI_Init. */
+    static const char *const job_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK" };
+    for (size_t i = 0; i < sizeof job_vars / sizeof job_vars[0]; i++)
+        if (getenv(job_vars[i]))
+            return 0;
+    return isatty(STDOUT_FILENO);
+}
+
 void progress_begin(const char *what)
 {
     pr.active = 1;
-    pr.tty = !smx_quiet && isatty(STDOUT_FILENO);
+    pr.tty = !smx_quiet && progress_terminal();
     snprintf(pr.what, sizeof pr.what, "%s", what);
     pr.t0 = pr.last = now_s();
     pr.drawn = 0;

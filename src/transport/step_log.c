@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/progress.h"
 
 #define STEP_LOG_REDRAW_S 0.2
 
@@ -17,7 +18,7 @@ double step_eta_s(double steps_s, int done, int expected)
 void step_log_begin(step_log *sl, int expected, int every, double now)
 {
     *sl = (step_log){ .expected = expected, .every = every > 0 ? every : 1,
-                      .tty = isatty(STDOUT_FILENO), .t0 = now, .last_draw = now };
+                      .tty = progress_terminal(), .t0 = now, .last_draw = now };
     smx_info("%8s %10s %14s %10s %10s %10s %10s\n", "step", "front_mm", "weight_left",
              "ms/step", "elapsed_s", "write_s", "eta_s");
 }
@@ -42,8 +43,9 @@ void step_log_step(step_log *sl, int done, double front_mm, double weight_left, 
     if (!line && !(sl->tty && now - sl->last_draw > STEP_LOG_REDRAW_S))
         return;
     double steps_s = step_log_steps_s(sl, now);
-    printf("\r%8d %10.2f %14.6e %10.3f %10.1f %10.1f %10.1f%s", done, front_mm, weight_left,
-           steps_s * 1e3 / done, now - sl->t0, sl->write_s,
+    /* The leading \r overwrites a redrawn line; only where redrawing is allowed. */
+    printf("%s%8d %10.2f %14.6e %10.3f %10.1f %10.1f %10.1f%s", sl->tty ? "\r" : "", done, front_mm,
+           weight_left, steps_s * 1e3 / done, now - sl->t0, sl->write_s,
            step_eta_s(steps_s, done, sl->expected), line ? "\n" : "");
     fflush(stdout);
     if (!line)
