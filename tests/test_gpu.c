@@ -161,26 +161,31 @@ static void compare_cases_as(const kcase *cases, size_t n, const char *suffix, c
 }
 
 /* ---- heterogeneous media ------------------------------------------------ */
-/* A map on grid g of five media, which runs every path of the media kernels:
+/* A map on grid g of six media, which runs every path of the media kernels:
  * the fixture's table (water) at other densities, a dense slab (whole bins
  * shifted by 1.5 on average), a light half plane (0.3, mostly no shift), a
- * near-reference block (1.1), the background, and a block of compact bone
- * (`bone`, its library table: a stopping-power ratio to water that changes
- * with energy, the phase table of physics/dither_phase.h not a straight line). */
-static int media_map(medium_map *mm, const fixture *f, const tables *bone)
+ * near-reference block (1.1), the background, a block of compact bone
+ * (lib[0], its library table: a stopping-power ratio to water that changes
+ * with energy, the phase table of physics/dither_phase.h not a straight line)
+ * and a block of titanium (lib[1]: its step compresses the bins at low
+ * energy, so targets gather from more than six (source, table) pairs). */
+static int media_map(medium_map *mm, const fixture *f, const tables *lib)
 {
     smx_error err = {0};
     if (medium_map_uniform(mm, (int)f->g.nz, (int)f->g.nx, "water", f->p.table_path, f->g.density, &err) ||
         medium_map_cells(mm, &err))
         return 1;
     const double rho[3] = {1.5, 0.3, 1.1};
-    int med[4];
+    int med[5];
     for (int k = 0; k < 3; k++)
         if ((med[k] = medium_map_add_medium(mm, 0, rho[k], &err)) < 0)
             return 1;
-    int mat = medium_map_add_material(mm, bone->material, bone->path, &err);
-    if (mat < 0 || (med[3] = medium_map_add_medium(mm, mat, 1.85, &err)) < 0)
-        return 1;
+    const double lib_rho[2] = {1.85, 4.54};
+    for (int k = 0; k < 2; k++) {
+        int mat = medium_map_add_material(mm, lib[k].material, lib[k].path, &err);
+        if (mat < 0 || (med[3 + k] = medium_map_add_medium(mm, mat, lib_rho[k], &err)) < 0)
+            return 1;
+    }
     for (int z = 0; z < f->g.nz; z++)
         for (int x = 0; x < f->g.nx; x++) {
             int m = 0;
@@ -192,23 +197,34 @@ static int media_map(medium_map *mm, const fixture *f, const tables *bone)
                 m = med[2];
             else if (x > f->g.nx / 2 && z >= 2 * f->g.nz / 3)
                 m = med[3];
+            else if (x > f->g.nx / 2 && z >= f->g.nz / 2)
+                m = med[4];
             mm->cell[(int64_t)z * f->g.nx + x] = (uint8_t)m;
         }
     return 0;
 }
 
-/* The library's compact bone table. */
-static int load_bone(tables *t)
+/* The library's compact bone and titanium tables (lib[0], lib[1]). */
+static int load_library(tables *lib)
 {
-    char name[256], path[512];
-    smx_error err = {0};
-    material_library_table_name("bone_compact", name, sizeof name);
-    snprintf(path, sizeof path, "data/%s", name);
-    if (tables_load(t, path, &err)) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 1;
+    const char *keys[2] = {"bone_compact", "titanium"};
+    for (int k = 0; k < 2; k++) {
+        char name[256], path[512];
+        smx_error err = {0};
+        material_library_table_name(keys[k], name, sizeof name);
+        snprintf(path, sizeof path, "data/%s", name);
+        if (tables_load(&lib[k], path, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 1;
+        }
     }
     return 0;
+}
+
+static void free_library(tables *lib)
+{
+    tables_free(&lib[0]);
+    tables_free(&lib[1]);
 }
 
 static void media_cases(int quick)
@@ -220,14 +236,14 @@ static void media_cases(int quick)
         return;
     }
     medium_map mm;
-    tables bone = {0};
-    if (load_bone(&bone) || media_map(&mm, &f, &bone)) {
+    tables lib[2] = {{0}};
+    if (load_library(lib) || media_map(&mm, &f, lib)) {
         CHECK_MSG(0, "media map");
-        tables_free(&bone);
+        free_library(lib);
         fixture_free(&f);
         return;
     }
-    const tables *mt[2] = {&f.t, &bone};
+    const tables *mt[3] = {&f.t, &lib[0], &lib[1]};
     runner_mm = &mm;
     runner_mt = mt;
     const kcase mc[] = {
@@ -262,7 +278,7 @@ static void media_cases(int quick)
     runner_mm = NULL;
     runner_mt = NULL;
     medium_map_free(&mm);
-    tables_free(&bone);
+    free_library(lib);
     fixture_free(&f);
 }
 
@@ -277,13 +293,13 @@ static void media_whole_run(void)
     for (int b = 0; b < 2; b++) {
         fixture f;
         medium_map mm;
-        tables bone = {0};
-        if (fixture_load(&f, NULL, sets, 3) || load_bone(&bone) || media_map(&mm, &f, &bone)) {
+        tables lib[2] = {{0}};
+        if (fixture_load(&f, NULL, sets, 3) || load_library(lib) || media_map(&mm, &f, lib)) {
             CHECK_MSG(0, "media run: %s", f.err.msg);
-            tables_free(&bone);
+            free_library(lib);
             return;
         }
-        const tables *mt[2] = {&f.t, &bone};
+        const tables *mt[3] = {&f.t, &lib[0], &lib[1]};
         sim_media media = {&mm, mt};
         CHECK_MSG(simulate_media(&f.p, &f.g, &f.t, &media, b ? &backend_cuda : &backend_cpu, NULL, &f.r, &f.err) == 0,
                   "%s", f.err.msg);
@@ -297,7 +313,7 @@ static void media_whole_run(void)
         f.r.dose_MeV = NULL;
         slice = f.g.slice;
         medium_map_free(&mm);
-        tables_free(&bone);
+        free_library(lib);
         fixture_free(&f);
     }
     int same = dose[0] && dose[1] && memcmp(dose[0], dose[1], slice * sizeof(double)) == 0;
@@ -464,9 +480,11 @@ static double row_diff(const spot_dose *a, int ka, const spot_dose *b, int kb, i
  * would change it. */
 static void per_spot_cases(int n_paths)
 {
-    /* Media: a bone slab across the spots' path and lung beside it. */
+    /* Media: a bone slab across the spots' path, lung beside it and a
+     * titanium pin (more than six candidates per target). */
 #define SPOT_MEDIA "geometry.shapes=[{material: bone_compact, z_mm: [10, 25]}, " \
-                   "{material: lung, z_mm: [30, 45], x_mm: [-20.25, 0], density_g_cm3: 0.26}]"
+                   "{material: lung, z_mm: [30, 45], x_mm: [-20.25, 0], density_g_cm3: 0.26}, " \
+                   "{material: titanium, z_mm: [26, 29], x_mm: [-2, 4]}]"
     const char *paths[][3] = {{"backend.fused=true", "transport.streaming_scheme=shift", NULL},
                               {"backend.fused=true", "transport.streaming_scheme=bilinear", NULL},
                               {"backend.fused=false", "transport.streaming_scheme=shift", NULL},
