@@ -121,11 +121,14 @@ static void figures_of_curve(const grid *g, const double *dose, const double *dd
     f->lateral_rms_half_r80_mm = NAN;
     int64_t z50 = top > 0.0 ? last_fall_row(g, dd, 0.5 * top) : -1;
     if (z50 >= 0) {
-        /* Up the distal fall-off to the first maximum: the distal peak. A tie
-         * goes on to the shallower row, as the maximum is the first one. */
+        /* Up the distal fall-off to the first maximum: the distal peak. A
+         * flat top stops the climb at its deepest row (a plateau's distal
+         * end); at the maximum's value it is the maximum's row (the first). */
         int64_t d = z50;
-        while (d > 0 && dd[d - 1] >= dd[d])
+        while (d > 0 && dd[d - 1] > dd[d])
             d--;
+        if (dd[d] == top)
+            d = k;
         double peak = dd[d];
         f->peak_depth_mm = g->z.centres[d];
         f->max_to_peak = top / peak;

@@ -37,7 +37,8 @@ const double *dose_on_energy_scale(const grid *g, const double *energy_MeV, cons
  *
  * The distal peak is the maximum nearest the distal fall-off: from the
  * deepest point where the curve falls through half its maximum, the curve is
- * followed up to its first maximum. For one Bragg peak it is the peak (the
+ * followed up to its first maximum (a flat top: its deepest row, unless it is
+ * the maximum's value, whose first row it then is). For one Bragg peak it is the peak (the
  * maximum); for a spread-out peak, the deepest peak of the plateau, whereas
  * the maximum may be a proximal overshoot. R80 and R20 are the deepest depths
  * where the curve falls through 80 % and 20 % of the distal peak's value, the
