@@ -131,7 +131,8 @@ def main(argv):
         f = lambda k: "%.2f mm" % figs[k] if math.isfinite(figs[k]) else "not inside the grid"  # noqa: E731
         for w in res.warnings:
             sys.stderr.write("%s: warning: %s: %s\n" % (TOOL, a.result, w))
-        print("%s: R80 %s, R20 %s, distal peak at %s; profiles at %s mm" % (
-            a.result, f("R80_mm"), f("R20_mm"), f("peak_depth_mm"), ", ".join("%.2f" % z for z in depths)))
+        print("%s: R80 %s, R20 %s, distal peak %s; profiles at %s mm" % (
+            a.result, f("R80_mm"), f("R20_mm"), ("at " if math.isfinite(figs["peak_depth_mm"]) else "") +
+            f("peak_depth_mm"), ", ".join("%.2f" % z for z in depths)))
         print("wrote %s" % ", ".join(written))
     return 0

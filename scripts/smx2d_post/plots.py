@@ -4,6 +4,7 @@ Each draw_* function draws into a given Axes, so that the one-page summary
 reuses them; figure() makes a lone figure. Depth (z, the beam direction) runs
 horizontally, lateral position (x) vertically."""
 import math
+import textwrap
 import warnings
 
 import matplotlib
@@ -200,8 +201,10 @@ def draw_summary_text(ax, res, figs):
     lines = summary_lines(res, figs)
     y = 1.0
     for k, v in lines:
+        small = k == "warning"   # a long sentence: wrapped here, so that the page's layout holds
         ax.text(0.0, y, k, transform=ax.transAxes, fontsize=9, fontweight="bold", va="top")
-        ax.text(0.36, y, v, transform=ax.transAxes, fontsize=9, va="top", wrap=True)
+        ax.text(0.36, y, textwrap.fill(v, 70) if small else v, transform=ax.transAxes, fontsize=7 if small else 9,
+                va="top", wrap=not small)
         y -= 1.0 / (len(lines) + 1)
 
 
