@@ -213,7 +213,7 @@ agree_input:
     }
     if (c->dry_run) {
         if (writer)
-            report_dry_run(&p, &g, &t, &media, be, &gi, simulate_expected_steps(&p, &g, &t));
+            report_dry_run(&p, &g, &t, &media, mtab.mt, be, &gi, simulate_expected_steps(&p, &g, &t));
         goto end;
     }
 
@@ -274,7 +274,7 @@ agree_input:
         goto end;
     out = NULL;
     run_result_phase(&r, "output", now_s() - t_out);
-    report_summary(&g, &r);
+    report_summary(&g, &media, &r);
     if (r.conservation_violations)
         rc = smx_fail(&err, SMX_EXIT_RUNTIME,
                       "conservation violated in %d step(s) (max weight %.3e, energy %.3e; "

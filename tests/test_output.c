@@ -341,16 +341,17 @@ static void test_round_trip(void)
         check_plan_and_timing(f, &fx);
         int n = 0;
         H5Ovisit(f, H5_INDEX_NAME, H5_ITER_NATIVE, labelled, &n);
-        CHECK_MSG(n == 8 + 3 + 2 + 16 + 3 + 2 + 5, "%d datasets", n); /* axes, dose, psi, tallies, plan (with the spot map), timing, summary */
+        CHECK_MSG(n == 8 + 3 + 2 + 16 + 3 + 2 + 7, "%d datasets", n); /* axes, dose, psi, tallies, plan (with the spot map), timing, summary */
         /* The summary is the dose's own figures (the terminal prints the same). */
         dose_figures want;
-        CHECK(dose_figures_of(&fx.g, fx.r.dose_MeV, &want) == 0);
-        double got[5] = {read_scalar(f, "/summary/R80_mm"), read_scalar(f, "/summary/R20_mm"),
+        CHECK(dose_figures_of(&fx.g, fx.r.dose_MeV, NULL, &want) == 0);
+        double got[7] = {read_scalar(f, "/summary/R80_mm"), read_scalar(f, "/summary/R20_mm"),
                          read_scalar(f, "/summary/peak_depth_mm"), read_scalar(f, "/summary/peak_to_entrance"),
-                         read_scalar(f, "/summary/lateral_rms_at_half_R80_mm")};
-        double exp[5] = {want.r80_mm, want.r20_mm, want.peak_depth_mm, want.peak_to_entrance,
-                         want.lateral_rms_half_r80_mm};
-        for (int k = 0; k < 5; k++)
+                         read_scalar(f, "/summary/lateral_rms_at_half_R80_mm"),
+                         read_scalar(f, "/summary/maximum_depth_mm"), read_scalar(f, "/summary/maximum_to_peak")};
+        double exp[7] = {want.r80_mm, want.r20_mm, want.peak_depth_mm, want.peak_to_entrance,
+                         want.lateral_rms_half_r80_mm, want.max_depth_mm, want.max_to_peak};
+        for (int k = 0; k < 7; k++)
             CHECK_MSG(got[k] == exp[k] || (isnan(got[k]) && isnan(exp[k])), "/summary figure %d: %g, want %g", k,
                       got[k], exp[k]);
         H5Fclose(f);

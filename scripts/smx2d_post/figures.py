@@ -1,7 +1,9 @@
 """Figures of a dose map computed the way the program computes them
-(src/report/analysis.c): the laterally integrated depth dose, its peak and its
-distal depths at a fraction of the peak, interpolated linearly between row
-centres; and the lateral profile at any depth."""
+(src/report/analysis.c, schemas/output.md's /summary): the laterally
+integrated depth dose, its distal peak and maximum, and its distal depths at a
+fraction of the distal peak, interpolated linearly between row centres; and
+the lateral profile at any depth. The program computes them on the dose (Gy),
+not the energy per cell, so that a dense slab does not look like a peak."""
 import math
 
 import numpy as np
@@ -13,8 +15,9 @@ def depth_curve(d):
     A dose (Gy, a density per mass) is integrated over x: sum of D dx, in Gy mm.
     An energy deposit (MeV per cell) is summed over the row and divided by the
     row's thickness, giving MeV/mm (the energy lost per unit depth). Either way
-    the curve is proportional to the row sums analysis.c uses, so the depths of
-    its peak, R80 and R20 are the same."""
+    the curve is proportional to the row sums analysis.c uses in one medium.
+    Where densities differ, only the dose is: the program's figures are the
+    dose's."""
     if d.units == "MeV":
         return d.values.sum(axis=1) / np.diff(d.z_edges), "MeV/mm"
     return d.values @ np.diff(d.x_edges), ("%s mm" % d.units) if d.units else "mm"
@@ -24,27 +27,58 @@ def peak_index(dd):
     return int(np.argmax(dd))  # first maximum, as analysis.c
 
 
-def distal_depth(z, dd, level):
-    """Depth beyond the peak where dd falls below level x its maximum (NaN if not inside)."""
+def _last_fall(dd, thr):
+    """The deepest row i with dd[i] >= thr, every row beyond it below thr; -1 when
+    the last row is not below thr."""
+    if not dd[-1] < thr:
+        return -1
+    rows = np.nonzero(dd[:-1] >= thr)[0]
+    return int(rows[-1]) if len(rows) else -1
+
+
+def _fall_depth(z, dd, thr):
+    i = _last_fall(dd, thr)
+    if i < 0:
+        return math.nan
+    f = (dd[i] - thr) / (dd[i] - dd[i + 1])
+    return float(z[i] + f * (z[i + 1] - z[i]))
+
+
+def distal_peak_index(dd):
+    """The distal peak: from the deepest fall through half the maximum, up the
+    fall-off to the first maximum (a flat top: its deepest row, a plateau's
+    distal end, unless it is at the maximum's value: then the maximum's row).
+    -1 when the curve does not fall below half its maximum inside the grid."""
     k = peak_index(dd)
-    thr = level * dd[k]
-    for i in range(k, len(dd) - 1):
-        if dd[i] >= thr and dd[i + 1] < thr:
-            f = (dd[i] - thr) / (dd[i] - dd[i + 1])
-            return float(z[i] + f * (z[i + 1] - z[i]))
-    return math.nan
+    top = dd[k]
+    i = _last_fall(dd, 0.5 * top) if top > 0 else -1
+    if i < 0:
+        return -1
+    while i > 0 and dd[i - 1] > dd[i]:
+        i -= 1
+    return k if dd[i] == top else i
+
+
+def curve_figures(z, dd):
+    """The /summary figures of a depth curve dd at row centres z."""
+    k = peak_index(dd)
+    f = {"R80_mm": math.nan, "R20_mm": math.nan, "peak_depth_mm": math.nan, "peak_to_entrance": math.nan,
+         "maximum_depth_mm": float(z[k]), "maximum_to_peak": math.nan}
+    d = distal_peak_index(dd)
+    if d >= 0:
+        peak = dd[d]
+        f.update({"R80_mm": _fall_depth(z, dd, 0.8 * peak), "R20_mm": _fall_depth(z, dd, 0.2 * peak),
+                  "peak_depth_mm": float(z[d]), "maximum_to_peak": float(dd[k] / peak),
+                  "peak_to_entrance": float(peak / dd[0]) if dd[0] > 0 else math.nan})
+    return f
 
 
 def dose_figures(d):
-    """R80, R20 (mm), peak depth (mm) and peak-to-entrance of a Dose2D's depth curve."""
+    """R80, R20 (mm), the distal peak's depth (mm) and its ratio to the entrance,
+    the maximum's depth and its ratio to the distal peak, of a Dose2D's depth
+    curve. The program's figures are those of its dose (Gy): give the dose."""
     dd, _ = depth_curve(d)
-    k = peak_index(dd)
-    return {
-        "R80_mm": distal_depth(d.z, dd, 0.8),
-        "R20_mm": distal_depth(d.z, dd, 0.2),
-        "peak_depth_mm": float(d.z[k]),
-        "peak_to_entrance": float(dd[k] / dd[0]) if dd[0] > 0 else math.nan,
-    }
+    return curve_figures(d.z, dd)
 
 
 def profile_at(d, z_mm):

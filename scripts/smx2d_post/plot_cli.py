@@ -17,7 +17,7 @@ FILES = ("summary.png", "depth_dose.png", "lateral_profiles.png", "dose_map.png"
 USAGE_EPILOG = """\
 writes into DIR (default: RESULT's name without .h5, plus _plots, in the current directory):
   summary.png           one page: depth dose, dose map, lateral profiles and the run's figures
-  depth_dose.png        laterally integrated depth dose with the peak, R80 and R20 marked
+  depth_dose.png        laterally integrated depth dose with the distal peak, the maximum, R80 and R20 marked
   lateral_profiles.png  lateral profiles at the depths of --depths
   dose_map.png          the 2-D dose with isodose lines
   material_map.png      the dose over the material map (only when the file has /material)
@@ -53,7 +53,7 @@ def default_out(result):
 def write_depth_csv(path, res, dd, units, figs):
     with open(path, "w", newline="") as fh:
         fh.write("# %s: laterally integrated depth curve of %s\n" % (res.path, res.dose.source))
-        fh.write("# R80 %s mm, R20 %s mm, peak %s mm\n" % tuple(
+        fh.write("# R80 %s mm, R20 %s mm, distal peak %s mm (figures of the dose in Gy)\n" % tuple(
             "%.4f" % figs[k] if math.isfinite(figs[k]) else "nan" for k in ("R80_mm", "R20_mm", "peak_depth_mm")))
         w = csv.writer(fh)
         w.writerow(["z_mm", "integrated_%s" % units.replace(" ", "_").replace("/", "_per_")])
@@ -129,7 +129,10 @@ def main(argv):
         return cli.fail(TOOL, cli.EXIT_INPUT, str(e))
     if not a.quiet:
         f = lambda k: "%.2f mm" % figs[k] if math.isfinite(figs[k]) else "not inside the grid"  # noqa: E731
-        print("%s: R80 %s, R20 %s, peak at %s; profiles at %s mm" % (
-            a.result, f("R80_mm"), f("R20_mm"), f("peak_depth_mm"), ", ".join("%.2f" % z for z in depths)))
+        for w in res.warnings:
+            sys.stderr.write("%s: warning: %s: %s\n" % (TOOL, a.result, w))
+        print("%s: R80 %s, R20 %s, distal peak %s; profiles at %s mm" % (
+            a.result, f("R80_mm"), f("R20_mm"), ("at " if math.isfinite(figs["peak_depth_mm"]) else "") +
+            f("peak_depth_mm"), ", ".join("%.2f" % z for z in depths)))
         print("wrote %s" % ", ".join(written))
     return 0

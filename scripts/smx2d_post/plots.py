@@ -4,6 +4,7 @@ Each draw_* function draws into a given Axes, so that the one-page summary
 reuses them; figure() makes a lone figure. Depth (z, the beam direction) runs
 horizontally, lateral position (x) vertically."""
 import math
+import textwrap
 import warnings
 
 import matplotlib
@@ -32,9 +33,10 @@ def map_size(d, width=8.0):
 
 
 def result_figures(res):
-    """The figures of the depth dose (R80, R20, peak depth): the file's /summary
-    values, or computed here the same way for a file without them."""
-    f = figures.dose_figures(res.dose)
+    """The figures of the depth dose (R80, R20, distal peak, maximum): the file's
+    /summary values, or computed here the same way (on the dose in Gy) for a
+    file without them."""
+    f = figures.dose_figures(res.figure_dose if res.figure_dose is not None else res.dose)
     for k in f:
         if k in res.summary:
             f[k] = res.summary[k]
@@ -49,16 +51,24 @@ def draw_depth_dose(ax, res, figs):
     ax.set_ylabel("laterally integrated %s (%s)" % (d.label().split(" (")[0], units))
     ax.set_xlim(d.z_edges[0], d.z_edges[-1])
     ax.set_ylim(bottom=0)
-    top = float(np.max(dd))
-    k = figures.peak_index(dd)
-    ax.plot([figs["peak_depth_mm"]], [dd[k]], "v", color="C3",
-            label="peak %.2f mm" % figs["peak_depth_mm"])
+    # The markers sit on the drawn curve (its value at their depth): the figures
+    # are the dose's, which is this curve unless another quantity is drawn.
+    def on_curve(z):
+        return float(np.interp(z, d.z, dd))
+    peak, top = figs["peak_depth_mm"], figs.get("maximum_depth_mm", math.nan)
+    if math.isfinite(peak):
+        ax.plot([peak], [on_curve(peak)], "v", color="C3",
+                label="distal peak %.2f mm%s" % (peak, " (the maximum)" if peak == top else ""))
+    else:
+        ax.plot([], [], "v", color="C3", label="distal peak: not inside the grid")
+    if math.isfinite(top) and top != peak:
+        ax.plot([top], [on_curve(top)], "^", color="C1", label="maximum %.2f mm" % top)
     for key, level, style in (("R80_mm", 0.8, "--"), ("R20_mm", 0.2, ":")):
         r = figs[key]
         if math.isfinite(r):
             ax.axvline(r, color="C2", ls=style, lw=1,
-                       label="%s %.2f mm (%d %%)" % (key[:3], r, round(100 * level)))
-            ax.plot([r], [level * top], "o", color="C2", ms=4)
+                       label="%s %.2f mm (%d %% of the distal peak)" % (key[:3], r, round(100 * level)))
+            ax.plot([r], [on_curve(r)], "o", color="C2", ms=4)
         else:
             ax.plot([], [], ls=style, color="C2", label="%s: not inside the grid" % key[:3])
     ax.grid(alpha=0.3)
@@ -171,14 +181,18 @@ def summary_lines(res, figs):
         ("protons", _fmt(res.protons)),
         ("steps", "%s (%s)" % (a.get("n_steps", "?"), a.get("stop_reason", "?"))),
         ("R80 / R20", "%s / %s" % (_fmt(figs["R80_mm"], "mm"), _fmt(figs["R20_mm"], "mm"))),
-        ("peak depth", _fmt(figs["peak_depth_mm"], "mm")),
+        ("distal peak", _fmt(figs["peak_depth_mm"], "mm")),
         ("peak-to-entrance", _fmt(figs["peak_to_entrance"])),
+        ("depth dose maximum", "%s (%s x the distal peak)" % (
+            _fmt(figs.get("maximum_depth_mm", math.nan), "mm"), _fmt(figs.get("maximum_to_peak", math.nan)))),
         ("lateral rms at R80/2", _fmt(s.get("lateral_rms_at_half_R80_mm", float("nan")), "mm")),
         ("maximum", _fmt(float(np.max(res.dose.values)), res.dose.units)),
         ("conservation", "%s violation(s), max rel. error %s" % (
             a.get("conservation_violations", "?"), _fmt(a.get("conservation_max_energy_rel_err", float("nan"))))),
         ("run", "%s to %s" % (a.get("utc_start", "?"), a.get("utc_end", "?"))),
     ]
+    for w in res.warnings:   # what the grid cut off (/summary's attribute warnings)
+        lines.append(("warning", w))
     return lines
 
 
@@ -187,8 +201,10 @@ def draw_summary_text(ax, res, figs):
     lines = summary_lines(res, figs)
     y = 1.0
     for k, v in lines:
+        small = k == "warning"   # a long sentence: wrapped here, so that the page's layout holds
         ax.text(0.0, y, k, transform=ax.transAxes, fontsize=9, fontweight="bold", va="top")
-        ax.text(0.36, y, v, transform=ax.transAxes, fontsize=9, va="top", wrap=True)
+        ax.text(0.36, y, textwrap.fill(v, 70) if small else v, transform=ax.transAxes, fontsize=7 if small else 9,
+                va="top", wrap=not small)
         y -= 1.0 / (len(lines) + 1)
 
 

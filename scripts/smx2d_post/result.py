@@ -91,6 +91,10 @@ class Result:
     attrs: dict             # root attributes, strings decoded
     summary: dict           # /summary figures (float, NaN where undefined); empty if absent
     material: Material = None
+    # The dose (Gy) the figures are of (/dose/dose_Gy): `dose` itself unless another
+    # quantity was asked for; an energy per cell is not a dose where densities differ.
+    figure_dose: Dose2D = None
+    warnings: list = field(default_factory=list)  # /summary's attribute warnings, one per line
     plan_resolved: str = ""
     protons: float = math.nan  # the beam's protons (attribute of /dose/dose_Gy)
 
@@ -196,16 +200,23 @@ def read_result(path, quantity="dose_Gy"):
                       units=text(ds.attrs.get("units", b"")), quantity=quantity,
                       source="%s:/%s" % (path, name),
                       z_edges=f["axes/z_edges_mm"][()], x_edges=f["axes/x_edges_mm"][()])
-        summary = {}
+        summary, warned = {}, []
         if "summary" in f:
             for k, v in f["summary"].items():
                 if isinstance(v, h5py.Dataset) and v.shape == ():
                     summary[k] = float(v[()])
+            w = text(f["summary"].attrs.get("warnings", b"none"))
+            warned = [] if w == "none" else [l for l in w.split("\n") if l]
+        figure_dose = dose
+        if quantity != "dose_Gy" and "dose/dose_Gy" in f:
+            figure_dose = Dose2D(values=np.asarray(f["dose/dose_Gy"][()], dtype=float), z=z, x=x, units="Gy",
+                                 quantity="dose_Gy", source="%s:/dose/dose_Gy" % path, z_edges=dose.z_edges,
+                                 x_edges=dose.x_edges)
         material = _find_material(f, path, values.shape)
         resolved = text(f["plan/resolved"][()]) if "plan/resolved" in f else ""
         protons = float(f["dose/dose_Gy"].attrs.get("protons", math.nan)) if "dose/dose_Gy" in f else math.nan
     return Result(path=path, dose=dose, attrs=attrs, summary=summary, material=material,
-                  plan_resolved=resolved, protons=protons)
+                  plan_resolved=resolved, protons=protons, figure_dose=figure_dose, warnings=warned)
 
 
 def _coordinate_scale(ds, dim):

@@ -17,7 +17,7 @@
 #include "transport/run.h"
 
 #define OUTPUT_FILETYPE "smx2d-sim result"
-#define OUTPUT_FORMAT_VERSION "1.2"
+#define OUTPUT_FORMAT_VERSION "1.3"
 
 typedef struct output output;
 

@@ -1,5 +1,7 @@
 /* The end of the run: dose (MeV and Gy), tallies per step and cumulative,
  * timing, and the provenance as root attributes. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,8 +85,15 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
                                      .axes = "z_centres_mm,x_centres_mm" }, &ds, err);
     if (!rc)
         rc = out_attr_f64(o, ds, "/dose/dose_Gy", "slab_thickness_mm", slab, err);
+    /* With media the mass is each cell's own: no one density converts the
+     * whole map, so the attribute is NaN and `density` says where they are. */
+    const int per_cell = o->media && o->media->cell;
     if (!rc)
-        rc = out_attr_f64(o, ds, "/dose/dose_Gy", "density_g_cm3", rho, err);
+        rc = out_attr_f64(o, ds, "/dose/dose_Gy", "density_g_cm3", per_cell ? NAN : rho, err);
+    if (!rc)
+        rc = out_attr_str(o, ds, "/dose/dose_Gy", "density",
+                          per_cell ? "per cell: /geometry/density_g_cm3 (attribute density_g_cm3 is NaN)"
+                                   : "uniform: attribute density_g_cm3, the plan's material", err);
     if (!rc)
         rc = out_attr_f64(o, ds, "/dose/dose_Gy", "protons", protons, err);
     rc = out_close_dataset(o, &ds, "/dose/dose_Gy", rc, err);
@@ -322,30 +331,45 @@ static int write_root_attrs(output *o, const run_result *r, const provenance *pv
     return rc;
 }
 
-/* The figures the terminal summary prints, kept in the file. */
+/* The figures the terminal summary prints, kept in the file, with its warnings. */
 static int write_summary(output *o, const grid *g, const run_result *r, smx_error *err)
 {
     dose_figures f;
-    if (dose_figures_of(g, r->dose_MeV, &f))
+    if (dose_figures_of(g, r->dose_MeV, o->media, &f))
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /summary", o->final_path);
-    const char *dd = " of the laterally integrated depth dose";
-    char d80[160], d20[160], dpk[160];
-    snprintf(d80, sizeof d80, "Depth beyond the peak where the dose falls to 80 %% of its maximum%s (NaN: not "
-             "inside the grid)", dd);
-    snprintf(d20, sizeof d20, "Depth beyond the peak where the dose falls to 20 %% of its maximum%s", dd);
-    snprintf(dpk, sizeof dpk, "Depth of the maximum%s (row centre)", dd);
+    char warnings[2048];
+    if (!summary_warnings(&f, run_leak_fraction(r), warnings, sizeof warnings))
+        snprintf(warnings, sizeof warnings, "none");
+    else /* lines separated, not ended, by a newline */
+        warnings[strlen(warnings) - 1] = '\0';
     const dset list[] = {
-        { .name = "R80_mm", .kind = V_F64, .rank = 0, .data = &f.r80_mm, .units = "mm", .description = d80 },
-        { .name = "R20_mm", .kind = V_F64, .rank = 0, .data = &f.r20_mm, .units = "mm", .description = d20 },
+        { .name = "R80_mm", .kind = V_F64, .rank = 0, .data = &f.r80_mm, .units = "mm",
+          .description = "Deepest depth where the depth dose falls through 80 % of the distal peak's value, staying "
+                         "below beyond it (NaN: not inside the grid; the attribute warnings says why)" },
+        { .name = "R20_mm", .kind = V_F64, .rank = 0, .data = &f.r20_mm, .units = "mm",
+          .description = "The same at 20 % of the distal peak's value" },
         { .name = "peak_depth_mm", .kind = V_F64, .rank = 0, .data = &f.peak_depth_mm, .units = "mm",
-          .description = dpk },
+          .description = "Depth (row centre) of the distal peak: the maximum met going up the distal fall-off from "
+                         "its deepest fall through half the maximum (one Bragg peak: the peak; a spread-out peak: "
+                         "its deepest peak)" },
         { .name = "peak_to_entrance", .kind = V_F64, .rank = 0, .data = &f.peak_to_entrance, .units = "1",
-          .description = "Maximum of the laterally integrated depth dose over its first row" },
+          .description = "The distal peak's value over the first row's" },
+        { .name = "maximum_depth_mm", .kind = V_F64, .rank = 0, .data = &f.max_depth_mm, .units = "mm",
+          .description = "Depth (row centre) of the depth dose's maximum (the first, if several)" },
+        { .name = "maximum_to_peak", .kind = V_F64, .rank = 0, .data = &f.max_to_peak, .units = "1",
+          .description = "The maximum over the distal peak's value: 1 when the distal peak is the maximum, above 1 "
+                         "when the maximum lies before it (a spread-out peak's proximal overshoot)" },
         { .name = "lateral_rms_at_half_R80_mm", .kind = V_F64, .rank = 0, .data = &f.lateral_rms_half_r80_mm,
           .units = "mm", .description = "rms lateral width of the dose at depth R80 / 2" },
     };
     hid_t grp = H5I_INVALID_HID;
     int rc = out_open_group(o, "/summary", &grp, err);
+    if (!rc)
+        rc = out_attr_str(o, grp, "/summary", "description",
+                          "Figures of the depth dose: the dose (Gy, each cell's energy over its own mass) summed "
+                          "over x times dx, per row (Gy mm), interpolated linearly between row centres", err);
+    if (!rc)
+        rc = out_attr_str(o, grp, "/summary", "warnings", warnings, err);
     if (!rc)
         rc = out_put_all(o, grp, "/summary", list, sizeof list / sizeof list[0], err);
     out_close_id(&grp, H5Gclose);

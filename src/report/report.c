@@ -3,10 +3,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "buildinfo.h"
 #include "report/analysis.h"
+#include "report/reach.h"
 #include "transport/backend_select.h"
 #include "transport/device_query.h"
 
@@ -66,8 +68,70 @@ void report_media(FILE *f, const medium_map *m)
     free(count);
 }
 
+/* The dry run's prediction of where the beam goes (report/reach.h): one line,
+ * and a warning for each spot (or summed over a field's spots) that the grid
+ * cuts off. */
+static void report_reach(const plan *p, const grid *g, const medium_map *media, const tables *const *mt)
+{
+    const double depth = g->z.edges[g->nz], x_lo = g->x.edges[0], x_hi = g->x.edges[g->nx];
+    const int n = plan_spot_count(p);
+    int n_far = 0, n_side = 0, n_fall = 0, deep = -1, far1 = -1, side1 = -1, fall1 = -1;
+    beam_reach deepest = {0}, far = {0}, side = {0}, fall = {0};
+    double lo = 0.0, hi = 0.0, deep_mm = -1.0;
+    for (int k = 0; k < n; k++) {
+        plan_spot s = plan_spot_at(p, k);
+        beam_reach b;
+        beam_reach_of(g, media, mt, &s, &b);
+        lo = k ? fmin(lo, b.x_lo_mm) : b.x_lo_mm;
+        hi = k ? fmax(hi, b.x_hi_mm) : b.x_hi_mm;
+        double d = isfinite(b.stop_depth_mm) ? b.stop_depth_mm : INFINITY;
+        if (d > deep_mm)
+            deep_mm = d, deep = k, deepest = b;
+        if (!isfinite(b.stop_mm) && !b.exit_side && n_far++ == 0)
+            far1 = k, far = b;
+        else if (isfinite(b.stop_mm) && b.stop_depth_mm + b.straggling_mm > depth && n_fall++ == 0)
+            fall1 = k, fall = b;
+        double out = fmax(x_lo - b.x_lo_mm, b.x_hi_mm - x_hi);
+        if ((b.exit_side || out > 0.0) && n_side++ == 0)
+            side1 = k, side = b;
+    }
+    char who[160] = "";
+    if (n > 1 && deep >= 0)
+        snprintf(who, sizeof who, " (spot %d of %d: %.4g MeV at x = %.4g mm)", deep + 1, n,
+                 plan_spot_at(p, deep).energy_MeV, plan_spot_at(p, deep).x_mm);
+    if (isfinite(deepest.stop_mm))
+        printf("reach:     CSDA range %.4g mm along the %s%s, the grid %.4g mm deep; x +- %g sigma from %.4g to "
+               "%.4g mm, the grid from %.4g to %.4g mm\n", deepest.stop_mm, n > 1 ? "deepest spot's path" : "beam's path",
+               who, depth, REACH_SIGMAS, lo, hi, x_lo, x_hi);
+    else
+        printf("reach:     the %s%s leaves the grid at %.4g MeV (a CSDA range of %.4g g/cm2 left), the grid %.4g mm "
+               "deep; x +- %g sigma from %.4g to %.4g mm, the grid from %.4g to %.4g mm\n",
+               n > 1 ? "deepest spot" : "beam", who, deepest.exit_MeV, deepest.exit_residual_g_cm2, depth,
+               REACH_SIGMAS, lo, hi, x_lo, x_hi);
+    char spot[160];
+#define WHICH(k, count)                                                                                       \
+    (n > 1 ? (snprintf(spot, sizeof spot, "%d of the %d spots (the first: spot %d, %.4g MeV at x = %.4g mm)",   \
+                       count, n, (k) + 1, plan_spot_at(p, k).energy_MeV, plan_spot_at(p, k).x_mm), spot)        \
+           : "the beam")
+    if (n_far)
+        smx_warn("%s: %s will not stop inside the grid: %s leaves the far edge (%.4g mm) at %.4g MeV, with a CSDA "
+                 "range of %.4g g/cm2 left; R80 will not be the beam's range and the dose beyond the grid will be "
+                 "missing (a deeper grid: grid.space.nz)\n", p->path, WHICH(far1, n_far), n_far > 1 ? "the first" : "it",
+                 depth, far.exit_MeV, far.exit_residual_g_cm2);
+    if (n_fall)
+        smx_warn("%s: %s stops within %.3g mm of the far edge (CSDA range %.4g mm, the grid %.4g mm deep): the "
+                 "distal fall-off (R20) may not fit inside the grid\n", p->path, WHICH(fall1, n_fall),
+                 fall.straggling_mm, fall.stop_depth_mm, depth);
+    if (n_side)
+        smx_warn("%s: %s reaches beyond the grid's sides: x +- %g sigma runs from %.4g to %.4g mm%s, the grid from "
+                 "%.4g to %.4g mm; the dose beyond the sides will be missing (a wider grid: grid.space.nx)\n", p->path,
+                 WHICH(side1, n_side), REACH_SIGMAS, side.x_lo_mm, side.x_hi_mm,
+                 side.exit_side ? " and its path leaves through a side" : "", x_lo, x_hi);
+#undef WHICH
+}
+
 void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                    const backend_ops *be, const gpu_info *gi, int expected)
+                    const tables *const *mt, const backend_ops *be, const gpu_info *gi, int expected)
 {
     const double deg = 180.0 / M_PI;
     double psi_gb = (double)g->cells * 4e-9;
@@ -86,6 +150,7 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
            (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],
            g->x.edges[g->nx]);
     report_media(stdout, media);
+    report_reach(p, g, media, mt);
     if (p->spots_file[0]) {
         double lo = 1e300, hi = 0.0, w = 0.0;
         for (int i = 0; i < p->n_spots; i++) {
@@ -138,28 +203,55 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
 /* The run's wall time is the sum of its phases: input (plan, tables, grid, the
  * result file opened), the step loop's (tables, setup, steps, snapshots, download,
  * per-spot) and output (the result written and renamed into place). */
-void report_summary(const grid *g, const run_result *r)
+void report_summary(const grid *g, const medium_map *media, const run_result *r)
 {
     double wall_s = 0.0;
     for (int i = 0; i < r->n_phases; i++)
         wall_s += r->phase_s[i];
     dose_figures f;
-    if (dose_figures_of(g, r->dose_MeV, &f))
+    if (dose_figures_of(g, r->dose_MeV, media, &f))
         return;
-    double zpk = f.peak_depth_mm, r80 = f.r80_mm, r20 = f.r20_mm, entrance = f.peak_to_entrance;
+    double r80 = f.r80_mm, r20 = f.r20_mm;
     double sig_mid = f.lateral_rms_half_r80_mm;
     double escaped = 0.0;
     for (int c = 0; c < CH_COUNT; c++)
         escaped += r->cumulative.weight[c];
-    smx_info("\nsummary\n");
+    smx_info("\nsummary (of the laterally integrated dose)\n");
     smx_info("  steps                     %d (%s)\n", r->n_steps,
              r->stop_reason == STOP_WEIGHT_BELOW ? "remaining weight below threshold"
              : r->stop_reason == STOP_MAX_STEPS  ? "max_steps reached"
                                                  : "fixed count");
-    smx_info("  R80 / R20                 %.3f / %.3f mm (R80-R20 %.3f mm)\n", r80, r20, r20 - r80);
-    smx_info("  Bragg peak depth          %.3f mm\n", zpk);
-    smx_info("  peak-to-entrance ratio    %.3f\n", entrance);
-    smx_info("  lateral rms at R80/2      %.3f mm\n", sig_mid);
+    char why[256];
+    if (isfinite(r80) && isfinite(r20))
+        smx_info("  R80 / R20                 %.3f / %.3f mm (R80-R20 %.3f mm)\n", r80, r20, r20 - r80);
+    else if (isfinite(r80)) {
+        dose_figures_why_undefined(&f, 0.2, why, sizeof why);
+        smx_info("  R80 / R20                 %.3f mm / undefined: %s\n", r80, why);
+    } else {
+        dose_figures_why_undefined(&f, 0.8, why, sizeof why);
+        smx_info("  R80 / R20                 undefined: %s\n", why);
+    }
+    /* A spread-out peak's maximum may be a proximal overshoot: the figures
+     * above are of the distal peak, named apart from the maximum. */
+    if (isfinite(f.peak_depth_mm) && f.max_depth_mm == f.peak_depth_mm)
+        smx_info("  distal peak (the maximum) %.3f mm, %.3f x the entrance dose\n", f.peak_depth_mm,
+                 f.peak_to_entrance);
+    else {
+        if (isfinite(f.peak_depth_mm))
+            smx_info("  distal peak               %.3f mm, %.3f x the entrance dose\n", f.peak_depth_mm,
+                     f.peak_to_entrance);
+        else
+            smx_info("  distal peak               none inside the grid\n");
+        if (isfinite(f.max_to_peak))
+            smx_info("  maximum                   %.3f mm, %.3f x the distal peak (a proximal maximum, not a Bragg "
+                     "peak)\n", f.max_depth_mm, f.max_to_peak);
+        else
+            smx_info("  maximum                   %.3f mm (no distal fall-off inside the grid)\n", f.max_depth_mm);
+    }
+    if (isfinite(sig_mid))
+        smx_info("  lateral rms at R80/2      %.3f mm\n", sig_mid);
+    else
+        smx_info("  lateral rms at R80/2      undefined (no R80)\n");
     smx_info("  weight left / escaped     %.3e / %.6f of initial\n",
              r->n_steps ? r->steps[r->n_steps - 1].weight_out / r->initial_weight : 1.0,
              escaped / r->initial_weight);
@@ -173,4 +265,8 @@ void report_summary(const grid *g, const run_result *r)
     for (int i = 0; i < r->n_phases; i++)
         smx_info("%s%s %.3f", i ? ", " : "", r->phase_name[i], r->phase_s[i]);
     smx_info(")\n");
+    char warn[2048];
+    if (summary_warnings(&f, run_leak_fraction(r), warn, sizeof warn))
+        for (char *line = strtok(warn, "\n"); line; line = strtok(NULL, "\n"))
+            smx_warn("%s\n", line);
 }

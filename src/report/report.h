@@ -13,11 +13,16 @@
 
 void report_version(void);
 /* Grid, tables, media, memory, steps and output of a validated plan. */
+/* Also predicts where each spot goes (report/reach.h) and warns when the grid
+ * would cut it off; mt[k]: the tables of the map's material k. */
 void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                    const backend_ops *be, const gpu_info *gi, int expected_steps);
+                    const tables *const *mt, const backend_ops *be, const gpu_info *gi, int expected_steps);
 /* The media of a map: materials, how many media, cells per medium (part of the dry run). */
 void report_media(FILE *f, const medium_map *m);
-/* Figures of merit (R80, R20, peak, lateral width), stop reason, conservation, wall time. */
-void report_summary(const grid *g, const run_result *r);
+/* Figures of merit of the laterally integrated dose (R80, R20, distal peak,
+ * maximum, lateral width; media: each cell's density, NULL for one medium),
+ * stop reason, conservation, wall time; then a warning for what the grid cut
+ * off (report/analysis.h, summary_warnings). */
+void report_summary(const grid *g, const medium_map *media, const run_result *r);
 
 #endif
