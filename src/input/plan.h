@@ -208,6 +208,11 @@ plan_spot plan_spot_at(const plan *p, int i);
 /* The highest spot energy (the differential Highland scattering power's
  * reference energy, docs/physics.md). */
 double plan_reference_energy_MeV(const plan *p);
+/* The top of a spot's energy spectrum that the grid must hold: its energy
+ * plus PLAN_SPECTRUM_SIGMAS energy spreads. The one rule behind the grid a
+ * plan without grid.energy.E_max_MeV gets and the check of one that has it. */
+#define PLAN_SPECTRUM_SIGMAS 4.0
+double plan_spectrum_top_MeV(const plan_spot *s);
 /* A spot's energy, position, direction and correlation against the plan's
  * grid: the reader's rules, also for callers that change a plan afterwards. */
 int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err);

@@ -360,13 +360,13 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
     if (plan_check_required(L) || (p->spots_file[0] && plan_spots_load(p, err)))
         return SMX_EXIT_INPUT;
     /* The energy grid from the beam when the plan leaves its top out: the
-     * highest spot energy plus four energy spreads, whole MeV above. */
+     * highest top of a spot's spectrum, whole MeV above. */
     int emax = plan_key_index("grid.energy.E_max_MeV");
     if (!(p->loc[emax].line > 0 || p->loc[emax].from_cli)) {
         double top = 0.0;
         for (int i = 0; i < plan_spot_count(p); i++) {
             plan_spot s = plan_spot_at(p, i);
-            top = fmax(top, s.energy_MeV + 4.0 * s.energy_sigma_MeV);
+            top = fmax(top, plan_spectrum_top_MeV(&s));
         }
         p->E_max_MeV = ceil(top);
         p->loc[emax].derived = 1;
