@@ -60,6 +60,27 @@ usage)
     grep -q "unknown option '--no-such-option'" "$tmp/out" || fail "unknown option not named"
     expect 1 "$bin" "$plan" --set
     grep -q "\-\-set needs a value" "$tmp/out" || fail "missing value not named: $(cat "$tmp/out")"
+    # A --set without KEY=VALUE is a bad command line (1), not bad input.
+    expect 1 "$bin" "$plan" --dry-run --set beam.energy_MeV
+    grep -q "^smx2d-sim: --set beam.energy_MeV: missing '='; expected --set key.path=value" "$tmp/out" ||
+        fail "--set without '=' not explained: $(cat "$tmp/out")"
+    expect 1 "$bin" "$plan" --dry-run --set =5
+    grep -q "no key before '='" "$tmp/out" || fail "--set without a key not explained: $(cat "$tmp/out")"
+    # A misspelt option: the nearest one suggested.
+    expect 1 "$bin" "$plan" --dryrun
+    grep -q "unknown option '--dryrun'; did you mean --dry-run?" "$tmp/out" || fail "no suggestion: $(cat "$tmp/out")"
+    expect 1 "$bin" "$plan" --outptu=x.h5
+    grep -q "unknown option '--outptu=x.h5'; did you mean --output?" "$tmp/out" || fail "no suggestion: $(cat "$tmp/out")"
+    # The errors of an option that stands for a key name the option as typed.
+    expect 2 "$bin" "$plan" --dry-run --output missing/x.h5
+    grep -q "^smx2d-sim: error: --output missing/x.h5: output.file: missing/x.h5: output directory missing" "$tmp/out" ||
+        fail "--output error does not name --output: $(cat "$tmp/out")"
+    expect 2 "$bin" "$plan" --dry-run --threads=many
+    grep -q "^smx2d-sim: error: --threads many: backend.threads: 'many' is not an integer" "$tmp/out" ||
+        fail "--threads error does not name --threads: $(cat "$tmp/out")"
+    expect 2 "$bin" "$plan" --dry-run --device gpu
+    grep -q "^smx2d-sim: error: --device gpu: backend.device: 'gpu' is not allowed" "$tmp/out" ||
+        fail "--device error does not name --device: $(cat "$tmp/out")"
     # Every option also takes the --opt=value form; options may follow the plan.
     expect 0 "$bin" "$plan" --dry-run --set=beam.energy_MeV=25 --device=cpu --threads=1
     grep -q "(valid)" "$tmp/out" || fail "--opt=value forms not accepted: $(cat "$tmp/out")"

@@ -34,6 +34,7 @@ typedef struct plan_loc {
     int line, col;   /* 1-based; 0 = not given (default used) */
     int from_cli;    /* 1 = set by --set on the command line */
     int derived;     /* 1 = left out, and worked out from other keys (grid.energy.E_max_MeV) */
+    const char *option; /* from_cli by an option standing for the key ("--output"); NULL: --set */
 } plan_loc;
 
 /* One shape of geometry.shapes: an axis-aligned rectangle of one material
@@ -226,7 +227,9 @@ int plan_key_index(const char *path);
 
 /* ---- reading ---- */
 /* Reads, parses and validates a plan file. overrides[] are "key.path=value"
- * strings from --set, applied after the file. On error returns SMX_EXIT_INPUT
+ * strings from --set, or an option that stands for a key written
+ * "--output=FILE", "--device=auto|cpu|cuda", "--threads=N" or "--overwrite"
+ * (messages then name the option as typed), applied after the file. On error returns SMX_EXIT_INPUT
  * with a message "FILE:LINE:COL: key.path: ..." in err. p is overwritten on
  * entry; after an error nothing is left allocated (plan_free is still safe).
  * A key may also be written as one dotted path ("grid.space.nx: 81"), which is
