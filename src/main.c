@@ -277,9 +277,10 @@ agree_input:
     report_summary(&g, &r);
     if (r.conservation_violations)
         rc = smx_fail(&err, SMX_EXIT_RUNTIME,
-                      "conservation violated in %d step(s) (max weight %.3e, energy %.3e; "
+                      "conservation violated in %d step%s (max weight %.3e, energy %.3e; "
                       "tolerance %.0e); the result was written and records them",
-                      r.conservation_violations, r.max_weight_rel_err, r.max_energy_rel_err,
+                      r.conservation_violations, r.conservation_violations == 1 ? "" : "s",
+                      r.max_weight_rel_err, r.max_energy_rel_err,
                       SMX_CONSERVATION_TOL);
 end:
     if (out)

@@ -139,6 +139,36 @@ dry_run)
     expect 2 "$bin" plans/tiny.yaml --dry-run --output missing/tiny.h5
     grep -q "output.file: missing/tiny.h5: output directory missing" "$tmp/out" || fail "dry run accepted a missing directory: $(cat "$tmp/out")"
     ;;
+snapshots)
+    cd "$tmp/run"
+    # A snapshot taken during the steps is written during the steps: nothing
+    # but the final state's write follows the last step line.
+    expect 0 "$bin" plans/tiny.yaml --device cpu --set 'output.snapshot_steps=[0, 5]'
+    tr -d '\r' < "$tmp/out" > "$tmp/log"
+    last=$(grep -n '^ *[0-9][0-9]* ' "$tmp/log" | tail -n 1 | cut -d: -f1)
+    sed -n "$((last + 1)),\$p" "$tmp/log" | grep "writing psi" > "$tmp/after"
+    [ "$(cat "$tmp/after")" = "writing psi of step 21 (0.000575 GB uncompressed)" ] ||
+        fail "writes announced after the last step line: $(cat "$tmp/out")"
+    grep -q "step_000005" tiny.h5 || fail "the snapshot of step 5 is missing"
+    # A listed step that is the last one is the final state, written once.
+    expect 0 "$bin" plans/tiny.yaml --device cpu --overwrite --set 'output.snapshot_steps=[0, 21]'
+    [ "$(grep -c "writing psi of step 21" "$tmp/out")" = 1 ] || fail "the last step written twice: $(cat "$tmp/out")"
+    "$build/tests/test_result_file" tiny.h5 >/dev/null || fail "result file incomplete"
+    # The dry run counts snapshots the same way, in words without them.
+    expect 0 "$bin" plans/tiny.yaml --dry-run --overwrite --set 'output.snapshot_steps=[0, 22]'
+    grep -q "^output: .* 2 psi snapshots of" "$tmp/out" || fail "snapshot count: $(cat "$tmp/out")"
+    expect 0 "$bin" plans/tiny.yaml --dry-run --overwrite --set 'output.snapshot_steps=[]' \
+        --set output.snapshot_final=false
+    grep -q "^output: .*, no psi snapshots, XDMF sidecar" "$tmp/out" || fail "no snapshots: $(cat "$tmp/out")"
+    ;;
+plurals)
+    cd "$tmp/run"
+    # Counts in messages agree with their nouns: one step.
+    paused_run steps
+    kill -INT $pid; wait $pid; rc=$?
+    [ "$rc" = 130 ] || fail "exit $rc, expected 130: $(cat "$tmp/err")"
+    grep -q "^smx2d-sim: error: interrupted after 1 step$" "$tmp/err" || fail "plural: $(cat "$tmp/err")"
+    ;;
 overwrite)
     cd "$tmp/run"
     expect 0 "$bin" plans/tiny.yaml --quiet

@@ -170,7 +170,8 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
     while (!finished) {
         if (smx_interrupted) {
             r->stop_reason = STOP_INTERRUPTED;
-            return smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted after %d steps", r->n_steps);
+            return smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted after %d step%s", r->n_steps,
+                            r->n_steps == 1 ? "" : "s");
         }
         if ((rc = be->step(ctx, enqueued, err)))
             return rc;
@@ -188,6 +189,18 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
         }
         if (enqueued % sp->every_collect != 0 && enqueued < limit)
             continue;
+        /* A snapshot of a step the log has already shown is written now, while
+         * the backend runs the steps just enqueued, so that its write shows in
+         * the log where it happens; only one taken among the last steps
+         * collected is left for after the loop. */
+        if (out && ps->active && ps->step <= r->n_steps) {
+            double before = *write_s;
+            rc = snapshot_flush(be, ctx, out, g, ps, INT32_MAX, 0, write_s, err);
+            if (log)
+                step_log_wrote(&sl, *write_s - before);
+            if (rc)
+                return rc;
+        }
 
         int n = 0;
         if ((rc = be->collect(ctx, sp->recs, sp->every_collect, &n, err)))
@@ -487,8 +500,11 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         goto done;
 
     if (!interrupted && out) { /* rc is 0 here */
+        /* A snapshot taken at the step that ended the run is the final state:
+         * written once, not again as the final snapshot. */
+        int final_taken = ps.active && ps.step == r->n_steps;
         rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
-        if (!rc && p->snapshot_final && !(rc = be->snapshot_begin(sp.ctx, err))) {
+        if (!rc && p->snapshot_final && !final_taken && !(rc = be->snapshot_begin(sp.ctx, err))) {
             ps = (pending_snapshot){1, r->n_steps};
             rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
         }
