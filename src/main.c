@@ -193,6 +193,10 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
         blame_key(&p, "output.file", &err);
         goto agree_input;
     }
+    /* The dry run builds what the run builds before its first step, so that
+     * a plan it calls valid does not fail at once. */
+    if (c->dry_run && (rc = simulate_check(&p, &g, &t, &(sim_media){&media, mtab.mt}, &err)))
+        goto agree_input;
     if ((rc = check_interrupt("while reading the input", &err)) || c->dry_run)
         goto agree_input;
 

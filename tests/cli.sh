@@ -169,6 +169,26 @@ plurals)
     [ "$rc" = 130 ] || fail "exit $rc, expected 130: $(cat "$tmp/err")"
     grep -q "^smx2d-sim: error: interrupted after 1 step$" "$tmp/err" || fail "plural: $(cat "$tmp/err")"
     ;;
+tables_dry_run)
+    cd "$tmp/run"
+    # What the run builds before its first step, the dry run builds too: a
+    # window too narrow for one step's scattering is refused by both, with
+    # the same message (the key and the value that would work) and exit code.
+    set -- --set grid.angle.half_width_deg=0.35 --overwrite
+    expect 2 "$bin" plans/tiny.yaml --dry-run "$@"
+    cp "$tmp/out" "$tmp/dry"
+    grep -q "^smx2d-sim: error: --set grid.angle.half_width_deg=0.35: grid.angle.half_width_deg: 0.35 deg is too narrow for the scattering: .* grid.angle.n_bins = 15 bins .*; expected half_width_deg >= 1.89" "$tmp/dry" ||
+        fail "dry run: $(cat "$tmp/dry")"
+    expect 2 "$bin" plans/tiny.yaml "$@"
+    grep "error:" "$tmp/out" | cmp -s - "$tmp/dry" || fail "the run's error differs: $(cat "$tmp/out")"
+    nothing_left tiny
+    expect 0 "$bin" plans/tiny.yaml --dry-run --set grid.angle.half_width_deg=1.89 --overwrite
+    # The energy-loss table's errors, at the plan's key.
+    set -- --set grid.energy.kind=uniform --set grid.energy.n_bins=2000 --overwrite
+    expect 2 "$bin" plans/tiny.yaml --dry-run "$@"
+    grep -q "^smx2d-sim: error: plans/tiny.yaml: transport.straggling: one step's energy straggling" "$tmp/out" ||
+        fail "straggling: $(cat "$tmp/out")"
+    ;;
 overwrite)
     cd "$tmp/run"
     expect 0 "$bin" plans/tiny.yaml --quiet

@@ -433,6 +433,34 @@ int simulate_media(const plan *p, const grid *g, const tables *t, const sim_medi
     return simulate_part(p, g, t, media, be, out, NULL, r, err);
 }
 
+/* The tables of simulate_part, with the media when there are any. */
+static int build_tables(sim_tables *st, const plan *p, const grid *g, const tables *t, const sim_media *media,
+                        smx_error *err)
+{
+    int rc = sim_tables_build(st, p, g, t, err);
+    if (rc)
+        return rc;
+    if (media && (rc = sim_tables_set_media(st, media->mm, media->mt, err)))
+        sim_tables_free(st);
+    return rc;
+}
+
+int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media, smx_error *err)
+{
+    sim_tables st;
+    int rc = build_tables(&st, p, g, t, media, err);
+    if (rc)
+        return rc;
+    sim_tables_free(&st);
+    for (int k = 0; k < plan_spot_count(p) && !rc; k++) {
+        plan_spot s = plan_spot_at(p, k);
+        beam_profile b;
+        if (!(rc = beam_profile_build_spot(&b, p, &s, g, err)))
+            beam_profile_free(&b);
+    }
+    return rc;
+}
+
 int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
                   const backend_ops *be, const snapshot_sink *out, const sim_part *part, run_result *r,
                   smx_error *err)
@@ -442,13 +470,9 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         part = &whole;
     double t0 = now_s();
     sim_tables st;
-    int rc = sim_tables_build(&st, p, g, t, err);
+    int rc = build_tables(&st, p, g, t, media, err);
     if (rc)
         return rc;
-    if (media && (rc = sim_tables_set_media(&st, media->mm, media->mt, err))) {
-        sim_tables_free(&st);
-        return rc;
-    }
     run_result_phase(r, "tables", now_s() - t0);
 
     t0 = now_s();
