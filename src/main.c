@@ -216,8 +216,10 @@ agree_input:
         goto end;
     }
     if (c->dry_run) {
-        if (writer)
+        if (writer) {
             report_dry_run(&p, &g, &t, &media, be, &gi, simulate_expected_steps(&p, &g, &t));
+            report_backend(&p, &gi, be, 1);
+        }
         goto end;
     }
 
@@ -226,6 +228,7 @@ agree_input:
     /* Transport: lookup tables, initial psi, the step loop on the backend;
      * in an MPI job, this rank's share. */
     smx_info("smx2d-sim %s: %s -> %s\n", SMX_VERSION, p.path, p.output_file);
+    report_backend(&p, &gi, be, 0);
     n_spots = p.per_spot_dose ? plan_spot_count(&p) : 0;
     if (!(bound = divide_field(job, &p, &g, &t, n_spots)))
         rc = smx_fail(&err, SMX_EXIT_RUNTIME, "out of host memory dividing %d spots over %d ranks", n_spots,

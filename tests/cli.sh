@@ -189,6 +189,26 @@ tables_dry_run)
     grep -q "^smx2d-sim: error: plans/tiny.yaml: transport.straggling: one step's energy straggling" "$tmp/out" ||
         fail "straggling: $(cat "$tmp/out")"
     ;;
+backend_line)
+    cd "$tmp/run"
+    # Which backend runs is said on screen, by the run and the dry run, and
+    # why the CPU when auto finds no GPU (CUDA_VISIBLE_DEVICES='' hides every GPU).
+    expect 0 "$bin" plans/tiny.yaml --dry-run --device cpu --threads 1
+    grep -q "^backend:   cpu (OpenMP, 1 thread; backend.device: cpu)$" "$tmp/out" || fail "dry run: $(cat "$tmp/out")"
+    expect 0 env CUDA_VISIBLE_DEVICES= "$bin" plans/tiny.yaml --threads 2
+    grep -q "^backend: cpu (OpenMP, 2 threads; " "$tmp/out" || fail "run: $(cat "$tmp/out")"
+    expect 0 env CUDA_VISIBLE_DEVICES= "$bin" --version
+    grep -qi "insufficient" "$tmp/out" && fail "--version misleads: $(cat "$tmp/out")"
+    if grep -q "^  nvcc: none" "$tmp/out"; then
+        why="built without CUDA (make CUDA=0)"
+    else
+        # A CUDA build: no device visible, with or without a driver.
+        grep -q "^  GPU: no NVIDIA \(GPU found\|driver found\)" "$tmp/out" || fail "--version: $(cat "$tmp/out")"
+        why="no CUDA device: no NVIDIA"
+    fi
+    expect 0 env CUDA_VISIBLE_DEVICES= "$bin" plans/tiny.yaml --dry-run --overwrite --threads 2
+    grep -q "^backend:   cpu (OpenMP, 2 threads; $why" "$tmp/out" || fail "auto's fallback not explained: $(cat "$tmp/out")"
+    ;;
 overwrite)
     cd "$tmp/run"
     expect 0 "$bin" plans/tiny.yaml --quiet

@@ -26,6 +26,16 @@ void report_version(void)
                gi.count ? "; the CUDA backend uses the direct angular kernel" : "");
 }
 
+void report_backend(const plan *p, const gpu_info *gi, const backend_ops *be, int dry_run)
+{
+    char what[600];
+    backend_describe(p, gi, be, what, sizeof what);
+    if (dry_run)
+        printf("backend:   %s\n", what);
+    else
+        smx_info("backend: %s\n", what);
+}
+
 static int snapshot_count(const plan *p, int expected_steps)
 {
     int n = 0, last = 0;

@@ -12,6 +12,9 @@
 #include "transport/run.h"
 
 void report_version(void);
+/* "backend:   cpu (OpenMP, 2 threads; ...)": which backend runs and why
+ * (backend_describe); on stdout always in a dry run, else unless --quiet. */
+void report_backend(const plan *p, const gpu_info *gi, const backend_ops *be, int dry_run);
 /* Grid, tables, media, memory, steps and output of a validated plan. */
 void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
                     const backend_ops *be, const gpu_info *gi, int expected_steps);
