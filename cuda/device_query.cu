@@ -1,6 +1,7 @@
 // Which GPU this process can use; never fails, a machine without a GPU or
 // driver simply reports count = 0 with the reason.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <cuda_runtime.h>
@@ -25,6 +26,27 @@ extern "C" int gpu_selected(void)
     return selected_device;
 }
 
+// Why cudaGetDeviceCount found no device, in words a user can act on. The
+// runtime's own strings mislead here: without any NVIDIA driver it says "CUDA
+// driver version is insufficient for CUDA runtime version", as for an old one.
+static void describe_no_device(cudaError_t e, int driver_version, int runtime_version, char *out, size_t cap)
+{
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (driver_version == 0) // what cudaDriverGetVersion reports when no driver loads
+        snprintf(out, cap, "no NVIDIA driver found (libcuda.so.1 could not be loaded)");
+    else if (e == cudaErrorInsufficientDriver)
+        snprintf(out, cap, "the NVIDIA driver supports CUDA %d.%d, this build needs CUDA %d.%d or newer; update "
+                 "the driver", driver_version / 1000, driver_version % 1000 / 10, runtime_version / 1000,
+                 runtime_version % 1000 / 10);
+    else if ((e == cudaErrorNoDevice || e == cudaSuccess) && visible)
+        snprintf(out, cap, "no NVIDIA GPU found (the driver is there; CUDA_VISIBLE_DEVICES is '%.100s')", visible);
+    else if (e == cudaErrorNoDevice || e == cudaSuccess)
+        snprintf(out, cap, "no NVIDIA GPU found (the driver is there but reports no device)");
+    else
+        snprintf(out, cap, "the CUDA runtime cannot use the GPU: %s (%s)", cudaGetErrorString(e),
+                 cudaGetErrorName(e));
+}
+
 extern "C" void gpu_query(gpu_info *gi)
 {
     memset(gi, 0, sizeof *gi);
@@ -33,8 +55,7 @@ extern "C" void gpu_query(gpu_info *gi)
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        snprintf(gi->why_none, sizeof gi->why_none, "%s",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
+        describe_no_device(e, gi->driver_version, gi->runtime_version, gi->why_none, sizeof gi->why_none);
         cudaGetLastError(); // clear the sticky-free error so later queries start clean
         return;
     }

@@ -193,6 +193,10 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
         blame_key(&p, "output.file", &err);
         goto agree_input;
     }
+    /* The dry run builds what the run builds before its first step, so that
+     * a plan it calls valid does not fail at once. */
+    if (c->dry_run && (rc = simulate_check(&p, &g, &t, &(sim_media){&media, mtab.mt}, &err)))
+        goto agree_input;
     if ((rc = check_interrupt("while reading the input", &err)) || c->dry_run)
         goto agree_input;
 
@@ -212,8 +216,10 @@ agree_input:
         goto end;
     }
     if (c->dry_run) {
-        if (writer)
+        if (writer) {
             report_dry_run(&p, &g, &t, &media, mtab.mt, be, &gi, simulate_expected_steps(&p, &g, &t));
+            report_backend(&p, &gi, be, 1);
+        }
         goto end;
     }
 
@@ -222,6 +228,7 @@ agree_input:
     /* Transport: lookup tables, initial psi, the step loop on the backend;
      * in an MPI job, this rank's share. */
     smx_info("smx2d-sim %s: %s -> %s\n", SMX_VERSION, p.path, p.output_file);
+    report_backend(&p, &gi, be, 0);
     n_spots = p.per_spot_dose ? plan_spot_count(&p) : 0;
     if (!(bound = divide_field(job, &p, &g, &t, n_spots)))
         rc = smx_fail(&err, SMX_EXIT_RUNTIME, "out of host memory dividing %d spots over %d ranks", n_spots,
@@ -277,9 +284,10 @@ agree_input:
     report_summary(&g, &media, &r);
     if (r.conservation_violations)
         rc = smx_fail(&err, SMX_EXIT_RUNTIME,
-                      "conservation violated in %d step(s) (max weight %.3e, energy %.3e; "
+                      "conservation violated in %d step%s (max weight %.3e, energy %.3e; "
                       "tolerance %.0e); the result was written and records them",
-                      r.conservation_violations, r.max_weight_rel_err, r.max_energy_rel_err,
+                      r.conservation_violations, r.conservation_violations == 1 ? "" : "s",
+                      r.max_weight_rel_err, r.max_energy_rel_err,
                       SMX_CONSERVATION_TOL);
 end:
     if (out)

@@ -60,6 +60,27 @@ usage)
     grep -q "unknown option '--no-such-option'" "$tmp/out" || fail "unknown option not named"
     expect 1 "$bin" "$plan" --set
     grep -q "\-\-set needs a value" "$tmp/out" || fail "missing value not named: $(cat "$tmp/out")"
+    # A --set without KEY=VALUE is a bad command line (1), not bad input.
+    expect 1 "$bin" "$plan" --dry-run --set beam.energy_MeV
+    grep -q "^smx2d-sim: --set beam.energy_MeV: missing '='; expected --set key.path=value" "$tmp/out" ||
+        fail "--set without '=' not explained: $(cat "$tmp/out")"
+    expect 1 "$bin" "$plan" --dry-run --set =5
+    grep -q "no key before '='" "$tmp/out" || fail "--set without a key not explained: $(cat "$tmp/out")"
+    # A misspelt option: the nearest one suggested.
+    expect 1 "$bin" "$plan" --dryrun
+    grep -q "unknown option '--dryrun'; did you mean --dry-run?" "$tmp/out" || fail "no suggestion: $(cat "$tmp/out")"
+    expect 1 "$bin" "$plan" --outptu=x.h5
+    grep -q "unknown option '--outptu=x.h5'; did you mean --output?" "$tmp/out" || fail "no suggestion: $(cat "$tmp/out")"
+    # The errors of an option that stands for a key name the option as typed.
+    expect 2 "$bin" "$plan" --dry-run --output missing/x.h5
+    grep -q "^smx2d-sim: error: --output missing/x.h5: output.file: missing/x.h5: output directory missing" "$tmp/out" ||
+        fail "--output error does not name --output: $(cat "$tmp/out")"
+    expect 2 "$bin" "$plan" --dry-run --threads=many
+    grep -q "^smx2d-sim: error: --threads many: backend.threads: 'many' is not an integer" "$tmp/out" ||
+        fail "--threads error does not name --threads: $(cat "$tmp/out")"
+    expect 2 "$bin" "$plan" --dry-run --device gpu
+    grep -q "^smx2d-sim: error: --device gpu: backend.device: 'gpu' is not allowed" "$tmp/out" ||
+        fail "--device error does not name --device: $(cat "$tmp/out")"
     # Every option also takes the --opt=value form; options may follow the plan.
     expect 0 "$bin" "$plan" --dry-run --set=beam.energy_MeV=25 --device=cpu --threads=1
     grep -q "(valid)" "$tmp/out" || fail "--opt=value forms not accepted: $(cat "$tmp/out")"
@@ -117,6 +138,76 @@ dry_run)
     rm tiny.h5
     expect 2 "$bin" plans/tiny.yaml --dry-run --output missing/tiny.h5
     grep -q "output.file: missing/tiny.h5: output directory missing" "$tmp/out" || fail "dry run accepted a missing directory: $(cat "$tmp/out")"
+    ;;
+snapshots)
+    cd "$tmp/run"
+    # A snapshot taken during the steps is written during the steps: nothing
+    # but the final state's write follows the last step line.
+    expect 0 "$bin" plans/tiny.yaml --device cpu --set 'output.snapshot_steps=[0, 5]'
+    tr -d '\r' < "$tmp/out" > "$tmp/log"
+    last=$(grep -n '^ *[0-9][0-9]* ' "$tmp/log" | tail -n 1 | cut -d: -f1)
+    sed -n "$((last + 1)),\$p" "$tmp/log" | grep "writing psi" > "$tmp/after"
+    [ "$(cat "$tmp/after")" = "writing psi of step 21 (0.000575 GB uncompressed)" ] ||
+        fail "writes announced after the last step line: $(cat "$tmp/out")"
+    grep -q "step_000005" tiny.h5 || fail "the snapshot of step 5 is missing"
+    # A listed step that is the last one is the final state, written once.
+    expect 0 "$bin" plans/tiny.yaml --device cpu --overwrite --set 'output.snapshot_steps=[0, 21]'
+    [ "$(grep -c "writing psi of step 21" "$tmp/out")" = 1 ] || fail "the last step written twice: $(cat "$tmp/out")"
+    "$build/tests/test_result_file" tiny.h5 >/dev/null || fail "result file incomplete"
+    # The dry run counts snapshots the same way, in words without them.
+    expect 0 "$bin" plans/tiny.yaml --dry-run --overwrite --set 'output.snapshot_steps=[0, 22]'
+    grep -q "^output: .* 2 psi snapshots of" "$tmp/out" || fail "snapshot count: $(cat "$tmp/out")"
+    expect 0 "$bin" plans/tiny.yaml --dry-run --overwrite --set 'output.snapshot_steps=[]' \
+        --set output.snapshot_final=false
+    grep -q "^output: .*, no psi snapshots, XDMF sidecar" "$tmp/out" || fail "no snapshots: $(cat "$tmp/out")"
+    ;;
+plurals)
+    cd "$tmp/run"
+    # Counts in messages agree with their nouns: one step.
+    paused_run steps
+    kill -INT $pid; wait $pid; rc=$?
+    [ "$rc" = 130 ] || fail "exit $rc, expected 130: $(cat "$tmp/err")"
+    grep -q "^smx2d-sim: error: interrupted after 1 step$" "$tmp/err" || fail "plural: $(cat "$tmp/err")"
+    ;;
+tables_dry_run)
+    cd "$tmp/run"
+    # What the run builds before its first step, the dry run builds too: a
+    # window too narrow for one step's scattering is refused by both, with
+    # the same message (the key and the value that would work) and exit code.
+    set -- --set grid.angle.half_width_deg=0.35 --overwrite
+    expect 2 "$bin" plans/tiny.yaml --dry-run "$@"
+    cp "$tmp/out" "$tmp/dry"
+    grep -q "^smx2d-sim: error: --set grid.angle.half_width_deg=0.35: grid.angle.half_width_deg: 0.35 deg is too narrow for the scattering: .* grid.angle.n_bins = 15 bins .*; expected half_width_deg >= 1.89" "$tmp/dry" ||
+        fail "dry run: $(cat "$tmp/dry")"
+    expect 2 "$bin" plans/tiny.yaml "$@"
+    grep "error:" "$tmp/out" | cmp -s - "$tmp/dry" || fail "the run's error differs: $(cat "$tmp/out")"
+    nothing_left tiny
+    expect 0 "$bin" plans/tiny.yaml --dry-run --set grid.angle.half_width_deg=1.89 --overwrite
+    # The energy-loss table's errors, at the plan's key.
+    set -- --set grid.energy.kind=uniform --set grid.energy.n_bins=2000 --overwrite
+    expect 2 "$bin" plans/tiny.yaml --dry-run "$@"
+    grep -q "^smx2d-sim: error: plans/tiny.yaml: transport.straggling: one step's energy straggling" "$tmp/out" ||
+        fail "straggling: $(cat "$tmp/out")"
+    ;;
+backend_line)
+    cd "$tmp/run"
+    # Which backend runs is said on screen, by the run and the dry run, and
+    # why the CPU when auto finds no GPU (CUDA_VISIBLE_DEVICES='' hides every GPU).
+    expect 0 "$bin" plans/tiny.yaml --dry-run --device cpu --threads 1
+    grep -q "^backend:   cpu (OpenMP, 1 thread; backend.device: cpu)$" "$tmp/out" || fail "dry run: $(cat "$tmp/out")"
+    expect 0 env CUDA_VISIBLE_DEVICES= "$bin" plans/tiny.yaml --threads 2
+    grep -q "^backend: cpu (OpenMP, 2 threads; " "$tmp/out" || fail "run: $(cat "$tmp/out")"
+    expect 0 env CUDA_VISIBLE_DEVICES= "$bin" --version
+    grep -qi "insufficient" "$tmp/out" && fail "--version misleads: $(cat "$tmp/out")"
+    if grep -q "^  nvcc: none" "$tmp/out"; then
+        why="built without CUDA (make CUDA=0)"
+    else
+        # A CUDA build: no device visible, with or without a driver.
+        grep -q "^  GPU: no NVIDIA \(GPU found\|driver found\)" "$tmp/out" || fail "--version: $(cat "$tmp/out")"
+        why="no CUDA device: no NVIDIA"
+    fi
+    expect 0 env CUDA_VISIBLE_DEVICES= "$bin" plans/tiny.yaml --dry-run --overwrite --threads 2
+    grep -q "^backend:   cpu (OpenMP, 2 threads; $why" "$tmp/out" || fail "auto's fallback not explained: $(cat "$tmp/out")"
     ;;
 overwrite)
     cd "$tmp/run"

@@ -347,6 +347,7 @@ static void test_map_file(void)
     write_text(map, "not an HDF5 file\n");
     write_plan(6, 4, 1, 1, "  map_file: map.h5\n");
     expect_error("map.h5: not an HDF5 file (or unreadable)");
+    expect_error("plan.yaml:8:13: geometry.map_file: "); /* the key that names the file, as for the table */
     write_map(map, 3, 2, names, 3, index, density, 2.0, 2.0, NAN);
     FILE *f = fopen(map, "r+b");
     CHECK(f != NULL);
@@ -423,7 +424,11 @@ static void test_ct(void)
     /* Outside the calibration: an error at the cell, never a clamp. */
     const double low[] = {-1000, -600, -500, -250, 0, 500, 999, 1001};
     write_ct(ct, 2, 4, low, 1.0);
-    expect_error("ct.h5: /hu at (z 1, x 3) is 1001 HU, above the calibration");
+    expect_error("ct.h5 (geometry.ct.file): /hu at (z 1, x 3) is 1001 HU, above the calibration");
+    /* A CT file that is not HDF5: the error names the key that names it. */
+    write_text(ct, "not an HDF5 file\n");
+    expect_error("plan.yaml:8:14: geometry.ct.file: ");
+    expect_error("ct.h5: not an HDF5 file (or unreadable)");
 
     /* The calibration's errors name its line and column. */
     write_ct(ct, 2, 4, hu, 1.0);

@@ -531,10 +531,11 @@ static int stress(const gpu_info *gi)
                gi->name, gi->total_bytes / 1e9);
         return SMX_TEST_SKIP;
     }
+    /* A spectrum of 100 +- 4 x 25 MeV fills every energy bin and stays inside E_max. */
     const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=200",
-                          "grid.energy.E_max_MeV=200", "beam.energy_MeV=199",
+                          "grid.energy.E_max_MeV=200", "beam.energy_MeV=100",
                           "grid.angle.mode=full", "grid.angle.n_bins=64", "grid.space.nz=800",
-                          "grid.space.nx=400", "beam.sigma_x_mm=20", "beam.energy_sigma_MeV=40",
+                          "grid.space.nx=400", "beam.sigma_x_mm=20", "beam.energy_sigma_MeV=25",
                           "transport.steps=4", "backend.device=cuda", "output.snapshot_final=false"};
     fixture f;
     if (fixture_load(&f, NULL, sets, 13))

@@ -308,9 +308,10 @@ static void check_round_trip(const char *path, const char *const *sets, int n)
 
 static void test_resolved_round_trip(void)
 {
-    const char *sets[] = { "beam.energy_sigma_MeV=0.1", "beam.weight=3.3e-7",
+    /* 99.5 MeV: the spread's top (+4 x 0.1) stays inside E_max = 100. */
+    const char *sets[] = { "beam.energy_sigma_MeV=0.1", "beam.energy_MeV=99.5", "beam.weight=3.3e-7",
                            "output.snapshot_steps=[5]", "material.name=\"true\"" };
-    check_round_trip(CASES "minimal.yaml", sets, 4);
+    check_round_trip(CASES "minimal.yaml", sets, 5);
     check_round_trip(CASES "full_plan.yaml", NULL, 0);
     check_round_trip("config/plan-reference.yaml", NULL, 0);
 

@@ -163,6 +163,17 @@ static void test_error_messages(void)
           "tests/plan_cases/spots_unknown_column.csv:2:19: unknown column 'wieght'; expected the header's "
           "names from energy_MeV, x_mm, weight, direction_deg, energy_sigma_MeV, sigma_x_mm, divergence_mrad, "
           "correlation (beam.spots_file)" },
+        /* An energy spread the grid would cut: E_max and what would hold it named. */
+        { "spread_above_emax.yaml",
+          "tests/plan_cases/spread_above_emax.yaml:3:23: grid.energy.E_max_MeV: 100 MeV cuts off the top of the "
+          "beam's energy spectrum: beam.energy_MeV 99.5 + 4 x beam.energy_sigma_MeV 0.8 = 102.7 MeV (27 % of its "
+          "protons lie above 100 MeV and would be dropped); expected E_max_MeV >= 102.7, e.g. 103 as the grid "
+          "takes when E_max_MeV is left out, or a smaller spread" },
+        { "spots_spread_above.yaml",
+          "tests/plan_cases/spots_spread_above.yaml:4:16: grid.energy.E_max_MeV: 100 MeV cuts off the top of the "
+          "energy spectrum of the spot at tests/plan_cases/spots_spread_above.csv:3 (beam.spots_file): energy_MeV "
+          "99 + 4 x energy_sigma_MeV 0.5 = 101 MeV (2.3 % of its protons lie above 100 MeV and would be dropped); "
+          "expected E_max_MeV >= 101, e.g. 101 as the grid takes when E_max_MeV is left out, or a smaller spread" },
         { "spots_energy_above.yaml",
           "tests/plan_cases/spots_energy_above.csv:3:1: energy_MeV: 150 is above grid.energy.E_max_MeV = 100; "
           "expected a beam energy in [E_cutoff, E_max] = [1, 100] MeV (beam.spots_file)" },

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "input/cli.h"
+#include "input/plan.h"
 
 void cli_usage(FILE *f)
 {
@@ -30,14 +31,47 @@ void cli_usage(FILE *f)
           f);
 }
 
-static int add_set(cli *c, const char *key, const char *value)
+/* An option that stands for a plan key, passed on as "--output=FILE" so
+ * that the plan reader's messages name it as typed (plan_load). */
+static int add_option(cli *c, const char *option, const char *value)
 {
     if (c->n_owned >= 8 || c->n_sets >= CLI_MAX_SETS)
         return -1;
     char *s = c->owned[c->n_owned++];
-    snprintf(s, sizeof c->owned[0], "%s=%s", key, value);
+    snprintf(s, sizeof c->owned[0], "%s%s%s", option, value ? "=" : "", value ? value : "");
     c->sets[c->n_sets++] = s;
     return 0;
+}
+
+/* --set KEY=VALUE: anything without a key before '=' is a command-line
+ * error (exit 1); whether the key exists is the plan's (exit 2). */
+static int check_set(const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (eq && eq > arg)
+        return 0;
+    fprintf(stderr, "smx2d-sim: --set %s: %s; expected --set key.path=value, e.g. --set beam.energy_MeV=150\n",
+            arg, eq ? "no key before '='" : "missing '='");
+    return SMX_EXIT_USAGE;
+}
+
+/* "unknown option '--dryrun'; did you mean --dry-run?" */
+static void unknown_option(const char *arg, const struct option *opts)
+{
+    const char *names[32];
+    int n = 0;
+    for (; opts[n].name && n < 32; n++)
+        names[n] = opts[n].name;
+    char word[128];
+    const char *s = arg;
+    while (*s == '-')
+        s++;
+    snprintf(word, sizeof word, "%.*s", (int)strcspn(s, "="), s);
+    const char *near = word[0] ? plan_closest_name(word, names, n) : NULL;
+    if (near)
+        fprintf(stderr, "smx2d-sim: unknown option '%s'; did you mean --%s? (see --help)\n", arg, near);
+    else
+        fprintf(stderr, "smx2d-sim: unknown option '%s' (see --help)\n", arg);
 }
 
 /* Grids of --bench: a comma list of small, production, stress. */
@@ -102,14 +136,14 @@ int cli_parse(cli *c, int argc, char **argv)
             if (c->n_sets >= CLI_MAX_SETS) {
                 fprintf(stderr, "smx2d-sim: too many --set options\n");
                 rc = SMX_EXIT_USAGE;
-            } else {
+            } else if (!(rc = check_set(optarg))) {
                 c->sets[c->n_sets++] = optarg;
             }
             break;
-        case OPT_DEVICE: rc = add_set(c, "backend.device", optarg); break;
-        case OPT_OUTPUT: rc = add_set(c, "output.file", optarg); break;
-        case OPT_THREADS: rc = add_set(c, "backend.threads", optarg); break;
-        case OPT_OVERWRITE: rc = add_set(c, "output.overwrite", "true"); break;
+        case OPT_DEVICE: rc = add_option(c, "--device", optarg); break;
+        case OPT_OUTPUT: rc = add_option(c, "--output", optarg); break;
+        case OPT_THREADS: rc = add_option(c, "--threads", optarg); break;
+        case OPT_OVERWRITE: rc = add_option(c, "--overwrite", NULL); break;
         case 'q': c->quiet = 1; break;
         case OPT_VERSION: c->version = 1; break;
         case 'h': c->help = 1; break;
@@ -139,7 +173,7 @@ int cli_parse(cli *c, int argc, char **argv)
             rc = SMX_EXIT_USAGE;
             break;
         default:
-            fprintf(stderr, "smx2d-sim: unknown option '%s' (see --help)\n", argv[optind - 1]);
+            unknown_option(argv[optind - 1], opts);
             rc = SMX_EXIT_USAGE;
             break;
         }

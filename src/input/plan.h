@@ -34,6 +34,7 @@ typedef struct plan_loc {
     int line, col;   /* 1-based; 0 = not given (default used) */
     int from_cli;    /* 1 = set by --set on the command line */
     int derived;     /* 1 = left out, and worked out from other keys (grid.energy.E_max_MeV) */
+    const char *option; /* from_cli by an option standing for the key ("--output"); NULL: --set */
 } plan_loc;
 
 /* One shape of geometry.shapes: an axis-aligned rectangle of one material
@@ -208,6 +209,11 @@ plan_spot plan_spot_at(const plan *p, int i);
 /* The highest spot energy (the differential Highland scattering power's
  * reference energy, docs/physics.md). */
 double plan_reference_energy_MeV(const plan *p);
+/* The top of a spot's energy spectrum that the grid must hold: its energy
+ * plus PLAN_SPECTRUM_SIGMAS energy spreads. The one rule behind the grid a
+ * plan without grid.energy.E_max_MeV gets and the check of one that has it. */
+#define PLAN_SPECTRUM_SIGMAS 4.0
+double plan_spectrum_top_MeV(const plan_spot *s);
 /* A spot's energy, position, direction and correlation against the plan's
  * grid: the reader's rules, also for callers that change a plan afterwards. */
 int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err);
@@ -221,7 +227,9 @@ int plan_key_index(const char *path);
 
 /* ---- reading ---- */
 /* Reads, parses and validates a plan file. overrides[] are "key.path=value"
- * strings from --set, applied after the file. On error returns SMX_EXIT_INPUT
+ * strings from --set, or an option that stands for a key written
+ * "--output=FILE", "--device=auto|cpu|cuda", "--threads=N" or "--overwrite"
+ * (messages then name the option as typed), applied after the file. On error returns SMX_EXIT_INPUT
  * with a message "FILE:LINE:COL: key.path: ..." in err. p is overwritten on
  * entry; after an error nothing is left allocated (plan_free is still safe).
  * A key may also be written as one dotted path ("grid.space.nx: 81"), which is

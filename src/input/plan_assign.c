@@ -17,7 +17,7 @@ int loader_fail(loader *L, const yt_node *at, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (L->cli)
-        return smx_fail(L->err, SMX_EXIT_INPUT, "--set %s: %s", L->cli, msg);
+        return smx_fail(L->err, SMX_EXIT_INPUT, "%s: %s", L->cli, msg);
     if (L->defaults)
         return smx_fail(L->err, SMX_EXIT_INPUT, "built-in default: %s", msg);
     if (at && at->line)
@@ -142,7 +142,7 @@ static void field_expected(const plan_field *f, char *buf, size_t n)
 
 static plan_loc loc_of(const loader *L, const yt_node *v)
 {
-    return L->cli ? (plan_loc){ 0, 0, 1, 0 } : (plan_loc){ v->line, v->col, 0, 0 };
+    return L->cli ? (plan_loc){ 0, 0, 1, 0, L->option } : (plan_loc){ v->line, v->col, 0, 0, NULL };
 }
 
 /* One field of a shape. */
@@ -402,7 +402,7 @@ int plan_set_defaults(plan *p, smx_error *err)
         if (plan_assign_text(&L, (int)i, d))
             return SMX_EXIT_INPUT;
         if (p->loc)
-            p->loc[i] = (plan_loc){ 0, 0, 0, 0 };
+            p->loc[i] = (plan_loc){ 0, 0, 0, 0, NULL };
     }
     return 0;
 }

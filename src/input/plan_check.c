@@ -145,6 +145,33 @@ int plan_check_consistency(const plan *p, smx_error *err)
     return check_geometry(p, err);
 }
 
+/* The grid must hold a spot's energy spectrum: the source keeps only the part
+ * below the grid's top (renormalised), so a lower E_max would shift the beam's
+ * mean energy and range without a word. Beyond PLAN_SPECTRUM_SIGMAS spreads
+ * lies 3e-5 of a Gaussian: that much may go. */
+static int check_spectrum_top(const plan *p, const plan_spot *s, smx_error *err)
+{
+    double top = plan_spectrum_top_MeV(s);
+    /* 1e-9: the sum's rounding (99.5 + 4 x 0.8 is not 102.7 in binary), so
+     * that the value the message suggests, printed to 10 digits, passes. */
+    if (!(s->energy_sigma_MeV > 0.0) || top <= p->E_max_MeV * (1.0 + 1e-9))
+        return 0;
+    char a[40], b[40], c[40], spot[PLAN_PATH_MAX + 200];
+    double cut = 0.5 * erfc((p->E_max_MeV - s->energy_MeV) / (s->energy_sigma_MeV * M_SQRT2));
+    if (s->line == 0)
+        snprintf(spot, sizeof spot, "the beam's energy spectrum: beam.energy_MeV %s + %g x beam.energy_sigma_MeV %s",
+                 num(s->energy_MeV, a), PLAN_SPECTRUM_SIGMAS, num(s->energy_sigma_MeV, b));
+    else
+        snprintf(spot, sizeof spot, "the energy spectrum of the spot at %s:%d (beam.spots_file): energy_MeV %s + %g x "
+                 "energy_sigma_MeV %s", p->spots_path, s->line, num(s->energy_MeV, a), PLAN_SPECTRUM_SIGMAS,
+                 num(s->energy_sigma_MeV, b));
+    return plan_fail_at(p, err, "grid.energy.E_max_MeV",
+                        "%s MeV cuts off the top of %s = %.10g MeV (%.2g %% of its protons lie above %s MeV and "
+                        "would be dropped); expected E_max_MeV >= %.10g, e.g. %.10g as the grid takes when E_max_MeV "
+                        "is left out, or a smaller spread",
+                        num(p->E_max_MeV, c), spot, top, 100.0 * cut, c, top, ceil(top));
+}
+
 int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err)
 {
     char a[40], b[40], c[40], d[40], e[40];
@@ -157,6 +184,8 @@ int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err)
                               num(above ? p->E_max_MeV : p->E_cutoff_MeV, b), num(p->E_cutoff_MeV, c),
                               num(p->E_max_MeV, d));
     }
+    if (check_spectrum_top(p, s, err))
+        return SMX_EXIT_INPUT;
     if (s->correlation != 0.0 && !(s->sigma_x_mm > 0.0 && s->divergence_mrad > 0.0))
         return plan_spot_fail(p, s, "correlation", err,
                               "a position-angle correlation needs both beam.sigma_x_mm and "

@@ -89,7 +89,7 @@ static int walk_pair(loader *L, const yt_node *key, const yt_node *val, const ch
                 return SMX_EXIT_INPUT;
             L->key_line[ki] = key->line;
             L->key_col[ki] = key->col;
-            L->p->loc[ki] = (plan_loc){ val->line, val->col, 0, 0 };
+            L->p->loc[ki] = (plan_loc){ val->line, val->col, 0, 0, NULL };
             return 0;
         }
         if (!len || !plan_is_section(path, strlen(path)))
@@ -134,11 +134,40 @@ static int walk_mapping(loader *L, const yt_node *m, const char *prefix)
     return 0;
 }
 
+/* The options that stand for a plan key (cli.c passes them as "--output=FILE"):
+ * a value they fix (--overwrite), or NULL for the value given. */
+static const struct {
+    const char *option, *key, *value;
+} option_keys[] = {
+    {"--device", "backend.device", NULL},
+    {"--output", "output.file", NULL},
+    {"--threads", "backend.threads", NULL},
+    {"--overwrite", "output.overwrite", "true"},
+};
+
 static int apply_override(loader *L, const char *arg)
 {
+    char key[256], shown[SHOW_MAX + 4], typed[4200], aliased[4200];
+    L->option = NULL;
+    /* "--output=FILE" is output.file=FILE, and its messages say --output FILE. */
+    for (size_t i = 0; !strncmp(arg, "--", 2) && i < sizeof option_keys / sizeof *option_keys; i++) {
+        size_t n = strlen(option_keys[i].option);
+        if (strncmp(arg, option_keys[i].option, n) || (arg[n] != '=' && arg[n] != '\0'))
+            continue;
+        const char *value = option_keys[i].value ? option_keys[i].value : arg[n] ? arg + n + 1 : "";
+        if (option_keys[i].value)
+            snprintf(typed, sizeof typed, "%s", option_keys[i].option);
+        else
+            snprintf(typed, sizeof typed, "%s %s", option_keys[i].option, value);
+        snprintf(aliased, sizeof aliased, "%s=%s", option_keys[i].key, value);
+        L->option = option_keys[i].option;
+        arg = aliased;
+        break;
+    }
+    if (!L->option)
+        snprintf(typed, sizeof typed, "--set %s", arg);
     const char *eq = strchr(arg, '=');
-    char key[256], shown[SHOW_MAX + 4];
-    L->cli = arg;
+    L->cli = typed;
     if (!eq) {
         L->cli = NULL;
         return smx_fail(L->err, SMX_EXIT_INPUT,
@@ -183,8 +212,9 @@ static int apply_override(loader *L, const char *arg)
     }
     if (plan_assign_text(L, ki, eq + 1))
         return SMX_EXIT_INPUT;
-    L->p->loc[ki] = (plan_loc){ 0, 0, 1, 0 };
+    L->p->loc[ki] = (plan_loc){ 0, 0, 1, 0, L->option };
     L->cli = NULL;
+    L->option = NULL;
     return 0;
 }
 
@@ -360,13 +390,13 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
     if (plan_check_required(L) || (p->spots_file[0] && plan_spots_load(p, err)))
         return SMX_EXIT_INPUT;
     /* The energy grid from the beam when the plan leaves its top out: the
-     * highest spot energy plus four energy spreads, whole MeV above. */
+     * highest top of a spot's spectrum, whole MeV above. */
     int emax = plan_key_index("grid.energy.E_max_MeV");
     if (!(p->loc[emax].line > 0 || p->loc[emax].from_cli)) {
         double top = 0.0;
         for (int i = 0; i < plan_spot_count(p); i++) {
             plan_spot s = plan_spot_at(p, i);
-            top = fmax(top, s.energy_MeV + 4.0 * s.energy_sigma_MeV);
+            top = fmax(top, plan_spectrum_top_MeV(&s));
         }
         p->E_max_MeV = ceil(top);
         p->loc[emax].derived = 1;

@@ -57,6 +57,11 @@ double plan_reference_energy_MeV(const plan *p)
     return e;
 }
 
+double plan_spectrum_top_MeV(const plan_spot *s)
+{
+    return s->energy_MeV + PLAN_SPECTRUM_SIGMAS * s->energy_sigma_MeV;
+}
+
 int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_error *err, const char *fmt, ...)
 {
     char msg[1024];

@@ -313,8 +313,12 @@ int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fm
                 val = NULL;
             }
         }
-        smx_fail(err, SMX_EXIT_INPUT, "--set %s=%.200s: %s: %s", path, val ? val : "?", path,
-                 msg);
+        if (loc->option && !strcmp(loc->option, "--overwrite"))
+            smx_fail(err, SMX_EXIT_INPUT, "--overwrite: %s: %s", path, msg);
+        else if (loc->option)
+            smx_fail(err, SMX_EXIT_INPUT, "%s %.200s: %s: %s", loc->option, val ? val : "?", path, msg);
+        else
+            smx_fail(err, SMX_EXIT_INPUT, "--set %s=%.200s: %s: %s", path, val ? val : "?", path, msg);
         free(val);
         return SMX_EXIT_INPUT;
     }
@@ -368,7 +372,7 @@ void plan_write_resolved(FILE *f, const plan *p)
         fprintf(f, "%s: ", k->path);
         plan_write_value(f, p, k, 0);
         if (p->loc && p->loc[i].from_cli)
-            fputs("  # --set", f);
+            fprintf(f, "  # %s", p->loc[i].option ? p->loc[i].option : "--set");
         else if (p->loc && p->loc[i].derived)
             fputs("  # from the beam", f);
         else if (p->loc && !set)

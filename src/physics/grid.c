@@ -39,9 +39,9 @@ static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error 
     int n = (int)ceil((R_hi - R_lo) / ds_g + 0.5 - 1e-9);
     if (n < 2)
         return plan_fail_at(p, err, "transport.step_mm",
-                            "%g mm spans the whole energy range in %d bin(s); expected a step "
+                            "%g mm spans the whole energy range in %d bin%s; expected a step "
                             "shorter than the CSDA range of E_max (%.4g mm)",
-                            p->step_mm, n, (R_hi - R_lo) * 10.0 / p->density_g_cm3);
+                            p->step_mm, n, n == 1 ? "" : "s", (R_hi - R_lo) * 10.0 / p->density_g_cm3);
     if (n > 100000)
         return plan_fail_at(p, err, "transport.step_mm",
                             "%g mm gives %d range bins; expected at most 100000", p->step_mm, n);

@@ -283,6 +283,12 @@ static int dedup(angle_kernels *ak, const double *sigma_bins, int ne, int *first
     return 0;
 }
 
+double angle_kernel_sigma_limit(int n_theta, int circular)
+{
+    double K = n_theta < 1 ? 0.0 : (double)support_cap(n_theta, circular);
+    return sqrt(K * (K + 1.0) / 3.0);
+}
+
 static int fail_too_wide(smx_error *err, double s, int energy_bin, int n_theta, int circular,
                          int K)
 {

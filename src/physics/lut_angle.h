@@ -32,6 +32,9 @@ typedef struct angle_kernels {
 int angle_kernels_build(angle_kernels *ak, const double *sigma_bins, int ne, int n_theta,
                         int circular, smx_error *err);
 void angle_kernels_free(angle_kernels *ak);
+/* The largest sigma/dtheta a kernel on n_theta bins can hold (the flat
+ * kernel's on the widest support): above it angle_kernels_build refuses. */
+double angle_kernel_sigma_limit(int n_theta, int circular);
 
 /* Moments of one kernel as stored (float weights, computed in double). */
 void angle_kernel_moments(const angle_kernels *ak, int kernel, double *m0, double *m1,

@@ -125,12 +125,24 @@ static int same_grid(const medium_file *f, const grid *g)
            f->x0_mm == g->x.edges[0];
 }
 
+/* A file the reader refused, at the plan key that names it ("PLAN:L:C:
+ * geometry.ct.file: ct.h5: not an HDF5 file"), as the table's errors are. */
+static int blame_file_key(const plan *p, const char *key, int rc, smx_error *err)
+{
+    if (rc != SMX_EXIT_INPUT)
+        return rc;
+    smx_error at_key = {0};
+    plan_fail_at(p, &at_key, key, "%s", err->msg);
+    *err = at_key;
+    return rc;
+}
+
 static int from_map(medium_map *m, const plan *p, const grid *g, int reserve, smx_error *err)
 {
     medium_file f;
     int rc = medium_file_read_map(&f, p->map_path, err);
     if (rc)
-        return rc;
+        return blame_file_key(p, "geometry.map_file", rc, err);
     int *mat_of = NULL, *mat = NULL;
     double *rho = NULL;
     const size_t n = (size_t)g->nz * (size_t)g->nx;
@@ -181,7 +193,7 @@ static int from_ct(medium_map *m, const plan *p, const grid *g, int reserve, smx
         return rc;
     if ((rc = medium_file_read_ct(&f, p->ct_path, err))) {
         ct_calibration_free(&cal);
-        return rc;
+        return blame_file_key(p, "geometry.ct.file", rc, err);
     }
     int *mat_of = NULL, *mat = NULL;
     double *rho = NULL;
@@ -208,9 +220,10 @@ static int from_ct(medium_map *m, const plan *p, const grid *g, int reserve, smx
             image_cell(&f, g, iz, ix, &at);
             int row = 0, side = ct_calibration_eval(&cal, f.hu[at], &rho[c], &row);
             if (side) {
-                rc = smx_fail(err, SMX_EXIT_INPUT, "%s: /hu at (z %lld, x %lld) is %g HU, %s the calibration %s "
-                              "(density points %g to %g HU, materials from %g HU); expected CT numbers inside it, "
-                              "or a calibration extended to cover them", p->ct_path, (long long)(at / f.nx),
+                rc = smx_fail(err, SMX_EXIT_INPUT, "%s (geometry.ct.file): /hu at (z %lld, x %lld) is %g HU, %s "
+                              "the calibration %s (geometry.ct.calibration; density points %g to %g HU, materials "
+                              "from %g HU); expected CT numbers inside it, or a calibration extended to cover them",
+                              p->ct_path, (long long)(at / f.nx),
                               (long long)(at % f.nx), f.hu[at], side < 0 ? "below" : "above",
                               p->ct_calibration_path, cal.point_hu[0], cal.point_hu[cal.n_points - 1],
                               cal.material_hu[0]);

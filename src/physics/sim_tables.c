@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/test_pause.h"
 #include "physics/material.h"
@@ -80,6 +81,100 @@ static energy_physics medium_physics(const plan *p, const material_props *mat)
                             mat ? mat->nonelastic_cm2_g : NULL};
 }
 
+/* Replaces err (a fresh error: the first one set is kept otherwise) with the
+ * same message at the plan key `key`: "PLAN:L:C: key: msg". */
+static int refail_at(const plan *p, const char *key, const char *msg, smx_error *err)
+{
+    smx_error at_key = {0};
+    int rc = plan_fail_at(p, &at_key, key, "%s", msg);
+    *err = at_key;
+    return rc;
+}
+
+/* An input error whose message starts with a plan key ("transport.straggling:
+ * ...") is put at that key's place in the plan. */
+static int locate(const plan *p, int rc, smx_error *err)
+{
+    if (rc != SMX_EXIT_INPUT)
+        return rc;
+    size_t n = strcspn(err->msg, ": ");
+    char key[128];
+    if (n == 0 || n >= sizeof key || strncmp(err->msg + n, ": ", 2) != 0)
+        return rc;
+    memcpy(key, err->msg, n);
+    key[n] = '\0';
+    if (plan_key_index(key) < 0)
+        return rc;
+    char rest[sizeof err->msg];
+    snprintf(rest, sizeof rest, "%s", err->msg + n + 2);
+    return refail_at(p, key, rest, err);
+}
+
+/* v rounded up to 3 significant digits: a value to suggest that passes. */
+static double round_up3(double v)
+{
+    double unit = pow(10.0, floor(log10(v)) - 2.0);
+    return ceil(v / unit * (1.0 - 1e-12)) * unit;
+}
+
+/* The angular kernels refused a sigma: say which plan keys to change, and to
+ * what. sig: sigma/dtheta of every medium's energy bins. Other errors of the
+ * kernels are left as they are. */
+static int blame_scattering(const sim_tables *s, const double *sig, int n_media, int rc, smx_error *err)
+{
+    const plan *p = s->p;
+    const grid *g = s->g;
+    const int n = (int)g->nth, full = g->angle_mode == ANGLE_FULL;
+    const double limit = angle_kernel_sigma_limit(n, full), deg = 180.0 / M_PI;
+    int64_t at = 0;
+    for (int64_t k = 1; k < g->ne * n_media; k++)
+        if (sig[k] > sig[at])
+            at = k;
+    if (rc != SMX_EXIT_INPUT || !(sig[at] > limit))
+        return rc;
+    char msg[sizeof err->msg];
+    if (limit <= 0.0) { /* no room beside the centre bin: no kernel scatters */
+        snprintf(msg, sizeof msg, "%d bin%s cannot hold any scattering; expected at least %d bins, or "
+                 "transport.scattering: false", n, n == 1 ? "" : "s", full ? 3 : 2);
+        return refail_at(p, "grid.angle.n_bins", msg, err);
+    }
+    const int m = (int)(at / g->ne);
+    const double E = g->E.centres[at % g->ne], sigma = sig[at] * g->dtheta;
+    char where[200];
+    if (s->mm)
+        snprintf(where, sizeof where, "%s at %.4g g/cm3", s->mm->materials[s->mm->media[m].material].name,
+                 s->mm->media[m].density_g_cm3);
+    else
+        snprintf(where, sizeof where, "%s", p->material_name[0] ? p->material_name : "the plan's material");
+    /* The variance of a step grows about as the step: a guide, not a bound. */
+    const double step = p->step_mm * (limit / sig[at]) * (limit / sig[at]);
+    if (full) {
+        snprintf(msg, sizeof msg,
+                 "%g mm is too long for the angular grid: one step's rms scattering angle reaches %.3g deg (at "
+                 "%.4g MeV in %s), more than the full circle of grid.angle.n_bins = %d bins can hold (%.3g deg, "
+                 "whatever the bins); expected a shorter step, about %.3g mm or less",
+                 p->step_mm, sigma * deg, E, where, n, limit * g->dtheta * deg, step);
+        return refail_at(p, "transport.step_mm", msg, err);
+    }
+    /* With the widest support (n - 1 bins) the limit is L(n) bins of 2 hw / n rad. */
+    const double hw = round_up3(sigma * n / (2.0 * limit) * deg);
+    const double hw_now = p->angle_half_width_deg;
+    if (hw < 180.0)
+        snprintf(msg, sizeof msg,
+                 "%g deg is too narrow for the scattering: one step's rms angle reaches %.3g deg (at %.4g MeV in "
+                 "%s), and a window of grid.angle.n_bins = %d bins that wide holds at most %.3g deg; expected "
+                 "half_width_deg >= %.3g (more bins do not help), or a shorter transport.step_mm (about %.3g mm "
+                 "or less)",
+                 hw_now, sigma * deg, E, where, n, limit * g->dtheta * deg, hw, step);
+    else
+        snprintf(msg, sizeof msg,
+                 "%g deg is too narrow for the scattering: one step's rms angle reaches %.3g deg (at %.4g MeV in "
+                 "%s), more than any window can hold; expected grid.angle.mode: full and a shorter "
+                 "transport.step_mm (about %.3g mm or less)",
+                 hw_now, sigma * deg, E, where, step);
+    return refail_at(p, "grid.angle.half_width_deg", msg, err);
+}
+
 /* Angular kernels for n_media media (sigmas of medium m at [m * ne ...]) and
  * every kernel's share scattered outside a window. */
 static int build_kernels(sim_tables *s, const double *sig, int n_media, smx_error *err)
@@ -88,7 +183,7 @@ static int build_kernels(sim_tables *s, const double *sig, int n_media, smx_erro
     int rc = angle_kernels_build(&s->ak, sig, (int)g->ne * n_media, (int)g->nth,
                                  g->angle_mode == ANGLE_FULL, err);
     if (rc)
-        return rc;
+        return blame_scattering(s, sig, n_media, rc, err);
     int nth = (int)g->nth, nk = s->ak.n_kernels;
     s->boundary_frac = calloc((size_t)nk * nth, sizeof *s->boundary_frac);
     if (!s->boundary_frac)
@@ -128,7 +223,7 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
         return rc;
     energy_physics ph = medium_physics(p, mat);
     if ((rc = energy_lut_build(&s->el, g, t, &ph, err)))
-        return rc;
+        return locate(p, rc, err);
     double *sig = malloc(g->ne * sizeof *sig);
     if (!sig) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
@@ -136,8 +231,8 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
     }
     if (angular_sigmas(sig, p, g, t, mat, g->density)) {
         free(sig);
-        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
-                      t->path);
+        rc = plan_fail_at(p, err, "material.table_file", "%s: scattering power undefined on the energy grid (%.4g "
+                          "to %.4g MeV); expected a table that covers it", t->path, g->E.edges[0], g->E.edges[g->ne]);
         goto fail;
     }
     rc = build_kernels(s, sig, 1, err);
@@ -210,8 +305,10 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
                                                  &errs[m]);
             }
             if (!rc && angular_sigmas(sig + (size_t)m * g->ne, p, g, t, mat, rho))
-                rc = smx_fail(&errs[m], SMX_EXIT_INPUT, "%s: scattering power undefined on the energy grid",
-                              t->path);
+                rc = smx_fail(&errs[m], SMX_EXIT_INPUT, "%s (the table of material '%s' of the geometry): "
+                              "scattering power undefined on the energy grid (%.4g to %.4g MeV); expected a "
+                              "table that covers it", t->path, mm->materials[mm->media[m].material].name,
+                              g->E.edges[0], g->E.edges[g->ne]);
             rcs[m] = rc;
         }
         free(E_after);
@@ -220,8 +317,10 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
     }
     int rc = 0;
     for (int m = 0; m < nm && !rc; m++)
-        if ((rc = rcs[m]))
+        if ((rc = rcs[m])) {
             *err = errs[m];
+            rc = locate(p, rc, err);
+        }
     free(rcs);
     free(errs);
     for (int m = 1; !rc && m < nm; m++) {

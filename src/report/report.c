@@ -28,16 +28,28 @@ void report_version(void)
                gi.count ? "; the CUDA backend uses the direct angular kernel" : "");
 }
 
+void report_backend(const plan *p, const gpu_info *gi, const backend_ops *be, int dry_run)
+{
+    char what[600];
+    backend_describe(p, gi, be, what, sizeof what);
+    if (dry_run)
+        printf("backend:   %s\n", what);
+    else
+        smx_info("backend: %s\n", what);
+}
+
 static int snapshot_count(const plan *p, int expected_steps)
 {
-    int n = 0;
+    int n = 0, last = 0;
     for (int s = 0; s <= expected_steps; s++) {
         int want = (p->snapshot_every > 0 && s > 0 && s % p->snapshot_every == 0);
         for (int i = 0; i < p->n_snapshot_steps && !want; i++)
             want = p->snapshot_steps[i] == s;
         n += want;
+        last = want;
     }
-    return n + (p->snapshot_final ? 1 : 0);
+    /* The final state is written once, also when a listed step is the last. */
+    return n + (p->snapshot_final && !last ? 1 : 0);
 }
 
 void report_media(FILE *f, const medium_map *m)
@@ -196,8 +208,11 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
     printf("steps:     %s, step %.4g mm (expected %d)\n", p->steps ? "fixed" : "auto", g->ds,
            expected);
     int ns = snapshot_count(p, expected);
-    printf("output:    %s (%s), %d psi snapshot(s) of %.4g GB uncompressed, XDMF sidecar\n",
-           p->output_file, p->overwrite ? "overwrite allowed" : "must not exist", ns, psi_gb);
+    char snaps[96] = "no psi snapshots";
+    if (ns > 0)
+        snprintf(snaps, sizeof snaps, "%d psi snapshot%s of %.4g GB uncompressed", ns, ns == 1 ? "" : "s", psi_gb);
+    printf("output:    %s (%s), %s, XDMF sidecar\n", p->output_file,
+           p->overwrite ? "overwrite allowed" : "must not exist", snaps);
 }
 
 /* The run's wall time is the sum of its phases: input (plan, tables, grid, the

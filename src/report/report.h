@@ -12,6 +12,9 @@
 #include "transport/run.h"
 
 void report_version(void);
+/* "backend:   cpu (OpenMP, 2 threads; ...)": which backend runs and why
+ * (backend_describe); on stdout always in a dry run, else unless --quiet. */
+void report_backend(const plan *p, const gpu_info *gi, const backend_ops *be, int dry_run);
 /* Grid, tables, media, memory, steps and output of a validated plan. */
 /* Also predicts where each spot goes (report/reach.h) and warns when the grid
  * would cut it off; mt[k]: the tables of the map's material k. */

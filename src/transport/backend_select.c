@@ -1,6 +1,8 @@
 #include "transport/backend_select.h"
 
 #include <math.h>
+#include <omp.h>
+#include <stdio.h>
 #include <unistd.h>
 
 int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, smx_error *err)
@@ -24,6 +26,27 @@ int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, sm
 #endif
     *be = &backend_cpu;
     return 0;
+}
+
+void backend_describe(const plan *p, const gpu_info *gi, const backend_ops *be, char *out, size_t cap)
+{
+    (void)be; /* a build without CUDA has only the CPU backend */
+#ifdef SMX_HAVE_CUDA
+    if (be == &backend_cuda) {
+        snprintf(out, cap, "cuda (device %d: %.200s, compute capability %d.%d)", gpu_selected(), gi->name,
+                 gi->cc_major, gi->cc_minor);
+        return;
+    }
+#endif
+    /* The CPU backend runs backend.threads threads, or OpenMP's default. */
+    int threads = p->threads > 0 ? p->threads : omp_get_max_threads();
+#ifdef SMX_HAVE_CUDA
+    const char *why = p->device == DEVICE_CPU ? "backend.device: cpu" : "no CUDA device: ";
+#else
+    const char *why = p->device == DEVICE_CPU ? "backend.device: cpu" : ""; /* why_none: built without CUDA */
+#endif
+    snprintf(out, cap, "cpu (OpenMP, %d thread%s; %s%.400s)", threads, threads == 1 ? "" : "s", why,
+             p->device == DEVICE_CPU ? "" : gi->why_none);
 }
 
 double backend_host_bytes(const grid *g, const backend_ops *be)

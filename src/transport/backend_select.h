@@ -12,6 +12,10 @@
 /* backend.device: cpu, cuda, or auto (the GPU when this build has CUDA and a
  * device answers, else the CPU). Errors name backend.device in the plan. */
 int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, smx_error *err);
+/* The backend backend_choose chose, in words, and why the CPU when auto
+ * found no GPU: "cpu (OpenMP, 2 threads; no CUDA device: no NVIDIA driver
+ * found)". */
+void backend_describe(const plan *p, const gpu_info *gi, const backend_ops *be, char *out, size_t cap);
 
 /* Host bytes a run would need if the beam filled the whole grid: the CPU
  * backend keeps two psi buffers and a host copy; the CUDA backend a host copy

@@ -170,7 +170,8 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
     while (!finished) {
         if (smx_interrupted) {
             r->stop_reason = STOP_INTERRUPTED;
-            return smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted after %d steps", r->n_steps);
+            return smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted after %d step%s", r->n_steps,
+                            r->n_steps == 1 ? "" : "s");
         }
         if ((rc = be->step(ctx, enqueued, err)))
             return rc;
@@ -188,6 +189,18 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
         }
         if (enqueued % sp->every_collect != 0 && enqueued < limit)
             continue;
+        /* A snapshot of a step the log has already shown is written now, while
+         * the backend runs the steps just enqueued, so that its write shows in
+         * the log where it happens; only one taken among the last steps
+         * collected is left for after the loop. */
+        if (out && ps->active && ps->step <= r->n_steps) {
+            double before = *write_s;
+            rc = snapshot_flush(be, ctx, out, g, ps, INT32_MAX, 0, write_s, err);
+            if (log)
+                step_log_wrote(&sl, *write_s - before);
+            if (rc)
+                return rc;
+        }
 
         int n = 0;
         if ((rc = be->collect(ctx, sp->recs, sp->every_collect, &n, err)))
@@ -420,6 +433,34 @@ int simulate_media(const plan *p, const grid *g, const tables *t, const sim_medi
     return simulate_part(p, g, t, media, be, out, NULL, r, err);
 }
 
+/* The tables of simulate_part, with the media when there are any. */
+static int build_tables(sim_tables *st, const plan *p, const grid *g, const tables *t, const sim_media *media,
+                        smx_error *err)
+{
+    int rc = sim_tables_build(st, p, g, t, err);
+    if (rc)
+        return rc;
+    if (media && (rc = sim_tables_set_media(st, media->mm, media->mt, err)))
+        sim_tables_free(st);
+    return rc;
+}
+
+int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media, smx_error *err)
+{
+    sim_tables st;
+    int rc = build_tables(&st, p, g, t, media, err);
+    if (rc)
+        return rc;
+    sim_tables_free(&st);
+    for (int k = 0; k < plan_spot_count(p) && !rc; k++) {
+        plan_spot s = plan_spot_at(p, k);
+        beam_profile b;
+        if (!(rc = beam_profile_build_spot(&b, p, &s, g, err)))
+            beam_profile_free(&b);
+    }
+    return rc;
+}
+
 int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
                   const backend_ops *be, const snapshot_sink *out, const sim_part *part, run_result *r,
                   smx_error *err)
@@ -429,13 +470,9 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         part = &whole;
     double t0 = now_s();
     sim_tables st;
-    int rc = sim_tables_build(&st, p, g, t, err);
+    int rc = build_tables(&st, p, g, t, media, err);
     if (rc)
         return rc;
-    if (media && (rc = sim_tables_set_media(&st, media->mm, media->mt, err))) {
-        sim_tables_free(&st);
-        return rc;
-    }
     run_result_phase(r, "tables", now_s() - t0);
 
     t0 = now_s();
@@ -487,8 +524,11 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         goto done;
 
     if (!interrupted && out) { /* rc is 0 here */
+        /* A snapshot taken at the step that ended the run is the final state:
+         * written once, not again as the final snapshot. */
+        int final_taken = ps.active && ps.step == r->n_steps;
         rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
-        if (!rc && p->snapshot_final && !(rc = be->snapshot_begin(sp.ctx, err))) {
+        if (!rc && p->snapshot_final && !final_taken && !(rc = be->snapshot_begin(sp.ctx, err))) {
             ps = (pending_snapshot){1, r->n_steps};
             rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
         }

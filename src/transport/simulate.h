@@ -53,6 +53,11 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
                   const backend_ops *be, const snapshot_sink *snaps, const sim_part *part, run_result *r,
                   smx_error *err);
 
+/* What simulate_part builds before its first step and can refuse: the
+ * lookup tables (with media) and every spot's source profile, built and
+ * freed, with the errors the run would give (the dry run's check). */
+int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media, smx_error *err);
+
 /* Steps needed for the slowest particle to stop (for ETA and sizing). */
 int simulate_expected_steps(const plan *p, const grid *g, const tables *t);
 /* The same for one particle of energy_MeV (a spot's own run; the cost of its
