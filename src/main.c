@@ -66,13 +66,6 @@ static int fail(const smx_error *err)
 }
 
 /* Prefixes err with the place the plan gave `key` (file:line:col or --set). */
-static void blame_key(const plan *p, const char *key, smx_error *err)
-{
-    smx_error at_key = {0};
-    plan_fail_at(p, &at_key, key, "%s", err->msg);
-    *err = at_key;
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -169,7 +162,7 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
         goto agree_input;
     smx_test_pause("input", &smx_interrupted);
     if ((rc = tables_load(&t, p.table_path, &err))) {
-        blame_key(&p, "material.table_file", &err);
+        rc = plan_blame_key(&p, "material.table_file", rc, &err);
         goto agree_input;
     }
     if ((rc = grid_build(&g, &p, &t, &err)))
@@ -190,7 +183,7 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
         goto agree_input;
     /* The output path is checked before any work, and by the dry run too. */
     if (writer && (rc = output_check_target(p.output_file, p.overwrite, &err))) {
-        blame_key(&p, "output.file", &err);
+        rc = plan_blame_key(&p, "output.file", rc, &err);
         goto agree_input;
     }
     /* The dry run builds what the run builds before its first step, so that

@@ -253,6 +253,11 @@ int plan_resolve_data_file(const plan *p, const char *key, const char *name, cha
  * Returns SMX_EXIT_INPUT. */
 int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* An error err already holds (from a reader or a table builder that knows no
+ * plan), put at the plan key `path` as plan_fail_at puts its own. Only input
+ * errors are moved (others, out of memory say, are not the key's fault).
+ * Returns rc. */
+int plan_blame_key(const plan *p, const char *path, int rc, smx_error *err);
 /* The same for field `field` of geometry.shapes[i] ("geometry.shapes[1].material");
  * field NULL names the whole entry. */
 int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt, ...)

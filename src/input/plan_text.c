@@ -330,6 +330,16 @@ int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fm
     return smx_fail(err, SMX_EXIT_INPUT, "%s: %s", p->path, msg);
 }
 
+int plan_blame_key(const plan *p, const char *path, int rc, smx_error *err)
+{
+    if (rc != SMX_EXIT_INPUT)
+        return rc;
+    smx_error at_key = {0}; /* smx_fail keeps the first error set: start afresh */
+    plan_fail_at(p, &at_key, path, "%s", err->msg);
+    *err = at_key;
+    return rc;
+}
+
 int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt, ...)
 {
     char msg[1800], name[200];

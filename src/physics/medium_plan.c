@@ -125,24 +125,12 @@ static int same_grid(const medium_file *f, const grid *g)
            f->x0_mm == g->x.edges[0];
 }
 
-/* A file the reader refused, at the plan key that names it ("PLAN:L:C:
- * geometry.ct.file: ct.h5: not an HDF5 file"), as the table's errors are. */
-static int blame_file_key(const plan *p, const char *key, int rc, smx_error *err)
-{
-    if (rc != SMX_EXIT_INPUT)
-        return rc;
-    smx_error at_key = {0};
-    plan_fail_at(p, &at_key, key, "%s", err->msg);
-    *err = at_key;
-    return rc;
-}
-
 static int from_map(medium_map *m, const plan *p, const grid *g, int reserve, smx_error *err)
 {
     medium_file f;
     int rc = medium_file_read_map(&f, p->map_path, err);
     if (rc)
-        return blame_file_key(p, "geometry.map_file", rc, err);
+        return plan_blame_key(p, "geometry.map_file", rc, err); /* a file the reader refused */
     int *mat_of = NULL, *mat = NULL;
     double *rho = NULL;
     const size_t n = (size_t)g->nz * (size_t)g->nx;
@@ -193,7 +181,7 @@ static int from_ct(medium_map *m, const plan *p, const grid *g, int reserve, smx
         return rc;
     if ((rc = medium_file_read_ct(&f, p->ct_path, err))) {
         ct_calibration_free(&cal);
-        return blame_file_key(p, "geometry.ct.file", rc, err);
+        return plan_blame_key(p, "geometry.ct.file", rc, err);
     }
     int *mat_of = NULL, *mat = NULL;
     double *rho = NULL;

@@ -81,33 +81,11 @@ static energy_physics medium_physics(const plan *p, const material_props *mat)
                             mat ? mat->nonelastic_cm2_g : NULL};
 }
 
-/* Replaces err (a fresh error: the first one set is kept otherwise) with the
- * same message at the plan key `key`: "PLAN:L:C: key: msg". */
-static int refail_at(const plan *p, const char *key, const char *msg, smx_error *err)
+/* err (the kernels' own error) replaced by msg at the plan key `key`. */
+static int blame_at(const plan *p, const char *key, const char *msg, smx_error *err)
 {
-    smx_error at_key = {0};
-    int rc = plan_fail_at(p, &at_key, key, "%s", msg);
-    *err = at_key;
-    return rc;
-}
-
-/* An input error whose message starts with a plan key ("transport.straggling:
- * ...") is put at that key's place in the plan. */
-static int locate(const plan *p, int rc, smx_error *err)
-{
-    if (rc != SMX_EXIT_INPUT)
-        return rc;
-    size_t n = strcspn(err->msg, ": ");
-    char key[128];
-    if (n == 0 || n >= sizeof key || strncmp(err->msg + n, ": ", 2) != 0)
-        return rc;
-    memcpy(key, err->msg, n);
-    key[n] = '\0';
-    if (plan_key_index(key) < 0)
-        return rc;
-    char rest[sizeof err->msg];
-    snprintf(rest, sizeof rest, "%s", err->msg + n + 2);
-    return refail_at(p, key, rest, err);
+    *err = (smx_error){0}; /* smx_fail keeps the first error set: start afresh */
+    return plan_fail_at(p, err, key, "%s", msg);
 }
 
 /* v rounded up to 3 significant digits: a value to suggest that passes. */
@@ -136,7 +114,7 @@ static int blame_scattering(const sim_tables *s, const double *sig, int n_media,
     if (limit <= 0.0) { /* no room beside the centre bin: no kernel scatters */
         snprintf(msg, sizeof msg, "%d bin%s cannot hold any scattering; expected at least %d bins, or "
                  "transport.scattering: false", n, n == 1 ? "" : "s", full ? 3 : 2);
-        return refail_at(p, "grid.angle.n_bins", msg, err);
+        return blame_at(p, "grid.angle.n_bins", msg, err);
     }
     const int m = (int)(at / g->ne);
     const double E = g->E.centres[at % g->ne], sigma = sig[at] * g->dtheta;
@@ -154,7 +132,7 @@ static int blame_scattering(const sim_tables *s, const double *sig, int n_media,
                  "%.4g MeV in %s), more than the full circle of grid.angle.n_bins = %d bins can hold (%.3g deg, "
                  "whatever the bins); expected a shorter step, about %.3g mm or less",
                  p->step_mm, sigma * deg, E, where, n, limit * g->dtheta * deg, step);
-        return refail_at(p, "transport.step_mm", msg, err);
+        return blame_at(p, "transport.step_mm", msg, err);
     }
     /* With the widest support (n - 1 bins) the limit is L(n) bins of 2 hw / n rad. */
     const double hw = round_up3(sigma * n / (2.0 * limit) * deg);
@@ -172,7 +150,7 @@ static int blame_scattering(const sim_tables *s, const double *sig, int n_media,
                  "%s), more than any window can hold; expected grid.angle.mode: full and a shorter "
                  "transport.step_mm (about %.3g mm or less)",
                  hw_now, sigma * deg, E, where, step);
-    return refail_at(p, "grid.angle.half_width_deg", msg, err);
+    return blame_at(p, "grid.angle.half_width_deg", msg, err);
 }
 
 /* Angular kernels for n_media media (sigmas of medium m at [m * ne ...]) and
@@ -222,8 +200,9 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
     if (rc)
         return rc;
     energy_physics ph = medium_physics(p, mat);
+    /* Its one input error: straggling wider than the bins. */
     if ((rc = energy_lut_build(&s->el, g, t, &ph, err)))
-        return locate(p, rc, err);
+        return plan_blame_key(p, "transport.straggling", rc, err);
     double *sig = malloc(g->ne * sizeof *sig);
     if (!sig) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
@@ -317,10 +296,8 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
     }
     int rc = 0;
     for (int m = 0; m < nm && !rc; m++)
-        if ((rc = rcs[m])) {
+        if ((rc = rcs[m]))
             *err = errs[m];
-            rc = locate(p, rc, err);
-        }
     free(rcs);
     free(errs);
     for (int m = 1; !rc && m < nm; m++) {
