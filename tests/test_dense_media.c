@@ -59,7 +59,11 @@ static int check_lists(const sim_tables *s, int m, const char *what)
     CHECK_MSG(unordered == 0, "%s: %d lists not in ascending source order", what, unordered);
     CHECK_MSG(d->cand_start[ne] == pairs, "%s: the lists hold %d pairs, the tables %d", what, d->cand_start[ne],
               pairs);
-    return d->max_candidates;
+    int longest = 0;
+    for (int tb = 0; tb < ne; tb++)
+        longest = d->cand_start[tb + 1] - d->cand_start[tb] > longest ? d->cand_start[tb + 1] - d->cand_start[tb]
+                                                                          : longest;
+    return longest;
 }
 
 /* One material at one density in a water map, on the fixture's grid: the

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "physics/dither_phase.h"
 #include "physics/nuclear.h"
@@ -131,7 +132,7 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, c
                 double h = fmin(Ec[t] - Ec[t - 1], Ec[t + 1] - Ec[t]);
                 energy_lut_free(lut);
                 return smx_fail(err, SMX_EXIT_INPUT,
-                                "transport.straggling: one step's energy straggling (%.3g MeV rms at %.4g "
+                                "one step's energy straggling (%.3g MeV rms at %.4g "
                                 "MeV) is wider than the energy bins there (%.3g MeV); use fewer "
                                 "grid.energy.n_bins (uniform grid) or a longer transport.step_mm (range "
                                 "grid), or set transport.straggling: false", sqrt(v), Ep, h);
@@ -288,6 +289,29 @@ static double held_variance(const grid *g, double E)
     return (Ec[k] - Ec[k - 1]) * (Ec[k + 1] - Ec[k]) * (1.0 - 1e-6);
 }
 
+/* Every (source, table) pair of the two whole-bin tables with a weight on a
+ * target, sources ascending and the lower table's first: counted into
+ * cand_start[target + 1] (next NULL), or stored at next[target]++. */
+static void list_pairs(energy_dither_lut *d, int ne, int32_t *next)
+{
+    for (int i = 0; i < ne; i++)
+        for (int u = 0; u < 2; u++) {
+            const energy_lut *l = u ? &d->upper : &d->lower;
+            const int t = l->target[i];
+            if (t < 0)
+                continue;
+            for (int k = 0; k < ENERGY_TARGETS; k++) {
+                const int tb = t - 1 + k;
+                if (l->coeff[i][k] == 0.0f)
+                    continue;
+                if (next)
+                    d->cand[next[tb]++] = (energy_candidate){.src = i, .upper = (uint8_t)u, .coeff = l->coeff[i][k]};
+                else
+                    d->cand_start[tb + 1]++;
+            }
+        }
+}
+
 int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
                             const double *var, const double *surv, smx_error *err)
 {
@@ -359,48 +383,24 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
         goto done;
     /* Per target, every (source, table) that can reach it, sources ascending:
      * counted, then filled in the same order. */
+    int32_t *next = NULL;
     if (!(d->cand_start = calloc((size_t)ne + 1, sizeof *d->cand_start))) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
         goto done;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        int32_t *fill = pass ? calloc((size_t)ne, sizeof *fill) : NULL;
-        if (pass && !fill) {
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
-            goto done;
-        }
-        for (int i = 0; i < ne; i++)
-            for (int u = 0; u < 2; u++) {
-                const energy_lut *l = u ? &d->upper : &d->lower;
-                int t = l->target[i];
-                if (t < 0)
-                    continue;
-                for (int k = 0; k < ENERGY_TARGETS; k++) {
-                    if (l->coeff[i][k] == 0.0f)
-                        continue;
-                    const int tb = t - 1 + k;
-                    if (!pass) {
-                        d->cand_start[tb + 1]++;
-                        continue;
-                    }
-                    d->cand[d->cand_start[tb] + fill[tb]++] =
-                        (energy_candidate){.src = i, .upper = (uint8_t)u, .coeff = l->coeff[i][k]};
-                }
-            }
-        if (pass) {
-            free(fill);
-            break;
-        }
-        for (int tb = 0; tb < ne; tb++) {
-            const int n = d->cand_start[tb + 1];
-            d->max_candidates = n > d->max_candidates ? n : d->max_candidates;
-            d->cand_start[tb + 1] += d->cand_start[tb];
-        }
-        if (!(d->cand = malloc(((size_t)d->cand_start[ne] + 1) * sizeof *d->cand))) {
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
-            goto done;
-        }
+    list_pairs(d, ne, NULL);
+    for (int tb = 0; tb < ne; tb++)
+        d->cand_start[tb + 1] += d->cand_start[tb];
+    d->cand = malloc(((size_t)d->cand_start[ne] + 1) * sizeof *d->cand);
+    next = malloc((size_t)ne * sizeof *next);
+    if (!d->cand || !next) {
+        free(next);
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
+        goto done;
     }
+    memcpy(next, d->cand_start, (size_t)ne * sizeof *next);
+    list_pairs(d, ne, next);
+    free(next);
 done:
     free(E_lo);
     free(E_hi);

@@ -111,7 +111,6 @@ typedef struct energy_dither_lut {
      * the lists are sized from the tables. */
     int32_t *cand_start;        /* [ne + 1] */
     energy_candidate *cand;     /* [cand_start[ne]] */
-    int max_candidates;         /* the longest list */
     /* Where one step's straggling is wider than three bins can carry (a dense
      * medium on a fine grid), the step adds what they carry: */
     int straggling_limited;         /* (source, table) pairs limited; 0 = none */
