@@ -5,11 +5,7 @@
 set -u
 case_name=$1
 build=$2
-bin="$build/smx2d-sim"
-root=$(pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(pwd)/tests/case_harness.sh"
 # expect CODE CMD...: runs CMD, captures stdout/stderr into $tmp/out, checks the exit code.
 expect() {
     want=$1; shift

@@ -10,13 +10,9 @@
 # make its MPI_Init look for a launcher that is not there).
 set -u
 build=$1
-bin="$(cd "$build" && pwd)/smx2d-sim"
-root=$(pwd)
+. "$(pwd)/tests/case_harness.sh"
 command -v script >/dev/null 2>&1 || { echo "SKIP: no script(1) (util-linux)"; exit 77; }
 "$bin" --version | grep -q '^ *MPI:' && { echo "SKIP: an MPI build"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 sed "s|../../data/|$root/data/|" "$root/tests/plans/tiny.yaml" > "$tmp/tiny.yaml"
 cd "$tmp" || exit 1
 

@@ -18,6 +18,7 @@
 
 #include <hdf5.h>
 
+#include "axis_fixture.h"
 #include "check.h"
 #include "io/output.h"
 #include "io/provenance.h"
@@ -73,17 +74,6 @@ static inline double rnd(void)
 }
 
 /* ---- fixtures ------------------------------------------------------------ */
-
-static inline void make_axis(axis *a, int n, double lo, double width)
-{
-    a->n = n;
-    a->centres = malloc((size_t)n * sizeof(double));
-    a->edges = malloc((size_t)(n + 1) * sizeof(double));
-    for (int i = 0; i <= n; i++)
-        a->edges[i] = lo + i * width;
-    for (int i = 0; i < n; i++)
-        a->centres[i] = 0.5 * (a->edges[i] + a->edges[i + 1]);
-}
 
 static inline void make_grid(grid *g)
 {

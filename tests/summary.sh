@@ -11,11 +11,7 @@
 set -u
 case_name=$1
 build=$2
-bin="$build/smx2d-sim"
-root=$(pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(pwd)/tests/case_harness.sh"
 sed "s|../../data/|$root/data/|" "$root/tests/plans/tiny.yaml" >"$tmp/tiny.yaml"
 # run ARGS...: the tiny plan on the CPU without snapshots; stdout and stderr in $tmp/out.
 run() {

@@ -14,20 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "axis_fixture.h"
 #include "check.h"
 #include "report/analysis.h"
 #include "report/reach.h"
-
-static void make_axis(axis *a, int n, double lo, double width)
-{
-    a->n = n;
-    a->centres = malloc((size_t)n * sizeof(double));
-    a->edges = malloc((size_t)(n + 1) * sizeof(double));
-    for (int i = 0; i <= n; i++)
-        a->edges[i] = lo + i * width;
-    for (int i = 0; i < n; i++)
-        a->centres[i] = lo + (i + 0.5) * width;
-}
 
 static grid make_grid(int nz, int nx, double dz, double dx)
 {
