@@ -128,7 +128,11 @@ def tolerance(kind, expected):
 
 def main():
     plan, sets, E0, x0, expect, kind = CASES[NAME]
-    out = os.path.join(tempfile.mkdtemp(prefix="smx-config-"), NAME + ".h5")
+    with tempfile.TemporaryDirectory(prefix="smx-config-") as scratch:
+        return check(os.path.join(scratch, NAME + ".h5"), plan, sets, E0, x0, expect, kind)
+
+
+def check(out, plan, sets, E0, x0, expect, kind):
     cmd = [os.path.join(BUILD, "smx2d-sim"), os.path.join(ROOT, plan), "--device", "cpu", "--quiet",
            "--set", "output.file=" + out, "--set", "output.snapshot_final=false",
            "--set", "output.snapshot_steps=[]"]
@@ -192,7 +196,6 @@ def main():
             if not float(s["peak_depth_mm"][()]) > 100.0:
                 failures.append("the distal peak at %.2f mm, not at the plateau's end" %
                                 float(s["peak_depth_mm"][()]))
-    os.remove(out)
     for f in failures:
         print("FAIL: " + f)
     return 1 if failures else 0

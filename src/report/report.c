@@ -270,8 +270,9 @@ void report_summary(const grid *g, const medium_map *media, const run_result *r)
     smx_info("  weight left / escaped     %.3e / %.6f of initial\n",
              r->n_steps ? r->steps[r->n_steps - 1].weight_out / r->initial_weight : 1.0,
              escaped / r->initial_weight);
-    smx_info("  conservation (max/step)   weight %.2e, energy %.2e relative, %d violation(s)\n",
-             r->max_weight_rel_err, r->max_energy_rel_err, r->conservation_violations);
+    smx_info("  conservation (max/step)   weight %.2e, energy %.2e relative, %d violation%s\n",
+             r->max_weight_rel_err, r->max_energy_rel_err, r->conservation_violations,
+             r->conservation_violations == 1 ? "" : "s");
     if (r->per_spot.n_spots > 0)
         smx_info("  per-spot dose             %d spots, %lld values stored (threshold %.1e)\n",
                  r->per_spot.n_spots, (long long)r->per_spot.nnz, r->per_spot.threshold);
