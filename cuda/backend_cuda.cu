@@ -68,7 +68,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->cluster_launch,
                                        c->s->fused_kp_cap, c->tiles, c->split, c->stream));
-        CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop,
+        CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
                                            c->blocks, c->stream));
         CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et, 1, c->stream));
         return 0;
@@ -80,7 +80,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                            c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
                                            c->blocks, c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split,
                                            c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop,
+    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
                                        c->blocks, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
@@ -103,7 +103,7 @@ static int enqueue_media_step(cuda_ctx *c, smx_error *err)
         CUDA_CHECK_ERR(err, fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->em,
                                              c->stt, c->threshold, c->box_next, c->reg, c->media_reach, c->stop,
                                              c->partials, c->blocks, c->stream));
-        CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg,
+        CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg,
                                            c->stop, c->blocks, c->stream));
         CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state,
                                           c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et_media, 1,
@@ -115,7 +115,7 @@ static int enqueue_media_step(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
     CUDA_CHECK_ERR(err, energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop, c->partials,
                                             c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg,
+    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg,
                                        c->stop, c->blocks, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt, c->reg,
                                                   c->reach, c->box_next, c->stop, c->partials, c->blocks,
@@ -153,14 +153,14 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
             if (e == cudaSuccess)
                 e = energy_media_deposit(cur, c->dmap, c->d, c->em, c->stop, c->partials, c->blocks, c->stream);
             if (e == cudaSuccess)
-                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, moved, NULL, c->stop,
+                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, moved, NULL, c->stop,
                                    c->blocks, c->stream);
             if (e == cudaSuccess)
                 e = energy_media_move(c->energy_gather, cur, c->d, c->em, c->stop, c->blocks, c->stream);
         } else if (op == OP_ENERGY) {
             e = energy_deposit(cur, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
             if (e == cudaSuccess)
-                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, moved, NULL, c->stop,
+                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, moved, NULL, c->stop,
                                    c->blocks, c->stream);
             if (e == cudaSuccess)
                 e = energy_move(c->energy_gather, cur, c->d, c->et, c->stop, c->blocks, c->stream);

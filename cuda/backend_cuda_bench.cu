@@ -86,13 +86,13 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
             ce = energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop, c->partials, c->blocks,
                                      c->stream);
         if (ce == cudaSuccess)
-            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop,
+            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
                                 c->blocks, c->stream);
     } else if (c->media_regions && !c->media_single && op == OP_STREAM) {
         ce = stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt, c->reg, c->reach,
                                        c->box_next, c->stop, c->partials, c->blocks, c->stream);
     } else if (c->media_single && op == OP_ENERGY) { // the deposit's spread
-        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop,
+        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
                             c->blocks, c->stream);
     } else if (c->media_regions) {
         ce = cudaSuccess; // inside the kernels above
@@ -101,7 +101,7 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
                         c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split, c->stream);
     } else if (c->single_pass && op == OP_ENERGY) { // the deposit's spread (the step's second kernel)
-        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop, c->blocks,
+        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop, c->blocks,
                             c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
@@ -110,7 +110,7 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
                                 c->box_a, c->reg, c->stop, c->partials, c->blocks, c->cluster_launch,
                                 c->s->fused_kp_cap, c->tiles, c->split, c->stream);
     } else if (c->fused && op == OP_ENERGY) { // the deposit's spread; A_E is inside the theta+energy kernel
-        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, c->reg, c->stop, c->blocks,
+        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop, c->blocks,
                             c->stream);
     } else if (c->fused && op == OP_STREAM) {
         // Into the scratch buffer, with a scratch box list (the state is not kept).
@@ -124,7 +124,7 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     } else if (op == OP_ENERGY) {
         ce = energy_deposit(c->psi_a, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
         if (ce == cudaSuccess)
-            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, &c->state->step, 0, NULL, c->stop, c->blocks,
+            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, NULL, c->stop, c->blocks,
                                 c->stream);
         if (ce == cudaSuccess)
             ce = energy_move(c->energy_gather, c->psi_a, c->d, c->et, c->stop, c->blocks, c->stream);

@@ -60,6 +60,7 @@ struct cuda_ctx {
     int media_single;        // ... and serves this source (cuda_upload): psi alternates as single_pass
     int media_reach;         // R of fused_media.cuh: a target's sources lie in T .. T + R
     energy_media_dev em;
+    mass_share_dev mass;     // the deposit shared by capped mass (deposit_path.h); medium NULL = by length
     energy_tables_dev et_media; // et with each source bin's target range over every medium and table
     fused_tables_dev ft;
     fused_split_dev split; // the fused kernel's energy split of steps with few tiles

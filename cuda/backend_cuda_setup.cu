@@ -84,6 +84,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
         b += align_up(2 * nm * ne * sizeof(int)) + align_up(2 * nm * ne * sizeof(float4)) +
              3 * align_up(2 * nm * ne * sizeof(double));
         b += align_up(ne * sizeof(int2)); // et_media's target ranges
+        b += align_up(nm * sizeof(double)); // densities (mass sharing)
     }
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
@@ -149,6 +150,7 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     float4 *cf = a.take<float4>(2 * nm * ne);
     double *dep = a.take<double>(2 * nm * ne), *nw = a.take<double>(2 * nm * ne), *nen = a.take<double>(2 * nm * ne);
     int2 *trange = a.take<int2>(ne);
+    double *density = a.take<double>(nm);
 
     std::vector<unsigned char> hmed((size_t)c->d.slice, 0);
     for (int64_t z = 0; z < g->nz; z++)
@@ -201,8 +203,14 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
              upload_array(tg, htg.data(), 2 * nm * ne, err) || upload_array(cf, hcf.data(), 2 * nm * ne, err) ||
              upload_array(dep, hdep.data(), 2 * nm * ne, err) || upload_array(nw, hnw.data(), 2 * nm * ne, err) ||
              upload_array(nen, hne.data(), 2 * nm * ne, err) || upload_array(trange, htr.data(), ne, err);
+    std::vector<double> hrho(nm);
+    for (size_t m = 0; m < nm; m++)
+        hrho[m] = s->mm->media[m].density_g_cm3;
+    rc = rc || upload_array(density, hrho.data(), nm, err);
     if (rc)
         return err->code;
+    if (s->st.scheme == STREAM_SHIFT && medium_map_mass_varies(s->mm))
+        c->mass = mass_share_dev{med, density};
     c->em = energy_media_dev{med, plow, steps, lower, dmean, tg, cf, dep, nw, nen, cstart, cand, E, (int)nm};
     c->at.medium = med;
     c->et_media.trange = trange; // the rest of et_media is et (cuda_setup)

@@ -12,10 +12,10 @@ static_assert(SMX_THREADS == 32 * GROUPS, "a block is one warp per group of dire
 // One direction's P_j by smx_path_direction (the grid's edge cells, paths
 // wider than FAST_MAX cells, or more than PATH_SMEM directions).
 __device__ __forceinline__ double direction_sum(const float *dmap, dev_dims d, path_scratch_dev ps, int j, int tz,
-                                                int tx, box4 S)
+                                                int tx, box4 S, mass_share_dev m)
 {
     return smx_path_direction(dmap + (int64_t)j * d.slice, (int)d.px, &ps.pz[j], &ps.px[j], tz, tx, (int)d.nz,
-                              (int)d.nx, S.z0, S.z1, S.x0, S.x1);
+                              (int)d.nx, S.z0, S.z1, S.x0, S.x1, m.medium, m.density);
 }
 
 // P_j for K directions j0 .. j0 + K - 1 of a cell off the grid's edges whose
@@ -25,13 +25,17 @@ __device__ __forceinline__ double direction_sum(const float *dmap, dev_dims d, p
 // fractions past a path's end are +0 (path_fast); P + f * v == P for P >= +0
 // when f or v is +0, so every term can be added without a branch and each
 // P_j has the bits of smx_path_direction (f is its product of the two
-// fractions).
-template <int N, int K>
+// fractions). MASS: each f times smx_path_ratio(rho_t, rho_s) first, as
+// smx_path_direction (a source outside the region reads 1: a finite factor
+// of a +0 term).
+template <int N, int K, bool MASS>
 __device__ __forceinline__ void directions_interior(double (&P)[K], const float *__restrict__ dmap, int64_t plane,
                                                     int pitch, const path_fast *pf, int j0, int nth, int tz, int tx,
-                                                    box4 S)
+                                                    box4 S, mass_share_dev m)
 {
     float v[K][N][N];
+    double r[MASS ? K : 1][MASS ? N : 1][MASS ? N : 1];
+    const double rho_t = MASS ? m.density[m.medium[(int64_t)tz * pitch + tx]] : 0.0;
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const path_fast &p = pf[min(j0 + k, nth - 1)];
@@ -43,6 +47,8 @@ __device__ __forceinline__ void directions_interior(double (&P)[K], const float 
                 const int xs = tx - p.xlo - b;
                 const bool in = j0 + k < nth && zs >= S.z0 && zs <= S.z1 && xs >= S.x0 && xs <= S.x1;
                 v[k][a][b] = in ? __ldg(dmap + (j0 + k) * plane + (int64_t)zs * pitch + xs) : 0.0f;
+                if constexpr (MASS)
+                    r[k][a][b] = in ? smx_path_ratio(rho_t, m.density[m.medium[(int64_t)zs * pitch + xs]]) : 1.0;
             }
         }
     }
@@ -54,7 +60,10 @@ __device__ __forceinline__ void directions_interior(double (&P)[K], const float 
         for (int a = 0; a < N; a++)
 #pragma unroll
             for (int b = 0; b < N; b++)
-                s = s + p.f[a][b] * (double)v[k][a][b];
+                if constexpr (MASS)
+                    s = s + (p.f[a][b] * r[k][a][b]) * (double)v[k][a][b];
+                else
+                    s = s + p.f[a][b] * (double)v[k][a][b];
         P[k] = s;
     }
 }
@@ -92,6 +101,33 @@ __global__ void path_kernel(path_scratch_dev ps, dev_dims d, stream_tables_dev s
         ps.reach[threadIdx.x] = reach[threadIdx.x];
 }
 
+// The step's region of the map: the occupied and written boxes joined, or
+// the whole grid.
+__device__ __forceinline__ box4 map_region(dev_dims d, const active_regions *reg)
+{
+    return reg ? box_join(reg->occupied, reg->written) : box4{0, (int)d.nz - 1, 0, (int)d.nx - 1};
+}
+
+// Sharing by capped mass: what each held cell of the region keeps
+// (smx_path_held), one thread per cell, before the spread.
+__global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, path_scratch_dev ps, dev_dims d,
+                                 mass_share_dev m, const active_regions *reg, const int *stop)
+{
+    if (*stop)
+        return;
+    const box4 S = map_region(d, reg);
+    if (box_is_empty(S))
+        return;
+    const int64_t w = S.x1 - S.x0 + 1, cells = (int64_t)(S.z1 - S.z0 + 1) * w;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < cells;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int z = S.z0 + (int)(i / w), x = S.x0 + (int)(i % w);
+        double *c = dose + (int64_t)z * d.px + x;
+        *c = smx_path_held(*c, dmap, d.slice, (int)d.px, (int)d.nth, ps.pz, ps.px, z, x, (int)d.nz, (int)d.nx,
+                           m.medium, m.density);
+    }
+}
+
 // The pairwise tree over a group's B (a power of two, <= 8) leaves.
 __device__ __forceinline__ double group_tree(double (&P)[8], int B)
 {
@@ -108,17 +144,18 @@ __device__ __forceinline__ double group_tree(double (&P)[8], int B)
 // .. (g + 1) B - 1 (B = leaves / GROUPS) for its lane's cell, and the first
 // warp joins the GROUPS subtrees, ((s0 + s1) + (s2 + s3)) + ..., the top of
 // the same tree.
+// MASS: capped mass sharing (mass's medium set), an instantiation of its own
+// so that sharing by length keeps its registers.
+template <bool MASS>
 __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dmap, path_scratch_dev ps, dev_dims d,
-                                      const active_regions *reg, const int *stop)
+                                      mass_share_dev mass, const active_regions *reg, const int *stop)
 {
     if (*stop)
         return;
     __shared__ path_fast s_pf[PATH_SMEM];
     __shared__ double s_part[2][GROUPS][32]; // two tiles' subtrees: one barrier per tile
     const int nth = (int)d.nth, nz = (int)d.nz, nx = (int)d.nx;
-    box4 S{0, nz - 1, 0, nx - 1};
-    if (reg)
-        S = box_join(reg->occupied, reg->written);
+    const box4 S = map_region(d, reg);
     if (box_is_empty(S))
         return;
     // The cells the region's paths reach; blocks past them leave at once.
@@ -144,16 +181,19 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
         double part = 0.0;
         if (live && fast && B <= 8 && widest <= 2) {
             double P[8];
-            directions_interior<2, 8>(P, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B), tz, tx, S);
+            directions_interior<2, 8, MASS>(P, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B), tz, tx, S,
+                                            mass);
             part = group_tree(P, B);
         } else if (live && fast && B <= 8) {
             double P[8], Q[4];
-            directions_interior<3, 4>(Q, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B), tz, tx, S);
+            directions_interior<3, 4, MASS>(Q, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B), tz, tx, S,
+                                            mass);
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 P[k] = Q[k];
             if (B > 4)
-                directions_interior<3, 4>(Q, dmap, d.slice, (int)d.px, s_pf, j0 + 4, min(nth, j0 + B), tz, tx, S);
+                directions_interior<3, 4, MASS>(Q, dmap, d.slice, (int)d.px, s_pf, j0 + 4, min(nth, j0 + B), tz, tx,
+                                                S, mass);
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 P[4 + k] = B > 4 ? Q[k] : 0.0;
@@ -162,7 +202,7 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
             smx_path_tree t;
             t.top = t.count = 0;
             for (int k = 0; k < B; k++)
-                smx_path_tree_push(&t, j0 + k < nth ? direction_sum(dmap, d, ps, j0 + k, tz, tx, S) : 0.0);
+                smx_path_tree_push(&t, j0 + k < nth ? direction_sum(dmap, d, ps, j0 + k, tz, tx, S, mass) : 0.0);
             part = t.v[0];
         }
         s_part[buf][g][lane] = part;
@@ -180,10 +220,15 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
 } // namespace
 
 cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d, stream_tables_dev st,
-                           const int64_t *step, int moved, const active_regions *reg, const int *stop, int blocks,
-                           cudaStream_t s)
+                           mass_share_dev mass, const int64_t *step, int moved, const active_regions *reg,
+                           const int *stop, int blocks, cudaStream_t s)
 {
     path_kernel<<<1, SMX_THREADS, 0, s>>>(ps, d, st, step, moved, stop);
-    deposit_spread_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, reg, stop);
+    if (mass.medium)
+        held_rest_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
+    if (mass.medium)
+        deposit_spread_kernel<true><<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
+    else
+        deposit_spread_kernel<false><<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
     return cudaGetLastError();
 }

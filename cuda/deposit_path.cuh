@@ -30,15 +30,23 @@ struct path_scratch_dev {
     int *reach;
 };
 
+// Sharing by capped mass (deposit_path.h): the medium map ([nz] rows of px)
+// and each medium's density; medium NULL = sharing by length.
+struct mass_share_dev {
+    const unsigned char *medium;
+    const double *density;
+};
+
 // dose += the spread of dmap ([nth] planes of d.slice floats, rows of d.px),
 // read only inside the step's source region: reg's occupied and written boxes
 // joined (where the fused kernel wrote the map), or the whole grid (reg NULL:
 // energy_deposit writes every cell). step: the device's step counter; moved:
 // A_stream has already run in this step.
-// ps: scratch for the step's paths. Two launches: the paths (one block), then
-// the spread.
+// ps: scratch for the step's paths. mass: sharing by capped mass when its
+// medium is set. Launches: the paths (one block), what the held cells keep
+// (with mass), then the spread.
 cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d, stream_tables_dev st,
-                           const int64_t *step, int moved, const active_regions *reg, const int *stop, int blocks,
-                           cudaStream_t s);
+                           mass_share_dev mass, const int64_t *step, int moved, const active_regions *reg,
+                           const int *stop, int blocks, cudaStream_t s);
 
 #endif

@@ -42,10 +42,11 @@ CASES = {
     "quickstart": ("config/quickstart.yaml", [], 100.0, 0.0, "stops", WATER),
     "plan_reference": ("config/plan-reference.yaml", [], None, 0.0, "stops", WATER),
     "slab_bone": ("config/slab_bone.yaml", [], 100.0, 0.0, "stops", MEDIA),
-    # The beam straddles the lung insert (x < 0) and the bone block (x > 0):
-    # the half through lung stops deepest, so the distal edge is that half's,
-    # predicted along x = -5 mm, a beam's width from the interface.
-    "phantom_map": ("config/phantom_map.yaml", [], 100.0, -5.0, "stops", MEDIA),
+    # The beam straddles the lung insert (x < 0) and the bone block (x > 0),
+    # then an air gap (|x| < 5 mm): the part through lung and air, x in
+    # (-5, 0), stops deepest, so the distal edge is its own, predicted along
+    # the middle of that band.
+    "phantom_map": ("config/phantom_map.yaml", [], 100.0, -2.5, "stops", MEDIA),
     # The field's layers do not form one distal edge: its summary must only
     # lie within the spots' ranges (70 to 230 MeV) and raise no warning.
 
@@ -62,17 +63,6 @@ CASES = {
     "bench_field": ("config/bench/field.yaml",
                     ["grid.space.nx=75", "grid.space.nz=170", "grid.space.dx_mm=2", "grid.space.dz_mm=2",
                      "transport.step_mm=2"], 230.0, None, "field", COARSE),
-}
-
-
-# Targets the program misses today, held where they stand so that the test
-# notices any change: name -> (R80 held, mm, its tolerance, why).
-HELD = {
-    # The last air row before water (69.75 mm) carries a one-row deposit spike
-    # (docs/physics.md, known defects: the deposit is shared by path length,
-    # not by mass), 35 times its neighbours' dose, which the dose-based
-    # summary takes for the distal peak.
-    "phantom_map": (69.852, 0.5, "a deposit spike in the air gap's last row is taken for the peak"),
 }
 
 
@@ -126,8 +116,16 @@ def tolerance(kind, expected):
     return {WATER: base, MEDIA: base + 0.5, COARSE: base + 2.5}[kind]
 
 
+# Under SMX_TEST_QUICK=1 (`make test-asan`, docs/testing.md) only the short
+# plans run: the sanitizers need their code paths, not every plan's minutes.
+QUICK = ("quickstart", "plan_reference", "slab_bone")
+
+
 def main():
     plan, sets, E0, x0, expect, kind = CASES[NAME]
+    if os.environ.get("SMX_TEST_QUICK") == "1" and NAME not in QUICK:
+        print("SKIP: SMX_TEST_QUICK=1 runs only %s" % ", ".join(QUICK))
+        return 77
     with tempfile.TemporaryDirectory(prefix="smx-config-") as scratch:
         return check(os.path.join(scratch, NAME + ".h5"), plan, sets, E0, x0, expect, kind)
 
@@ -174,15 +172,8 @@ def check(out, plan, sets, E0, x0, expect, kind):
                 if not low - tolerance(kind, low) <= r80 <= expected + tolerance(kind, expected):
                     failures.append("R80 %.3f mm outside the spots' ranges %.3f .. %.3f mm" % (r80, low, expected))
             elif not abs(r80 - expected) <= tolerance(kind, expected):
-                if NAME in HELD:
-                    held, tol, why = HELD[NAME]
-                    print("target missed: R80 %.3f mm vs predicted %.3f mm: %s (held at %.3f)" %
-                          (r80, expected, why, held))
-                    if not abs(r80 - held) <= tol:
-                        failures.append("R80 %.3f mm moved from the held %.3f mm" % (r80, held))
-                else:
-                    failures.append("R80 %.3f mm vs predicted %.3f mm (tolerance %.2f)" %
-                                    (r80, expected, tolerance(kind, expected)))
+                failures.append("R80 %.3f mm vs predicted %.3f mm (tolerance %.2f)" %
+                                (r80, expected, tolerance(kind, expected)))
         if expect == "sobp":
             # The plateau the spot weights were fitted to: flat within +-2 % from
             # 80 to 110 mm (config/sobp.yaml), on the laterally integrated dose.

@@ -6,6 +6,8 @@
  *    tables over the slab's actual entrance energy);
  *  - behind the slab, R80 - R20 within 15 % of a homogeneous water run of the
  *    same water-equivalent range (the scheme's numerical energy spread);
+ *  - no one-row dose spike at a slab's faces: each row's dose per mass within
+ *    3 % of its own side's trend;
  *  - lateral rms width behind a 2 cm bone slab within 5 % of Fermi-Eyges with
  *    Highland's theta_0 over the two media (x/X0 summed over the layers);
  *  - a half-plane interface (bone for x < 0, water for x > 0): the depth dose
@@ -183,6 +185,47 @@ static void run_free(run_out *o)
 }
 
 /* ---- slabs: range shift and distal fall-off ------------------------------ */
+/* The rows on both sides of each face of a slab (uniform across x): the
+ * depth dose per unit mass of each row, sum_x dose / rho, against the line
+ * through the two rows beyond it on its own side. Far from the Bragg peak the
+ * dose per mass changes smoothly within a medium (under 1 % per mm at 100
+ * MeV). Sharing the deposit by length alone put a dense row's energy into the
+ * light row before it: the last row of the 100 MeV slabs +4.4 % in lung and
+ * 8.8 times in air (capped mass: +0.05 % and +0.12 %). 3 %: what sharing
+ * cannot cure, the held medium's stopping power (deposit_path.h): weight held
+ * in the first light row that truly lies in the last dense one loses energy
+ * at the light rate, so that row is low (compact bone before water at 100
+ * MeV: -2.4 %). */
+static void interface_rows(const run_out *o, const char *key, double E)
+{
+    const grid *g = &o->g;
+    double *m = calloc(g->nz, sizeof *m);
+    int faces[2] = {-1, -1}, nf = 0;
+    for (int z = 0; z < g->nz; z++) {
+        const double rho = o->rho[(int64_t)z * g->nx];
+        for (int x = 0; x < g->nx; x++)
+            m[z] += o->dose[(int64_t)z * g->nx + x] / rho;
+        if (z > 0 && rho != o->rho[(int64_t)(z - 1) * g->nx] && nf < 2)
+            faces[nf++] = z; /* first row of the new medium */
+    }
+    for (int f = 0; f < nf; f++) {
+        const int z = faces[f];
+        /* The last row before the face, extrapolated from the two before it;
+         * the first row after, from the two after it. */
+        const int zb = z - 1, za = z;
+        if (zb < 2 || za + 2 >= g->nz)
+            continue;
+        const double before = m[zb] / (2.0 * m[zb - 1] - m[zb - 2]) - 1.0;
+        const double after = m[za] / (2.0 * m[za + 1] - m[za + 2]) - 1.0;
+        printf("%6.0f MeV %-14s face at %6.2f mm: dose per mass of the row before %+.2f %%, after %+.2f %%\n", E,
+               key, g->z.edges[z], 100.0 * before, 100.0 * after);
+        CHECK_MSG(fabs(before) <= 0.03 && fabs(after) <= 0.03,
+                  "%g MeV %s face at %.2f mm: rows %+.2f %% / %+.2f %% off their own side's line", E, key,
+                  g->z.edges[z], 100.0 * before, 100.0 * after);
+    }
+    free(m);
+}
+
 static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
 {
     run_out ref;
@@ -228,6 +271,7 @@ static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
         CHECK_MSG(fabs(fo / fo_h - 1.0) <= 0.15, "%g MeV %s: R80-R20 %.3f mm vs %.3f homogeneous", E,
                   sc[i].key, fo, fo_h);
         CHECK_MSG(o.violations == 0, "%s: %d steps broke conservation", sc[i].key, o.violations);
+        interface_rows(&o, sc[i].key, E);
         run_free(&o);
         tables_free(&t);
     }
@@ -316,11 +360,10 @@ static void half_plane(const tables *w)
     const double E = test_energy(150.0);
     double rho = material_density(&b);
     geometry geo = {2, &b, rho, 0, 0};
-    run_out o, ref;
-    geometry water = {0};
+    run_out o;
     /* A broad beam (sigma 15 mm) on 1 mm cells: each side far from the
      * interface is a broad field of its own medium. */
-    if (run_geo(E, &geo, 121, 1.0, 15.0, 0, &o) || run_geo(E, &water, 121, 1.0, 15.0, 0, &ref)) {
+    if (run_geo(E, &geo, 121, 1.0, 15.0, 0, &o)) {
         CHECK_MSG(0, "half-plane runs");
         tables_free(&b);
         return;
@@ -338,13 +381,7 @@ static void half_plane(const tables *w)
             else if (xc > 5.0 && xc < 15.0)
                 dd_w[z] += v;
         }
-    double *dd_ref = calloc(g->nz, sizeof *dd_ref); /* the homogeneous run, for the log */
-    for (int z = 0; z < g->nz; z++)
-        for (int x = 0; x < g->nx; x++)
-            if (fabs(g->x.centres[x]) < 15.0)
-                dd_ref[z] += ref.dose[(int64_t)z * g->nx + x];
     double r80_b = distal_depth_mm(g, dd_b, 0.8), r80_w = distal_depth_mm(g, dd_w, 0.8);
-    double r80_ref = distal_depth_mm(g, dd_ref, 0.8);
     /* Each side's expected R80: Bortfeld's straggled Bragg curve (1997) for the
      * side's CSDA range, its range straggling that of water for the same
      * water-equivalent range, scaled to the medium's length. */
@@ -352,8 +389,8 @@ static void half_plane(const tables *w)
     bragg_figures fw = bortfeld_figures(Rw, bortfeld_sigma_cm(Rw));
     bragg_figures fb = bortfeld_figures(Rb, bortfeld_sigma_cm(Rw) * Rb / Rw);
     double exp_w = 10.0 * fw.r80_cm, exp_b = 10.0 * fb.r80_cm;
-    printf("half plane %g MeV: water side R80 %.3f mm (homogeneous %.3f, Bortfeld %.3f), bone side %.3f mm "
-           "(Bortfeld %.3f)\n", E, r80_w, r80_ref, exp_w, r80_b, exp_b);
+    printf("half plane %g MeV: water side R80 %.3f mm (Bortfeld %.3f), bone side %.3f mm (Bortfeld %.3f)\n", E,
+           r80_w, exp_w, r80_b, exp_b);
     /* The issue's target: each edge within 0.5 mm. The bone side, where the
      * particles stop outside the reference medium, measured -0.16 mm at 70 MeV
      * and -0.24 mm at 150 MeV (dither_phase.h; the step-indexed sequence it
@@ -407,9 +444,7 @@ static void half_plane(const tables *w)
     CHECK(o.violations == 0);
     free(dd_b);
     free(dd_w);
-    free(dd_ref);
     run_free(&o);
-    run_free(&ref);
     tables_free(&b);
 }
 

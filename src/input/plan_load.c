@@ -147,7 +147,7 @@ static const struct {
 
 static int apply_override(loader *L, const char *arg)
 {
-    char key[256], shown[SHOW_MAX + 4], typed[4200], aliased[4200];
+    char key[256], shown[SHOW_MAX + 4], aliased[4200], typed[sizeof aliased + 16];
     L->option = NULL;
     /* "--output=FILE" is output.file=FILE, and its messages say --output FILE. */
     for (size_t i = 0; !strncmp(arg, "--", 2) && i < sizeof option_keys / sizeof *option_keys; i++) {

@@ -67,6 +67,18 @@ static inline int medium_map_uniform_p(const medium_map *m)
     return m->n_media == 1;
 }
 
+/* 1 when the map's cells hold media of more than one density: where a step's
+ * deposit is then shared by mass (transport/deposit_path.h). */
+static inline int medium_map_mass_varies(const medium_map *m)
+{
+    if (!m || !m->cell)
+        return 0;
+    for (int i = 1; i < m->n_media; i++)
+        if (m->media[i].density_g_cm3 != m->media[0].density_g_cm3)
+            return 1;
+    return 0;
+}
+
 void medium_map_free(medium_map *m);
 
 /* Density quantisation: rho rounded, in log, to the nearest of (1 + step)^k

@@ -93,6 +93,14 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
                         "out of host memory: the CPU backend needs %.3g GB for this grid",
                         backend_cpu_host_bytes(g) / 1e9);
     }
+    if (s->st.scheme == STREAM_SHIFT && medium_map_mass_varies(s->mm)) {
+        if (!(c->mass_density = malloc((size_t)s->mm->n_media * sizeof(double)))) {
+            cpu_release(c);
+            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+        }
+        for (int m = 0; m < s->mm->n_media; m++)
+            c->mass_density[m] = s->mm->media[m].density_g_cm3;
+    }
     for (int64_t i = 0; i < g->ne; i++)
         c->box_cur[i] = c->box_tmp[i] = BOX_EMPTY;
     c->front = -1;
@@ -300,6 +308,7 @@ static void cpu_release(void *vctx)
     free(c->partial);
     free(c->dep_row);
     free(c->dmap);
+    free(c->mass_density);
     free(c->path_z);
     free(c->path_x);
     free(c->span_z0);

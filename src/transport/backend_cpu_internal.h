@@ -43,6 +43,8 @@ typedef struct cpu_ctx {
     double *dep_row;         /* [threads][nx] one direction's deposit along a row, in double */
     float *dmap;             /* [nth][nz][nx] this step's deposit per direction (deposit_path.h) */
     smx_path_axis *path_z, *path_x; /* [nth] this step's paths */
+    double *mass_density;    /* [n_media] densities when the deposit is shared by mass
+                                (deposit_path.h); NULL = by length */
     int64_t step;            /* the step being taken (0-based) */
     int moved;               /* A_stream has run in this step */
     int nthreads;

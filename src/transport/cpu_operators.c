@@ -96,15 +96,20 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
 static void cpu_deposit_spread(cpu_ctx *c, box all)
 {
     const grid *g = c->g;
-    const stream_table *st = &c->s->st;
-    const int nth = (int)g->nth, shift = st->scheme == STREAM_SHIFT;
+    const int nth = (int)g->nth;
     if (box_empty(all))
         return;
-    for (int j = 0; j < nth; j++) {
-        smx_path_of(st->sz[j], (long long)c->step, c->moved, shift, -0.5, &c->path_z[j]);
-        smx_path_of(st->sx[j], (long long)c->step, c->moved, shift, 0.0, &c->path_x[j]);
-    }
+    const double *rho = c->mass_density;
+    const uint8_t *cell = rho ? c->s->mm->cell : NULL;
     int zlo, zhi, xlo, xhi;
+    if (rho) { /* sharing by capped mass: what each held cell keeps, first */
+#pragma omp parallel for schedule(dynamic, 2)
+        for (int z = all.z0; z <= all.z1; z++)
+            for (int x = all.x0; x <= all.x1; x++)
+                c->dose[(int64_t)z * g->nx + x] =
+                    smx_path_held(c->dose[(int64_t)z * g->nx + x], c->dmap, g->slice, (int)g->nx, nth, c->path_z,
+                                  c->path_x, z, x, (int)g->nz, (int)g->nx, cell, rho);
+    }
     smx_path_reach(c->path_z, nth, all.z0, all.z1, (int)g->nz, &zlo, &zhi);
     smx_path_reach(c->path_x, nth, all.x0, all.x1, (int)g->nx, &xlo, &xhi);
 #pragma omp parallel for schedule(dynamic, 2)
@@ -112,7 +117,7 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
         double *drow = c->dose + (int64_t)tz * g->nx;
         for (int tx = xlo; tx <= xhi; tx++)
             drow[tx] = smx_path_cell(drow[tx], c->dmap, g->slice, (int)g->nx, nth, c->path_z, c->path_x, tz, tx,
-                                       (int)g->nz, (int)g->nx, all.z0, all.z1, all.x0, all.x1);
+                                     (int)g->nz, (int)g->nx, all.z0, all.z1, all.x0, all.x1, cell, rho);
     }
 }
 
@@ -137,6 +142,12 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
     box all = BOX_EMPTY;
     for (int ie = 0; ie < ne; ie++)
         all = box_union(all, c->box_cur[ie]);
+    /* The step's paths: the map's mass shares (deposit_path.h) and the spread. */
+    const stream_table *st = &s->st;
+    for (int j = 0; j < nth; j++) {
+        smx_path_of(st->sz[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, -0.5, &c->path_z[j]);
+        smx_path_of(st->sx[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, 0.0, &c->path_x[j]);
+    }
     int64_t nrows = box_empty(all) ? 0 : all.z1 - all.z0 + 1;
 #pragma omp parallel for schedule(dynamic, 4)
     for (int64_t u = 0; u < nth * nrows; u++) {
