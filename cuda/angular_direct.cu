@@ -44,7 +44,7 @@
 //
 // Direct against FFT (full circle, one call on an H100): direct is 3x faster
 // for narrow kernels (K <= 4 on the Production grid), the FFT catches up near
-// K ~ nth / 2 (docs/bench/history.md); the autotune chooses per sigma bucket.
+// K ~ nth / 2 (bench/history.md); the autotune chooses per sigma bucket.
 //
 // error.h is a C header without extern "C" guards: it is included here inside
 // extern "C" (before angular.cuh, whose include of it is then a no-op) so that

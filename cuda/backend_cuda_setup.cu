@@ -21,7 +21,7 @@ static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
 // two waves of its one-block-per-SM form above. Eight per SM made the dense
 // Production step 1.4 % faster but the pencil run 13 % slower; for 64
 // directions four and eight tie on the dense Stress step and four halves the
-// split scratch (docs/bench/history.md).
+// split scratch (bench/history.md).
 #define BLOCKS_PER_SM 4
 static_assert(BLOCKS_PER_SM % (FUSED_SUB * FUSED_CLUSTER) == 0,
               "the fused kernel's unsplit grid (blocks / FUSED_SUB) is whole clusters");

@@ -68,7 +68,7 @@ __host__ __device__ inline int64_t dev_rows(const dev_dims &d) { return d.ne * d
 // (aligned in x, fused.cu) stay line-aligned where they are read and where
 // they are stored: 6 % off the dense Production step (nx = 200 -> 224) and
 // 4 % off Stress (nx = 400 -> 416) on an H100, for psi buffers px / nx larger
-// (docs/bench/history.md).
+// (bench/history.md).
 __host__ __device__ constexpr int64_t row_pitch_for(int64_t nx, bool force)
 {
     const int64_t p = (nx + 31) / 32 * 32;

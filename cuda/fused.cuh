@@ -105,7 +105,7 @@ size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles);
 // bins of each other (cluster_arrive / cluster_wait), so that the two halves of
 // each 32-byte sector that a sideways move makes them share are stored at
 // about the same time (the access probe's model of the kernel moves 17 %
-// faster so). Clusters of 4 were much slower than 2 (docs/bench/history.md).
+// faster so). Clusters of 4 were much slower than 2 (bench/history.md).
 #define FUSED_CLUSTER 2
 
 // Bins per round of the cluster barrier. Each round costs every warp a wait

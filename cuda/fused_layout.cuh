@@ -36,7 +36,7 @@
 // directions, 16 per thread needed 231 registers and two blocks of four warps
 // per SM, and was slower on the Stress grid; eight threads of 8 directions
 // keep the 128-register body. (Two threads of 16 for 32 directions were 23 %
-// slower on the dense Production step; docs/bench/history.md.)
+// slower on the dense Production step; bench/history.md.)
 __host__ __device__ constexpr int fused_m(int nmax) { return nmax <= 16 ? 4 : 8; }
 __host__ __device__ constexpr int fused_g(int nmax) { return nmax / fused_m(nmax); }
 // The compiled direction count that serves nth directions (nth <= 64).

@@ -20,7 +20,7 @@
 // columns of the flattened box made the dense Production step (200 columns:
 // 6 blocks and 8 leftover columns a row) 6 % slower, and all the leftover
 // tiles last made the dense Stress step (400 columns) 4 % slower
-// (docs/bench/history.md).
+// (bench/history.md).
 // Counts are int: nz * nx < 2^31 (fused_step_supported).
 struct tiling {
     int rows, xa, nb, wl, wrem; // rows; first aligned column, aligned blocks per row; left, all leftover columns per row
@@ -48,7 +48,7 @@ __host__ __device__ inline tiling tiling_of(const box4 &F)
 // leftover columns after 96 aligned tiles on Production, 8 rows of 16 after
 // 96 on Stress), instead of slowing the aligned tiles of four clusters. Single
 // leftover tiles, and runs of 2, were slower on both grids
-// (docs/bench/history.md).
+// (bench/history.md).
 #define FUSED_LEFT_RUN (FUSED_SUB * FUSED_CLUSTER)
 
 // Tiles before row z (z <= rows): its whole blocks and the runs of leftover
