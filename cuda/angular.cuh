@@ -10,7 +10,7 @@
 //   TF_W/E_THETA_BOUNDARY: window mode, sum_j in[j] * boundary_frac[kernel][j] (x E[ie])
 //   TF_W/E_THETA_CUTOFF:   sum_j in[j] * (1 - weight_sum[kernel]) (x E[ie]),
 //                          plus any weight dropped by the early-exit threshold.
-// Early exit (roadmap R-P0-5 levels 2 and 3), when threshold > 0: values
+// Early exit (backend.early_exit, docs/tuning.md), when threshold > 0: values
 // below threshold are dropped (tallied as THETA_CUTOFF) before the convolution;
 // a warp whose columns are all below it skips the arithmetic and writes zeros.
 #ifndef SMX_CUDA_ANGULAR_CUH
@@ -41,7 +41,7 @@ __device__ inline int kernel_at(const angular_tables_dev &t, int64_t ie, int64_t
 }
 
 // Shared memory the direct kernel needs per block; the backend compares it with
-// the device limit (R-ATH-SHMEM-2) and uses angular_direct_global when it does not fit.
+// the device's limit and uses angular_direct_global when it does not fit.
 size_t angular_direct_smem_bytes(int64_t nth, int max_half_width);
 
 cudaError_t angular_direct(const float *in, float *out, dev_dims d, angular_tables_dev t,

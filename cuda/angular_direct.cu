@@ -4,8 +4,9 @@
 //
 // Two direct implementations:
 //
-// 1. angular_direct: shared-memory direct convolution (roadmap P1-A,
-//    R-ATH-SHMEM-1/2/3). One work item is one (ie, z, x) column. A block takes
+// 1. angular_direct: shared-memory direct convolution (the default: it beat
+//    cuFFT in every sigma bucket measured, BENCHMARKS.md "Design decisions").
+//    One work item is one (ie, z, x) column. A block takes
 //    a TILE of TC consecutive columns (consecutive x, so every theta row of the
 //    tile is one coalesced load), stages it in dynamic shared memory as
 //    s_in[th][col] (nth * TC floats) and writes out[ie][j][z][x] directly.

@@ -1,5 +1,9 @@
-// CUDA_CHECK / CUFFT_CHECK: every runtime call is checked; a failure records the
-// failing statement, file and line in an smx_error and returns SMX_EXIT_RUNTIME.
+// CUDA_CHECK_ERR(err, stmt): every CUDA runtime call is checked; a failure
+// records the failing statement, file, line and CUDA error in err (an
+// smx_error) and returns SMX_EXIT_RUNTIME from the calling function.
+// CUDA_CHECK_LAUNCH(err) does the same for the error a kernel launch leaves.
+// cuFFT calls have their own CUFFT_CHECK_ERR and CUFFT_CHECK_APPLY
+// (angular_fft.cu).
 #ifndef SMX_CUDA_CHECK_CUH
 #define SMX_CUDA_CHECK_CUH
 

@@ -176,7 +176,7 @@ __device__ __forceinline__ void add_warp(float *out, long long tgt, float val, i
 #endif
 }
 
-// Roadmap R-AS-WARP-3: if all live lanes (valid, target in the domain) share
+// The fallback variant: if all live lanes (valid, target in the domain) share
 // one target, one shuffle reduction over the warp (the other lanes contribute
 // 0) and lane 0 adds once; otherwise every live lane adds its own value.
 // MUST be called by all 32 lanes together. The branches depend only on warp-

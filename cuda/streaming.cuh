@@ -16,8 +16,9 @@
 //            __match_any_sync add their values within the group first (only
 //            partners of the same group!) and the group leader issues one atomic
 //            (CC >= 7.0)
-//   fallback the roadmap's simplified form for older GPUs: if all 32 lanes share
-//            a target, shuffle-reduce and one atomic, else one atomic each
+//   fallback a simpler aggregation that needs no __match_any_sync: if all 32
+//            lanes share a target, shuffle-reduce and one atomic, else one
+//            atomic each
 #ifndef SMX_CUDA_STREAMING_CUH
 #define SMX_CUDA_STREAMING_CUH
 

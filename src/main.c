@@ -304,7 +304,8 @@ end:
     return rc;
 }
 
-/* --bench: a peer of the run, on the roadmap's grids instead of a plan. */
+/* --bench: a peer of the run, on the benchmark's fixed grids (BENCHMARKS.md)
+ * instead of a plan. */
 static int run_bench(const cli *c)
 {
     bench_options o = {c->bench_grids, c->bench_steps, c->bench_variants, c->bench_json, c->sets,

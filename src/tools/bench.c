@@ -1,4 +1,5 @@
-/* smx2d-sim --bench: the roadmap's benchmark protocol (section 3).
+/* smx2d-sim --bench: the benchmark protocol of BENCHMARKS.md ("How to reproduce",
+ * "How to read the table").
  *
  * Grids Small 20x16x100x100, Production 100x32x400x200 and Stress 200x64x800x400
  * (Ne x Ntheta x Nz x Nx), each with (a) a 70 MeV pencil beam (dx = dz = ds =
@@ -149,7 +150,7 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     int rc = load_plan(&p, &t, &g, bg, sets, n, err);
     if (rc)
         goto done;
-    /* The grid as built: --set may have changed the roadmap grid's sizes. */
+    /* The grid as built: --set may have changed the benchmark grid's sizes. */
     cr->ne = (int)g.ne, cr->nth = (int)g.nth, cr->nz = (int)g.nz, cr->nx = (int)g.nx;
     if ((rc = sim_tables_build(&st, &p, &g, &t, err)))
         goto done;
@@ -385,7 +386,8 @@ int bench_main(const bench_options *o, smx_error *err)
         }
     }
     if (o->variants) {
-        /* Every variant on the dense Production step: the roadmap's phase criteria. */
+        /* Every variant on the dense Production step (BENCHMARKS.md, "Kernel
+         * variants"): what each design choice of the default step buys. */
         static const struct {
             const char *label;
             const char *sets[4];

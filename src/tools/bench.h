@@ -1,4 +1,5 @@
-/* smx2d-sim --bench: the roadmap's benchmark protocol on the roadmap grids. */
+/* smx2d-sim --bench: the benchmark protocol of BENCHMARKS.md on its three fixed
+ * grids. */
 #ifndef SMX_BENCH_H
 #define SMX_BENCH_H
 

@@ -7,7 +7,7 @@
  * only the share that leaves the problem (neutrons, gammas): the local share is
  * part of `deposited`. MEDIUM_ROUNDING has no weight: in a medium other than
  * the energy grid's reference, psi moves by whole bins while the dose takes
- * the mean energy loss (lut_energy.h, energy_lut_dithered); its energy is the
+ * the mean energy loss (lut_energy.h, energy_dither_lut); its energy is the
  * difference, of either sign, and sums to within about a bin's energy per
  * particle over a crossing of the medium. */
 #ifndef SMX_TALLY_H
