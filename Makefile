@@ -87,7 +87,7 @@ ALL_CFLAGS   += -DSMX_MPI=1 $(MPI_CFLAGS)
 LDLIBS       += $(MPI_LIBS)
 endif
 
-.PHONY: all run test test-mpi test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean
+.PHONY: all run test test-mpi update-expected test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
@@ -156,7 +156,12 @@ test-mpi:
 	@sh scripts/install-deps.sh --mpi
 	@$(MAKE) --no-print-directory -j$(JOBS) MPI=1 BUILD=$(MPI_BUILD) deps-check \
 	    $(MPI_BUILD)/smx2d-sim $(MPI_BUILD)/tests/test_parallel $(MPI_BUILD)/CTestTestfile.cmake
-	cd $(MPI_BUILD) && ctest --output-on-failure -R '^(mpi_|parallel_)' $(CTEST_ARGS)
+	cd $(MPI_BUILD) && ctest --output-on-failure -R '^(mpi_|parallel$$)' $(CTEST_ARGS)
+
+# Rewrites the stored expected results of the shipped plans
+# (tests/regression/*/expected.txt) from this build's CPU runs; read the diff.
+update-expected: all
+	sh tests/post.sh test_config_plans.py $(BUILD) all --update
 
 test-gpu: all
 	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)

@@ -1,6 +1,6 @@
 # Angular scattering kernels (A_theta): moments, conservation, grid limits.
-add_test(angular_kernels "${SMX_BUILD}/tests/test_angular")
-set_tests_properties(angular_kernels PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(angular "${SMX_BUILD}/tests/test_angular")
+set_tests_properties(angular PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 # cuFFT, loaded at run time for the CUDA backend's FFT variant (cuda/cufft_loader.cu):
 # a library that is not there, SMX2D_CUFFT_LIBRARY=none, and the installed one
 # (skipped where there is none). No GPU needed.

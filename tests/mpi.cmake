@@ -1,6 +1,6 @@
 # MPI scale-out (docs/mpi.md). The division of a field and simulate_part, in every build:
-add_test(parallel_split "${SMX_BUILD}/tests/test_parallel")
-set_tests_properties(parallel_split PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(parallel "${SMX_BUILD}/tests/test_parallel")
+set_tests_properties(parallel PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 # Jobs under mpirun on the CPU (skip without an MPI build, mpirun or h5py): identical
 # bytes for 1, 2 and 3 ranks, a field without per-spot doses, failing ranks, and the
 # dist tree's bundled Open MPI with the system's hidden.

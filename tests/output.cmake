@@ -1,6 +1,6 @@
 # HDF5 result writer, XDMF sidecar, provenance, run_result and tally arithmetic.
-add_test(output_writer "${SMX_BUILD}/tests/test_output")
-set_tests_properties(output_writer PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(output "${SMX_BUILD}/tests/test_output")
+set_tests_properties(output PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 # The result file's life: overwrite, abort, keep-partial, write errors, disk full.
 add_test(output_file "${SMX_BUILD}/tests/test_output_file")
 set_tests_properties(output_file PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")

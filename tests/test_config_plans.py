@@ -1,6 +1,10 @@
 """Every shipped plan (config/*.yaml, config/bench/*.yaml on a reduced grid)
 runs on the CPU, and its summary (/summary of the result file) agrees with an
-independent prediction.
+independent prediction; then its result is compared with the stored expected
+result in tests/regression/NAME/expected.txt (the SHA-256 of
+/dose/energy_deposit_MeV, which is deterministic to the bit, and the summary's
+figures). `make update-expected` rewrites those files (--update); a reviewer
+reads their diff.
 
 The prediction walks the beam's axis through the cells the result file records
 (/geometry: each cell's material and density, each material's table): each
@@ -11,8 +15,9 @@ the beam's energy (CSDA range times the detour factor). Plans whose beam cannot
 stop inside the grid must say so (/summary's warnings) instead of reporting a
 range.
 
-    python3 tests/test_config_plans.py BUILD_DIR PLAN_NAME
+    python3 tests/test_config_plans.py BUILD_DIR PLAN_NAME|all [--update]
 """
+import hashlib
 import os
 import subprocess
 import sys
@@ -24,6 +29,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = sys.argv[1]
 NAME = sys.argv[2]
+UPDATE = "--update" in sys.argv[3:]
 
 # Tolerances on R80 against the prediction, in mm:
 # 0.5 mm grids in water: the range regression's bound (tests/test_range.c,
@@ -121,6 +127,67 @@ def tolerance(kind, expected):
 QUICK = ("quickstart", "plan_reference", "slab_bone")
 
 
+# The stored result's figures, in the order written; the summary's names.
+FIGURES = ("R80_mm", "R20_mm", "peak_depth_mm", "peak_to_entrance", "maximum_depth_mm",
+           "lateral_rms_at_half_R80_mm")
+
+
+def expected_path():
+    return os.path.join(ROOT, "tests", "regression", NAME, "expected.txt")
+
+
+def result_record(res, plan, sets):
+    """The facts of a result that the stored file keeps, as text lines."""
+    dep = np.ascontiguousarray(res["dose/energy_deposit_MeV"][()], dtype="<f8")
+    s = res["summary"]
+    rec = {"plan": plan, "set": " ".join(sets) if sets else "(none)",
+           "energy_deposit_sha256": hashlib.sha256(dep.tobytes()).hexdigest(),
+           "energy_deposit_shape": "%d x %d" % dep.shape}
+    for k in FIGURES:
+        rec[k] = "%.6f" % float(s[k][()]) if k in s else "absent"
+    return rec
+
+
+def read_expected():
+    rec = {}
+    with open(expected_path()) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                k, _, v = line.partition(":")
+                rec[k.strip()] = v.strip()
+    return rec
+
+
+def write_expected(rec):
+    os.makedirs(os.path.dirname(expected_path()), exist_ok=True)
+    with open(expected_path(), "w") as f:
+        f.write("# The stored expected result of this case (tests/test_config_plans.py), run on the CPU.\n"
+                "# Written by `make update-expected`: a change here is a change of the physics or the\n"
+                "# numerics, to be read and explained in the commit that makes it.\n")
+        for k, v in rec.items():
+            f.write("%s: %s\n" % (k, v))
+
+
+def compare_expected(rec, failures):
+    if UPDATE:
+        write_expected(rec)
+        print("wrote %s" % os.path.relpath(expected_path(), ROOT))
+        return
+    if not os.path.exists(expected_path()):
+        failures.append("no stored result %s (make update-expected)" % os.path.relpath(expected_path(), ROOT))
+        return
+    want = read_expected()
+    # Every key must agree exactly: the run is deterministic to the bit on the
+    # CPU (any thread count), and the figures are written from the same bits.
+    diffs = ["%s: %s, stored %s" % (k, rec.get(k), want.get(k))
+             for k in sorted(set(rec) | set(want)) if rec.get(k) != want.get(k)]
+    if diffs:
+        failures.append("differs from the stored result %s (if intended: make update-expected, and "
+                        "explain the diff):\n    %s" % (os.path.relpath(expected_path(), ROOT), "\n    ".join(diffs)))
+    else:
+        print("stored result: identical (%s)" % rec["energy_deposit_sha256"][:16])
+
+
 def main():
     plan, sets, E0, x0, expect, kind = CASES[NAME]
     if os.environ.get("SMX_TEST_QUICK") == "1" and NAME not in QUICK:
@@ -187,10 +254,17 @@ def check(out, plan, sets, E0, x0, expect, kind):
             if not float(s["peak_depth_mm"][()]) > 100.0:
                 failures.append("the distal peak at %.2f mm, not at the plateau's end" %
                                 float(s["peak_depth_mm"][()]))
+        compare_expected(result_record(res, plan, sets), failures)
     for f in failures:
         print("FAIL: " + f)
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
+    if NAME == "all":  # make update-expected: every case in turn
+        rcs = []
+        for NAME in CASES:
+            print("== " + NAME, flush=True)
+            rcs.append(main())
+        sys.exit(1 if any(rc not in (0, 77) for rc in rcs) else 0)
     sys.exit(main())

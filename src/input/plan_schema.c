@@ -2,7 +2,7 @@
  *
  * Adding a key means adding a struct plan field and one row here; validation,
  * schemas/plan.schema.json and config/plan-reference.yaml all follow from the
- * row (run `make schema` to regenerate the two shipped files; the plan_reader
+ * row (run `make schema` to regenerate the two shipped files; the plan
  * test fails until they match). */
 #include "input/plan.h"
 
