@@ -50,7 +50,7 @@ CUDA_HOME    ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
 # --fmad=false: no implicit contraction into fused multiply-adds, so that the
 # kernels round exactly like the C reference (same operations in the same order
 # give the same bits); where both want an FMA they say so (__fmaf_rn / fmaf,
-# src/transport/fma_rows.h).
+# src/numerics/fma_rows.h).
 NVCCFLAGS    ?= -O3 -lineinfo --fmad=false
 ALL_NVCCFLAGS = -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror \
                 -Werror all-warnings -Isrc -I$(BUILD)

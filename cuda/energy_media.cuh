@@ -32,7 +32,7 @@ struct __align__(8) media_candidate {
 struct energy_media_dev {
     const unsigned char *medium;          // [nz][px]
     const double *p_low;                  // [n_media][ne]
-    const double *steps;                  // [n_media][ne] range in steps (physics/dither_phase.h)
+    const double *steps;                  // [n_media][ne] range in steps (numerics/dither_phase.h)
     unsigned char *lower;                 // [n_media][ne] this step's choice (energy_media_choose):
                                           // 1 = table 0 (lower centre)
     const double *deposit_mean;           // [n_media][ne] MeV per unit weight

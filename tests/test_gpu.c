@@ -170,7 +170,7 @@ static void compare_cases_as(const kcase *cases, size_t n, const char *suffix, c
  * shifted by 1.5 on average), a light half plane (0.3, mostly no shift), a
  * near-reference block (1.1), the background, a block of compact bone
  * (lib[0], its library table: a stopping-power ratio to water that changes
- * with energy, the phase table of physics/dither_phase.h not a straight line)
+ * with energy, the phase table of numerics/dither_phase.h not a straight line)
  * and a block of titanium (lib[1]: its step compresses the bins at low
  * energy, so targets gather from more than six (source, table) pairs). */
 static int media_map(medium_map *mm, const fixture *f, const tables *lib)

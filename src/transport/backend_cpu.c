@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "numerics/fma_rows.h"
 #include "transport/backend_cpu_internal.h"
-#include "transport/fma_rows.h"
 
 static void cpu_release(void *vctx);
 

@@ -3,8 +3,8 @@
 #ifndef SMX_BACKEND_CPU_INTERNAL_H
 #define SMX_BACKEND_CPU_INTERNAL_H
 
+#include "numerics/deposit_path.h"
 #include "transport/backend.h"
-#include "transport/deposit_path.h"
 
 typedef grid_box box; /* inclusive; empty when z0 > z1 */
 
