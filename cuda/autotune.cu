@@ -51,8 +51,8 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
     for (int ie = 0; ie < ne; ie++) {
         double sg = ak->sigma_bins[ak->kernel_of_energy[ie]];
         int b = sg > 0.0 ? (int)floor(log2(sg)) : -1000; // -1000: no scattering
-        if (c->s->force_fft_from > 0) // test hook: two runs, split where the test says
-            b = ie >= c->s->force_fft_from ? 1 : 0;
+        if (c->opt.cuda.force_fft_from > 0) // test hook: two runs, split where the test says
+            b = ie >= c->opt.cuda.force_fft_from ? 1 : 0;
         if (n > 0 && bucket[n - 1] == b) {
             hi[n - 1] = ie;
             continue;
@@ -71,7 +71,7 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
         float td = time_angular(c, 0, lo[r], hi[r], err), tf = time_angular(c, 1, lo[r], hi[r], err);
         if (td < 0 || tf < 0)
             return -1;
-        int fft = c->s->force_fft_from > 0 ? bucket[r] == 1 : tf < td;
+        int fft = c->opt.cuda.force_fft_from > 0 ? bucket[r] == 1 : tf < td;
         any_fft |= fft;
         any_direct |= !fft;
         // Neighbouring runs with the same choice share one launch.
@@ -104,7 +104,7 @@ int cuda_choose_angular(cuda_ctx *c, smx_error *err)
 {
     const plan *p = c->s->p;
     const size_t bytes = (size_t)c->d.cells * sizeof(float);
-    if (c->fft && (p->variant_angular == VAR_A_AUTO || c->s->force_fft_from > 0)) {
+    if (c->fft && (p->variant_angular == VAR_A_AUTO || c->opt.cuda.force_fft_from > 0)) {
         int rc = choose_angular_per_bucket(c, err);
         if (rc < 0)
             return err->code ? err->code : SMX_EXIT_RUNTIME;

@@ -67,7 +67,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
         CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at,
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->cluster_launch,
-                                       c->s->fused_kp_cap, c->tiles, c->split, c->stream));
+                                       c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream));
         CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
                                            c->blocks, c->stream));
         CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et, 1, c->stream));
@@ -78,8 +78,8 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                         c->stream));
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at,
                                            c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
-                                           c->blocks, c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split,
-                                           c->stream));
+                                           c->blocks, c->cluster_launch, c->opt.cuda.fused_kp_cap, c->tiles,
+                                           c->split, c->stream));
     CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
                                        c->blocks, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
@@ -140,7 +140,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     int moved = 0; // A_stream has run in this step (where the deposit's paths start)
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
-        if (c->s->only_op >= 0 && op != c->s->only_op)
+        if (c->opt.only_op >= 0 && op != c->opt.only_op)
             continue;
         cudaError_t e = cudaSuccess;
         if (op == OP_THETA) {
@@ -295,8 +295,9 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
         // tiles (fused_media.cuh walks a tile's bins in one block); a beam
         // occupying a few rows steps faster in the two passes, whose kernels
         // spread the bins of a few tiles over every block (BENCHMARKS.md).
-        c->media_single = c->media_single_ok && (c->s->media_one_pass > 0 ||
-                                                 (c->s->media_one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
+        const int one_pass = c->opt.cuda.media_one_pass;
+        c->media_single = c->media_single_ok &&
+                          (one_pass > 0 || (one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
         if (c->media_single_ok) // one-pass blocks write FM_SLOTS slots of partials
             c->slots = c->media_single ? FM_SLOTS : 1;
         active_regions r0{occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1};
@@ -526,6 +527,7 @@ extern "C" const backend_ops backend_cuda = {
     "cuda",
     RING,
     cuda_setup,
+    cuda_setup_with,
     cuda_upload,
     cuda_step,
     cuda_collect,

@@ -28,6 +28,7 @@ extern "C" {
 struct cuda_ctx {
     const sim_tables *s;
     const grid *g;
+    backend_options opt; // the tests' switches (transport/backend.h); a run's are the defaults
     dev_dims d;
     int blocks;
     int cluster_launch; // the fused kernel runs in thread-block clusters (fused.cuh)
@@ -93,6 +94,7 @@ struct cuda_ctx {
 };
 
 // backend_cuda_setup.cu
+int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err);
 int cuda_setup(void **out, const sim_tables *s, smx_error *err);
 // Lowest and highest target bin of source bin ie over every medium's tables
 // (y < 0: it stops in all of them).

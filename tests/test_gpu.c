@@ -267,7 +267,7 @@ static void media_cases(int quick)
         const int region = mc[i].only_op < 0 && !strstr(mc[i].sets[0], "fused=false");
         const int one_pass = region && !strstr(mc[i].sets[0], "bilinear");
         for (int pass = one_pass ? 1 : -1; pass >= -1; pass -= 2) {
-            if (region) /* the hook sim_tables_build reads (src/base/test_pause.h) */
+            if (region) /* the hook backend_options_default reads (src/base/test_pause.h) */
                 setenv("SMX2D_TEST_MEDIA_ONE_PASS", pass > 0 ? "1" : "-1", 1);
             kcase k = mc[i];
             char name[96];

@@ -48,7 +48,7 @@ static int build_runs(cpu_ctx *c)
     return 0;
 }
 
-static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
+static int cpu_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err)
 {
     const grid *g = s->g;
     cpu_ctx *c = calloc(1, sizeof *c);
@@ -56,6 +56,7 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
     c->s = s;
     c->g = g;
+    c->only_op = o ? o->only_op : backend_options_default().only_op;
     if (s->p->threads > 0)
         omp_set_num_threads(s->p->threads);
     c->nthreads = omp_get_max_threads();
@@ -106,6 +107,11 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
     c->front = -1;
     *out = c;
     return 0;
+}
+
+static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
+{
+    return cpu_setup_with(out, s, NULL, err);
 }
 
 /* Back to the state after setup (buffers and dose all zero) after a run:
@@ -187,7 +193,7 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     cpu_step_tables(c, n);
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
-        if (c->s->only_op >= 0 && op != c->s->only_op)
+        if (c->only_op >= 0 && op != c->only_op)
             continue;
         switch (op) {
         case OP_THETA:
@@ -406,6 +412,7 @@ const backend_ops backend_cpu = {
     .name = "cpu",
     .collect_every = 1,
     .setup = cpu_setup,
+    .setup_with = cpu_setup_with,
     .upload = cpu_upload,
     .step = cpu_step,
     .collect = cpu_collect,

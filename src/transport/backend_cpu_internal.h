@@ -30,6 +30,7 @@ typedef struct unit {
 typedef struct cpu_ctx {
     const sim_tables *s;
     const grid *g;
+    int only_op;             /* backend_options.only_op: -1 = every operator */
     float *cur, *tmp;
     box *box_cur, *box_tmp;  /* [ne] */
     box *box_next;           /* [ne] scratch for A_E */
