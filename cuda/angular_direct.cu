@@ -1,5 +1,5 @@
 // A_theta on the GPU, direct convolution (interface and semantics: angular.cuh;
-// oracle: cpu_op_theta() in src/transport/cpu_operators.c; the cuFFT path is
+// oracle: cpu_op_theta() in src/transport/backend_cpu_operators.c; the cuFFT path is
 // angular_fft.cu).
 //
 // Two direct implementations:

@@ -1,5 +1,5 @@
 // A_E on the GPU: deposit, then continuous slowing down from the LUT of
-// src/physics/lut_energy.c. Semantics are those of cpu_op_energy() in src/transport/cpu_operators.c.
+// src/physics/lut_energy.c. Semantics are those of cpu_op_energy() in src/transport/backend_cpu_operators.c.
 //
 // energy_deposit: one thread per (z, x): each direction's deposit map entry
 //   dmap[th][z][x] = the chain of fma(deposit[ie], psi[ie][th][z][x]) over ie

@@ -1,5 +1,5 @@
 // A_E on the GPU where cells hold different media (src/physics/medium.h): the
-// semantics of cpu_op_energy() in src/transport/cpu_operators.c with a medium
+// semantics of cpu_op_energy() in src/transport/backend_cpu_operators.c with a medium
 // map, and of the whole-bin tables of the media other than the reference
 // (src/physics/lut_energy.h, energy_dither_lut).
 //

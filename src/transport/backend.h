@@ -122,7 +122,7 @@ double backend_cpu_host_bytes(const grid *g);
  * and cost only where written). */
 double backend_cpu_min_bytes(const grid *g);
 /* Host bytes a run may use: backend.host_memory_bytes, or the machine's
- * physical memory (backend_select.c). */
+ * physical memory (backend_cpu.c). */
 double backend_host_limit_bytes(const plan *p);
 #ifdef SMX_HAVE_CUDA
 extern const backend_ops backend_cuda;

@@ -1,6 +1,7 @@
 /* The CPU backend's entry points (src/transport/backend.h): buffers, steps,
  * records, snapshots and the benchmark hooks, around the reference operators
- * of cpu_operators.c. */
+ * of backend_cpu_operators.c. */
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,6 +428,17 @@ const backend_ops backend_cpu = {
     .bench_copy = cpu_bench_copy,
     .bench_facts = cpu_bench_facts,
 };
+
+static double physical_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? (double)pages * size : INFINITY;
+}
+
+double backend_host_limit_bytes(const plan *p)
+{
+    return p->host_memory_bytes > 0 ? p->host_memory_bytes : physical_memory_bytes();
+}
 
 /* What the CPU backend holds whatever the beam does: the dose and small
  * tables (slices of doubles), the threads' scratch rows. */

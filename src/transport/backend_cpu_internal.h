@@ -1,5 +1,5 @@
 /* Shared by the CPU backend's files only: the backend table's entry points
- * (backend_cpu.c) and the reference operators they step with (cpu_operators.c). */
+ * (backend_cpu.c) and the reference operators they step with (backend_cpu_operators.c). */
 #ifndef SMX_BACKEND_CPU_INTERNAL_H
 #define SMX_BACKEND_CPU_INTERNAL_H
 
