@@ -87,7 +87,8 @@ ALL_CFLAGS   += -DSMX_MPI=1 $(MPI_CFLAGS)
 LDLIBS       += $(MPI_LIBS)
 endif
 
-.PHONY: all run test test-mpi test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean
+.PHONY: all run test test-mpi test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean \
+        check-layers
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
@@ -157,6 +158,11 @@ test-mpi:
 	@$(MAKE) --no-print-directory -j$(JOBS) MPI=1 BUILD=$(MPI_BUILD) deps-check \
 	    $(MPI_BUILD)/smx2d-sim $(MPI_BUILD)/tests/test_parallel $(MPI_BUILD)/CTestTestfile.cmake
 	cd $(MPI_BUILD) && ctest --output-on-failure -R '^(mpi_|parallel_)' $(CTEST_ARGS)
+
+# The include rules of docs/architecture.md: layers in order, *_internal
+# headers within their module, no circles inside a folder (sh and awk, no build).
+check-layers:
+	@sh scripts/check-layers.sh
 
 test-gpu: all
 	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)
