@@ -50,7 +50,7 @@ CUDA_HOME    ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
 # --fmad=false: no implicit contraction into fused multiply-adds, so that the
 # kernels round exactly like the C reference (same operations in the same order
 # give the same bits); where both want an FMA they say so (__fmaf_rn / fmaf,
-# src/transport/fma_rows.h).
+# src/numerics/fma_rows.h).
 NVCCFLAGS    ?= -O3 -lineinfo --fmad=false
 ALL_NVCCFLAGS = -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror \
                 -Werror all-warnings -Isrc -I$(BUILD)
@@ -87,7 +87,12 @@ ALL_CFLAGS   += -DSMX_MPI=1 $(MPI_CFLAGS)
 LDLIBS       += $(MPI_LIBS)
 endif
 
+<<<<<<< HEAD
 .PHONY: all run test test-mpi update-expected test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean
+=======
+.PHONY: all run test test-mpi test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean \
+        check-layers
+>>>>>>> h-layers36
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
@@ -162,6 +167,11 @@ test-mpi:
 # (tests/regression/*/expected.txt) from this build's CPU runs; read the diff.
 update-expected: all
 	sh tests/post.sh test_config_plans.py $(BUILD) all --update
+
+# The include rules of docs/architecture.md: layers in order, *_internal
+# headers within their module, no circles inside a folder (sh and awk, no build).
+check-layers:
+	@sh scripts/check-layers.sh
 
 test-gpu: all
 	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)

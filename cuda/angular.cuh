@@ -1,7 +1,7 @@
 // A_theta on the GPU: convolution over direction with the per-energy kernels
 // of src/physics/lut_angle.c, out of place (in != out).
 //
-// Semantics are those of cpu_op_theta() in src/transport/cpu_operators.c (the oracle):
+// Semantics are those of cpu_op_theta() in src/transport/backend_cpu_operators.c (the oracle):
 //   out[ie][j][z][x] = sum_{d=-K..K} w[d] * in[ie][j-d][z][x]
 // with j-d wrapped (circular, full mode) or skipped (window mode), summed for
 // d ascending from -K by fused multiply-adds, as the CPU, so that the result is

@@ -1,5 +1,5 @@
 // A_theta on the GPU, direct convolution (interface and semantics: angular.cuh;
-// oracle: cpu_op_theta() in src/transport/cpu_operators.c; the cuFFT path is
+// oracle: cpu_op_theta() in src/transport/backend_cpu_operators.c; the cuFFT path is
 // angular_fft.cu).
 //
 // Two direct implementations:
@@ -54,7 +54,7 @@
 // Exactness: both direct kernels sum for d ascending from -K starting from
 // 0.0f with explicit fused multiply-adds (__fmaf_rn, one rounding per term),
 // which is exactly the CPU's `out[x] = 0; out[x] = fmaf(w[d], in[src][x],
-// out[x])` (src/transport/fma_rows.h) in IEEE single precision, so with threshold 0 the
+// out[x])` (src/numerics/fma_rows.h) in IEEE single precision, so with threshold 0 the
 // result is bitwise the CPU's. Tallies are doubles formed in a
 // different order than the CPU's, so they agree to rounding (~1e-15 relative).
 //

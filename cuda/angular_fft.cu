@@ -5,8 +5,8 @@
 // idist = 1, batch = slice), a pointwise product with the bin's kernel
 // spectrum (scaled by 1/nth, built on the host in double at create), one
 // batched C2R into out. Memory: see angular_fft_bytes. The start-up autotune
-// (autotune.cu) picks it over the direct kernels where it is faster (wide
-// kernels: K near nth / 2).
+// (backend_cuda_angular.cu) picks it over the direct kernels where it is
+// faster (wide kernels: K near nth / 2).
 //
 // cuFFT is called through the table cufft_loader.cu fills at run time (the
 // binary does not link it); the backend creates this path only after

@@ -1,15 +1,14 @@
 // Device pieces of A_theta shared by the direct kernels (angular_direct.cu)
-// and the FFT path (angular_fft.cu): the stop flag, a column's inputs and
-// tallies, the blocked loads and the register-blocked convolution rows.
+// and the FFT path (angular_fft.cu): the stop flag, the blocked loads and the
+// register-blocked convolution rows; a column's inputs and tallies are
+// angular_tally.cuh's.
 #ifndef SMX_CUDA_ANGULAR_INTERNAL_CUH
 #define SMX_CUDA_ANGULAR_INTERNAL_CUH
 
 #include "angular.cuh"
+#include "angular_tally.cuh"
 #include "common.cuh"
 #include "conv_rows.cuh"
-
-static_assert(TF_W_THETA_CUTOFF == TF_W_THETA_BOUNDARY + 1, "partials fields must be adjacent");
-static_assert(TF_E_THETA_CUTOFF == TF_E_THETA_BOUNDARY + 1, "partials fields must be adjacent");
 
 namespace {
 
@@ -22,50 +21,6 @@ __device__ inline bool block_stopped(const int *stop)
     __syncthreads();
     return s_stop != 0;
 }
-
-// One column's inputs as they are read: values below the early-exit threshold
-// are dropped, the rest summed (and, in window mode, weighted by the share the
-// kernel scatters past an edge).
-struct column_input {
-    double kept = 0.0, bnd = 0.0, dropped = 0.0;
-
-    // Returns the value to convolve.
-    __device__ float take(float v, int th, bool use_thr, float threshold, const double *bf, bool window)
-    {
-        if (use_thr && v < threshold) {
-            dropped += v;
-            v = 0.0f;
-        }
-        kept += v;
-        if (window)
-            bnd += (double)v * bf[th];
-        return v;
-    }
-};
-
-// Column tallies of one thread added to its running sums.
-struct theta_tally {
-    double wb = 0.0, wc = 0.0, eb = 0.0, ec = 0.0;
-
-    __device__ void add(const column_input &in, double wsum, double E)
-    {
-        const double cut = in.kept * (1.0 - wsum) + in.dropped, bnd = in.bnd;
-        wb += bnd;
-        wc += cut;
-        eb += bnd * E;
-        ec += cut * E;
-    }
-
-    // Every thread of the block must call this (barriers inside).
-    __device__ void write(double *partials, int blocks) const
-    {
-        if (!partials)
-            return;
-        const double w[2] = {wb, wc}, e[2] = {eb, ec};
-        block_partials<2>(w, partials, TF_W_THETA_BOUNDARY, blocks);
-        block_partials<2>(e, partials, TF_E_THETA_BOUNDARY, blocks);
-    }
-};
 
 // Rows per register block: each thread computes ROWS consecutive outputs
 // j0 .. j0+ROWS-1 of its column together (see conv_rows).

@@ -19,44 +19,6 @@
 #include "backend_cuda_internal.cuh"
 #include "tiling.cuh"
 
-// A_theta on energy bins lo..hi only, with one method: the kernels see the
-// range as a grid of its own (pointers and per-bin tables offset to lo).
-cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int lo, int hi, int fft,
-                                  double *part)
-{
-    if (fft)
-        return angular_fft_apply_range(c->fft, in, out, lo, hi, c->stop, part, c->blocks, c->stream);
-    const int64_t bin = c->d.nth * c->d.slice;
-    dev_dims dr = c->d;
-    dr.ne = hi - lo + 1;
-    dr.cells = dr.ne * bin;
-    angular_tables_dev tr = c->at;
-    tr.kernel_of_energy += lo;
-    tr.E += lo;
-    return angular_direct(in + lo * bin, out + lo * bin, dr, tr, c->threshold, c->stop, part,
-                          c->blocks, c->stream);
-}
-
-// A_theta from `in` to `out` with the chosen method(s).
-cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out)
-{
-    if (c->angular == 2)
-        return angular_fft_apply(c->fft, in, out, c->stop, c->partials, c->blocks, c->stream);
-    if (c->angular == 1)
-        return angular_direct_global(in, out, c->d, c->at, c->threshold, c->stop, c->partials,
-                                     c->blocks, c->stream);
-    if (c->angular == 0)
-        return angular_direct(in, out, c->d, c->at, c->threshold, c->stop, c->partials, c->blocks,
-                              c->stream);
-    for (int r = 0; r < c->n_runs; r++) {
-        double *part = c->partials + (int64_t)(r + 1) * TF_COUNT * c->blocks;
-        cudaError_t e = theta_on_range(c, in, out, c->run_lo[r], c->run_hi[r], c->run_fft[r], part);
-        if (e != cudaSuccess)
-            return e;
-    }
-    return cudaSuccess;
-}
-
 // The fused path: A_theta + A_E (with the deposit) in one pass a -> b, then
 // streaming b -> a measuring its own output. Three kernels and a memset.
 // Single pass (shift streaming): one kernel, psi[step & 1] -> the other, which
@@ -67,7 +29,7 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
         CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at,
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->cluster_launch,
-                                       c->s->fused_kp_cap, c->tiles, c->split, c->stream));
+                                       c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream));
         CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
                                            c->blocks, c->stream));
         CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et, 1, c->stream));
@@ -78,8 +40,8 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                         c->stream));
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at,
                                            c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
-                                           c->blocks, c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split,
-                                           c->stream));
+                                           c->blocks, c->cluster_launch, c->opt.cuda.fused_kp_cap, c->tiles,
+                                           c->split, c->stream));
     CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
                                        c->blocks, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
@@ -140,7 +102,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     int moved = 0; // A_stream has run in this step (where the deposit's paths start)
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
-        if (c->s->only_op >= 0 && op != c->s->only_op)
+        if (c->opt.only_op >= 0 && op != c->opt.only_op)
             continue;
         cudaError_t e = cudaSuccess;
         if (op == OP_THETA) {
@@ -232,8 +194,8 @@ static int clear_last_run(cuda_ctx *c, bool *cleared, smx_error *err)
     return 0;
 }
 
-static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
-                       smx_error *err)
+int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
+                smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     bool cleared = false;
@@ -295,8 +257,9 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
         // tiles (fused_media.cuh walks a tile's bins in one block); a beam
         // occupying a few rows steps faster in the two passes, whose kernels
         // spread the bins of a few tiles over every block (BENCHMARKS.md).
-        c->media_single = c->media_single_ok && (c->s->media_one_pass > 0 ||
-                                                 (c->s->media_one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
+        const int one_pass = c->opt.cuda.media_one_pass;
+        c->media_single = c->media_single_ok &&
+                          (one_pass > 0 || (one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
         if (c->media_single_ok) // one-pass blocks write FM_SLOTS slots of partials
             c->slots = c->media_single ? FM_SLOTS : 1;
         active_regions r0{occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1};
@@ -313,7 +276,7 @@ static int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, 
     CUDA_CHECK_ERR(err, cudaMemcpy(c->state, &st, sizeof st, cudaMemcpyHostToDevice));
 
     // Angular method: locked at the first upload for the whole run, a
-    // field's later spots included (autotune.cu).
+    // field's later spots included (backend_cuda_angular.cu).
     if (!c->uploaded) {
         if (int rc = cuda_choose_angular(c, err))
             return rc;
@@ -383,7 +346,7 @@ int cuda_step(void *vctx, int64_t n, smx_error *err)
     return enqueue_step(c, err);
 }
 
-static int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_error *err)
+int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     step_rec_dev ring[RING];
@@ -421,7 +384,7 @@ static int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_e
     return 0;
 }
 
-static int cuda_snapshot_begin(void *vctx, smx_error *err)
+int cuda_snapshot_begin(void *vctx, smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     // Plans that ask for snapshots get the pinned buffer at setup; this late
@@ -440,7 +403,7 @@ static int cuda_snapshot_begin(void *vctx, smx_error *err)
     return 0;
 }
 
-static int cuda_snapshot_wait(void *vctx, const float **psi, smx_error *err)
+int cuda_snapshot_wait(void *vctx, const float **psi, smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     CUDA_CHECK_ERR(err, cudaEventSynchronize(c->ev_copy));
@@ -448,7 +411,7 @@ static int cuda_snapshot_wait(void *vctx, const float **psi, smx_error *err)
     return 0;
 }
 
-static int cuda_download_dose(void *vctx, double *dose, smx_error *err)
+int cuda_download_dose(void *vctx, double *dose, smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
@@ -457,7 +420,7 @@ static int cuda_download_dose(void *vctx, double *dose, smx_error *err)
     return 0;
 }
 
-static void cuda_describe(void *vctx, run_result *r)
+void cuda_describe(void *vctx, run_result *r)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     snprintf(r->backend_name, sizeof r->backend_name, "cuda");
@@ -502,7 +465,7 @@ void cuda_release(void *vctx)
 #define LANES_MAX 8
 #define LANES_RESERVE_BYTES (512.0 * 1024 * 1024)
 
-static int cuda_lanes(void *vctx)
+int cuda_lanes(void *vctx)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     if (c->fft)
@@ -521,22 +484,3 @@ static int cuda_lanes(void *vctx)
     int n = by_cap < by_free ? by_cap : by_free;
     return n < 1 ? 1 : n > LANES_MAX ? LANES_MAX : n;
 }
-
-extern "C" const backend_ops backend_cuda = {
-    "cuda",
-    RING,
-    cuda_setup,
-    cuda_upload,
-    cuda_step,
-    cuda_collect,
-    cuda_snapshot_begin,
-    cuda_snapshot_wait,
-    cuda_download_dose,
-    cuda_describe,
-    cuda_release,
-    cuda_lanes,
-    cuda_bench_steps,
-    cuda_bench_op,
-    cuda_bench_copy,
-    cuda_bench_facts,
-};

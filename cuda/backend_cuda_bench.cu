@@ -99,7 +99,7 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     } else if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
         ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft, c->stt,
                         c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
-                        c->cluster_launch, c->s->fused_kp_cap, c->tiles, c->split, c->stream);
+                        c->cluster_launch, c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream);
     } else if (c->single_pass && op == OP_ENERGY) { // the deposit's spread (the step's second kernel)
         ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop, c->blocks,
                             c->stream);
@@ -108,7 +108,7 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
         ce = fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at, c->ft, c->threshold,
                                 c->box_a, c->reg, c->stop, c->partials, c->blocks, c->cluster_launch,
-                                c->s->fused_kp_cap, c->tiles, c->split, c->stream);
+                                c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream);
     } else if (c->fused && op == OP_ENERGY) { // the deposit's spread; A_E is inside the theta+energy kernel
         ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop, c->blocks,
                             c->stream);

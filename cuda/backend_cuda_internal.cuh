@@ -1,10 +1,11 @@
-// Shared by the CUDA backend's files only: the context every entry point works
-// on, and the functions one file calls in another. The backend's jobs:
-// backend_cuda_setup.cu (layout, arena, tables, the kernel path),
-// backend_cuda.cu (upload, the step as a captured graph, records, snapshots,
-// release), bookkeeping.cu (end-of-step kernels),
-// autotune.cu (the start-up choice of the angular method), backend_cuda_bench.cu
-// (the benchmark hooks).
+// Shared by the CUDA backend's files only (backend_cuda*): the context every
+// entry point works on, and the functions one file calls in another. The
+// backend's jobs: backend_cuda_setup.cu (layout, arena, tables, the kernel
+// path), backend_cuda.cu (upload, the step as a captured graph, records,
+// snapshots, release), backend_cuda_angular.cu (the start-up choice of the
+// angular method, A_theta launched with it), backend_cuda_bench.cu (the
+// benchmark hooks), backend_cuda_ops.cu (the backend table of them all); the
+// end-of-step kernels are bookkeeping.cu's.
 #ifndef SMX_CUDA_BACKEND_INTERNAL_CUH
 #define SMX_CUDA_BACKEND_INTERNAL_CUH
 
@@ -28,6 +29,7 @@ extern "C" {
 struct cuda_ctx {
     const sim_tables *s;
     const grid *g;
+    backend_options opt; // the tests' switches (transport/backend.h); a run's are the defaults
     dev_dims d;
     int blocks;
     int cluster_launch; // the fused kernel runs in thread-block clusters (fused.cuh)
@@ -93,22 +95,30 @@ struct cuda_ctx {
 };
 
 // backend_cuda_setup.cu
+int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err);
 int cuda_setup(void **out, const sim_tables *s, smx_error *err);
 // Lowest and highest target bin of source bin ie over every medium's tables
 // (y < 0: it stops in all of them).
 int2 target_range(const sim_tables *s, int ie);
 
-// backend_cuda.cu
-cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int lo, int hi, int fft,
-                           double *part);
-cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out);
+// backend_cuda.cu: the table's entry points (backend_ops)
+int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
+                smx_error *err);
 int cuda_step(void *vctx, int64_t n, smx_error *err);
+int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_error *err);
+int cuda_snapshot_begin(void *vctx, smx_error *err);
+int cuda_snapshot_wait(void *vctx, const float **psi, smx_error *err);
+int cuda_download_dose(void *vctx, double *dose, smx_error *err);
+void cuda_describe(void *vctx, run_result *r);
+void cuda_release(void *vctx);
+int cuda_lanes(void *vctx);
 // The buffer holding the state after the steps enqueued so far.
 const float *current_psi(const cuda_ctx *c);
-void cuda_release(void *vctx);
 
-// autotune.cu: sets c->angular (and the hybrid's runs) for the whole run.
+// backend_cuda_angular.cu: sets c->angular (and the hybrid's runs) for the whole run.
 int cuda_choose_angular(cuda_ctx *c, smx_error *err);
+// A_theta from `in` to `out` with the chosen method(s).
+cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out);
 
 // backend_cuda_bench.cu: the backend table's benchmark hooks.
 int cuda_bench_steps(void *vctx, int64_t first, int count, double *ms, smx_error *err);

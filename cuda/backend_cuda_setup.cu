@@ -35,11 +35,9 @@ static int split_tiles_for(const grid *g, int blocks) { return g->nth <= 64 ? bl
 // fused kernels run (pad_rows): their tiles of 32 columns then read and store
 // whole lines. The kernels of the other paths sweep psi cell by cell and would
 // only sweep the padding too (on the Production grid 12 % more cells, 9-11 %
-// longer dense steps). The test hook s->cuda_pad_rows pads every path (s may
-// be NULL: no test hooks).
-static dev_dims dev_dims_for(const grid *g, const sim_tables *s, bool pad_rows)
+// longer dense steps). The test switch cuda_pad_rows (force) pads every path.
+static dev_dims dev_dims_for(const grid *g, bool pad_rows, bool force)
 {
-    const bool force = s && s->cuda_pad_rows;
     const int64_t px = pad_rows || force ? row_pitch_for(g->nx, force) : g->nx, slice = g->nz * px;
     return dev_dims{g->ne, g->nth, g->nz, g->nx, px, slice, g->ne * g->nth * slice};
 }
@@ -97,7 +95,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
 extern "C" double backend_cuda_device_bytes(const grid *g)
 {
     // an H100's 132 SMs, rows padded as the default one-pass path pads them
-    return (double)arena_bytes_for(g, NULL, dev_dims_for(g, NULL, true), 132 * BLOCKS_PER_SM, 0);
+    return (double)arena_bytes_for(g, NULL, dev_dims_for(g, true, false), 132 * BLOCKS_PER_SM, 0);
 }
 
 struct arena_cursor {
@@ -217,7 +215,7 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     return 0;
 }
 
-int cuda_setup(void **out, const sim_tables *s, smx_error *err)
+int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err)
 {
     const grid *g = s->g;
     const plan *p = s->p;
@@ -227,7 +225,9 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     *out = NULL;
     c->s = s;
     c->g = g;
-    c->d = dev_dims_for(g, s, true); // the fused kernels' layout, for their preconditions below
+    c->opt = o ? *o : backend_options_default();
+    const cuda_test_options *t = &c->opt.cuda;
+    c->d = dev_dims_for(g, true, t->cuda_pad_rows); // the fused kernels' layout, for their preconditions
     gpu_query(&c->info);
     if (c->info.count == 0) {
         smx_fail(err, SMX_EXIT_RUNTIME, "no usable CUDA device: %s", c->info.why_none);
@@ -300,24 +300,24 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     // Fusion keeps the exact operations of the unfused kernels, so it is taken
     // whenever its preconditions hold (not where the plan puts every bin on
     // the FFT: cuda_upload turns fusion off when the FFT serves any bin).
-    c->fused = p->fused && !c->media && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
-               !(want_fft && p->variant_angular == VAR_A_FFT && s->force_fft_from == 0) &&
+    c->fused = p->fused && !c->media && c->opt.only_op < 0 && c->angular == 0 && c->energy_gather &&
+               !(want_fft && p->variant_angular == VAR_A_FFT && t->force_fft_from == 0) &&
                c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
                p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                p->operator_order[2] == OP_STREAM;
     // A run with media steps in two passes over the active region where the
     // same preconditions hold (the direct kernel, gather everywhere).
-    c->media_regions = p->fused && c->media && s->only_op < 0 && c->angular == 0 && c->energy_gather &&
+    c->media_regions = p->fused && c->media && c->opt.only_op < 0 && c->angular == 0 && c->energy_gather &&
                        c->stream_variant == SV_GATHER && p->operator_order[0] == OP_THETA &&
                        p->operator_order[1] == OP_ENERGY && p->operator_order[2] == OP_STREAM;
     c->single_pass =
         c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
     // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
-    c->tiles = c->fused ? fused_tiles_per_block(g->nth, g->ne, mhw, c->single_pass, s->fused_kp_cap,
-                                                s->fused_one_tile)
+    c->tiles = c->fused ? fused_tiles_per_block(g->nth, g->ne, mhw, c->single_pass, t->fused_kp_cap,
+                                                t->fused_one_tile)
                         : 0;
     if (!c->fused)
-        c->d = dev_dims_for(g, s, false);
+        c->d = dev_dims_for(g, false, t->cuda_pad_rows);
     size_t fft_bytes = want_fft ? angular_fft_bytes(c->d, s->ak.n_kernels) : 0;
 
     size_t need = arena_bytes_for(g, s, c->d, c->blocks, fft_bytes);
@@ -366,7 +366,7 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     CUDA_CHECK_ERR(err, cudaMemset(c->ring, 0, RING * sizeof(step_rec_dev)));
     if (const int st = split_tiles_for(g, c->blocks)) {
         c->split = fused_split_dev{a.take<float>(fused_split_ws_floats(g->nth, g->ne, st)), a.take<int>(st),
-                                   s->fused_split_off ? 0 : st};
+                                   c->opt.cuda.fused_split_off ? 0 : st};
         CUDA_CHECK_ERR(err, cudaMemset(c->split.count, 0, st * sizeof(int)));
     }
     float *w = a.take<float>(nw);
@@ -432,7 +432,7 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     const int row_floats = fused_boundary_row_floats((int64_t)nth);
     std::vector<int> hrow(ne, -1), row_of_kernel(nk, -1);
     std::vector<float> hbfw;
-    if (c->fused && g->angle_mode == ANGLE_WINDOW && !s->fused_boundary_global)
+    if (c->fused && g->angle_mode == ANGLE_WINDOW && !c->opt.cuda.fused_boundary_global)
         for (size_t i = 0; i < ne; i++) {
             const int k = s->ak.kernel_of_energy[i];
             if (s->ak.half_width[k] <= FUSED_EDGE && nth >= 2 * FUSED_EDGE)
@@ -446,7 +446,8 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
             hrow[i] = row_of_kernel[k];
         }
     int n_wide = (int)(hbfw.size() / row_floats);
-    if (n_wide > 0 && !fused_boundary_rows_fit(nth, ne, mhw, c->single_pass, s->fused_kp_cap, c->tiles, n_wide))
+    if (n_wide > 0 &&
+        !fused_boundary_rows_fit(nth, ne, mhw, c->single_pass, c->opt.cuda.fused_kp_cap, c->tiles, n_wide))
         n_wide = 0; // edge rows from angular_tables_dev::boundary_frac in global memory
     c->ft = fused_tables_dev{bk, fb, edge, bfw, bfrow, n_wide};
     int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
@@ -518,4 +519,9 @@ int cuda_setup(void **out, const sim_tables *s, smx_error *err)
     }
     c->use_graph = p->cuda_graph;
     return 0;
+}
+
+int cuda_setup(void **out, const sim_tables *s, smx_error *err)
+{
+    return cuda_setup_with(out, s, nullptr, err);
 }

@@ -6,7 +6,7 @@
 // ROWS consecutive outputs of one column,
 //   acc[r] = sum_{d=-K..K} w[d] * v(j0 + r - d)   (index wrapped, or skipped outside [0, nth)),
 // each summed for d ascending from 0.0f by fused multiply-adds (one rounding
-// per term), exactly the CPU's fmaf order (src/transport/fma_rows.h). `v(src)` returns
+// per term), exactly the CPU's fmaf order (src/numerics/fma_rows.h). `v(src)` returns
 // the (thresholded) input of theta bin src. This form checks bounds and wraps
 // indices itself; the fused step's hot path uses conv_padded below.
 // Register window: win[r] holds v(j0 + r - d) at step d, so one step costs one

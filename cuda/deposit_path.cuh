@@ -1,5 +1,5 @@
 // The deposit's spread along each direction's path on the GPU: the second half
-// of src/transport/deposit_path.h (the first, the per-direction deposit map,
+// of src/numerics/deposit_path.h (the first, the per-direction deposit map,
 // is written by the energy kernels). One thread per dose cell gathers, in the
 // header's order, from the map cells whose paths reach it: no atomics, and
 // the same double operations as the CPU (smx_path_cell).
@@ -10,7 +10,7 @@
 #include "streaming.cuh"
 
 extern "C" {
-#include "transport/deposit_path.h"
+#include "numerics/deposit_path.h"
 }
 
 // The step's paths in device memory (written by deposit_spread's first

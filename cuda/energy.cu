@@ -1,6 +1,6 @@
 #include "energy.cuh"
 
-// The first half of src/transport/deposit_path.h: per cell and direction, the
+// The first half of src/numerics/deposit_path.h: per cell and direction, the
 // deposit chain over the bins in ascending order, stored as float in dmap.
 // One thread per cell walks its directions; the tallies sum in any order.
 __global__ void energy_deposit_kernel(const float *__restrict__ psi, float *__restrict__ dmap,

@@ -1,9 +1,9 @@
 // A_E on the GPU: deposit, then continuous slowing down from the LUT of
-// src/physics/lut_energy.c. Semantics are those of cpu_op_energy() in src/transport/cpu_operators.c.
+// src/physics/lut_energy.c. Semantics are those of cpu_op_energy() in src/transport/backend_cpu_operators.c.
 //
 // energy_deposit: one thread per (z, x): each direction's deposit map entry
 //   dmap[th][z][x] = the chain of fma(deposit[ie], psi[ie][th][z][x]) over ie
-//   ascending, in double, stored as float (src/transport/deposit_path.h; the
+//   ascending, in double, stored as float (src/numerics/deposit_path.h; the
 //   spread into the dose is deposit_path.cuh's); stopped bins (target < 0)
 //   add their weight and energy to ENERGY_STOPPED, the others their
 //   non-elastic removal to NUCLEAR.
@@ -14,7 +14,7 @@
 // energy_scatter: the fallback, same column ownership, sources ascending: each
 //   source is consumed and added into its targets (t-1 .. t+1, at or below it).
 // Both are atomic-free and round exactly as the CPU (explicit __fmul_rn and
-// __fmaf_rn, as src/transport/fma_rows.h), so both are bitwise the CPU's.
+// __fmaf_rn, as src/numerics/fma_rows.h), so both are bitwise the CPU's.
 #ifndef SMX_CUDA_ENERGY_CUH
 #define SMX_CUDA_ENERGY_CUH
 

@@ -1,6 +1,6 @@
 #include "energy_media.cuh"
 
-#include "physics/dither_phase.h"
+#include "numerics/dither_phase.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // A_E on the GPU where cells hold different media (src/physics/medium.h): the
-// semantics of cpu_op_energy() in src/transport/cpu_operators.c with a medium
+// semantics of cpu_op_energy() in src/transport/backend_cpu_operators.c with a medium
 // map, and of the whole-bin tables of the media other than the reference
 // (src/physics/lut_energy.h, energy_dither_lut).
 //
@@ -32,7 +32,7 @@ struct __align__(8) media_candidate {
 struct energy_media_dev {
     const unsigned char *medium;          // [nz][px]
     const double *p_low;                  // [n_media][ne]
-    const double *steps;                  // [n_media][ne] range in steps (physics/dither_phase.h)
+    const double *steps;                  // [n_media][ne] range in steps (numerics/dither_phase.h)
     unsigned char *lower;                 // [n_media][ne] this step's choice (energy_media_choose):
                                           // 1 = table 0 (lower centre)
     const double *deposit_mean;           // [n_media][ne] MeV per unit weight

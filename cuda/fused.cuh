@@ -5,7 +5,7 @@
 // Four to eight threads (one per chunk of directions) own one (z, x) column
 // and walk the SOURCE energy bins upwards: bin s is convolved over theta once
 // (input staged in shared memory), its deposit joins each direction's chain
-// (src/transport/deposit_path.h; the column's chains go to the deposit map,
+// (src/numerics/deposit_path.h; the column's chains go to the deposit map,
 // which deposit_path.cuh spreads into the dose), and c[k] * conv goes to
 // target t - 1 + k (k = 0 .. 2, t = target[s]: the slowing down's two bins and
 // the straggling's third, src/physics/lut_energy.h), kept as three open

@@ -14,7 +14,7 @@
 // directions j0 = g * M .. j0 + M - 1 (M = 4 up to 16 directions, else 8; G =
 // 4, 4, 6, 8 for 16, 32, 48, 64), so it convolves them from a register
 // window (conv_padded: one shared load per kernel tap for M outputs) and
-// keeps their deposits (one double per direction, src/transport/deposit_path.h),
+// keeps their deposits (one double per direction, src/numerics/deposit_path.h),
 // written to the deposit map once per tile. The bin being
 // processed is staged in shared memory with padding rows around it and its
 // kernel's weights beside it (fused_layout), in a ring of FUSED_RING stages

@@ -3,7 +3,7 @@
 
 #include <climits>
 
-#include "angular_internal.cuh"
+#include "angular_tally.cuh"
 #include "conv_rows.cuh"
 #include "tiling.cuh"
 

@@ -1,6 +1,6 @@
 // A_stream on the GPU: move weight along its direction, out of place.
 //
-// Semantics are those of cpu_op_stream() in src/transport/cpu_operators.c (the oracle), for
+// Semantics are those of cpu_op_stream() in src/transport/backend_cpu_operators.c (the oracle), for
 // the two schemes of src/physics/lut_stream.h:
 //   bilinear: source (z, x) of direction j sends w[j][2a+b] to (z+oz[j]+a, x+ox[j]+b);
 //   shift:    source (z, x) moves whole to (z + shift(sz[j], n), x + shift(sx[j], n))

@@ -12,11 +12,11 @@
 #include "transport/backend.h"
 
 /* only_op: -1 = full steps, else one enum op_id per step. Returns 0 or an exit code. */
-static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see sim_tables) */
-static int runner_fused_kp_cap = 0;   /* tests: fused step's padded half-width cap (see sim_tables) */
-static int runner_fused_split_off = 0; /* tests: no energy split in the fused step (see sim_tables) */
-static int runner_fused_one_tile = 0;  /* tests: one tile per block in the fused step (see sim_tables) */
-static int runner_cuda_pad_rows = 0;   /* tests: CUDA rows padded on every grid (see sim_tables) */
+static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see cuda_test_options) */
+static int runner_fused_kp_cap = 0;   /* tests: fused step's padded half-width cap (see cuda_test_options) */
+static int runner_fused_split_off = 0; /* tests: no energy split in the fused step (see cuda_test_options) */
+static int runner_fused_one_tile = 0;  /* tests: one tile per block in the fused step (see cuda_test_options) */
+static int runner_cuda_pad_rows = 0;   /* tests: CUDA rows padded on every grid (see cuda_test_options) */
 static int runner_fused_boundary_global = 0; /* tests: wide kernels' boundary fractions from global memory */
 static char runner_variants[1024];     /* the last run's kernel_variants (which paths ran) */
 static const medium_map *runner_mm = NULL;   /* tests: the cells' media (NULL: one medium) */
@@ -35,13 +35,14 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
         sim_tables_free(&st);
         return rc;
     }
-    st.only_op = only_op;
-    st.force_fft_from = runner_force_fft_from;
-    st.fused_kp_cap = runner_fused_kp_cap;
-    st.fused_split_off = runner_fused_split_off;
-    st.fused_one_tile = runner_fused_one_tile;
-    st.cuda_pad_rows = runner_cuda_pad_rows;
-    st.fused_boundary_global = runner_fused_boundary_global;
+    backend_options opt = backend_options_default();
+    opt.only_op = only_op;
+    opt.cuda.force_fft_from = runner_force_fft_from;
+    opt.cuda.fused_kp_cap = runner_fused_kp_cap;
+    opt.cuda.fused_split_off = runner_fused_split_off;
+    opt.cuda.fused_one_tile = runner_fused_one_tile;
+    opt.cuda.cuda_pad_rows = runner_cuda_pad_rows;
+    opt.cuda.fused_boundary_global = runner_fused_boundary_global;
     double w0 = 0.0, e0 = 0.0;
     for (int64_t ie = 0; ie < g->ne; ie++)
         for (int64_t k = 0; k < g->nth * g->slice; k++) {
@@ -49,7 +50,7 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
             w0 += v;
             e0 += v * g->E.centres[ie];
         }
-    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
+    if ((rc = be->setup_with(&ctx, &st, &opt, err)) || (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
         goto done;
     memset(last, 0, sizeof *last);
     for (int k = 0; k < n; k++) {

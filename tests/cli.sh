@@ -35,6 +35,9 @@ nothing_left() {
 # there; its pid is $pid, its stderr $tmp/err.
 paused_run() {
     phase=$1; shift
+    # Emptied here, not only by the background run's redirection, which may
+    # come after the first grep: the last run's "paused at" would match.
+    : >"$tmp/err"
     SMX2D_TEST_PAUSE_AT=$phase "$bin" plans/tiny.yaml --quiet "$@" 2>"$tmp/err" & pid=$!
     n=0
     until grep -q "paused at $phase" "$tmp/err"; do

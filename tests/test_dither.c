@@ -1,4 +1,4 @@
-/* The whole-bin choice of media other than the reference (physics/dither_phase.h)
+/* The whole-bin choice of media other than the reference (numerics/dither_phase.h)
  * as a sequence, against the continuous loss it stands for:
  *  - a constant number of bins per step (stopping power the reference's times
  *    a constant): the plain Bresenham sequence, any K consecutive steps take
@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "check.h"
-#include "physics/dither_phase.h"
+#include "numerics/dither_phase.h"
 
 #define NE 400
 

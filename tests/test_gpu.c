@@ -170,7 +170,7 @@ static void compare_cases_as(const kcase *cases, size_t n, const char *suffix, c
  * shifted by 1.5 on average), a light half plane (0.3, mostly no shift), a
  * near-reference block (1.1), the background, a block of compact bone
  * (lib[0], its library table: a stopping-power ratio to water that changes
- * with energy, the phase table of physics/dither_phase.h not a straight line)
+ * with energy, the phase table of numerics/dither_phase.h not a straight line)
  * and a block of titanium (lib[1]: its step compresses the bins at low
  * energy, so targets gather from more than six (source, table) pairs). */
 static int media_map(medium_map *mm, const fixture *f, const tables *lib)
@@ -267,7 +267,7 @@ static void media_cases(int quick)
         const int region = mc[i].only_op < 0 && !strstr(mc[i].sets[0], "fused=false");
         const int one_pass = region && !strstr(mc[i].sets[0], "bilinear");
         for (int pass = one_pass ? 1 : -1; pass >= -1; pass -= 2) {
-            if (region) /* the hook sim_tables_build reads (src/base/test_pause.h) */
+            if (region) /* the hook backend_options_default reads (src/base/test_pause.h) */
                 setenv("SMX2D_TEST_MEDIA_ONE_PASS", pass > 0 ? "1" : "-1", 1);
             kcase k = mc[i];
             char name[96];

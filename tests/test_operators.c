@@ -6,14 +6,14 @@
 
 #include "backend_runner.h"
 #include "check.h"
+#include "numerics/deposit_path.h"
+#include "numerics/fma_rows.h"
 #include "physics/nuclear.h"
 #include "physics/source.h"
 #include "physics/straggling.h"
 #include "random_psi.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
-#include "transport/deposit_path.h"
-#include "transport/fma_rows.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 

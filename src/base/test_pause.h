@@ -25,7 +25,7 @@ int smx_test_fail(const char *phase, smx_error *err);
 /* A hook for tests of the CUDA backend's two paths for runs with media: with
  * SMX2D_TEST_MEDIA_ONE_PASS=1 in the environment every such run steps in one
  * pass where it can, with -1 never; otherwise (0) the backend chooses per
- * source (sim_tables.media_one_pass). */
+ * source (backend_options, transport/backend.h). */
 int smx_test_media_one_pass(void);
 
 #endif

@@ -242,7 +242,7 @@ void plan_free(plan *p);
  * plan, in $SMX2D_DATA_DIR, or in the installed data directory; the path
  * found goes to out (PLAN_PATH_MAX bytes). Errors name the key's place in
  * the plan (key NULL: the plan file only). Also used for the tables of the
- * material library and the geometry's files (plan_load.c). */
+ * material library and the geometry's files (plan_data_file.c). */
 int plan_resolve_data_file(const plan *p, const char *key, const char *name, char *out, smx_error *err);
 
 /* Error at the location of key `path` in p; the message reads

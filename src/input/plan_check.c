@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "input/plan_internal.h"
-#include "transport/deposit_path.h"
+#include "numerics/deposit_path.h"
 
 static int given(const plan *p, int ki)
 {

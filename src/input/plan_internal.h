@@ -5,7 +5,9 @@
  * plan, errors that point at a key), plan_assign.c (one value checked against
  * its schema row and stored), plan_check.c (required keys, rules between keys),
  * plan_load.c (the file, the YAML walk, --set overrides, the table file),
- * plan_spots.c (the spot file of a treatment field). */
+ * plan_data_file.c (where a data file named in the plan is found),
+ * plan_spots.c (the spot file of a treatment field); plan_schema.c holds the
+ * schema table and plan_schema_write.c writes it out (both through plan.h). */
 #ifndef SMX_PLAN_INTERNAL_H
 #define SMX_PLAN_INTERNAL_H
 

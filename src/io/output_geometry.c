@@ -1,5 +1,6 @@
 /* /geometry: the medium map the run transported, cell by cell, with the
- * materials it names and how it was made (schemas/output.md). */
+ * materials it names and how it was made (schemas/output.md); and the mass of
+ * a dose cell from it, by which MeV become Gy. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,4 +118,24 @@ int output_write_geometry(output *o, const medium_map *m, smx_error *err)
     if (!rc)
         o->media = m;
     return rc;
+}
+
+/* Gy per MeV from a dose cell's mass, the grid's density or, cell by cell,
+ * that of the medium map written here (o->media). */
+#define MEV_TO_J 1.602176634e-13
+
+double out_gy_per_MeV(const plan *p, const grid *g)
+{
+    /* kg of one cell: g/cm3 -> kg/m3 is x1e3 and mm3 -> m3 is x1e-9. */
+    double mass_kg = g->density * 1e3 * (g->dx * g->dz * p->slab_thickness_mm) * 1e-9;
+    return MEV_TO_J / mass_kg;
+}
+
+double out_gy_per_MeV_at(const output *o, const plan *p, const grid *g, int64_t c)
+{
+    const medium_map *m = o->media;
+    if (!m || !m->cell)
+        return out_gy_per_MeV(p, g);
+    double rho = m->media[m->cell[c]].density_g_cm3;
+    return out_gy_per_MeV(p, g) * (g->density / rho);
 }

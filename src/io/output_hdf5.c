@@ -296,3 +296,15 @@ done:
     free(packed);
     return rc;
 }
+
+int out_put_all(output *o, hid_t grp, const char *path, const dset *list, size_t n, smx_error *err)
+{
+    int rc = 0;
+    for (size_t k = 0; !rc && k < n; k++) {
+        dset d = list[k];
+        d.parent = grp;
+        d.parent_path = path;
+        rc = out_put_dataset(o, &d, NULL, err);
+    }
+    return rc;
+}

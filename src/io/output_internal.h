@@ -77,7 +77,7 @@ int out_open_group(output *o, const char *path, hid_t *g, smx_error *err);
 int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err);
 /* Each dataset of a list, into the open group grp (at path). */
 int out_put_all(output *o, hid_t grp, const char *path, const dset *list, size_t n, smx_error *err);
-/* output_result.c: Gy per MeV deposited in one dose cell (its mass). */
+/* output_geometry.c: Gy per MeV deposited in one dose cell (its mass). */
 double out_gy_per_MeV(const plan *p, const grid *g);
 /* The same for cell c of a dose map (z * nx + x), from its medium's density. */
 double out_gy_per_MeV_at(const output *o, const plan *p, const grid *g, int64_t c);

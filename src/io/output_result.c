@@ -8,36 +8,6 @@
 #include "io/output_internal.h"
 #include "report/analysis.h"
 
-#define MEV_TO_J 1.602176634e-13
-
-int out_put_all(output *o, hid_t grp, const char *path, const dset *list, size_t n, smx_error *err)
-{
-    int rc = 0;
-    for (size_t k = 0; !rc && k < n; k++) {
-        dset d = list[k];
-        d.parent = grp;
-        d.parent_path = path;
-        rc = out_put_dataset(o, &d, NULL, err);
-    }
-    return rc;
-}
-
-double out_gy_per_MeV(const plan *p, const grid *g)
-{
-    /* kg of one cell: g/cm3 -> kg/m3 is x1e3 and mm3 -> m3 is x1e-9. */
-    double mass_kg = g->density * 1e3 * (g->dx * g->dz * p->slab_thickness_mm) * 1e-9;
-    return MEV_TO_J / mass_kg;
-}
-
-double out_gy_per_MeV_at(const output *o, const plan *p, const grid *g, int64_t c)
-{
-    const medium_map *m = o->media;
-    if (!m || !m->cell)
-        return out_gy_per_MeV(p, g);
-    double rho = m->media[m->cell[c]].density_g_cm3;
-    return out_gy_per_MeV(p, g) * (g->density / rho);
-}
-
 static int write_dose(output *o, const plan *p, const grid *g, const run_result *r,
                       smx_error *err)
 {

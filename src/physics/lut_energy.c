@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "physics/dither_phase.h"
+#include "numerics/dither_phase.h"
 #include "physics/nuclear.h"
 #include "physics/straggling.h"
 

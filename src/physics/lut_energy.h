@@ -79,7 +79,7 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
  * straggling). Instead, in each step the whole weight of a source bin moves
  * to one of the two centres bracketing E' (with the step's straggling about
  * that centre): the lower one in a share p_low of the steps, chosen by a
- * Bresenham sequence over the steps (src/physics/dither_phase.h) so that any K
+ * Bresenham sequence over the steps (src/numerics/dither_phase.h) so that any K
  * consecutive steps take it K p_low times within one. A particle crossing the
  * medium then loses its mean residual range within one bin, with no spread
  * added.

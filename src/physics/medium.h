@@ -68,7 +68,7 @@ static inline int medium_map_uniform_p(const medium_map *m)
 }
 
 /* 1 when the map's cells hold media of more than one density: where a step's
- * deposit is then shared by mass (transport/deposit_path.h). */
+ * deposit is then shared by mass (numerics/deposit_path.h). */
 static inline int medium_map_mass_varies(const medium_map *m)
 {
     if (!m || !m->cell)

@@ -1,12 +1,9 @@
 #include "physics/sim_tables.h"
 
-#include "base/test_pause.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/test_pause.h"
 #include "physics/material.h"
 #include "physics/scattering_power.h"
 
@@ -194,7 +191,7 @@ static void choose_energy_form(sim_tables *s)
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
-    *s = (sim_tables){.p = p, .g = g, .only_op = -1, .n_media = 1, .media_one_pass = smx_test_media_one_pass()};
+    *s = (sim_tables){.p = p, .g = g, .n_media = 1};
     const material_props *mat;
     int rc = need_material(p, t, &mat, err);
     if (rc)

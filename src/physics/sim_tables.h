@@ -30,19 +30,6 @@ typedef struct sim_tables {
     energy_dither_lut *dither; /* [n_media - 1]: how psi moves in media 1, 2, ... */
     int energy_gather;       /* 1 = gather LUT, 0 = scatter (chosen by plan and LUT validity) */
     int stream_gather;       /* 1 = gather, 0 = scatter */
-    int only_op;             /* tests: apply only this enum op_id per step; -1 = all */
-    int force_fft_from;      /* tests: CUDA hybrid with bins >= this on the FFT; 0 = off */
-    int fused_kp_cap;        /* tests: widest kernel the fused CUDA step convolves from its
-                                padded stage (wider ones take the bounds-checked path); 0 = default */
-    int fused_split_off;     /* tests: 1 = the fused CUDA step never splits a tile's energy range */
-    int media_one_pass;      /* tests: 1 = a CUDA run with media steps in one pass wherever it can,
-                                -1 = never (two passes), 0 = by its start (cuda_upload) */
-    int fused_one_tile;      /* tests: 1 = the fused CUDA step's unsplit blocks walk one tile each,
-                                as on grids whose bins leave no room for two stage rings */
-    int fused_boundary_global; /* tests: 1 = the fused CUDA step reads the window's boundary
-                                  fractions of wide kernels from global memory, not shared */
-    int cuda_pad_rows;       /* tests: 1 = the CUDA backend pads every grid's rows to whole
-                                128-byte lines (row_pitch_for), not only wide ones */
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);

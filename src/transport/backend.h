@@ -4,8 +4,10 @@
 #define SMX_BACKEND_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "base/error.h"
+#include "base/test_pause.h"
 #include "input/plan.h"
 #include "physics/grid.h"
 #include "physics/sim_tables.h"
@@ -19,12 +21,53 @@ typedef struct step_record {
     int stopped;    /* this step ended the run (steps: auto, weight below threshold) */
 } step_record;
 
+/* Switches of the CUDA backend for the tests (tests/backend_runner.h,
+ * test_gpu): each sends a small grid down a path of the CUDA kernels that
+ * only larger grids or other devices would take, so that the path is
+ * compared with the CPU. A run leaves them at 0 (backend_options_default);
+ * other backends ignore them. */
+typedef struct cuda_test_options {
+    int force_fft_from;        /* the hybrid angular method with bins >= this on the FFT; 0 = off */
+    int fused_kp_cap;          /* widest kernel the fused step convolves from its padded stage
+                                  (wider ones take the bounds-checked path); 0 = default */
+    int fused_split_off;       /* 1 = the fused step never splits a tile's energy range */
+    int media_one_pass;        /* 1 = a run with media steps in one pass wherever it can,
+                                  -1 = never (two passes), 0 = by its start (cuda_upload) */
+    int fused_one_tile;        /* 1 = the fused step's unsplit blocks walk one tile each, as on
+                                  grids whose bins leave no room for two stage rings */
+    int fused_boundary_global; /* 1 = the fused step reads the window's boundary fractions of
+                                  wide kernels from global memory, not shared */
+    int cuda_pad_rows;         /* 1 = every grid's rows padded to whole 128-byte lines
+                                  (row_pitch_for), not only the fused kernels' */
+} cuda_test_options;
+
+/* What a backend is told besides the tables: switches of the tests. */
+typedef struct backend_options {
+    int only_op;            /* apply only this enum op_id per step; -1 = every operator */
+    cuda_test_options cuda; /* the CUDA backend's */
+} backend_options;
+
+/* A run's options: every operator, every CUDA switch off except
+ * media_one_pass, which $SMX2D_TEST_MEDIA_ONE_PASS may set (base/test_pause.h). */
+static inline backend_options backend_options_default(void)
+{
+    backend_options o;
+    memset(&o, 0, sizeof o);
+    o.only_op = -1;
+    o.cuda.media_one_pass = smx_test_media_one_pass();
+    return o;
+}
+
 typedef struct backend_ops {
     const char *name;
     /* Steps between collect() calls that keep the device busy without a host
      * sync in the loop (1 for the CPU). */
     int collect_every;
+    /* A run's context for the tables s (which must outlive it), with
+     * backend_options_default(); setup_with takes the options from o (NULL:
+     * the defaults), for the tests. */
     int (*setup)(void **ctx, const sim_tables *s, smx_error *err);
+    int (*setup_with)(void **ctx, const sim_tables *s, const backend_options *o, smx_error *err);
     /* Initial state and its weight / energy (the auto-stop rule refers to w0).
      * occupied: per energy bin a box holding every non-zero value of psi0
      * (source_fill's), so that only those rows are read; NULL: the backend
@@ -79,7 +122,7 @@ double backend_cpu_host_bytes(const grid *g);
  * and cost only where written). */
 double backend_cpu_min_bytes(const grid *g);
 /* Host bytes a run may use: backend.host_memory_bytes, or the machine's
- * physical memory (backend_select.c). */
+ * physical memory (backend_cpu.c). */
 double backend_host_limit_bytes(const plan *p);
 #ifdef SMX_HAVE_CUDA
 extern const backend_ops backend_cuda;

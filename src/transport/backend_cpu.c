@@ -1,14 +1,15 @@
 /* The CPU backend's entry points (src/transport/backend.h): buffers, steps,
  * records, snapshots and the benchmark hooks, around the reference operators
- * of cpu_operators.c. */
+ * of backend_cpu_operators.c. */
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "numerics/fma_rows.h"
 #include "transport/backend_cpu_internal.h"
-#include "transport/fma_rows.h"
 
 static void cpu_release(void *vctx);
 
@@ -48,7 +49,7 @@ static int build_runs(cpu_ctx *c)
     return 0;
 }
 
-static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
+static int cpu_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err)
 {
     const grid *g = s->g;
     cpu_ctx *c = calloc(1, sizeof *c);
@@ -56,6 +57,7 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
     c->s = s;
     c->g = g;
+    c->only_op = o ? o->only_op : backend_options_default().only_op;
     if (s->p->threads > 0)
         omp_set_num_threads(s->p->threads);
     c->nthreads = omp_get_max_threads();
@@ -106,6 +108,11 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
     c->front = -1;
     *out = c;
     return 0;
+}
+
+static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
+{
+    return cpu_setup_with(out, s, NULL, err);
 }
 
 /* Back to the state after setup (buffers and dose all zero) after a run:
@@ -187,7 +194,7 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     cpu_step_tables(c, n);
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
-        if (c->s->only_op >= 0 && op != c->s->only_op)
+        if (c->only_op >= 0 && op != c->only_op)
             continue;
         switch (op) {
         case OP_THETA:
@@ -406,6 +413,7 @@ const backend_ops backend_cpu = {
     .name = "cpu",
     .collect_every = 1,
     .setup = cpu_setup,
+    .setup_with = cpu_setup_with,
     .upload = cpu_upload,
     .step = cpu_step,
     .collect = cpu_collect,
@@ -420,6 +428,17 @@ const backend_ops backend_cpu = {
     .bench_copy = cpu_bench_copy,
     .bench_facts = cpu_bench_facts,
 };
+
+static double physical_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? (double)pages * size : INFINITY;
+}
+
+double backend_host_limit_bytes(const plan *p)
+{
+    return p->host_memory_bytes > 0 ? p->host_memory_bytes : physical_memory_bytes();
+}
 
 /* What the CPU backend holds whatever the beam does: the dose and small
  * tables (slices of doubles), the threads' scratch rows. */

@@ -1,10 +1,10 @@
 /* Shared by the CPU backend's files only: the backend table's entry points
- * (backend_cpu.c) and the reference operators they step with (cpu_operators.c). */
+ * (backend_cpu.c) and the reference operators they step with (backend_cpu_operators.c). */
 #ifndef SMX_BACKEND_CPU_INTERNAL_H
 #define SMX_BACKEND_CPU_INTERNAL_H
 
+#include "numerics/deposit_path.h"
 #include "transport/backend.h"
-#include "transport/deposit_path.h"
 
 typedef grid_box box; /* inclusive; empty when z0 > z1 */
 
@@ -30,6 +30,7 @@ typedef struct unit {
 typedef struct cpu_ctx {
     const sim_tables *s;
     const grid *g;
+    int only_op;             /* backend_options.only_op: -1 = every operator */
     float *cur, *tmp;
     box *box_cur, *box_tmp;  /* [ne] */
     box *box_next;           /* [ne] scratch for A_E */

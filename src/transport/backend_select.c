@@ -1,9 +1,7 @@
 #include "transport/backend_select.h"
 
-#include <math.h>
 #include <omp.h>
 #include <stdio.h>
-#include <unistd.h>
 
 int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, smx_error *err)
 {
@@ -71,17 +69,6 @@ double backend_host_min_bytes(const plan *p, const grid *g, const backend_ops *b
     if (be == &backend_cpu)
         return backend_cpu_min_bytes(g) + snap;
     return (double)g->ne * g->nth * g->nx * sizeof(float) + (double)g->slice * sizeof(double) + snap;
-}
-
-static double physical_memory_bytes(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? (double)pages * size : INFINITY;
-}
-
-double backend_host_limit_bytes(const plan *p)
-{
-    return p->host_memory_bytes > 0 ? p->host_memory_bytes : physical_memory_bytes();
 }
 
 int backend_check_host_memory(const plan *p, const grid *g, const backend_ops *be, smx_error *err)

@@ -1,5 +1,6 @@
-// The angular method (direct convolution or cuFFT) chosen once at start-up by
-// timing both on the initial state, per sigma bucket, and locked for the run.
+// A_theta in the CUDA backend: the angular method (direct convolution or
+// cuFFT) chosen once at start-up by timing both on the initial state, per
+// sigma bucket, and locked for the run; and A_theta launched with it.
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,44 @@
 #include <vector>
 
 #include "backend_cuda_internal.cuh"
+
+// A_theta on energy bins lo..hi only, with one method: the kernels see the
+// range as a grid of its own (pointers and per-bin tables offset to lo).
+static cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int lo, int hi, int fft,
+                                  double *part)
+{
+    if (fft)
+        return angular_fft_apply_range(c->fft, in, out, lo, hi, c->stop, part, c->blocks, c->stream);
+    const int64_t bin = c->d.nth * c->d.slice;
+    dev_dims dr = c->d;
+    dr.ne = hi - lo + 1;
+    dr.cells = dr.ne * bin;
+    angular_tables_dev tr = c->at;
+    tr.kernel_of_energy += lo;
+    tr.E += lo;
+    return angular_direct(in + lo * bin, out + lo * bin, dr, tr, c->threshold, c->stop, part,
+                          c->blocks, c->stream);
+}
+
+// A_theta from `in` to `out` with the chosen method(s).
+cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out)
+{
+    if (c->angular == 2)
+        return angular_fft_apply(c->fft, in, out, c->stop, c->partials, c->blocks, c->stream);
+    if (c->angular == 1)
+        return angular_direct_global(in, out, c->d, c->at, c->threshold, c->stop, c->partials,
+                                     c->blocks, c->stream);
+    if (c->angular == 0)
+        return angular_direct(in, out, c->d, c->at, c->threshold, c->stop, c->partials, c->blocks,
+                              c->stream);
+    for (int r = 0; r < c->n_runs; r++) {
+        double *part = c->partials + (int64_t)(r + 1) * TF_COUNT * c->blocks;
+        cudaError_t e = theta_on_range(c, in, out, c->run_lo[r], c->run_hi[r], c->run_fft[r], part);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
 
 // Times theta with one method on energy bins lo..hi of the current data (into
 // psi_b, partials into the scratch slot at the end of the buffer).
@@ -51,8 +90,8 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
     for (int ie = 0; ie < ne; ie++) {
         double sg = ak->sigma_bins[ak->kernel_of_energy[ie]];
         int b = sg > 0.0 ? (int)floor(log2(sg)) : -1000; // -1000: no scattering
-        if (c->s->force_fft_from > 0) // test hook: two runs, split where the test says
-            b = ie >= c->s->force_fft_from ? 1 : 0;
+        if (c->opt.cuda.force_fft_from > 0) // test hook: two runs, split where the test says
+            b = ie >= c->opt.cuda.force_fft_from ? 1 : 0;
         if (n > 0 && bucket[n - 1] == b) {
             hi[n - 1] = ie;
             continue;
@@ -71,7 +110,7 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
         float td = time_angular(c, 0, lo[r], hi[r], err), tf = time_angular(c, 1, lo[r], hi[r], err);
         if (td < 0 || tf < 0)
             return -1;
-        int fft = c->s->force_fft_from > 0 ? bucket[r] == 1 : tf < td;
+        int fft = c->opt.cuda.force_fft_from > 0 ? bucket[r] == 1 : tf < td;
         any_fft |= fft;
         any_direct |= !fft;
         // Neighbouring runs with the same choice share one launch.
@@ -104,7 +143,7 @@ int cuda_choose_angular(cuda_ctx *c, smx_error *err)
 {
     const plan *p = c->s->p;
     const size_t bytes = (size_t)c->d.cells * sizeof(float);
-    if (c->fft && (p->variant_angular == VAR_A_AUTO || c->s->force_fft_from > 0)) {
+    if (c->fft && (p->variant_angular == VAR_A_AUTO || c->opt.cuda.force_fft_from > 0)) {
         int rc = choose_angular_per_bucket(c, err);
         if (rc < 0)
             return err->code ? err->code : SMX_EXIT_RUNTIME;

@@ -2,7 +2,7 @@
  * at a time, where the CPU has them (every x86-64 since 2013), else through
  * libm's fmaf, which is correctly rounded too, only slower. The loader picks
  * one at start-up; both give the same bits. */
-#include "transport/fma_rows.h"
+#include "numerics/fma_rows.h"
 
 #include <math.h>
 

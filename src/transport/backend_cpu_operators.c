@@ -11,8 +11,8 @@
 #include <omp.h>
 #include <string.h>
 
+#include "numerics/fma_rows.h"
 #include "transport/backend_cpu_internal.h"
-#include "transport/fma_rows.h"
 
 /* Units (ie, z) over the boxes of `boxes`, in a fixed order. */
 static int64_t build_units(cpu_ctx *c, const box *boxes)

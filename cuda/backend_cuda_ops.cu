@@ -1,0 +1,25 @@
+// The CUDA backend's table (src/transport/backend.h): the entry points of
+// backend_cuda_setup.cu (setup), backend_cuda.cu (upload to release, lanes)
+// and backend_cuda_bench.cu (the benchmark hooks), gathered here so that none
+// of those files needs another's.
+#include "backend_cuda_internal.cuh"
+
+extern "C" const backend_ops backend_cuda = {
+    "cuda",
+    RING,
+    cuda_setup,
+    cuda_setup_with,
+    cuda_upload,
+    cuda_step,
+    cuda_collect,
+    cuda_snapshot_begin,
+    cuda_snapshot_wait,
+    cuda_download_dose,
+    cuda_describe,
+    cuda_release,
+    cuda_lanes,
+    cuda_bench_steps,
+    cuda_bench_op,
+    cuda_bench_copy,
+    cuda_bench_facts,
+};
