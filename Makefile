@@ -87,12 +87,8 @@ ALL_CFLAGS   += -DSMX_MPI=1 $(MPI_CFLAGS)
 LDLIBS       += $(MPI_LIBS)
 endif
 
-<<<<<<< HEAD
-.PHONY: all run test test-mpi update-expected test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean
-=======
-.PHONY: all run test test-mpi test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables dist schema clean \
-        check-layers
->>>>>>> h-layers36
+.PHONY: all run test test-mpi update-expected test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables \
+        dist schema clean check-layers
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
