@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "transport/backend.h"
+#include "transport/run_setup.h"
 
 /* only_op: -1 = full steps, else one enum op_id per step. Returns 0 or an exit code. */
 static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see cuda_test_options) */
@@ -28,13 +29,10 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
 {
     sim_tables st;
     void *ctx = NULL;
-    int rc = sim_tables_build(&st, p, g, t, err);
+    const sim_media media = {runner_mm, runner_mt};
+    int rc = simulate_tables_build(&st, p, g, t, runner_mm ? &media : NULL, err);
     if (rc)
         return rc;
-    if (runner_mm && (rc = sim_tables_set_media(&st, runner_mm, runner_mt, err))) {
-        sim_tables_free(&st);
-        return rc;
-    }
     backend_options opt = backend_options_default();
     opt.only_op = only_op;
     opt.cuda.force_fft_from = runner_force_fft_from;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "transport/backend.h"
+#include "transport/run_setup.h"
 #include "transport/simulate.h"
 
 typedef struct fixture {
@@ -17,7 +18,6 @@ typedef struct fixture {
     grid g;
     run_result r;
     smx_error err;
-    char path[64];
 } fixture;
 
 /* A 2-D water phantom with a forward pencil beam; tests override what they vary. */
@@ -38,19 +38,8 @@ static inline int fixture_load(fixture *f, const char *yaml, const char *const *
     run_result_init(&f->r);
     smx_quiet = 1; /* the step log would bury the test output */
     setenv("SMX2D_DATA_DIR", "data", 1); /* tests run from the repository root */
-    snprintf(f->path, sizeof f->path, "/tmp/smx-fixture-XXXXXX");
-    int fd = mkstemp(f->path);
-    if (fd < 0)
-        return smx_fail(&f->err, SMX_EXIT_RUNTIME, "mkstemp failed");
-    FILE *fp = fdopen(fd, "w");
-    fputs(yaml ? yaml : FIXTURE_BASE_PLAN, fp);
-    fclose(fp);
-    int rc = plan_load(&f->p, f->path, sets, nsets, &f->err);
-    unlink(f->path);
-    if (!rc)
-        rc = tables_load(&f->t, f->p.table_path, &f->err);
-    if (!rc)
-        rc = grid_build(&f->g, &f->p, &f->t, &f->err);
+    const run_setup_options o = {.plan_text = yaml ? yaml : FIXTURE_BASE_PLAN, .sets = sets, .n_sets = nsets};
+    int rc = run_setup_input(&f->p, &f->t, &f->g, &o, &f->err);
     if (rc)
         fprintf(stderr, "fixture: %s\n", f->err.msg);
     return rc;

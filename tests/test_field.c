@@ -166,35 +166,30 @@ static void check_linear(void)
 
 static void check_sobp(void)
 {
-    plan p;
-    tables t = {0};
-    grid g;
+    run_setup s;
     run_result r;
     smx_error err = {0};
     run_result_init(&r);
     smx_quiet = 1;
-    CHECK(plan_load(&p, "config/sobp.yaml", NULL, 0, &err) == 0);
-    CHECK(tables_load(&t, p.table_path, &err) == 0);
-    CHECK(grid_build(&g, &p, &t, &err) == 0);
-    CHECK(simulate(&p, &g, &t, &backend_cpu, NULL, &r, &err) == 0);
-    double *dd = malloc(g.nz * sizeof *dd), mean = 0.0, lo = 1e300, hi = 0.0;
-    depth_dose(&g, r.dose_MeV, dd);
+    CHECK_MSG(run_setup_init(&s, &(run_setup_options){.plan_path = "config/sobp.yaml"}, &err) == 0, "%s", err.msg);
+    CHECK(simulate(&s.p, &s.g, &s.t, &backend_cpu, NULL, &r, &err) == 0);
+    const grid *g = &s.g;
+    double *dd = malloc(g->nz * sizeof *dd), mean = 0.0, lo = 1e300, hi = 0.0;
+    depth_dose(g, r.dose_MeV, dd);
     int n = 0;
-    for (int64_t z = 0; z < g.nz; z++)
-        if (g.z.centres[z] >= 80.0 && g.z.centres[z] <= 110.0)
+    for (int64_t z = 0; z < g->nz; z++)
+        if (g->z.centres[z] >= 80.0 && g->z.centres[z] <= 110.0)
             mean += dd[z], n++;
     mean /= n;
-    for (int64_t z = 0; z < g.nz; z++)
-        if (g.z.centres[z] >= 80.0 && g.z.centres[z] <= 110.0)
+    for (int64_t z = 0; z < g->nz; z++)
+        if (g->z.centres[z] >= 80.0 && g->z.centres[z] <= 110.0)
             lo = fmin(lo, dd[z] / mean), hi = fmax(hi, dd[z] / mean);
     printf("config/sobp.yaml (%d spots): depth dose from 80 to 110 mm within %+.2f / %+.2f %% of its mean\n",
-           p.n_spots, 100 * (lo - 1), 100 * (hi - 1));
+           s.p.n_spots, 100 * (lo - 1), 100 * (hi - 1));
     CHECK_MSG(n > 50 && lo >= 0.98 && hi <= 1.02, "SOBP plateau %+.2f / %+.2f %%", 100 * (lo - 1), 100 * (hi - 1));
     free(dd);
     run_result_free(&r);
-    grid_free(&g);
-    tables_free(&t);
-    plan_free(&p);
+    run_setup_free(&s);
 }
 
 int main(int argc, char **argv)

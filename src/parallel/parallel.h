@@ -13,8 +13,12 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "input/plan.h"
 #include "io/provenance.h"
+#include "physics/grid.h"
+#include "physics/tables.h"
 #include "transport/run.h"
+#include "transport/simulate.h"
 
 typedef struct par_job {
     int rank, size;             /* this process and the job's: 0 and 1 without MPI */
@@ -44,6 +48,30 @@ void par_library_version(char *out, size_t cap);
  * `head` for the field's total dose that it runs first. The split is integer
  * arithmetic on the costs: every rank computes the same one. */
 void par_spot_blocks(int n_spots, const int64_t *cost, int64_t head, int size, int *bound);
+
+/* A field divided over the job (spot_block.c): every rank runs the same
+ * flow up to the backend; rank 0 alone runs the field's total dose (and
+ * writes the file), each rank its block of the per-spot rows. */
+typedef struct par_field {
+    int *bound;    /* [size + 1]: rank r's spots are [bound[r], bound[r + 1]) */
+    sim_part part; /* this rank's share, for simulate_part */
+} par_field;
+
+/* Divides the per-spot rows of the plan (none without output.per_spot_dose)
+ * in blocks of about equal cost in steps (a spot's expected steps; rank 0's
+ * block also pays for the total, which costs about what the field's deepest
+ * spot does); rank 0 logs the division. Every rank computes the same one.
+ * Fails only when out of host memory; par_field_free in any case. */
+int par_divide_field(const par_job *job, const plan *p, const grid *g, const tables *t, par_field *f,
+                     smx_error *err);
+/* Collective, after a successful par_agree: par_gather_spots and
+ * par_gather_ranks for the field f (each rank's device as its r describes it).
+ * In a job of several ranks, rank 0 then adds the phase "gather" to r, from
+ * t_wait (when its wait for the other ranks began, before par_agree), and logs
+ * the wait and the rows' transfer. */
+int par_gather_field(const par_job *job, const par_field *f, double threshold, double t_wait, provenance *pv,
+                     run_result *r, smx_error *err);
+void par_field_free(par_field *f);
 
 /* Collective. Every rank passes its own rc and err; returns 0 when all
  * succeeded, else the code of the lowest failing rank, with err (on every

@@ -18,16 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cJSON.h>
 
 #include "physics/source.h"
 #include "transport/backend.h"
-#include "transport/backend_select.h"
 #include "transport/device_query.h"
-#include "physics/medium_plan.h"
-#include "physics/medium_tables.h"
+#include "transport/run_setup.h"
 #include "transport/simulate.h"
 
 /* Untimed steps before the timed ones, in every case. */
@@ -72,32 +69,23 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int load_plan(plan *p, tables *t, grid *g, const bench_grid *bg, const char *const *extra,
-                     int n_extra, smx_error *err)
+/* The set-up of one case (transport/run_setup.h): the bench plan on grid bg,
+ * then the extra --set overrides; with media and backend as the options say. */
+static int load_case(run_setup *s, const bench_grid *bg, const char *const *extra, int n_extra, int media,
+                     int backend, smx_error *err)
 {
-    char path[] = "/tmp/smx-bench-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "cannot create a temporary plan file");
-    FILE *f = fdopen(fd, "w");
-    fputs(BENCH_PLAN, f);
-    fclose(f);
-    char s[4][64];
-    snprintf(s[0], 64, "grid.energy.n_bins=%d", bg->ne);
-    snprintf(s[1], 64, "grid.angle.n_bins=%d", bg->nth);
-    snprintf(s[2], 64, "grid.space.nz=%d", bg->nz);
-    snprintf(s[3], 64, "grid.space.nx=%d", bg->nx);
-    const char *sets[32] = {s[0], s[1], s[2], s[3]};
+    char sz[4][64];
+    snprintf(sz[0], 64, "grid.energy.n_bins=%d", bg->ne);
+    snprintf(sz[1], 64, "grid.angle.n_bins=%d", bg->nth);
+    snprintf(sz[2], 64, "grid.space.nz=%d", bg->nz);
+    snprintf(sz[3], 64, "grid.space.nx=%d", bg->nx);
+    const char *sets[32] = {sz[0], sz[1], sz[2], sz[3]};
     int n = 4;
     for (int i = 0; i < n_extra && n < 32; i++)
         sets[n++] = extra[i];
-    int rc = plan_load(p, path, sets, n, err);
-    unlink(path);
-    if (!rc)
-        rc = tables_load(t, p->table_path, err);
-    if (!rc)
-        rc = grid_build(g, p, t, err);
-    return rc;
+    const run_setup_options o = {.plan_text = BENCH_PLAN, .sets = sets, .n_sets = n, .media = media,
+                                 .backend = backend};
+    return run_setup_init(s, &o, err);
 }
 
 /* Dense: every cell occupied, fixed pseudo-random weights in [0.5, 1.5). */
@@ -126,12 +114,8 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
                     const char *label, const char *const *extra, int n_extra, case_result *cr,
                     smx_error *err)
 {
-    plan p = {0};
-    tables t = {0};
-    grid g = {0};
+    run_setup s = {0};
     sim_tables st = {0};
-    medium_map mm = {0};
-    medium_tables mtab = {0};
     void *ctx = NULL;
     float *psi0 = NULL;
     double *ms = NULL;
@@ -147,19 +131,18 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     sets[n++] = "transport.max_steps=1000000";
     for (int i = 0; i < n_extra; i++)
         sets[n++] = extra[i];
-    int rc = load_plan(&p, &t, &g, bg, sets, n, err);
+    /* --set geometry.* benchmarks the step through a medium map. */
+    int rc = load_case(&s, bg, sets, n, 1, 0, err);
     if (rc)
         goto done;
+    const grid *g = &s.g;
     /* The grid as built: --set may have changed the benchmark grid's sizes. */
-    cr->ne = (int)g.ne, cr->nth = (int)g.nth, cr->nz = (int)g.nz, cr->nx = (int)g.nx;
-    if ((rc = sim_tables_build(&st, &p, &g, &t, err)))
+    cr->ne = (int)g->ne, cr->nth = (int)g->nth, cr->nz = (int)g->nz, cr->nx = (int)g->nx;
+    const sim_media sm = run_setup_media(&s);
+    if ((rc = simulate_tables_build(&st, &s.p, g, &s.t, &sm, err)))
         goto done;
     have_st = 1;
-    /* --set geometry.* benchmarks the step through a medium map. */
-    if ((rc = medium_map_build(&mm, &p, &g, err)) || (rc = medium_tables_load(&mtab, &mm, &t, err)) ||
-        (rc = sim_tables_set_media(&st, &mm, mtab.mt, err)))
-        goto done;
-    psi0 = calloc((size_t)g.cells, sizeof *psi0);
+    psi0 = calloc((size_t)g->cells, sizeof *psi0);
     ms = malloc(steps * sizeof *ms);
     if (!psi0 || !ms) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for the %s grid", bg->name);
@@ -167,8 +150,8 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     }
     double w0, e0;
     if (dense)
-        fill_dense(psi0, &g, &w0, &e0);
-    else if ((rc = source_fill(psi0, &p, &g, NULL, &w0, &e0, err)))
+        fill_dense(psi0, g, &w0, &e0);
+    else if ((rc = source_fill(psi0, &s.p, g, NULL, &w0, &e0, err)))
         goto done;
     double before = 0, after = 0, bytes = 0;
     if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
@@ -213,13 +196,9 @@ done:
         be->release(ctx);
     if (have_st)
         sim_tables_free(&st);
-    medium_tables_free(&mtab);
-    medium_map_free(&mm);
     free(psi0);
     free(ms);
-    grid_free(&g);
-    tables_free(&t);
-    plan_free(&p);
+    run_setup_free(&s);
     return rc;
 }
 
@@ -227,17 +206,15 @@ done:
 static int run_pencil_to_end(const backend_ops *be, double *total_ms, int *n_steps, double *r_mean,
                              smx_error *err)
 {
-    plan p = {0};
-    tables t = {0};
-    grid g = {0};
+    run_setup s = {0};
     run_result r;
     run_result_init(&r);
     const char *sets[] = {"backend.early_exit=fixed"};
-    int rc = load_plan(&p, &t, &g, &GRIDS[1], sets, 1, err);
+    int rc = load_case(&s, &GRIDS[1], sets, 1, 0, 0, err);
     if (!rc) {
         int q = smx_quiet;
         smx_quiet = 1;
-        rc = simulate(&p, &g, &t, be, NULL, &r, err);
+        rc = simulate(&s.p, &s.g, &s.t, be, NULL, &r, err);
         smx_quiet = q;
     }
     if (!rc) {
@@ -249,9 +226,7 @@ static int run_pencil_to_end(const backend_ops *be, double *total_ms, int *n_ste
         *r_mean = *total_ms / (r.n_steps ? r.n_steps : 1);
     }
     run_result_free(&r);
-    grid_free(&g);
-    tables_free(&t);
-    plan_free(&p);
+    run_setup_free(&s);
     return rc;
 }
 
@@ -335,26 +310,19 @@ static int write_json(const char *path, const char *device, const char *backend,
 static int choose_bench_backend(const bench_options *o, const backend_ops **be, char *name,
                                 size_t name_size, smx_error *err)
 {
-    plan p = {0};
-    tables t = {0};
-    grid g = {0};
-    gpu_info gi;
+    run_setup s = {0};
     /* geometry.* is left out: it is checked against each case's own grid. */
     const char *sets[64];
     int n = 0;
     for (int i = 0; i < o->n_sets && n < 64; i++)
         if (strncmp(o->sets[i], "geometry.", 9) != 0)
             sets[n++] = o->sets[i];
-    int rc = load_plan(&p, &t, &g, &GRIDS[0], sets, n, err);
+    int rc = load_case(&s, &GRIDS[0], sets, n, 0, 1, err);
     if (!rc) {
-        gpu_query(&gi);
-        rc = backend_choose(&p, &gi, be, err);
+        *be = s.be;
+        snprintf(name, name_size, "%s", *be == &backend_cpu ? "CPU" : s.gi.name);
     }
-    if (!rc)
-        snprintf(name, name_size, "%s", *be == &backend_cpu ? "CPU" : gi.name);
-    grid_free(&g);
-    tables_free(&t);
-    plan_free(&p);
+    run_setup_free(&s);
     return rc;
 }
 

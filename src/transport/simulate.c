@@ -433,9 +433,8 @@ int simulate_media(const plan *p, const grid *g, const tables *t, const sim_medi
     return simulate_part(p, g, t, media, be, out, NULL, r, err);
 }
 
-/* The tables of simulate_part, with the media when there are any. */
-static int build_tables(sim_tables *st, const plan *p, const grid *g, const tables *t, const sim_media *media,
-                        smx_error *err)
+int simulate_tables_build(sim_tables *st, const plan *p, const grid *g, const tables *t, const sim_media *media,
+                          smx_error *err)
 {
     int rc = sim_tables_build(st, p, g, t, err);
     if (rc)
@@ -448,7 +447,7 @@ static int build_tables(sim_tables *st, const plan *p, const grid *g, const tabl
 int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media, smx_error *err)
 {
     sim_tables st;
-    int rc = build_tables(&st, p, g, t, media, err);
+    int rc = simulate_tables_build(&st, p, g, t, media, err);
     if (rc)
         return rc;
     sim_tables_free(&st);
@@ -470,7 +469,7 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         part = &whole;
     double t0 = now_s();
     sim_tables st;
-    int rc = build_tables(&st, p, g, t, media, err);
+    int rc = simulate_tables_build(&st, p, g, t, media, err);
     if (rc)
         return rc;
     run_result_phase(r, "tables", now_s() - t0);

@@ -36,6 +36,13 @@ typedef struct sim_media {
 int simulate_media(const plan *p, const grid *g, const tables *t, const sim_media *media,
                    const backend_ops *be, const snapshot_sink *snaps, run_result *r, smx_error *err);
 
+/* The lookup tables of a run (physics/sim_tables.h), with the media of
+ * `media` when there are any (NULL: the plan's material everywhere): what
+ * simulate_part, the dry run's check, the benchmark and the tests' backend
+ * runner step from. Nothing is left to free after an error. */
+int simulate_tables_build(sim_tables *st, const plan *p, const grid *g, const tables *t, const sim_media *media,
+                          smx_error *err);
+
 /* The share of a run one process computes when an MPI job divides a field
  * (src/parallel/, docs/mpi.md): whether it runs the whole field (total dose,
  * snapshots, the step log), and which per-spot rows (output.per_spot_dose) it
