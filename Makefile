@@ -88,7 +88,7 @@ LDLIBS       += $(MPI_LIBS)
 endif
 
 .PHONY: all run test test-mpi update-expected test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables \
-        dist schema clean check-layers
+        dist schema clean check-layers check-format format deps-format
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
@@ -168,6 +168,15 @@ update-expected: all
 # headers within their module, no circles inside a folder (sh and awk, no build).
 check-layers:
 	@sh scripts/check-layers.sh
+
+# The sources in the style of .clang-format (clang-format 14): check-format
+# lists the files that differ and fails; format rewrites them.
+deps-format:
+	@sh scripts/install-deps.sh --format
+check-format: deps-format
+	@sh scripts/check-format.sh
+format: deps-format
+	@sh scripts/check-format.sh --fix
 
 test-gpu: all
 	cd $(BUILD) && ctest --output-on-failure -L gpu $(CTEST_ARGS)

@@ -20,18 +20,18 @@
 #include "common.cuh"
 
 struct angular_tables_dev {
-    const float *weights;        // concatenated kernels, w[d] at offset[k] + K + d
-    const int *offset;           // [n_kernels]
-    const int *half_width;       // [n_kernels]
+    const float *weights; // concatenated kernels, w[d] at offset[k] + K + d
+    const int *offset; // [n_kernels]
+    const int *half_width; // [n_kernels]
     const int *kernel_of_energy; // [n_media][ne]: medium m, bin ie at m * media_stride + ie
     const unsigned char *medium; // [nz][px] the medium of each cell; NULL: medium 0 everywhere
-    int64_t media_stride;        // ne (kernel_of_energy may be offset to a run of bins)
-    const double *weight_sum;    // [n_kernels]
+    int64_t media_stride; // ne (kernel_of_energy may be offset to a run of bins)
+    const double *weight_sum; // [n_kernels]
     const double *boundary_frac; // [n_kernels][nth] (zeros in full mode)
-    const double *E;             // [ne] bin centres, MeV
+    const double *E; // [ne] bin centres, MeV
     int n_kernels;
     int max_half_width;
-    int circular;                // 1 = full circle
+    int circular; // 1 = full circle
 };
 
 // Kernel of bin ie in cell zx (z * px + x).

@@ -81,7 +81,7 @@ extern "C" {
 namespace {
 
 constexpr size_t kTileTargetBytes = 32 * 1024; // tile size aimed at (occupancy)
-constexpr size_t kStaticSmemReserve = 256;     // static __shared__ of the kernels (< 100 B used)
+constexpr size_t kStaticSmemReserve = 256; // static __shared__ of the kernels (< 100 B used)
 constexpr size_t kDefaultSmemLimit = 48 * 1024;
 
 int direct_tile_cols(int64_t nth)
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
         return; // uniform for the block: partials are not written either
 
     const int nth = (int)d.nth;
-    float *s_in = smem;                                        // [nth][TC]
+    float *s_in = smem; // [nth][TC]
     int *s_has = reinterpret_cast<int *>(smem + (size_t)nth * TC); // [SMX_THREADS]
     const int tid = threadIdx.x, col = tid % TC, g = tid / TC;
     const int64_t slice = d.slice;
@@ -186,8 +186,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
 
 __global__ void __launch_bounds__(SMX_THREADS)
     k_theta_direct_global(const float *__restrict__ in, float *__restrict__ out, dev_dims d,
-                          angular_tables_dev t, float threshold, const int *stop,
-                          double *partials, int blocks)
+                          angular_tables_dev t, float threshold, const int *stop, double *partials,
+                          int blocks)
 {
     if (block_stopped(stop))
         return;
@@ -260,8 +260,8 @@ cudaError_t launch_direct_shared(const float *in, float *out, dev_dims d, angula
         if (e != cudaSuccess)
             return e;
     }
-    k_theta_direct_shared<TC><<<blocks, SMX_THREADS, dyn, s>>>(in, out, d, t, threshold, reg, stop,
-                                                                partials, blocks);
+    k_theta_direct_shared<TC>
+        <<<blocks, SMX_THREADS, dyn, s>>>(in, out, d, t, threshold, reg, stop, partials, blocks);
     return cudaGetLastError();
 }
 
@@ -285,10 +285,14 @@ cudaError_t angular_direct_region(const float *in, float *out, dev_dims d, angul
                                   double *partials, int blocks, cudaStream_t s)
 {
     switch (direct_tile_cols(d.nth)) {
-    case 256: return launch_direct_shared<256>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
-    case 128: return launch_direct_shared<128>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
-    case 64: return launch_direct_shared<64>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
-    default: return launch_direct_shared<32>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+    case 256:
+        return launch_direct_shared<256>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+    case 128:
+        return launch_direct_shared<128>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+    case 64:
+        return launch_direct_shared<64>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+    default:
+        return launch_direct_shared<32>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
     }
 }
 

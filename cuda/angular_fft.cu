@@ -35,32 +35,47 @@ extern "C" {
 static const char *cufft_result_name(cufftResult r)
 {
     switch (r) {
-    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
-    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
-    default: return "unknown cufftResult";
+    case CUFFT_SUCCESS:
+        return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN:
+        return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED:
+        return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE:
+        return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE:
+        return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR:
+        return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED:
+        return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED:
+        return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE:
+        return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA:
+        return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE:
+        return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE:
+        return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED:
+        return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED:
+        return "CUFFT_NOT_SUPPORTED";
+    default:
+        return "unknown cufftResult";
     }
 }
 
 // In functions that fill an smx_error (create): records the statement, file,
 // line and cufftResult and returns SMX_EXIT_RUNTIME.
-#define CUFFT_CHECK_ERR(err, stmt)                                                              \
-    do {                                                                                        \
-        cufftResult r_ = (stmt);                                                                \
-        if (r_ != CUFFT_SUCCESS)                                                                \
-            return smx_fail((err), SMX_EXIT_RUNTIME, "%s:%d: %s failed: %s (%d)", __FILE__,     \
-                            __LINE__, #stmt, cufft_result_name(r_), (int)r_);                   \
+#define CUFFT_CHECK_ERR(err, stmt)                                                          \
+    do {                                                                                    \
+        cufftResult r_ = (stmt);                                                            \
+        if (r_ != CUFFT_SUCCESS)                                                            \
+            return smx_fail((err), SMX_EXIT_RUNTIME, "%s:%d: %s failed: %s (%d)", __FILE__, \
+                            __LINE__, #stmt, cufft_result_name(r_), (int)r_);               \
     } while (0)
 
 // The cudaError_t that angular_fft_apply returns for a failed cuFFT call (the
@@ -68,33 +83,37 @@ static const char *cufft_result_name(cufftResult r)
 static cudaError_t cufft_as_cuda(cufftResult r)
 {
     switch (r) {
-    case CUFFT_ALLOC_FAILED: return cudaErrorMemoryAllocation;
+    case CUFFT_ALLOC_FAILED:
+        return cudaErrorMemoryAllocation;
     case CUFFT_INVALID_VALUE:
     case CUFFT_INVALID_SIZE:
     case CUFFT_INVALID_TYPE:
-    case CUFFT_UNALIGNED_DATA: return cudaErrorInvalidValue;
-    case CUFFT_EXEC_FAILED: return cudaErrorLaunchFailure;
-    default: return cudaErrorUnknown;
+    case CUFFT_UNALIGNED_DATA:
+        return cudaErrorInvalidValue;
+    case CUFFT_EXEC_FAILED:
+        return cudaErrorLaunchFailure;
+    default:
+        return cudaErrorUnknown;
     }
 }
 
 // In angular_fft_apply: reports the statement and cufftResult on stderr and
 // returns a cudaError_t (cufft_as_cuda).
-#define CUFFT_CHECK_APPLY(stmt)                                                                 \
-    do {                                                                                        \
-        cufftResult r_ = (stmt);                                                                \
-        if (r_ != CUFFT_SUCCESS) {                                                              \
-            fprintf(stderr, "smx2d-sim: %s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__,       \
-                    #stmt, cufft_result_name(r_), (int)r_);                                     \
-            return cufft_as_cuda(r_);                                                           \
-        }                                                                                       \
+#define CUFFT_CHECK_APPLY(stmt)                                                                  \
+    do {                                                                                         \
+        cufftResult r_ = (stmt);                                                                 \
+        if (r_ != CUFFT_SUCCESS) {                                                               \
+            fprintf(stderr, "smx2d-sim: %s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #stmt, \
+                    cufft_result_name(r_), (int)r_);                                             \
+            return cufft_as_cuda(r_);                                                            \
+        }                                                                                        \
     } while (0)
 
-#define LAUNCH_RETURN()                                                                         \
-    do {                                                                                        \
-        cudaError_t e_ = cudaGetLastError();                                                    \
-        if (e_ != cudaSuccess)                                                                  \
-            return e_;                                                                          \
+#define LAUNCH_RETURN()                      \
+    do {                                     \
+        cudaError_t e_ = cudaGetLastError(); \
+        if (e_ != cudaSuccess)               \
+            return e_;                       \
     } while (0)
 
 // ---- 3. cuFFT path ----------------------------------------------------------------
@@ -141,7 +160,10 @@ struct angular_fft {
 
 namespace {
 
-size_t round256(size_t n) { return (n + 255) / 256 * 256; }
+size_t round256(size_t n)
+{
+    return (n + 255) / 256 * 256;
+}
 
 // Makes one batched plan along theta with auto-allocation off. `h` is created
 // here; the caller destroys it (also on failure, when *made is true).
@@ -155,13 +177,13 @@ cufftResult make_theta_plan(const cufft_api &cf, dev_dims d, cufftType type, cuf
     *made = true;
     if ((r = cf.SetAutoAllocation(*h, 0)) != CUFFT_SUCCESS)
         return r;
-    long long n[1] = {d.nth};
+    long long n[1] = { d.nth };
     long long nf = d.nth / 2 + 1;
-    long long real_embed[1] = {d.nth}, cplx_embed[1] = {nf};
+    long long real_embed[1] = { d.nth }, cplx_embed[1] = { nf };
     const bool fwd = type == CUFFT_R2C;
     // Element m of transform b (b = z*nx + x) lies at b + m * slice on both sides.
     return cf.MakePlanMany64(*h, 1, n, fwd ? real_embed : cplx_embed, d.slice, 1,
-                               fwd ? cplx_embed : real_embed, d.slice, 1, type, d.slice, work);
+                             fwd ? cplx_embed : real_embed, d.slice, 1, type, d.slice, work);
 }
 
 // Work size both plans need (max), or a cuFFT error.
@@ -169,7 +191,7 @@ cufftResult fft_work_bytes(const cufft_api &cf, dev_dims d, size_t *work)
 {
     *work = 0;
     cufftResult r = CUFFT_SUCCESS;
-    const cufftType types[2] = {CUFFT_R2C, CUFFT_C2R};
+    const cufftType types[2] = { CUFFT_R2C, CUFFT_C2R };
     for (int i = 0; i < 2 && r == CUFFT_SUCCESS; i++) {
         cufftHandle h = 0;
         bool made = false;
@@ -192,7 +214,10 @@ struct fft_layout {
 
 constexpr uintptr_t kFftAlign = sizeof(cufftComplex); // cuFFT's data alignment
 
-bool fft_aligned(const void *p) { return reinterpret_cast<uintptr_t>(p) % kFftAlign == 0; }
+bool fft_aligned(const void *p)
+{
+    return reinterpret_cast<uintptr_t>(p) % kFftAlign == 0;
+}
 
 fft_layout fft_layout_for(dev_dims d, int n_kernels, size_t work)
 {
@@ -283,8 +308,8 @@ static int build_spectra(cufftComplex *S, dev_dims d, int n_kernels, const float
                 if (q >= nth)
                     q -= nth;
             }
-            S[(int64_t)k * nf + m] = make_cuFloatComplex((float)(re / (double)nth),
-                                                         (float)(im / (double)nth));
+            S[(int64_t)k * nf + m] =
+                make_cuFloatComplex((float)(re / (double)nth), (float)(im / (double)nth));
         }
     }
     free(cs);
@@ -347,13 +372,15 @@ int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const 
 {
     *f = nullptr;
     if (!t.circular)
-        return smx_fail(err, SMX_EXIT_INPUT,
-                        "A_theta FFT path: the windowed angular grid is not periodic (its edges "
-                        "are absorbing); the FFT path needs the full circle, use the direct kernel");
+        return smx_fail(
+            err, SMX_EXIT_INPUT,
+            "A_theta FFT path: the windowed angular grid is not periodic (its edges "
+            "are absorbing); the FFT path needs the full circle, use the direct kernel");
     if (d.nth < 1 || d.slice < 1 || d.ne < 1 || t.n_kernels < 1)
-        return smx_fail(err, SMX_EXIT_INPUT, "A_theta FFT path: empty grid (nth %lld, nz*nx %lld, "
-                        "ne %lld, %d kernels)", (long long)d.nth, (long long)d.slice,
-                        (long long)d.ne, t.n_kernels);
+        return smx_fail(err, SMX_EXIT_INPUT,
+                        "A_theta FFT path: empty grid (nth %lld, nz*nx %lld, "
+                        "ne %lld, %d kernels)",
+                        (long long)d.nth, (long long)d.slice, (long long)d.ne, t.n_kernels);
     if (!mem)
         return smx_fail(err, SMX_EXIT_RUNTIME, "A_theta FFT path: no device memory given");
     const char *why = nullptr;
@@ -407,8 +434,8 @@ cudaError_t angular_fft_apply_range(angular_fft *f, const float *in, float *out,
         }
         // Out-of-place R2C leaves its input intact (the cast only drops const).
         CUFFT_CHECK_APPLY(cf.ExecR2C(f->r2c, const_cast<cufftReal *>(src), f->cbuf));
-        k_fft_product<<<blocks, SMX_THREADS, 0, s>>>(f->cbuf, f->spectra, f->t.kernel_of_energy,
-                                                     ie, f->nf, d.slice);
+        k_fft_product<<<blocks, SMX_THREADS, 0, s>>>(f->cbuf, f->spectra, f->t.kernel_of_energy, ie,
+                                                     f->nf, d.slice);
         LAUNCH_RETURN();
         const bool stage = !fft_aligned(dst);
         CUFFT_CHECK_APPLY(cf.ExecC2R(f->c2r, f->cbuf, stage ? f->rbuf : dst));
@@ -435,12 +462,14 @@ void angular_fft_destroy(angular_fft *f)
     if (f->have_r2c) {
         cufftResult r = f->fft->Destroy(f->r2c);
         if (r != CUFFT_SUCCESS)
-            fprintf(stderr, "smx2d-sim: cufftDestroy (R2C plan) failed: %s\n", cufft_result_name(r));
+            fprintf(stderr, "smx2d-sim: cufftDestroy (R2C plan) failed: %s\n",
+                    cufft_result_name(r));
     }
     if (f->have_c2r) {
         cufftResult r = f->fft->Destroy(f->c2r);
         if (r != CUFFT_SUCCESS)
-            fprintf(stderr, "smx2d-sim: cufftDestroy (C2R plan) failed: %s\n", cufft_result_name(r));
+            fprintf(stderr, "smx2d-sim: cufftDestroy (C2R plan) failed: %s\n",
+                    cufft_result_name(r));
     }
     delete f;
 }

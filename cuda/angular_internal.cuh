@@ -32,7 +32,8 @@ constexpr int LOAD_BATCH = 8;
 // Calls f(th, in[th]) for th = first, first + step, ... < nth, in that order,
 // fetching LOAD_BATCH values at a time.
 template <typename F>
-__device__ inline void for_column(const float *col, int64_t slice, int first, int step, int nth, F f)
+__device__ inline void for_column(const float *col, int64_t slice, int first, int step, int nth,
+                                  F f)
 {
     for (int th0 = first; th0 < nth; th0 += LOAD_BATCH * step) {
         float v[LOAD_BATCH];
@@ -52,8 +53,8 @@ __device__ inline void for_column(const float *col, int64_t slice, int first, in
 
 // conv_rows for rows j0 .. j0+ROWS-1 of a column, stored to o[j * slice].
 template <typename Load>
-__device__ inline void conv_rows_store(float *o, int64_t slice, int j0, int nth, int K, const float *w,
-                                       bool circular, Load load)
+__device__ inline void conv_rows_store(float *o, int64_t slice, int j0, int nth, int K,
+                                       const float *w, bool circular, Load load)
 {
     float acc[ROWS];
     conv_rows(j0, nth, K, w, circular, load, acc);

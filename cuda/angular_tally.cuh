@@ -20,7 +20,8 @@ struct column_input {
     double kept = 0.0, bnd = 0.0, dropped = 0.0;
 
     // Returns the value to convolve.
-    __device__ float take(float v, int th, bool use_thr, float threshold, const double *bf, bool window)
+    __device__ float take(float v, int th, bool use_thr, float threshold, const double *bf,
+                          bool window)
     {
         if (use_thr && v < threshold) {
             dropped += v;
@@ -51,7 +52,7 @@ struct theta_tally {
     {
         if (!partials)
             return;
-        const double w[2] = {wb, wc}, e[2] = {eb, ec};
+        const double w[2] = { wb, wc }, e[2] = { eb, ec };
         block_partials<2>(w, partials, TF_W_THETA_BOUNDARY, blocks);
         block_partials<2>(e, partials, TF_E_THETA_BOUNDARY, blocks);
     }

@@ -14,7 +14,8 @@ __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool fil
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(fill ? 4 : 0)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+                 "r"(fill ? 4 : 0)
                  : "memory");
 #else
     *dst = fill ? *src : 0.0f;

@@ -30,24 +30,29 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->cluster_launch,
                                        c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream));
-        CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
-                                           c->blocks, c->stream));
-        CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et, 1, c->stream));
+        CUDA_CHECK_ERR(err,
+                       deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
+                                      &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
+        CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
+                                          c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
+                                          c->reg, c->et, 1, c->stream));
         return 0;
     }
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
-    CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at,
-                                           c->ft, c->threshold, c->box_a, c->reg, c->stop, c->partials,
-                                           c->blocks, c->cluster_launch, c->opt.cuda.fused_kp_cap, c->tiles,
-                                           c->split, c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
-                                       c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at, c->ft,
+                                           c->threshold, c->box_a, c->reg, c->stop, c->partials,
+                                           c->blocks, c->cluster_launch, c->opt.cuda.fused_kp_cap,
+                                           c->tiles, c->split, c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
+                                       &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
                                                   c->reg, c->reach, c->box_next, c->stop,
                                                   c->partials, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et, 0, c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
+                                      c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
+                                      c->reg, c->et, 0, c->stream));
     return 0;
 }
 
@@ -59,31 +64,36 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
 static int enqueue_media_step(cuda_ctx *c, smx_error *err)
 {
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
-                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double), c->stream));
+                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
+                                        c->stream));
     if (c->media_single) {
-        CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
-        CUDA_CHECK_ERR(err, fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->em,
-                                             c->stt, c->threshold, c->box_next, c->reg, c->media_reach, c->stop,
-                                             c->partials, c->blocks, c->stream));
-        CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg,
-                                           c->stop, c->blocks, c->stream));
-        CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state,
-                                          c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et_media, 1,
-                                          c->stream));
+        CUDA_CHECK_ERR(err,
+                       energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
+        CUDA_CHECK_ERR(err, fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d,
+                                             c->at, c->em, c->stt, c->threshold, c->box_next,
+                                             c->reg, c->media_reach, c->stop, c->partials,
+                                             c->blocks, c->stream));
+        CUDA_CHECK_ERR(err,
+                       deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
+                                      &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
+        CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
+                                          c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
+                                          c->reg, c->et_media, 1, c->stream));
         return 0;
     }
-    CUDA_CHECK_ERR(err, angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg, c->stop,
-                                              c->partials, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg,
+                                              c->stop, c->partials, c->blocks, c->stream));
     CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
-    CUDA_CHECK_ERR(err, energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop, c->partials,
-                                            c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg,
-                                       c->stop, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt, c->reg,
-                                                  c->reach, c->box_next, c->stop, c->partials, c->blocks,
-                                                  c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop,
-                                      (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et_media, 0, c->stream));
+    CUDA_CHECK_ERR(err, energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop,
+                                            c->partials, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
+                                       &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
+                                                  c->reg, c->reach, c->box_next, c->stop,
+                                                  c->partials, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
+                                      c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
+                                      c->reg, c->et_media, 0, c->stream));
     return 0;
 }
 
@@ -113,17 +123,20 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
         } else if (op == OP_ENERGY && c->media) {
             e = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
             if (e == cudaSuccess)
-                e = energy_media_deposit(cur, c->dmap, c->d, c->em, c->stop, c->partials, c->blocks, c->stream);
+                e = energy_media_deposit(cur, c->dmap, c->d, c->em, c->stop, c->partials, c->blocks,
+                                         c->stream);
             if (e == cudaSuccess)
-                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, moved, NULL, c->stop,
-                                   c->blocks, c->stream);
+                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
+                                   &c->state->step, moved, NULL, c->stop, c->blocks, c->stream);
             if (e == cudaSuccess)
-                e = energy_media_move(c->energy_gather, cur, c->d, c->em, c->stop, c->blocks, c->stream);
+                e = energy_media_move(c->energy_gather, cur, c->d, c->em, c->stop, c->blocks,
+                                      c->stream);
         } else if (op == OP_ENERGY) {
-            e = energy_deposit(cur, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
+            e = energy_deposit(cur, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks,
+                               c->stream);
             if (e == cudaSuccess)
-                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, moved, NULL, c->stop,
-                                   c->blocks, c->stream);
+                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
+                                   &c->state->step, moved, NULL, c->stop, c->blocks, c->stream);
             if (e == cudaSuccess)
                 e = energy_move(c->energy_gather, cur, c->d, c->et, c->stop, c->blocks, c->stream);
         } else {
@@ -135,27 +148,32 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
             oth = t;
         }
         if (e != cudaSuccess)
-            return smx_fail(err, SMX_EXIT_RUNTIME, "%s: operator %d launch failed: %s", __FILE__, op,
-                            cudaGetErrorString(e));
+            return smx_fail(err, SMX_EXIT_RUNTIME, "%s: operator %d launch failed: %s", __FILE__,
+                            op, cudaGetErrorString(e));
     }
     // Test hooks may apply one out-of-place operator: bring the data home.
     if (cur != c->psi_a)
         CUDA_CHECK_ERR(err, cudaMemcpyAsync(c->psi_a, cur, (size_t)c->d.cells * sizeof(float),
                                             cudaMemcpyDeviceToDevice, c->stream));
-    CUDA_CHECK_ERR(err, measure_launch(c->psi_a, c->d, c->et.E, c->stop, c->partials, c->front_part, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state, c->stop, (int)c->d.ne, NULL, NULL, NULL, c->et, 0, c->stream));
+    CUDA_CHECK_ERR(err, measure_launch(c->psi_a, c->d, c->et.E, c->stop, c->partials, c->front_part,
+                                       c->blocks, c->stream));
+    CUDA_CHECK_ERR(err,
+                   finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state,
+                                 c->stop, (int)c->d.ne, NULL, NULL, NULL, c->et, 0, c->stream));
     return 0;
 }
 
 // Per energy bin the smallest box holding psi0's non-zero values, searched
 // inside the given boxes (or the whole grid); the largest value, for the
 // adaptive early exit.
-static void source_boxes(const grid *g, const float *psi0, const grid_box *occupied, box4 *boxes, float *mx)
+static void source_boxes(const grid *g, const float *psi0, const grid_box *occupied, box4 *boxes,
+                         float *mx)
 {
     *mx = 0.0f;
     for (int64_t ie = 0; ie < g->ne; ie++) {
         boxes[ie] = box_empty4();
-        const grid_box b = occupied ? occupied[ie] : grid_box{0, (int)g->nz - 1, 0, (int)g->nx - 1};
+        const grid_box b =
+            occupied ? occupied[ie] : grid_box{ 0, (int)g->nz - 1, 0, (int)g->nx - 1 };
         if (b.z0 > b.z1 || b.x0 > b.x1)
             continue;
         for (int64_t j = 0; j < g->nth; j++)
@@ -163,7 +181,7 @@ static void source_boxes(const grid *g, const float *psi0, const grid_box *occup
                 const float *row = psi0 + psi_index(g, ie, j, z, 0);
                 for (int64_t x = b.x0; x <= b.x1; x++)
                     if (row[x] != 0.0f) {
-                        boxes[ie] = box_join(boxes[ie], box4{(int)z, (int)z, (int)x, (int)x});
+                        boxes[ie] = box_join(boxes[ie], box4{ (int)z, (int)z, (int)x, (int)x });
                         *mx = row[x] > *mx ? row[x] : *mx;
                     }
             }
@@ -185,11 +203,11 @@ static int clear_last_run(cuda_ctx *c, bool *cleared, smx_error *err)
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     CUDA_CHECK_ERR(err, cudaMemcpy(&rg, c->reg, sizeof rg, cudaMemcpyDeviceToHost));
     float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
-    CUDA_CHECK_ERR(err, clear_rows_launch(cur, c->d, rg.occupied.z0, rg.occupied.z1, rg.src_lo, rg.src_hi,
-                                          c->stream));
+    CUDA_CHECK_ERR(err, clear_rows_launch(cur, c->d, rg.occupied.z0, rg.occupied.z1, rg.src_lo,
+                                          rg.src_hi, c->stream));
     CUDA_CHECK_ERR(err, clear_rows_launch(other, c->d, rg.written.z0, rg.written.z1,
-                                          std::max(rg.wtgt_lo, 0), std::min(rg.wtgt_hi, (int)c->d.ne - 1),
-                                          c->stream));
+                                          std::max(rg.wtgt_lo, 0),
+                                          std::min(rg.wtgt_hi, (int)c->d.ne - 1), c->stream));
     *cleared = true;
     return 0;
 }
@@ -214,10 +232,12 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
     // does not grow with psi. A state occupying most rows goes in one copy.
     int64_t box_rows = 0;
     for (int64_t ie = 0; ie < g->ne; ie++)
-        box_rows += box_is_empty(boxes[ie]) ? 0 : (int64_t)(boxes[ie].z1 - boxes[ie].z0 + 1) * g->nth;
+        box_rows +=
+            box_is_empty(boxes[ie]) ? 0 : (int64_t)(boxes[ie].z1 - boxes[ie].z0 + 1) * g->nth;
     if (2 * box_rows > dev_rows(c->d)) {
-        CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a, c->d.px * sizeof(float), psi0, g->nx * sizeof(float),
-                                         g->nx * sizeof(float), dev_rows(c->d), cudaMemcpyHostToDevice));
+        CUDA_CHECK_ERR(err,
+                       cudaMemcpy2D(c->psi_a, c->d.px * sizeof(float), psi0, g->nx * sizeof(float),
+                                    g->nx * sizeof(float), dev_rows(c->d), cudaMemcpyHostToDevice));
         if (c->d.px > c->d.nx)
             CUDA_CHECK_ERR(err, cudaMemset2D(c->psi_a + c->d.nx, c->d.px * sizeof(float), 0,
                                              (c->d.px - c->d.nx) * sizeof(float), dev_rows(c->d)));
@@ -231,16 +251,19 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
             const int64_t nrow = b.z1 - b.z0 + 1;
             if (nrow <= g->nth) // per row z: that row of every direction, a plane apart
                 for (int64_t z = b.z0; z <= b.z1; z++)
-                    CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a + dev_index(c->d, ie, 0, z, 0),
-                                                     c->d.slice * sizeof(float), psi0 + psi_index(g, ie, 0, z, 0),
-                                                     g->slice * sizeof(float), g->nx * sizeof(float), g->nth,
-                                                     cudaMemcpyHostToDevice));
+                    CUDA_CHECK_ERR(err,
+                                   cudaMemcpy2D(c->psi_a + dev_index(c->d, ie, 0, z, 0),
+                                                c->d.slice * sizeof(float),
+                                                psi0 + psi_index(g, ie, 0, z, 0),
+                                                g->slice * sizeof(float), g->nx * sizeof(float),
+                                                g->nth, cudaMemcpyHostToDevice));
             else // per direction: its rows z0 .. z1
                 for (int64_t j = 0; j < g->nth; j++)
                     CUDA_CHECK_ERR(err, cudaMemcpy2D(c->psi_a + dev_index(c->d, ie, j, b.z0, 0),
-                                                     c->d.px * sizeof(float), psi0 + psi_index(g, ie, j, b.z0, 0),
-                                                     g->nx * sizeof(float), g->nx * sizeof(float), nrow,
-                                                     cudaMemcpyHostToDevice));
+                                                     c->d.px * sizeof(float),
+                                                     psi0 + psi_index(g, ie, j, b.z0, 0),
+                                                     g->nx * sizeof(float), g->nx * sizeof(float),
+                                                     nrow, cudaMemcpyHostToDevice));
         }
     }
     if (!cleared)
@@ -258,21 +281,24 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
         // occupying a few rows steps faster in the two passes, whose kernels
         // spread the bins of a few tiles over every block (BENCHMARKS.md).
         const int one_pass = c->opt.cuda.media_one_pass;
-        c->media_single = c->media_single_ok &&
-                          (one_pass > 0 || (one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
+        c->media_single =
+            c->media_single_ok &&
+            (one_pass > 0 || (one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
         if (c->media_single_ok) // one-pass blocks write FM_SLOTS slots of partials
             c->slots = c->media_single ? FM_SLOTS : 1;
-        active_regions r0{occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1};
+        active_regions r0{ occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1 };
         // The ranges from the host copies of the tables (et points to device memory).
         std::vector<int2> tr(g->ne);
         for (int64_t ie = 0; ie < g->ne; ie++)
             tr[ie] = target_range(c->s, (int)ie);
         active_bin_ranges(boxes.data(), (int)g->ne, tr.data(), &r0);
-        CUDA_CHECK_ERR(err, cudaMemcpy(c->box_a, boxes.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
-        CUDA_CHECK_ERR(err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
+        CUDA_CHECK_ERR(
+            err, cudaMemcpy(c->box_a, boxes.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
+        CUDA_CHECK_ERR(err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4),
+                                       cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->reg, &r0, sizeof r0, cudaMemcpyHostToDevice));
     }
-    run_state_dev st{w0, e0, p->steps == 0 ? p->auto_stop_weight * w0 : -1.0, 0, 0};
+    run_state_dev st{ w0, e0, p->steps == 0 ? p->auto_stop_weight * w0 : -1.0, 0, 0 };
     CUDA_CHECK_ERR(err, cudaMemcpy(c->state, &st, sizeof st, cudaMemcpyHostToDevice));
 
     // Angular method: locked at the first upload for the whole run, a
@@ -308,23 +334,28 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
     // step has few tiles (a pencil beam); the provenance records the limit.
     char split_why[64] = "off";
     if (c->fused && c->split.max_tiles > 0)
-        snprintf(split_why, sizeof split_why, "steps<=%d_tiles(groups>=%d_bins)", c->split.max_tiles,
-                 FUSED_SPLIT_MIN_BINS);
-    snprintf(c->variants, sizeof c->variants,
-             "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
-             "fused=%s energy_split=%s fused_tiles_per_block=%d fused_boundary_rows=%d row_pitch=%lld",
-             c->angular_why, c->energy_gather ? "gather" : "scatter",
-             c->stream_variant == SV_GATHER ? "gather" : c->stream_variant == SV_ATOMIC ? "atomic"
-             : c->stream_variant == SV_WARP ? "warp" : "fallback",
-             c->s->st.scheme == STREAM_SHIFT ? "shift" : "bilinear", c->use_graph ? "on" : "off",
-             p->early_exit == EARLY_EXIT_OFF ? "off" : p->early_exit == EARLY_EXIT_FIXED ? "fixed" : "adaptive",
-             (double)c->threshold,
-             c->single_pass     ? "theta+energy+stream (one pass)"
-             : c->fused         ? "theta+energy, stream+measure"
-             : c->media_single  ? "media (one pass)"
-             : c->media_regions ? "media (theta, energy, stream+measure; active region)"
-                                : "no",
-             split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px);
+        snprintf(split_why, sizeof split_why, "steps<=%d_tiles(groups>=%d_bins)",
+                 c->split.max_tiles, FUSED_SPLIT_MIN_BINS);
+    snprintf(
+        c->variants, sizeof c->variants,
+        "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
+        "fused=%s energy_split=%s fused_tiles_per_block=%d fused_boundary_rows=%d row_pitch=%lld",
+        c->angular_why, c->energy_gather ? "gather" : "scatter",
+        c->stream_variant == SV_GATHER   ? "gather"
+        : c->stream_variant == SV_ATOMIC ? "atomic"
+        : c->stream_variant == SV_WARP   ? "warp"
+                                         : "fallback",
+        c->s->st.scheme == STREAM_SHIFT ? "shift" : "bilinear", c->use_graph ? "on" : "off",
+        p->early_exit == EARLY_EXIT_OFF     ? "off"
+        : p->early_exit == EARLY_EXIT_FIXED ? "fixed"
+                                            : "adaptive",
+        (double)c->threshold,
+        c->single_pass     ? "theta+energy+stream (one pass)"
+        : c->fused         ? "theta+energy, stream+measure"
+        : c->media_single  ? "media (one pass)"
+        : c->media_regions ? "media (theta, energy, stream+measure; active region)"
+                           : "no",
+        split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px);
     return 0;
 }
 
@@ -351,8 +382,10 @@ int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_error *e
     cuda_ctx *c = (cuda_ctx *)vctx;
     step_rec_dev ring[RING];
     run_state_dev st;
-    CUDA_CHECK_ERR(err, cudaMemcpyAsync(&st, c->state, sizeof st, cudaMemcpyDeviceToHost, c->stream));
-    CUDA_CHECK_ERR(err, cudaMemcpyAsync(ring, c->ring, sizeof ring, cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CHECK_ERR(err,
+                   cudaMemcpyAsync(&st, c->state, sizeof st, cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CHECK_ERR(err,
+                   cudaMemcpyAsync(ring, c->ring, sizeof ring, cudaMemcpyDeviceToHost, c->stream));
     CUDA_CHECK_ERR(err, cudaMemsetAsync(&c->state->n_since, 0, sizeof(int), c->stream));
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     int n = st.n_since < max ? st.n_since : max;
@@ -415,8 +448,9 @@ int cuda_download_dose(void *vctx, double *dose, smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
-    CUDA_CHECK_ERR(err, cudaMemcpy2D(dose, c->d.nx * sizeof(double), c->dose, c->d.px * sizeof(double),
-                                     c->d.nx * sizeof(double), c->d.nz, cudaMemcpyDeviceToHost));
+    CUDA_CHECK_ERR(err,
+                   cudaMemcpy2D(dose, c->d.nx * sizeof(double), c->dose, c->d.px * sizeof(double),
+                                c->d.nx * sizeof(double), c->d.nz, cudaMemcpyDeviceToHost));
     return 0;
 }
 
@@ -480,7 +514,8 @@ int cuda_lanes(void *vctx)
     if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
         cap = p->gpu_memory_bytes;
     const double each = (double)c->arena_bytes;
-    int by_cap = (int)(cap / each), by_free = 1 + (int)(((double)free_b - LANES_RESERVE_BYTES) / each);
+    int by_cap = (int)(cap / each),
+        by_free = 1 + (int)(((double)free_b - LANES_RESERVE_BYTES) / each);
     int n = by_cap < by_free ? by_cap : by_free;
     return n < 1 ? 1 : n > LANES_MAX ? LANES_MAX : n;
 }

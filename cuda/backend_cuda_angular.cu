@@ -17,7 +17,8 @@ static cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int 
                                   double *part)
 {
     if (fft)
-        return angular_fft_apply_range(c->fft, in, out, lo, hi, c->stop, part, c->blocks, c->stream);
+        return angular_fft_apply_range(c->fft, in, out, lo, hi, c->stop, part, c->blocks,
+                                       c->stream);
     const int64_t bin = c->d.nth * c->d.slice;
     dev_dims dr = c->d;
     dr.ne = hi - lo + 1;
@@ -63,7 +64,8 @@ static float time_angular(cuda_ctx *c, int fft, int lo, int hi, smx_error *err)
         cudaError_t e = theta_on_range(c, c->psi_a, c->psi_b, lo, hi, fft, part);
         cudaEventRecord(t1, c->stream);
         if (e != cudaSuccess || cudaEventSynchronize(t1) != cudaSuccess) {
-            smx_fail(err, SMX_EXIT_RUNTIME, "angular microbenchmark failed: %s", cudaGetErrorString(e));
+            smx_fail(err, SMX_EXIT_RUNTIME, "angular microbenchmark failed: %s",
+                     cudaGetErrorString(e));
             best = -1.0f;
             break;
         }
@@ -107,7 +109,8 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
     int any_fft = 0, any_direct = 0;
     c->n_runs = 0;
     for (int r = 0; r < n; r++) {
-        float td = time_angular(c, 0, lo[r], hi[r], err), tf = time_angular(c, 1, lo[r], hi[r], err);
+        float td = time_angular(c, 0, lo[r], hi[r], err),
+              tf = time_angular(c, 1, lo[r], hi[r], err);
         if (td < 0 || tf < 0)
             return -1;
         int fft = c->opt.cuda.force_fft_from > 0 ? bucket[r] == 1 : tf < td;
@@ -153,7 +156,8 @@ int cuda_choose_angular(cuda_ctx *c, smx_error *err)
             if (td < 0 || tf < 0)
                 return err->code ? err->code : SMX_EXIT_RUNTIME;
             c->angular = tf < td ? 2 : 0;
-            snprintf(c->angular_why, sizeof c->angular_why, "%s (benchmark: direct %.3f ms, fft %.3f ms)",
+            snprintf(c->angular_why, sizeof c->angular_why,
+                     "%s (benchmark: direct %.3f ms, fft %.3f ms)",
                      c->angular == 2 ? "fft" : "direct", td, tf);
         }
         CUDA_CHECK_ERR(err, cudaMemsetAsync(c->psi_b, 0, bytes, c->stream));

@@ -74,44 +74,51 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     if (c->media_single && op == OP_THETA) { // media: the choice and the whole step
         ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
         if (ce == cudaSuccess)
-            ce = fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->em, c->stt,
-                                  c->threshold, c->box_next, c->reg, c->media_reach, c->stop, c->partials,
-                                  c->blocks, c->stream);
+            ce = fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->em,
+                                  c->stt, c->threshold, c->box_next, c->reg, c->media_reach,
+                                  c->stop, c->partials, c->blocks, c->stream);
     } else if (c->media_regions && op == OP_THETA) { // media, two passes: A_theta over the region
-        ce = angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg, c->stop, c->partials,
-                                   c->blocks, c->stream);
-    } else if (c->media_regions && !c->media_single && op == OP_ENERGY) { // the choice, deposit+gather, spread
+        ce = angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg, c->stop,
+                                   c->partials, c->blocks, c->stream);
+    } else if (c->media_regions && !c->media_single &&
+               op == OP_ENERGY) { // the choice, deposit+gather, spread
         ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
         if (ce == cudaSuccess)
-            ce = energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop, c->partials, c->blocks,
-                                     c->stream);
+            ce = energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop, c->partials,
+                                     c->blocks, c->stream);
         if (ce == cudaSuccess)
-            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
-                                c->blocks, c->stream);
+            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step,
+                                0, c->reg, c->stop, c->blocks, c->stream);
     } else if (c->media_regions && !c->media_single && op == OP_STREAM) {
-        ce = stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt, c->reg, c->reach,
-                                       c->box_next, c->stop, c->partials, c->blocks, c->stream);
+        ce = stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt, c->reg,
+                                       c->reach, c->box_next, c->stop, c->partials, c->blocks,
+                                       c->stream);
     } else if (c->media_single && op == OP_ENERGY) { // the deposit's spread
-        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop,
-                            c->blocks, c->stream);
+        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0,
+                            c->reg, c->stop, c->blocks, c->stream);
     } else if (c->media_regions) {
         ce = cudaSuccess; // inside the kernels above
-    } else if (c->single_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
-        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft, c->stt,
-                        c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
-                        c->cluster_launch, c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream);
-    } else if (c->single_pass && op == OP_ENERGY) { // the deposit's spread (the step's second kernel)
-        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop, c->blocks,
-                            c->stream);
+    } else if (c->single_pass &&
+               op == OP_THETA) { // the whole step, one kernel: rewrites the next state
+        ce =
+            fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft, c->stt,
+                       c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
+                       c->cluster_launch, c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream);
+    } else if (c->single_pass &&
+               op == OP_ENERGY) { // the deposit's spread (the step's second kernel)
+        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0,
+                            c->reg, c->stop, c->blocks, c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
-        ce = fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at, c->ft, c->threshold,
-                                c->box_a, c->reg, c->stop, c->partials, c->blocks, c->cluster_launch,
-                                c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream);
-    } else if (c->fused && op == OP_ENERGY) { // the deposit's spread; A_E is inside the theta+energy kernel
-        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, c->reg, c->stop, c->blocks,
-                            c->stream);
+        ce =
+            fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at, c->ft, c->threshold,
+                               c->box_a, c->reg, c->stop, c->partials, c->blocks, c->cluster_launch,
+                               c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream);
+    } else if (c->fused &&
+               op == OP_ENERGY) { // the deposit's spread; A_E is inside the theta+energy kernel
+        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0,
+                            c->reg, c->stop, c->blocks, c->stream);
     } else if (c->fused && op == OP_STREAM) {
         // Into the scratch buffer, with a scratch box list (the state is not kept).
         ce = stream_gather_and_measure(c->psi_a, c->psi_b, &c->state->step, c->d, c->stt, c->reg,
@@ -122,17 +129,20 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     } else if (op == OP_THETA) {
         ce = launch_theta(c, c->psi_a, c->psi_b);
     } else if (op == OP_ENERGY) {
-        ce = energy_deposit(c->psi_a, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks, c->stream);
+        ce = energy_deposit(c->psi_a, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks,
+                            c->stream);
         if (ce == cudaSuccess)
-            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0, NULL, c->stop, c->blocks,
-                                c->stream);
+            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step,
+                                0, NULL, c->stop, c->blocks, c->stream);
         if (ce == cudaSuccess)
-            ce = energy_move(c->energy_gather, c->psi_a, c->d, c->et, c->stop, c->blocks, c->stream);
+            ce =
+                energy_move(c->energy_gather, c->psi_a, c->d, c->et, c->stop, c->blocks, c->stream);
     } else if (op == OP_STREAM) {
         ce = stream_launch(c->stream_variant, c->psi_a, c->psi_b, &c->state->step, c->d, c->stt,
                            c->stop, c->partials, c->blocks, c->stream);
     } else {
-        ce = measure_launch(c->psi_a, c->d, c->et.E, c->stop, c->partials, c->front_part, c->blocks, c->stream);
+        ce = measure_launch(c->psi_a, c->d, c->et.E, c->stop, c->partials, c->front_part, c->blocks,
+                            c->stream);
     }
     cudaEventRecord(e.b, c->stream);
     if (ce != cudaSuccess)
@@ -155,11 +165,13 @@ int cuda_bench_copy(void *vctx, double *bps, smx_error *err)
     double best = 1e30;
     for (int rep = 0; rep < 5 && !rc; rep++) {
         cudaEventRecord(e.a, c->stream);
-        cudaError_t ce = cudaMemcpyAsync(c->psi_b, c->psi_a, bytes, cudaMemcpyDeviceToDevice, c->stream);
+        cudaError_t ce =
+            cudaMemcpyAsync(c->psi_b, c->psi_a, bytes, cudaMemcpyDeviceToDevice, c->stream);
         cudaEventRecord(e.b, c->stream);
         double ms = 0;
         if (ce != cudaSuccess)
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "copy benchmark failed: %s", cudaGetErrorString(ce));
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "copy benchmark failed: %s",
+                          cudaGetErrorString(ce));
         else if (!(rc = events_ms(&e, &ms, err)) && rep > 0 && ms < best)
             best = ms; // the first copy is warm-up
     }
@@ -177,7 +189,8 @@ void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *me
     double dmap = (double)c->g->nth * c->g->slice * sizeof(float);
     int theta = c->angular == 2 ? (int)(2 * c->d.ne + 2) : 1;
     int stream = c->stream_variant == SV_GATHER ? 1 : 2;
-    *launches = 1 /* partials memset */ + theta + 4 /* energy, paths, spread */ + stream + 2 /* measure, finish */;
+    *launches = 1 /* partials memset */ + theta + 4 /* energy, paths, spread */ + stream +
+                2 /* measure, finish */;
     if (c->media_single || c->media_regions) {
         // memset, choice, step, paths, spread, finish; two passes: theta, deposit+gather, stream+measure
         *launches = c->media_single ? 6 : 8;
@@ -197,7 +210,9 @@ void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *me
         return;
     }
     if (c->fused) {
-        *launches = c->split.max_tiles > 0 ? 7 : 6; // memset, theta+energy (x2), paths, spread, stream+measure, finish
+        *launches = c->split.max_tiles > 0
+                        ? 7
+                        : 6; // memset, theta+energy (x2), paths, spread, stream+measure, finish
         *bytes_dense = 4 * psi + 2 * dmap + 2 * dose;
         size_t fr0 = 0, tot0 = 0;
         cudaMemGetInfo(&fr0, &tot0);
@@ -206,7 +221,8 @@ void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *me
     }
     // Each operator reads and writes psi once, the deposit reads it once more,
     // the measure reads it once; the scatter variants also clear their output.
-    *bytes_dense = 2 * psi + (psi + 2 * dmap + 2 * dose) + 2 * psi + (stream == 2 ? 3 : 2) * psi + psi;
+    *bytes_dense =
+        2 * psi + (psi + 2 * dmap + 2 * dose) + 2 * psi + (stream == 2 ? 3 : 2) * psi + psi;
     size_t fr = 0, tot = 0;
     cudaMemGetInfo(&fr, &tot);
     *mem_used = (double)(tot - fr);

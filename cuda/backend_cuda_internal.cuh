@@ -33,7 +33,7 @@ struct cuda_ctx {
     dev_dims d;
     int blocks;
     int cluster_launch; // the fused kernel runs in thread-block clusters (fused.cuh)
-    int tiles;          // tiles per block of the fused kernel's unsplit instance (fused.cuh)
+    int tiles; // tiles per block of the fused kernel's unsplit instance (fused.cuh)
     cudaStream_t stream, copy;
     cudaEvent_t ev_step, ev_copy;
     cudaGraphExec_t graph;
@@ -43,27 +43,29 @@ struct cuda_ctx {
     size_t arena_bytes;
     float *psi_a, *psi_b;
     double *dose;
-    float *dmap;      // [nth] slices: the step's deposit per direction (deposit_path.cuh)
+    float *dmap; // [nth] slices: the step's deposit per direction (deposit_path.cuh)
     path_scratch_dev paths; // the step's deposit paths
     double *partials; // [TF_COUNT][blocks]
-    int *front_part;  // [blocks]
-    box4 *box_a;      // [ne] where psi_a is non-zero (fused path)
-    box4 *box_next;   // [ne] collected by streaming for the next step
+    int *front_part; // [blocks]
+    box4 *box_a; // [ne] where psi_a is non-zero (fused path)
+    box4 *box_next; // [ne] collected by streaming for the next step
     active_regions *reg;
-    int4 reach;       // min/max whole-cell move in z and x over directions
+    int4 reach; // min/max whole-cell move in z and x over directions
     step_rec_dev *ring;
     run_state_dev *state;
     int *stop;
     angular_tables_dev at;
     energy_tables_dev et;
-    int media;               // cells hold different media: energy_media kernels, no fusion, no FFT
-    int media_regions;       // ... in the two-pass step restricted to the active region (enqueue_media_step)
-    int media_single_ok;     // the one-pass media step serves this grid (fused_media.cuh; the shift scheme)
-    int media_single;        // ... and serves this source (cuda_upload): psi alternates as single_pass
-    int media_reach;         // R of fused_media.cuh: a target's sources lie in T .. T + R
+    int media; // cells hold different media: energy_media kernels, no fusion, no FFT
+    int media_regions; // ... in the two-pass step restricted to the active region (enqueue_media_step)
+    int media_single_ok; // the one-pass media step serves this grid (fused_media.cuh; the shift scheme)
+    int media_single; // ... and serves this source (cuda_upload): psi alternates as single_pass
+    int media_reach; // R of fused_media.cuh: a target's sources lie in T .. T + R
     energy_media_dev em;
-    mass_share_dev mass;     // the deposit shared by capped mass (deposit_path.h); medium NULL = by length
-    energy_tables_dev et_media; // et with each source bin's target range over every medium and table
+    mass_share_dev
+        mass; // the deposit shared by capped mass (deposit_path.h); medium NULL = by length
+    energy_tables_dev
+        et_media; // et with each source bin's target range over every medium and table
     fused_tables_dev ft;
     fused_split_dev split; // the fused kernel's energy split of steps with few tiles
     stream_tables_dev stt;
@@ -79,8 +81,8 @@ struct cuda_ctx {
     int slots;
     int stream_variant;
     int energy_gather;
-    int fused;          // theta + energy in one kernel, stream measures the step
-    int single_pass;    // fused and shift streaming: the whole step is one kernel
+    int fused; // theta + energy in one kernel, stream measures the step
+    int single_pass; // fused and shift streaming: the whole step is one kernel
     // Single pass: the state alternates between psi_a (even step count) and
     // psi_b (odd). The host's count: steps enqueued, set back to the device's
     // count when a collect sees the run end (later steps changed nothing).
@@ -88,7 +90,7 @@ struct cuda_ctx {
     float threshold;
     int uploaded; // a source has been uploaded: the next upload clears its run first
     // host side
-    float *pinned;   // snapshot buffer
+    float *pinned; // snapshot buffer
     gpu_info info;
     char variants[768];
     char angular_why[240];

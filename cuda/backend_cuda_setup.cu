@@ -13,7 +13,10 @@
 #include "backend_cuda_internal.cuh"
 #include "cufft_loader.cuh"
 
-static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
+static size_t align_up(size_t n)
+{
+    return (n + 255) & ~(size_t)255;
+}
 
 // Blocks of the grid-stride kernels per SM, counted in tiles of the fused
 // kernel (its unsplit blocks hold FUSED_SUB tiles each): one wave of the fused
@@ -29,7 +32,10 @@ static_assert(BLOCKS_PER_SM % (FUSED_SUB * FUSED_CLUSTER) == 0,
 // Most tiles a step may have for the fused kernel to split their energy range
 // across blocks (with more, every block already has a tile); 0 where no fused
 // kernel can run (more than 64 directions).
-static int split_tiles_for(const grid *g, int blocks) { return g->nth <= 64 ? blocks / 2 : 0; }
+static int split_tiles_for(const grid *g, int blocks)
+{
+    return g->nth <= 64 ? blocks / 2 : 0;
+}
 
 // The device layout of the grid. Rows are padded to row_pitch_for where the
 // fused kernels run (pad_rows): their tiles of 32 columns then read and store
@@ -39,7 +45,7 @@ static int split_tiles_for(const grid *g, int blocks) { return g->nth <= 64 ? bl
 static dev_dims dev_dims_for(const grid *g, bool pad_rows, bool force)
 {
     const int64_t px = pad_rows || force ? row_pitch_for(g->nx, force) : g->nx, slice = g->nz * px;
-    return dev_dims{g->ne, g->nth, g->nz, g->nx, px, slice, g->ne * g->nth * slice};
+    return dev_dims{ g->ne, g->nth, g->nz, g->nx, px, slice, g->ne * g->nth * slice };
 }
 
 // The (source, table) candidates of every medium's targets (energy_media.cuh):
@@ -62,21 +68,29 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     size_t nw = s ? (size_t)(s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1) : ne * 64;
     size_t b = 0;
     b += 2 * align_up((size_t)d.cells * sizeof(float));
-    b += align_up((size_t)d.slice * sizeof(double)) + align_up((size_t)d.nth * d.slice * sizeof(float));
-    b += 2 * align_up((size_t)d.nth * sizeof(smx_path_axis)) + align_up((size_t)d.nth * sizeof(path_fast)) +
-         align_up(PATH_REACH * sizeof(int));
-    b += align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) + align_up(blocks * sizeof(int));
-    b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) + align_up(sizeof(int));
+    b += align_up((size_t)d.slice * sizeof(double)) +
+         align_up((size_t)d.nth * d.slice * sizeof(float));
+    b += 2 * align_up((size_t)d.nth * sizeof(smx_path_axis)) +
+         align_up((size_t)d.nth * sizeof(path_fast)) + align_up(PATH_REACH * sizeof(int));
+    b += align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) +
+         align_up(blocks * sizeof(int));
+    b += align_up(RING * sizeof(step_rec_dev)) + align_up(sizeof(run_state_dev)) +
+         align_up(sizeof(int));
     b += align_up(nw * sizeof(float)) + 2 * align_up(nk * sizeof(int)) + align_up(ne * sizeof(int));
-    b += align_up(ne * sizeof(int4)) + align_up(ne * sizeof(fused_bin)) + align_up(nk * sizeof(double));
+    b += align_up(ne * sizeof(int4)) + align_up(ne * sizeof(fused_bin)) +
+         align_up(nk * sizeof(double));
     b += align_up(2 * ne * sizeof(float4));
-    b += align_up(nk * 64 * sizeof(float)) + align_up(ne * sizeof(int)); // fused boundary rows (at most)
-    b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 + align_up(ne * sizeof(int));
-    b += align_up(ne * sizeof(float4)) + align_up(ne * sizeof(int2)) + 2 * align_up(ne * sizeof(double));
+    b += align_up(nk * 64 * sizeof(float)) +
+         align_up(ne * sizeof(int)); // fused boundary rows (at most)
+    b += align_up(nk * nth * sizeof(double)) + align_up(ne * sizeof(double)) * 2 +
+         align_up(ne * sizeof(int));
+    b += align_up(ne * sizeof(float4)) + align_up(ne * sizeof(int2)) +
+         2 * align_up(ne * sizeof(double));
     b += align_up(ne * sizeof(energy_gather_dev));
     if (s && s->n_media > 1) { // per-medium tables (energy_media.cuh) and the medium map
         const size_t nm = (size_t)s->n_media;
-        b += align_up((size_t)d.slice) + align_up(nm * ne * sizeof(int)); // medium, kernel_of_energy
+        b +=
+            align_up((size_t)d.slice) + align_up(nm * ne * sizeof(int)); // medium, kernel_of_energy
         b += 3 * align_up(nm * ne * sizeof(double)) + align_up((nm * ne + 1) * sizeof(int)) +
              align_up(media_candidate_count(s) * sizeof(media_candidate)) + align_up(nm * ne);
         b += align_up(2 * nm * ne * sizeof(int)) + align_up(2 * nm * ne * sizeof(float4)) +
@@ -84,10 +98,12 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
         b += align_up(ne * sizeof(int2)); // et_media's target ranges
         b += align_up(nm * sizeof(double)); // densities (mass sharing)
     }
-    b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) + 2 * align_up(nth * sizeof(double));
+    b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) +
+         2 * align_up(nth * sizeof(double));
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
     const int st = split_tiles_for(g, blocks); // the fused kernel's energy split
-    b += align_up(fused_split_ws_floats(g->nth, g->ne, st) * sizeof(float)) + align_up(st * sizeof(int));
+    b += align_up(fused_split_ws_floats(g->nth, g->ne, st) * sizeof(float)) +
+         align_up(st * sizeof(int));
     b += fft_bytes;
     return b;
 }
@@ -101,7 +117,8 @@ extern "C" double backend_cuda_device_bytes(const grid *g)
 struct arena_cursor {
     char *base;
     size_t used;
-    template <class T> T *take(size_t n)
+    template <class T>
+    T *take(size_t n)
     {
         T *p = (T *)(base + used);
         used += align_up(n * sizeof(T));
@@ -128,7 +145,7 @@ int2 target_range(const sim_tables *s, int ie)
             lo = hi < 0 ? a : std::min(lo, a);
             hi = std::max(hi, b);
         }
-    return int2{lo, hi};
+    return int2{ lo, hi };
 }
 
 // The medium map in the device layout and the per-(medium, table) energy
@@ -139,14 +156,16 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     const grid *g = c->g;
     const size_t ne = g->ne, nm = (size_t)s->n_media;
     unsigned char *med = a.take<unsigned char>(c->d.slice);
-    double *plow = a.take<double>(nm * ne), *dmean = a.take<double>(nm * ne), *steps = a.take<double>(nm * ne);
+    double *plow = a.take<double>(nm * ne), *dmean = a.take<double>(nm * ne),
+           *steps = a.take<double>(nm * ne);
     unsigned char *lower = a.take<unsigned char>(nm * ne);
     const size_t ncand = media_candidate_count(s);
     int *cstart = a.take<int>(nm * ne + 1);
     media_candidate *cand = a.take<media_candidate>(ncand);
     int *tg = a.take<int>(2 * nm * ne);
     float4 *cf = a.take<float4>(2 * nm * ne);
-    double *dep = a.take<double>(2 * nm * ne), *nw = a.take<double>(2 * nm * ne), *nen = a.take<double>(2 * nm * ne);
+    double *dep = a.take<double>(2 * nm * ne), *nw = a.take<double>(2 * nm * ne),
+           *nen = a.take<double>(2 * nm * ne);
     int2 *trange = a.take<int2>(ne);
     double *density = a.take<double>(nm);
 
@@ -154,7 +173,8 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     for (int64_t z = 0; z < g->nz; z++)
         for (int64_t x = 0; x < g->nx; x++)
             hmed[(size_t)(z * c->d.px + x)] = (unsigned char)medium_of(s->mm, (int)z, (int)x);
-    std::vector<double> hp(nm * ne), hd(nm * ne), hs(nm * ne), hdep(2 * nm * ne), hnw(2 * nm * ne), hne(2 * nm * ne);
+    std::vector<double> hp(nm * ne), hd(nm * ne), hs(nm * ne), hdep(2 * nm * ne), hnw(2 * nm * ne),
+        hne(2 * nm * ne);
     std::vector<int> hcs(nm * ne + 1, 0);
     std::vector<media_candidate> hc;
     hc.reserve(ncand);
@@ -174,19 +194,23 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
             if (m) {
                 const energy_dither_lut *dl = sim_dither(s, (int)m);
                 for (int k = dl->cand_start[i]; k < dl->cand_start[i + 1]; k++)
-                    hc.push_back(media_candidate{dl->cand[k].src * 2 + dl->cand[k].upper, dl->cand[k].coeff});
+                    hc.push_back(media_candidate{ dl->cand[k].src * 2 + dl->cand[k].upper,
+                                                  dl->cand[k].coeff });
             } else {
                 const energy_gather_entry &ge = s->el.gather[i];
                 for (int k = 0; k < ge.count; k++)
-                    hc.push_back(media_candidate{ge.src[k] * 2, ge.coeff[k]});
+                    hc.push_back(media_candidate{ ge.src[k] * 2, ge.coeff[k] });
             }
-            for (size_t k = (size_t)hcs[mi]; k < hc.size(); k++) // fused_media.cuh: the widest target-source distance
+            for (size_t k = (size_t)hcs[mi]; k < hc.size();
+                 k++) // fused_media.cuh: the widest target-source distance
                 c->media_reach = std::max(c->media_reach, hc[k].src_table / 2 - (int)i);
             for (int u = 0; u < 2; u++) {
-                const energy_lut *l = !m ? &s->el : u ? &sim_dither(s, (int)m)->upper : &sim_dither(s, (int)m)->lower;
+                const energy_lut *l = !m  ? &s->el
+                                      : u ? &sim_dither(s, (int)m)->upper
+                                          : &sim_dither(s, (int)m)->lower;
                 const size_t k = (m * 2 + u) * ne + i;
                 htg[k] = l->target[i];
-                hcf[k] = float4{l->coeff[i][0], l->coeff[i][1], l->coeff[i][2], 0.0f};
+                hcf[k] = float4{ l->coeff[i][0], l->coeff[i][1], l->coeff[i][2], 0.0f };
                 hdep[k] = l->deposit_MeV[i];
                 hnw[k] = l->nuclear_weight[i];
                 hne[k] = l->nuclear_energy[i];
@@ -194,13 +218,18 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
         }
     }
     hcs[nm * ne] = (int)hc.size();
-    int rc = upload_array(med, hmed.data(), hmed.size(), err) || upload_array(plow, hp.data(), nm * ne, err) ||
+    int rc = upload_array(med, hmed.data(), hmed.size(), err) ||
+             upload_array(plow, hp.data(), nm * ne, err) ||
              upload_array(steps, hs.data(), nm * ne, err) ||
-             upload_array(dmean, hd.data(), nm * ne, err) || upload_array(cstart, hcs.data(), nm * ne + 1, err) ||
+             upload_array(dmean, hd.data(), nm * ne, err) ||
+             upload_array(cstart, hcs.data(), nm * ne + 1, err) ||
              (ncand && upload_array(cand, hc.data(), ncand, err)) ||
-             upload_array(tg, htg.data(), 2 * nm * ne, err) || upload_array(cf, hcf.data(), 2 * nm * ne, err) ||
-             upload_array(dep, hdep.data(), 2 * nm * ne, err) || upload_array(nw, hnw.data(), 2 * nm * ne, err) ||
-             upload_array(nen, hne.data(), 2 * nm * ne, err) || upload_array(trange, htr.data(), ne, err);
+             upload_array(tg, htg.data(), 2 * nm * ne, err) ||
+             upload_array(cf, hcf.data(), 2 * nm * ne, err) ||
+             upload_array(dep, hdep.data(), 2 * nm * ne, err) ||
+             upload_array(nw, hnw.data(), 2 * nm * ne, err) ||
+             upload_array(nen, hne.data(), 2 * nm * ne, err) ||
+             upload_array(trange, htr.data(), ne, err);
     std::vector<double> hrho(nm);
     for (size_t m = 0; m < nm; m++)
         hrho[m] = s->mm->media[m].density_g_cm3;
@@ -208,8 +237,9 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     if (rc)
         return err->code;
     if (s->st.scheme == STREAM_SHIFT && medium_map_mass_varies(s->mm))
-        c->mass = mass_share_dev{med, density};
-    c->em = energy_media_dev{med, plow, steps, lower, dmean, tg, cf, dep, nw, nen, cstart, cand, E, (int)nm};
+        c->mass = mass_share_dev{ med, density };
+    c->em = energy_media_dev{ med, plow, steps, lower,  dmean, tg, cf,
+                              dep, nw,   nen,   cstart, cand,  E,  (int)nm };
     c->at.medium = med;
     c->et_media.trange = trange; // the rest of et_media is et (cuda_setup)
     return 0;
@@ -227,7 +257,8 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     c->g = g;
     c->opt = o ? *o : backend_options_default();
     const cuda_test_options *t = &c->opt.cuda;
-    c->d = dev_dims_for(g, true, t->cuda_pad_rows); // the fused kernels' layout, for their preconditions
+    c->d = dev_dims_for(g, true,
+                        t->cuda_pad_rows); // the fused kernels' layout, for their preconditions
     gpu_query(&c->info);
     if (c->info.count == 0) {
         smx_fail(err, SMX_EXIT_RUNTIME, "no usable CUDA device: %s", c->info.why_none);
@@ -244,10 +275,18 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     // Variants, decided before the arena is sized (the FFT needs memory).
     c->energy_gather = s->energy_gather;
     switch (p->variant_stream) {
-    case VAR_S_ATOMIC: c->stream_variant = SV_ATOMIC; break;
-    case VAR_S_WARP: c->stream_variant = prop.major >= 7 ? SV_WARP : SV_FALLBACK; break;
-    case VAR_S_FALLBACK: c->stream_variant = SV_FALLBACK; break;
-    default: c->stream_variant = SV_GATHER; break; // deterministic and atomic-free
+    case VAR_S_ATOMIC:
+        c->stream_variant = SV_ATOMIC;
+        break;
+    case VAR_S_WARP:
+        c->stream_variant = prop.major >= 7 ? SV_WARP : SV_FALLBACK;
+        break;
+    case VAR_S_FALLBACK:
+        c->stream_variant = SV_FALLBACK;
+        break;
+    default:
+        c->stream_variant = SV_GATHER;
+        break; // deterministic and atomic-free
     }
     int mhw = s->ak.max_half_width;
     // Above 48 KB the direct kernel raises its own dynamic shared-memory limit
@@ -255,8 +294,8 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     size_t smem = angular_direct_smem_bytes(g->nth, mhw);
     int smem_ok = smem <= (size_t)prop.sharedMemPerBlockOptin;
     c->angular = smem_ok ? 0 : 1;
-    snprintf(c->angular_why, sizeof c->angular_why, "%s", smem_ok ? "direct" :
-             "direct-global (shared memory limit)");
+    snprintf(c->angular_why, sizeof c->angular_why, "%s",
+             smem_ok ? "direct" : "direct-global (shared memory limit)");
     c->media = s->n_media > 1;
     int want_fft = p->variant_angular == VAR_A_FFT ||
                    (p->variant_angular == VAR_A_AUTO && g->angle_mode == ANGLE_FULL);
@@ -302,16 +341,18 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     // the FFT: cuda_upload turns fusion off when the FFT serves any bin).
     c->fused = p->fused && !c->media && c->opt.only_op < 0 && c->angular == 0 && c->energy_gather &&
                !(want_fft && p->variant_angular == VAR_A_FFT && t->force_fft_from == 0) &&
-               c->stream_variant == SV_GATHER && fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
+               c->stream_variant == SV_GATHER &&
+               fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
                p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                p->operator_order[2] == OP_STREAM;
     // A run with media steps in two passes over the active region where the
     // same preconditions hold (the direct kernel, gather everywhere).
-    c->media_regions = p->fused && c->media && c->opt.only_op < 0 && c->angular == 0 && c->energy_gather &&
-                       c->stream_variant == SV_GATHER && p->operator_order[0] == OP_THETA &&
-                       p->operator_order[1] == OP_ENERGY && p->operator_order[2] == OP_STREAM;
-    c->single_pass =
-        c->fused && s->st.scheme == STREAM_SHIFT && fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
+    c->media_regions = p->fused && c->media && c->opt.only_op < 0 && c->angular == 0 &&
+                       c->energy_gather && c->stream_variant == SV_GATHER &&
+                       p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
+                       p->operator_order[2] == OP_STREAM;
+    c->single_pass = c->fused && s->st.scheme == STREAM_SHIFT &&
+                     fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
     // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
     c->tiles = c->fused ? fused_tiles_per_block(g->nth, g->ne, mhw, c->single_pass, t->fused_kp_cap,
                                                 t->fused_one_tile)
@@ -340,7 +381,7 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     c->arena_bytes = need;
     *out = c; // from here on cuda_release cleans up
 
-    arena_cursor a{c->arena, 0};
+    arena_cursor a{ c->arena, 0 };
     size_t ne = g->ne, nth = g->nth, nk = s->ak.n_kernels;
     size_t nw = s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1;
     c->psi_a = a.take<float>(c->d.cells);
@@ -365,8 +406,8 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     // uninitialised device memory is ever copied (compute-sanitizer initcheck).
     CUDA_CHECK_ERR(err, cudaMemset(c->ring, 0, RING * sizeof(step_rec_dev)));
     if (const int st = split_tiles_for(g, c->blocks)) {
-        c->split = fused_split_dev{a.take<float>(fused_split_ws_floats(g->nth, g->ne, st)), a.take<int>(st),
-                                   c->opt.cuda.fused_split_off ? 0 : st};
+        c->split = fused_split_dev{ a.take<float>(fused_split_ws_floats(g->nth, g->ne, st)),
+                                    a.take<int>(st), c->opt.cuda.fused_split_off ? 0 : st };
         CUDA_CHECK_ERR(err, cudaMemset(c->split.count, 0, st * sizeof(int)));
     }
     float *w = a.take<float>(nw);
@@ -402,30 +443,36 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
         e.count = ge.count;
         hg[i] = e;
         const float *cf = s->el.coeff[i];
-        hcoef[i] = float4{cf[0], cf[1], cf[2], 0.0f};
-        htr[i] = int2{energy_lut_low_target(&s->el, (int)i), energy_lut_top_target(&s->el, (int)i)};
+        hcoef[i] = float4{ cf[0], cf[1], cf[2], 0.0f };
+        htr[i] =
+            int2{ energy_lut_low_target(&s->el, (int)i), energy_lut_top_target(&s->el, (int)i) };
     }
     std::vector<int4> hbk(ne);
     for (size_t i = 0; i < ne; i++) {
         const int k = s->ak.kernel_of_energy[i];
-        hbk[i] = int4{k, s->ak.half_width[k], s->ak.offset[k], s->el.target[i]};
+        hbk[i] = int4{ k, s->ak.half_width[k], s->ak.offset[k], s->el.target[i] };
     }
     std::vector<fused_bin> hfb(ne);
     for (size_t i = 0; i < ne; i++) {
         const int k = s->ak.kernel_of_energy[i];
         const float *cf = s->el.coeff[i];
-        hfb[i] = fused_bin{g->E.centres[i], s->el.deposit_MeV[i], (float)(1.0 - s->ak.weight_sum[k]),
-                           (float)g->E.centres[i], {cf[0], cf[1], cf[2]},
-                           (float)s->el.nuclear_weight[i], (float)s->el.nuclear_energy[i], 0.0f};
+        hfb[i] = fused_bin{ g->E.centres[i],
+                            s->el.deposit_MeV[i],
+                            (float)(1.0 - s->ak.weight_sum[k]),
+                            (float)g->E.centres[i],
+                            { cf[0], cf[1], cf[2] },
+                            (float)s->el.nuclear_weight[i],
+                            (float)s->el.nuclear_energy[i],
+                            0.0f };
     }
     static_assert(FUSED_EDGE == 4, "one float4 per window edge");
-    std::vector<float4> hedge(2 * ne, float4{0.0f, 0.0f, 0.0f, 0.0f});
+    std::vector<float4> hedge(2 * ne, float4{ 0.0f, 0.0f, 0.0f, 0.0f });
     if (g->angle_mode == ANGLE_WINDOW && nth >= 2 * FUSED_EDGE)
         for (size_t i = 0; i < ne; i++) {
             const double *bf = s->boundary_frac + (size_t)s->ak.kernel_of_energy[i] * nth;
             const double *hi = bf + nth - FUSED_EDGE;
-            hedge[2 * i] = float4{(float)bf[0], (float)bf[1], (float)bf[2], (float)bf[3]};
-            hedge[2 * i + 1] = float4{(float)hi[0], (float)hi[1], (float)hi[2], (float)hi[3]};
+            hedge[2 * i] = float4{ (float)bf[0], (float)bf[1], (float)bf[2], (float)bf[3] };
+            hedge[2 * i + 1] = float4{ (float)hi[0], (float)hi[1], (float)hi[2], (float)hi[3] };
         }
     // The kernels edge_loss does not serve, as float rows of the fused
     // kernel's direction count, for its shared memory (fused_tables_dev).
@@ -441,50 +488,54 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
                 row_of_kernel[k] = (int)(hbfw.size() / row_floats);
                 hbfw.resize(hbfw.size() + row_floats, 0.0f);
                 for (size_t j = 0; j < nth; j++)
-                    hbfw[row_of_kernel[k] * row_floats + j] = (float)s->boundary_frac[(size_t)k * nth + j];
+                    hbfw[row_of_kernel[k] * row_floats + j] =
+                        (float)s->boundary_frac[(size_t)k * nth + j];
             }
             hrow[i] = row_of_kernel[k];
         }
     int n_wide = (int)(hbfw.size() / row_floats);
-    if (n_wide > 0 &&
-        !fused_boundary_rows_fit(nth, ne, mhw, c->single_pass, c->opt.cuda.fused_kp_cap, c->tiles, n_wide))
+    if (n_wide > 0 && !fused_boundary_rows_fit(nth, ne, mhw, c->single_pass,
+                                               c->opt.cuda.fused_kp_cap, c->tiles, n_wide))
         n_wide = 0; // edge rows from angular_tables_dev::boundary_frac in global memory
-    c->ft = fused_tables_dev{bk, fb, edge, bfw, bfrow, n_wide};
-    int rc = upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
-             upload_array(bk, hbk.data(), ne, err) || upload_array(fb, hfb.data(), ne, err) ||
-             upload_array(edge, hedge.data(), 2 * ne, err) ||
-             (n_wide > 0 && (upload_array(bfw, hbfw.data(), hbfw.size(), err) ||
-                             upload_array(bfrow, hrow.data(), ne, err))) ||
-             upload_array(hw, s->ak.half_width, nk, err) ||
-             upload_array(koe, s->ak.kernel_of_energy, nm * ne, err) ||
-             upload_array(wsum, s->ak.weight_sum, nk, err) ||
-             upload_array(bfrac, s->boundary_frac, nk * nth, err) ||
-             upload_array(E, g->E.centres, ne, err) || upload_array(dep, s->el.deposit_MeV, ne, err) ||
-             upload_array(tg, (const int *)s->el.target, ne, err) ||
-             upload_array(coef, hcoef.data(), ne, err) || upload_array(trange, htr.data(), ne, err) ||
-             upload_array(nucw, s->el.nuclear_weight, ne, err) ||
-             upload_array(nuce, s->el.nuclear_energy, ne, err) ||
-             upload_array(gat, hg.data(), ne, err) || upload_array(ox, (const int *)s->st.ox, nth, err) ||
-             upload_array(oz, (const int *)s->st.oz, nth, err) ||
-             upload_array(sw, s->st.w, 4 * nth, err) || upload_array(sx, s->st.sx, nth, err) ||
-             upload_array(sz, s->st.sz, nth, err);
+    c->ft = fused_tables_dev{ bk, fb, edge, bfw, bfrow, n_wide };
+    int rc =
+        upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
+        upload_array(bk, hbk.data(), ne, err) || upload_array(fb, hfb.data(), ne, err) ||
+        upload_array(edge, hedge.data(), 2 * ne, err) ||
+        (n_wide > 0 && (upload_array(bfw, hbfw.data(), hbfw.size(), err) ||
+                        upload_array(bfrow, hrow.data(), ne, err))) ||
+        upload_array(hw, s->ak.half_width, nk, err) ||
+        upload_array(koe, s->ak.kernel_of_energy, nm * ne, err) ||
+        upload_array(wsum, s->ak.weight_sum, nk, err) ||
+        upload_array(bfrac, s->boundary_frac, nk * nth, err) ||
+        upload_array(E, g->E.centres, ne, err) || upload_array(dep, s->el.deposit_MeV, ne, err) ||
+        upload_array(tg, (const int *)s->el.target, ne, err) ||
+        upload_array(coef, hcoef.data(), ne, err) || upload_array(trange, htr.data(), ne, err) ||
+        upload_array(nucw, s->el.nuclear_weight, ne, err) ||
+        upload_array(nuce, s->el.nuclear_energy, ne, err) ||
+        upload_array(gat, hg.data(), ne, err) ||
+        upload_array(ox, (const int *)s->st.ox, nth, err) ||
+        upload_array(oz, (const int *)s->st.oz, nth, err) ||
+        upload_array(sw, s->st.w, 4 * nth, err) || upload_array(sx, s->st.sx, nth, err) ||
+        upload_array(sz, s->st.sz, nth, err);
     if (rc)
         return err->code;
-    c->at = angular_tables_dev{w, off, hw, koe, NULL, (int64_t)ne, wsum, bfrac, E, (int)nk, mhw,
-                               g->angle_mode == ANGLE_FULL};
+    c->at = angular_tables_dev{ w,    off,   hw, koe,     NULL, (int64_t)ne,
+                                wsum, bfrac, E,  (int)nk, mhw,  g->angle_mode == ANGLE_FULL };
     if (c->media && (rc = upload_media(c, a, E, err)))
         return rc;
-    c->et = energy_tables_dev{tg, coef, trange, dep, nucw, nuce, gat, E};
+    c->et = energy_tables_dev{ tg, coef, trange, dep, nucw, nuce, gat, E };
     if (c->media) {
         const int2 *mtr = c->et_media.trange;
         c->et_media = c->et;
         c->et_media.trange = mtr;
     }
-    c->stt = stream_tables_dev{ox, oz, sw, sx, sz, E, s->st.scheme};
+    c->stt = stream_tables_dev{ ox, oz, sw, sx, sz, E, s->st.scheme };
     // The one-pass media step where the shift scheme moves whole cells and its
     // ring and stage fit in shared memory (taken per source: cuda_upload).
-    c->media_single_ok = c->media_regions && s->st.scheme == STREAM_SHIFT &&
-                         fused_media_supported(g->nth, g->ne, c->media_reach, prop.sharedMemPerBlockOptin);
+    c->media_single_ok =
+        c->media_regions && s->st.scheme == STREAM_SHIFT &&
+        fused_media_supported(g->nth, g->ne, c->media_reach, prop.sharedMemPerBlockOptin);
     // How far one step can move weight, over all directions (bounds the active region).
     {
         int zl = 1 << 30, zh = -(1 << 30), xl = 1 << 30, xh = -(1 << 30);
@@ -496,7 +547,8 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
             } else {
                 z0 = s->st.oz[j], z1 = s->st.oz[j] + 1, x0 = s->st.ox[j], x1 = s->st.ox[j] + 1;
             }
-            zl = std::min(zl, z0), zh = std::max(zh, z1), xl = std::min(xl, x0), xh = std::max(xh, x1);
+            zl = std::min(zl, z0), zh = std::max(zh, z1), xl = std::min(xl, x0),
+            xh = std::max(xh, x1);
         }
         c->reach = make_int4(zl, zh, xl, xh);
     }
@@ -514,8 +566,12 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     if (p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final)
         CUDA_CHECK_ERR(err, cudaMallocHost(&c->pinned, (size_t)g->cells * sizeof(float)));
     switch (p->early_exit) {
-    case EARLY_EXIT_OFF: c->threshold = 0.0f; break;
-    default: c->threshold = (float)p->early_exit_threshold; break; // adaptive: scaled at upload
+    case EARLY_EXIT_OFF:
+        c->threshold = 0.0f;
+        break;
+    default:
+        c->threshold = (float)p->early_exit_threshold;
+        break; // adaptive: scaled at upload
     }
     c->use_graph = p->cuda_graph;
     return 0;

@@ -68,9 +68,9 @@ void active_bin_ranges(const box4 *box, int ne, const int2 *trange, active_regio
 // (the stop flag, the run state, the first box of each thread) and the
 // flag is tested only before the first store to global memory.
 __global__ void finish_kernel(const double *partials, int slots, const int *front_part, int blocks,
-                              step_rec_dev *ring, run_state_dev *st, int *stop, int ne,
-                              box4 *box_a, box4 *box_next, active_regions *reg,
-                              energy_tables_dev et, int single_pass)
+                              step_rec_dev *ring, run_state_dev *st, int *stop, int ne, box4 *box_a,
+                              box4 *box_next, active_regions *reg, energy_tables_dev et,
+                              int single_pass)
 {
     __shared__ double sums[TF_COUNT];
     __shared__ int red[9]; // occupied z0 z1 x0 x1, src lo hi, tgt lo hi, front
@@ -86,7 +86,7 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
             rg = *reg;
     }
     box4 b_first = box_empty4(); // bin t's box, target and fraction (the loop's first iteration)
-    int2 tr_first{-1, -1};
+    int2 tr_first{ -1, -1 };
     if (box_a && t < ne) {
         b_first = box_next[t];
         tr_first = et.trange[t];
@@ -127,7 +127,8 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         // Each thread's extremes, then one warp reduction and one shared
         // atomic per warp and value: per-thread atomics on the same eight
         // words serialise within each warp.
-        int zlo = INT_MAX, zhi = -1, xlo = INT_MAX, xhi = -1, slo = INT_MAX, shi = -1, tlo = INT_MAX, thi = -1;
+        int zlo = INT_MAX, zhi = -1, xlo = INT_MAX, xhi = -1, slo = INT_MAX, shi = -1,
+            tlo = INT_MAX, thi = -1;
         for (int k = t; k < ne; k += blockDim.x) {
             const bool first = k == t;
             const box4 b = first ? b_first : box_next[k];
@@ -173,7 +174,7 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         rg.written = rg.occupied;
         rg.wtgt_lo = single_pass ? rg.src_lo : rg.tgt_lo;
         rg.wtgt_hi = single_pass ? rg.src_hi : rg.tgt_hi;
-        rg.occupied = red[1] >= 0 ? box4{red[0], red[1], red[2], red[3]} : box_empty4();
+        rg.occupied = red[1] >= 0 ? box4{ red[0], red[1], red[2], red[3] } : box_empty4();
         rg.src_lo = red[5] >= 0 ? red[4] : ne, rg.src_hi = red[5];
         rg.tgt_lo = red[7] >= 0 ? red[6] : ne, rg.tgt_hi = red[7];
         *reg = rg;
@@ -223,7 +224,8 @@ __global__ void clear_rows_kernel(float *psi, dev_dims d, int z0, int nrow, int 
     }
 }
 
-cudaError_t clear_rows_launch(float *psi, dev_dims d, int z0, int z1, int lo, int hi, cudaStream_t s)
+cudaError_t clear_rows_launch(float *psi, dev_dims d, int z0, int z1, int lo, int hi,
+                              cudaStream_t s)
 {
     if (z1 < z0 || hi < lo)
         return cudaSuccess;

@@ -20,8 +20,8 @@ struct step_rec_dev {
 struct run_state_dev {
     double w_prev, e_prev;
     double stop_below; // auto: weight threshold; < 0 = fixed step count
-    int64_t step;      // steps completed
-    int n_since;       // records written since the last collect
+    int64_t step; // steps completed
+    int n_since; // records written since the last collect
 };
 
 cudaError_t measure_launch(const float *psi, dev_dims d, const double *E, const int *stop,
@@ -33,7 +33,8 @@ cudaError_t finish_launch(const double *partials, int slots, const int *front_pa
 // Zeroes rows z0..z1 (whole pitch) of every direction of bins lo..hi: where a
 // finished run left values, so that a field's next spot starts from zeros
 // without clearing the whole state.
-cudaError_t clear_rows_launch(float *psi, dev_dims d, int z0, int z1, int lo, int hi, cudaStream_t s);
+cudaError_t clear_rows_launch(float *psi, dev_dims d, int z0, int z1, int lo, int hi,
+                              cudaStream_t s);
 // Source bins that hold weight and the target bins they move to (host side).
 void active_bin_ranges(const box4 *box, int ne, const int2 *trange, active_regions *reg);
 

@@ -11,10 +11,10 @@
 
 #include "base/error.h"
 
-#define CUDA_CHECK_ERR(err, stmt)                                                          \
-    do {                                                                                   \
-        cudaError_t e_ = (stmt);                                                           \
-        if (e_ != cudaSuccess)                                                             \
+#define CUDA_CHECK_ERR(err, stmt)                                                           \
+    do {                                                                                    \
+        cudaError_t e_ = (stmt);                                                            \
+        if (e_ != cudaSuccess)                                                              \
             return smx_fail((err), SMX_EXIT_RUNTIME, "%s:%d: %s failed: %s (%s)", __FILE__, \
                             __LINE__, #stmt, cudaGetErrorString(e_), cudaGetErrorName(e_)); \
     } while (0)

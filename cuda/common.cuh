@@ -52,14 +52,17 @@ __device__ __forceinline__ int warp_max(int v)
 // of a row belong to no cell of the grid and hold zeros.
 struct dev_dims {
     int64_t ne, nth, nz, nx;
-    int64_t px;    // row pitch: cell (z, x) of a plane is at z * px + x
+    int64_t px; // row pitch: cell (z, x) of a plane is at z * px + x
     int64_t slice; // nz * px
     int64_t cells; // ne * nth * slice
 };
 
 // Rows of psi (one per energy, direction and z): what a 2D copy between the
 // host's rows of nx floats and the device's rows of px counts.
-__host__ __device__ inline int64_t dev_rows(const dev_dims &d) { return d.ne * d.nth * d.nz; }
+__host__ __device__ inline int64_t dev_rows(const dev_dims &d)
+{
+    return d.ne * d.nth * d.nz;
+}
 
 // The row pitch the CUDA backend gives a grid nx cells wide: nx rounded up to
 // whole 128-byte lines where that costs at most an eighth more memory (or
@@ -145,16 +148,22 @@ struct box4 {
     int z0, z1, x0, x1;
 };
 
-__host__ __device__ inline bool box_is_empty(box4 b) { return b.z0 > b.z1 || b.x0 > b.x1; }
-__host__ __device__ inline box4 box_empty4() { return box4{1 << 30, -1, 1 << 30, -1}; }
+__host__ __device__ inline bool box_is_empty(box4 b)
+{
+    return b.z0 > b.z1 || b.x0 > b.x1;
+}
+__host__ __device__ inline box4 box_empty4()
+{
+    return box4{ 1 << 30, -1, 1 << 30, -1 };
+}
 __host__ __device__ inline box4 box_join(box4 a, box4 b)
 {
     if (box_is_empty(a))
         return b;
     if (box_is_empty(b))
         return a;
-    return box4{a.z0 < b.z0 ? a.z0 : b.z0, a.z1 > b.z1 ? a.z1 : b.z1, a.x0 < b.x0 ? a.x0 : b.x0,
-                a.x1 > b.x1 ? a.x1 : b.x1};
+    return box4{ a.z0 < b.z0 ? a.z0 : b.z0, a.z1 > b.z1 ? a.z1 : b.z1, a.x0 < b.x0 ? a.x0 : b.x0,
+                 a.x1 > b.x1 ? a.x1 : b.x1 };
 }
 
 // Highest energy bin that source bins moving to `target` reach: target + 1
@@ -162,10 +171,10 @@ __host__ __device__ inline box4 box_join(box4 a, box4 b)
 
 // Regions of the fused step, kept on the device between steps.
 struct active_regions {
-    box4 occupied;       // union over energy bins of where psi_a is non-zero
-    box4 written;        // where psi_b may still hold values from the last step
-    int src_lo, src_hi;  // energy bins of psi_a that hold weight (lo > hi: none)
-    int tgt_lo, tgt_hi;  // bins they move to this step
+    box4 occupied; // union over energy bins of where psi_a is non-zero
+    box4 written; // where psi_b may still hold values from the last step
+    int src_lo, src_hi; // energy bins of psi_a that hold weight (lo > hi: none)
+    int tgt_lo, tgt_hi; // bins they move to this step
     int wtgt_lo, wtgt_hi; // bins of psi_b that may hold last step's values
 };
 
@@ -193,25 +202,34 @@ struct region_cols {
 __device__ inline region_cols region_cols_of(dev_dims d, const active_regions *reg)
 {
     if (!reg)
-        return region_cols{d.ne * d.slice, 0, 0, 0, 0, 0};
+        return region_cols{ d.ne * d.slice, 0, 0, 0, 0, 0 };
     const box4 F = box_join(reg->occupied, reg->written);
     const int lo = reg->src_lo, hi = reg->src_hi;
     if (box_is_empty(F) || hi < lo)
-        return region_cols{0, 1, 0, 1, 0, 0};
+        return region_cols{ 0, 1, 0, 1, 0, 0 };
     const int nxr = F.x1 - F.x0 + 1;
     const int64_t per = (int64_t)(F.z1 - F.z0 + 1) * nxr;
-    return region_cols{(int64_t)(hi - lo + 1) * per, per, lo, nxr, F.z0, F.x0};
+    return region_cols{ (int64_t)(hi - lo + 1) * per, per, lo, nxr, F.z0, F.x0 };
 }
 
 // Tally fields of one step, in the partials buffer and in the per-step record.
 enum tally_field {
     // weight, then energy, of each channel in src/transport/tally.h's order
-    TF_W_THETA_BOUNDARY = 0, TF_W_THETA_CUTOFF, TF_W_ENERGY_STOPPED, TF_W_SPATIAL_LEAK, TF_W_NUCLEAR,
+    TF_W_THETA_BOUNDARY = 0,
+    TF_W_THETA_CUTOFF,
+    TF_W_ENERGY_STOPPED,
+    TF_W_SPATIAL_LEAK,
+    TF_W_NUCLEAR,
     TF_W_MEDIUM_ROUNDING,
-    TF_E_THETA_BOUNDARY, TF_E_THETA_CUTOFF, TF_E_ENERGY_STOPPED, TF_E_SPATIAL_LEAK, TF_E_NUCLEAR,
+    TF_E_THETA_BOUNDARY,
+    TF_E_THETA_CUTOFF,
+    TF_E_ENERGY_STOPPED,
+    TF_E_SPATIAL_LEAK,
+    TF_E_NUCLEAR,
     TF_E_MEDIUM_ROUNDING,
     TF_DEPOSITED,
-    TF_W_OUT, TF_E_OUT, // sums of psi and psi*E after the step
+    TF_W_OUT,
+    TF_E_OUT, // sums of psi and psi*E after the step
     TF_COUNT
 };
 

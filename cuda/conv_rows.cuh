@@ -76,7 +76,8 @@ __device__ __forceinline__ void conv_rows(int j0, int nth, int K, const float *w
 // The zero rows and the zero weights past 2K enter as fma(0, v, acc) or
 // fma(w, 0, acc), both == acc bitwise (as in conv_rows), for finite inputs.
 template <int ROWS, int U, int S>
-__device__ __forceinline__ void conv_padded_blocked(const float *x, int K, const float *w, float (&acc)[ROWS])
+__device__ __forceinline__ void conv_padded_blocked(const float *x, int K, const float *w,
+                                                    float (&acc)[ROWS])
 {
     constexpr int NW = ROWS + U - 1;
     const float *p = x + (K - U + 1) * S; // win[i] = p[i * S] = v(j0 + K - t0 - U + 1 + i)
@@ -114,8 +115,8 @@ __device__ __forceinline__ void conv_padded_blocked(const float *x, int K, const
 // (loading all ROWS + 2K again made the dense fused step 1-2 % slower;
 // bench/history.md).
 template <int ROWS, int K, int S>
-__device__ __forceinline__ void conv_padded_fixed(const float *x, const float *w, const float (&own)[ROWS],
-                                                      float (&acc)[ROWS])
+__device__ __forceinline__ void conv_padded_fixed(const float *x, const float *w,
+                                                  const float (&own)[ROWS], float (&acc)[ROWS])
 {
     float win[ROWS + 2 * K]; // win[i] = v(j0 - K + i)
 #pragma unroll
@@ -136,8 +137,8 @@ __device__ __forceinline__ void conv_padded_fixed(const float *x, const float *w
 // conv_padded_* for any K: x and w as above with U = CONV_TAPS_PER_BLOCK.
 // own: the ROWS central values (x[r * S]), as the caller holds them.
 template <int ROWS, int S>
-__device__ __forceinline__ void conv_padded(const float *x, int K, const float *w, const float (&own)[ROWS],
-                                            float (&acc)[ROWS])
+__device__ __forceinline__ void conv_padded(const float *x, int K, const float *w,
+                                            const float (&own)[ROWS], float (&acc)[ROWS])
 {
     switch (K) {
     case 0:

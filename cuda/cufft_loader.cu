@@ -31,11 +31,12 @@ struct loader_state {
 };
 
 std::once_flag once;
-std::atomic<bool> tried{false}; // set, after st is final, by the one load
-std::atomic<bool> warned{false};
+std::atomic<bool> tried{ false }; // set, after st is final, by the one load
+std::atomic<bool> warned{ false };
 loader_state st;
 
-template <class F> bool take(void *lib, const char *lib_name, const char *symbol, F *slot)
+template <class F>
+bool take(void *lib, const char *lib_name, const char *symbol, F *slot)
 {
     dlerror();
     void *p = dlsym(lib, symbol);

@@ -6,16 +6,16 @@ namespace {
 // grids read them from global memory.
 constexpr int PATH_SMEM = 128;
 constexpr int GROUPS = SMX_PATH_LEAVES_MIN; // one warp per group of directions
-constexpr int FAST_MAX = 3;                 // widest path (cells per axis) of the fast form
+constexpr int FAST_MAX = 3; // widest path (cells per axis) of the fast form
 static_assert(SMX_THREADS == 32 * GROUPS, "a block is one warp per group of directions, 32 cells");
 
 // One direction's P_j by smx_path_direction (the grid's edge cells, paths
 // wider than FAST_MAX cells, or more than PATH_SMEM directions).
-__device__ __forceinline__ double direction_sum(const float *dmap, dev_dims d, path_scratch_dev ps, int j, int tz,
-                                                int tx, box4 S, mass_share_dev m)
+__device__ __forceinline__ double direction_sum(const float *dmap, dev_dims d, path_scratch_dev ps,
+                                                int j, int tz, int tx, box4 S, mass_share_dev m)
 {
-    return smx_path_direction(dmap + (int64_t)j * d.slice, (int)d.px, &ps.pz[j], &ps.px[j], tz, tx, (int)d.nz,
-                              (int)d.nx, S.z0, S.z1, S.x0, S.x1, m.medium, m.density);
+    return smx_path_direction(dmap + (int64_t)j * d.slice, (int)d.px, &ps.pz[j], &ps.px[j], tz, tx,
+                              (int)d.nz, (int)d.nx, S.z0, S.z1, S.x0, S.x1, m.medium, m.density);
 }
 
 // P_j for K directions j0 .. j0 + K - 1 of a cell off the grid's edges whose
@@ -29,9 +29,9 @@ __device__ __forceinline__ double direction_sum(const float *dmap, dev_dims d, p
 // smx_path_direction (a source outside the region reads 1: a finite factor
 // of a +0 term).
 template <int N, int K, bool MASS>
-__device__ __forceinline__ void directions_interior(double (&P)[K], const float *__restrict__ dmap, int64_t plane,
-                                                    int pitch, const path_fast *pf, int j0, int nth, int tz, int tx,
-                                                    box4 S, mass_share_dev m)
+__device__ __forceinline__ void
+directions_interior(double (&P)[K], const float *__restrict__ dmap, int64_t plane, int pitch,
+                    const path_fast *pf, int j0, int nth, int tz, int tx, box4 S, mass_share_dev m)
 {
     float v[K][N][N];
     double r[MASS ? K : 1][MASS ? N : 1][MASS ? N : 1];
@@ -45,10 +45,13 @@ __device__ __forceinline__ void directions_interior(double (&P)[K], const float 
 #pragma unroll
             for (int b = 0; b < N; b++) {
                 const int xs = tx - p.xlo - b;
-                const bool in = j0 + k < nth && zs >= S.z0 && zs <= S.z1 && xs >= S.x0 && xs <= S.x1;
+                const bool in =
+                    j0 + k < nth && zs >= S.z0 && zs <= S.z1 && xs >= S.x0 && xs <= S.x1;
                 v[k][a][b] = in ? __ldg(dmap + (j0 + k) * plane + (int64_t)zs * pitch + xs) : 0.0f;
                 if constexpr (MASS)
-                    r[k][a][b] = in ? smx_path_ratio(rho_t, m.density[m.medium[(int64_t)zs * pitch + xs]]) : 1.0;
+                    r[k][a][b] =
+                        in ? smx_path_ratio(rho_t, m.density[m.medium[(int64_t)zs * pitch + xs]])
+                           : 1.0;
             }
         }
     }
@@ -70,8 +73,8 @@ __device__ __forceinline__ void directions_interior(double (&P)[K], const float 
 
 // The step's paths, once: thread j computes direction j's (both axes), then
 // the block's extreme offsets and widest span go beside them (path_scratch).
-__global__ void path_kernel(path_scratch_dev ps, dev_dims d, stream_tables_dev st, const int64_t *step, int moved,
-                            const int *stop)
+__global__ void path_kernel(path_scratch_dev ps, dev_dims d, stream_tables_dev st,
+                            const int64_t *step, int moved, const int *stop)
 {
     if (*stop)
         return;
@@ -87,7 +90,7 @@ __global__ void path_kernel(path_scratch_dev ps, dev_dims d, stream_tables_dev s
         smx_path_of(st.sx[j], n, moved, shift, 0.0, &b);
         ps.pz[j] = a;
         ps.px[j] = b;
-        path_fast f{a.lo, a.n, b.lo, b.n, {}};
+        path_fast f{ a.lo, a.n, b.lo, b.n, {} };
         for (int u = 0; u < FAST_MAX && u < a.n; u++)
             for (int v = 0; v < FAST_MAX && v < b.n; v++)
                 f.f[u][v] = a.f[u] * b.f[v]; // the product smx_path_direction forms
@@ -105,13 +108,14 @@ __global__ void path_kernel(path_scratch_dev ps, dev_dims d, stream_tables_dev s
 // the whole grid.
 __device__ __forceinline__ box4 map_region(dev_dims d, const active_regions *reg)
 {
-    return reg ? box_join(reg->occupied, reg->written) : box4{0, (int)d.nz - 1, 0, (int)d.nx - 1};
+    return reg ? box_join(reg->occupied, reg->written) : box4{ 0, (int)d.nz - 1, 0, (int)d.nx - 1 };
 }
 
 // Sharing by capped mass: what each held cell of the region keeps
 // (smx_path_held), one thread per cell, before the spread.
-__global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, path_scratch_dev ps, dev_dims d,
-                                 mass_share_dev m, const active_regions *reg, const int *stop)
+__global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, path_scratch_dev ps,
+                                 dev_dims d, mass_share_dev m, const active_regions *reg,
+                                 const int *stop)
 {
     if (*stop)
         return;
@@ -123,8 +127,8 @@ __global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, p
          i += (int64_t)gridDim.x * blockDim.x) {
         const int z = S.z0 + (int)(i / w), x = S.x0 + (int)(i % w);
         double *c = dose + (int64_t)z * d.px + x;
-        *c = smx_path_held(*c, dmap, d.slice, (int)d.px, (int)d.nth, ps.pz, ps.px, z, x, (int)d.nz, (int)d.nx,
-                           m.medium, m.density);
+        *c = smx_path_held(*c, dmap, d.slice, (int)d.px, (int)d.nth, ps.pz, ps.px, z, x, (int)d.nz,
+                           (int)d.nx, m.medium, m.density);
     }
 }
 
@@ -147,8 +151,9 @@ __device__ __forceinline__ double group_tree(double (&P)[8], int B)
 // MASS: capped mass sharing (mass's medium set), an instantiation of its own
 // so that sharing by length keeps its registers.
 template <bool MASS>
-__global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dmap, path_scratch_dev ps, dev_dims d,
-                                      mass_share_dev mass, const active_regions *reg, const int *stop)
+__global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dmap,
+                                      path_scratch_dev ps, dev_dims d, mass_share_dev mass,
+                                      const active_regions *reg, const int *stop)
 {
     if (*stop)
         return;
@@ -162,7 +167,8 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
     const int zlo = max(0, S.z0 + ps.reach[0]), zhi = min(nz - 1, S.z1 + ps.reach[1]);
     const int xlo = max(0, S.x0 + ps.reach[2]), xhi = min(nx - 1, S.x1 + ps.reach[3]);
     const int widest = ps.reach[4];
-    const int64_t w = xhi - xlo + 1, cells = (int64_t)(zhi - zlo + 1) * w, tiles = (cells + 31) / 32;
+    const int64_t w = xhi - xlo + 1, cells = (int64_t)(zhi - zlo + 1) * w,
+                  tiles = (cells + 31) / 32;
     if (blockIdx.x >= tiles)
         return;
     const bool fast_ok = nth <= PATH_SMEM && widest <= FAST_MAX;
@@ -181,19 +187,19 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
         double part = 0.0;
         if (live && fast && B <= 8 && widest <= 2) {
             double P[8];
-            directions_interior<2, 8, MASS>(P, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B), tz, tx, S,
-                                            mass);
+            directions_interior<2, 8, MASS>(P, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
+                                            tz, tx, S, mass);
             part = group_tree(P, B);
         } else if (live && fast && B <= 8) {
             double P[8], Q[4];
-            directions_interior<3, 4, MASS>(Q, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B), tz, tx, S,
-                                            mass);
+            directions_interior<3, 4, MASS>(Q, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
+                                            tz, tx, S, mass);
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 P[k] = Q[k];
             if (B > 4)
-                directions_interior<3, 4, MASS>(Q, dmap, d.slice, (int)d.px, s_pf, j0 + 4, min(nth, j0 + B), tz, tx,
-                                                S, mass);
+                directions_interior<3, 4, MASS>(Q, dmap, d.slice, (int)d.px, s_pf, j0 + 4,
+                                                min(nth, j0 + B), tz, tx, S, mass);
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 P[4 + k] = B > 4 ? Q[k] : 0.0;
@@ -202,7 +208,8 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
             smx_path_tree t;
             t.top = t.count = 0;
             for (int k = 0; k < B; k++)
-                smx_path_tree_push(&t, j0 + k < nth ? direction_sum(dmap, d, ps, j0 + k, tz, tx, S, mass) : 0.0);
+                smx_path_tree_push(
+                    &t, j0 + k < nth ? direction_sum(dmap, d, ps, j0 + k, tz, tx, S, mass) : 0.0);
             part = t.v[0];
         }
         s_part[buf][g][lane] = part;
@@ -219,16 +226,19 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
 
 } // namespace
 
-cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d, stream_tables_dev st,
-                           mass_share_dev mass, const int64_t *step, int moved, const active_regions *reg,
-                           const int *stop, int blocks, cudaStream_t s)
+cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d,
+                           stream_tables_dev st, mass_share_dev mass, const int64_t *step,
+                           int moved, const active_regions *reg, const int *stop, int blocks,
+                           cudaStream_t s)
 {
     path_kernel<<<1, SMX_THREADS, 0, s>>>(ps, d, st, step, moved, stop);
     if (mass.medium)
         held_rest_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
     if (mass.medium)
-        deposit_spread_kernel<true><<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
+        deposit_spread_kernel<true>
+            <<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
     else
-        deposit_spread_kernel<false><<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
+        deposit_spread_kernel<false>
+            <<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
     return cudaGetLastError();
 }

@@ -45,8 +45,9 @@ struct mass_share_dev {
 // ps: scratch for the step's paths. mass: sharing by capped mass when its
 // medium is set. Launches: the paths (one block), what the held cells keep
 // (with mass), then the spread.
-cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d, stream_tables_dev st,
-                           mass_share_dev mass, const int64_t *step, int moved, const active_regions *reg,
-                           const int *stop, int blocks, cudaStream_t s);
+cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d,
+                           stream_tables_dev st, mass_share_dev mass, const int64_t *step,
+                           int moved, const active_regions *reg, const int *stop, int blocks,
+                           cudaStream_t s);
 
 #endif

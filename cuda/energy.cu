@@ -29,8 +29,9 @@ __global__ void energy_deposit_kernel(const float *__restrict__ psi, float *__re
             dep_sum += D;
         }
     }
-    const double v[5] = {dep_sum, w_stop, e_stop, w_nuc, e_nuc};
-    const int fields[5] = {TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR, TF_E_NUCLEAR};
+    const double v[5] = { dep_sum, w_stop, e_stop, w_nuc, e_nuc };
+    const int fields[5] = { TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR,
+                            TF_E_NUCLEAR };
     __shared__ double scratch[SMX_WARPS];
     for (int k = 0; k < 5; k++) {
         double s = block_sum(v[k], scratch);
@@ -74,7 +75,7 @@ __global__ void energy_scatter_kernel(float *psi, dev_dims d, energy_tables_dev 
             if (tg < 0)
                 continue;
             const float4 c4 = t.coeff[s];
-            const float c[3] = {c4.x, c4.y, c4.z};
+            const float c[3] = { c4.x, c4.y, c4.z };
 #pragma unroll
             for (int k = 0; k < 3; k++) // zero outside the grid (lut_energy.h)
                 if (c[k] != 0.0f)

@@ -29,13 +29,13 @@ struct energy_gather_dev {
 };
 
 struct energy_tables_dev {
-    const int *target;                 // [ne] bracketing lower bin t, -1 = stops
-    const float4 *coeff;               // [ne] to t-1, t, t+1 (w unused)
-    const int2 *trange;                // [ne] lowest and highest target receiving weight
-    const double *deposit;             // [ne] MeV per unit weight
-    const double *nuc_w, *nuc_e;       // [ne] non-elastic removal: weight, escaping MeV
-    const energy_gather_dev *gather;   // [ne] per target
-    const double *E;                   // [ne] centres
+    const int *target; // [ne] bracketing lower bin t, -1 = stops
+    const float4 *coeff; // [ne] to t-1, t, t+1 (w unused)
+    const int2 *trange; // [ne] lowest and highest target receiving weight
+    const double *deposit; // [ne] MeV per unit weight
+    const double *nuc_w, *nuc_e; // [ne] non-elastic removal: weight, escaping MeV
+    const energy_gather_dev *gather; // [ne] per target
+    const double *E; // [ne] centres
 };
 
 cudaError_t energy_deposit(const float *psi, float *dmap, dev_dims d, energy_tables_dev t,

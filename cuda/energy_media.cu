@@ -4,18 +4,20 @@
 
 namespace {
 
-__global__ void media_choose_kernel(energy_media_dev t, int64_t ne, const int64_t *step_p, const int *stop)
+__global__ void media_choose_kernel(energy_media_dev t, int64_t ne, const int64_t *step_p,
+                                    const int *stop)
 {
     if (*stop)
         return;
     const int64_t step = *step_p, n = (int64_t)t.n_media * ne;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        t.lower[i] = (unsigned char)smx_dither_lower(t.steps + i / ne * ne, (int)ne, t.p_low[i], (int)(i % ne),
-                                                     (long long)step);
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        t.lower[i] = (unsigned char)smx_dither_lower(t.steps + i / ne * ne, (int)ne, t.p_low[i],
+                                                     (int)(i % ne), (long long)step);
 }
 
-__global__ void media_deposit_kernel(const float *__restrict__ psi, float *__restrict__ dmap, dev_dims d,
-                                     energy_media_dev t, const int *stop,
+__global__ void media_deposit_kernel(const float *__restrict__ psi, float *__restrict__ dmap,
+                                     dev_dims d, energy_media_dev t, const int *stop,
                                      double *partials, int blocks)
 {
     if (*stop)
@@ -53,7 +55,8 @@ __global__ void media_gather_kernel(float *psi, dev_dims d, energy_media_dev t, 
         const unsigned char *low = t.lower + m * ne;
         float *p = psi + c; // (th, z, x) column; energy stride nth * slice
         for (int64_t j = 0; j < ne; j++)
-            p[j * estride] = media_gather(t, m * ne + j, low, 0, (int)ne - 1, [&](int s) { return p[s * estride]; });
+            p[j * estride] = media_gather(t, m * ne + j, low, 0, (int)ne - 1,
+                                          [&](int s) { return p[s * estride]; });
     }
 }
 
@@ -75,7 +78,7 @@ __global__ void media_scatter_kernel(float *psi, dev_dims d, energy_media_dev t,
             if (tg < 0)
                 continue;
             const float4 c4 = t.coeff[k];
-            const float cf[3] = {c4.x, c4.y, c4.z};
+            const float cf[3] = { c4.x, c4.y, c4.z };
 #pragma unroll
             for (int q = 0; q < 3; q++)
                 if (cf[q] != 0.0f)
@@ -92,8 +95,9 @@ __global__ void media_scatter_kernel(float *psi, dev_dims d, energy_media_dev t,
 // to the highest source or target, reading only source bins (the others may
 // still hold last step's values: they count as the CPU's zeros, and skipping a
 // zero term changes no bit).
-__global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_dims d, energy_media_dev t,
-                                    const active_regions *reg, const int *stop, double *partials, int blocks)
+__global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_dims d,
+                                    energy_media_dev t, const active_regions *reg, const int *stop,
+                                    double *partials, int blocks)
 {
     if (*stop)
         return;
@@ -126,30 +130,32 @@ __global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_di
         dmap[j * d.slice + c] = (float)D;
         dep_sum += D;
         for (int tb = wl; tb <= wh; tb++)
-            p[tb * estride] = media_gather(t, m * ne + tb, low, lo, hi, [&](int s) { return p[s * estride]; });
+            p[tb * estride] =
+                media_gather(t, m * ne + tb, low, lo, hi, [&](int s) { return p[s * estride]; });
     }
     media_partials(dep_sum, tl, partials, blocks);
 }
 
 } // namespace
 
-cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step, const int *stop,
-                                cudaStream_t s)
+cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step,
+                                const int *stop, cudaStream_t s)
 {
     const int64_t n = (int64_t)t.n_media * ne;
-    media_choose_kernel<<<(unsigned)((n + SMX_THREADS - 1) / SMX_THREADS), SMX_THREADS, 0, s>>>(t, ne, step, stop);
+    media_choose_kernel<<<(unsigned)((n + SMX_THREADS - 1) / SMX_THREADS), SMX_THREADS, 0, s>>>(
+        t, ne, step, stop);
     return cudaGetLastError();
 }
 
-cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t, const int *stop,
-                                 double *partials, int blocks, cudaStream_t s)
+cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t,
+                                 const int *stop, double *partials, int blocks, cudaStream_t s)
 {
     media_deposit_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, stop, partials, blocks);
     return cudaGetLastError();
 }
 
-cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t, const int *stop, int blocks,
-                              cudaStream_t s)
+cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t,
+                              const int *stop, int blocks, cudaStream_t s)
 {
     if (gather)
         media_gather_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
@@ -158,9 +164,11 @@ cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_d
     return cudaGetLastError();
 }
 
-cudaError_t energy_media_region(float *psi, float *dmap, dev_dims d, energy_media_dev t, const active_regions *reg,
-                                const int *stop, double *partials, int blocks, cudaStream_t s)
+cudaError_t energy_media_region(float *psi, float *dmap, dev_dims d, energy_media_dev t,
+                                const active_regions *reg, const int *stop, double *partials,
+                                int blocks, cudaStream_t s)
 {
-    media_region_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, reg, stop, partials, blocks);
+    media_region_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, reg, stop, partials,
+                                                       blocks);
     return cudaGetLastError();
 }

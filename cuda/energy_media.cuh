@@ -24,30 +24,30 @@
 
 // One (source, table) pair that can reach a target (energy_candidate of
 // src/physics/lut_energy.h), packed into 8 bytes for one load.
-struct __align__(8) media_candidate {
+struct __align__(8) media_candidate
+{
     int src_table; // source bin * 2 + table (1 = the upper table)
     float coeff;
 };
 
 struct energy_media_dev {
-    const unsigned char *medium;          // [nz][px]
-    const double *p_low;                  // [n_media][ne]
-    const double *steps;                  // [n_media][ne] range in steps (numerics/dither_phase.h)
-    unsigned char *lower;                 // [n_media][ne] this step's choice (energy_media_choose):
-                                          // 1 = table 0 (lower centre)
-    const double *deposit_mean;           // [n_media][ne] MeV per unit weight
+    const unsigned char *medium; // [nz][px]
+    const double *p_low; // [n_media][ne]
+    const double *steps; // [n_media][ne] range in steps (numerics/dither_phase.h)
+    unsigned char *lower; // [n_media][ne] this step's choice (energy_media_choose):
+        // 1 = table 0 (lower centre)
+    const double *deposit_mean; // [n_media][ne] MeV per unit weight
     // per (medium, table) at ((m * 2 + table) * ne + ie)
     const int *target;
     const float4 *coeff;
     const double *deposit, *nuc_w, *nuc_e;
     // per target of each medium, every (source, table) that can reach it,
     // sources ascending: cand[cand_start[m * ne + T] .. cand_start[m * ne + T + 1])
-    const int *cand_start;                // [n_media * ne + 1]
+    const int *cand_start; // [n_media * ne + 1]
     const media_candidate *cand;
-    const double *E;                      // [ne] centres
+    const double *E; // [ne] centres
     int n_media;
 };
-
 
 // Device pieces shared by the media kernels (energy_media.cu, fused_media.cu).
 
@@ -81,8 +81,8 @@ struct media_tally {
 // chose (low: the medium's choices) and whose source lies in [lo, hi], sources ascending, the
 // first rounded once and the others fused multiply-adds, as the CPU.
 template <typename Src>
-__device__ inline float media_gather(const energy_media_dev &t, int64_t row, const unsigned char *low, int lo, int hi,
-                                     Src src)
+__device__ inline float media_gather(const energy_media_dev &t, int64_t row,
+                                     const unsigned char *low, int lo, int hi, Src src)
 {
     float v = 0.0f;
     bool first = true;
@@ -100,26 +100,28 @@ __device__ inline float media_gather(const energy_media_dev &t, int64_t row, con
 }
 
 // The six A_E fields of a block's partials (SMX_THREADS threads).
-__device__ inline void media_partials(double dep_sum, const media_tally &tl, double *partials, int blocks)
+__device__ inline void media_partials(double dep_sum, const media_tally &tl, double *partials,
+                                      int blocks)
 {
-    const double v[6] = {dep_sum, tl.w_stop, tl.e_stop, tl.w_nuc, tl.e_nuc, tl.e_round};
-    const int f[6] = {TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED,
-                      TF_W_NUCLEAR, TF_E_NUCLEAR, TF_E_MEDIUM_ROUNDING};
+    const double v[6] = { dep_sum, tl.w_stop, tl.e_stop, tl.w_nuc, tl.e_nuc, tl.e_round };
+    const int f[6] = { TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED,
+                       TF_W_NUCLEAR, TF_E_NUCLEAR,        TF_E_MEDIUM_ROUNDING };
     block_partials_at<6>(v, f, partials, blocks);
 }
 
 // This step's choice of every (medium, source bin), for the two kernels below.
-cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step, const int *stop,
-                                cudaStream_t s);
-cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t, const int *stop,
-                                 double *partials, int blocks, cudaStream_t s);
-cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t, const int *stop, int blocks,
-                              cudaStream_t s);
+cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step,
+                                const int *stop, cudaStream_t s);
+cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t,
+                                 const int *stop, double *partials, int blocks, cudaStream_t s);
+cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t,
+                              const int *stop, int blocks, cudaStream_t s);
 
 // The step's deposit and gather in one kernel, in place on psi (the output of
 // A_theta), restricted to the active region (media_region_kernel): the
 // two-pass step of a run with media (backend_cuda.cu). Bitwise the two kernels above.
-cudaError_t energy_media_region(float *psi, float *dmap, dev_dims d, energy_media_dev t, const active_regions *reg,
-                                const int *stop, double *partials, int blocks, cudaStream_t s);
+cudaError_t energy_media_region(float *psi, float *dmap, dev_dims d, energy_media_dev t,
+                                const active_regions *reg, const int *stop, double *partials,
+                                int blocks, cudaStream_t s);
 
 #endif

@@ -59,11 +59,12 @@ struct conv_out {
 };
 
 template <int M>
-__device__ __noinline__ conv_out<M> conv_wide(const float *stage, int j0, int nth, int K, const float *w,
-                                              bool circular)
+__device__ __noinline__ conv_out<M> conv_wide(const float *stage, int j0, int nth, int K,
+                                              const float *w, bool circular)
 {
     conv_out<M> o;
-    conv_rows(j0, nth, K, w, circular, [&](int src) { return stage[src * FUSED_COLS]; }, o.v);
+    conv_rows(
+        j0, nth, K, w, circular, [&](int src) { return stage[src * FUSED_COLS]; }, o.v);
     return o;
 }
 
@@ -72,19 +73,22 @@ __device__ __noinline__ conv_out<M> conv_wide(const float *stage, int j0, int nt
 // edge pair) and nth >= 2 FUSED_EDGE, so that only the first thread of a
 // column (j0 = 0) meets the low edge, and the low and high edges are apart.
 template <int M, bool EXACT>
-__device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 *edge, int j0, int nth)
+__device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 *edge, int j0,
+                                            int nth)
 {
     static_assert(M >= FUSED_EDGE && FUSED_EDGE == 4, "one float4 per edge, held by one thread");
     float b = 0.0f;
     if (j0 < FUSED_EDGE) {
         const float4 lo = edge[0];
-        b = __fmaf_rn(cur[0], lo.x, __fmaf_rn(cur[1], lo.y, __fmaf_rn(cur[2], lo.z, cur[3] * lo.w)));
+        b = __fmaf_rn(cur[0], lo.x,
+                      __fmaf_rn(cur[1], lo.y, __fmaf_rn(cur[2], lo.z, cur[3] * lo.w)));
     }
     if (j0 + M > nth - FUSED_EDGE) {
         if (EXACT) { // nth = NMAX: the last thread, whose last four directions are the edge
             const float4 hi = edge[1];
-            b += __fmaf_rn(cur[M - 4], hi.x,
-                           __fmaf_rn(cur[M - 3], hi.y, __fmaf_rn(cur[M - 2], hi.z, cur[M - 1] * hi.w)));
+            b += __fmaf_rn(
+                cur[M - 4], hi.x,
+                __fmaf_rn(cur[M - 3], hi.y, __fmaf_rn(cur[M - 2], hi.z, cur[M - 1] * hi.w)));
         } else {
             const float *hi = reinterpret_cast<const float *>(edge + 1) - (nth - FUSED_EDGE);
 #pragma unroll
@@ -118,17 +122,19 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
 {
     constexpr int M = fused_m(NMAX), G = fused_g(NMAX);
     constexpr int R = FUSED_RING, NT = FUSED_THREADS(NMAX);
-    static_assert(FUSED_MIN_BLOCKS(NMAX) % SUB == 0, "the register budget of FUSED_MIN_BLOCKS tiles per SM");
+    static_assert(FUSED_MIN_BLOCKS(NMAX) % SUB == 0,
+                  "the register budget of FUSED_MIN_BLOCKS tiles per SM");
     static_assert(!SPLIT || SUB == 1, "the split's last-group bookkeeping is per block");
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
-    __shared__ int s_toff[NMAX];    // j * slice + move offset: target of direction j from a cell
+    __shared__ int s_toff[NMAX]; // j * slice + move offset: target of direction j from a cell
     static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
     __shared__ int4 s_wbox[SUB * G]; // per warp: the extent of its tile's in-domain targets
     extern __shared__ float4 dyn_smem[]; // fused_layout
     const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB, A.ft.n_wide);
     // The block's SUB groups of NT threads each walk their own tile, with
     // their own stage ring and barrier (named barrier 1 + sub).
-    const unsigned utid = SUB == 1 ? threadIdx.x : threadIdx.x % NT; // unsigned: % and / are masks and shifts
+    const unsigned utid =
+        SUB == 1 ? threadIdx.x : threadIdx.x % NT; // unsigned: % and / are masks and shifts
     const int sub = SUB == 1 ? 0 : threadIdx.x / NT, tid = (int)utid;
     auto tile_sync = [&]() {
         if constexpr (SUB == 1)
@@ -151,7 +157,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     const int *s_bfrow = reinterpret_cast<const int *>(smem + L.bfrow_off);
     const float *s_bfw = reinterpret_cast<const float *>(smem + L.bfw_off);
     const int nfull = (int)((A.d.ne + 31) / 32); // words of s_full
-    unsigned *const s_full = reinterpret_cast<unsigned *>(smem + L.full_off) + threadIdx.x / FUSED_COLS * nfull;
+    unsigned *const s_full =
+        reinterpret_cast<unsigned *>(smem + L.full_off) + threadIdx.x / FUSED_COLS * nfull;
     // Columns to visit: where the input has weight, plus where the output
     // buffer still holds values (they must become zeros).
     const active_regions *reg = A.reg;
@@ -161,7 +168,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     const int src_lo = reg->src_lo, src_hi = reg->src_hi;
     // gridDim.x * SUB = A.blocks tiles in flight in either instance: both
     // must agree on whether this step splits (exactly one of them works).
-    const int step_groups = split_groups(ntiles, src_hi - src_lo + 1, A.split.max_tiles, (int)gridDim.x * SUB);
+    const int step_groups =
+        split_groups(ntiles, src_hi - src_lo + 1, A.split.max_tiles, (int)gridDim.x * SUB);
     if (*A.stop || (step_groups > 1) != SPLIT)
         return;
     const dev_dims d = A.d;
@@ -217,7 +225,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     // Target bins to write: those receiving weight now and those the output
     // buffer still holds; every other bin of it is zero.
     const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
-    const int n_dirs = EXACT ? M : max(0, min(M, nth - j0)); // directions j0 .. j0 + n_dirs - 1 exist
+    const int n_dirs =
+        EXACT ? M : max(0, min(M, nth - j0)); // directions j0 .. j0 + n_dirs - 1 exist
     const unsigned dir_mask = (1u << n_dirs) - 1u; // n_dirs <= 16
     const int stage_floats = L.rows * FUSED_COLS;
 
@@ -253,7 +262,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     // the cluster barriers do nothing).
     constexpr int CL = SPLIT ? 1 : FUSED_CLUSTER;
     const int64_t n_items = ntiles * ng, nclusters = gridDim.x / CL;
-    for (int64_t grp = blockIdx.x / CL; grp < (n_items + CL * SUB - 1) / (CL * SUB); grp += nclusters) {
+    for (int64_t grp = blockIdx.x / CL; grp < (n_items + CL * SUB - 1) / (CL * SUB);
+         grp += nclusters) {
         const int64_t item = (grp * CL + blockIdx.x % CL) * SUB + sub;
         const int64_t tile = item / ng;
         const int q = (int)(item % ng);
@@ -307,7 +317,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         // Single pass: direction j of this column lands on (cz, cx) + move[j].
         // Cells of `out` whose source (cell - move) lies outside F (or the
         // domain) receive from no visited column: their own column clears them.
-        column_moves cm{0u, 0u, INT_MAX, -1, INT_MAX, -1};
+        column_moves cm{ 0u, 0u, INT_MAX, -1, INT_MAX, -1 };
         if (live)
 #pragma unroll
             for (int m = 0; m < M; m++) {
@@ -330,8 +340,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         // instead of four reductions per bin). It lives in shared memory:
         // four registers held across the bin loop made the kernel spill.
         if (STREAM) {
-            const int4 wb{warp_min(cm.zlo), warp_max(cm.zhi),
-                          warp_min(cm.xlo), warp_max(cm.xhi)};
+            const int4 wb{ warp_min(cm.zlo), warp_max(cm.zhi), warp_min(cm.xlo), warp_max(cm.xhi) };
             if (col == 0)
                 s_wbox[warp] = wb;
         }
@@ -445,14 +454,15 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 v[m] = b == 0 ? acc[0][m] : b == 1 ? acc[1][m] : acc[2][m];
         };
         constexpr int UNSET = INT_MIN / 2; // before the first source with a target
-        int T0 = UNSET;       // lowest open target; block-uniform (may be -1: bin t - 1 of t = 0)
-        int b0 = 0;           // T0's bank
+        int T0 = UNSET; // lowest open target; block-uniform (may be -1: bin t - 1 of t = 0)
+        int b0 = 0; // T0's bank
         int next_out = ot_lo; // every owned target below this is written or known zero
         double D[M]; // this thread's directions' deposit (deposit_path.h)
 #pragma unroll
         for (int m = 0; m < M; m++)
             D[m] = 0.0;
-        float tcf = 0.0f, ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
+        float tcf = 0.0f,
+              ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
 
         // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
         // the ring while bin s is convolved; nothing of them is held in registers.
@@ -593,8 +603,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             if (any_dir && K <= A.kp) {
                 conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, cur, conv);
             } else if (any_dir) { // a kernel wider than the padding
-                const conv_out<M> o = conv_wide<M>(stage, j0, nth, K, at.weights + at.offset[kid] + K,
-                                                   at.circular != 0);
+                const conv_out<M> o = conv_wide<M>(
+                    stage, j0, nth, K, at.weights + at.offset[kid] + K, at.circular != 0);
 #pragma unroll
                 for (int m = 0; m < M; m++)
                     conv[m] = o.v[m];
@@ -708,10 +718,22 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             cluster_wait(); // the last bin's arrivals
     }
     if (STREAM) {
-        const double v[13] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout, wnf, enf};
-        const int f[13] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
-                           TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_SPATIAL_LEAK,
-                           TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT, TF_W_NUCLEAR, TF_E_NUCLEAR};
+        const double v[13] = {
+            tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout, wnf, enf
+        };
+        const int f[13] = { TF_W_THETA_BOUNDARY,
+                            TF_E_THETA_BOUNDARY,
+                            TF_W_THETA_CUTOFF,
+                            TF_E_THETA_CUTOFF,
+                            TF_DEPOSITED,
+                            TF_W_ENERGY_STOPPED,
+                            TF_E_ENERGY_STOPPED,
+                            TF_W_SPATIAL_LEAK,
+                            TF_E_SPATIAL_LEAK,
+                            TF_W_OUT,
+                            TF_E_OUT,
+                            TF_W_NUCLEAR,
+                            TF_E_NUCLEAR };
         block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
         __syncthreads(); // every warp's extents are in sbox
         for (int q = threadIdx.x; q < ne; q += blockDim.x) {
@@ -723,9 +745,10 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             atomicMax(&A.box_next[q].x1, sbox[4 * q + 3]);
         }
     } else {
-        const double v[9] = {tb, eb, tc, ec, dep_sum, w_stop, e_stop, wnf, enf};
-        const int f[9] = {TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_CUTOFF,
-                          TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR, TF_E_NUCLEAR};
+        const double v[9] = { tb, eb, tc, ec, dep_sum, w_stop, e_stop, wnf, enf };
+        const int f[9] = { TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF,
+                           TF_E_THETA_CUTOFF,   TF_DEPOSITED,        TF_W_ENERGY_STOPPED,
+                           TF_E_ENERGY_STOPPED, TF_W_NUCLEAR,        TF_E_NUCLEAR };
         block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
     }
 }
@@ -737,24 +760,29 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     const bool exact = A.d.nth == NMAX;
     const bool multi = A.tiles == FUSED_SUB;
     if ((!multi && A.tiles != 1) ||
-        (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB, A.ft.n_wide).bytes > FUSED_MAX_DYN_SMEM))
+        (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB, A.ft.n_wide).bytes >
+                      FUSED_MAX_DYN_SMEM))
         return cudaErrorInvalidValue; // not what fused_tiles_per_block decides
-    const int subs[2] = {multi ? FUSED_SUB : 1, 1};
-    void (*const kernels[2])(fused_args) = {
-        multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
-                       : fused_kernel<NMAX, STREAM, false, false, FUSED_SUB>)
-              : (exact ? fused_kernel<NMAX, STREAM, true, false, 1> : fused_kernel<NMAX, STREAM, false, false, 1>),
-        exact ? fused_kernel<NMAX, STREAM, true, true, 1> : fused_kernel<NMAX, STREAM, false, true, 1>};
+    const int subs[2] = { multi ? FUSED_SUB : 1, 1 };
+    void (*const kernels[2])(
+        fused_args) = { multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
+                                       : fused_kernel<NMAX, STREAM, false, false, FUSED_SUB>)
+                              : (exact ? fused_kernel<NMAX, STREAM, true, false, 1>
+                                       : fused_kernel<NMAX, STREAM, false, false, 1>),
+                        exact ? fused_kernel<NMAX, STREAM, true, true, 1>
+                              : fused_kernel<NMAX, STREAM, false, true, 1> };
     // Above the default 48 KB: opt in (up to 227 KB on sm_90), once per size
     // and kernel, not at every launch of the step loop.
-    static size_t opted_in[2][3] = {{48 * 1024, 48 * 1024, 48 * 1024},
-                                    {48 * 1024, 48 * 1024, 48 * 1024}}; // [exact][split, or unsplit 1 / FUSED_SUB]
-    for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1); sp++) { // the unsplit and the split instance
+    static size_t opted_in[2][3] = {
+        { 48 * 1024, 48 * 1024, 48 * 1024 }, { 48 * 1024, 48 * 1024, 48 * 1024 }
+    }; // [exact][split, or unsplit 1 / FUSED_SUB]
+    for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1);
+         sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
         const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, subs[sp], A.ft.n_wide);
         if (L.bytes > limit) {
-            const cudaError_t e =
-                cudaFuncSetAttribute(kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
+            const cudaError_t e = cudaFuncSetAttribute(
+                kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
             if (e != cudaSuccess)
                 return e;
             limit = L.bytes;
@@ -783,10 +811,14 @@ cudaError_t launch(const fused_args &A, cudaStream_t s)
     if (A.d.nth > 64)
         return cudaErrorInvalidValue;
     switch (fused_nmax(A.d.nth)) {
-    case 16: return launch_n<16, STREAM>(A, s);
-    case 32: return launch_n<32, STREAM>(A, s);
-    case 48: return launch_n<48, STREAM>(A, s);
-    default: return launch_n<64, STREAM>(A, s);
+    case 16:
+        return launch_n<16, STREAM>(A, s);
+    case 32:
+        return launch_n<32, STREAM>(A, s);
+    case 48:
+        return launch_n<48, STREAM>(A, s);
+    default:
+        return launch_n<64, STREAM>(A, s);
     }
 }
 
@@ -802,8 +834,10 @@ int blocks_by_smem(const void *fn, size_t dyn, int want)
     cudaFuncAttributes fa;
     int dev = 0, per_sm = 0, reserved = 0;
     if (cudaFuncGetAttributes(&fa, fn) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) != cudaSuccess)
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) !=
+            cudaSuccess)
         return -1;
     return min(want, (int)(per_sm / (fa.sharedSizeBytes + dyn + (size_t)reserved)));
 }
@@ -812,16 +846,17 @@ template <int NMAX, bool STREAM>
 int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide)
 {
     // The unsplit instance (tiles per block) and the split one (one tile).
-    const int subs[2] = {tiles, 1};
-    const void *fns[2] = {
-        tiles == FUSED_SUB ? (const void *)fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
-                           : (const void *)fused_kernel<NMAX, STREAM, true, false, 1>,
-        (const void *)fused_kernel<NMAX, STREAM, true, true, 1>};
+    const int subs[2] = { tiles, 1 };
+    const void *fns[2] = { tiles == FUSED_SUB
+                               ? (const void *)fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
+                               : (const void *)fused_kernel<NMAX, STREAM, true, false, 1>,
+                           (const void *)fused_kernel<NMAX, STREAM, true, true, 1> };
     for (int i = 0; i < 2; i++) {
         const size_t without = fused_layout_of(NMAX, kp, ne, STREAM, subs[i], 0).bytes;
         const size_t with = fused_layout_of(NMAX, kp, ne, STREAM, subs[i], n_wide).bytes;
         const int want = max(1, FUSED_MIN_BLOCKS(NMAX) / subs[i]);
-        const int n_with = blocks_by_smem(fns[i], with, want), n_without = blocks_by_smem(fns[i], without, want);
+        const int n_with = blocks_by_smem(fns[i], with, want),
+                  n_without = blocks_by_smem(fns[i], without, want);
         if (with > FUSED_MAX_DYN_SMEM || n_with < 0 || n_with < n_without)
             return 0;
     }
@@ -830,50 +865,74 @@ int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide)
 
 } // namespace
 
-int fused_boundary_row_floats(int64_t nth) { return fused_nmax(nth); }
+int fused_boundary_row_floats(int64_t nth)
+{
+    return fused_nmax(nth);
+}
 
-int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int tiles,
-                            int n_wide)
+int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap,
+                            int tiles, int n_wide)
 {
     if (nth > 64 || (tiles != 1 && tiles != FUSED_SUB))
         return 0;
     const int kp = padded_kp(max_half_width, kp_cap);
     switch (fused_nmax(nth)) {
-    case 16: return stream ? boundary_rows_fit_n<16, true>(kp, ne, tiles, n_wide)
-                           : boundary_rows_fit_n<16, false>(kp, ne, tiles, n_wide);
-    case 32: return stream ? boundary_rows_fit_n<32, true>(kp, ne, tiles, n_wide)
-                           : boundary_rows_fit_n<32, false>(kp, ne, tiles, n_wide);
-    case 48: return stream ? boundary_rows_fit_n<48, true>(kp, ne, tiles, n_wide)
-                           : boundary_rows_fit_n<48, false>(kp, ne, tiles, n_wide);
-    default: return stream ? boundary_rows_fit_n<64, true>(kp, ne, tiles, n_wide)
-                           : boundary_rows_fit_n<64, false>(kp, ne, tiles, n_wide);
+    case 16:
+        return stream ? boundary_rows_fit_n<16, true>(kp, ne, tiles, n_wide)
+                      : boundary_rows_fit_n<16, false>(kp, ne, tiles, n_wide);
+    case 32:
+        return stream ? boundary_rows_fit_n<32, true>(kp, ne, tiles, n_wide)
+                      : boundary_rows_fit_n<32, false>(kp, ne, tiles, n_wide);
+    case 48:
+        return stream ? boundary_rows_fit_n<48, true>(kp, ne, tiles, n_wide)
+                      : boundary_rows_fit_n<48, false>(kp, ne, tiles, n_wide);
+    default:
+        return stream ? boundary_rows_fit_n<64, true>(kp, ne, tiles, n_wide)
+                      : boundary_rows_fit_n<64, false>(kp, ne, tiles, n_wide);
     }
 }
 
 cudaError_t fused_theta_energy(const float *in, float *out, float *dmap, dev_dims d,
-                               angular_tables_dev at, fused_tables_dev ft,
-                               float threshold,
+                               angular_tables_dev at, fused_tables_dev ft, float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int cluster_launch, int kp_cap, int tiles,
-                               fused_split_dev split, cudaStream_t s)
+                               double *partials, int blocks, int cluster_launch, int kp_cap,
+                               int tiles, fused_split_dev split, cudaStream_t s)
 {
     if (!fused_theta_energy_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
-    fused_args A{const_cast<float *>(in), out, nullptr, dmap, d, at, ft, stream_tables_dev{},
-                 threshold, box_a, nullptr, reg, stop, partials, blocks, kp_cap, tiles, split, cluster_launch};
+    fused_args A{ const_cast<float *>(in),
+                  out,
+                  nullptr,
+                  dmap,
+                  d,
+                  at,
+                  ft,
+                  stream_tables_dev{},
+                  threshold,
+                  box_a,
+                  nullptr,
+                  reg,
+                  stop,
+                  partials,
+                  blocks,
+                  kp_cap,
+                  tiles,
+                  split,
+                  cluster_launch };
     return launch<false>(A, s);
 }
 
 cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
-                       angular_tables_dev at, fused_tables_dev ft,
-                       stream_tables_dev st,
+                       angular_tables_dev at, fused_tables_dev ft, stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int cluster_launch, int kp_cap, int tiles, fused_split_dev split, cudaStream_t s)
+                       int cluster_launch, int kp_cap, int tiles, fused_split_dev split,
+                       cudaStream_t s)
 {
     if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width))
         return cudaErrorInvalidValue;
-    fused_args A{psi0, psi1, step, dmap, d, at, ft, st, threshold, box_a, box_next, reg, stop, partials,
-                 blocks, kp_cap, tiles, split, cluster_launch};
+    fused_args A{ psi0,      psi1,  step,          dmap, d,    at,       ft,     st,
+                  threshold, box_a, box_next,      reg,  stop, partials, blocks, kp_cap,
+                  tiles,     split, cluster_launch };
     return launch<true>(A, s);
 }

@@ -52,11 +52,12 @@
 // loads). The theta-cut and non-elastic tallies are summed in float within a
 // tile (channels of 1e-7 and 5e-4 of the weight a step), so their factors are
 // floats.
-struct __align__(16) fused_bin {
+struct __align__(16) fused_bin
+{
     double E, deposit;
     float cut_frac, E_f; // 1 - weight_sum[kernel of the bin]; E in float
-    float c[3];          // to targets t - 1 .. t + 1
-    float nuc_w, nuc_e;  // non-elastic removal per unit weight: weight, escaping MeV
+    float c[3]; // to targets t - 1 .. t + 1
+    float nuc_w, nuc_e; // non-elastic removal per unit weight: weight, escaping MeV
     float pad;
 };
 
@@ -69,7 +70,8 @@ struct __align__(16) fused_bin {
 
 // The fused kernel's per-bin tables, built once at setup by the backend.
 struct fused_tables_dev {
-    const int4 *bin_step;  // [ne] {kernel id, its K, its weights' offset, energy target}: loaded a bin ahead
+    const int4 *
+        bin_step; // [ne] {kernel id, its K, its weights' offset, energy target}: loaded a bin ahead
     const fused_bin *bins; // [ne]
     // [ne][2] window mode, nth >= 2 FUSED_EDGE: boundary_frac of the bin's
     // kernel for directions 0 .. 3 and nth - 4 .. nth - 1 (zeros otherwise)
@@ -136,15 +138,16 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_wi
 // Tiles per block of the unsplit instance on a grid it serves: FUSED_SUB, or
 // 1 where that many stage rings do not fit (or one_tile, a test hook, asks).
 // kp_cap as for fused_step. Decided once at setup and passed to every launch.
-int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int one_tile);
+int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap,
+                          int one_tile);
 // Floats per row of fused_tables_dev::bf_wide: the direction count the
 // fused kernel is compiled for (nth rounded up to 16, 32, 48 or 64).
 int fused_boundary_row_floats(int64_t nth);
 // 1 when n_wide rows of fused_tables_dev::bf_wide fit beside the block's
 // stage rings and tables without costing the SM a resident block (tiles:
 // fused_tiles_per_block; the split instance's one-tile blocks need less).
-int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap, int tiles,
-                            int n_wide);
+int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap,
+                            int tiles, int n_wide);
 
 // blocks: a multiple of FUSED_SUB * FUSED_CLUSTER. cluster_launch: 1 where the
 // device launches thread-block clusters (sm_90 on). kp_cap: 0, or (tests) the
@@ -154,20 +157,19 @@ int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int str
 // (where psi_b holds last step's values) are visited; a source bin is read only
 // inside its box_a (outside it psi_a is zero). Elsewhere psi_b must be zero.
 cudaError_t fused_theta_energy(const float *in, float *out, float *dmap, dev_dims d,
-                               angular_tables_dev at, fused_tables_dev ft,
-                               float threshold,
+                               angular_tables_dev at, fused_tables_dev ft, float threshold,
                                const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int cluster_launch, int kp_cap, int tiles,
-                               fused_split_dev split, cudaStream_t s);
+                               double *partials, int blocks, int cluster_launch, int kp_cap,
+                               int tiles, fused_split_dev split, cudaStream_t s);
 
 // One whole step, psi[*step & 1] -> the other buffer (see above). reg->written
 // and reg->wtgt_* describe where the output buffer holds the previous state;
 // box_next must start empty.
 cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
-                       angular_tables_dev at, fused_tables_dev ft,
-                       stream_tables_dev st,
+                       angular_tables_dev at, fused_tables_dev ft, stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int cluster_launch, int kp_cap, int tiles, fused_split_dev split, cudaStream_t s);
+                       int cluster_launch, int kp_cap, int tiles, fused_split_dev split,
+                       cudaStream_t s);
 
 #endif

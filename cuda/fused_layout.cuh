@@ -37,8 +37,14 @@
 // per SM, and was slower on the Stress grid; eight threads of 8 directions
 // keep the 128-register body. (Two threads of 16 for 32 directions were 23 %
 // slower on the dense Production step; bench/history.md.)
-__host__ __device__ constexpr int fused_m(int nmax) { return nmax <= 16 ? 4 : 8; }
-__host__ __device__ constexpr int fused_g(int nmax) { return nmax / fused_m(nmax); }
+__host__ __device__ constexpr int fused_m(int nmax)
+{
+    return nmax <= 16 ? 4 : 8;
+}
+__host__ __device__ constexpr int fused_g(int nmax)
+{
+    return nmax / fused_m(nmax);
+}
 // The compiled direction count that serves nth directions (nth <= 64).
 __host__ __device__ constexpr int fused_nmax(int64_t nth)
 {
@@ -76,13 +82,17 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 //   (fused_tables_dev::bf_wide, rows of nmax floats) and each bin's row.
 struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
-    size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bfrow_off, bfw_off, bytes;
+    size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bfrow_off, bfw_off,
+        bytes;
 };
 
-__host__ __device__ constexpr size_t align16(size_t b) { return (b + 15) & ~(size_t)15; }
+__host__ __device__ constexpr size_t align16(size_t b)
+{
+    return (b + 15) & ~(size_t)15;
+}
 
-__host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream, int sub,
-                                                        int n_wide)
+__host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream,
+                                                        int sub, int n_wide)
 {
     fused_layout L;
     L.lo = kp + CONV_TAPS_PER_BLOCK - 1;
@@ -95,7 +105,8 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
     L.boxa_off = L.edge_off + (size_t)ne * 2 * sizeof(float4);
     L.box_off = L.boxa_off + (size_t)ne * sizeof(box4);
     L.full_off = L.box_off + (stream ? (size_t)ne * 4 * sizeof(int) : 0);
-    L.bfrow_off = L.full_off + (stream ? (size_t)sub * fused_g(nmax) * ((ne + 31) / 32) * sizeof(unsigned) : 0);
+    L.bfrow_off = L.full_off +
+                  (stream ? (size_t)sub * fused_g(nmax) * ((ne + 31) / 32) * sizeof(unsigned) : 0);
     L.bfw_off = L.bfrow_off + (n_wide > 0 ? (size_t)ne * sizeof(int) : 0);
     L.bytes = L.bfw_off + (size_t)n_wide * nmax * sizeof(float);
     return L;

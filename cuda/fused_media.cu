@@ -64,9 +64,10 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
     const int nth = (int)d.nth, ne = (int)d.ne, nz = (int)d.nz, nx = (int)d.nx, px = (int)d.px;
     const int64_t slice = d.slice, estride = (int64_t)nth * slice;
     const int R = A.reach, RR = R + 1;
-    float *s_ring = fm_smem;                                      // [RR][NMAX][32] convolved sources
-    float *s_in = s_ring + (size_t)RR * NMAX * 32;                // [NMAX][32] the staged source bin
-    int *sbox = reinterpret_cast<int *>(s_in + (size_t)NMAX * 32); // [ne][4] this block's output extents
+    float *s_ring = fm_smem; // [RR][NMAX][32] convolved sources
+    float *s_in = s_ring + (size_t)RR * NMAX * 32; // [NMAX][32] the staged source bin
+    int *sbox =
+        reinterpret_cast<int *>(s_in + (size_t)NMAX * 32); // [ne][4] this block's output extents
     const int64_t n = *A.step;
     const float *in = (n & 1) ? A.psi1 : A.psi0;
     float *out = (n & 1) ? A.psi0 : A.psi1;
@@ -89,7 +90,8 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
     const int src_lo = rg.src_lo, src_hi = rg.src_hi;
     // Targets to write: those receiving weight now and those the output buffer
     // still holds; every other bin of it is zero.
-    const int wlo = max(0, min(rg.tgt_lo, rg.wtgt_lo)), whi = min(ne - 1, max(rg.tgt_hi, rg.wtgt_hi));
+    const int wlo = max(0, min(rg.tgt_lo, rg.wtgt_lo)),
+              whi = min(ne - 1, max(rg.tgt_hi, rg.wtgt_hi));
     const int qlo = src_lo <= src_hi ? min(wlo, src_lo) : wlo;
     const int qhi = src_lo <= src_hi ? max(whi + R, src_hi) : whi + R;
     __syncthreads();
@@ -140,7 +142,8 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                     const int j = j0 + mm;
                     if (j >= nth)
                         continue;
-                    float v = live ? __ldg(in + (int64_t)q * estride + (int64_t)j * slice + c) : 0.0f;
+                    float v =
+                        live ? __ldg(in + (int64_t)q * estride + (int64_t)j * slice + c) : 0.0f;
                     v = ci.take(v, j, use_thr, A.threshold, bf, !circular);
                     s_in[j * 32 + col] = v;
                 }
@@ -151,7 +154,8 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 float acc[M];
                 const int K = at.half_width[k];
                 const float *w = at.weights + at.offset[k] + K;
-                conv_rows<M>(j0, nth, K, w, circular, [&](int src) { return s_in[src * 32 + col]; }, acc);
+                conv_rows<M>(
+                    j0, nth, K, w, circular, [&](int src) { return s_in[src * 32 + col]; }, acc);
                 const int64_t mq = (int64_t)m * ne + q;
                 const double dm = em.deposit_mean[mq];
                 const int64_t kk = media_table(em, ne, m, q);
@@ -222,11 +226,23 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
             }
     }
 
-    const double v[14] = {tal.wb, tal.wc, tal.eb, tal.ec, dep_sum, etl.w_stop, etl.e_stop, etl.w_nuc, etl.e_nuc, etl.e_round,
-                          lw, le, wout, eout};
-    const int f[14] = {TF_W_THETA_BOUNDARY, TF_W_THETA_CUTOFF, TF_E_THETA_BOUNDARY, TF_E_THETA_CUTOFF,
-                       TF_DEPOSITED, TF_W_ENERGY_STOPPED, TF_E_ENERGY_STOPPED, TF_W_NUCLEAR, TF_E_NUCLEAR,
-                       TF_E_MEDIUM_ROUNDING, TF_W_SPATIAL_LEAK, TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT};
+    const double v[14] = { tal.wb,     tal.wc,     tal.eb,    tal.ec,    dep_sum,
+                           etl.w_stop, etl.e_stop, etl.w_nuc, etl.e_nuc, etl.e_round,
+                           lw,         le,         wout,      eout };
+    const int f[14] = { TF_W_THETA_BOUNDARY,
+                        TF_W_THETA_CUTOFF,
+                        TF_E_THETA_BOUNDARY,
+                        TF_E_THETA_CUTOFF,
+                        TF_DEPOSITED,
+                        TF_W_ENERGY_STOPPED,
+                        TF_E_ENERGY_STOPPED,
+                        TF_W_NUCLEAR,
+                        TF_E_NUCLEAR,
+                        TF_E_MEDIUM_ROUNDING,
+                        TF_W_SPATIAL_LEAK,
+                        TF_E_SPATIAL_LEAK,
+                        TF_W_OUT,
+                        TF_E_OUT };
     // FM_SLOTS blocks per partials slot: slot b / blocks, its block b % blocks
     // (the finish sums every slot).
     double *P = A.partials + (int64_t)(blockIdx.x / A.blocks) * (TF_COUNT - 1) * A.blocks;
@@ -246,8 +262,8 @@ template <int M>
 cudaError_t launch(const fm_args &a, cudaStream_t s)
 {
     const size_t smem = fm_smem_bytes(M * FM_GROUPS, a.reach + 1, a.d.ne);
-    cudaError_t e = cudaFuncSetAttribute(fused_media_kernel<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)smem);
+    cudaError_t e = cudaFuncSetAttribute(fused_media_kernel<M>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
     fused_media_kernel<M><<<a.blocks * FM_SLOTS, FM_THREADS, smem, s>>>(a);
@@ -258,22 +274,28 @@ cudaError_t launch(const fm_args &a, cudaStream_t s)
 
 int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, size_t smem_optin)
 {
-    if (nth > FM_MAX_NTH || reach_bins < 0 || reach_bins + 1 > FM_MAX_RING || nth * (int64_t)2 >= INT_MAX)
+    if (nth > FM_MAX_NTH || reach_bins < 0 || reach_bins + 1 > FM_MAX_RING ||
+        nth * (int64_t)2 >= INT_MAX)
         return 0;
     return fm_smem_bytes(fm_nmax(nth), reach_bins + 1, ne) + 1024 <= smem_optin;
 }
 
 cudaError_t fused_media_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
-                             angular_tables_dev at, energy_media_dev em, stream_tables_dev st, float threshold,
-                             box4 *box_next, const active_regions *reg, int reach_bins, const int *stop,
-                             double *partials, int blocks, cudaStream_t s)
+                             angular_tables_dev at, energy_media_dev em, stream_tables_dev st,
+                             float threshold, box4 *box_next, const active_regions *reg,
+                             int reach_bins, const int *stop, double *partials, int blocks,
+                             cudaStream_t s)
 {
-    const fm_args a{psi0, psi1, step, dmap, d, at, em, st, threshold, box_next, reg, reach_bins, stop, partials,
-                    blocks};
+    const fm_args a{ psi0,      psi1,     step, dmap,       d,    at,       em,    st,
+                     threshold, box_next, reg,  reach_bins, stop, partials, blocks };
     switch (fm_nmax(d.nth)) {
-    case 16: return launch<4>(a, s);
-    case 32: return launch<8>(a, s);
-    case 48: return launch<12>(a, s);
-    default: return launch<16>(a, s);
+    case 16:
+        return launch<4>(a, s);
+    case 32:
+        return launch<8>(a, s);
+    case 48:
+        return launch<12>(a, s);
+    default:
+        return launch<16>(a, s);
     }
 }

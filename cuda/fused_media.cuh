@@ -26,10 +26,10 @@
 #include "energy_media.cuh"
 #include "streaming.cuh"
 
-#define FM_GROUPS 4   // warps per tile, each a share of the directions
+#define FM_GROUPS 4 // warps per tile, each a share of the directions
 #define FM_MAX_NTH 64 // directions the kernel is built for (M = 4 .. 16 per warp)
 #define FM_MAX_RING 8 // source bins kept convolved (R + 1)
-#define FM_SLOTS 4    // blocks launched per block of the partials buffer (each slot its own partials)
+#define FM_SLOTS 4 // blocks launched per block of the partials buffer (each slot its own partials)
 
 // The widest distance from a target bin up to a source of its candidates, over
 // every medium (host side, from the candidate tables); -1 when none.
@@ -40,8 +40,9 @@ int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, size_t smem_o
 // blocks * FM_SLOTS blocks of FM_GROUPS * 32 threads, writing FM_SLOTS slots of
 // partials (the caller sums them: finish_launch's slots); reg, box_next as fused_step.
 cudaError_t fused_media_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
-                             angular_tables_dev at, energy_media_dev em, stream_tables_dev st, float threshold,
-                             box4 *box_next, const active_regions *reg, int reach_bins, const int *stop,
-                             double *partials, int blocks, cudaStream_t s);
+                             angular_tables_dev at, energy_media_dev em, stream_tables_dev st,
+                             float threshold, box4 *box_next, const active_regions *reg,
+                             int reach_bins, const int *stop, double *partials, int blocks,
+                             cudaStream_t s);
 
 #endif

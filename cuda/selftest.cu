@@ -20,7 +20,12 @@ extern "C" int cuda_check_scatter_aggregation(double *worst, smx_error *err)
     std::vector<long long> tg(n);
     std::vector<float> val(n);
     unsigned long long r = 88172645463325252ull;
-    auto next = [&r]() { r ^= r << 13; r ^= r >> 7; r ^= r << 17; return r; };
+    auto next = [&r]() {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        return r;
+    };
     for (int64_t i = 0; i < n; i++) {
         int pattern = (int)((i / 32) % 4); // per warp: shared, unique, mixed, with holes
         long long t;
@@ -48,11 +53,12 @@ extern "C" int cuda_check_scatter_aggregation(double *worst, smx_error *err)
     CUDA_CHECK_ERR(err, cudaMemcpy(d_v, val.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     std::vector<float> out(ntarget);
     *worst = 0.0;
-    const int variants[] = {SV_ATOMIC, SV_WARP, SV_FALLBACK};
+    const int variants[] = { SV_ATOMIC, SV_WARP, SV_FALLBACK };
     for (int v : variants) {
         CUDA_CHECK_ERR(err, cudaMemset(d_o, 0, ntarget * sizeof(float)));
         CUDA_CHECK_ERR(err, stream_scatter_selftest(v, d_t, d_v, n, d_o, 264, 0));
-        CUDA_CHECK_ERR(err, cudaMemcpy(out.data(), d_o, ntarget * sizeof(float), cudaMemcpyDeviceToHost));
+        CUDA_CHECK_ERR(
+            err, cudaMemcpy(out.data(), d_o, ntarget * sizeof(float), cudaMemcpyDeviceToHost));
         double e = 0.0;
         for (int t = 0; t < ntarget; t++)
             if (ref[t] > 0)
@@ -72,7 +78,7 @@ extern "C" int cuda_check_scatter_aggregation(double *worst, smx_error *err)
 // with the first fault in msg.
 extern "C" long long cuda_check_tiling(int z0, int z1, int x0, int x1, char *msg, size_t n)
 {
-    const box4 F{z0, z1, x0, x1};
+    const box4 F{ z0, z1, x0, x1 };
     const tiling t = tiling_of(F);
     const long long ntiles = tiles_of(t);
     if (box_is_empty(F)) {
@@ -90,11 +96,13 @@ extern "C" long long cuda_check_tiling(int z0, int z1, int x0, int x1, char *msg
                 continue;
             live++;
             if (cz < z0 || cz > z1 || cx < x0 || cx > x1) {
-                snprintf(msg, n, "tile %lld lane %d: column (%d, %d) outside the box", tile, col, cz, cx);
+                snprintf(msg, n, "tile %lld lane %d: column (%d, %d) outside the box", tile, col,
+                         cz, cx);
                 return -1;
             }
             if (++hits[(size_t)(cz - z0) * w + (cx - x0)] > 1) {
-                snprintf(msg, n, "tile %lld lane %d: column (%d, %d) visited twice", tile, col, cz, cx);
+                snprintf(msg, n, "tile %lld lane %d: column (%d, %d) visited twice", tile, col, cz,
+                         cx);
                 return -1;
             }
         }

@@ -46,7 +46,7 @@ struct cell {
 __device__ __forceinline__ cell decompose(const dev_dims &d, int64_t i)
 {
     cell c;
-    const int64_t p = i / d.slice;     // ie * nth + j
+    const int64_t p = i / d.slice; // ie * nth + j
     const int64_t r = i - p * d.slice; // z * px + x (x >= nx: a row's padding)
     c.z = r / d.px;
     c.x = r - c.z * d.px;
@@ -82,16 +82,18 @@ __device__ __forceinline__ dir_move<SHIFT> move_of(const stream_tables_dev &t, i
     return m;
 }
 
-__host__ __device__ constexpr int ntargets(bool shift) { return shift ? 1 : 4; }
+__host__ __device__ constexpr int ntargets(bool shift)
+{
+    return shift ? 1 : 4;
+}
 
 // The targets of one source cell: global index (-1 when outside the domain)
 // and the value w * in sent there; returns the leaked weight
 // sum_{k outside} (double)w[k] * in, as cpu_op_stream() computes it.
 template <bool SHIFT>
-__device__ __forceinline__ double source_targets(const dev_dims &d, const cell &c,
-                                                 const dir_move<SHIFT> &m, float v,
-                                                 long long (&tgt)[ntargets(SHIFT)],
-                                                 float (&val)[ntargets(SHIFT)])
+__device__ __forceinline__ double
+source_targets(const dev_dims &d, const cell &c, const dir_move<SHIFT> &m, float v,
+               long long (&tgt)[ntargets(SHIFT)], float (&val)[ntargets(SHIFT)])
 {
     double leak = 0.0;
     for (int k = 0; k < ntargets(SHIFT); k++) {
@@ -157,7 +159,7 @@ __device__ __forceinline__ void add_warp(float *out, long long tgt, float val, i
     const bool live = tgt >= 0;
     const unsigned cnt = live ? (unsigned)__popc(grp) : 1u;
     const unsigned rounds = warp_max_unsigned(cnt); // 1 when no two live lanes share a target
-    unsigned rest = grp & (grp - 1);       // grp without its leader (lowest bit)
+    unsigned rest = grp & (grp - 1); // grp without its leader (lowest bit)
     float sum = val;
     for (unsigned r = 1; r < rounds; r++) {
         const bool has = rest != 0;
@@ -203,7 +205,7 @@ enum scatter_mode { MODE_ATOMIC, MODE_WARP, MODE_FALLBACK };
 
 __device__ __forceinline__ void write_partials(double lw, double le, double *partials, int blocks)
 {
-    const double a[1] = {lw}, b[1] = {le};
+    const double a[1] = { lw }, b[1] = { le };
     block_partials<1>(a, partials, TF_W_SPATIAL_LEAK, blocks);
     block_partials<1>(b, partials, TF_E_SPATIAL_LEAK, blocks);
 }
@@ -242,7 +244,8 @@ __device__ __forceinline__ float gather_cell(const float *__restrict__ in, const
             for (int b = 0; b < 2; b++) {
                 const int64_t sx = x - m.dx - b;
                 if (sx >= 0 && sx < d.nx)
-                    acc = __fadd_rn(acc, __fmul_rn(m.w[2 * a + b], __ldg(in + plane + sz * d.px + sx)));
+                    acc = __fadd_rn(acc,
+                                    __fmul_rn(m.w[2 * a + b], __ldg(in + plane + sz * d.px + sx)));
             }
         }
     }
@@ -253,9 +256,9 @@ __device__ __forceinline__ float gather_cell(const float *__restrict__ in, const
 // contraction: __fmul_rn / __fadd_rn whatever --fmad says).
 template <bool SHIFT>
 __global__ void __launch_bounds__(SMX_THREADS)
-    stream_gather(const float *__restrict__ in, float *__restrict__ out,
-                  const int64_t *step, dev_dims d, stream_tables_dev t,
-                  const int *stop, double *__restrict__ partials, int blocks)
+    stream_gather(const float *__restrict__ in, float *__restrict__ out, const int64_t *step,
+                  dev_dims d, stream_tables_dev t, const int *stop, double *__restrict__ partials,
+                  int blocks)
 {
     if (*stop)
         return; // uniform per block: no partials for a stopped step
@@ -289,8 +292,8 @@ template <bool SHIFT>
 __global__ void __launch_bounds__(SMX_THREADS)
     stream_gather_measure(const float *__restrict__ in, float *__restrict__ out,
                           const int64_t *step, dev_dims d, stream_tables_dev t,
-                          const active_regions *reg, int4 reach, box4 *box_next,
-                          const int *stop, double *__restrict__ partials, int blocks)
+                          const active_regions *reg, int4 reach, box4 *box_next, const int *stop,
+                          double *__restrict__ partials, int blocks)
 {
     extern __shared__ int sbox[]; // [ne][4]
     if (*stop)
@@ -308,7 +311,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
     box4 R = box_empty4();
     if (!box_is_empty(occ)) {
         // reach = (min dz, max dz, min dx, max dx) over directions, bilinear +1 included
-        box4 img{occ.z0 + reach.x, occ.z1 + reach.y, occ.x0 + reach.z, occ.x1 + reach.w};
+        box4 img{ occ.z0 + reach.x, occ.z1 + reach.y, occ.x0 + reach.z, occ.x1 + reach.w };
         R = box_join(occ, img);
         R.z0 = max(R.z0, 0);
         R.x0 = max(R.x0, 0);
@@ -349,8 +352,9 @@ __global__ void __launch_bounds__(SMX_THREADS)
 #pragma unroll
             for (int k = 0; k < KR; k++) {
                 const int64_t z = zbase + (int64_t)k * rpi;
-                acc[k] = (tvalid && z <= R.z1 && x <= R.x1) ? gather_cell<SHIFT>(in, d, c.plane, z, x, m)
-                                                             : 0.0f;
+                acc[k] = (tvalid && z <= R.z1 && x <= R.x1)
+                             ? gather_cell<SHIFT>(in, d, c.plane, z, x, m)
+                             : 0.0f;
             }
 #pragma unroll
             for (int k = 0; k < KR; k++) {
@@ -387,7 +391,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
         }
     }
     write_partials(lw, le, partials, blocks);
-    const double a[1] = {w}, b[1] = {e};
+    const double a[1] = { w }, b[1] = { e };
     block_partials<1>(a, partials, TF_W_OUT, blocks);
     block_partials<1>(b, partials, TF_E_OUT, blocks);
     __syncthreads();
@@ -406,9 +410,9 @@ __global__ void __launch_bounds__(SMX_THREADS)
 // warp intrinsics with all 32 lanes.
 template <bool SHIFT, int MODE>
 __global__ void __launch_bounds__(SMX_THREADS)
-    stream_scatter(const float *__restrict__ in, float *__restrict__ out,
-                   const int64_t *step, dev_dims d, stream_tables_dev t,
-                   const int *stop, double *__restrict__ partials, int blocks)
+    stream_scatter(const float *__restrict__ in, float *__restrict__ out, const int64_t *step,
+                   dev_dims d, stream_tables_dev t, const int *stop, double *__restrict__ partials,
+                   int blocks)
 {
     if (*stop)
         return; // uniform per block: no partials for a stopped step
@@ -478,13 +482,13 @@ __global__ void __launch_bounds__(SMX_THREADS)
 }
 
 template <bool SHIFT>
-cudaError_t launch_scheme(int variant, const float *in, float *out, const int64_t *step,
-                          dev_dims d, stream_tables_dev t, const int *stop, double *partials,
-                          int blocks, cudaStream_t s)
+cudaError_t launch_scheme(int variant, const float *in, float *out, const int64_t *step, dev_dims d,
+                          stream_tables_dev t, const int *stop, double *partials, int blocks,
+                          cudaStream_t s)
 {
     if (variant == SV_GATHER) {
-        stream_gather<SHIFT><<<blocks, SMX_THREADS, 0, s>>>(in, out, step, d, t, stop, partials,
-                                                             blocks);
+        stream_gather<SHIFT>
+            <<<blocks, SMX_THREADS, 0, s>>>(in, out, step, d, t, stop, partials, blocks);
         return cudaGetLastError();
     }
     stream_zero<<<blocks, SMX_THREADS, 0, s>>>(out, d.cells, stop);
@@ -510,11 +514,12 @@ cudaError_t launch_scheme(int variant, const float *in, float *out, const int64_
 
 } // namespace
 
-cudaError_t stream_launch(int variant, const float *in, float *out, const int64_t *step,
-                          dev_dims d, stream_tables_dev t, const int *stop, double *partials,
-                          int blocks, cudaStream_t s)
+cudaError_t stream_launch(int variant, const float *in, float *out, const int64_t *step, dev_dims d,
+                          stream_tables_dev t, const int *stop, double *partials, int blocks,
+                          cudaStream_t s)
 {
-    if (blocks < 1 || variant < SV_GATHER || variant > SV_FALLBACK || (t.scheme != 0 && t.scheme != 1))
+    if (blocks < 1 || variant < SV_GATHER || variant > SV_FALLBACK ||
+        (t.scheme != 0 && t.scheme != 1))
         return cudaErrorInvalidValue;
     return t.scheme == 1
                ? launch_scheme<true>(variant, in, out, step, d, t, stop, partials, blocks, s)
@@ -553,10 +558,10 @@ cudaError_t stream_gather_and_measure(const float *in, float *out, const int64_t
 {
     const size_t smem = (size_t)d.ne * 4 * sizeof(int);
     if (t.scheme == 1)
-        stream_gather_measure<true><<<blocks, SMX_THREADS, smem, s>>>(in, out, step, d, t, reg, reach,
-                                                                      box_next, stop, partials, blocks);
+        stream_gather_measure<true><<<blocks, SMX_THREADS, smem, s>>>(
+            in, out, step, d, t, reg, reach, box_next, stop, partials, blocks);
     else
-        stream_gather_measure<false><<<blocks, SMX_THREADS, smem, s>>>(in, out, step, d, t, reg, reach,
-                                                                       box_next, stop, partials, blocks);
+        stream_gather_measure<false><<<blocks, SMX_THREADS, smem, s>>>(
+            in, out, step, d, t, reg, reach, box_next, stop, partials, blocks);
     return cudaGetLastError();
 }

@@ -25,11 +25,11 @@
 #include "common.cuh"
 
 struct stream_tables_dev {
-    const int *ox, *oz;   // [nth] bilinear integer offsets
-    const float *w;       // [nth][4] bilinear weights
+    const int *ox, *oz; // [nth] bilinear integer offsets
+    const float *w; // [nth][4] bilinear weights
     const double *sx, *sz; // [nth] move per step in cells (shift scheme)
-    const double *E;      // [ne] bin centres
-    int scheme;           // 0 bilinear, 1 shift (enum streaming_scheme)
+    const double *E; // [ne] bin centres
+    int scheme; // 0 bilinear, 1 shift (enum streaming_scheme)
 };
 
 // Whole-cell move of step n under the shift scheme, exactly stream_shift() of
@@ -41,9 +41,9 @@ __host__ __device__ __forceinline__ int64_t stream_shift_of(double s, int64_t n)
 
 enum stream_variant_dev { SV_GATHER = 0, SV_ATOMIC = 1, SV_WARP = 2, SV_FALLBACK = 3 };
 
-cudaError_t stream_launch(int variant, const float *in, float *out, const int64_t *step,
-                          dev_dims d, stream_tables_dev t, const int *stop, double *partials,
-                          int blocks, cudaStream_t s);
+cudaError_t stream_launch(int variant, const float *in, float *out, const int64_t *step, dev_dims d,
+                          stream_tables_dev t, const int *stop, double *partials, int blocks,
+                          cudaStream_t s);
 
 // Gather that also measures its output, for a step whose last operator is
 // streaming, over the active region only (occupied rows and their image under

@@ -23,16 +23,18 @@
 // (bench/history.md).
 // Counts are int: nz * nx < 2^31 (fused_step_supported).
 struct tiling {
-    int rows, xa, nb, wl, wrem; // rows; first aligned column, aligned blocks per row; left, all leftover columns per row
+    int rows, xa, nb, wl,
+        wrem; // rows; first aligned column, aligned blocks per row; left, all leftover columns per row
 };
 
 __host__ __device__ inline tiling tiling_of(const box4 &F)
 {
-    tiling t{0, 0, 0, 0, 0};
+    tiling t{ 0, 0, 0, 0, 0 };
     if (box_is_empty(F))
         return t;
     const int fw = F.x1 - F.x0 + 1;
-    const int xa = (F.x0 + FUSED_COLS - 1) / FUSED_COLS * FUSED_COLS, xb = (F.x1 + 1) / FUSED_COLS * FUSED_COLS;
+    const int xa = (F.x0 + FUSED_COLS - 1) / FUSED_COLS * FUSED_COLS,
+              xb = (F.x1 + 1) / FUSED_COLS * FUSED_COLS;
     t.rows = F.z1 - F.z0 + 1;
     t.nb = xb > xa ? (xb - xa) / FUSED_COLS : 0;
     t.xa = t.nb ? xa : F.x1 + 1; // no whole block: every column is left over, from F.x0 on
@@ -61,11 +63,15 @@ __host__ __device__ inline int tiles_before(const tiling &t, int z)
     return z * t.nb + left;
 }
 
-__host__ __device__ inline int64_t tiles_of(const tiling &t) { return tiles_before(t, t.rows); }
+__host__ __device__ inline int64_t tiles_of(const tiling &t)
+{
+    return tiles_before(t, t.rows);
+}
 
 // The cell of column `col` of tile `tile` < tiles_of (false: none, a leftover
 // tile's columns past the last leftover cell).
-__host__ __device__ inline bool tile_cell(const box4 &F, const tiling &t, int tile, int col, int &cz, int &cx)
+__host__ __device__ inline bool tile_cell(const box4 &F, const tiling &t, int tile, int col,
+                                          int &cz, int &cx)
 {
     // The row the tile belongs to: the last z with tiles_before(z) <= tile.
     int z = (int)((int64_t)tile * FUSED_COLS / (t.nb * FUSED_COLS + t.wrem));

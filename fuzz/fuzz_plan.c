@@ -47,7 +47,7 @@ static const char *next_part(const char **at, const char *end, size_t *len)
  * plan gives every key in the file, so only the values must agree. */
 static void strip_comments(char *s)
 {
-    static const char *const marks[] = {"  # --set\n", "  # from the beam\n", "  # default\n"};
+    static const char *const marks[] = { "  # --set\n", "  # from the beam\n", "  # default\n" };
     char *w = s;
     for (const char *r = s; *r;) {
         int skipped = 0;
@@ -76,7 +76,7 @@ static void check_round_trip(const plan *p)
         return;
     }
     plan q;
-    smx_error err = {0};
+    smx_error err = { 0 };
     if (plan_load(&q, resolved_path, NULL, 0, &err)) {
         fprintf(stderr, "fuzz_plan: the resolved plan does not load back: %s\n--- resolved:\n%s",
                 err.msg, text);
@@ -87,8 +87,10 @@ static void check_round_trip(const plan *p)
         strip_comments(text);
         strip_comments(again);
         if (strcmp(text, again)) {
-            fprintf(stderr, "fuzz_plan: the resolved plan reloads to other values\n--- first:\n"
-                    "%s--- reloaded:\n%s", text, again);
+            fprintf(stderr,
+                    "fuzz_plan: the resolved plan reloads to other values\n--- first:\n"
+                    "%s--- reloaded:\n%s",
+                    text, again);
             abort();
         }
     }
@@ -137,7 +139,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     sets_buf[sets_len] = '\0';
     const char *sets[MAX_SETS];
     int n_sets = 0;
-    for (char *line = sets_buf, *nl; n_sets < MAX_SETS && line < sets_buf + sets_len; line = nl + 1) {
+    for (char *line = sets_buf, *nl; n_sets < MAX_SETS && line < sets_buf + sets_len;
+         line = nl + 1) {
         nl = strchr(line, '\n');
         if (nl)
             *nl = '\0';
@@ -154,7 +157,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         return 0;
     }
     plan p;
-    smx_error err = {0};
+    smx_error err = { 0 };
     int rc = plan_load(&p, plan_path, sets, n_sets, &err);
     if (rc == 0) {
         /* Every error is reported with a message; success leaves none. */

@@ -42,7 +42,7 @@ static unsigned take(input *in)
 
 static double take_double(input *in)
 {
-    uint8_t b[8] = {0};
+    uint8_t b[8] = { 0 };
     for (int i = 0; i < 8; i++)
         b[i] = (uint8_t)take(in);
     double v;
@@ -96,7 +96,7 @@ static void put_attr(hid_t obj, const char *name, const char *right, input *in)
             H5Tset_strpad(t, H5T_STR_NULLPAD);
         a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
         /* Up to two values of the type's size each, one after the other. */
-        const char *two_values[2] = {value, value};
+        const char *two_values[2] = { value, value };
         size_t w = strlen(value) + 1;
         char fixed[2 * 2048];
         memcpy(fixed, value, w);
@@ -112,8 +112,17 @@ static void put_attr(hid_t obj, const char *name, const char *right, input *in)
         H5Sclose(sp);
 }
 
-enum ds_form { D_RIGHT, D_ABSENT, D_FLOAT32, D_INT32, D_STRING, D_TWO_D, D_GROUP, D_SCALAR,
-               D_FORMS };
+enum ds_form {
+    D_RIGHT,
+    D_ABSENT,
+    D_FLOAT32,
+    D_INT32,
+    D_STRING,
+    D_TWO_D,
+    D_GROUP,
+    D_SCALAR,
+    D_FORMS
+};
 
 /* Column k of the shipped table, changed as the input says, as dataset k. */
 static void put_dataset(hid_t file, int k, input *in)
@@ -140,28 +149,44 @@ static void put_dataset(hid_t file, int k, input *in)
     for (unsigned c = take(in) % 4; c > 0 && n > 0; c--) {
         int i = (int)(take(in) % (unsigned)n);
         switch (take(in) % 8) {
-        case 0: v[i] = NAN; break;
-        case 1: v[i] = INFINITY; break;
-        case 2: v[i] = 0.0; break;
-        case 3: v[i] = -v[i]; break;
-        case 4: v[i] = i > 0 ? v[i - 1] : v[i]; break;
-        case 5: v[i] = i + 1 < n ? v[i + 1] : v[i]; break;
-        case 6: v[i] *= 1.0 + (double)(take(in) % 64) / 16.0; break;
-        default: v[i] = take_double(in); break;
+        case 0:
+            v[i] = NAN;
+            break;
+        case 1:
+            v[i] = INFINITY;
+            break;
+        case 2:
+            v[i] = 0.0;
+            break;
+        case 3:
+            v[i] = -v[i];
+            break;
+        case 4:
+            v[i] = i > 0 ? v[i - 1] : v[i];
+            break;
+        case 5:
+            v[i] = i + 1 < n ? v[i + 1] : v[i];
+            break;
+        case 6:
+            v[i] *= 1.0 + (double)(take(in) % 64) / 16.0;
+            break;
+        default:
+            v[i] = take_double(in);
+            break;
         }
     }
-    hsize_t dims[2] = {(hsize_t)n, 1};
+    hsize_t dims[2] = { (hsize_t)n, 1 };
     hid_t sp = form == D_SCALAR ? H5Screate(H5S_SCALAR)
                                 : H5Screate_simple(form == D_TWO_D ? 2 : 1, dims, NULL);
-    hid_t ft = form == D_FLOAT32 ? H5Tcopy(H5T_IEEE_F32LE)
-               : form == D_INT32 ? H5Tcopy(H5T_STD_I32LE)
+    hid_t ft = form == D_FLOAT32  ? H5Tcopy(H5T_IEEE_F32LE)
+               : form == D_INT32  ? H5Tcopy(H5T_STD_I32LE)
                : form == D_STRING ? H5Tcopy(H5T_C_S1)
                                   : H5Tcopy(take(in) & 1 ? H5T_IEEE_F64BE : H5T_IEEE_F64LE);
     if (form == D_STRING)
         H5Tset_size(ft, 8);
-    hid_t d = sp >= 0 && ft >= 0 ? H5Dcreate2(file, s->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT,
-                                              H5P_DEFAULT)
-                                 : H5I_INVALID_HID;
+    hid_t d = sp >= 0 && ft >= 0
+                  ? H5Dcreate2(file, s->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                  : H5I_INVALID_HID;
     if (d >= 0 && form != D_STRING)
         H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
     if (d >= 0) {
@@ -228,9 +253,10 @@ static void check_usable(const tables *t)
         double P = tables_projected_range(t, E);
         double back = tables_energy_at_range(t, R);
         if (!(isfinite(R) && isfinite(S) && isfinite(T) && isfinite(P) && isfinite(back))) {
-            fprintf(stderr, "fuzz_tables: a table that passed gives a non-finite lookup at "
-                    "E = %.17g MeV: R %g, S %g, T %g, projected %g, E(R) %g\n", E, R, S, T, P,
-                    back);
+            fprintf(stderr,
+                    "fuzz_tables: a table that passed gives a non-finite lookup at "
+                    "E = %.17g MeV: R %g, S %g, T %g, projected %g, E(R) %g\n",
+                    E, R, S, T, P, back);
             abort();
         }
     }
@@ -239,7 +265,7 @@ static void check_usable(const tables *t)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
-    smx_error err = {0};
+    smx_error err = { 0 };
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const char *path = getenv("SMX_FUZZ_TABLE");
     if (tables_load(&shipped, path ? path : SMX_SOURCE_DATA_DIR "/pstar_water.h5", &err) ||
@@ -252,7 +278,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    input in = {data, size};
+    input in = { data, size };
     size_t len = 0;
     /* SMX_FUZZ_RAW=1: the input is the file itself (finds HDF5's own crashes;
      * not for CI, see above). */
@@ -273,7 +299,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!bytes)
         return 0;
     tables t;
-    smx_error err = {0};
+    smx_error err = { 0 };
     int rc = tables_load_image(&t, bytes, len, "fuzz.h5", &err);
     if (rc == 0) {
         if (err.code || err.msg[0])

@@ -28,13 +28,13 @@
 #include "async_copy.cuh"
 #include "streaming.cuh"
 
-#define PROBE_CHECK(x)                                                                                 \
-    do {                                                                                               \
-        const cudaError_t e_ = (x);                                                                    \
-        if (e_ != cudaSuccess) {                                                                       \
-            fprintf(stderr, "access-probe: %s: %s\n", #x, cudaGetErrorString(e_));                     \
-            return 1;                                                                                  \
-        }                                                                                              \
+#define PROBE_CHECK(x)                                                             \
+    do {                                                                           \
+        const cudaError_t e_ = (x);                                                \
+        if (e_ != cudaSuccess) {                                                   \
+            fprintf(stderr, "access-probe: %s: %s\n", #x, cudaGetErrorString(e_)); \
+            return 1;                                                              \
+        }                                                                          \
     } while (0)
 
 namespace {
@@ -45,7 +45,8 @@ namespace {
 __device__ __forceinline__ void cp_async16_cg(float *dst, const float *src, int bytes)
 {
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes)
+                 : "memory");
 }
 
 // Row width, a build option (docs/tuning.md): other widths (-DPROBE_NX=224)
@@ -54,7 +55,7 @@ __device__ __forceinline__ void cp_async16_cg(float *dst, const float *src, int 
 #define PROBE_NX 200
 #endif
 constexpr int NE = 100, NTH = 32, NZ = 400, NX = PROBE_NX; // the benchmark's Production grid
-constexpr int M = 8, G = NTH / M, RING = 3;           // as the fused kernel for 32 directions
+constexpr int M = 8, G = NTH / M, RING = 3; // as the fused kernel for 32 directions
 constexpr long SLICE = (long)NZ * NX, ESTRIDE = NTH * SLICE;
 constexpr int REPS = 12, WARMUP = 2;
 
@@ -70,8 +71,8 @@ constexpr int REPS = 12, WARMUP = 2;
 // holds more, or %smid is not below the SM count: cases the probe does not serve).
 template <int COLS, int CL, int SUB = 1, bool VEC = false>
 __global__ void __launch_bounds__(COLS *G *SUB)
-    pattern(const float *in, float *out, const int *move_tab, int read_side, int *sm_slots, int blocks_per_sm,
-            int *bad)
+    pattern(const float *in, float *out, const int *move_tab, int read_side, int *sm_slots,
+            int blocks_per_sm, int *bad)
 {
     __shared__ __align__(16) float stage[SUB][RING][NTH][COLS];
     const int sub = threadIdx.x / (COLS * G), t = threadIdx.x % (COLS * G);
@@ -96,7 +97,8 @@ __global__ void __launch_bounds__(COLS *G *SUB)
         if (sm_slots) {
             unsigned smid;
             asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-            const int slot = smid < gridDim.x / blocks_per_sm ? atomicAdd(&sm_slots[smid], 1) : blocks_per_sm;
+            const int slot =
+                smid < gridDim.x / blocks_per_sm ? atomicAdd(&sm_slots[smid], 1) : blocks_per_sm;
             if (slot >= blocks_per_sm) // %smid past the SM count, or too many blocks on this SM
                 atomicExch(bad, 1);
             s_pass[0] = (int)smid, s_pass[1] = slot % blocks_per_sm;
@@ -109,7 +111,8 @@ __global__ void __launch_bounds__(COLS *G *SUB)
     __syncthreads();
     const int per_unit = sm_slots ? blocks_per_sm : CL;
     const long nunits = sm_slots ? gridDim.x / blocks_per_sm : gridDim.x / CL;
-    const long tiles_per_unit = (long)per_unit * SUB, ngroups = (ntiles + tiles_per_unit - 1) / tiles_per_unit;
+    const long tiles_per_unit = (long)per_unit * SUB,
+               ngroups = (ntiles + tiles_per_unit - 1) / tiles_per_unit;
     for (long grp = s_unit; grp < ngroups; grp += nunits) { // the same trip count in a unit
         const long tile = (grp * per_unit + s_slot) * SUB + sub;
         const long c = tile * COLS + col;
@@ -120,13 +123,15 @@ __global__ void __launch_bounds__(COLS *G *SUB)
                     const int row = k / (COLS / 4), c4 = k % (COLS / 4) * 4;
                     const long src = tile * COLS + c4;
                     if (s < NE && tile < ntiles && src < SLICE)
-                        cp_async16_cg(&stage[sub][slot][row][c4], in + s * ESTRIDE + row * SLICE + src, 16);
+                        cp_async16_cg(&stage[sub][slot][row][c4],
+                                      in + s * ESTRIDE + row * SLICE + src, 16);
                 }
             } else if (s < NE && live)
                 for (int m = 0; m < M; m++) {
                     const long src = c + rmove[m];
                     if (src >= 0 && src < SLICE)
-                        cp_async4(&stage[sub][slot][j0 + m][col], in + s * ESTRIDE + (j0 + m) * SLICE + src, true);
+                        cp_async4(&stage[sub][slot][j0 + m][col],
+                                  in + s * ESTRIDE + (j0 + m) * SLICE + src, true);
                 }
             cp_async_commit();
         };
@@ -205,8 +210,9 @@ void moves_for(int kind, int (&tab)[NTH])
 // write or the read side. sm_map: the blocks of one SM take adjacent tiles
 // (blocks / SMs of them, the launch must place them evenly: checked).
 template <int COLS, int CL = 1, int SUB = 1, bool VEC = false>
-int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0, int nkinds, int read_side,
-                const char *label, float copy_ms, int *d_slots = nullptr, int *d_bad = nullptr, int sms = 0)
+int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0, int nkinds,
+                int read_side, const char *label, float copy_ms, int *d_slots = nullptr,
+                int *d_bad = nullptr, int sms = 0)
 {
     float mean_sum = 0.0f, best = 1e30f;
     const int per_sm = d_slots ? blocks / sms : 0;
@@ -233,8 +239,8 @@ int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0
             attr.val.clusterDim.z = 1;
             cfg.attrs = &attr;
             cfg.numAttrs = 1;
-            return cudaLaunchKernelEx(&cfg, pattern<COLS, CL, SUB, VEC>, (const float *)in, out, (const int *)d_moves,
-                                      read_side, d_slots, per_sm, d_bad);
+            return cudaLaunchKernelEx(&cfg, pattern<COLS, CL, SUB, VEC>, (const float *)in, out,
+                                      (const int *)d_moves, read_side, d_slots, per_sm, d_bad);
         };
         if (time_it(launch, &mean, &b))
             return 1;
@@ -242,7 +248,8 @@ int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0
             int bad = 0;
             PROBE_CHECK(cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost));
             if (bad) {
-                printf("pattern  %s: the blocks did not land %d per SM; case not served\n", label, per_sm);
+                printf("pattern  %s: the blocks did not land %d per SM; case not served\n", label,
+                       per_sm);
                 return 0;
             }
         }
@@ -253,8 +260,9 @@ int run_pattern(const float *in, float *out, int *d_moves, int blocks, int kind0
     char shape[48];
     snprintf(shape, sizeof shape, "%dx%d-column tiles%s%s", SUB, COLS, d_slots ? " by SM" : "",
              VEC ? ", 16 B loads" : "");
-    printf("pattern  %-24s  %4d blocks  cluster %d  %-36s  %-5s  mean %.3f ms  min %.3f ms  %.2fx copy\n", shape,
-           blocks, CL, label, read_side ? "read" : "write", mean, best, mean / copy_ms);
+    printf(
+        "pattern  %-24s  %4d blocks  cluster %d  %-36s  %-5s  mean %.3f ms  min %.3f ms  %.2fx copy\n",
+        shape, blocks, CL, label, read_side ? "read" : "write", mean, best, mean / copy_ms);
     return 0;
 }
 
@@ -272,13 +280,15 @@ int main()
     PROBE_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     cudaDeviceProp prop;
     PROBE_CHECK(cudaGetDeviceProperties(&prop, 0));
-    printf("access-probe on %s: psi %dx%dx%dx%d (%.2f GB read and written per pass)\n", prop.name, NE, NTH, NZ,
-           NX, bytes / 1e9);
+    printf("access-probe on %s: psi %dx%dx%dx%d (%.2f GB read and written per pass)\n", prop.name,
+           NE, NTH, NZ, NX, bytes / 1e9);
     float copy_ms, copy_best;
     auto copy = [&]() { return cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice); };
     if (time_it(copy, &copy_ms, &copy_best))
         return 1;
-    printf("copy     (device to device)                                                                            mean %.3f ms  min %.3f ms\n", copy_ms, copy_best);
+    printf(
+        "copy     (device to device)                                                                            mean %.3f ms  min %.3f ms\n",
+        copy_ms, copy_best);
     int *d_moves = nullptr, *d_slots = nullptr, *d_bad = nullptr;
     PROBE_CHECK(cudaMalloc(&d_moves, NTH * sizeof(int)));
     PROBE_CHECK(cudaMalloc(&d_slots, sms * sizeof(int)));
@@ -286,37 +296,54 @@ int main()
     // The fused kernel's shape (32 columns, 4 blocks per SM), then wider tiles;
     // the benchmark's moves averaged over its first 16 steps.
     const int b32 = 4 * sms;
-    int rc = run_pattern<32>(in, out, d_moves, b32, 0, 1, 0, "moves none", copy_ms) ||
-             run_pattern<32>(in, out, d_moves, b32, 1, 1, 0, "moves z (j mod 2 rows)", copy_ms) ||
-             run_pattern<32>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
-             run_pattern<64>(in, out, d_moves, 2 * sms, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
-             run_pattern<128>(in, out, d_moves, sms, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
-             run_pattern<32>(in, out, d_moves, b32, 2, 1, 1, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
-             run_pattern<32>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<32>(in, out, d_moves, b32, 3, 16, 1, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<64>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<128>(in, out, d_moves, sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<128>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<32, 2>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<32, 4>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<32, 2>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
-             run_pattern<32, 4>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)", copy_ms) ||
-             run_pattern<32>(in, out, d_moves, b32, 0, 1, 0, "moves none", copy_ms, d_slots, d_bad, sms) ||
-             run_pattern<32>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms, d_slots,
-                             d_bad, sms) ||
-             run_pattern<32, 1, 4>(in, out, d_moves, sms, 0, 1, 0, "moves none", copy_ms) ||
-             run_pattern<32, 1, 4>(in, out, d_moves, sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<32, 1, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<32, 2, 2, true>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15",
-                                         copy_ms) ||
-             run_pattern<32, 2, 2, true>(in, out, d_moves, 2 * sms, 0, 1, 0, "moves none", copy_ms) ||
-             run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 0, 1, 0, "moves none", copy_ms) ||
-             run_pattern<128>(in, out, d_moves, sms, 0, 1, 0, "moves none", copy_ms) ||
-             // the fused kernel's shape with the moves where psi is read (aligned
-             // stores): do the clusters still matter? (The write-side case is above.)
-             run_pattern<32, 1, 2>(in, out, d_moves, 2 * sms, 3, 16, 1, "benchmark moves, steps 0-15", copy_ms) ||
-             run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 3, 16, 1, "benchmark moves, steps 0-15", copy_ms);
+    int rc =
+        run_pattern<32>(in, out, d_moves, b32, 0, 1, 0, "moves none", copy_ms) ||
+        run_pattern<32>(in, out, d_moves, b32, 1, 1, 0, "moves z (j mod 2 rows)", copy_ms) ||
+        run_pattern<32>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)",
+                        copy_ms) ||
+        run_pattern<64>(in, out, d_moves, 2 * sms, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)",
+                        copy_ms) ||
+        run_pattern<128>(in, out, d_moves, sms, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)",
+                         copy_ms) ||
+        run_pattern<32>(in, out, d_moves, b32, 2, 1, 1, "moves x and z ((j mod 3) - 1 cells)",
+                        copy_ms) ||
+        run_pattern<32>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+        run_pattern<32>(in, out, d_moves, b32, 3, 16, 1, "benchmark moves, steps 0-15", copy_ms) ||
+        run_pattern<64>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15",
+                        copy_ms) ||
+        run_pattern<128>(in, out, d_moves, sms, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms) ||
+        run_pattern<128>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15",
+                         copy_ms) ||
+        run_pattern<32, 2>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15",
+                           copy_ms) ||
+        run_pattern<32, 4>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15",
+                           copy_ms) ||
+        run_pattern<32, 2>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)",
+                           copy_ms) ||
+        run_pattern<32, 4>(in, out, d_moves, b32, 2, 1, 0, "moves x and z ((j mod 3) - 1 cells)",
+                           copy_ms) ||
+        run_pattern<32>(in, out, d_moves, b32, 0, 1, 0, "moves none", copy_ms, d_slots, d_bad,
+                        sms) ||
+        run_pattern<32>(in, out, d_moves, b32, 3, 16, 0, "benchmark moves, steps 0-15", copy_ms,
+                        d_slots, d_bad, sms) ||
+        run_pattern<32, 1, 4>(in, out, d_moves, sms, 0, 1, 0, "moves none", copy_ms) ||
+        run_pattern<32, 1, 4>(in, out, d_moves, sms, 3, 16, 0, "benchmark moves, steps 0-15",
+                              copy_ms) ||
+        run_pattern<32, 1, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15",
+                              copy_ms) ||
+        run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 3, 16, 0, "benchmark moves, steps 0-15",
+                              copy_ms) ||
+        run_pattern<32, 2, 2, true>(in, out, d_moves, 2 * sms, 3, 16, 0,
+                                    "benchmark moves, steps 0-15", copy_ms) ||
+        run_pattern<32, 2, 2, true>(in, out, d_moves, 2 * sms, 0, 1, 0, "moves none", copy_ms) ||
+        run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 0, 1, 0, "moves none", copy_ms) ||
+        run_pattern<128>(in, out, d_moves, sms, 0, 1, 0, "moves none", copy_ms) ||
+        // the fused kernel's shape with the moves where psi is read (aligned
+        // stores): do the clusters still matter? (The write-side case is above.)
+        run_pattern<32, 1, 2>(in, out, d_moves, 2 * sms, 3, 16, 1, "benchmark moves, steps 0-15",
+                              copy_ms) ||
+        run_pattern<32, 2, 2>(in, out, d_moves, 2 * sms, 3, 16, 1, "benchmark moves, steps 0-15",
+                              copy_ms);
     PROBE_CHECK(cudaFree(d_moves));
     PROBE_CHECK(cudaFree(d_slots));
     PROBE_CHECK(cudaFree(d_bad));

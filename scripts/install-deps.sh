@@ -8,6 +8,8 @@
 #                 the Python modules are not needed to build and are not checked.
 #   --fuzz: also what `make fuzz` needs: clang with libFuzzer and the sanitizer
 #           runtimes, and LLVM's OpenMP runtime.
+#   --format: also clang-format 14 (Debian 12's), which `make check-format`
+#           and `make format` use (.clang-format).
 #   --mpi:  also what `make MPI=1` needs: Open MPI's headers, mpicc and mpirun
 #           (libopenmpi-dev, openmpi-bin; docs/mpi.md), and patchelf for the
 #           Open MPI runtime that `make dist MPI=1` bundles.
@@ -18,11 +20,13 @@ set -u
 check_only=0
 fuzz=0
 mpi=0
+format=0
 for arg in "$@"; do
     case "$arg" in
     --check-only) check_only=1 ;;
     --fuzz) fuzz=1 ;;
     --mpi) mpi=1 ;;
+    --format) format=1 ;;
     esac
 done
 
@@ -66,6 +70,11 @@ if [ "$check_only" = 0 ] && ! py_has_modules python3 && ! py_has_modules /usr/bi
     done
 fi
 
+if [ "$format" = 1 ]; then
+    # The formatting check pins one version: another clang-format formats differently.
+    command -v clang-format-14 >/dev/null 2>&1 || missing="$missing clang-format-14"
+fi
+
 if [ "$fuzz" = 1 ]; then
     # One probe for all three: clang, its fuzzer/sanitizer runtimes, libomp.
     probe=$(mktemp -d)
@@ -103,6 +112,7 @@ if ! command -v apt-get >/dev/null 2>&1; then
         echo "  Nettle (with headers; SHA-256) cJSON (with headers; the benchmark's JSON)" >&2
         [ "$mpi" = 1 ] && echo "  and Open MPI (headers, mpicc, mpirun)" >&2
         [ "$fuzz" = 1 ] && echo "  and clang with libFuzzer, the sanitizer runtimes and libomp" >&2
+        [ "$format" = 1 ] && echo "  and clang-format 14" >&2
     fi
     [ -n "$py_missing" ] && py_note "this is not an apt-based system"
     [ -z "$missing" ]

@@ -41,9 +41,13 @@
 /* CSV column j is dataset j of tables_datasets; the last dataset, the
  * scattering power, is computed rather than read. */
 static const char *const CSV_HEADER[NCOLS] = {
-    "kinetic_energy_MeV", "electronic_stopping_MeV_cm2_per_g",
-    "nuclear_stopping_MeV_cm2_per_g", "total_stopping_MeV_cm2_per_g",
-    "csda_range_g_per_cm2", "projected_range_g_per_cm2", "detour_factor",
+    "kinetic_energy_MeV",
+    "electronic_stopping_MeV_cm2_per_g",
+    "nuclear_stopping_MeV_cm2_per_g",
+    "total_stopping_MeV_cm2_per_g",
+    "csda_range_g_per_cm2",
+    "projected_range_g_per_cm2",
+    "detour_factor",
 };
 
 typedef struct csv_table {
@@ -88,22 +92,22 @@ static int parse_row(char *line, const char *file, long lineno, double v[NCOLS],
     for (int j = 0; j < NCOLS; j++) {
         char *end = strchr(p, ',');
         if (j < NCOLS - 1 && !end)
-            return smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: %d columns; expected %d",
-                            file, lineno, j + 1, NCOLS);
+            return smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: %d columns; expected %d", file, lineno,
+                            j + 1, NCOLS);
         if (j == NCOLS - 1 && end)
-            return smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: more than %d columns",
-                            file, lineno, NCOLS);
+            return smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: more than %d columns", file, lineno,
+                            NCOLS);
         if (end)
             *end = '\0';
         char *stop;
         errno = 0;
         v[j] = strtod(p, &stop);
         if (*p == '\0' || *stop != '\0' || errno == ERANGE || !isfinite(v[j]))
-            return smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: column '%s': '%s' is not a number",
-                            file, lineno, CSV_HEADER[j], p);
+            return smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: column '%s': '%s' is not a number", file,
+                            lineno, CSV_HEADER[j], p);
         if (!(v[j] > 0.0))
-            return smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: column '%s': %g is not positive",
-                            file, lineno, CSV_HEADER[j], v[j]);
+            return smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: column '%s': %g is not positive", file,
+                            lineno, CSV_HEADER[j], v[j]);
         p = end ? end + 1 : p;
     }
     return 0;
@@ -135,8 +139,8 @@ static int parse_csv(const char *file, csv_table *c, smx_error *err)
                 s++;
             if (*s == '\0' || strlen(s) >= sizeof c->source) {
                 rc = smx_fail(err, SMX_EXIT_INPUT,
-                              "%s:1: source comment is empty or longer than %zu characters",
-                              file, sizeof c->source - 1);
+                              "%s:1: source comment is empty or longer than %zu characters", file,
+                              sizeof c->source - 1);
                 break;
             }
             strcpy(c->source, s);
@@ -150,8 +154,8 @@ static int parse_csv(const char *file, csv_table *c, smx_error *err)
                     (j < NCOLS - 1 ? p[len] != ',' : p[len] != '\0'))
                     rc = smx_fail(err, SMX_EXIT_INPUT,
                                   "%s:2: header column %d is '%.*s'; expected '%s' (and %d "
-                                  "columns in all)", file, j + 1, (int)len, p, CSV_HEADER[j],
-                                  NCOLS);
+                                  "columns in all)",
+                                  file, j + 1, (int)len, p, CSV_HEADER[j], NCOLS);
                 p += len + (p[len] == ',');
             }
             continue;
@@ -177,8 +181,8 @@ static int parse_csv(const char *file, csv_table *c, smx_error *err)
                               file, lineno, CSV_HEADER[4], v[4], R[c->n - 1]);
         }
         if (rc == 0 && v[6] > 1.2)
-            rc = smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: column '%s': %g is above 1.2",
-                          file, lineno, CSV_HEADER[6], v[6]);
+            rc = smx_fail(err, SMX_EXIT_INPUT, "%s:%ld: column '%s': %g is above 1.2", file, lineno,
+                          CSV_HEADER[6], v[6]);
         if (rc)
             break;
         for (int j = 0; j < NCOLS; j++)
@@ -188,8 +192,7 @@ static int parse_csv(const char *file, csv_table *c, smx_error *err)
     if (rc == 0 && ferror(f))
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: read error: %s", file, strerror(errno));
     if (rc == 0 && c->n < 2)
-        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: %d data rows; at least 2 are needed",
-                      file, c->n);
+        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: %d data rows; at least 2 are needed", file, c->n);
     free(line);
     fclose(f);
     return rc;
@@ -228,8 +231,8 @@ static int put_double_attr(hid_t obj, const char *name, double value)
     return ok ? 0 : -1;
 }
 
-static int put_dataset(hid_t fid, hid_t dcpl, const tables_dataset_spec *spec,
-                       const double *v, int n)
+static int put_dataset(hid_t fid, hid_t dcpl, const tables_dataset_spec *spec, const double *v,
+                       int n)
 {
     hsize_t dim = (hsize_t)n;
     hid_t sp = H5Screate_simple(1, &dim, NULL), d = -1;
@@ -249,10 +252,10 @@ static int put_dataset(hid_t fid, hid_t dcpl, const tables_dataset_spec *spec,
 /* The composition as text: "H 0.111894, O 0.888106" (Z for elements without a symbol here). */
 static void composition_text(const material_props *m, char *buf, size_t cap)
 {
-    static const char *const sym[] = {"",   "H",  "He", "Li", "Be", "B",  "C",  "N",
-                                      "O",  "F",  "Ne", "Na", "Mg", "Al", "Si", "P",
-                                      "S",  "Cl", "Ar", "K",  "Ca", "Sc", "Ti", "V",
-                                      "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn"};
+    static const char *const sym[] = { "",   "H",  "He", "Li", "Be", "B",  "C",  "N",
+                                       "O",  "F",  "Ne", "Na", "Mg", "Al", "Si", "P",
+                                       "S",  "Cl", "Ar", "K",  "Ca", "Sc", "Ti", "V",
+                                       "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn" };
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; i < m->n_elements && used < cap; i++) {
@@ -270,8 +273,7 @@ static void composition_text(const material_props *m, char *buf, size_t cap)
 }
 
 /* mat NULL: liquid water's legacy attributes; else the library material's. */
-static int write_h5(const char *path, const csv_table *c, const material_props *mat,
-                    smx_error *err)
+static int write_h5(const char *path, const csv_table *c, const material_props *mat, smx_error *err)
 {
     char model[512];
     if (mat)
@@ -336,8 +338,8 @@ static int verify(const char *path, const csv_table *c, smx_error *err)
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: read back %d rows, wrote %d", path, t.n, c->n);
     for (int k = 0; rc == 0 && k < TABLES_NDATASETS; k++)
         if (memcmp(tables_column(&t, k), c->col[k], (size_t)c->n * sizeof(double)) != 0)
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: dataset '%s' reads back different",
-                          path, tables_datasets[k].name);
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: dataset '%s' reads back different", path,
+                          tables_datasets[k].name);
     tables_free(&t);
     return rc;
 }
@@ -355,23 +357,25 @@ int main(int argc, char **argv)
         return SMX_EXIT_USAGE;
     }
     const char *in = argv[1], *out = argv[2];
-    smx_error err = {0};
-    csv_table c = {0};
+    smx_error err = { 0 };
+    csv_table c = { 0 };
     char tmp[4096];
     int fd, rc, have_tmp = 0;
     const material_props *mat = NULL;
 
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (key && !(mat = material_library_props(key))) {
-        rc = smx_fail(&err, SMX_EXIT_USAGE, "--key '%s' is not a material library key "
-                      "(physics/material_library.h)", key);
+        rc = smx_fail(&err, SMX_EXIT_USAGE,
+                      "--key '%s' is not a material library key "
+                      "(physics/material_library.h)",
+                      key);
         goto done;
     }
     if ((rc = parse_csv(in, &c, &err)))
         goto done;
     for (int i = 0; i < c.n; i++)
-        c.col[7][i] = scattering_power_fermi_rossi(c.col[0][i],
-                                                   mat ? mat->X0_g_cm2 : SMX_X0_WATER_G_CM2);
+        c.col[7][i] =
+            scattering_power_fermi_rossi(c.col[0][i], mat ? mat->X0_g_cm2 : SMX_X0_WATER_G_CM2);
 
     /* Same directory as the target, so the final rename cannot cross filesystems. */
     if (snprintf(tmp, sizeof tmp, "%s.partial-XXXXXX", out) >= (int)sizeof tmp) {
@@ -399,8 +403,8 @@ int main(int argc, char **argv)
         goto done;
     }
     have_tmp = 0;
-    printf("%s: %d energies, %g to %g MeV, from %s\n", out, c.n, c.col[0][0],
-           c.col[0][c.n - 1], in);
+    printf("%s: %d energies, %g to %g MeV, from %s\n", out, c.n, c.col[0][0], c.col[0][c.n - 1],
+           in);
 done:
     if (have_tmp)
         unlink(tmp);

@@ -91,8 +91,13 @@ static int agree(const par_job *job, int rc, smx_error *err, int *agreed)
  * at once. */
 static int read_input(const cli *c, const par_job *job, run_setup *s, smx_error *err)
 {
-    const run_setup_options o = {.plan_path = c->plan_path, .sets = c->sets, .n_sets = c->n_sets, .media = 1,
-                                 .backend = 1, .check_memory = 1, .local_rank = job->local_rank};
+    const run_setup_options o = { .plan_path = c->plan_path,
+                                  .sets = c->sets,
+                                  .n_sets = c->n_sets,
+                                  .media = 1,
+                                  .backend = 1,
+                                  .check_memory = 1,
+                                  .local_rank = job->local_rank };
     int rc = run_setup_init(s, &o, err);
     if (!rc && job->rank == 0 && (rc = output_check_target(s->p.output_file, s->p.overwrite, err)))
         rc = plan_blame_key(&s->p, "output.file", rc, err);
@@ -104,7 +109,8 @@ static int read_input(const cli *c, const par_job *job, run_setup *s, smx_error 
 
 /* Rank 0 opens the result file under a temporary name and writes what the
  * run starts from: plan, grid, tables, medium map. */
-static int open_result(const par_job *job, const run_setup *s, output **out, provenance *pv, smx_error *err)
+static int open_result(const par_job *job, const run_setup *s, output **out, provenance *pv,
+                       smx_error *err)
 {
     int rc;
     if (job->rank == 0) {
@@ -122,7 +128,8 @@ static int open_result(const par_job *job, const run_setup *s, output **out, pro
 /* Result: dose, tallies and provenance written, then renamed into place (*out
  * is NULL then); an interrupt until the rename leaves nothing under the final
  * name. Then the summary, and a failure for a step that broke conservation. */
-static int write_result(output **out, const run_setup *s, run_result *r, const provenance *pv, smx_error *err)
+static int write_result(output **out, const run_setup *s, run_result *r, const provenance *pv,
+                        smx_error *err)
 {
     smx_test_pause("writing", &smx_interrupted);
     const double t_out = now_s();
@@ -135,11 +142,12 @@ static int write_result(output **out, const run_setup *s, run_result *r, const p
     report_summary(&s->g, &s->media, r);
     if (!r->conservation_violations)
         return 0;
-    return smx_fail(err, SMX_EXIT_RUNTIME,
-                    "conservation violated in %d step%s (max weight %.3e, energy %.3e; tolerance %.0e); the result "
-                    "was written and records them", r->conservation_violations,
-                    r->conservation_violations == 1 ? "" : "s", r->max_weight_rel_err, r->max_energy_rel_err,
-                    SMX_CONSERVATION_TOL);
+    return smx_fail(
+        err, SMX_EXIT_RUNTIME,
+        "conservation violated in %d step%s (max weight %.3e, energy %.3e; tolerance %.0e); the result "
+        "was written and records them",
+        r->conservation_violations, r->conservation_violations == 1 ? "" : "s",
+        r->max_weight_rel_err, r->max_energy_rel_err, SMX_CONSERVATION_TOL);
 }
 
 /* The dry run's report: what the plan would do, and on which backend. */
@@ -167,11 +175,11 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
     const int writer = job->rank == 0;
     provenance pv;
     provenance_init(&pv, argc, argv);
-    run_setup s = {0};
+    run_setup s = { 0 };
     run_result r;
     run_result_init(&r);
-    par_field field = {0};
-    smx_error err = {0};
+    par_field field = { 0 };
+    smx_error err = { 0 };
     output *out = NULL;
     int agreed = 0; /* err came from par_agree and names its rank */
     par_set_cleanup(abort_output, &out);
@@ -197,17 +205,20 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
      * rank its block of the per-spot rows (src/parallel/spot_block.c). */
     smx_info("smx2d-sim %s: %s -> %s\n", SMX_VERSION, s.p.path, s.p.output_file);
     report_backend(&s.p, &s.gi, s.be, 0);
-    const snapshot_sink snaps = {write_snapshot, out};
+    const snapshot_sink snaps = { write_snapshot, out };
     const sim_media sm = run_setup_media(&s);
-    if (!(rc = par_divide_field(job, &s.p, &s.g, &s.t, &field, &err)) && (writer || field.part.spot_count > 0))
-        rc = simulate_part(&s.p, &s.g, &s.t, &sm, s.be, writer ? &snaps : NULL, &field.part, &r, &err);
+    if (!(rc = par_divide_field(job, &s.p, &s.g, &s.t, &field, &err)) &&
+        (writer || field.part.spot_count > 0))
+        rc = simulate_part(&s.p, &s.g, &s.t, &sm, s.be, writer ? &snaps : NULL, &field.part, &r,
+                           &err);
     provenance_finish(&pv);
     if (writer && rc == SMX_EXIT_INTERRUPTED && s.p.keep_partial && r.dose_MeV)
-        output_write_result(out, &s.p, &s.g, &r, &pv, &(smx_error){0});
+        output_write_result(out, &s.p, &s.g, &r, &pv, &(smx_error){ 0 });
     /* Every rank's rows and facts to rank 0 (nothing to do in one process). */
     const double t_wait = now_s();
     if ((rc = agree(job, rc, &err, &agreed)) ||
-        (rc = par_gather_field(job, &field, s.p.per_spot_threshold, t_wait, &pv, &r, &err)) || !writer)
+        (rc = par_gather_field(job, &field, s.p.per_spot_threshold, t_wait, &pv, &r, &err)) ||
+        !writer)
         goto end;
     rc = write_result(&out, &s, &r, &pv, &err);
 end:
@@ -226,9 +237,9 @@ end:
  * instead of a plan. */
 static int run_bench(const cli *c)
 {
-    bench_options o = {c->bench_grids, c->bench_steps, c->bench_variants, c->bench_json, c->sets,
-                       c->n_sets};
-    smx_error err = {0};
+    bench_options o = { c->bench_grids, c->bench_steps, c->bench_variants,
+                        c->bench_json,  c->sets,        c->n_sets };
+    smx_error err = { 0 };
     return bench_main(&o, &err) ? fail(&err) : 0;
 }
 
@@ -255,12 +266,13 @@ int main(int argc, char **argv)
         if (c.bench)
             return run_bench(&c);
         par_job job;
-        smx_error err = {0};
+        smx_error err = { 0 };
         if ((rc = par_init(&job, &argc, &argv, &err)))
             return fail(&err);
         if (job.rank > 0) {
             smx_quiet = 1; /* the run's log is rank 0's; warnings say whose they are */
-            snprintf(smx_warn_tag, sizeof smx_warn_tag, "rank %d of %d on %s: ", job.rank, job.size, job.host);
+            snprintf(smx_warn_tag, sizeof smx_warn_tag, "rank %d of %d on %s: ", job.rank, job.size,
+                     job.host);
         }
         rc = run_plan(&c, &job, argc, argv);
         par_finalize();

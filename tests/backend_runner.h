@@ -14,22 +14,28 @@
 
 /* only_op: -1 = full steps, else one enum op_id per step. Returns 0 or an exit code. */
 static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see cuda_test_options) */
-static int runner_fused_kp_cap = 0;   /* tests: fused step's padded half-width cap (see cuda_test_options) */
-static int runner_fused_split_off = 0; /* tests: no energy split in the fused step (see cuda_test_options) */
-static int runner_fused_one_tile = 0;  /* tests: one tile per block in the fused step (see cuda_test_options) */
-static int runner_cuda_pad_rows = 0;   /* tests: CUDA rows padded on every grid (see cuda_test_options) */
-static int runner_fused_boundary_global = 0; /* tests: wide kernels' boundary fractions from global memory */
-static char runner_variants[1024];     /* the last run's kernel_variants (which paths ran) */
-static const medium_map *runner_mm = NULL;   /* tests: the cells' media (NULL: one medium) */
-static const tables *const *runner_mt = NULL; /* tests: the table of each of runner_mm's materials */
+static int runner_fused_kp_cap =
+    0; /* tests: fused step's padded half-width cap (see cuda_test_options) */
+static int runner_fused_split_off =
+    0; /* tests: no energy split in the fused step (see cuda_test_options) */
+static int runner_fused_one_tile =
+    0; /* tests: one tile per block in the fused step (see cuda_test_options) */
+static int runner_cuda_pad_rows =
+    0; /* tests: CUDA rows padded on every grid (see cuda_test_options) */
+static int runner_fused_boundary_global =
+    0; /* tests: wide kernels' boundary fractions from global memory */
+static char runner_variants[1024]; /* the last run's kernel_variants (which paths ran) */
+static const medium_map *runner_mm = NULL; /* tests: the cells' media (NULL: one medium) */
+static const tables *const *runner_mt =
+    NULL; /* tests: the table of each of runner_mm's materials */
 
 static inline int run_backend(const backend_ops *be, const plan *p, const grid *g, const tables *t,
-                       int only_op, const float *psi0, int n, float *psi, double *dose,
-                       step_record *last, smx_error *err)
+                              int only_op, const float *psi0, int n, float *psi, double *dose,
+                              step_record *last, smx_error *err)
 {
     sim_tables st;
     void *ctx = NULL;
-    const sim_media media = {runner_mm, runner_mt};
+    const sim_media media = { runner_mm, runner_mt };
     int rc = simulate_tables_build(&st, p, g, t, runner_mm ? &media : NULL, err);
     if (rc)
         return rc;
@@ -48,7 +54,8 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
             w0 += v;
             e0 += v * g->E.centres[ie];
         }
-    if ((rc = be->setup_with(&ctx, &st, &opt, err)) || (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
+    if ((rc = be->setup_with(&ctx, &st, &opt, err)) ||
+        (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
         goto done;
     memset(last, 0, sizeof *last);
     for (int k = 0; k < n; k++) {

@@ -10,30 +10,56 @@
 
 static int check_failures = 0;
 
-#define CHECK(cond) do { if (!(cond)) { \
-    fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    check_failures++; } } while (0)
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            check_failures++;                                                        \
+        }                                                                            \
+    } while (0)
 
-#define CHECK_MSG(cond, ...) do { if (!(cond)) { \
-    fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); check_failures++; } } while (0)
+#define CHECK_MSG(cond, ...)                                                         \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+            check_failures++;                                                        \
+        }                                                                            \
+    } while (0)
 
-#define CHECK_STREQ(a, b) do { const char *a_ = (a), *b_ = (b); \
-    if (strcmp(a_, b_) != 0) { \
-    fprintf(stderr, "%s:%d: CHECK_STREQ failed:\n  got:      %s\n  expected: %s\n", \
-            __FILE__, __LINE__, a_, b_); check_failures++; } } while (0)
+#define CHECK_STREQ(a, b)                                                                   \
+    do {                                                                                    \
+        const char *a_ = (a), *b_ = (b);                                                    \
+        if (strcmp(a_, b_) != 0) {                                                          \
+            fprintf(stderr, "%s:%d: CHECK_STREQ failed:\n  got:      %s\n  expected: %s\n", \
+                    __FILE__, __LINE__, a_, b_);                                            \
+            check_failures++;                                                               \
+        }                                                                                   \
+    } while (0)
 
 /* |a - b| <= tol * max(|b|, tiny); the reason for tol goes beside each use. */
-#define CHECK_REL(a, b, tol) do { double a_ = (a), b_ = (b); \
-    double d_ = fabs(a_ - b_), s_ = fabs(b_) > 1e-300 ? fabs(b_) : 1e-300; \
-    if (!(d_ <= (tol) * s_)) { \
-    fprintf(stderr, "%s:%d: CHECK_REL failed: %s = %.17g, %s = %.17g, rel %.3g > %.3g\n", \
-            __FILE__, __LINE__, #a, a_, #b, b_, d_ / s_, (double)(tol)); check_failures++; } } while (0)
+#define CHECK_REL(a, b, tol)                                                                      \
+    do {                                                                                          \
+        double a_ = (a), b_ = (b);                                                                \
+        double d_ = fabs(a_ - b_), s_ = fabs(b_) > 1e-300 ? fabs(b_) : 1e-300;                    \
+        if (!(d_ <= (tol)*s_)) {                                                                  \
+            fprintf(stderr, "%s:%d: CHECK_REL failed: %s = %.17g, %s = %.17g, rel %.3g > %.3g\n", \
+                    __FILE__, __LINE__, #a, a_, #b, b_, d_ / s_, (double)(tol));                  \
+            check_failures++;                                                                     \
+        }                                                                                         \
+    } while (0)
 
-#define CHECK_ABS(a, b, tol) do { double a_ = (a), b_ = (b); \
-    if (!(fabs(a_ - b_) <= (tol))) { \
-    fprintf(stderr, "%s:%d: CHECK_ABS failed: %s = %.17g, %s = %.17g, |diff| %.3g > %.3g\n", \
-            __FILE__, __LINE__, #a, a_, #b, b_, fabs(a_ - b_), (double)(tol)); check_failures++; } } while (0)
+#define CHECK_ABS(a, b, tol)                                                                 \
+    do {                                                                                     \
+        double a_ = (a), b_ = (b);                                                           \
+        if (!(fabs(a_ - b_) <= (tol))) {                                                     \
+            fprintf(stderr,                                                                  \
+                    "%s:%d: CHECK_ABS failed: %s = %.17g, %s = %.17g, |diff| %.3g > %.3g\n", \
+                    __FILE__, __LINE__, #a, a_, #b, b_, fabs(a_ - b_), (double)(tol));       \
+            check_failures++;                                                                \
+        }                                                                                    \
+    } while (0)
 
 /* Every test program ends with: return check_report(argv[0]); */
 static inline int check_report(const char *name)

@@ -11,8 +11,8 @@
 
 /* The text of `path` between `begin` and `end` must be `expected`; `stale`
  * says how to bring it up to date. */
-static inline void check_doc_table_in(const char *path, const char *begin, const char *end, const char *expected,
-                                      const char *stale)
+static inline void check_doc_table_in(const char *path, const char *begin, const char *end,
+                                      const char *expected, const char *stale)
 {
     FILE *f = fopen(path, "r");
     CHECK_MSG(f != NULL, "%s: %s", path, strerror(errno));

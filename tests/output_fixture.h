@@ -134,8 +134,7 @@ static inline void make_result(run_result *r, const grid *g, int n_steps)
             b.t.energy[c] = 1e-2 * rnd();
         }
         b.t.deposited = 0.3 + rnd();
-        b.weight_out = b.weight_in - b.t.weight[0] - b.t.weight[1] - b.t.weight[2] -
-                       b.t.weight[3];
+        b.weight_out = b.weight_in - b.t.weight[0] - b.t.weight[1] - b.t.weight[2] - b.t.weight[3];
         b.energy_out = b.energy_in - b.t.deposited - 0.5 * rnd();
         tally_close_balance(&b);
         CHECK(run_result_push(r, &b, 1.0 + rnd(), 0.25 * i) == SMX_OK);
@@ -205,31 +204,33 @@ static inline void *read_ds(hid_t file, const char *path, int f32, int *rank, hs
     size_t sz = f32 ? sizeof(float) : sizeof(double);
     void *buf = calloc(n > 0 ? (size_t)n : 1, sz);
     if (n > 0)
-        H5Dread(d, f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                buf);
+        H5Dread(d, f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
     H5Sclose(s);
     H5Dclose(d);
     return buf;
 }
 
-#define CHECK_DS(file, path, want, n, dims_expr)                                         \
-    do {                                                                                 \
-        int rank_;                                                                       \
-        hsize_t d_[4] = { 0 };                                                           \
-        double *got_ = read_ds(file, path, 0, &rank_, d_);                               \
-        CHECK_MSG(got_ != NULL, "missing %s", path);                                     \
-        hsize_t want_dims_[] = dims_expr;                                                \
-        int want_rank_ = (int)(sizeof want_dims_ / sizeof want_dims_[0]);                \
-        CHECK_MSG(rank_ == want_rank_, "%s rank %d", path, rank_);                       \
-        for (int k_ = 0; k_ < want_rank_ && k_ < rank_; k_++)                            \
-            CHECK_MSG(d_[k_] == want_dims_[k_], "%s dim %d = %llu", path, k_,            \
-                      (unsigned long long)d_[k_]);                                       \
-        if (got_ && (n) > 0)                                                             \
-            CHECK_MSG(memcmp(got_, (want), (size_t)(n) * sizeof(double)) == 0,           \
-                      "%s differs", path);                                               \
-        free(got_);                                                                      \
+#define CHECK_DS(file, path, want, n, dims_expr)                                             \
+    do {                                                                                     \
+        int rank_;                                                                           \
+        hsize_t d_[4] = { 0 };                                                               \
+        double *got_ = read_ds(file, path, 0, &rank_, d_);                                   \
+        CHECK_MSG(got_ != NULL, "missing %s", path);                                         \
+        hsize_t want_dims_[] = dims_expr;                                                    \
+        int want_rank_ = (int)(sizeof want_dims_ / sizeof want_dims_[0]);                    \
+        CHECK_MSG(rank_ == want_rank_, "%s rank %d", path, rank_);                           \
+        for (int k_ = 0; k_ < want_rank_ && k_ < rank_; k_++)                                \
+            CHECK_MSG(d_[k_] == want_dims_[k_], "%s dim %d = %llu", path, k_,                \
+                      (unsigned long long)d_[k_]);                                           \
+        if (got_ && (n) > 0)                                                                 \
+            CHECK_MSG(memcmp(got_, (want), (size_t)(n) * sizeof(double)) == 0, "%s differs", \
+                      path);                                                                 \
+        free(got_);                                                                          \
     } while (0)
-#define DIMS(...) { __VA_ARGS__ }
+#define DIMS(...)   \
+    {               \
+        __VA_ARGS__ \
+    }
 
 static inline double read_scalar(hid_t file, const char *path)
 {
@@ -270,7 +271,6 @@ static inline int read_complete(const char *path)
 }
 
 /* ---- the tests ----------------------------------------------------------- */
-
 
 typedef struct fixture {
     grid g;
@@ -330,17 +330,16 @@ static inline int write_all(const char *path, int overwrite, fixture *fx, smx_er
     return rc;
 }
 
-
-static inline void check_psi(hid_t f, const fixture *fx, const char *path, const float *want, int step)
+static inline void check_psi(hid_t f, const fixture *fx, const char *path, const float *want,
+                             int step)
 {
     int rank;
     hsize_t d[4];
     float *psi = read_ds(f, path, 1, &rank, d);
-    CHECK_MSG(psi && rank == 4 && d[0] == 3 && d[1] == 5 && d[2] == 7 && d[3] == 6,
-              "%s shape", path);
+    CHECK_MSG(psi && rank == 4 && d[0] == 3 && d[1] == 5 && d[2] == 7 && d[3] == 6, "%s shape",
+              path);
     if (psi)
-        CHECK_MSG(memcmp(psi, want, (size_t)fx->g.cells * sizeof(float)) == 0, "%s differs",
-                  path);
+        CHECK_MSG(memcmp(psi, want, (size_t)fx->g.cells * sizeof(float)) == 0, "%s differs", path);
     free(psi);
     hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
     CHECK(read_num_attr(ds, "step") == step);
@@ -390,9 +389,9 @@ static inline void check_tallies(hid_t f, const run_result *r)
     hsize_t hn = (hsize_t)n;
     CHECK_DS(f, "/tallies/weight_per_step", w, n * CH_COUNT, DIMS(hn, CH_COUNT));
     CHECK_DS(f, "/tallies/energy_per_step_MeV", e, n * CH_COUNT, DIMS(hn, CH_COUNT));
-    const char *names[9] = { "deposited_per_step_MeV", "weight_in", "weight_out",
-                             "energy_in_MeV", "energy_out_MeV", "weight_rel_err",
-                             "energy_rel_err", "step_ms", "front_depth_mm" };
+    const char *names[9] = { "deposited_per_step_MeV", "weight_in",      "weight_out",
+                             "energy_in_MeV",          "energy_out_MeV", "weight_rel_err",
+                             "energy_rel_err",         "step_ms",        "front_depth_mm" };
     for (int k = 0; k < 9; k++) {
         char path[128];
         snprintf(path, sizeof path, "/tallies/%s", names[k]);
@@ -402,14 +401,14 @@ static inline void check_tallies(hid_t f, const run_result *r)
     free(w);
     free(e);
     CHECK_DS(f, "/tallies/cumulative_weight", r->cumulative.weight, CH_COUNT, DIMS(CH_COUNT));
-    CHECK_DS(f, "/tallies/cumulative_energy_MeV", r->cumulative.energy, CH_COUNT,
-             DIMS(CH_COUNT));
+    CHECK_DS(f, "/tallies/cumulative_energy_MeV", r->cumulative.energy, CH_COUNT, DIMS(CH_COUNT));
     CHECK(read_scalar(f, "/tallies/cumulative_deposited_MeV") == r->cumulative.deposited);
     CHECK(read_scalar(f, "/tallies/initial_weight") == r->initial_weight);
     CHECK(read_scalar(f, "/tallies/initial_energy_MeV") == r->initial_energy_MeV);
     hid_t g = H5Gopen2(f, "/tallies", H5P_DEFAULT);
     char *s = read_str_attr(g, "channel_names");
-    CHECK_STREQ(s ? s : "", "theta_boundary,theta_cutoff,energy_stopped,spatial_leak,nuclear,medium_rounding");
+    CHECK_STREQ(s ? s : "",
+                "theta_boundary,theta_cutoff,energy_stopped,spatial_leak,nuclear,medium_rounding");
     free(s);
     H5Gclose(g);
 }
@@ -422,9 +421,8 @@ static inline void cleanup(void)
         printf("%s: files kept in %s\n", fixture_program, tmpdir);
         return;
     }
-    const char *names[] = { "result.h5", "result.xdmf", "late.h5", "late.incomplete.h5",
-                            "aborted.h5",
-                            "aborted.incomplete.h5", "empty.h5", "empty.xdmf" };
+    const char *names[] = { "result.h5",  "result.xdmf",           "late.h5",  "late.incomplete.h5",
+                            "aborted.h5", "aborted.incomplete.h5", "empty.h5", "empty.xdmf" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unlink(path_in(names[i]));
     if (rmdir(tmpdir) != 0)

@@ -88,7 +88,8 @@ static inline int load(plan *p, const char *path, const char *const *sets, int n
     return plan_load(p, path, sets, n, err);
 }
 
-static inline void expect_error_set(const char *path, const char *const *sets, int n, const char *want)
+static inline void expect_error_set(const char *path, const char *const *sets, int n,
+                                    const char *want)
 {
     plan p;
     smx_error err;

@@ -9,7 +9,8 @@
 #include <math.h>
 #include <stdint.h>
 
-static inline double plateau_worst_row(const double *dd, int64_t nz, double dz_mm, double r80_mm, int *row)
+static inline double plateau_worst_row(const double *dd, int64_t nz, double dz_mm, double r80_mm,
+                                       int *row)
 {
     double worst = 0.0;
     *row = -1;

@@ -34,7 +34,8 @@ static inline double bortfeld_unstraggled(double z, double R)
     if (z >= R)
         return 0.0;
     double r = R - z, b = BORTFELD_BETA_CM;
-    return (pow(r, 1.0 / BORTFELD_P - 1.0) + (b + BORTFELD_GAMMA * b * BORTFELD_P) * pow(r, 1.0 / BORTFELD_P)) /
+    return (pow(r, 1.0 / BORTFELD_P - 1.0) +
+            (b + BORTFELD_GAMMA * b * BORTFELD_P) * pow(r, 1.0 / BORTFELD_P)) /
            (1.0 + b * R);
 }
 
@@ -71,7 +72,7 @@ static inline bragg_figures bortfeld_figures(double R, double sigma)
         if (d > peak)
             peak = d, zpk = z;
     }
-    bragg_figures f = {0.0, 0.0, peak / bortfeld_dose(0.0, R, sigma)};
+    bragg_figures f = { 0.0, 0.0, peak / bortfeld_dose(0.0, R, sigma) };
     double prev = peak;
     for (double z = zpk + h; z < R + 8.0 * sigma; z += h) {
         double d = bortfeld_dose(z, R, sigma);
@@ -93,7 +94,8 @@ static inline double bortfeld_fluence(double z, double R)
 }
 
 /* Highland's theta_0^2 (rad^2) after L mm of the table's material. */
-static inline double highland_theta0_sq(const tables *t, double E0, double L_mm, double rho, double X0_g_cm2)
+static inline double highland_theta0_sq(const tables *t, double E0, double L_mm, double rho,
+                                        double X0_g_cm2)
 {
     if (L_mm <= 0.0)
         return 0.0;

@@ -38,7 +38,9 @@ static inline int fixture_load(fixture *f, const char *yaml, const char *const *
     run_result_init(&f->r);
     smx_quiet = 1; /* the step log would bury the test output */
     setenv("SMX2D_DATA_DIR", "data", 1); /* tests run from the repository root */
-    const run_setup_options o = {.plan_text = yaml ? yaml : FIXTURE_BASE_PLAN, .sets = sets, .n_sets = nsets};
+    const run_setup_options o = { .plan_text = yaml ? yaml : FIXTURE_BASE_PLAN,
+                                  .sets = sets,
+                                  .n_sets = nsets };
     int rc = run_setup_input(&f->p, &f->t, &f->g, &o, &f->err);
     if (rc)
         fprintf(stderr, "fixture: %s\n", f->err.msg);

@@ -50,7 +50,7 @@ static inline void tables_fixture_end(void)
 /* ---- reading attributes directly, to compare files beyond what the reader keeps ---- */
 
 static inline int attr_string(const char *file, const char *obj, const char *name, char *buf,
-                       size_t cap)
+                              size_t cap)
 {
     int rc = -1;
     buf[0] = '\0';

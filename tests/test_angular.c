@@ -66,8 +66,8 @@ static void check_kernel(const angle_kernels *ak, int id, double s, int n_theta,
         worst_m0 = fabs(m0 - 1.0);
     if (s > 0.0) {
         double rel = m2 / (s * s) - 1.0;
-        CHECK_MSG(fabs(rel) <= M2_TOL, "s = %.6g (n_theta %d, %s): m2/s^2 - 1 = %.3g", s,
-                  n_theta, circular ? "circular" : "window", rel);
+        CHECK_MSG(fabs(rel) <= M2_TOL, "s = %.6g (n_theta %d, %s): m2/s^2 - 1 = %.3g", s, n_theta,
+                  circular ? "circular" : "window", rel);
         if (fabs(rel) > worst_m2)
             worst_m2 = fabs(rel);
     } else {
@@ -86,8 +86,8 @@ static void check_kernel(const angle_kernels *ak, int id, double s, int n_theta,
         CHECK_MSG(c[k] >= 0.0f && c[-k] >= 0.0f, "s = %.6g: w[%d] = %g", s, k, c[k]);
         CHECK_MSG(c[k] == c[-k], "s = %.6g: w[%d] = %.9g, w[-%d] = %.9g", s, k, c[k], k, c[-k]);
         if (k > 0)
-            CHECK_MSG(c[k] <= c[k - 1], "s = %.6g: w[%d] = %.9g > w[%d] = %.9g", s, k, c[k],
-                      k - 1, c[k - 1]);
+            CHECK_MSG(c[k] <= c[k - 1], "s = %.6g: w[%d] = %.9g > w[%d] = %.9g", s, k, c[k], k - 1,
+                      c[k - 1]);
     }
 
     /* Convolution on a line long enough that a delta's image does not wrap (for
@@ -148,7 +148,7 @@ static void test_sweep(int n_theta, int circular)
     s[ne++] = 0.8;
 
     angle_kernels ak;
-    smx_error err = {0};
+    smx_error err = { 0 };
     int rc = angle_kernels_build(&ak, s, ne, n_theta, circular, &err);
     CHECK_MSG(rc == SMX_OK, "%s", err.msg);
     if (rc != SMX_OK)
@@ -187,7 +187,7 @@ static void test_sampled_gaussian_fails(void)
     CHECK_MSG(naive_var < 1e-3 * s * s, "naive variance %.3g vs s^2 %.3g", naive_var, s * s);
 
     angle_kernels ak;
-    smx_error err = {0};
+    smx_error err = { 0 };
     CHECK(angle_kernels_build(&ak, &s, 1, 64, 1, &err) == SMX_OK);
     double m0, m1, m2;
     angle_kernel_moments(&ak, 0, &m0, &m1, &m2);
@@ -201,26 +201,24 @@ static void test_sampled_gaussian_fails(void)
 static void test_too_wide(void)
 {
     angle_kernels ak;
-    smx_error err = {0};
-    double s[3] = {0.5, 23.1, 30.0};
+    smx_error err = { 0 };
+    double s[3] = { 0.5, 23.1, 30.0 };
     int rc = angle_kernels_build(&ak, s, 3, 32, 1, &err);
     CHECK(rc == SMX_EXIT_INPUT && err.code == SMX_EXIT_INPUT);
-    CHECK_STREQ(err.msg,
-                "angular grid cannot represent the scattering: sigma/dtheta = 23.1 "
-                "(energy bin 1) exceeds what 32 bins over the full circle can hold "
-                "(at most 8.94); sigma grows as sqrt(step), so take a shorter step");
+    CHECK_STREQ(err.msg, "angular grid cannot represent the scattering: sigma/dtheta = 23.1 "
+                         "(energy bin 1) exceeds what 32 bins over the full circle can hold "
+                         "(at most 8.94); sigma grows as sqrt(step), so take a shorter step");
     CHECK(ak.weights == NULL && ak.kernel_of_energy == NULL && ak.n_kernels == 0);
 
-    smx_error err2 = {0};
+    smx_error err2 = { 0 };
     rc = angle_kernels_build(&ak, s, 3, 21, 0, &err2);
     CHECK(rc == SMX_EXIT_INPUT);
-    CHECK_STREQ(err2.msg,
-                "angular window too narrow for the scattering: sigma/dtheta = 23.1 "
-                "(energy bin 1) exceeds what a window of 21 bins can hold "
-                "(at most 11.8); widen the window or take a shorter step");
+    CHECK_STREQ(err2.msg, "angular window too narrow for the scattering: sigma/dtheta = 23.1 "
+                          "(energy bin 1) exceeds what a window of 21 bins can hold "
+                          "(at most 11.8); widen the window or take a shorter step");
 
     /* Just inside the flat kernel's variance the solve still succeeds. */
-    smx_error err3 = {0};
+    smx_error err3 = { 0 };
     double edge = sqrt(15.0 * 16.0 / 3.0) * (1.0 - 1e-9);
     rc = angle_kernels_build(&ak, &edge, 1, 32, 1, &err3);
     CHECK_MSG(rc == SMX_OK, "%s", err3.msg);
@@ -230,38 +228,38 @@ static void test_too_wide(void)
 
     /* Any scattering at all needs three bins on a circle, two in a window. */
     double small = 0.1;
-    smx_error err4 = {0};
+    smx_error err4 = { 0 };
     CHECK(angle_kernels_build(&ak, &small, 1, 2, 1, &err4) == SMX_EXIT_INPUT);
     CHECK(strstr(err4.msg, "sigma/dtheta = 0.1") != NULL);
-    smx_error err5 = {0};
+    smx_error err5 = { 0 };
     CHECK(angle_kernels_build(&ak, &small, 1, 2, 0, &err5) == SMX_OK);
     angle_kernels_free(&ak);
     /* No scattering needs no room. */
     double zero = 0.0;
-    smx_error err6 = {0};
+    smx_error err6 = { 0 };
     CHECK(angle_kernels_build(&ak, &zero, 1, 1, 1, &err6) == SMX_OK);
     CHECK(ak.half_width[0] == 0 && ak.weights[0] == 1.0f && ak.weight_sum[0] == 1.0);
     angle_kernels_free(&ak);
 
-    double bad[2] = {0.3, -1e-3};
-    smx_error err7 = {0};
+    double bad[2] = { 0.3, -1e-3 };
+    smx_error err7 = { 0 };
     CHECK(angle_kernels_build(&ak, bad, 2, 32, 1, &err7) == SMX_EXIT_INPUT);
     CHECK_STREQ(err7.msg, "angular kernels: sigma/dtheta = -0.001 for energy bin 1 is not a "
                           "finite non-negative number (check the scattering-power table)");
     bad[1] = NAN;
-    smx_error err8 = {0};
+    smx_error err8 = { 0 };
     CHECK(angle_kernels_build(&ak, bad, 2, 32, 1, &err8) == SMX_EXIT_INPUT);
     bad[1] = INFINITY;
-    smx_error err9 = {0};
+    smx_error err9 = { 0 };
     CHECK(angle_kernels_build(&ak, bad, 2, 32, 1, &err9) == SMX_EXIT_INPUT);
     angle_kernels_free(&ak);
 }
 
 static void test_dedup(void)
 {
-    double s[8] = {0.3, 2.5, 0.3, 0.0, -0.0, 2.5, nextafter(2.5, 3.0), 0.3};
+    double s[8] = { 0.3, 2.5, 0.3, 0.0, -0.0, 2.5, nextafter(2.5, 3.0), 0.3 };
     angle_kernels ak;
-    smx_error err = {0};
+    smx_error err = { 0 };
     CHECK(angle_kernels_build(&ak, s, 8, 64, 1, &err) == SMX_OK);
     const int *id = ak.kernel_of_energy;
     CHECK(ak.n_kernels == 4);
@@ -281,7 +279,7 @@ static void test_dedup(void)
         return;
     for (int i = 0; i < NE; i++)
         big[i] = 0.01 + 0.01 * (double)((i * 7919) % NV);
-    smx_error err2 = {0};
+    smx_error err2 = { 0 };
     CHECK(angle_kernels_build(&ak, big, NE, 64, 0, &err2) == SMX_OK);
     CHECK(ak.n_kernels == NV);
     int bad = 0;
@@ -302,7 +300,7 @@ static void test_free_safe(void)
     double m0, m1, m2;
     angle_kernel_moments(&ak, 0, &m0, &m1, &m2);
     CHECK(isnan(m0) && isnan(m1) && isnan(m2));
-    smx_error err = {0};
+    smx_error err = { 0 };
     CHECK(angle_kernels_build(&ak, NULL, 0, 16, 1, &err) == SMX_OK);
     CHECK(ak.n_kernels == 0 && ak.max_half_width == 0);
     angle_kernels_free(&ak);
@@ -317,7 +315,7 @@ int main(int argc, char **argv)
     test_too_wide();
     test_dedup();
     test_free_safe();
-    printf("angular sweep 0.01..10: worst |m2/s^2 - 1| = %.3g, worst |m0 - 1| = %.3g\n",
-           worst_m2, worst_m0);
+    printf("angular sweep 0.01..10: worst |m2/s^2 - 1| = %.3g, worst |m0 - 1| = %.3g\n", worst_m2,
+           worst_m0);
     return check_report(argv[0]);
 }

@@ -15,28 +15,32 @@ typedef struct config {
 } config;
 
 static const config configs[] = {
-    {"window narrow, range grid, shift, 30 MeV tilted beam stops inside a narrow slab",
-     {"beam.energy_MeV=30", "grid.energy.E_max_MeV=30", "grid.angle.n_bins=9",
-      "grid.angle.half_width_deg=4", "grid.angle.centre_deg=80", "beam.direction_deg=80",
-      "beam.x_mm=3", "grid.space.nx=15", "grid.space.nz=40"},
-     9, {1, 0, 1, 1, 1}},
-    {"full circle, uniform grid, bilinear, tilted wide beam leaving the far end",
-     {"grid.angle.mode=full", "grid.angle.n_bins=32", "grid.energy.kind=uniform",
-      "grid.energy.n_bins=60", "transport.streaming_scheme=bilinear", "beam.direction_deg=60",
-      "beam.sigma_x_mm=2", "beam.energy_sigma_MeV=1.5", "grid.energy.E_max_MeV=106", "grid.space.nz=40",
-      "transport.steps=60"},
-     11, {0, 0, 0, 1, 1}},
-    {"reversed operator order, scatter variants, window, uniform grid, stops",
-     {"transport.operator_order=[stream, energy, theta]", "backend.energy=scatter",
-      "backend.streaming=atomic", "grid.energy.kind=uniform", "grid.energy.n_bins=40",
-      "grid.energy.E_max_MeV=40", "beam.energy_MeV=38", "grid.angle.n_bins=11",
-      "grid.angle.half_width_deg=6", "grid.space.nx=21", "beam.x_mm=4", "grid.space.nz=40",
-      "transport.streaming_scheme=bilinear"},
-     13, {1, 0, 1, 1, 1}},
-    {"slowing down only (no straggling, no nuclear removal), range grid",
-     {"transport.straggling=false", "transport.nuclear=false", "beam.x_mm=3", "grid.space.nx=15",
-      "grid.space.nz=40"},
-     5, {0, 0, 0, 1, 0}},
+    { "window narrow, range grid, shift, 30 MeV tilted beam stops inside a narrow slab",
+      { "beam.energy_MeV=30", "grid.energy.E_max_MeV=30", "grid.angle.n_bins=9",
+        "grid.angle.half_width_deg=4", "grid.angle.centre_deg=80", "beam.direction_deg=80",
+        "beam.x_mm=3", "grid.space.nx=15", "grid.space.nz=40" },
+      9,
+      { 1, 0, 1, 1, 1 } },
+    { "full circle, uniform grid, bilinear, tilted wide beam leaving the far end",
+      { "grid.angle.mode=full", "grid.angle.n_bins=32", "grid.energy.kind=uniform",
+        "grid.energy.n_bins=60", "transport.streaming_scheme=bilinear", "beam.direction_deg=60",
+        "beam.sigma_x_mm=2", "beam.energy_sigma_MeV=1.5", "grid.energy.E_max_MeV=106",
+        "grid.space.nz=40", "transport.steps=60" },
+      11,
+      { 0, 0, 0, 1, 1 } },
+    { "reversed operator order, scatter variants, window, uniform grid, stops",
+      { "transport.operator_order=[stream, energy, theta]", "backend.energy=scatter",
+        "backend.streaming=atomic", "grid.energy.kind=uniform", "grid.energy.n_bins=40",
+        "grid.energy.E_max_MeV=40", "beam.energy_MeV=38", "grid.angle.n_bins=11",
+        "grid.angle.half_width_deg=6", "grid.space.nx=21", "beam.x_mm=4", "grid.space.nz=40",
+        "transport.streaming_scheme=bilinear" },
+      13,
+      { 1, 0, 1, 1, 1 } },
+    { "slowing down only (no straggling, no nuclear removal), range grid",
+      { "transport.straggling=false", "transport.nuclear=false", "beam.x_mm=3", "grid.space.nx=15",
+        "grid.space.nz=40" },
+      5,
+      { 0, 0, 0, 1, 0 } },
 };
 
 int main(int argc, char **argv)
@@ -69,7 +73,8 @@ int main(int argc, char **argv)
             CHECK(f.r.cumulative.weight[CH_THETA_CUTOFF] != 0.0);
         /* A switched-off term tallies nothing at all. */
         if (k == 3)
-            CHECK(f.r.cumulative.weight[CH_NUCLEAR] == 0.0 && f.r.cumulative.energy[CH_NUCLEAR] == 0.0);
+            CHECK(f.r.cumulative.weight[CH_NUCLEAR] == 0.0 &&
+                  f.r.cumulative.energy[CH_NUCLEAR] == 0.0);
         /* Whole-run closure from the cumulative tallies, as a second view. */
         double left = f.r.steps[f.r.n_steps - 1].weight_out, esc = 0.0;
         for (int ch = 0; ch < CH_COUNT; ch++)
@@ -93,14 +98,14 @@ int main(int argc, char **argv)
 
     /* steps: auto stops once the remaining weight is below the threshold. */
     {
-        const char *sets[] = {"beam.energy_MeV=30", "grid.energy.E_max_MeV=30", "grid.space.nz=40",
-                              "transport.auto_stop_weight=1e-3"};
+        const char *sets[] = { "beam.energy_MeV=30", "grid.energy.E_max_MeV=30", "grid.space.nz=40",
+                               "transport.auto_stop_weight=1e-3" };
         fixture f;
         CHECK(fixture_run(&f, NULL, sets, 4) == 0);
         double last = f.r.steps[f.r.n_steps - 1].weight_out;
         double prev = f.r.n_steps > 1 ? f.r.steps[f.r.n_steps - 2].weight_out : f.r.initial_weight;
-        printf("auto: stopped after %d steps, weight left %.3e (previous step %.3e)\n",
-               f.r.n_steps, last / f.r.initial_weight, prev / f.r.initial_weight);
+        printf("auto: stopped after %d steps, weight left %.3e (previous step %.3e)\n", f.r.n_steps,
+               last / f.r.initial_weight, prev / f.r.initial_weight);
         CHECK(f.r.stop_reason == STOP_WEIGHT_BELOW);
         CHECK(last < 1e-3 * f.r.initial_weight);
         CHECK(prev >= 1e-3 * f.r.initial_weight);

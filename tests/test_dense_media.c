@@ -19,7 +19,7 @@
 #include "physics/sim_tables.h"
 #include "sim_fixture.h"
 
-static const double DENSITY_FACTORS[] = {0.5, 1.0, 2.0};
+static const double DENSITY_FACTORS[] = { 0.5, 1.0, 2.0 };
 #define N_FACTORS 3
 
 /* 1 when the pair (i, u) with coefficient c is in target tb's list exactly once. */
@@ -55,31 +55,35 @@ static int check_lists(const sim_tables *s, int m, const char *what)
             const energy_candidate *a = &d->cand[k - 1], *b = &d->cand[k];
             unordered += a->src > b->src || (a->src == b->src && a->upper >= b->upper);
         }
-    CHECK_MSG(missing == 0, "%s: %d of %d (source, table) pairs not listed exactly once", what, missing, pairs);
+    CHECK_MSG(missing == 0, "%s: %d of %d (source, table) pairs not listed exactly once", what,
+              missing, pairs);
     CHECK_MSG(unordered == 0, "%s: %d lists not in ascending source order", what, unordered);
-    CHECK_MSG(d->cand_start[ne] == pairs, "%s: the lists hold %d pairs, the tables %d", what, d->cand_start[ne],
-              pairs);
+    CHECK_MSG(d->cand_start[ne] == pairs, "%s: the lists hold %d pairs, the tables %d", what,
+              d->cand_start[ne], pairs);
     int longest = 0;
     for (int tb = 0; tb < ne; tb++)
-        longest = d->cand_start[tb + 1] - d->cand_start[tb] > longest ? d->cand_start[tb + 1] - d->cand_start[tb]
-                                                                          : longest;
+        longest = d->cand_start[tb + 1] - d->cand_start[tb] > longest
+                      ? d->cand_start[tb + 1] - d->cand_start[tb]
+                      : longest;
     return longest;
 }
 
 /* One material at one density in a water map, on the fixture's grid: the
  * tables build, and their lists are complete. */
-static void one_medium(const fixture *f, const char *label, const char *key, double rho, int nominal)
+static void one_medium(const fixture *f, const char *label, const char *key, double rho,
+                       int nominal)
 {
-    smx_error err = {0};
+    smx_error err = { 0 };
     medium_map mm;
-    tables t = {0};
+    tables t = { 0 };
     char name[256], path[512], what[160];
     material_library_table_name(key, name, sizeof name);
     snprintf(path, sizeof path, "data/%s", name);
     snprintf(what, sizeof what, "%s, %s at %.4g g/cm3", label, key, rho);
-    const tables *mt[2] = {&f->t, &t};
-    int rc = tables_load(&t, path, &err) ||
-             medium_map_uniform(&mm, (int)f->g.nz, (int)f->g.nx, "water", f->p.table_path, f->g.density, &err);
+    const tables *mt[2] = { &f->t, &t };
+    int rc =
+        tables_load(&t, path, &err) || medium_map_uniform(&mm, (int)f->g.nz, (int)f->g.nx, "water",
+                                                          f->p.table_path, f->g.density, &err);
     if (rc) {
         CHECK_MSG(0, "%s: %s", what, err.msg);
         tables_free(&t);
@@ -106,7 +110,8 @@ static void one_medium(const fixture *f, const char *label, const char *key, dou
             printf("\n");
             /* At its nominal density every material's straggling fits these
              * grids' bins: a limit there would mean the tables lost physics. */
-            CHECK_MSG(!nominal || !d->straggling_limited, "%s: straggling limited at the nominal density", what);
+            CHECK_MSG(!nominal || !d->straggling_limited,
+                      "%s: straggling limited at the nominal density", what);
         }
         sim_tables_free(&s);
     } else if (rc) {
@@ -139,13 +144,14 @@ int main(int argc, char **argv)
     /* The default grid up to the highest clinical energy, a coarse one (1 mm
      * steps: wider bins, more of them sharing a bracket) and a fine one
      * (0.25 mm: narrow bins against one step's straggling). */
-    const char *fine[] = {"grid.energy.E_max_MeV=230", "beam.energy_MeV=230"};
-    const char *coarse[] = {"grid.energy.E_max_MeV=120", "beam.energy_MeV=120", "transport.step_mm=1",
-                            "grid.space.dz_mm=1", "grid.space.dx_mm=1"};
+    const char *fine[] = { "grid.energy.E_max_MeV=230", "beam.energy_MeV=230" };
+    const char *coarse[] = { "grid.energy.E_max_MeV=120", "beam.energy_MeV=120",
+                             "transport.step_mm=1", "grid.space.dz_mm=1", "grid.space.dx_mm=1" };
     all_materials("0.5 mm to 230 MeV", fine, 2);
     all_materials("1 mm to 120 MeV", coarse, 5);
-    const char *finest[] = {"grid.energy.E_max_MeV=230", "beam.energy_MeV=230", "transport.step_mm=0.25",
-                            "grid.space.dz_mm=0.25", "grid.space.dx_mm=0.25"};
+    const char *finest[] = { "grid.energy.E_max_MeV=230", "beam.energy_MeV=230",
+                             "transport.step_mm=0.25", "grid.space.dz_mm=0.25",
+                             "grid.space.dx_mm=0.25" };
     all_materials("0.25 mm to 230 MeV", finest, 5);
     return check_report(argv[0]);
 }

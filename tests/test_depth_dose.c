@@ -33,7 +33,7 @@ static dd_figures figures_of(const grid *g, const double *dd)
     for (int64_t z = 1; z < g->nz; z++)
         if (dd[z] > dd[pk])
             pk = z;
-    return (dd_figures){distal_depth_mm(g, dd, 0.8), distal_depth_mm(g, dd, 0.2), dd[pk] / dd[0]};
+    return (dd_figures){ distal_depth_mm(g, dd, 0.8), distal_depth_mm(g, dd, 0.2), dd[pk] / dd[0] };
 }
 
 /* Bortfeld's curve averaged over each row of g (R and sigma in cm). Rows far
@@ -67,8 +67,8 @@ typedef struct beam_run {
 
 static int run_beam(double E, double step_mm, beam_run *out)
 {
-    tables t = {0};
-    smx_error err = {0};
+    tables t = { 0 };
+    smx_error err = { 0 };
     if (tables_load(&t, "data/pstar_water.h5", &err))
         return 1;
     double R_cm = tables_csda_range(&t, E);
@@ -79,7 +79,7 @@ static int run_beam(double E, double step_mm, beam_run *out)
     snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)(R_cm * 10.0 / step_mm) + 40);
     snprintf(st, sizeof st, "transport.step_mm=%g", step_mm);
     snprintf(dz, sizeof dz, "grid.space.dz_mm=%g", step_mm);
-    const char *sets[] = {e, b, nz, st, dz, "grid.space.nx=41", "grid.space.dx_mm=2"};
+    const char *sets[] = { e, b, nz, st, dz, "grid.space.nx=41", "grid.space.dx_mm=2" };
     fixture f;
     if (fixture_run(&f, NULL, sets, 7)) {
         tables_free(&t);
@@ -100,7 +100,8 @@ static int run_beam(double E, double step_mm, beam_run *out)
     double z90_cm = (n90 + 1) * step_mm * 0.1;
     double mu = 0.0;
     for (int k = 0; k < 4000; k++) /* water: rho = 1, so g/cm2 = cm */
-        mu += nonelastic_water_cm2_g(tables_energy_at_range(&t, R_cm - (k + 0.5) * z90_cm / 4000)) * z90_cm / 4000;
+        mu += nonelastic_water_cm2_g(tables_energy_at_range(&t, R_cm - (k + 0.5) * z90_cm / 4000)) *
+              z90_cm / 4000;
     out->icru90 = exp(-mu);
     out->bortfeld90 = bortfeld_fluence(z90_cm, R_cm);
     CHECK_MSG(f.r.conservation_violations == 0, "%g MeV: %d steps violated conservation", E,
@@ -114,9 +115,10 @@ static int run_beam(double E, double step_mm, beam_run *out)
 int main(int argc, char **argv)
 {
     (void)argc;
-    const double energies[] = {70.0, 150.0, 230.0};
-    printf("%6s %9s %9s %8s %9s %9s %8s %9s %9s %9s %9s %10s\n", "E_MeV", "R80-PSTAR", "falloff", "Bortf",
-           "diff_%", "peak/ent", "Bortf", "diff_%", "surv90", "ICRU63", "Bortf", "plateau_%");
+    const double energies[] = { 70.0, 150.0, 230.0 };
+    printf("%6s %9s %9s %8s %9s %9s %8s %9s %9s %9s %9s %10s\n", "E_MeV", "R80-PSTAR", "falloff",
+           "Bortf", "diff_%", "peak/ent", "Bortf", "diff_%", "surv90", "ICRU63", "Bortf",
+           "plateau_%");
     beam_run runs[3];
     int ran = 0;
     for (int i = 0; i < (test_quick() ? 1 : 3); i++, ran++) {
@@ -126,24 +128,29 @@ int main(int argc, char **argv)
         double fo = r.sim.r20 - r.sim.r80, fo_ref = r.ref.r20 - r.ref.r80;
         double dfo = 100.0 * (fo / fo_ref - 1.0);
         double dpe = 100.0 * (r.sim.peak_to_entrance / r.ref.peak_to_entrance - 1.0);
-        printf("%6.0f %9.3f %9.3f %8.3f %9.2f %9.3f %8.3f %9.2f %9.4f %9.4f %9.4f %+10.2f\n", energies[i],
-               r.sim.r80 - r.pstar_mm, fo, fo_ref, dfo, r.sim.peak_to_entrance, r.ref.peak_to_entrance, dpe,
-               r.survival90, r.icru90, r.bortfeld90, r.plateau);
-        CHECK_MSG(fabs(r.sim.r80 - r.pstar_mm) <= 0.2, "%g MeV: R80 %.3f mm, PSTAR %.3f mm", energies[i],
-                  r.sim.r80, r.pstar_mm);
-        CHECK_MSG(fabs(dfo) <= 10.0, "%g MeV: R80-R20 %.3f mm, Bortfeld %.3f mm", energies[i], fo, fo_ref);
+        printf("%6.0f %9.3f %9.3f %8.3f %9.2f %9.3f %8.3f %9.2f %9.4f %9.4f %9.4f %+10.2f\n",
+               energies[i], r.sim.r80 - r.pstar_mm, fo, fo_ref, dfo, r.sim.peak_to_entrance,
+               r.ref.peak_to_entrance, dpe, r.survival90, r.icru90, r.bortfeld90, r.plateau);
+        CHECK_MSG(fabs(r.sim.r80 - r.pstar_mm) <= 0.2, "%g MeV: R80 %.3f mm, PSTAR %.3f mm",
+                  energies[i], r.sim.r80, r.pstar_mm);
+        CHECK_MSG(fabs(dfo) <= 10.0, "%g MeV: R80-R20 %.3f mm, Bortfeld %.3f mm", energies[i], fo,
+                  fo_ref);
         CHECK_MSG(fabs(dpe) <= 10.0, "%g MeV: peak/entrance %.3f, Bortfeld %.3f", energies[i],
                   r.sim.peak_to_entrance, r.ref.peak_to_entrance);
-        CHECK_MSG(fabs(r.survival90 - r.icru90) <= 0.01, "%g MeV: %.4f survive to 90 %%, ICRU 63 %.4f",
-                  energies[i], r.survival90, r.icru90);
-        CHECK_MSG(fabs(r.survival90 - r.bortfeld90) <= 0.02, "%g MeV: %.4f survive to 90 %%, Bortfeld %.4f",
-                  energies[i], r.survival90, r.bortfeld90);
-        CHECK_MSG(fabs(r.plateau) <= PLATEAU_LIMIT_PERCENT, "%g MeV: plateau row at %.2f mm is %+.2f %% off its "
-                  "neighbours", energies[i], (r.plateau_row + 0.5) * 0.5, r.plateau);
+        CHECK_MSG(fabs(r.survival90 - r.icru90) <= 0.01,
+                  "%g MeV: %.4f survive to 90 %%, ICRU 63 %.4f", energies[i], r.survival90,
+                  r.icru90);
+        CHECK_MSG(fabs(r.survival90 - r.bortfeld90) <= 0.02,
+                  "%g MeV: %.4f survive to 90 %%, Bortfeld %.4f", energies[i], r.survival90,
+                  r.bortfeld90);
+        CHECK_MSG(fabs(r.plateau) <= PLATEAU_LIMIT_PERCENT,
+                  "%g MeV: plateau row at %.2f mm is %+.2f %% off its "
+                  "neighbours",
+                  energies[i], (r.plateau_row + 0.5) * 0.5, r.plateau);
     }
     /* Halving ds and dz: the fall-off is physical, so it must stay put. The
      * 0.5 mm run is the loop's at that energy. */
-    beam_run full = {0}, half;
+    beam_run full = { 0 }, half;
     const double E_ds = test_energy(150.0);
     int have = 0;
     for (int i = 0; i < ran; i++)
@@ -153,8 +160,9 @@ int main(int argc, char **argv)
         CHECK(run_beam(E_ds, 0.5, &full) == 0);
     CHECK(run_beam(E_ds, 0.25, &half) == 0);
     double fo1 = full.sim.r20 - full.sim.r80, fo2 = half.sim.r20 - half.sim.r80;
-    printf("%g MeV: R80-R20 %.3f mm at ds = dz = 0.5 mm, %.3f mm at 0.25 mm (%+.2f %%); R80 moved %.3f mm\n",
-           E_ds, fo1, fo2, 100.0 * (fo2 / fo1 - 1.0), half.sim.r80 - full.sim.r80);
+    printf(
+        "%g MeV: R80-R20 %.3f mm at ds = dz = 0.5 mm, %.3f mm at 0.25 mm (%+.2f %%); R80 moved %.3f mm\n",
+        E_ds, fo1, fo2, 100.0 * (fo2 / fo1 - 1.0), half.sim.r80 - full.sim.r80);
     CHECK(fabs(fo2 / fo1 - 1.0) <= 0.10);
     CHECK(fabs(half.sim.r80 - full.sim.r80) <= 0.2);
     return check_report(argv[0]);

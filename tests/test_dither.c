@@ -53,7 +53,8 @@ static double follow(int i0, const double *steps, int step_indexed)
         int k = (int)floor(d);
         double p = d - k;
         int low = step_indexed ? floor((double)(n + 1) * p + SMX_DITHER_PHASE) -
-                                         floor((double)n * p + SMX_DITHER_PHASE) >= 1.0
+                                         floor((double)n * p + SMX_DITHER_PHASE) >=
+                                     1.0
                                : smx_dither_lower(steps, NE, p, i, n);
         i -= k + (low ? 1 : 0);
         u -= move_at(u - 0.5 * move_at(u));
@@ -96,12 +97,15 @@ int main(int argc, char **argv)
     double smooth = worst_over_starts(0), smooth_step = worst_over_starts(1);
     jitter = 0.004;
     double noisy = worst_over_starts(0), noisy_step = worst_over_starts(1);
-    printf("bone-like move: largest distance from the continuous loss %.3f bins smooth, %.3f with jitter "
-           "(step-indexed sequence %.3f, %.3f)\n", smooth, noisy, smooth_step, noisy_step);
+    printf(
+        "bone-like move: largest distance from the continuous loss %.3f bins smooth, %.3f with jitter "
+        "(step-indexed sequence %.3f, %.3f)\n",
+        smooth, noisy, smooth_step, noisy_step);
     /* Measured 2.35 bins for both: the slow drift where the ratio changes. */
-    CHECK_MSG(noisy <= 2.5 && smooth <= 2.5, "bone-like move: %.3f / %.3f bins from the continuous loss", smooth,
-              noisy);
+    CHECK_MSG(noisy <= 2.5 && smooth <= 2.5,
+              "bone-like move: %.3f / %.3f bins from the continuous loss", smooth, noisy);
     /* The jitter must not be amplified (the step-indexed sequence: 3.1 -> 14.7). */
-    CHECK_MSG(fabs(noisy - smooth) <= 0.5, "jitter moves the distance by %.3f bins", noisy - smooth);
+    CHECK_MSG(fabs(noisy - smooth) <= 0.5, "jitter moves the distance by %.3f bins",
+              noisy - smooth);
     return check_report(argv[0]);
 }

@@ -31,7 +31,7 @@ static int run(double E, double step_mm, double dz_mm, dd_run *out)
     snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)(R_mm / dz_mm));
     snprintf(st, sizeof st, "transport.step_mm=%g", step_mm);
     snprintf(dz, sizeof dz, "grid.space.dz_mm=%g", dz_mm);
-    const char *sets[] = {e, b, nz, st, dz, "grid.space.nx=21", "grid.space.dx_mm=2"};
+    const char *sets[] = { e, b, nz, st, dz, "grid.space.nx=21", "grid.space.dx_mm=2" };
     fixture f;
     if (fixture_run(&f, NULL, sets, 7))
         return 1;
@@ -50,10 +50,13 @@ static int run(double E, double step_mm, double dz_mm, dd_run *out)
 
 static void report(const char *what, double E, double ds, const dd_run *r)
 {
-    printf("%-10s %5.0f MeV ds %.2f dz %.2f: R80 %8.3f mm, R80-R20 %.3f mm, worst plateau row %+6.2f %% at z = "
-           "%.2f mm\n", what, E, ds, r->dz, r->r80, r->r20 - r->r80, r->worst, (r->worst_row + 0.5) * r->dz);
-    CHECK_MSG(fabs(r->worst) <= PLATEAU_LIMIT_PERCENT, "%g MeV ds %g dz %g: row at %.2f mm is %+.2f %% off its neighbours",
-              E, ds, r->dz, (r->worst_row + 0.5) * r->dz, r->worst);
+    printf(
+        "%-10s %5.0f MeV ds %.2f dz %.2f: R80 %8.3f mm, R80-R20 %.3f mm, worst plateau row %+6.2f %% at z = "
+        "%.2f mm\n",
+        what, E, ds, r->dz, r->r80, r->r20 - r->r80, r->worst, (r->worst_row + 0.5) * r->dz);
+    CHECK_MSG(fabs(r->worst) <= PLATEAU_LIMIT_PERCENT,
+              "%g MeV ds %g dz %g: row at %.2f mm is %+.2f %% off its neighbours", E, ds, r->dz,
+              (r->worst_row + 0.5) * r->dz, r->worst);
 }
 
 int main(int argc, char **argv)
@@ -69,8 +72,10 @@ int main(int argc, char **argv)
     CHECK(run(E, 0.25, 0.5, &shorter) == 0);
     report("ds = dz/2", E, 0.25, &shorter);
     /* The R80s of different steps agree within 0.2 mm (the PSTAR target). */
-    CHECK_MSG(fabs(longer.r80 - base.r80) <= 0.2, "ds = 2 dz moves R80 by %.3f mm", longer.r80 - base.r80);
-    CHECK_MSG(fabs(shorter.r80 - base.r80) <= 0.2, "ds = dz/2 moves R80 by %.3f mm", shorter.r80 - base.r80);
+    CHECK_MSG(fabs(longer.r80 - base.r80) <= 0.2, "ds = 2 dz moves R80 by %.3f mm",
+              longer.r80 - base.r80);
+    CHECK_MSG(fabs(shorter.r80 - base.r80) <= 0.2, "ds = dz/2 moves R80 by %.3f mm",
+              shorter.r80 - base.r80);
     if (!test_quick()) {
         CHECK(run(200.0, 0.5, 0.5, &high) == 0);
         report("ds = dz", 200.0, 0.5, &high);

@@ -17,14 +17,14 @@
 #include "report/analysis.h"
 #include "sim_fixture.h"
 
-static const char *const SPOTS[] = {"100, -4, 1.0, 0", "80, 3, 0.7, 0", "90, 0, 0.4, 1.5"};
-static const double WEIGHT[] = {1.0, 0.7, 0.4};
+static const char *const SPOTS[] = { "100, -4, 1.0, 0", "80, 3, 0.7, 0", "90, 0, 0.4, 1.5" };
+static const double WEIGHT[] = { 1.0, 0.7, 0.4 };
 #define NSPOTS 3
 
 /* Runs the fixture's plan with the given spot lines and n_extra more --set
  * values; dose into *dose (owned). */
-static int run_spots_with(const char *const *lines, int n, const char *const *extra, int n_extra, double **dose,
-                          fixture *keep)
+static int run_spots_with(const char *const *lines, int n, const char *const *extra, int n_extra,
+                          double **dose, fixture *keep)
 {
     char path[] = "/tmp/smx-spots-XXXXXX";
     int fd = mkstemp(path);
@@ -37,7 +37,8 @@ static int run_spots_with(const char *const *lines, int n, const char *const *ex
     fclose(f);
     char spots[96];
     snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
-    const char *sets[6] = {spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41", "grid.space.dx_mm=1"};
+    const char *sets[6] = { spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41",
+                            "grid.space.dx_mm=1" };
     for (int i = 0; i < n_extra && i < 2; i++)
         sets[4 + i] = extra[i];
     fixture fx;
@@ -71,11 +72,11 @@ static void check_per_spot(double *const one[NSPOTS])
     for (int pass = 0; pass < 2; pass++) {
         fixture f;
         double *all = NULL;
-        const char *sets[] = {"output.per_spot_dose=true", "output.per_spot_threshold=0"};
+        const char *sets[] = { "output.per_spot_dose=true", "output.per_spot_threshold=0" };
         CHECK(run_spots_with(SPOTS, NSPOTS, sets, pass == 0 ? 2 : 1, &all, &f) == 0);
         const spot_dose *sd = &f.r.per_spot;
-        CHECK_MSG(sd->n_spots == NSPOTS && sd->indptr && sd->indptr[NSPOTS] == sd->nnz, "%d rows, nnz %lld",
-                  sd->n_spots, (long long)sd->nnz);
+        CHECK_MSG(sd->n_spots == NSPOTS && sd->indptr && sd->indptr[NSPOTS] == sd->nnz,
+                  "%d rows, nnz %lld", sd->n_spots, (long long)sd->nnz);
         if (sd->n_spots != NSPOTS) {
             fixture_free(&f);
             free(all);
@@ -110,14 +111,17 @@ static void check_per_spot(double *const one[NSPOTS])
             mx = fmax(mx, all[c]);
             diff = fmax(diff, fabs(all[c] - sum[c]));
         }
-        printf("per-spot dose (threshold %g): %lld values stored, %lld differ from the spot's own run; "
-               "weighted rows vs field: max |diff| %.2e of the maximum\n", sd->threshold, (long long)sd->nnz,
-               (long long)mismatched, diff / mx);
-        CHECK_MSG(mismatched == 0, "%lld per-spot values differ from the spot's own run", (long long)mismatched);
+        printf(
+            "per-spot dose (threshold %g): %lld values stored, %lld differ from the spot's own run; "
+            "weighted rows vs field: max |diff| %.2e of the maximum\n",
+            sd->threshold, (long long)sd->nnz, (long long)mismatched, diff / mx);
+        CHECK_MSG(mismatched == 0, "%lld per-spot values differ from the spot's own run",
+                  (long long)mismatched);
         /* The linearity bound, plus what each spot may drop in one cell
          * (below threshold times its peak, weighted by its share). */
-        CHECK_MSG(diff <= 1e-5 * mx + dropped_bound, "weighted rows differ from the field by %.2e (bound %.2e)",
-                  diff / mx, (1e-5 * mx + dropped_bound) / mx);
+        CHECK_MSG(diff <= 1e-5 * mx + dropped_bound,
+                  "weighted rows differ from the field by %.2e (bound %.2e)", diff / mx,
+                  (1e-5 * mx + dropped_bound) / mx);
         free(row);
         free(sum);
         free(all);
@@ -128,7 +132,7 @@ static void check_per_spot(double *const one[NSPOTS])
 static void check_linear(void)
 {
     fixture field;
-    double *all = NULL, *one[NSPOTS] = {0};
+    double *all = NULL, *one[NSPOTS] = { 0 };
     CHECK(run_spots(SPOTS, NSPOTS, &all, &field) == 0);
     CHECK(field.p.n_spots == NSPOTS && plan_reference_energy_MeV(&field.p) == 100.0);
     for (int k = 0; k < NSPOTS; k++)
@@ -143,20 +147,25 @@ static void check_linear(void)
         sum_all += all[c];
         sum_one += s;
     }
-    printf("field of %d spots against the sum of the spots run alone: max |diff| %.2e of the maximum, total "
-           "%.9e vs %.9e\n", NSPOTS, diff / mx, sum_all, sum_one);
-    CHECK_MSG(diff <= 1e-5 * mx, "field dose differs from the sum of its spots by %.2e of the maximum", diff / mx);
+    printf(
+        "field of %d spots against the sum of the spots run alone: max |diff| %.2e of the maximum, total "
+        "%.9e vs %.9e\n",
+        NSPOTS, diff / mx, sum_all, sum_one);
+    CHECK_MSG(diff <= 1e-5 * mx,
+              "field dose differs from the sum of its spots by %.2e of the maximum", diff / mx);
     /* The spots are where the file puts them: the left one's lateral mean is
      * left of the right one's (the sum would also be symmetric if they were
      * misplaced). */
     double m0 = 0, w0 = 0, m1 = 0, w1 = 0;
     for (int64_t z = 0; z < field.g.nz; z++)
         for (int64_t x = 0; x < field.g.nx; x++) {
-            m0 += one[0][z * field.g.nx + x] * field.g.x.centres[x], w0 += one[0][z * field.g.nx + x];
-            m1 += one[1][z * field.g.nx + x] * field.g.x.centres[x], w1 += one[1][z * field.g.nx + x];
+            m0 += one[0][z * field.g.nx + x] * field.g.x.centres[x],
+                w0 += one[0][z * field.g.nx + x];
+            m1 += one[1][z * field.g.nx + x] * field.g.x.centres[x],
+                w1 += one[1][z * field.g.nx + x];
         }
-    CHECK_MSG(fabs(m0 / w0 + 4.0) < 0.1 && fabs(m1 / w1 - 3.0) < 0.1, "spot means %.3f and %.3f mm", m0 / w0,
-              m1 / w1);
+    CHECK_MSG(fabs(m0 / w0 + 4.0) < 0.1 && fabs(m1 / w1 - 3.0) < 0.1, "spot means %.3f and %.3f mm",
+              m0 / w0, m1 / w1);
     check_per_spot(one);
     free(all);
     for (int k = 0; k < NSPOTS; k++)
@@ -168,10 +177,12 @@ static void check_sobp(void)
 {
     run_setup s;
     run_result r;
-    smx_error err = {0};
+    smx_error err = { 0 };
     run_result_init(&r);
     smx_quiet = 1;
-    CHECK_MSG(run_setup_init(&s, &(run_setup_options){.plan_path = "config/sobp.yaml"}, &err) == 0, "%s", err.msg);
+    CHECK_MSG(run_setup_init(&s, &(run_setup_options){ .plan_path = "config/sobp.yaml" }, &err) ==
+                  0,
+              "%s", err.msg);
     CHECK(simulate(&s.p, &s.g, &s.t, &backend_cpu, NULL, &r, &err) == 0);
     const grid *g = &s.g;
     double *dd = malloc(g->nz * sizeof *dd), mean = 0.0, lo = 1e300, hi = 0.0;
@@ -184,9 +195,11 @@ static void check_sobp(void)
     for (int64_t z = 0; z < g->nz; z++)
         if (g->z.centres[z] >= 80.0 && g->z.centres[z] <= 110.0)
             lo = fmin(lo, dd[z] / mean), hi = fmax(hi, dd[z] / mean);
-    printf("config/sobp.yaml (%d spots): depth dose from 80 to 110 mm within %+.2f / %+.2f %% of its mean\n",
-           s.p.n_spots, 100 * (lo - 1), 100 * (hi - 1));
-    CHECK_MSG(n > 50 && lo >= 0.98 && hi <= 1.02, "SOBP plateau %+.2f / %+.2f %%", 100 * (lo - 1), 100 * (hi - 1));
+    printf(
+        "config/sobp.yaml (%d spots): depth dose from 80 to 110 mm within %+.2f / %+.2f %% of its mean\n",
+        s.p.n_spots, 100 * (lo - 1), 100 * (hi - 1));
+    CHECK_MSG(n > 50 && lo >= 0.98 && hi <= 1.02, "SOBP plateau %+.2f / %+.2f %%", 100 * (lo - 1),
+              100 * (hi - 1));
     free(dd);
     run_result_free(&r);
     run_setup_free(&s);

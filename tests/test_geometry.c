@@ -23,8 +23,10 @@ static char dir[64];
 static char water[PATH_MAX];
 static char plan_path[PATH_MAX + 32];
 
-static const char *const library[] = {"water", "air", "lung", "adipose", "muscle", "bone_compact", "bone_cortical",
-                                      "pmma", "polyethylene", "aluminium", "titanium", "graphite"};
+static const char *const library[] = {
+    "water",         "air",  "lung",         "adipose",   "muscle",   "bone_compact",
+    "bone_cortical", "pmma", "polyethylene", "aluminium", "titanium", "graphite"
+};
 
 static void write_text(const char *path, const char *text)
 {
@@ -86,8 +88,8 @@ static void write_plan(int nz, int nx, double dz, double dx, const char *geometr
 static int build(medium_map *m, smx_error *err)
 {
     plan p;
-    tables t = {0};
-    grid g = {0};
+    tables t = { 0 };
+    grid g = { 0 };
     memset(err, 0, sizeof *err);
     memset(m, 0, sizeof *m);
     int rc = plan_load(&p, plan_path, NULL, 0, err);
@@ -109,7 +111,8 @@ static void expect_error(const char *want)
     smx_error err;
     int rc = build(&m, &err);
     CHECK_MSG(rc == SMX_EXIT_INPUT, "rc %d, expected %d (%s)", rc, SMX_EXIT_INPUT, err.msg);
-    CHECK_MSG(strstr(err.msg, want) != NULL, "\n  got:      %s\n  expected: ...%s...", err.msg, want);
+    CHECK_MSG(strstr(err.msg, want) != NULL, "\n  got:      %s\n  expected: ...%s...", err.msg,
+              want);
     CHECK(m.materials == NULL && m.cell == NULL); /* nothing left allocated */
     medium_map_free(&m);
 }
@@ -149,12 +152,13 @@ static void test_uniform(void)
 static void test_shapes_cells(void)
 {
     /* 10 x 8 cells of 1 mm: centres z = 0.5 .. 9.5, x = -3.5 .. 3.5. */
-    write_plan(10, 8, 1, 1,
-               "  shapes:\n"
-               "    - {material: bone_compact, z_mm: [2, 4]}\n"                          /* rows 2, 3 */
-               "    - {material: lung, z_mm: [5, 8], x_mm: [-2, 1], density_g_cm3: 0.26}\n" /* x centres -1.5..0.5 */
-               "    - {material: water, z_mm: [6, 7], x_mm: [0, 4]}\n"                    /* the background again */
-               "    - {material: titanium, z_mm: [8.5, 9.5], x_mm: [-4, -3]}\n");         /* centre 9.5 not < 9.5 */
+    write_plan(
+        10, 8, 1, 1,
+        "  shapes:\n"
+        "    - {material: bone_compact, z_mm: [2, 4]}\n" /* rows 2, 3 */
+        "    - {material: lung, z_mm: [5, 8], x_mm: [-2, 1], density_g_cm3: 0.26}\n" /* x centres -1.5..0.5 */
+        "    - {material: water, z_mm: [6, 7], x_mm: [0, 4]}\n" /* the background again */
+        "    - {material: titanium, z_mm: [8.5, 9.5], x_mm: [-4, -3]}\n"); /* centre 9.5 not < 9.5 */
     medium_map m;
     smx_error err;
     CHECK_MSG(build(&m, &err) == 0, "%s", err.msg);
@@ -183,56 +187,73 @@ static void test_shape_errors(void)
 {
     /* The shapes' geometry is checked by the plan reader, with the same cell rule. */
     write_plan(10, 8, 1, 1, "  shapes:\n    - {material: bone_compact, z_mm: [2, 11]}\n");
-    expect_error("plan.yaml:9:38: geometry.shapes[0].z_mm: [2, 11] mm reaches outside the domain, z = 0 to 10 mm; "
-                 "expected a range inside it");
-    write_plan(10, 8, 1, 1, "  shapes:\n    - {material: bone_compact, z_mm: [2, 4], x_mm: [-5, 0]}\n");
-    expect_error("plan.yaml:9:52: geometry.shapes[0].x_mm: [-5, 0] mm reaches outside the domain, x = -4 to 4 mm");
+    expect_error(
+        "plan.yaml:9:38: geometry.shapes[0].z_mm: [2, 11] mm reaches outside the domain, z = 0 to 10 mm; "
+        "expected a range inside it");
+    write_plan(10, 8, 1, 1,
+               "  shapes:\n    - {material: bone_compact, z_mm: [2, 4], x_mm: [-5, 0]}\n");
+    expect_error(
+        "plan.yaml:9:52: geometry.shapes[0].x_mm: [-5, 0] mm reaches outside the domain, x = -4 to 4 mm");
     write_plan(10, 8, 1, 1, "  shapes:\n    - {material: lung, z_mm: [4, 2]}\n");
-    expect_error("plan.yaml:9:30: geometry.shapes[0].z_mm: [4, 2] is inverted; expected a range [from, to] in mm "
-                 "with from < to");
+    expect_error(
+        "plan.yaml:9:30: geometry.shapes[0].z_mm: [4, 2] is inverted; expected a range [from, to] in mm "
+        "with from < to");
     write_plan(10, 8, 1, 1, "  shapes:\n    - {material: lung, z_mm: [3, 3]}\n");
     expect_error("plan.yaml:9:30: geometry.shapes[0].z_mm: [3, 3] is empty");
     write_plan(10, 8, 1, 1, "  shapes:\n    - {material: lung, z_mm: [3.6, 4.4]}\n");
     expect_error("plan.yaml:9:30: geometry.shapes[0].z_mm: [3.6, 4.4] mm holds no cell centre");
     write_plan(10, 8, 1, 1, "  shapes:\n    - {material: lung, z_mm: [3, 4], density_g_cm3: 30}\n");
-    expect_error("plan.yaml:9:53: geometry.shapes[0].density_g_cm3: 30 is too large; expected a number in (0, 25] "
-                 "g/cm^3");
+    expect_error(
+        "plan.yaml:9:53: geometry.shapes[0].density_g_cm3: 30 is too large; expected a number in (0, 25] "
+        "g/cm^3");
     write_plan(10, 8, 1, 1, "  shapes:\n    - {material: lung, z_mm: [3, 4], densty_g_cm3: 0.3}\n");
-    expect_error("plan.yaml:9:38: geometry.shapes[0]: unknown key 'densty_g_cm3'; did you mean 'density_g_cm3'?");
+    expect_error(
+        "plan.yaml:9:38: geometry.shapes[0]: unknown key 'densty_g_cm3'; did you mean 'density_g_cm3'?");
     write_plan(10, 8, 1, 1, "  shapes:\n    - {material: lung}\n");
     expect_error("plan.yaml:9:7: geometry.shapes[0]: missing key 'z_mm'");
     write_plan(10, 8, 1, 1, "  shapes:\n    - lung\n");
-    expect_error("plan.yaml:9:7: geometry.shapes[0]: got a scalar 'lung'; expected a mapping with keys material, "
-                 "z_mm, x_mm, density_g_cm3");
+    expect_error(
+        "plan.yaml:9:7: geometry.shapes[0]: got a scalar 'lung'; expected a mapping with keys material, "
+        "z_mm, x_mm, density_g_cm3");
     write_plan(10, 8, 1, 1, "  shapes: {material: lung}\n");
     expect_error("plan.yaml:8:11: geometry.shapes: got a mapping; expected a list of shapes");
     /* The material is checked against the library, with a suggestion. */
-    write_plan(10, 8, 1, 1, "  shapes:\n    - {material: lung, z_mm: [1, 2]}\n    - {material: bone_compcat, "
-                            "z_mm: [2, 4]}\n");
-    expect_error("plan.yaml:10:18: geometry.shapes[1].material: unknown material 'bone_compcat'; did you mean "
-                 "'bone_compact'?");
+    write_plan(10, 8, 1, 1,
+               "  shapes:\n    - {material: lung, z_mm: [1, 2]}\n    - {material: bone_compcat, "
+               "z_mm: [2, 4]}\n");
+    expect_error(
+        "plan.yaml:10:18: geometry.shapes[1].material: unknown material 'bone_compcat'; did you mean "
+        "'bone_compact'?");
     write_plan(10, 8, 1, 1, "  shapes:\n    - {material: unobtainium, z_mm: [2, 4]}\n");
-    expect_error("plan.yaml:9:18: geometry.shapes[0].material: unknown material 'unobtainium'; expected a library "
-                 "material (water, air, lung,");
+    expect_error(
+        "plan.yaml:9:18: geometry.shapes[0].material: unknown material 'unobtainium'; expected a library "
+        "material (water, air, lung,");
     /* A shape every cell of which a later one takes says nothing. */
-    write_plan(10, 8, 1, 1, "  shapes:\n    - {material: lung, z_mm: [2, 3], x_mm: [0, 2]}\n"
-                            "    - {material: bone_compact, z_mm: [1, 4]}\n");
-    expect_error("plan.yaml:9:7: geometry.shapes[0]: every cell of this shape is taken by later shapes");
+    write_plan(10, 8, 1, 1,
+               "  shapes:\n    - {material: lung, z_mm: [2, 3], x_mm: [0, 2]}\n"
+               "    - {material: bone_compact, z_mm: [1, 4]}\n");
+    expect_error(
+        "plan.yaml:9:7: geometry.shapes[0]: every cell of this shape is taken by later shapes");
 }
 
 static void test_shapes_set_and_round_trip(void)
 {
     write_plan(10, 8, 1, 1, "");
     plan p;
-    smx_error err = {0};
-    const char *sets[] = {"geometry.shapes=[{material: lung, z_mm: [1, 2.5], x_mm: [-1, 1], density_g_cm3: 0.3}, "
-                          "{material: pmma, z_mm: [5, 6]}]"};
+    smx_error err = { 0 };
+    const char *sets[] = {
+        "geometry.shapes=[{material: lung, z_mm: [1, 2.5], x_mm: [-1, 1], density_g_cm3: 0.3}, "
+        "{material: pmma, z_mm: [5, 6]}]"
+    };
     CHECK_MSG(plan_load(&p, plan_path, sets, 1, &err) == 0, "%s", err.msg);
-    CHECK(p.n_shapes == 2 && p.shapes[0].has_x && !p.shapes[1].has_x && p.shapes[0].density_g_cm3 == 0.3);
+    CHECK(p.n_shapes == 2 && p.shapes[0].has_x && !p.shapes[1].has_x &&
+          p.shapes[0].density_g_cm3 == 0.3);
     CHECK(p.shapes[0].z_mm[1] == 2.5 && p.shapes[1].density_g_cm3 == 0.0);
     char *text = plan_resolved_text(&p);
-    CHECK(text && strstr(text, "geometry.shapes: [{material: lung, z_mm: [1, 2.5], x_mm: [-1, 1], density_g_cm3: "
-                               "0.3}, {material: pmma, z_mm: [5, 6]}]  # --set\n"));
+    CHECK(text &&
+          strstr(text,
+                 "geometry.shapes: [{material: lung, z_mm: [1, 2.5], x_mm: [-1, 1], density_g_cm3: "
+                 "0.3}, {material: pmma, z_mm: [5, 6]}]  # --set\n"));
     plan_free(&p);
     /* The resolved plan loads back to the same shapes. */
     char resolved[PATH_MAX + 64];
@@ -245,10 +266,11 @@ static void test_shapes_set_and_round_trip(void)
     CHECK(q.n_shapes == 2 && !strcmp(q.shapes[1].material, "pmma") && q.shapes[0].x_mm[0] == -1.0);
     plan_free(&q);
     /* An error in a --set shape names the --set. */
-    const char *bad[] = {"geometry.shapes=[{material: lung, z_mm: [1, 20]}]"};
+    const char *bad[] = { "geometry.shapes=[{material: lung, z_mm: [1, 20]}]" };
     memset(&err, 0, sizeof err);
     CHECK(plan_load(&p, plan_path, bad, 1, &err) == SMX_EXIT_INPUT);
-    CHECK_MSG(strstr(err.msg, "--set geometry.shapes: geometry.shapes[0].z_mm: [1, 20] mm reaches outside"),
+    CHECK_MSG(strstr(err.msg,
+                     "--set geometry.shapes: geometry.shapes[0].z_mm: [1, 20] mm reaches outside"),
               "%s", err.msg);
 }
 
@@ -256,17 +278,19 @@ static void test_shapes_set_and_round_trip(void)
 
 /* A map file: names, index [nz][nx], density (NULL: none), cell size, and
  * x0 (NAN: left out). */
-static void write_map(const char *path, int nz, int nx, const char *const *names, int n_names, const int *index,
-                      const float *density, double dz, double dx, double x0)
+static void write_map(const char *path, int nz, int nx, const char *const *names, int n_names,
+                      const int *index, const float *density, double dz, double dx, double x0)
 {
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    hsize_t dims[2] = {(hsize_t)nz, (hsize_t)nx}, nn = (hsize_t)n_names;
+    hsize_t dims[2] = { (hsize_t)nz, (hsize_t)nx }, nn = (hsize_t)n_names;
     hid_t sp = H5Screate_simple(2, dims, NULL);
-    hid_t d = H5Dcreate2(f, "material_index", H5T_STD_U8LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t d =
+        H5Dcreate2(f, "material_index", H5T_STD_U8LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, index) >= 0);
     H5Dclose(d);
     if (density) {
-        d = H5Dcreate2(f, "density_g_cm3", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        d = H5Dcreate2(f, "density_g_cm3", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                       H5P_DEFAULT);
         CHECK(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, density) >= 0);
         H5Dclose(d);
     }
@@ -280,8 +304,8 @@ static void write_map(const char *path, int nz, int nx, const char *const *names
     H5Sclose(sp);
     H5Tclose(st);
     sp = H5Screate(H5S_SCALAR);
-    const char *an[] = {"dz_mm", "dx_mm", "x0_mm"};
-    double av[] = {dz, dx, x0};
+    const char *an[] = { "dz_mm", "dx_mm", "x0_mm" };
+    double av[] = { dz, dx, x0 };
     for (int i = 0; i < 3; i++) {
         if (isnan(av[i]))
             continue;
@@ -299,23 +323,27 @@ static void test_map_file(void)
      * The plan's 6 x 4 cells of 1 mm each take the map cell holding its centre. */
     char map[PATH_MAX + 64];
     snprintf(map, sizeof map, "%s/map.h5", dir);
-    const char *names[] = {"water", "lung", "bone_cortical"};
-    const int index[] = {0, 1, 2, 2, 1, 0};
-    const float density[] = {1.0f, 0.3f, 1.92f, 1.92f, 0.3f, 1.0f};
+    const char *names[] = { "water", "lung", "bone_cortical" };
+    const int index[] = { 0, 1, 2, 2, 1, 0 };
+    const float density[] = { 1.0f, 0.3f, 1.92f, 1.92f, 0.3f, 1.0f };
     write_map(map, 3, 2, names, 3, index, density, 2.0, 2.0, NAN);
-    write_plan(6, 4, 1, 1, "  map_file: map.h5\n  shapes:\n    - {material: air, z_mm: [5, 6], x_mm: [1, 2]}\n");
+    write_plan(
+        6, 4, 1, 1,
+        "  map_file: map.h5\n  shapes:\n    - {material: air, z_mm: [5, 6], x_mm: [1, 2]}\n");
     medium_map m;
     smx_error err;
     CHECK_MSG(build(&m, &err) == 0, "%s", err.msg);
-    static const char *const rows[] = {"0011", "0011", "2222", "2222", "1100", "1103"};
+    static const char *const rows[] = { "0011", "0011", "2222", "2222", "1100", "1103" };
     expect_cells(&m, rows);
     CHECK(m.n_media == 4);
     CHECK_STREQ(name_of(&m, 1), "lung");
-    CHECK(m.media[1].density_g_cm3 == (double)0.3f); /* the map's float32, kept exactly: few media */
+    CHECK(m.media[1].density_g_cm3 ==
+          (double)0.3f); /* the map's float32, kept exactly: few media */
     CHECK_STREQ(name_of(&m, 2), "bone_cortical");
     CHECK_STREQ(name_of(&m, 3), "air");
     CHECK(m.density_step == 0.0);
-    CHECK_MSG(strstr(m.rule, "resampled: each cell takes the map cell holding its centre"), "%s", m.rule);
+    CHECK_MSG(strstr(m.rule, "resampled: each cell takes the map cell holding its centre"), "%s",
+              m.rule);
     medium_map_free(&m);
 
     /* Without densities: each material's nominal density. */
@@ -326,28 +354,32 @@ static void test_map_file(void)
     medium_map_free(&m);
 
     /* Errors: the map's file and the dataset, cell or attribute at fault. */
-    const int bad_index[] = {0, 1, 2, 3, 1, 0};
+    const int bad_index[] = { 0, 1, 2, 3, 1, 0 };
     write_map(map, 3, 2, names, 3, bad_index, density, 2.0, 2.0, NAN);
-    expect_error("map.h5: /material_index at (z 1, x 1) is 3; expected an index into /materials, 0 to 2");
+    expect_error(
+        "map.h5: /material_index at (z 1, x 1) is 3; expected an index into /materials, 0 to 2");
     write_map(map, 3, 2, names, 3, index, density, 2.0, NAN, NAN);
     expect_error("map.h5: attribute 'dx_mm' of / is missing");
-    write_map(map, 3, 2, names, 3, index, density, 2.0, 2.0, -1.0); /* x from -1 to 3: misses x = -1.5 */
+    write_map(map, 3, 2, names, 3, index, density, 2.0, 2.0,
+              -1.0); /* x from -1 to 3: misses x = -1.5 */
     expect_error("map.h5 (geometry.map_file): the image covers z 0 to 6 mm, x -1 to 3 mm");
-    const char *typo[] = {"water", "lugn", "bone_cortical"};
+    const char *typo[] = { "water", "lugn", "bone_cortical" };
     write_map(map, 3, 2, typo, 3, index, density, 2.0, 2.0, NAN);
     expect_error("map.h5: /materials[1]: unknown material 'lugn'; did you mean 'lung'?");
-    const float bad_density[] = {1.0f, 0.3f, 1.92f, -1.0f, 0.3f, 1.0f};
+    const float bad_density[] = { 1.0f, 0.3f, 1.92f, -1.0f, 0.3f, 1.0f };
     write_map(map, 3, 2, names, 3, index, bad_density, 2.0, 2.0, NAN);
     expect_error("map.h5: /density_g_cm3 at (z 1, x 1) is -1; expected a density in (0, 25] g/cm3");
     /* A map and a CT both set every cell. */
     write_plan(6, 4, 1, 1, "  map_file: map.h5\n  ct: {file: map.h5, calibration: map.h5}\n");
-    expect_error("plan.yaml:9:14: geometry.ct.file: a CT image and geometry.map_file (given at 8:13) both give "
-                 "every cell its material");
+    expect_error(
+        "plan.yaml:9:14: geometry.ct.file: a CT image and geometry.map_file (given at 8:13) both give "
+        "every cell its material");
     /* Not HDF5, and a damaged HDF5 file: errors naming the file, never a crash. */
     write_text(map, "not an HDF5 file\n");
     write_plan(6, 4, 1, 1, "  map_file: map.h5\n");
     expect_error("map.h5: not an HDF5 file (or unreadable)");
-    expect_error("plan.yaml:8:13: geometry.map_file: "); /* the key that names the file, as for the table */
+    expect_error(
+        "plan.yaml:8:13: geometry.map_file: "); /* the key that names the file, as for the table */
     write_map(map, 3, 2, names, 3, index, density, 2.0, 2.0, NAN);
     FILE *f = fopen(map, "r+b");
     CHECK(f != NULL);
@@ -371,14 +403,14 @@ static void test_map_file(void)
 static void write_ct(const char *path, int nz, int nx, const double *hu, double d)
 {
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    hsize_t dims[2] = {(hsize_t)nz, (hsize_t)nx};
+    hsize_t dims[2] = { (hsize_t)nz, (hsize_t)nx };
     hid_t sp = H5Screate_simple(2, dims, NULL);
     hid_t ds = H5Dcreate2(f, "hu", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, hu) >= 0);
     H5Dclose(ds);
     H5Sclose(sp);
     sp = H5Screate(H5S_SCALAR);
-    const char *an[] = {"dz_mm", "dx_mm"};
+    const char *an[] = { "dz_mm", "dx_mm" };
     for (int i = 0; i < 2; i++) {
         hid_t a = H5Acreate2(f, an[i], H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
         CHECK(H5Awrite(a, H5T_NATIVE_DOUBLE, &d) >= 0);
@@ -388,13 +420,12 @@ static void write_ct(const char *path, int nz, int nx, const double *hu, double 
     H5Fclose(f);
 }
 
-static const char calibration[] =
-    "# test calibration\n"
-    "hu, density_g_cm3, material\n"
-    "-1000, 0.001, air\n"
-    "-500, , lung\n"
-    "0, 1.0, muscle\n"
-    "1000, 2.0, bone_compact\n";
+static const char calibration[] = "# test calibration\n"
+                                  "hu, density_g_cm3, material\n"
+                                  "-1000, 0.001, air\n"
+                                  "-500, , lung\n"
+                                  "0, 1.0, muscle\n"
+                                  "1000, 2.0, bone_compact\n";
 
 static void test_ct(void)
 {
@@ -402,16 +433,18 @@ static void test_ct(void)
     snprintf(ct, sizeof ct, "%s/ct.h5", dir);
     snprintf(cal, sizeof cal, "%s/cal.csv", dir);
     write_text(cal, calibration);
-    const double hu[] = {-1000, -600, -500, -250, 0, 500, 999, 1000};
+    const double hu[] = { -1000, -600, -500, -250, 0, 500, 999, 1000 };
     write_ct(ct, 2, 4, hu, 1.0);
     write_plan(2, 4, 1, 1, "  ct: {file: ct.h5, calibration: cal.csv}\n");
     medium_map m;
     smx_error err;
     CHECK_MSG(build(&m, &err) == 0, "%s", err.msg);
     /* Piecewise linear between the points; the material of the last row at or below. */
-    const char *want_name[] = {"air", "air", "lung", "lung", "muscle", "muscle", "muscle", "bone_compact"};
-    const double want_rho[] = {0.001, 0.001 + 0.4 * 0.999, 0.001 + 0.5 * 0.999, 0.001 + 0.75 * 0.999, 1.0, 1.5,
-                               1.999, 2.0};
+    const char *want_name[] = { "air",    "air",    "lung",   "lung",
+                                "muscle", "muscle", "muscle", "bone_compact" };
+    const double want_rho[] = {
+        0.001, 0.001 + 0.4 * 0.999, 0.001 + 0.5 * 0.999, 0.001 + 0.75 * 0.999, 1.0, 1.5, 1.999, 2.0
+    };
     for (int c = 0; c < 8; c++) {
         int med = medium_of(&m, c / 4, c % 4);
         CHECK_STREQ(name_of(&m, med), want_name[c]);
@@ -422,7 +455,7 @@ static void test_ct(void)
     medium_map_free(&m);
 
     /* Outside the calibration: an error at the cell, never a clamp. */
-    const double low[] = {-1000, -600, -500, -250, 0, 500, 999, 1001};
+    const double low[] = { -1000, -600, -500, -250, 0, 500, 999, 1001 };
     write_ct(ct, 2, 4, low, 1.0);
     expect_error("ct.h5 (geometry.ct.file): /hu at (z 1, x 3) is 1001 HU, above the calibration");
     /* A CT file that is not HDF5: the error names the key that names it. */
@@ -435,12 +468,14 @@ static void test_ct(void)
     write_text(cal, "hu,density_g_cm3,material\n-1000,0.001,air\n0,1,muscel\n1000,2,\n");
     expect_error("cal.csv:3:5: material: unknown material 'muscel'; did you mean 'muscle'?");
     write_text(cal, "hu,density_g_cm3,material\n-1000,0.001,air\n0,1,muscle\n-5,2,\n");
-    expect_error("cal.csv:4:1: hu: -5 does not follow the previous density point's 0; expected density points in "
-                 "strictly ascending HU (geometry.ct.calibration)");
+    expect_error(
+        "cal.csv:4:1: hu: -5 does not follow the previous density point's 0; expected density points in "
+        "strictly ascending HU (geometry.ct.calibration)");
     write_text(cal, "hu,density_g_cm3,material\n-1000,0.001,air\n0,x1,muscle\n");
     expect_error("cal.csv:3:3: density_g_cm3: 'x1' is not a density");
     write_text(cal, "hu,density,material\n");
-    expect_error("cal.csv:1:4: column 'density' is unknown; expected the header hu, density_g_cm3, material");
+    expect_error(
+        "cal.csv:1:4: column 'density' is unknown; expected the header hu, density_g_cm3, material");
     write_plan(2, 4, 1, 1, "  ct: {file: ct.h5}\n");
     expect_error("plan.yaml:8:14: geometry.ct.file: a CT image needs geometry.ct.calibration");
 }
@@ -458,8 +493,9 @@ static void test_quantisation(void)
     for (int c = 0; c < NZ * NX; c++)
         hu[c] = -1000 + c;
     write_ct(ct, NZ, NX, hu, 1.0);
-    write_plan(NZ, NX, 1, 1, "  ct: {file: ct.h5, calibration: cal.csv}\n  shapes:\n    - {material: titanium, "
-                             "z_mm: [0, 1], x_mm: [0, 1]}\n");
+    write_plan(NZ, NX, 1, 1,
+               "  ct: {file: ct.h5, calibration: cal.csv}\n  shapes:\n    - {material: titanium, "
+               "z_mm: [0, 1], x_mm: [0, 1]}\n");
     medium_map m;
     smx_error err;
     CHECK_MSG(build(&m, &err) == 0, "%s", err.msg);

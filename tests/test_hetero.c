@@ -39,16 +39,16 @@ static void check_target(double err, double target, double held, const char *wha
 }
 
 typedef struct slab_case {
-    const char *key;    /* library material */
+    const char *key; /* library material */
     double thickness_mm;
-    double rho;         /* g/cm3; 0 = the material's nominal density */
+    double rho; /* g/cm3; 0 = the material's nominal density */
 } slab_case;
 
 /* A library table, loaded once. */
 static int load_material(const char *key, tables *t)
 {
     char name[256], path[512];
-    smx_error err = {0};
+    smx_error err = { 0 };
     material_library_table_name(key, name, sizeof name);
     snprintf(path, sizeof path, "data/%s", name);
     if (tables_load(t, path, &err)) {
@@ -78,27 +78,28 @@ static double wet_mm(const tables *w, const tables *t, double rho, double E, dou
 }
 
 typedef struct geometry {
-    int kind;            /* 0 water, 1 slab in z, 2 half plane x < 0, 3 noisy water */
-    const tables *t;     /* the second material */
+    int kind; /* 0 water, 1 slab in z, 2 half plane x < 0, 3 noisy water */
+    const tables *t; /* the second material */
     double rho;
     double z0_mm, z1_mm; /* slab */
 } geometry;
 
 typedef struct run_out {
     double r80, r20;
-    double *dose;   /* MeV per cell per unit weight (owned) */
-    double *rho;    /* density per cell */
+    double *dose; /* MeV per cell per unit weight (owned) */
+    double *rho; /* density per cell */
     grid g;
     int violations;
 } run_out;
 
 /* Runs a pencil (or broad, sigma_x_mm > 0) beam through geometry geo, on
  * rows and steps of dz mm. */
-static int run_geo(double E, const geometry *geo, int nx, double dx, double sigma_x_mm, double dz, run_out *o)
+static int run_geo(double E, const geometry *geo, int nx, double dx, double sigma_x_mm, double dz,
+                   run_out *o)
 {
     fixture f;
     char e[64], b[64], nzs[64], nxs[64], dxs[64], sx[64], dzs[64], st[64];
-    tables w = {0};
+    tables w = { 0 };
     if (load_material("water", &w))
         return 1;
     double R_mm = tables_csda_range(&w, E) * 10.0;
@@ -113,13 +114,14 @@ static int run_geo(double E, const geometry *geo, int nx, double dx, double sigm
     snprintf(sx, sizeof sx, "beam.sigma_x_mm=%g", sigma_x_mm);
     snprintf(dzs, sizeof dzs, "grid.space.dz_mm=%g", dz);
     snprintf(st, sizeof st, "transport.step_mm=%g", dz);
-    const char *sets[] = {e, b, nzs, nxs, dxs, sx, dzs, st};
+    const char *sets[] = { e, b, nzs, nxs, dxs, sx, dzs, st };
     if (fixture_load(&f, NULL, sets, 8))
         return 1;
     medium_map mm;
-    smx_error err = {0};
-    int rc = medium_map_uniform(&mm, (int)f.g.nz, (int)f.g.nx, "water", f.p.table_path, f.g.density, &err);
-    const tables *mt[2] = {&f.t, geo->t};
+    smx_error err = { 0 };
+    int rc = medium_map_uniform(&mm, (int)f.g.nz, (int)f.g.nx, "water", f.p.table_path, f.g.density,
+                                &err);
+    const tables *mt[2] = { &f.t, geo->t };
     if (!rc && geo->kind == 3) {
         /* Water whose density is 1 + rho (k - 4) / 4 in every cell, k in 0..8
          * drawn per cell by a fixed generator: a CT's noise, mean density 1. */
@@ -147,7 +149,7 @@ static int run_geo(double E, const geometry *geo, int nx, double dx, double sigm
                     mm.cell[(int64_t)z * f.g.nx + x] = (uint8_t)med;
             }
     }
-    sim_media media = {&mm, mt};
+    sim_media media = { &mm, mt };
     if (!rc)
         rc = simulate_media(&f.p, &f.g, &f.t, &media, &backend_cpu, NULL, &f.r, &f.err);
     if (rc) {
@@ -169,7 +171,7 @@ static int run_geo(double E, const geometry *geo, int nx, double dx, double sigm
         o->rho[i] = mm.media[mm.cell ? mm.cell[i] : 0].density_g_cm3;
     /* Keep the axes: the caller reads positions. */
     o->g = f.g;
-    f.g = (grid){0};
+    f.g = (grid){ 0 };
     medium_map_free(&mm);
     fixture_free(&f);
     return 0;
@@ -198,7 +200,7 @@ static void interface_rows(const run_out *o, const char *key, double E)
 {
     const grid *g = &o->g;
     double *m = calloc(g->nz, sizeof *m);
-    int faces[2] = {-1, -1}, nf = 0;
+    int faces[2] = { -1, -1 }, nf = 0;
     for (int z = 0; z < g->nz; z++) {
         const double rho = o->rho[(int64_t)z * g->nx];
         for (int x = 0; x < g->nx; x++)
@@ -215,11 +217,12 @@ static void interface_rows(const run_out *o, const char *key, double E)
             continue;
         const double before = m[zb] / (2.0 * m[zb - 1] - m[zb - 2]) - 1.0;
         const double after = m[za] / (2.0 * m[za + 1] - m[za + 2]) - 1.0;
-        printf("%6.0f MeV %-14s face at %6.2f mm: dose per mass of the row before %+.2f %%, after %+.2f %%\n", E,
-               key, g->z.edges[z], 100.0 * before, 100.0 * after);
+        printf(
+            "%6.0f MeV %-14s face at %6.2f mm: dose per mass of the row before %+.2f %%, after %+.2f %%\n",
+            E, key, g->z.edges[z], 100.0 * before, 100.0 * after);
         CHECK_MSG(fabs(before) <= 0.03 && fabs(after) <= 0.03,
-                  "%g MeV %s face at %.2f mm: rows %+.2f %% / %+.2f %% off their own side's line", E, key,
-                  g->z.edges[z], 100.0 * before, 100.0 * after);
+                  "%g MeV %s face at %.2f mm: rows %+.2f %% / %+.2f %% off their own side's line",
+                  E, key, g->z.edges[z], 100.0 * before, 100.0 * after);
     }
     free(m);
 }
@@ -228,17 +231,17 @@ static void interface_rows(const run_out *o, const char *key, double E)
  * slab runs above use 0.5 mm): the sharing must hold on every grid. */
 static void faces_on_grids(void)
 {
-    const slab_case sc[] = {{"lung", 20.0, 0.26}, {"air", 10.0, 0}};
-    const double dzs[] = {0.25, 1.0};
+    const slab_case sc[] = { { "lung", 20.0, 0.26 }, { "air", 10.0, 0 } };
+    const double dzs[] = { 0.25, 1.0 };
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < 2; i++) {
-            tables t = {0};
+            tables t = { 0 };
             if (load_material(sc[i].key, &t)) {
                 CHECK_MSG(0, "table of %s", sc[i].key);
                 continue;
             }
             double rho = sc[i].rho > 0.0 ? sc[i].rho : material_density(&t);
-            geometry geo = {1, &t, rho, 20.0, 20.0 + sc[i].thickness_mm};
+            geometry geo = { 1, &t, rho, 20.0, 20.0 + sc[i].thickness_mm };
             run_out o;
             char what[64];
             snprintf(what, sizeof what, "%s, dz %g mm", sc[i].key, dzs[k]);
@@ -256,18 +259,18 @@ static void faces_on_grids(void)
 static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
 {
     run_out ref;
-    geometry water = {0};
+    geometry water = { 0 };
     CHECK(run_geo(E, &water, 21, 2.0, 0.0, 0.5, &ref) == 0);
     CHECK(ref.violations == 0);
     const double z0 = 20.0;
     for (int i = 0; i < n; i++) {
-        tables t = {0};
+        tables t = { 0 };
         if (load_material(sc[i].key, &t)) {
             CHECK_MSG(0, "table of %s", sc[i].key);
             continue;
         }
         double rho = sc[i].rho > 0.0 ? sc[i].rho : material_density(&t);
-        geometry geo = {1, &t, rho, z0, z0 + sc[i].thickness_mm};
+        geometry geo = { 1, &t, rho, z0, z0 + sc[i].thickness_mm };
         double E_in = energy_after(w, 1.0, E, z0);
         double wet = wet_mm(w, &t, rho, E_in, sc[i].thickness_mm);
         double expected = ref.r80 - (wet - sc[i].thickness_mm);
@@ -282,10 +285,11 @@ static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
          * water at another density), so the fall-off after the slab is that of
          * the homogeneous beam; what the slab's scheme adds shows here. */
         double fo = o.r20 - o.r80, fo_h = ref.r20 - ref.r80;
-        printf("%6.0f MeV %-14s %5.1f mm rho %.4f: WET %8.3f mm  R80 %8.3f expected %8.3f diff %+6.3f mm"
-               "  R80-R20 %.3f vs %.3f (%+.1f %%)\n",
-               E, sc[i].key, sc[i].thickness_mm, rho, wet, o.r80, expected, o.r80 - expected, fo, fo_h,
-               100.0 * (fo / fo_h - 1.0));
+        printf(
+            "%6.0f MeV %-14s %5.1f mm rho %.4f: WET %8.3f mm  R80 %8.3f expected %8.3f diff %+6.3f mm"
+            "  R80-R20 %.3f vs %.3f (%+.1f %%)\n",
+            E, sc[i].key, sc[i].thickness_mm, rho, wet, o.r80, expected, o.r80 - expected, fo, fo_h,
+            100.0 * (fo / fo_h - 1.0));
         /* The issue's target, 0.3 mm. Outside the reference medium a step moves
          * whole bins chosen by the step number: a crossing's water-equivalent
          * length is right within one bin (0.5 mm here), its error set by where
@@ -295,8 +299,8 @@ static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
         snprintf(what, sizeof what, "%g MeV %s R80 - expected (mm)", E, sc[i].key);
         check_target(o.r80 - expected, 0.3, 0.4, what);
         /* The numerical energy spread the slab may add: the 15 %. */
-        CHECK_MSG(fabs(fo / fo_h - 1.0) <= 0.15, "%g MeV %s: R80-R20 %.3f mm vs %.3f homogeneous", E,
-                  sc[i].key, fo, fo_h);
+        CHECK_MSG(fabs(fo / fo_h - 1.0) <= 0.15, "%g MeV %s: R80-R20 %.3f mm vs %.3f homogeneous",
+                  E, sc[i].key, fo, fo_h);
         CHECK_MSG(o.violations == 0, "%s: %d steps broke conservation", sc[i].key, o.violations);
         interface_rows(&o, sc[i].key, E);
         run_free(&o);
@@ -309,8 +313,8 @@ static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
 /* Highland's theta_0^2 after u mm of the layered medium (water to z0, bone
  * to z1, water beyond): 14.1 MeV (1 + log10(sum x/X0) / 9) squared times the
  * integral of dx / (X0 (p v)^2), both over the layers crossed. */
-static double theta0_sq_layers(const tables *w, const tables *b, double rho_b, double X0w, double X0b,
-                               double E0, double z0, double z1, double u)
+static double theta0_sq_layers(const tables *w, const tables *b, double rho_b, double X0w,
+                               double X0b, double E0, double z0, double z1, double u)
 {
     const double m = SMX_PROTON_MASS_MEV;
     const int n = 400;
@@ -332,10 +336,11 @@ static double theta0_sq_layers(const tables *w, const tables *b, double rho_b, d
     return c * c * I;
 }
 
-static double fe_layers_mm(const tables *w, const tables *b, double rho_b, double E0, double z0, double z1,
-                           double z)
+static double fe_layers_mm(const tables *w, const tables *b, double rho_b, double E0, double z0,
+                           double z1, double z)
 {
-    const material_props *mw = material_props_find(w->material), *mb = material_props_find(b->material);
+    const material_props *mw = material_props_find(w->material),
+                         *mb = material_props_find(b->material);
     const int n = 200;
     double h = z / n, s = 0.0;
     for (int i = 0; i < n; i++) {
@@ -347,30 +352,31 @@ static double fe_layers_mm(const tables *w, const tables *b, double rho_b, doubl
 
 static void slab_lateral(const tables *w)
 {
-    tables b = {0};
+    tables b = { 0 };
     if (load_material("bone_compact", &b)) {
         CHECK_MSG(0, "bone table");
         return;
     }
     const double E = 200.0, z0 = 20.0, z1 = 40.0;
     double rho = material_density(&b);
-    geometry geo = {1, &b, rho, z0, z1};
+    geometry geo = { 1, &b, rho, z0, z1 };
     run_out o;
     if (run_geo(E, &geo, 121, 0.5, 0.0, 0.5, &o)) {
         CHECK_MSG(0, "lateral run");
         tables_free(&b);
         return;
     }
-    const double at[] = {0.5, 0.8};
+    const double at[] = { 0.5, 0.8 };
     for (int i = 0; i < 2; i++) {
         double z = at[i] * o.r80;
         double sim = lateral_rms_at(&o.g, o.dose, z);
         double fe = fe_layers_mm(w, &b, rho, E, z0, z1, z);
-        printf("lateral, 200 MeV behind 2 cm bone at z = %6.1f mm: rms %.3f mm, Fermi-Eyges %.3f mm (%+.1f %%)\n",
-               z, sim, fe, 100.0 * (sim / fe - 1.0));
+        printf(
+            "lateral, 200 MeV behind 2 cm bone at z = %6.1f mm: rms %.3f mm, Fermi-Eyges %.3f mm (%+.1f %%)\n",
+            z, sim, fe, 100.0 * (sim / fe - 1.0));
         /* The target. */
-        CHECK_MSG(fabs(sim / fe - 1.0) <= 0.05, "lateral width %.3f mm vs Fermi-Eyges %.3f mm at %.1f mm",
-                  sim, fe, z);
+        CHECK_MSG(fabs(sim / fe - 1.0) <= 0.05,
+                  "lateral width %.3f mm vs Fermi-Eyges %.3f mm at %.1f mm", sim, fe, z);
     }
     run_free(&o);
     tables_free(&b);
@@ -379,14 +385,14 @@ static void slab_lateral(const tables *w)
 /* ---- half-plane interface ------------------------------------------------ */
 static void half_plane(const tables *w)
 {
-    tables b = {0};
+    tables b = { 0 };
     if (load_material("bone_compact", &b)) {
         CHECK_MSG(0, "bone table");
         return;
     }
     const double E = test_energy(150.0);
     double rho = material_density(&b);
-    geometry geo = {2, &b, rho, 0, 0};
+    geometry geo = { 2, &b, rho, 0, 0 };
     run_out o;
     /* A broad beam (sigma 15 mm) on 1 mm cells: each side far from the
      * interface is a broad field of its own medium. */
@@ -416,8 +422,9 @@ static void half_plane(const tables *w)
     bragg_figures fw = bortfeld_figures(Rw, bortfeld_sigma_cm(Rw));
     bragg_figures fb = bortfeld_figures(Rb, bortfeld_sigma_cm(Rw) * Rb / Rw);
     double exp_w = 10.0 * fw.r80_cm, exp_b = 10.0 * fb.r80_cm;
-    printf("half plane %g MeV: water side R80 %.3f mm (Bortfeld %.3f), bone side %.3f mm (Bortfeld %.3f)\n", E,
-           r80_w, exp_w, r80_b, exp_b);
+    printf(
+        "half plane %g MeV: water side R80 %.3f mm (Bortfeld %.3f), bone side %.3f mm (Bortfeld %.3f)\n",
+        E, r80_w, exp_w, r80_b, exp_b);
     /* The issue's target: each edge within 0.5 mm. The bone side, where the
      * particles stop outside the reference medium, measured -0.16 mm at 70 MeV
      * and -0.24 mm at 150 MeV (dither_phase.h; the step-indexed sequence it
@@ -446,7 +453,8 @@ static void half_plane(const tables *w)
         double a = row[x - 1] / rr[x - 1], c = row[x] / rr[x], d = row[x + 1] / rr[x + 1];
         worst = fmax(worst, fabs(a - 2 * c + d) / c);
     }
-    printf("plateau at z = %.1f mm: largest second difference %.2e of the dose\n", g->z.centres[zp], worst);
+    printf("plateau at z = %.1f mm: largest second difference %.2e of the dose\n", g->z.centres[zp],
+           worst);
     CHECK_MSG(worst < 0.02, "stripes in the plateau: second difference %.3g", worst);
     /* The jump: the Gy dose 10 mm either side (the same fluence of the
      * symmetric beam, away from what scatters across the interface) against
@@ -462,12 +470,13 @@ static void half_plane(const tables *w)
             xw = x;
     }
     double gy_b = row[xb] / rr[xb], gy_w = row[xw] / rr[xw];
-    printf("interface jump bone/water %.4f (x = %.1f / %.1f mm), mass stopping-power ratio %.4f\n", gy_b / gy_w,
-           g->x.centres[xb], g->x.centres[xw], ratio_ref);
+    printf("interface jump bone/water %.4f (x = %.1f / %.1f mm), mass stopping-power ratio %.4f\n",
+           gy_b / gy_w, g->x.centres[xb], g->x.centres[xw], ratio_ref);
     /* 3 %: the fluence on the two sides still differs by what the two media
      * scatter out of the beam and by the non-elastic removal (more per cm in
      * bone). */
-    CHECK_MSG(fabs(gy_b / gy_w / ratio_ref - 1.0) <= 0.03, "jump %.4f vs %.4f", gy_b / gy_w, ratio_ref);
+    CHECK_MSG(fabs(gy_b / gy_w / ratio_ref - 1.0) <= 0.03, "jump %.4f vs %.4f", gy_b / gy_w,
+              ratio_ref);
     CHECK(o.violations == 0);
     free(dd_b);
     free(dd_w);
@@ -486,15 +495,16 @@ static void half_plane(const tables *w)
 static void noisy_density(void)
 {
     const double E = test_energy(100.0);
-    geometry noisy = {3, NULL, 0.02, 0, 0}, water = {0};
+    geometry noisy = { 3, NULL, 0.02, 0, 0 }, water = { 0 };
     run_out o, ref;
     if (run_geo(E, &noisy, 41, 1.0, 8.0, 0.5, &o) || run_geo(E, &water, 41, 1.0, 8.0, 0.5, &ref)) {
         CHECK_MSG(0, "noisy-density runs");
         return;
     }
     const double fo = o.r20 - o.r80, fo_h = ref.r20 - ref.r80;
-    printf("noisy water (1 +- 2 %%), %g MeV: R80 %.3f vs %.3f (%+.3f mm), R80-R20 %.3f vs %.3f (%+.1f %%)\n", E,
-           o.r80, ref.r80, o.r80 - ref.r80, fo, fo_h, 100.0 * (fo / fo_h - 1.0));
+    printf(
+        "noisy water (1 +- 2 %%), %g MeV: R80 %.3f vs %.3f (%+.3f mm), R80-R20 %.3f vs %.3f (%+.1f %%)\n",
+        E, o.r80, ref.r80, o.r80 - ref.r80, fo, fo_h, 100.0 * (fo / fo_h - 1.0));
     check_target(o.r80 - ref.r80, 0.3, 0.4, "noisy water R80 - water (mm)");
     check_target(fo / fo_h - 1.0, 0.15, 0.25, "noisy water fall-off / water's - 1");
     CHECK_MSG(o.violations == 0, "conservation: %d violations", o.violations);
@@ -505,7 +515,7 @@ static void noisy_density(void)
 int main(int argc, char **argv)
 {
     (void)argc;
-    tables w = {0};
+    tables w = { 0 };
     setenv("SMX2D_DATA_DIR", "data", 1);
     if (load_material("water", &w))
         return 1;
@@ -513,8 +523,9 @@ int main(int argc, char **argv)
     /* Lung inflated (0.26 g/cm3), not the library's tissue density (1.05). */
     /* Titanium (a dense implant) at its nominal 4.54 g/cm3 and at 3.0, the two
      * densities whose tables once failed to build. */
-    const slab_case slabs[] = {{"water", 20.0, 1.85}, {"bone_compact", 20.0, 0}, {"lung", 20.0, 0.26},
-                               {"air", 10.0, 0},      {"titanium", 2.0, 0},      {"titanium", 2.0, 3.0}};
+    const slab_case slabs[] = { { "water", 20.0, 1.85 }, { "bone_compact", 20.0, 0 },
+                                { "lung", 20.0, 0.26 },  { "air", 10.0, 0 },
+                                { "titanium", 2.0, 0 },  { "titanium", 2.0, 3.0 } };
     const int nslabs = 6;
     slab_ranges(&w, 100.0, slabs, nslabs);
     faces_on_grids();

@@ -19,7 +19,7 @@
 #include "doc_table.h"
 #include "tables_fixture.h"
 
-static const char *const KEYS[MATERIAL_LIBRARY_N] = {MATERIAL_LIBRARY_KEYS};
+static const char *const KEYS[MATERIAL_LIBRARY_N] = { MATERIAL_LIBRARY_KEYS };
 
 /* ---- the uncorrected Bethe formula, written out here ---- */
 
@@ -169,8 +169,10 @@ static double check_segments(const char *key, const tables *t)
             at = E[i];
         }
     }
-    CHECK_MSG(worst <= 0.01, "%s: range difference of the segment from %g MeV is %.2f %% off the "
-              "integral of 1/S over it", key, at, 100 * worst);
+    CHECK_MSG(worst <= 0.01,
+              "%s: range difference of the segment from %g MeV is %.2f %% off the "
+              "integral of 1/S over it",
+              key, at, 100 * worst);
     return worst;
 }
 
@@ -200,8 +202,8 @@ static void check_recomputed(const char *key, const tables *t)
  * density effect (graphite, a conductor: 0.4 % at 300 MeV). Hence 1 % above
  * 10 MeV for Z <= 20 materials, 2.5 % for the metals, and 0.6 % for all above
  * 100 MeV; measured worst: 0.86 % (compact bone), 2.36 % (Ti at 10 MeV), 0.52 %. */
-static void check_bethe(const char *key, const tables *t, const material_props *m,
-                        double *w10, double *w100)
+static void check_bethe(const char *key, const tables *t, const material_props *m, double *w10,
+                        double *w100)
 {
     int metal = m->n_elements == 1 && m->elements[0].Z > 6;
     double tol10 = metal ? 0.025 : 0.010, tol100 = 0.006;
@@ -216,8 +218,7 @@ static void check_bethe(const char *key, const tables *t, const material_props *
             *w100 = fmax(*w100, fabs(dev));
         CHECK_MSG(fabs(dev) <= (E >= 100.0 ? tol100 : tol10),
                   "%s: S_el(%g MeV) = %g, uncorrected Bethe %g (%+.2f %%)", key, E,
-                  t->S_elec_MeV_cm2_g[i], bethe_mass_stopping(E, m->Z_over_A, m->I_eV),
-                  100 * dev);
+                  t->S_elec_MeV_cm2_g[i], bethe_mass_stopping(E, m->Z_over_A, m->I_eV), 100 * dev);
     }
 }
 
@@ -265,8 +266,8 @@ static void check_constants(const char *key, const material_props *m)
     /* Non-elastic: water's times the composition's ratio at every energy
      * (tests/test_nuclear.c checks the ratios themselves). */
     for (double E = 5.0; E <= 300.0; E += 7.0)
-        CHECK_REL(m->nonelastic_cm2_g(E), material_nonelastic_ratio(m, E) * nonelastic_water_cm2_g(E),
-                  1e-12);
+        CHECK_REL(m->nonelastic_cm2_g(E),
+                  material_nonelastic_ratio(m, E) * nonelastic_water_cm2_g(E), 1e-12);
 }
 
 /* The derived tables are the Bethe-ratio transfer of their reference's PSTAR
@@ -279,7 +280,7 @@ static void check_derived(const tables *t, const char *key, const char *ref_key)
     char h5[256], csv[256];
     paths(ref_key, h5, csv, sizeof h5);
     tables rt;
-    smx_error err = {0};
+    smx_error err = { 0 };
     CHECK_MSG(tables_load(&rt, h5, &err) == 0, "%s", err.msg);
     if (err.code)
         return;
@@ -289,8 +290,8 @@ static void check_derived(const tables *t, const char *key, const char *ref_key)
         double want = rt.S_elec_MeV_cm2_g[i] * (m->Z_over_A * bethe_L(E, m->I_eV, NULL)) /
                       (r->Z_over_A * bethe_L(E, r->I_eV, NULL));
         CHECK_MSG(fabs(t->S_elec_MeV_cm2_g[i] / want - 1.0) <= 1e-3,
-                  "%s: S_el(%g) = %g, transfer from %s gives %g", key, E,
-                  t->S_elec_MeV_cm2_g[i], ref_key, want);
+                  "%s: S_el(%g) = %g, transfer from %s gives %g", key, E, t->S_elec_MeV_cm2_g[i],
+                  ref_key, want);
     }
     tables_free(&rt);
 }
@@ -303,7 +304,7 @@ static void check_regeneration(const char *gen, const char *key, const tables *s
     paths(key, h5, csv, sizeof h5);
     tmp_path(fresh, sizeof fresh, "fresh.h5");
     tmp_path(errf, sizeof errf, "gen.err");
-    int st = run_program((const char *const[]){gen, "--key", key, csv, fresh, NULL}, errf);
+    int st = run_program((const char *const[]){ gen, "--key", key, csv, fresh, NULL }, errf);
     CHECK_MSG(st == 0, "make_tables --key %s exited %d (see %s)", key, st, errf);
     unlink(errf);
     if (st != 0) {
@@ -311,26 +312,32 @@ static void check_regeneration(const char *gen, const char *key, const tables *s
         return;
     }
     tables t;
-    smx_error err = {0};
+    smx_error err = { 0 };
     CHECK_MSG(tables_load(&t, fresh, &err) == 0, "%s", err.msg);
     int same = err.code == 0 && t.n == shipped->n;
     for (int k = 0; same && k < TABLES_NDATASETS; k++)
         same = memcmp(tables_column(&t, k), tables_column(shipped, k),
                       (size_t)t.n * sizeof(double)) == 0;
-    static const char *const sattrs[] = {"filetype", "format_version", "material", "source",
-                                         "scattering_model", "generator", "library_key",
-                                         "composition_mass_fractions", "stopping_power_origin"};
+    static const char *const sattrs[] = { "filetype",
+                                          "format_version",
+                                          "material",
+                                          "source",
+                                          "scattering_model",
+                                          "generator",
+                                          "library_key",
+                                          "composition_mass_fractions",
+                                          "stopping_power_origin" };
     for (size_t j = 0; same && j < sizeof sattrs / sizeof *sattrs; j++) {
         char a[4096], b[4096];
         same = attr_string(h5, ".", sattrs[j], a, sizeof a) == 0 &&
                attr_string(fresh, ".", sattrs[j], b, sizeof b) == 0 && strcmp(a, b) == 0;
     }
-    static const char *const dattrs[] = {"density_g_cm3", "mean_excitation_energy_eV", "Z_over_A",
-                                         "radiation_length_g_cm2", "scattering_length_g_cm2"};
+    static const char *const dattrs[] = { "density_g_cm3", "mean_excitation_energy_eV", "Z_over_A",
+                                          "radiation_length_g_cm2", "scattering_length_g_cm2" };
     for (size_t j = 0; same && j < sizeof dattrs / sizeof *dattrs; j++) {
         double a = NAN, b = NAN;
-        same = attr_double(h5, dattrs[j], &a) == 0 && attr_double(fresh, dattrs[j], &b) == 0 &&
-               a == b;
+        same =
+            attr_double(h5, dattrs[j], &a) == 0 && attr_double(fresh, dattrs[j], &b) == 0 && a == b;
     }
     CHECK_MSG(same, "%s differs from a regeneration of %s: run make tables", h5, csv);
     if (err.code == 0)
@@ -349,23 +356,33 @@ static void check_references(void)
 
     /* Radiation lengths tabulated by the PDG (Atomic and nuclear properties of
      * materials), which uses the same Tsai formula: 0.01 g/cm2 is their rounding. */
-    static const struct { const char *key; double X0; } pdg[] = {
-        {"water", 36.08}, {"air", 36.62}, {"pmma", 40.55}, {"polyethylene", 44.77},
-        {"aluminium", 24.01}, {"titanium", 16.16}, {"graphite", 42.70},
+    static const struct {
+        const char *key;
+        double X0;
+    } pdg[] = {
+        { "water", 36.08 },        { "air", 36.62 },       { "pmma", 40.55 },
+        { "polyethylene", 44.77 }, { "aluminium", 24.01 }, { "titanium", 16.16 },
+        { "graphite", 42.70 },
     };
     for (size_t i = 0; i < sizeof pdg / sizeof pdg[0]; i++)
         CHECK_ABS(material_radiation_length_tsai(material_props_by_key(pdg[i].key)), pdg[i].X0,
                   0.0051);
     /* And one mixture not in the library, from the PDG's page "soft tissue (ICRP)":
      * X0 = 37.63 g/cm2, <Z/A> = 0.55121, with its 13-element composition. */
-    material_props soft = {.n_elements = 13,
-                           .elements = {{1, 1.00794, 0.104472}, {6, 12.0107, 0.232190},
-                                        {7, 14.0067, 0.024880}, {8, 15.9994, 0.630238},
-                                        {11, 22.98977, 0.001130}, {12, 24.305, 0.000130},
-                                        {15, 30.973761, 0.001330}, {16, 32.065, 0.001990},
-                                        {17, 35.453, 0.001340}, {19, 39.0983, 0.001990},
-                                        {20, 40.078, 0.000230}, {26, 55.845, 0.000050},
-                                        {30, 65.409, 0.000030}}};
+    material_props soft = { .n_elements = 13,
+                            .elements = { { 1, 1.00794, 0.104472 },
+                                          { 6, 12.0107, 0.232190 },
+                                          { 7, 14.0067, 0.024880 },
+                                          { 8, 15.9994, 0.630238 },
+                                          { 11, 22.98977, 0.001130 },
+                                          { 12, 24.305, 0.000130 },
+                                          { 15, 30.973761, 0.001330 },
+                                          { 16, 32.065, 0.001990 },
+                                          { 17, 35.453, 0.001340 },
+                                          { 19, 39.0983, 0.001990 },
+                                          { 20, 40.078, 0.000230 },
+                                          { 26, 55.845, 0.000050 },
+                                          { 30, 65.409, 0.000030 } } };
     CHECK_ABS(material_radiation_length_tsai(&soft), 37.63, 0.0051);
     CHECK_ABS(material_z_over_a(&soft), 0.55121, 0.000006);
 
@@ -443,11 +460,11 @@ int main(int argc, char **argv)
                              "RSP at density, 100 MeV | CSDA range 100 MeV (g/cm²) | "
                              "CSDA range 200 MeV (g/cm²) |\n"
                              "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    int loaded[MATERIAL_LIBRARY_N] = {0};
+    int loaded[MATERIAL_LIBRARY_N] = { 0 };
     for (int i = 0; i < MATERIAL_LIBRARY_N; i++) {
         char h5[256], csv[256];
         paths(KEYS[i], h5, csv, sizeof h5);
-        smx_error err = {0};
+        smx_error err = { 0 };
         loaded[i] = tables_load(&tab[i], h5, &err) == 0;
         CHECK_MSG(loaded[i], "%s", err.msg);
     }

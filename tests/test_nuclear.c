@@ -20,13 +20,13 @@
 
 /* The four energies (MeV) every reference below is given at. */
 #define NREF 4
-static const double REF_E[NREF] = {50.0, 100.0, 150.0, 200.0};
+static const double REF_E[NREF] = { 50.0, 100.0, 150.0, 200.0 };
 
 typedef struct ref_element {
     const char *symbol;
     int Z;
-    double A;                /* standard atomic weight, as in material.c */
-    double icru63[NREF];     /* mb; 0: ICRU 63 has no evaluation */
+    double A; /* standard atomic weight, as in material.c */
+    double icru63[NREF]; /* mb; 0: ICRU 63 has no evaluation */
     double barashenkov[NREF]; /* mb; 0: none */
 } ref_element;
 
@@ -41,23 +41,23 @@ typedef struct ref_element {
  * inelastic tables (the *_p_in arrays at 0.05, 0.1, 0.15 and 0.2 GeV) of Geant4's
  * G4ComponentBarNucleonNucleusXsc.cc, which transcribes them. */
 static const ref_element REF[] = {
-    {"C", 6, 12.0107, {334.0, 227.0, 222.4, 210.0}, {320, 222, 211, 210}},
-    {"N", 7, 14.0067, {362.4, 259.5, 256.7, 256.7}, {377, 270, 252, 245}},
-    {"O", 8, 15.9994, {401.0, 297.0, 295.0, 295.0}, {390, 293, 279, 276}},
-    {"Na", 11, 22.98977, {0}, {490, 360, 350, 350}},
-    {"Mg", 12, 24.305, {0}, {0}},
-    {"Al", 13, 26.981538, {574.8, 420.7, 399.1, 400.0}, {540, 408, 403, 404}},
-    {"Si", 14, 28.0855, {575.3, 431.1, 410.2, 424.0}, {570, 431, 425, 422}},
-    {"P", 15, 30.973761, {688.3, 487.9, 440.6, 440.0}, {0}},
-    {"S", 16, 32.065, {0}, {0}},
-    {"Cl", 17, 35.453, {0}, {0}},
-    {"Ar", 18, 39.948, {0}, {0}},
-    {"K", 19, 39.0983, {0}, {0}},
-    {"Ca", 20, 40.078, {755.0, 583.0, 537.2, 529.0}, {715, 573, 540, 535}},
-    {"Ti", 22, 47.867, {0}, {0}},
-    {"Fe", 26, 55.845, {898.3, 725.8, 672.1, 672.1}, {885, 700, 697, 690}},
-    {"Cu", 29, 63.546, {971.3, 780.3, 738.6, 739.0}, {950, 780, 745, 735}},
-    {"Zn", 30, 65.409, {0}, {0}},
+    { "C", 6, 12.0107, { 334.0, 227.0, 222.4, 210.0 }, { 320, 222, 211, 210 } },
+    { "N", 7, 14.0067, { 362.4, 259.5, 256.7, 256.7 }, { 377, 270, 252, 245 } },
+    { "O", 8, 15.9994, { 401.0, 297.0, 295.0, 295.0 }, { 390, 293, 279, 276 } },
+    { "Na", 11, 22.98977, { 0 }, { 490, 360, 350, 350 } },
+    { "Mg", 12, 24.305, { 0 }, { 0 } },
+    { "Al", 13, 26.981538, { 574.8, 420.7, 399.1, 400.0 }, { 540, 408, 403, 404 } },
+    { "Si", 14, 28.0855, { 575.3, 431.1, 410.2, 424.0 }, { 570, 431, 425, 422 } },
+    { "P", 15, 30.973761, { 688.3, 487.9, 440.6, 440.0 }, { 0 } },
+    { "S", 16, 32.065, { 0 }, { 0 } },
+    { "Cl", 17, 35.453, { 0 }, { 0 } },
+    { "Ar", 18, 39.948, { 0 }, { 0 } },
+    { "K", 19, 39.0983, { 0 }, { 0 } },
+    { "Ca", 20, 40.078, { 755.0, 583.0, 537.2, 529.0 }, { 715, 573, 540, 535 } },
+    { "Ti", 22, 47.867, { 0 }, { 0 } },
+    { "Fe", 26, 55.845, { 898.3, 725.8, 672.1, 672.1 }, { 885, 700, 697, 690 } },
+    { "Cu", 29, 63.546, { 971.3, 780.3, 738.6, 739.0 }, { 950, 780, 745, 735 } },
+    { "Zn", 30, 65.409, { 0 }, { 0 } },
 };
 #define NREF_EL ((int)(sizeof REF / sizeof REF[0]))
 
@@ -65,11 +65,14 @@ static const ref_element REF[] = {
  * sections, Phys. Rev. C 54 (1996) 1329, as Geant4 implements it
  * (G4ProtonInelasticCrossSection, "Axen-Wellisch"), evaluated for 48Ti and for
  * its evaluated neighbours 40Ca, 56Fe and 63Cu at REF_E (mb). */
-static const struct { const char *symbol; double sigma[NREF]; } WELLISCH_AXEN[] = {
-    {"Ca", {724, 579, 545, 534}},
-    {"Ti", {826, 671, 632, 620}},
-    {"Fe", {899, 740, 699, 686}},
-    {"Cu", {964, 802, 758, 744}},
+static const struct {
+    const char *symbol;
+    double sigma[NREF];
+} WELLISCH_AXEN[] = {
+    { "Ca", { 724, 579, 545, 534 } },
+    { "Ti", { 826, 671, 632, 620 } },
+    { "Fe", { 899, 740, 699, 686 } },
+    { "Cu", { 964, 802, 758, 744 } },
 };
 
 /* Letaw, Silberberg and Tsao, Astrophys. J. Suppl. 51 (1983) 271: proton-nucleus
@@ -165,7 +168,8 @@ static double check_water(void)
     }
     /* Fippel and Soukup fitted ICRU 63's oxygen; their fit stays within 3 % of
      * it above 10 MeV (measured -2.5 % at 10 MeV, +2.2 % at 90 MeV). */
-    CHECK_MSG(fabs(worst) <= 0.03, "water fit vs ICRU 63 oxygen: %+.2f %% at %g MeV", 100 * worst, at);
+    CHECK_MSG(fabs(worst) <= 0.03, "water fit vs ICRU 63 oxygen: %+.2f %% at %g MeV", 100 * worst,
+              at);
     printf("water fit's oxygen vs ICRU 63's, worst above 10 MeV: %+.2f %% at %g MeV\n", 100 * worst,
            at);
     /* Nothing at or below the fit's 7 MeV; hydrogen never. */
@@ -189,7 +193,8 @@ static void check_elements(double fit_err)
              * (check_water's bound, plus 1e-9 for rounding). */
             if (r->icru63[k] > 0.0)
                 CHECK_MSG(fabs(s / r->icru63[k] - 1.0) <= fit_err + 1e-9,
-                          "%s at %g MeV: %.1f mb, ICRU 63 %.1f", r->symbol, REF_E[k], s, r->icru63[k]);
+                          "%s at %g MeV: %.1f mb, ICRU 63 %.1f", r->symbol, REF_E[k], s,
+                          r->icru63[k]);
             if (r->barashenkov[k] > 0.0) {
                 double d = s / r->barashenkov[k] - 1.0;
                 if (fabs(d) > fabs(worst_bar)) {
@@ -222,7 +227,8 @@ static void check_titanium(void)
     for (size_t j = 0; j < sizeof WELLISCH_AXEN / sizeof WELLISCH_AXEN[0]; j++) {
         const ref_element *r = ref_of(WELLISCH_AXEN[j].symbol);
         for (int k = 1; k < NREF; k++) {
-            double s = ours(r, REF_E[k]), wa = WELLISCH_AXEN[j].sigma[k], le = letaw_mb(r->A, REF_E[k]);
+            double s = ours(r, REF_E[k]), wa = WELLISCH_AXEN[j].sigma[k],
+                   le = letaw_mb(r->A, REF_E[k]);
             CHECK_MSG(fabs(s / wa - 1.0) <= tol, "%s at %g MeV: %.1f mb, Wellisch-Axen %.0f",
                       r->symbol, REF_E[k], s, wa);
             CHECK_MSG(fabs(s / le - 1.0) <= tol, "%s at %g MeV: %.1f mb, Letaw %.1f", r->symbol,
@@ -239,7 +245,7 @@ static void check_titanium(void)
  * cannot know: docs/materials.md.) */
 static void check_rule(void)
 {
-    static const int cases[][3] = {{20, 15, 26}, {26, 20, 29}, {7, 6, 8}};
+    static const int cases[][3] = { { 20, 15, 26 }, { 26, 20, 29 }, { 7, 6, 8 } };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const nonelastic_eval *e = nonelastic_icru63_find(cases[c][0]);
         const nonelastic_eval *lo = nonelastic_icru63_find(cases[c][1]);
@@ -247,15 +253,17 @@ static void check_rule(void)
         for (int k = 0; k < NREF; k++) {
             double got = nonelastic_between_mb(lo, hi, e->A, REF_E[k]);
             double want = nonelastic_eval_mb(e, REF_E[k]);
-            CHECK_MSG(fabs(got / want - 1.0) <= 0.05, "%s from %s and %s at %g MeV: %.1f mb, "
-                      "ICRU 63 %.1f", e->symbol, lo->symbol, hi->symbol, REF_E[k], got, want);
+            CHECK_MSG(fabs(got / want - 1.0) <= 0.05,
+                      "%s from %s and %s at %g MeV: %.1f mb, "
+                      "ICRU 63 %.1f",
+                      e->symbol, lo->symbol, hi->symbol, REF_E[k], got, want);
         }
     }
     /* Beyond the table: A^(2/3) from the nearest evaluated element. */
-    CHECK_REL(nonelastic_element_eval_mb(30, 65.409, 100.0), 780.3 * pow(65.409 / 63.546, 2.0 / 3.0),
-              1e-12);
-    CHECK_REL(nonelastic_element_eval_mb(4, 9.012182, 100.0), 227.0 * pow(9.012182 / 12.0107, 2.0 / 3.0),
-              1e-12);
+    CHECK_REL(nonelastic_element_eval_mb(30, 65.409, 100.0),
+              780.3 * pow(65.409 / 63.546, 2.0 / 3.0), 1e-12);
+    CHECK_REL(nonelastic_element_eval_mb(4, 9.012182, 100.0),
+              227.0 * pow(9.012182 / 12.0107, 2.0 / 3.0), 1e-12);
 }
 
 /* ---- materials ---- */
@@ -295,8 +303,7 @@ static void check_materials(void)
         CHECK_REL(material_nonelastic_ratio(material_props_by_key("aluminium"), REF_E[k]),
                   Al->icru63[k] / Al->A / water, 1e-12);
         CHECK_REL(material_nonelastic_ratio(material_props_by_key("pmma"), REF_E[k]),
-                  (0.599848 * C->icru63[k] / C->A + 0.319614 * O->icru63[k] / O->A) / water,
-                  1e-12);
+                  (0.599848 * C->icru63[k] / C->A + 0.319614 * O->icru63[k] / O->A) / water, 1e-12);
     }
 }
 
@@ -316,7 +323,7 @@ static size_t doc_elements(char *buf, size_t cap)
             for (size_t j = 0; j < sizeof WELLISCH_AXEN / sizeof WELLISCH_AXEN[0]; j++)
                 if (strcmp(WELLISCH_AXEN[j].symbol, r->symbol) == 0)
                     wa = WELLISCH_AXEN[j].sigma[k];
-            double cells[4] = {r->icru63[k], r->barashenkov[k], letaw_mb(r->A, REF_E[k]), wa};
+            double cells[4] = { r->icru63[k], r->barashenkov[k], letaw_mb(r->A, REF_E[k]), wa };
             u += (size_t)snprintf(buf + u, cap - u, " **%.0f**", ours(r, REF_E[k]));
             for (int c = 0; c < 4 && u < cap; c++)
                 u += cells[c] > 0.0 ? (size_t)snprintf(buf + u, cap - u, " / %.0f", cells[c])
@@ -328,7 +335,7 @@ static size_t doc_elements(char *buf, size_t cap)
     return u;
 }
 
-static const double DOC_MAT_E[] = {20.0, 50.0, 100.0, 150.0, 200.0, 250.0};
+static const double DOC_MAT_E[] = { 20.0, 50.0, 100.0, 150.0, 200.0, 250.0 };
 #define NDOC_MAT_E ((int)(sizeof DOC_MAT_E / sizeof DOC_MAT_E[0]))
 
 static size_t doc_materials(char *buf, size_t cap)
@@ -342,9 +349,11 @@ static size_t doc_materials(char *buf, size_t cap)
     u += (size_t)snprintf(buf + u, cap - u, "\n");
     for (int i = 0; i < material_props_count() && u < cap; i++) {
         const material_props *m = material_props_at(i);
-        u += (size_t)snprintf(buf + u, cap - u, "| `%s` | %.5f |", m->key, m->nonelastic_cm2_g(100.0));
+        u += (size_t)snprintf(buf + u, cap - u, "| `%s` | %.5f |", m->key,
+                              m->nonelastic_cm2_g(100.0));
         for (int k = 0; k < NDOC_MAT_E && u < cap; k++)
-            u += (size_t)snprintf(buf + u, cap - u, " %.3f |", material_nonelastic_ratio(m, DOC_MAT_E[k]));
+            u += (size_t)snprintf(buf + u, cap - u, " %.3f |",
+                                  material_nonelastic_ratio(m, DOC_MAT_E[k]));
         u += (size_t)snprintf(buf + u, cap - u, "\n");
     }
     return u;
@@ -355,11 +364,14 @@ static size_t doc_materials(char *buf, size_t cap)
 static void check_doc_table(const char *name, const char *expected)
 {
     char begin[128], end[128], stale[256];
-    snprintf(begin, sizeof begin, "<!-- nonelastic-%s:begin (tests/test_nuclear.c --print-doc-table %s) -->\n",
-             name, name);
+    snprintf(begin, sizeof begin,
+             "<!-- nonelastic-%s:begin (tests/test_nuclear.c --print-doc-table %s) -->\n", name,
+             name);
     snprintf(end, sizeof end, "<!-- nonelastic-%s:end -->", name);
-    snprintf(stale, sizeof stale, "the non-elastic %s table is stale; run sh scripts/update_materials_doc.sh "
-             "or paste the output of build/tests/test_nuclear --print-doc-table %s", name, name);
+    snprintf(stale, sizeof stale,
+             "the non-elastic %s table is stale; run sh scripts/update_materials_doc.sh "
+             "or paste the output of build/tests/test_nuclear --print-doc-table %s",
+             name, name);
     check_doc_table_in(DOC_PATH, begin, end, expected, stale);
 }
 

@@ -20,7 +20,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static void run_steps(const plan *p, const grid *g, const tables *t, const float *psi0, int n,
                       float *psi, double *dose, step_balance *last)
 {
-    smx_error err = {0};
+    smx_error err = { 0 };
     step_record rec;
     CHECK_MSG(run_backend(&backend_cpu, p, g, t, -1, psi0, n, psi, dose, &rec, &err) == 0, "%s",
               err.msg);
@@ -36,7 +36,7 @@ static void run_steps(const plan *p, const grid *g, const tables *t, const float
 static void check_lut(const char *name, const fixture *f, const energy_physics *ph)
 {
     energy_lut lut;
-    smx_error err = {0};
+    smx_error err = { 0 };
     CHECK(energy_lut_build(&lut, &f->g, &f->t, ph, &err) == 0);
     CHECK_MSG(lut.gather_ok, "%s: gather refused: %s", name, lut.gather_reason);
     const double *Ec = f->g.E.centres;
@@ -63,8 +63,9 @@ static void check_lut(const char *name, const fixture *f, const energy_physics *
             m1 += c * Ec[b];
             m2 += c * (Ec[b] - Ep) * (Ec[b] - Ep);
         }
-        double q = ph && ph->nuclear ? nuclear_survival(&f->t, ph->nonelastic_cm2_g, Ec[i], f->g.E_stop, ds_g)
-                                     : 1.0;
+        double q = ph && ph->nuclear
+                       ? nuclear_survival(&f->t, ph->nonelastic_cm2_g, Ec[i], f->g.E_stop, ds_g)
+                       : 1.0;
         /* Weight: the float coefficients (up to four roundings of 6e-8) keep
          * the survivors; the non-elastic share is exactly the rest. */
         CHECK_ABS(w, q, 2.4e-7);
@@ -83,10 +84,14 @@ static void check_lut(const char *name, const fixture *f, const energy_physics *
         while (lo + 1 < lut.ne && Ec[lo + 1] <= Ep)
             lo++;
         double split = lo + 1 < lut.ne ? fmax(0.0, (Ep - Ec[lo]) * (Ec[lo + 1] - Ep)) : 0.0;
-        double share = lut.coeff[i][0] != 0.0f || (tg >= 1 && tg <= lut.ne - 2 && ph && ph->straggling) ? 1.0 : 0.0;
+        double share =
+            lut.coeff[i][0] != 0.0f || (tg >= 1 && tg <= lut.ne - 2 && ph && ph->straggling) ? 1.0
+                                                                                             : 0.0;
         if (ph && ph->straggling && share > 0.0) {
             double S = tables_stopping_power(&f->t, Ep);
-            double v = share * straggling_range_variance(&f->t, ph->Z_over_A, Ec[i], f->g.E_stop, ds_g) * S * S;
+            double v = share *
+                       straggling_range_variance(&f->t, ph->Z_over_A, Ec[i], f->g.E_stop, ds_g) *
+                       S * S;
             double rel = fabs((m2 / w - split) - v) / v;
             worst_v = rel > worst_v ? rel : worst_v;
             /* float coefficients of a kernel whose side weights are ~0.03 */
@@ -98,8 +103,8 @@ static void check_lut(const char *name, const fixture *f, const energy_physics *
         }
         CHECK(lut.deposit_MeV[i] > 0.0);
         /* Energy: kept + deposited + escaping = E_i per unit weight. */
-        CHECK_ABS(lut.deposit_MeV[i] + m1 + lut.nuclear_energy[i], Ec[i] * (w + lut.nuclear_weight[i]),
-                  1e-12 * Ec[i]);
+        CHECK_ABS(lut.deposit_MeV[i] + m1 + lut.nuclear_energy[i],
+                  Ec[i] * (w + lut.nuclear_weight[i]), 1e-12 * Ec[i]);
         CHECK(tg < i); /* energy only goes down on average */
     }
     if (ph && ph->straggling)
@@ -126,14 +131,16 @@ static void check_lut(const char *name, const fixture *f, const energy_physics *
             CHECK(found);
         }
     printf("%s: %d bins, %d stop in one step, %d straggled, worst mean-energy error %.2e bins, "
-           "worst variance error %.2e\n", name, lut.ne, stopped, spread, worst_E, worst_v);
+           "worst variance error %.2e\n",
+           name, lut.ne, stopped, spread, worst_E, worst_v);
     energy_lut_free(&lut);
 }
 
 static void check_luts(const char *grid_name, const fixture *f)
 {
-    const energy_physics strag = {1, 0, 0.555084, NULL}, nuc = {0, 1, 0.0, nonelastic_water_cm2_g},
-                         both = {1, 1, 0.555084, nonelastic_water_cm2_g};
+    const energy_physics strag = { 1, 0, 0.555084, NULL },
+                         nuc = { 0, 1, 0.0, nonelastic_water_cm2_g },
+                         both = { 1, 1, 0.555084, nonelastic_water_cm2_g };
     char name[128];
     snprintf(name, sizeof name, "%s, slowing down only", grid_name);
     check_lut(name, f, NULL);
@@ -175,7 +182,8 @@ static void check_fma_rows(void)
         }
         for (int i = n; i < N; i++)
             bad += d[i] != e[i]; /* nothing past n written */
-        CHECK_MSG(bad == 0, "rows_fma / rows_gather2, n = %d: %d elements differ from fmaf", n, bad);
+        CHECK_MSG(bad == 0, "rows_fma / rows_gather2, n = %d: %d elements differ from fmaf", n,
+                  bad);
     }
     CHECK(unfused_differs);
     free(d), free(e), free(v), free(u), free(g);
@@ -282,7 +290,7 @@ static void check_deposit_path(void)
             for (int x = x0; x <= x1; x++)
                 total += dmap[(j * NZ + z) * NX + x];
     }
-    double scatter[NZ * NX] = {0}, gather[NZ * NX], sum = 0.0, diff = 0.0;
+    double scatter[NZ * NX] = { 0 }, gather[NZ * NX], sum = 0.0, diff = 0.0;
     for (int j = 0; j < NTH; j++)
         for (int z = z0; z <= z1; z++)
             for (int x = x0; x <= x1; x++)
@@ -291,32 +299,34 @@ static void check_deposit_path(void)
                         int tz = z + pz[j].lo + a, tx = x + px[j].lo + b;
                         tz = tz < 0 ? 0 : tz >= NZ ? NZ - 1 : tz;
                         tx = tx < 0 ? 0 : tx >= NX ? NX - 1 : tx;
-                        scatter[tz * NX + tx] += pz[j].f[a] * px[j].f[b] * dmap[(j * NZ + z) * NX + x];
+                        scatter[tz * NX + tx] +=
+                            pz[j].f[a] * px[j].f[b] * dmap[(j * NZ + z) * NX + x];
                     }
     for (int tz = 0; tz < NZ; tz++)
         for (int tx = 0; tx < NX; tx++) {
-            gather[tz * NX + tx] =
-                smx_path_cell(0.0, dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, z0, z1, x0, x1, NULL, NULL);
+            gather[tz * NX + tx] = smx_path_cell(0.0, dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ,
+                                                 NX, z0, z1, x0, x1, NULL, NULL);
             sum += gather[tz * NX + tx];
             diff = fmax(diff, fabs(gather[tz * NX + tx] - scatter[tz * NX + tx]));
         }
     /* Sums of ~400 terms of order 1 in different orders: 1e-12 is ~1e4 ulp. */
     CHECK_MSG(diff < 1e-12 && fabs(sum - total) < 1e-12 * total,
               "path gather: max |gather - scatter| %.2e, total %.15g vs %.15g", diff, sum, total);
-    printf("deposit path: fractions sum to 1 within %.1e; gather vs scatter %.1e, total kept to %.1e\n", worst,
-           diff, fabs(sum - total) / total);
+    printf(
+        "deposit path: fractions sum to 1 within %.1e; gather vs scatter %.1e, total kept to %.1e\n",
+        worst, diff, fabs(sum - total) / total);
 
     /* Sharing by capped mass on a map of random media (densities 0.001 to
      * 11), against a scatter: a path cell lighter than the source takes
      * D f_z f_x rho_c / rho_s, any other D f_z f_x, the source keeps the rest. */
-    const double dens[4] = {0.0012, 0.26, 1.0, 11.35};
+    const double dens[4] = { 0.0012, 0.26, 1.0, 11.35 };
     unsigned char med[NZ * NX], one[NZ * NX];
     for (int i = 0; i < NZ * NX; i++) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
         med[i] = (unsigned char)(r >> 62);
         one[i] = 1; /* lung everywhere: the by-length bits */
     }
-    double mscatter[NZ * NX] = {0}, msum = 0.0, mdiff = 0.0, lightest = 0.0;
+    double mscatter[NZ * NX] = { 0 }, msum = 0.0, mdiff = 0.0, lightest = 0.0;
     for (int j = 0; j < NTH; j++)
         for (int z = z0; z <= z1; z++)
             for (int x = x0; x <= x1; x++) {
@@ -328,12 +338,14 @@ static void check_deposit_path(void)
                         tz = tz < 0 ? 0 : tz >= NZ ? NZ - 1 : tz;
                         tx = tx < 0 ? 0 : tx >= NX ? NX - 1 : tx;
                         const double rho_c = dens[med[tz * NX + tx]];
-                        const double share = D * pz[j].f[a] * px[j].f[b] * (rho_c < rho_s ? rho_c / rho_s : 1.0);
+                        const double share =
+                            D * pz[j].f[a] * px[j].f[b] * (rho_c < rho_s ? rho_c / rho_s : 1.0);
                         mscatter[tz * NX + tx] += share;
                         kept -= share;
                         /* a light cell's share against its own medium's take */
                         if (rho_c < rho_s)
-                            lightest = fmax(lightest, share / (D * pz[j].f[a] * px[j].f[b] * rho_c / rho_s));
+                            lightest = fmax(lightest,
+                                            share / (D * pz[j].f[a] * px[j].f[b] * rho_c / rho_s));
                     }
                 mscatter[z * NX + x] += kept;
             }
@@ -343,23 +355,29 @@ static void check_deposit_path(void)
         for (int tx = 0; tx < NX; tx++) {
             const int i = tz * NX + tx;
             const int held = tz >= z0 && tz <= z1 && tx >= x0 && tx <= x1;
-            gdose[i] = held ? smx_path_held(0.0, dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, med, dens) : 0.0;
-            gdose[i] = smx_path_cell(gdose[i], dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, z0, z1, x0, x1, med,
-                                     dens);
+            gdose[i] =
+                held ? smx_path_held(0.0, dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, med, dens)
+                     : 0.0;
+            gdose[i] = smx_path_cell(gdose[i], dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, z0,
+                                     z1, x0, x1, med, dens);
             msum += gdose[i];
             mdiff = fmax(mdiff, fabs(gdose[i] - mscatter[i]));
-            ldose[i] = held ? smx_path_held(0.0, dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, one, dens) : 0.0;
-            ldose[i] = smx_path_cell(ldose[i], dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, z0, z1, x0, x1, one,
-                                     dens);
+            ldose[i] =
+                held ? smx_path_held(0.0, dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, one, dens)
+                     : 0.0;
+            ldose[i] = smx_path_cell(ldose[i], dmap, NZ * NX, NX, NTH, pz, px, tz, tx, NZ, NX, z0,
+                                     z1, x0, x1, one, dens);
             same &= ldose[i] == gather[i];
         }
     /* Sums of ~400 terms of order 1 in different orders, as above. */
     CHECK_MSG(mdiff < 1e-12 && fabs(msum - total) < 1e-12 * total,
               "capped mass: max |gather - scatter| %.2e, total %.15g vs %.15g", mdiff, msum, total);
-    CHECK_MSG(lightest <= 1.0 + 1e-15, "a light cell took %.17g times its own medium's share", lightest);
+    CHECK_MSG(lightest <= 1.0 + 1e-15, "a light cell took %.17g times its own medium's share",
+              lightest);
     CHECK_MSG(same, "one density: the dose differs from the by-length dose");
-    printf("capped mass sharing: gather vs scatter %.1e, total kept to %.1e; one density bitwise by length\n",
-           mdiff, fabs(msum - total) / total);
+    printf(
+        "capped mass sharing: gather vs scatter %.1e, total kept to %.1e; one density bitwise by length\n",
+        mdiff, fabs(msum - total) / total);
 }
 
 int main(int argc, char **argv)
@@ -375,12 +393,13 @@ int main(int argc, char **argv)
         check_luts("range grid", &f);
         /* Range grid: every step is an exact one-bin shift. */
         energy_lut lut;
-        smx_error err = {0};
+        smx_error err = { 0 };
         CHECK(energy_lut_build(&lut, &f.g, &f.t, NULL, &err) == 0);
         for (int i = 1; i < lut.ne; i++)
-            CHECK_MSG(lut.target[i] == i - 1 && lut.coeff[i][1] == 1.0f && lut.coeff[i][0] == 0.0f &&
-                          lut.coeff[i][2] == 0.0f,
-                      "range bin %d: target %d, c %g/%g", i, lut.target[i], lut.coeff[i][1], lut.coeff[i][2]);
+            CHECK_MSG(lut.target[i] == i - 1 && lut.coeff[i][1] == 1.0f &&
+                          lut.coeff[i][0] == 0.0f && lut.coeff[i][2] == 0.0f,
+                      "range bin %d: target %d, c %g/%g", i, lut.target[i], lut.coeff[i][1],
+                      lut.coeff[i][2]);
         CHECK(lut.target[0] == -1);
         /* A non-monotone map must refuse the gather form (ascending grid: E'
          * must increase with E), and an increasing one must be accepted. */
@@ -421,7 +440,7 @@ int main(int argc, char **argv)
         fixture_free(&f);
     }
     {
-        const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=60"};
+        const char *sets[] = { "grid.energy.kind=uniform", "grid.energy.n_bins=60" };
         fixture f;
         CHECK(fixture_load(&f, NULL, sets, 2) == 0);
         check_luts("uniform grid", &f);
@@ -435,13 +454,14 @@ int main(int argc, char **argv)
         snprintf(f.t.material, sizeof f.t.material, "bone (cortical)");
         sim_tables st;
         CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == SMX_EXIT_INPUT);
-        CHECK(strstr(f.err.msg, "transport.scattering_power") && strstr(f.err.msg, "bone (cortical)"));
+        CHECK(strstr(f.err.msg, "transport.scattering_power") &&
+              strstr(f.err.msg, "bone (cortical)"));
         f.p.scattering_power = SCAT_FERMI_ROSSI;
-        f.err = (smx_error){0}; /* the first error is kept: start afresh */
+        f.err = (smx_error){ 0 }; /* the first error is kept: start afresh */
         CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == SMX_EXIT_INPUT);
         CHECK(strstr(f.err.msg, "transport.straggling") != NULL);
         f.p.straggling = f.p.nuclear = 0;
-        f.err = (smx_error){0};
+        f.err = (smx_error){ 0 };
         CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &f.err) == 0);
         sim_tables_free(&st);
         fixture_free(&f);
@@ -449,18 +469,18 @@ int main(int argc, char **argv)
     {
         /* Bins narrower than a step's energy loss (0.33 MeV against 0.36 MeV at
          * 100 MeV): E' falls anywhere between two centres, near either. */
-        const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=300"};
+        const char *sets[] = { "grid.energy.kind=uniform", "grid.energy.n_bins=300" };
         fixture f;
         CHECK(fixture_load(&f, NULL, sets, 2) == 0);
         check_luts("uniform grid, 300 bins", &f);
         fixture_free(&f);
         /* Bins of 0.033 MeV against 0.07 MeV of straggling a step: refused,
          * naming the switch and the key to change. */
-        const char *fine[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=3000"};
+        const char *fine[] = { "grid.energy.kind=uniform", "grid.energy.n_bins=3000" };
         CHECK(fixture_load(&f, NULL, fine, 2) == 0);
-        const energy_physics strag = {1, 0, 0.555084, NULL};
+        const energy_physics strag = { 1, 0, 0.555084, NULL };
         energy_lut lut;
-        smx_error err = {0};
+        smx_error err = { 0 };
         CHECK(energy_lut_build(&lut, &f.g, &f.t, &strag, &err) == SMX_EXIT_INPUT);
         CHECK(strstr(err.msg, "transport.straggling") && strstr(err.msg, "grid.energy.n_bins"));
         fixture_free(&f);
@@ -468,10 +488,14 @@ int main(int argc, char **argv)
 
     /* ---- gather vs scatter, on random dense inputs ---- */
     {
-        const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=24",
-                              "grid.angle.n_bins=9", "grid.angle.half_width_deg=8",
-                              "grid.space.nx=17", "grid.space.nz=19",
-                              "transport.streaming_scheme=bilinear", "beam.direction_deg=85"};
+        const char *sets[] = { "grid.energy.kind=uniform",
+                               "grid.energy.n_bins=24",
+                               "grid.angle.n_bins=9",
+                               "grid.angle.half_width_deg=8",
+                               "grid.space.nx=17",
+                               "grid.space.nz=19",
+                               "transport.streaming_scheme=bilinear",
+                               "beam.direction_deg=85" };
         fixture f;
         CHECK(fixture_load(&f, NULL, sets, 8) == 0);
         const grid *g = &f.g;
@@ -526,13 +550,13 @@ int main(int argc, char **argv)
 
     /* ---- every beam key drives the source ---- */
     {
-        const char *sets[] = {"grid.energy.kind=uniform", "grid.energy.n_bins=99",
-                              "beam.energy_MeV=63.3", "beam.direction_deg=93.1",
-                              "beam.x_mm=-3.3", "beam.weight=2.5"};
+        const char *sets[] = { "grid.energy.kind=uniform", "grid.energy.n_bins=99",
+                               "beam.energy_MeV=63.3",     "beam.direction_deg=93.1",
+                               "beam.x_mm=-3.3",           "beam.weight=2.5" };
         fixture f;
         CHECK(fixture_load(&f, NULL, sets, 6) == 0);
         beam_profile b;
-        smx_error err = {0};
+        smx_error err = { 0 };
         CHECK(beam_profile_build(&b, &f.p, &f.g, &err) == 0);
         double mE = 0, mth = 0, mx = 0, sE = 0, sx = 0;
         for (int i = 0; i < f.g.ne; i++)
@@ -541,7 +565,7 @@ int main(int argc, char **argv)
             mth += b.wth[i] * f.g.theta.centres[i];
         for (int i = 0; i < f.g.nx; i++)
             mx += b.wx[i] * f.g.x.centres[i];
-        CHECK_REL(mE, 63.3, 1e-12);              /* split keeps the mean exactly */
+        CHECK_REL(mE, 63.3, 1e-12); /* split keeps the mean exactly */
         CHECK_REL(mth * 180.0 / M_PI, 93.1, 1e-12);
         CHECK_REL(mx, -3.3, 1e-12);
         beam_profile_free(&b);
@@ -579,21 +603,25 @@ int main(int argc, char **argv)
             CHECK(source_fill(q, &f.p, &f.g, occ, &W, &En, &err) == 0);
             int wrong = 0, bins = 0;
             for (int64_t ie = 0; ie < f.g.ne; ie++) {
-                grid_box t = {1, 0, (int)f.g.nx, -1};
+                grid_box t = { 1, 0, (int)f.g.nx, -1 };
                 for (int64_t j = 0; j < f.g.nth; j++)
                     for (int64_t z = 0; z < f.g.nz; z++)
                         for (int64_t x = 0; x < f.g.nx; x++)
                             if (q[psi_index(&f.g, ie, j, z, x)] != 0.0f) {
-                                t.z0 = t.z0 > (int)z ? (int)z : t.z0, t.z1 = t.z1 < (int)z ? (int)z : t.z1;
-                                t.x0 = t.x0 > (int)x ? (int)x : t.x0, t.x1 = t.x1 < (int)x ? (int)x : t.x1;
+                                t.z0 = t.z0 > (int)z ? (int)z : t.z0,
+                                t.z1 = t.z1 < (int)z ? (int)z : t.z1;
+                                t.x0 = t.x0 > (int)x ? (int)x : t.x0,
+                                t.x1 = t.x1 < (int)x ? (int)x : t.x1;
                             }
-                const int empty = t.z0 > t.z1, got_empty = occ[ie].z0 > occ[ie].z1 || occ[ie].x0 > occ[ie].x1;
+                const int empty = t.z0 > t.z1,
+                          got_empty = occ[ie].z0 > occ[ie].z1 || occ[ie].x0 > occ[ie].x1;
                 bins += !empty;
                 wrong += empty ? !got_empty
                                : (occ[ie].z0 != t.z0 || occ[ie].z1 != t.z1 || occ[ie].x0 != t.x0 ||
                                   occ[ie].x1 != t.x1);
             }
-            CHECK_MSG(wrong == 0 && bins > 1, "source boxes: %d of %d occupied bins wrong", wrong, bins);
+            CHECK_MSG(wrong == 0 && bins > 1, "source boxes: %d of %d occupied bins wrong", wrong,
+                      bins);
             free(occ);
             free(q);
         }

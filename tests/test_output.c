@@ -22,8 +22,6 @@ static char *read_text_ds(hid_t file, const char *path)
     return s;
 }
 
-
-
 static void test_tally(void)
 {
     step_balance b;
@@ -156,11 +154,32 @@ static void check_axes(hid_t f, const grid *g)
 static void check_root(hid_t f, const fixture *fx)
 {
     const char *strs[] = {
-        "filetype", "format_version", "code_version", "git_describe", "compiler", "cflags",
-        "nvcc_version", "nvcc_flags", "cuda_runtime_version", "cuda_driver_version",
-        "cufft_version", "hdf5_version", "libyaml_version", "backend", "device_name",
-        "compute_capability", "hostname", "argv", "utc_start", "utc_end", "plan_file",
-        "plan_sha256", "table_file", "table_sha256", "kernel_variants", "stop_reason",
+        "filetype",
+        "format_version",
+        "code_version",
+        "git_describe",
+        "compiler",
+        "cflags",
+        "nvcc_version",
+        "nvcc_flags",
+        "cuda_runtime_version",
+        "cuda_driver_version",
+        "cufft_version",
+        "hdf5_version",
+        "libyaml_version",
+        "backend",
+        "device_name",
+        "compute_capability",
+        "hostname",
+        "argv",
+        "utc_start",
+        "utc_end",
+        "plan_file",
+        "plan_sha256",
+        "table_file",
+        "table_sha256",
+        "kernel_variants",
+        "stop_reason",
     };
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
         char *s = read_str_attr(f, strs[i]);
@@ -168,8 +187,10 @@ static void check_root(hid_t f, const fixture *fx)
         free(s);
     }
     char *s;
-#define ATTR_IS(name, want) s = read_str_attr(f, name); \
-    CHECK_STREQ(s ? s : "(missing)", want); free(s)
+#define ATTR_IS(name, want)                 \
+    s = read_str_attr(f, name);             \
+    CHECK_STREQ(s ? s : "(missing)", want); \
+    free(s)
     ATTR_IS("filetype", OUTPUT_FILETYPE);
     ATTR_IS("format_version", OUTPUT_FORMAT_VERSION);
     ATTR_IS("argv", "smx2d-sim 'config/test plan.yaml' --overwrite");
@@ -225,7 +246,8 @@ static void check_dose(hid_t f, const fixture *fx)
     CHECK(read_num_attr(ds, "density_g_cm3") == 1.03);
     CHECK(read_num_attr(ds, "protons") == 2.5e9);
     /* The axes are attached as dimension scales (what xarray and HDFView read). */
-    hid_t sz = H5Dopen2(f, "/axes/z_centres_mm", H5P_DEFAULT), sx = H5Dopen2(f, "/axes/x_centres_mm", H5P_DEFAULT);
+    hid_t sz = H5Dopen2(f, "/axes/z_centres_mm", H5P_DEFAULT),
+          sx = H5Dopen2(f, "/axes/x_centres_mm", H5P_DEFAULT);
     CHECK(H5DSis_scale(sz) > 0 && H5DSis_scale(sx) > 0);
     CHECK(H5DSget_num_scales(ds, 0) == 1 && H5DSis_attached(ds, sz, 0) > 0);
     CHECK(H5DSget_num_scales(ds, 1) == 1 && H5DSis_attached(ds, sx, 1) > 0);
@@ -290,8 +312,8 @@ static void check_xdmf(const char *xdmf)
      * counts, origin and spacing list the flat axis, then z, then x. */
     CHECK(strstr(x, "TopologyType=\"3DCoRectMesh\" Dimensions=\"1 7 6\"") != NULL);
     CHECK(strstr(x, "GeometryType=\"ORIGIN_DXDYDZ\"") != NULL);
-    CHECK(strstr(x, ">0 0.625 -1.25<") != NULL);   /* the first cell's centre */
-    CHECK(strstr(x, ">0.5 1.25 0.5<") != NULL);    /* spacing: (unused), dz, dx */
+    CHECK(strstr(x, ">0 0.625 -1.25<") != NULL); /* the first cell's centre */
+    CHECK(strstr(x, ">0.5 1.25 0.5<") != NULL); /* spacing: (unused), dz, dx */
     CHECK(strstr(x, "<DataItem Dimensions=\"1 7 6\"") != NULL);
     CHECK(strstr(x, "Center=\"Node\"") != NULL && strstr(x, "Center=\"Cell\"") == NULL);
     free(x);
@@ -327,7 +349,7 @@ static void test_round_trip(void)
         check_dose(f, &fx);
         check_psi(f, &fx, "/psi/step_000000", fx.psi0, 0);
         check_psi(f, &fx, "/psi/step_000005", fx.psi5, 5);
-        {   /* The empty planes were never written: no chunk of theirs exists. */
+        { /* The empty planes were never written: no chunk of theirs exists. */
             hid_t ds = H5Dopen2(f, "/psi/step_000005", H5P_DEFAULT), sp = H5Dget_space(ds);
             hsize_t nchunks = 0;
             const hsize_t planes = (hsize_t)(fx.g.ne * fx.g.nth);
@@ -341,19 +363,28 @@ static void test_round_trip(void)
         check_plan_and_timing(f, &fx);
         int n = 0;
         H5Ovisit(f, H5_INDEX_NAME, H5_ITER_NATIVE, labelled, &n);
-        CHECK_MSG(n == 8 + 3 + 2 + 16 + 3 + 2 + 7, "%d datasets", n); /* axes, dose, psi, tallies, plan (with the spot map), timing, summary */
+        CHECK_MSG(n == 8 + 3 + 2 + 16 + 3 + 2 + 7, "%d datasets",
+                  n); /* axes, dose, psi, tallies, plan (with the spot map), timing, summary */
         /* The summary is the dose's own figures (the terminal prints the same). */
         dose_figures want;
         CHECK(dose_figures_of(&fx.g, fx.r.dose_MeV, NULL, &want) == 0);
-        double got[7] = {read_scalar(f, "/summary/R80_mm"), read_scalar(f, "/summary/R20_mm"),
-                         read_scalar(f, "/summary/peak_depth_mm"), read_scalar(f, "/summary/peak_to_entrance"),
-                         read_scalar(f, "/summary/lateral_rms_at_half_R80_mm"),
-                         read_scalar(f, "/summary/maximum_depth_mm"), read_scalar(f, "/summary/maximum_to_peak")};
-        double exp[7] = {want.r80_mm, want.r20_mm, want.peak_depth_mm, want.peak_to_entrance,
-                         want.lateral_rms_half_r80_mm, want.max_depth_mm, want.max_to_peak};
+        double got[7] = { read_scalar(f, "/summary/R80_mm"),
+                          read_scalar(f, "/summary/R20_mm"),
+                          read_scalar(f, "/summary/peak_depth_mm"),
+                          read_scalar(f, "/summary/peak_to_entrance"),
+                          read_scalar(f, "/summary/lateral_rms_at_half_R80_mm"),
+                          read_scalar(f, "/summary/maximum_depth_mm"),
+                          read_scalar(f, "/summary/maximum_to_peak") };
+        double exp[7] = { want.r80_mm,
+                          want.r20_mm,
+                          want.peak_depth_mm,
+                          want.peak_to_entrance,
+                          want.lateral_rms_half_r80_mm,
+                          want.max_depth_mm,
+                          want.max_to_peak };
         for (int k = 0; k < 7; k++)
-            CHECK_MSG(got[k] == exp[k] || (isnan(got[k]) && isnan(exp[k])), "/summary figure %d: %g, want %g", k,
-                      got[k], exp[k]);
+            CHECK_MSG(got[k] == exp[k] || (isnan(got[k]) && isnan(exp[k])),
+                      "/summary figure %d: %g, want %g", k, got[k], exp[k]);
         H5Fclose(f);
     }
     check_xdmf(path_in("result.xdmf"));

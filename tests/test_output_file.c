@@ -24,8 +24,10 @@ static void test_overwrite(void)
     CHECK(before != NULL);
 
     char want[1024];
-    snprintf(want, sizeof want, "%s: exists; refusing to overwrite (set output.overwrite: "
-             "true or pass --overwrite)", final);
+    snprintf(want, sizeof want,
+             "%s: exists; refusing to overwrite (set output.overwrite: "
+             "true or pass --overwrite)",
+             final);
     smx_error err = { 0 };
     CHECK(output_check_target(final, 0, &err) == SMX_EXIT_INPUT);
     CHECK_STREQ(err.msg, want);

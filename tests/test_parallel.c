@@ -16,9 +16,11 @@
 /* The blocks of 1..12 ranks over 0..40 spots: contiguous, in order, covering. */
 static void check_cover(int n, int size, const int *bound)
 {
-    CHECK_MSG(bound[0] == 0 && bound[size] == n, "n %d size %d: blocks from %d to %d", n, size, bound[0], bound[size]);
+    CHECK_MSG(bound[0] == 0 && bound[size] == n, "n %d size %d: blocks from %d to %d", n, size,
+              bound[0], bound[size]);
     for (int r = 0; r < size; r++)
-        CHECK_MSG(bound[r] <= bound[r + 1], "n %d size %d: block %d is [%d, %d)", n, size, r, bound[r], bound[r + 1]);
+        CHECK_MSG(bound[r] <= bound[r + 1], "n %d size %d: block %d is [%d, %d)", n, size, r,
+                  bound[r], bound[r + 1]);
 }
 
 static void check_blocks(void)
@@ -36,8 +38,8 @@ static void check_blocks(void)
                 least = c < least ? c : least;
                 most = c > most ? c : most;
             }
-            CHECK_MSG(most - least <= 1 && bound[1] - bound[0] == least, "n %d size %d: sizes %d..%d, rank 0 %d", n,
-                      size, least, most, bound[1]);
+            CHECK_MSG(most - least <= 1 && bound[1] - bound[0] == least,
+                      "n %d size %d: sizes %d..%d, rank 0 %d", n, size, least, most, bound[1]);
             /* Rising costs (a spot map sorted by energy) and a head for rank 0's total. */
             int64_t total = 0, head = 3 * (n + 1);
             for (int k = 0; k < n; k++) {
@@ -62,8 +64,9 @@ static void check_blocks(void)
                     if (k < n)
                         run += cost[k];
                 }
-                CHECK_MSG(bound[r] == best, "n %d size %d: boundary %d at spot %d, the closest to %.0f is %d", n, size,
-                          r, bound[r], target, best);
+                CHECK_MSG(bound[r] == best,
+                          "n %d size %d: boundary %d at spot %d, the closest to %.0f is %d", n,
+                          size, r, bound[r], target, best);
             }
         }
     }
@@ -73,8 +76,10 @@ static int same_row(const spot_dose *a, int ra, const spot_dose *b, int rb)
 {
     int64_t na = a->indptr[ra + 1] - a->indptr[ra], nb = b->indptr[rb + 1] - b->indptr[rb];
     return na == nb &&
-           memcmp(a->indices + a->indptr[ra], b->indices + b->indptr[rb], (size_t)na * sizeof *a->indices) == 0 &&
-           memcmp(a->values + a->indptr[ra], b->values + b->indptr[rb], (size_t)na * sizeof *a->values) == 0 &&
+           memcmp(a->indices + a->indptr[ra], b->indices + b->indptr[rb],
+                  (size_t)na * sizeof *a->indices) == 0 &&
+           memcmp(a->values + a->indptr[ra], b->values + b->indptr[rb],
+                  (size_t)na * sizeof *a->values) == 0 &&
            memcmp(&a->dropped[ra], &b->dropped[rb], sizeof a->dropped[ra]) == 0 &&
            memcmp(&a->weight[ra], &b->weight[rb], sizeof a->weight[ra]) == 0;
 }
@@ -91,8 +96,10 @@ static void check_parts(void)
     fclose(f);
     char set_spots[96];
     snprintf(set_spots, sizeof set_spots, "beam.spots_file=%s", spots);
-    const char *sets[] = {set_spots, "output.per_spot_dose=true", "grid.space.nx=31", "grid.space.nz=40",
-                          "grid.energy.E_max_MeV=40", "grid.angle.n_bins=15"};
+    const char *sets[] = {
+        set_spots,          "output.per_spot_dose=true", "grid.space.nx=31",
+        "grid.space.nz=40", "grid.energy.E_max_MeV=40",  "grid.angle.n_bins=15"
+    };
     const int nsets = sizeof sets / sizeof sets[0];
     fixture whole;
     int rc = fixture_run(&whole, NULL, sets, nsets);
@@ -109,18 +116,21 @@ static void check_parts(void)
                     CHECK(0);
                     return;
                 }
-                const sim_part sp = {total, first, count};
-                CHECK(simulate_part(&part.p, &part.g, &part.t, NULL, &backend_cpu, NULL, &sp, &part.r, &part.err) ==
-                      0);
+                const sim_part sp = { total, first, count };
+                CHECK(simulate_part(&part.p, &part.g, &part.t, NULL, &backend_cpu, NULL, &sp,
+                                    &part.r, &part.err) == 0);
                 const spot_dose *s = &part.r.per_spot;
-                CHECK_MSG(s->n_spots == count, "block [%d, +%d): %d rows", first, count, s->n_spots);
+                CHECK_MSG(s->n_spots == count, "block [%d, +%d): %d rows", first, count,
+                          s->n_spots);
                 for (int k = 0; k < count && k < s->n_spots; k++)
-                    CHECK_MSG(same_row(s, k, w, first + k), "block [%d, +%d) total %d: row %d differs from row %d",
-                              first, count, total, k, first + k);
+                    CHECK_MSG(same_row(s, k, w, first + k),
+                              "block [%d, +%d) total %d: row %d differs from row %d", first, count,
+                              total, k, first + k);
                 if (total)
-                    CHECK_MSG(part.r.dose_MeV &&
-                                  memcmp(part.r.dose_MeV, whole.r.dose_MeV, whole.g.slice * sizeof(double)) == 0,
-                              "the total with block [%d, +%d) differs from the whole run's", first, count);
+                    CHECK_MSG(part.r.dose_MeV && memcmp(part.r.dose_MeV, whole.r.dose_MeV,
+                                                        whole.g.slice * sizeof(double)) == 0,
+                              "the total with block [%d, +%d) differs from the whole run's", first,
+                              count);
                 else
                     CHECK(part.r.dose_MeV == NULL && part.r.n_steps == 0);
                 CHECK(part.r.backend_name[0] != '\0'); /* described for /mpi */

@@ -65,7 +65,7 @@ static void test_minimal_defaults(void)
     CHECK(p.loc[ki("backend.device")].line == 0);
 
     /* plan_fail_at: from the file, defaulted, and not a key */
-    smx_error e = {0};
+    smx_error e = { 0 };
     CHECK(plan_fail_at(&p, &e, "grid.energy.E_max_MeV", "%d is odd", 7) == SMX_EXIT_INPUT);
     CHECK_STREQ(e.msg, "tests/plan_cases/minimal.yaml:4:16: grid.energy.E_max_MeV: 7 is odd");
     CHECK(e.code == SMX_EXIT_INPUT);
@@ -131,7 +131,7 @@ static void test_overrides(void)
         "backend.device=cpu",
         "transport.operator_order=[stream, energy, theta]",
         "material.name=\"slab #2\"",
-        "beam.energy_MeV=90",          /* a later --set wins */
+        "beam.energy_MeV=90", /* a later --set wins */
         "transport.scattering=false",
     };
     plan p;
@@ -148,7 +148,7 @@ static void test_overrides(void)
     plan_loc l = p.loc[ki("beam.energy_MeV")];
     CHECK(l.from_cli == 1 && l.line == 0);
     CHECK(p.loc[ki("grid.energy.E_max_MeV")].from_cli == 0);
-    smx_error e = {0};
+    smx_error e = { 0 };
     plan_fail_at(&p, &e, "beam.energy_MeV", "%s", "beyond the table");
     CHECK_STREQ(e.msg, "--set beam.energy_MeV=90: beam.energy_MeV: beyond the table");
     plan_free(&p);
@@ -220,8 +220,10 @@ static void check_same_as_shipped(const char *path, writer w)
         size_t at = 0, line = 1;
         while (at < want_len && at < got_len && want[at] == got[at])
             line += want[at++] == '\n';
-        CHECK_MSG(same, "%s is out of date with the schema table in src/input/plan_schema.c "
-                  "(first difference on line %zu); run `make schema`", path, line);
+        CHECK_MSG(same,
+                  "%s is out of date with the schema table in src/input/plan_schema.c "
+                  "(first difference on line %zu); run `make schema`",
+                  path, line);
     }
     free(want);
     free(got);
@@ -239,9 +241,11 @@ static void test_shipped_files(void)
         const char *leaf = strrchr(plan_keys[i].path, '.') + 1;
         char pat[96];
         snprintf(pat, sizeof pat, "\"%s\": {", leaf);
-        CHECK_MSG(strstr(schema, pat) != NULL, "%s missing from the JSON Schema", plan_keys[i].path);
+        CHECK_MSG(strstr(schema, pat) != NULL, "%s missing from the JSON Schema",
+                  plan_keys[i].path);
         snprintf(pat, sizeof pat, " %s: ", leaf);
-        CHECK_MSG(strstr(ref, pat) != NULL, "%s missing from the reference plan", plan_keys[i].path);
+        CHECK_MSG(strstr(ref, pat) != NULL, "%s missing from the reference plan",
+                  plan_keys[i].path);
     }
     free(schema);
     free(ref);
@@ -281,8 +285,8 @@ static void check_round_trip(const char *path, const char *const *sets, int n)
     for (size_t i = 0; !rc && i < plan_key_count; i++) {
         const plan_key *k = &plan_keys[i];
         char *va = value_text(&a, k), *vb = value_text(&b, k);
-        CHECK_MSG(va && vb && !strcmp(va, vb), "%s: %s after the round trip, was %s", k->path,
-                  vb, va);
+        CHECK_MSG(va && vb && !strcmp(va, vb), "%s: %s after the round trip, was %s", k->path, vb,
+                  va);
         if (k->type == PT_REAL) {
             double x, y;
             memcpy(&x, (char *)&a + k->offset, sizeof x);
@@ -309,8 +313,9 @@ static void check_round_trip(const char *path, const char *const *sets, int n)
 static void test_resolved_round_trip(void)
 {
     /* 99.5 MeV: the spread's top (+4 x 0.1) stays inside E_max = 100. */
-    const char *sets[] = { "beam.energy_sigma_MeV=0.1", "beam.energy_MeV=99.5", "beam.weight=3.3e-7",
-                           "output.snapshot_steps=[5]", "material.name=\"true\"" };
+    const char *sets[] = { "beam.energy_sigma_MeV=0.1", "beam.energy_MeV=99.5",
+                           "beam.weight=3.3e-7", "output.snapshot_steps=[5]",
+                           "material.name=\"true\"" };
     check_round_trip(CASES "minimal.yaml", sets, 5);
     check_round_trip(CASES "full_plan.yaml", NULL, 0);
     check_round_trip("config/plan-reference.yaml", NULL, 0);
@@ -345,23 +350,26 @@ static void test_energy_grid_from_beam(void)
     char plan_path[128], spots_path[128];
     snprintf(plan_path, sizeof plan_path, "%s/no_emax.yaml", tmp_dir);
     snprintf(spots_path, sizeof spots_path, "%s/no_emax_spots.csv", tmp_dir);
-    write_text(plan_path, "grid:\n  space: {nx: 81, nz: 170, dx_mm: 0.5, dz_mm: 0.5}\n"
-                          "beam: {energy_MeV: 100, energy_sigma_MeV: 0.6}\ntransport: {step_mm: 0.5}\n"
-                          "output: {file: x.h5}\n");
+    write_text(plan_path,
+               "grid:\n  space: {nx: 81, nz: 170, dx_mm: 0.5, dz_mm: 0.5}\n"
+               "beam: {energy_MeV: 100, energy_sigma_MeV: 0.6}\ntransport: {step_mm: 0.5}\n"
+               "output: {file: x.h5}\n");
     plan p;
     smx_error err;
     int rc = load(&p, plan_path, NULL, 0, &err);
     CHECK_MSG(rc == 0, "%s", err.msg);
     if (rc)
         return;
-    CHECK(p.E_max_MeV == 103.0 && p.loc[ki("grid.energy.E_max_MeV")].derived); /* ceil(100 + 4 x 0.6) */
+    CHECK(p.E_max_MeV == 103.0 &&
+          p.loc[ki("grid.energy.E_max_MeV")].derived); /* ceil(100 + 4 x 0.6) */
     char *text = plan_resolved_text(&p);
-    CHECK_MSG(text && strstr(text, "grid.energy.E_max_MeV: 103  # from the beam\n"), "%s", text ? text : "");
+    CHECK_MSG(text && strstr(text, "grid.energy.E_max_MeV: 103  # from the beam\n"), "%s",
+              text ? text : "");
     free(text);
     plan_free(&p);
     /* A field: its highest spot (the spread column defaults to beam.energy_sigma_MeV). */
     write_text(spots_path, "energy_MeV, x_mm, weight\n90, 0, 1\n120.2, 1, 0.5\n");
-    const char *sets[] = {"beam.spots_file=no_emax_spots.csv", "beam.energy_sigma_MeV=0"};
+    const char *sets[] = { "beam.spots_file=no_emax_spots.csv", "beam.energy_sigma_MeV=0" };
     rc = load(&p, plan_path, sets, 2, &err);
     CHECK_MSG(rc == 0, "%s", err.msg);
     if (!rc) {
@@ -369,10 +377,12 @@ static void test_energy_grid_from_beam(void)
         plan_free(&p);
     }
     /* Given, it is kept, and a spot above it is an error at the spot. */
-    const char *low[] = {"beam.spots_file=no_emax_spots.csv", "grid.energy.E_max_MeV=110"};
+    const char *low[] = { "beam.spots_file=no_emax_spots.csv", "grid.energy.E_max_MeV=110" };
     CHECK(load(&p, plan_path, low, 2, &err) == SMX_EXIT_INPUT);
-    CHECK_MSG(strstr(err.msg, "no_emax_spots.csv:3:1: energy_MeV: 120.2 is above grid.energy.E_max_MeV = 110"),
-              "%s", err.msg);
+    CHECK_MSG(
+        strstr(err.msg,
+               "no_emax_spots.csv:3:1: energy_MeV: 120.2 is above grid.energy.E_max_MeV = 110"),
+        "%s", err.msg);
     remove(plan_path);
     remove(spots_path);
 }
@@ -384,7 +394,7 @@ static void test_table_covers_struct(void)
     /* Every byte of struct plan above the "Not keys" fields belongs to a key,
      * or is padding (a short gap before an aligned field). */
     size_t end = offsetof(plan, path);
-    unsigned char owned[sizeof(plan)] = {0};
+    unsigned char owned[sizeof(plan)] = { 0 };
     for (size_t i = 0; i < plan_key_count; i++) {
         const plan_key *k = &plan_keys[i];
         size_t bytes = k->size;
@@ -445,7 +455,7 @@ static void test_names(void)
     plan_format_real(0.1 + 0.2, buf, sizeof buf);
     CHECK_STREQ(buf, "0.30000000000000004");
 
-    plan zero = {0};
+    plan zero = { 0 };
     plan_free(&zero);
 }
 

@@ -5,12 +5,13 @@
 
 static void test_error_messages(void)
 {
-    static const struct { const char *file, *msg; } cases[] = {
+    static const struct {
+        const char *file, *msg;
+    } cases[] = {
         /* the file itself */
         { "nonexistent.yaml",
           "tests/plan_cases/nonexistent.yaml: cannot open the plan: No such file or directory" },
-        { "",
-          "tests/plan_cases/: cannot read the plan: Is a directory" },
+        { "", "tests/plan_cases/: cannot read the plan: Is a directory" },
         { "syntax.yaml",
           "tests/plan_cases/syntax.yaml:5:8: YAML syntax error: did not find expected ',' or "
           "']' (while parsing a flow sequence at 4:16)" },
@@ -207,8 +208,9 @@ static void test_table_not_found_lists_paths(void)
     smx_error err;
     int rc = load(&p, CASES "table_missing_relative.yaml", NULL, 0, &err);
     CHECK(rc == SMX_EXIT_INPUT);
-    const char *head = "tests/plan_cases/table_missing_relative.yaml:7:15: material.table_file: "
-                       "'no_such_table.h5' was not found; tried tests/plan_cases/no_such_table.h5, ";
+    const char *head =
+        "tests/plan_cases/table_missing_relative.yaml:7:15: material.table_file: "
+        "'no_such_table.h5' was not found; tried tests/plan_cases/no_such_table.h5, ";
     CHECK_MSG(!strncmp(err.msg, head, strlen(head)), "got: %s", err.msg);
     char env_path[128];
     snprintf(env_path, sizeof env_path, "%s/no_such_table.h5, ", tmp_dir);
@@ -228,8 +230,9 @@ static void test_spots_not_found(void)
     plan p;
     smx_error err;
     CHECK(load(&p, CASES "spots_missing_file.yaml", NULL, 0, &err) == SMX_EXIT_INPUT);
-    const char *head = "tests/plan_cases/spots_missing_file.yaml:7:15: beam.spots_file: 'no_such_spots.csv' was "
-                       "not found; tried tests/plan_cases/no_such_spots.csv, ";
+    const char *head =
+        "tests/plan_cases/spots_missing_file.yaml:7:15: beam.spots_file: 'no_such_spots.csv' was "
+        "not found; tried tests/plan_cases/no_such_spots.csv, ";
     CHECK_MSG(!strncmp(err.msg, head, strlen(head)), "got: %s", err.msg);
     plan_free(&p);
 }
@@ -243,9 +246,8 @@ static void test_set_errors(void)
     expect_set_error("grid.energy.E_maxx_MeV=5",
                      "--set grid.energy.E_maxx_MeV=5: unknown key 'grid.energy.E_maxx_MeV'; did "
                      "you mean 'grid.energy.E_max_MeV'?");
-    expect_set_error("E_max_MeV=120",
-                     "--set E_max_MeV=120: unknown key 'E_max_MeV'; did you mean "
-                     "'grid.energy.E_max_MeV'?");
+    expect_set_error("E_max_MeV=120", "--set E_max_MeV=120: unknown key 'E_max_MeV'; did you mean "
+                                      "'grid.energy.E_max_MeV'?");
     expect_set_error("foo.bar=1",
                      "--set foo.bar=1: unknown key 'foo.bar'; expected a key path such as "
                      "beam.energy_MeV (smx2d-sim --print-reference-plan lists them all)");

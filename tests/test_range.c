@@ -23,8 +23,8 @@ static int run_beam(double E, const char *step, const char *kind, const char *st
     /* Enough depth for the range plus a margin. */
     double R_mm = 0.0;
     {
-        tables t = {0};
-        smx_error err = {0};
+        tables t = { 0 };
+        smx_error err = { 0 };
         if (tables_load(&t, "data/pstar_water.h5", &err))
             return 1;
         R_mm = tables_csda_range(&t, E) * 10.0;
@@ -39,7 +39,9 @@ static int run_beam(double E, const char *step, const char *kind, const char *st
     snprintf(sg, sizeof sg, "transport.straggling=%s", straggling);
     /* Coarse lateral cells: the laterally integrated depth dose does not depend
      * on them while the beam stays inside the 42 mm wide domain. */
-    const char *sets[] = {e, b, nz, st, ek, sg, "grid.space.nx=21", "grid.space.dx_mm=2", "grid.energy.n_bins=300"};
+    const char *sets[] = {
+        e, b, nz, st, ek, sg, "grid.space.nx=21", "grid.space.dx_mm=2", "grid.energy.n_bins=300"
+    };
     int nsets = strcmp(kind, "uniform") == 0 ? 9 : 8;
     if (fixture_run(&f, NULL, sets, nsets))
         return 1;
@@ -60,7 +62,7 @@ static int run_beam(double E, const char *step, const char *kind, const char *st
 int main(int argc, char **argv)
 {
     (void)argc;
-    const double energies[] = {70.0, 100.0, 150.0};
+    const double energies[] = { 70.0, 100.0, 150.0 };
     printf("%8s %10s %10s %9s %9s %10s %10s %8s\n", "E_MeV", "R80_mm", "PSTAR_mm", "diff_mm",
            "diff_%", "R80-R20", "", "wall_s");
     for (int i = 0; i < (test_quick() ? 1 : 3); i++) {
@@ -69,8 +71,8 @@ int main(int argc, char **argv)
         double diff = r.r80 - r.expected;
         /* The requirement: within 0.5 mm or 0.5 %, whichever is larger. */
         double tol = fmax(0.5, 0.005 * r.expected);
-        printf("%8.1f %10.3f %10.3f %9.3f %9.3f %10.3f %10s %8.2f\n", energies[i], r.r80, r.expected,
-               diff, 100.0 * diff / r.expected, r.r20 - r.r80, "", r.wall_s);
+        printf("%8.1f %10.3f %10.3f %9.3f %9.3f %10.3f %10s %8.2f\n", energies[i], r.r80,
+               r.expected, diff, 100.0 * diff / r.expected, r.r20 - r.r80, "", r.wall_s);
         CHECK_MSG(fabs(diff) <= tol, "%g MeV: R80 %.3f mm vs PSTAR %.3f mm", energies[i], r.r80,
                   r.expected);
     }
@@ -78,9 +80,12 @@ int main(int argc, char **argv)
     range_result ns;
     const double E_ns = test_energy(150.0), E_ds = test_energy(100.0), E_uni = test_energy(150.0);
     CHECK(run_beam(E_ns, "0.5", "range", "false", &ns) == 0);
-    double falloff_limit = 0.5; /* one row: a beam that stops within a row, read between row centres */
-    printf("%g MeV without straggling: R80-R20 %.3f mm (limit %.3f mm)\n", E_ns, ns.r20 - ns.r80, falloff_limit);
-    CHECK_MSG(ns.r20 - ns.r80 < falloff_limit, "R80-R20 %.3f mm without straggling", ns.r20 - ns.r80);
+    double falloff_limit =
+        0.5; /* one row: a beam that stops within a row, read between row centres */
+    printf("%g MeV without straggling: R80-R20 %.3f mm (limit %.3f mm)\n", E_ns, ns.r20 - ns.r80,
+           falloff_limit);
+    CHECK_MSG(ns.r20 - ns.r80 < falloff_limit, "R80-R20 %.3f mm without straggling",
+              ns.r20 - ns.r80);
 
     /* ds halved: R80 must not move by more than 0.2 mm. */
     range_result full, half;
@@ -93,7 +98,7 @@ int main(int argc, char **argv)
     /* Uniform-in-energy grid: numerical straggling, reported (not a requirement). */
     range_result uni;
     CHECK(run_beam(E_uni, "0.5", "uniform", "true", &uni) == 0);
-    printf("%g MeV, uniform grid of 300 bins: R80 %.3f mm (PSTAR %.3f), R80-R20 %.3f mm\n",
-           E_uni, uni.r80, uni.expected, uni.r20 - uni.r80);
+    printf("%g MeV, uniform grid of 300 bins: R80 %.3f mm (PSTAR %.3f), R80-R20 %.3f mm\n", E_uni,
+           uni.r80, uni.expected, uni.r20 - uni.r80);
     return check_report(argv[0]);
 }

@@ -36,11 +36,26 @@ int main(int argc, char **argv)
     CHECK_MSG(f >= 0, "cannot open %s", argv[1]);
     if (f < 0)
         return check_report(argv[0]);
-    const char *attrs[] = {"filetype", "format_version", "code_version", "git_describe",
-                           "compiler", "cflags", "hdf5_version", "libyaml_version",
-                           "cuda_runtime_version", "cufft_version", "device_name",
-                           "compute_capability", "hostname", "argv", "utc_start", "utc_end",
-                           "plan_sha256", "table_sha256", "kernel_variants", "backend"};
+    const char *attrs[] = { "filetype",
+                            "format_version",
+                            "code_version",
+                            "git_describe",
+                            "compiler",
+                            "cflags",
+                            "hdf5_version",
+                            "libyaml_version",
+                            "cuda_runtime_version",
+                            "cufft_version",
+                            "device_name",
+                            "compute_capability",
+                            "hostname",
+                            "argv",
+                            "utc_start",
+                            "utc_end",
+                            "plan_sha256",
+                            "table_sha256",
+                            "kernel_variants",
+                            "backend" };
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
         check_attr(f, attrs[i]);
     int complete = -1;
@@ -53,9 +68,14 @@ int main(int argc, char **argv)
     H5Aread(a, H5T_NATIVE_INT, &viol);
     H5Aclose(a);
     CHECK(viol == 0);
-    const char *sets[] = {"/dose/energy_deposit_MeV", "/dose/dose_Gy", "/axes/z_centres_mm",
-                          "/tallies/weight_per_step", "/tallies/cumulative_weight",
-                          "/plan/yaml_text", "/plan/resolved", "/psi"};
+    const char *sets[] = { "/dose/energy_deposit_MeV",
+                           "/dose/dose_Gy",
+                           "/axes/z_centres_mm",
+                           "/tallies/weight_per_step",
+                           "/tallies/cumulative_weight",
+                           "/plan/yaml_text",
+                           "/plan/resolved",
+                           "/psi" };
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         CHECK_MSG(H5Lexists(f, sets[i], H5P_DEFAULT) > 0, "dataset %s missing", sets[i]);
     /* The dose must be non-trivial: a run that deposits nothing is not a result. */

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     sha256_hex(m448, strlen(m448), hex);
     CHECK_STREQ(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 
-    static const size_t odd[] = {1, 63, 64, 65, 7, 128, 3, 1000, 0, 61};
+    static const size_t odd[] = { 1, 63, 64, 65, 7, 128, 3, 1000, 0, 61 };
     hex_chunked(m448, strlen(m448), odd, 10, hex);
     CHECK_STREQ(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 
@@ -70,7 +70,7 @@ int main(int argc, char **argv)
     CHECK_STREQ(hex, ref_a);
     hex_chunked(a, million, odd, 10, hex);
     CHECK_STREQ(hex, ref_a);
-    static const size_t bytewise[] = {1};
+    static const size_t bytewise[] = { 1 };
     hex_chunked(a, million, bytewise, 1, hex);
     CHECK_STREQ(hex, ref_a);
 

@@ -81,8 +81,8 @@ static void eta_function(void)
 {
     CHECK_REL(step_eta_s(1.0, 10, 30), 2.0, 1e-15); /* 0.1 s a step, 20 left */
     CHECK(step_eta_s(1.0, 30, 30) == 0.0);
-    CHECK(step_eta_s(1.0, 31, 30) == 0.0);          /* ran past the estimate */
-    CHECK(step_eta_s(0.0, 0, 30) == 0.0);           /* nothing to extrapolate */
+    CHECK(step_eta_s(1.0, 31, 30) == 0.0); /* ran past the estimate */
+    CHECK(step_eta_s(0.0, 0, 30) == 0.0); /* nothing to extrapolate */
 }
 
 /* 20 steps expected, 10 ms each, and a 5 s write between steps 2 and 3. */
@@ -106,12 +106,12 @@ static void log_on_a_made_up_clock(void)
     if (n < 3)
         return;
     CHECK(l[1].step == 2 && l[2].step == 3);
-    CHECK_ABS(l[1].ms, 10.0, 5e-4);   /* printed with 3 decimals */
-    CHECK_ABS(l[2].ms, 10.0, 5e-4);   /* the write is not a slow step */
+    CHECK_ABS(l[1].ms, 10.0, 5e-4); /* printed with 3 decimals */
+    CHECK_ABS(l[2].ms, 10.0, 5e-4); /* the write is not a slow step */
     CHECK_ABS(l[2].elapsed, 5.0, 0.05); /* wall time, printed with 1 decimal */
     CHECK_ABS(l[2].write_s, 5.0, 0.05);
-    CHECK_ABS(l[1].eta, 0.18, 0.05);  /* 18 steps left at 10 ms */
-    CHECK_ABS(l[2].eta, 0.17, 0.05);  /* not 5.03 s / 3 * 17 = 28.5 s */
+    CHECK_ABS(l[1].eta, 0.18, 0.05); /* 18 steps left at 10 ms */
+    CHECK_ABS(l[2].eta, 0.17, 0.05); /* not 5.03 s / 3 * 17 = 28.5 s */
 }
 
 int main(int argc, char **argv)
@@ -122,10 +122,10 @@ int main(int argc, char **argv)
 
     /* 30 MeV in 12 mm of water: about 20 steps. Snapshots at 2, 4, 6 are
      * written during the loop (each when the next is taken), 8 after it. */
-    const char *sets[] = { "beam.energy_MeV=30", "grid.energy.E_max_MeV=30",
-                           "grid.space.nx=21", "grid.space.nz=24", "grid.angle.n_bins=15",
-                           "grid.angle.half_width_deg=14", "output.log_every=1",
-                           "output.snapshot_steps=[2,4,6,8]" };
+    const char *sets[] = { "beam.energy_MeV=30",   "grid.energy.E_max_MeV=30",
+                           "grid.space.nx=21",     "grid.space.nz=24",
+                           "grid.angle.n_bins=15", "grid.angle.half_width_deg=14",
+                           "output.log_every=1",   "output.snapshot_steps=[2,4,6,8]" };
     fixture f;
     if (fixture_load(&f, NULL, sets, (int)(sizeof sets / sizeof sets[0])))
         return 1;
@@ -170,16 +170,16 @@ int main(int argc, char **argv)
         last_step = l.step;
         last_write = l.write_s;
         CHECK_MSG(fabs(l.elapsed - l.write_s - l.ms * l.step * 1e-3) <= 0.1 + 1e-6 * l.step,
-                  "step %d: ms/step %.3f x steps is not elapsed %.1f - write %.1f s", l.step,
-                  l.ms, l.elapsed, l.write_s);
+                  "step %d: ms/step %.3f x steps is not elapsed %.1f - write %.1f s", l.step, l.ms,
+                  l.elapsed, l.write_s);
         double want_eta = expected > l.step ? l.ms * 1e-3 * (expected - l.step) : 0.0;
         CHECK_MSG(fabs(l.eta - want_eta) <= 0.05 + 1e-6 * expected,
                   "step %d: eta %.1f s, the steps' rate gives %.3f s", l.step, l.eta, want_eta);
     }
     if (log)
         fclose(log);
-    CHECK_MSG(lines == f.r.n_steps && last_step == f.r.n_steps, "%d log lines, last step %d, %d steps",
-              lines, last_step, f.r.n_steps);
+    CHECK_MSG(lines == f.r.n_steps && last_step == f.r.n_steps,
+              "%d log lines, last step %d, %d steps", lines, last_step, f.r.n_steps);
     CHECK_MSG(last_write >= 3 * WRITE_S - 0.05, "write_s ends at %.1f s", last_write);
 
     fixture_free(&f);

@@ -21,7 +21,7 @@
 
 static grid make_grid(int nz, int nx, double dz, double dx)
 {
-    grid g = {0};
+    grid g = { 0 };
     g.nz = nz, g.nx = nx, g.dz = dz, g.dx = dx, g.density = 1.0, g.E_stop = 1.0;
     make_axis(&g.z, nz, 0.0, dz);
     make_axis(&g.x, nx, -0.5 * nx * dx, dx);
@@ -60,13 +60,13 @@ static double *fill_dose(const grid *g, const double *curve)
 /* Two media, water (medium 0, 1 g/cm3) and a denser one in rows z0..z1. */
 static void slab_map(medium_map *m, const grid *g, int z0, int z1, double rho)
 {
-    static medium_material mats[1] = {{"water", "data/pstar_water.h5"}};
+    static medium_material mats[1] = { { "water", "data/pstar_water.h5" } };
     memset(m, 0, sizeof *m);
     m->nz = (int)g->nz, m->nx = (int)g->nx, m->n_materials = 1, m->materials = mats;
     m->n_media = 2;
     m->media = malloc(2 * sizeof *m->media);
-    m->media[0] = (medium){0, 1.0};
-    m->media[1] = (medium){0, rho};
+    m->media[0] = (medium){ 0, 1.0 };
+    m->media[1] = (medium){ 0, rho };
     m->cell = calloc((size_t)(g->nz * g->nx), 1);
     for (int z = z0; z <= z1; z++)
         memset(m->cell + (int64_t)z * g->nx, 1, (size_t)g->nx);
@@ -88,15 +88,18 @@ static void test_dense_slab(void)
         energy[c] = dose[c] * m.media[m.cell[c]].density_g_cm3;
     dose_figures with, without, want;
     CHECK(dose_figures_of(&g, energy, &m, &with) == 0);
-    CHECK(dose_figures_of(&g, energy, NULL, &without) == 0); /* the energy sums: the slab looks like a peak */
+    CHECK(dose_figures_of(&g, energy, NULL, &without) ==
+          0); /* the energy sums: the slab looks like a peak */
     CHECK(dose_figures_of(&g, dose, NULL, &want) == 0);
-    CHECK_MSG(without.max_depth_mm > 55.0 && without.max_depth_mm < 65.0, "the energy's maximum at %g mm, want in "
-              "the slab", without.max_depth_mm);
-    CHECK_MSG(with.peak_depth_mm == 69.75 || with.peak_depth_mm == 70.25, "distal peak at %g mm, want 70",
-              with.peak_depth_mm);
+    CHECK_MSG(without.max_depth_mm > 55.0 && without.max_depth_mm < 65.0,
+              "the energy's maximum at %g mm, want in "
+              "the slab",
+              without.max_depth_mm);
+    CHECK_MSG(with.peak_depth_mm == 69.75 || with.peak_depth_mm == 70.25,
+              "distal peak at %g mm, want 70", with.peak_depth_mm);
     CHECK(with.max_depth_mm == with.peak_depth_mm);
     /* The dose's own figures, up to the rounding of energy x 1.85 / 1.85. */
-    CHECK_REL(with.r80_mm, want.r80_mm, 1e-12);            /* rounding of the products only */
+    CHECK_REL(with.r80_mm, want.r80_mm, 1e-12); /* rounding of the products only */
     CHECK_REL(with.r20_mm, want.r20_mm, 1e-12);
     CHECK_REL(with.peak_to_entrance, want.peak_to_entrance, 1e-12);
     CHECK_REL(with.lateral_rms_half_r80_mm, want.lateral_rms_half_r80_mm, 1e-12);
@@ -121,17 +124,19 @@ static void test_water_unchanged(void)
     grid g = make_grid(170, 41, 0.5, 0.5);
     double curve[170];
     for (int z = 0; z < 170; z++)
-        curve[z] = bragg(g.z.centres[z], 76.25, 0.9) * (1.0 + 1e-3 * sin(z * 1.7)); /* a ripple of the plateau */
+        curve[z] = bragg(g.z.centres[z], 76.25, 0.9) *
+                   (1.0 + 1e-3 * sin(z * 1.7)); /* a ripple of the plateau */
     double *e = fill_dose(&g, curve), dd[170];
     depth_dose(&g, e, dd);
-    medium_map m = {0};
+    medium_map m = { 0 };
     m.nz = 170, m.nx = 41, m.n_media = 1;
-    medium one = {0, 1.0};
+    medium one = { 0, 1.0 };
     m.media = &one;
     dose_figures a, b;
     CHECK(dose_figures_of(&g, e, NULL, &a) == 0 && dose_figures_of(&g, e, &m, &b) == 0);
     CHECK(a.r80_mm == distal_depth_mm(&g, dd, 0.8) && a.r20_mm == distal_depth_mm(&g, dd, 0.2));
-    CHECK(a.peak_depth_mm == peak_depth_mm(&g, dd) && a.max_depth_mm == a.peak_depth_mm && a.max_to_peak == 1.0);
+    CHECK(a.peak_depth_mm == peak_depth_mm(&g, dd) && a.max_depth_mm == a.peak_depth_mm &&
+          a.max_to_peak == 1.0);
     CHECK(memcmp(&a, &b, sizeof a) == 0);
     free(e);
     free_grid(&g);
@@ -147,13 +152,16 @@ static void test_edges(void)
     double *e = fill_dose(&g, curve);
     dose_figures f;
     CHECK(dose_figures_of(&g, e, NULL, &f) == 0);
-    CHECK(isnan(f.r80_mm) && isnan(f.r20_mm) && isnan(f.peak_depth_mm) && isnan(f.lateral_rms_half_r80_mm));
+    CHECK(isnan(f.r80_mm) && isnan(f.r20_mm) && isnan(f.peak_depth_mm) &&
+          isnan(f.lateral_rms_half_r80_mm));
     CHECK(f.max_depth_mm == g.z.centres[79] && f.far_edge_rel == 1.0);
     char why[256], w[2048];
     dose_figures_why_undefined(&f, 0.8, why, sizeof why);
     CHECK_MSG(strstr(why, "does not fall below half its maximum inside the grid"), "%s", why);
     CHECK(summary_warnings(&f, 0.91, w, sizeof w) == 1);
-    CHECK_MSG(strstr(w, "far edge") && strstr(w, "91 % of the protons") && strstr(w, "R80 is undefined"), "%s", w);
+    CHECK_MSG(strstr(w, "far edge") && strstr(w, "91 % of the protons") &&
+                  strstr(w, "R80 is undefined"),
+              "%s", w);
     free(e);
 
     /* Beyond the sides: the profile moved to the first column. */
@@ -188,7 +196,7 @@ static void test_spread_out_peak(void)
         else if (zc < 80.0)
             v = 1.045 - 0.045 * (zc - 77.75) / 2.25;
         else if (zc <= 109.25)
-            v = 1.0 + 0.01 * sin((zc - 80.0) * 0.7);  /* the plateau's ripple */
+            v = 1.0 + 0.01 * sin((zc - 80.0) * 0.7); /* the plateau's ripple */
         else
             v = (1.0 + 0.01 * sin(29.25 * 0.7)) * exp(-0.5 * pow((zc - 109.25) / 1.5, 2));
         curve[z] = v;
@@ -199,7 +207,7 @@ static void test_spread_out_peak(void)
     CHECK_MSG(f.max_depth_mm == 77.75, "maximum at %g", f.max_depth_mm);
     CHECK_MSG(f.peak_depth_mm == 109.25, "distal peak at %g", f.peak_depth_mm);
     double peak = 1.0 + 0.01 * sin(29.25 * 0.7);
-    CHECK_REL(f.max_to_peak, 1.045 / peak, 1e-12);    /* the rows' own values: rounding only */
+    CHECK_REL(f.max_to_peak, 1.045 / peak, 1e-12); /* the rows' own values: rounding only */
     /* R80 of the distal peak's dose (80 % of the overshoot's is 0.08 mm
      * shallower): a Gaussian fall-off of 1.5 mm, to the linear interpolation
      * between rows 0.5 mm apart (0.01 mm at 80 %, 0.03 mm at 20 %). */
@@ -211,18 +219,18 @@ static void test_spread_out_peak(void)
 
 static void test_reach(void)
 {
-    tables w = {0};
-    smx_error err = {0};
+    tables w = { 0 };
+    smx_error err = { 0 };
     if (tables_load(&w, "data/pstar_water.h5", &err)) {
         fprintf(stderr, "%s\n", err.msg);
         check_failures++;
         return;
     }
-    const tables *mt[1] = {&w};
-    medium one = {0, 1.0};
-    medium_map m = {0};
+    const tables *mt[1] = { &w };
+    medium one = { 0, 1.0 };
+    medium_map m = { 0 };
     m.nz = 200, m.nx = 81, m.n_media = 1, m.media = &one;
-    plan_spot s = {.energy_MeV = 100.0, .direction_deg = 90.0, .weight = 1.0};
+    plan_spot s = { .energy_MeV = 100.0, .direction_deg = 90.0, .weight = 1.0 };
     grid g = make_grid(200, 81, 0.5, 0.5);
     g.E_stop = 3.0; /* the range runs on below the transport's stopping energy */
     beam_reach b;
@@ -238,7 +246,8 @@ static void test_reach(void)
     m.nz = 80;
     beam_reach_of(&g, &m, mt, &s, &b);
     CHECK(isnan(b.stop_mm) && !b.exit_side);
-    CHECK_ABS(b.exit_MeV, tables_energy_at_range(&w, tables_csda_range(&w, 100.0) - 4.0), 0.05); /* a step's error */
+    CHECK_ABS(b.exit_MeV, tables_energy_at_range(&w, tables_csda_range(&w, 100.0) - 4.0),
+              0.05); /* a step's error */
     free_grid(&g);
 
     /* Near the side: x +- 3 sigma beyond the grid's edge at 20.25 mm. */

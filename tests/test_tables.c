@@ -42,9 +42,8 @@ static int read_csv_ref(csv_ref *r)
         double *c[7];
         for (int j = 0; j < 7; j++)
             c[j] = &r->col[j][r->n];
-        if (r->n >= MAXN ||
-            sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf,%lf", c[0], c[1], c[2], c[3], c[4], c[5],
-                   c[6]) != 7) {
+        if (r->n >= MAXN || sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf,%lf", c[0], c[1], c[2], c[3],
+                                   c[4], c[5], c[6]) != 7) {
             fprintf(stderr, "%s:%d: unparsable\n", CSV_PATH, lineno);
             fclose(f);
             return -1;
@@ -68,7 +67,6 @@ static void read_text(const char *path, char *buf, size_t cap)
     buf[strcspn(buf, "\n")] = '\0';
     fclose(f);
 }
-
 
 static void check_against_csv(const tables *t)
 {
@@ -215,14 +213,14 @@ static void check_regeneration(const char *gen, const tables *shipped)
     tmp_path(fresh, sizeof fresh, "fresh.h5");
     tmp_path(again, sizeof again, "again.h5");
     tmp_path(errf, sizeof errf, "gen.err");
-    int st = run_program((const char *const[]){gen, CSV_PATH, fresh, NULL}, errf);
+    int st = run_program((const char *const[]){ gen, CSV_PATH, fresh, NULL }, errf);
     read_text(errf, msg, sizeof msg);
     CHECK_MSG(st == 0, "%s %s %s exited %d: %s", gen, CSV_PATH, fresh, st, msg);
     if (st != 0)
         return;
 
     tables t;
-    smx_error err = {0};
+    smx_error err = { 0 };
     CHECK_MSG(tables_load(&t, fresh, &err) == 0, "%s", err.msg);
     if (err.code)
         return;
@@ -237,8 +235,8 @@ static void check_regeneration(const char *gen, const tables *shipped)
                 break;
             }
     }
-    static const char *const sattrs[] = {"filetype", "format_version", "material", "source",
-                                         "scattering_model", "generator"};
+    static const char *const sattrs[] = { "filetype", "format_version",   "material",
+                                          "source",   "scattering_model", "generator" };
     for (size_t j = 0; j < sizeof sattrs / sizeof *sattrs; j++) {
         char a[2048], b[2048];
         int ra = attr_string(H5_PATH, "/", sattrs[j], a, sizeof a);
@@ -248,17 +246,16 @@ static void check_regeneration(const char *gen, const tables *shipped)
             same = 0;
         }
     }
-    static const char *const dattrs[] = {"density_g_cm3", "mean_excitation_energy_eV"};
+    static const char *const dattrs[] = { "density_g_cm3", "mean_excitation_energy_eV" };
     for (size_t j = 0; j < sizeof dattrs / sizeof *dattrs; j++) {
         double a = NAN, b = NAN;
         if (attr_double(H5_PATH, dattrs[j], &a) || attr_double(fresh, dattrs[j], &b) || a != b) {
-            CHECK_MSG(0, "root attribute '%s': shipped %.17g, regenerated %.17g", dattrs[j], a,
-                      b);
+            CHECK_MSG(0, "root attribute '%s': shipped %.17g, regenerated %.17g", dattrs[j], a, b);
             same = 0;
         }
     }
     for (int k = 0; k < TABLES_NDATASETS; k++) {
-        static const char *const names[] = {"units", "description"};
+        static const char *const names[] = { "units", "description" };
         for (int j = 0; j < 2; j++) {
             char obj[128], a[512], b[512];
             snprintf(obj, sizeof obj, "/%s", tables_datasets[k].name);
@@ -275,7 +272,7 @@ static void check_regeneration(const char *gen, const tables *shipped)
         printf("note: same values, different bytes (another HDF5 version wrote %s)\n", H5_PATH);
 
     /* The generator is deterministic: a second run gives the same bytes. */
-    st = run_program((const char *const[]){gen, CSV_PATH, again, NULL}, errf);
+    st = run_program((const char *const[]){ gen, CSV_PATH, again, NULL }, errf);
     CHECK(st == 0);
     char h1[65], h2[65];
     CHECK(sha256_file_hex(fresh, h1) == 0 && sha256_file_hex(again, h2) == 0 &&
@@ -293,30 +290,30 @@ static void check_generator_rejects(const char *gen)
     static const struct {
         const char *body, *expect;
     } cases[] = {
-        {"# src\nkinetic_energy_MeV,electronic_stopping_MeV_cm2_per_g,"
-         "nuclear_stopping_MeV_cm2_per_g,total_stopping_MeV_cm2_per_g,csda_range_g_per_cm2,"
-         "projected_range_g_per_cm2,detour_factor\n"
-         "1.0,260,0.2,260,0.0025,0.0024,0.99\n"
-         "2.0,158,0.1,158,0.0075,0.0075,0.99\n"
-         "1.5,195,0.15,195,0.0047,0.0046,0.99\n",
-         "%s:5: column 'kinetic_energy_MeV': 1.5 does not exceed the previous row's 2 "
-         "(energies must be strictly ascending)"},
-        {"# src\nkinetic_energy_MeV,electronic_stopping_MeV_cm2_per_g,"
-         "nuclear_stopping_MeV_cm2_per_g,total_stopping_MeV_cm2_per_g,csda_range_g_per_cm2,"
-         "projected_range_g_per_cm2,detour_factor\n"
-         "1.0,260,0.2,260,0.0025,0.0024,0.99\n"
-         "2.0,158,0.1,15x8,0.0075,0.0075,0.99\n",
-         "%s:4: column 'total_stopping_MeV_cm2_per_g': '15x8' is not a number"},
-        {"# src\nkinetic_energy_MeV,electronic_stopping_MeV_cm2_per_g,"
-         "nuclear_stopping_MeV_cm2_per_g,total_stopping_MeV_cm2_per_g,csda_range_g_per_cm2,"
-         "projected_range_g_per_cm2,detour_factor\n"
-         "1.0,260,0.2,260,0.0025,0.0024,0.99\n"
-         "2.0,158,0,158,0.0075,0.0075,0.99\n",
-         "%s:4: column 'nuclear_stopping_MeV_cm2_per_g': 0 is not positive"},
-        {"# src\nkinetic_energy_MeV,electronic,nuclear,total,csda,projected,detour\n"
-         "1.0,260,0.2,260,0.0025,0.0024,0.99\n",
-         "%s:2: header column 2 is 'electronic'; expected "
-         "'electronic_stopping_MeV_cm2_per_g' (and 7 columns in all)"},
+        { "# src\nkinetic_energy_MeV,electronic_stopping_MeV_cm2_per_g,"
+          "nuclear_stopping_MeV_cm2_per_g,total_stopping_MeV_cm2_per_g,csda_range_g_per_cm2,"
+          "projected_range_g_per_cm2,detour_factor\n"
+          "1.0,260,0.2,260,0.0025,0.0024,0.99\n"
+          "2.0,158,0.1,158,0.0075,0.0075,0.99\n"
+          "1.5,195,0.15,195,0.0047,0.0046,0.99\n",
+          "%s:5: column 'kinetic_energy_MeV': 1.5 does not exceed the previous row's 2 "
+          "(energies must be strictly ascending)" },
+        { "# src\nkinetic_energy_MeV,electronic_stopping_MeV_cm2_per_g,"
+          "nuclear_stopping_MeV_cm2_per_g,total_stopping_MeV_cm2_per_g,csda_range_g_per_cm2,"
+          "projected_range_g_per_cm2,detour_factor\n"
+          "1.0,260,0.2,260,0.0025,0.0024,0.99\n"
+          "2.0,158,0.1,15x8,0.0075,0.0075,0.99\n",
+          "%s:4: column 'total_stopping_MeV_cm2_per_g': '15x8' is not a number" },
+        { "# src\nkinetic_energy_MeV,electronic_stopping_MeV_cm2_per_g,"
+          "nuclear_stopping_MeV_cm2_per_g,total_stopping_MeV_cm2_per_g,csda_range_g_per_cm2,"
+          "projected_range_g_per_cm2,detour_factor\n"
+          "1.0,260,0.2,260,0.0025,0.0024,0.99\n"
+          "2.0,158,0,158,0.0075,0.0075,0.99\n",
+          "%s:4: column 'nuclear_stopping_MeV_cm2_per_g': 0 is not positive" },
+        { "# src\nkinetic_energy_MeV,electronic,nuclear,total,csda,projected,detour\n"
+          "1.0,260,0.2,260,0.0025,0.0024,0.99\n",
+          "%s:2: header column 2 is 'electronic'; expected "
+          "'electronic_stopping_MeV_cm2_per_g' (and 7 columns in all)" },
     };
     char csv[256], out[256], errf[256], got[2048], want[2048];
     tmp_path(csv, sizeof csv, "bad.csv");
@@ -329,7 +326,7 @@ static void check_generator_rejects(const char *gen)
             return;
         fputs(cases[c].body, f);
         fclose(f);
-        int st = run_program((const char *const[]){gen, csv, out, NULL}, errf);
+        int st = run_program((const char *const[]){ gen, csv, out, NULL }, errf);
         CHECK_MSG(st == SMX_EXIT_INPUT, "case %zu: exit %d", c, st);
         read_text(errf, got, sizeof got);
         char body[1800];
@@ -347,7 +344,7 @@ int main(int argc, char **argv)
     if (tables_fixture_begin())
         return 1;
     tables t;
-    smx_error err = {0};
+    smx_error err = { 0 };
     int rc = tables_load(&t, H5_PATH, &err);
     CHECK_MSG(rc == 0, "%s", err.msg);
     if (rc == 0) {

@@ -8,7 +8,7 @@
 
 enum variant {
     V_GOOD,
-    V_GOOD_VLEN,       /* strings as variable-length, as h5py writes them */
+    V_GOOD_VLEN, /* strings as variable-length, as h5py writes them */
     V_MISSING_CSDA,
     V_UNITS,
     V_NO_UNITS,
@@ -22,15 +22,14 @@ enum variant {
     V_NO_FILETYPE,
     V_VERSION,
     V_INTEGER_DATASET,
-    V_RATIO,           /* each value fine, a neighbour's ratio not (found by fuzzing) */
-    V_FLOAT32_CSDA,    /* a good table whose CSDA range is stored as float32 */
+    V_RATIO, /* each value fine, a neighbour's ratio not (found by fuzzing) */
+    V_FLOAT32_CSDA, /* a good table whose CSDA range is stored as float32 */
 };
 
 static int put_str(hid_t obj, const char *name, const char *value, int vlen)
 {
     hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR), a = -1;
-    int ok = t >= 0 && sp >= 0 &&
-             H5Tset_size(t, vlen ? H5T_VARIABLE : strlen(value) + 1) >= 0 &&
+    int ok = t >= 0 && sp >= 0 && H5Tset_size(t, vlen ? H5T_VARIABLE : strlen(value) + 1) >= 0 &&
              (a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT)) >= 0 &&
              H5Awrite(a, t, vlen ? (const void *)&value : (const void *)value) >= 0;
     if (a >= 0)
@@ -98,12 +97,12 @@ static int write_variant(const char *path, const tables *src, enum variant v)
         int as_f32 = v == V_FLOAT32_CSDA && k == 4;
         hid_t ft = as_int ? H5T_STD_I32LE : as_f32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
         hid_t sp = H5Screate_simple(1, &dim, NULL);
-        hid_t d = sp >= 0 ? H5Dcreate2(f, s->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
-                          : -1;
+        hid_t d =
+            sp >= 0 ? H5Dcreate2(f, s->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
         ok &= d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
         if (!(v == V_NO_UNITS && k == 6))
-            ok &= d >= 0 &&
-                  put_str(d, "units", v == V_UNITS && k == 3 ? "MeV" : s->units, vlen) == 0;
+            ok &=
+                d >= 0 && put_str(d, "units", v == V_UNITS && k == 3 ? "MeV" : s->units, vlen) == 0;
         ok &= d >= 0 && put_str(d, "description", s->description, vlen) == 0;
         if (d >= 0)
             H5Dclose(d);
@@ -121,7 +120,7 @@ static int write_variant(const char *path, const tables *src, enum variant v)
 static void expect_load_error(const char *path, const char *expect)
 {
     tables t;
-    smx_error err = {0};
+    smx_error err = { 0 };
     memset(&t, 0xab, sizeof t); /* tables_load must not rely on a zeroed struct */
     int rc = tables_load(&t, path, &err);
     CHECK_MSG(rc == SMX_EXIT_INPUT, "%s: rc %d", path, rc);
@@ -139,28 +138,27 @@ static void check_malformed(const tables *good)
         enum variant v;
         const char *expect; /* %s: the file's path */
     } cases[] = {
-        {V_MISSING_CSDA, "%s: dataset 'csda_range' missing"},
-        {V_UNITS, "%s: dataset 'stopping_power_total' has units 'MeV'; expected 'MeV cm2/g'"},
-        {V_NO_UNITS, "%s: dataset 'detour_factor' attribute 'units' missing"},
-        {V_E_NOT_ASCENDING,
-         "%s: dataset 'energy_MeV' is not strictly ascending at index 7 (2.25 after 2.5)"},
-        {V_CSDA_NOT_ASCENDING,
-         "%s: dataset 'csda_range' is not strictly ascending at index 10 (0.01952 after "
-         "0.01952)"},
-        {V_NEGATIVE, "%s: dataset 'stopping_power_nuclear' has value -1 at index 3; values "
-                     "must be finite and > 0"},
-        {V_NAN, "%s: dataset 'scattering_power' has value nan at index 5; values must be "
-                "finite and > 0"},
-        {V_DETOUR, "%s: dataset 'detour_factor' has value 1.5 at index 0; expected (0, 1.2]"},
-        {V_LENGTH, "%s: dataset 'projected_range' has 51 values; 'energy_MeV' has 52"},
-        {V_FILETYPE, "%s: filetype is 'some other table'; expected 'smx2d-sim material table'"},
-        {V_NO_FILETYPE,
-         "%s: attribute 'filetype' missing; not a smx2d-sim material table file"},
-        {V_VERSION, "%s: format_version '2.0' is not supported (this build reads 1.x)"},
-        {V_INTEGER_DATASET, "%s: dataset 'stopping_power_total' is not floating point"},
+        { V_MISSING_CSDA, "%s: dataset 'csda_range' missing" },
+        { V_UNITS, "%s: dataset 'stopping_power_total' has units 'MeV'; expected 'MeV cm2/g'" },
+        { V_NO_UNITS, "%s: dataset 'detour_factor' attribute 'units' missing" },
+        { V_E_NOT_ASCENDING,
+          "%s: dataset 'energy_MeV' is not strictly ascending at index 7 (2.25 after 2.5)" },
+        { V_CSDA_NOT_ASCENDING,
+          "%s: dataset 'csda_range' is not strictly ascending at index 10 (0.01952 after "
+          "0.01952)" },
+        { V_NEGATIVE, "%s: dataset 'stopping_power_nuclear' has value -1 at index 3; values "
+                      "must be finite and > 0" },
+        { V_NAN, "%s: dataset 'scattering_power' has value nan at index 5; values must be "
+                 "finite and > 0" },
+        { V_DETOUR, "%s: dataset 'detour_factor' has value 1.5 at index 0; expected (0, 1.2]" },
+        { V_LENGTH, "%s: dataset 'projected_range' has 51 values; 'energy_MeV' has 52" },
+        { V_FILETYPE, "%s: filetype is 'some other table'; expected 'smx2d-sim material table'" },
+        { V_NO_FILETYPE, "%s: attribute 'filetype' missing; not a smx2d-sim material table file" },
+        { V_VERSION, "%s: format_version '2.0' is not supported (this build reads 1.x)" },
+        { V_INTEGER_DATASET, "%s: dataset 'stopping_power_total' is not floating point" },
         /* It passed once, and projected-range lookups at 6.4-7.0 g/cm2 were infinite. */
-        {V_RATIO, "%s: dataset 'projected_range' goes from 3.554e-308 to 7.035 at index 42, a "
-                  "step log-log interpolation cannot represent"},
+        { V_RATIO, "%s: dataset 'projected_range' goes from 3.554e-308 to 7.035 at index 42, a "
+                   "step log-log interpolation cannot represent" },
     };
     char path[256], expect[2048];
     /* The case messages above quote the shipped table's values. */
@@ -181,7 +179,7 @@ static void check_malformed(const tables *good)
         tmp_path(path, sizeof path, "good.h5");
         CHECK(write_variant(path, good, vl ? V_GOOD_VLEN : V_GOOD) == 0);
         tables t;
-        smx_error err = {0};
+        smx_error err = { 0 };
         CHECK_MSG(tables_load(&t, path, &err) == 0, "%s", err.msg);
         if (err.code == 0) {
             CHECK(t.n == good->n);
@@ -201,7 +199,7 @@ static void check_malformed(const tables *good)
     CHECK(write_variant(path, good, V_FLOAT32_CSDA) == 0);
     {
         tables t;
-        smx_error err = {0};
+        smx_error err = { 0 };
         CHECK_MSG(tables_load(&t, path, &err) == 0, "%s", err.msg);
         for (int i = 0; err.code == 0 && i < t.n; i++) {
             CHECK(tables_csda_range(&t, t.E_MeV[i]) == t.csda_g_cm2[i]);
@@ -233,12 +231,16 @@ static void check_malformed(const tables *good)
     {
         const char *crash = "tests/tables_cases/hdf5_crash.h5";
         tables t;
-        smx_error err = {0};
+        smx_error err = { 0 };
         char want[256], want_asan[256];
-        snprintf(want, sizeof want, "%s: the HDF5 library crashed reading it (Segmentation "
-                 "fault); the file is corrupt", crash);
-        snprintf(want_asan, sizeof want_asan, "%s: the HDF5 library failed reading it (exit "
-                 "status 1); the file is corrupt", crash);
+        snprintf(want, sizeof want,
+                 "%s: the HDF5 library crashed reading it (Segmentation "
+                 "fault); the file is corrupt",
+                 crash);
+        snprintf(want_asan, sizeof want_asan,
+                 "%s: the HDF5 library failed reading it (exit "
+                 "status 1); the file is corrupt",
+                 crash);
         CHECK(tables_load(&t, crash, &err) == SMX_EXIT_INPUT);
         CHECK_MSG(!strcmp(err.msg, want) || !strcmp(err.msg, want_asan), "%s", err.msg);
         tables_free(&t);
@@ -255,7 +257,7 @@ int main(int argc, char **argv)
     if (tables_fixture_begin())
         return 1;
     tables t;
-    smx_error err = {0};
+    smx_error err = { 0 };
     int rc = tables_load(&t, H5_PATH, &err);
     CHECK_MSG(rc == 0, "%s", err.msg);
     if (rc == 0)

@@ -28,8 +28,9 @@ static void check_box(int z0, int z1, int x0, int x1)
     const long long got = cuda_check_tiling(z0, z1, x0, x1, msg, sizeof msg);
     CHECK_MSG(got >= 0, "box z %d..%d x %d..%d: %s", z0, z1, x0, x1, msg);
     if (got >= 0)
-        CHECK_MSG(got == expected_tiles(z0, z1, x0, x1), "box z %d..%d x %d..%d: %lld tiles, expected %lld", z0,
-                  z1, x0, x1, got, expected_tiles(z0, z1, x0, x1));
+        CHECK_MSG(got == expected_tiles(z0, z1, x0, x1),
+                  "box z %d..%d x %d..%d: %lld tiles, expected %lld", z0, z1, x0, x1, got,
+                  expected_tiles(z0, z1, x0, x1));
 }
 #endif
 
@@ -44,8 +45,8 @@ int main(int argc, char **argv)
     check_box(0, 99, 0, 99);
     check_box(0, 399, 0, 199);
     check_box(0, 799, 0, 399);
-    CHECK(cuda_check_tiling(0, 399, 0, 199, (char[80]){0}, 80) == 2500);
-    CHECK(cuda_check_tiling(0, 799, 0, 399, (char[80]){0}, 80) == 10000);
+    CHECK(cuda_check_tiling(0, 399, 0, 199, (char[80]){ 0 }, 80) == 2500);
+    CHECK(cuda_check_tiling(0, 799, 0, 399, (char[80]){ 0 }, 80) == 10000);
     /* No whole block; exactly one; one plus leftovers on both sides; a column;
      * a row; the test_gpu grid's 37 columns; an empty box. */
     check_box(5, 9, 31, 32);

@@ -11,17 +11,19 @@ int child_check(int (*fn)(void *ctx, smx_error *err), void *ctx, const char *pat
 {
     int fds[2];
     if (pipe(fds) != 0)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot check it: pipe: %s", path, strerror(errno));
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot check it: pipe: %s", path,
+                        strerror(errno));
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot check it: fork: %s", path, strerror(errno));
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot check it: fork: %s", path,
+                        strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
-        smx_error e = {0};
+        smx_error e = { 0 };
         e.code = fn(ctx, &e);
         const char *at = (const char *)&e;
         for (size_t done = 0; done < sizeof e;) {
@@ -33,7 +35,7 @@ int child_check(int (*fn)(void *ctx, smx_error *err), void *ctx, const char *pat
         _exit(0);
     }
     close(fds[1]);
-    smx_error verdict = {0};
+    smx_error verdict = { 0 };
     size_t got = 0;
     while (got < sizeof verdict) {
         ssize_t r = read(fds[0], (char *)&verdict + got, sizeof verdict - got);
@@ -54,8 +56,11 @@ int child_check(int (*fn)(void *ctx, smx_error *err), void *ctx, const char *pat
         return smx_fail(err, verdict.code, "%s", verdict.msg);
     }
     if (WIFSIGNALED(status))
-        return smx_fail(err, SMX_EXIT_INPUT, "%s: the HDF5 library crashed reading it (%s); the file is corrupt",
-                        path, strsignal(WTERMSIG(status)));
-    return smx_fail(err, SMX_EXIT_INPUT, "%s: the HDF5 library failed reading it (exit status %d); the file is "
-                    "corrupt", path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return smx_fail(err, SMX_EXIT_INPUT,
+                        "%s: the HDF5 library crashed reading it (%s); the file is corrupt", path,
+                        strsignal(WTERMSIG(status)));
+    return smx_fail(err, SMX_EXIT_INPUT,
+                    "%s: the HDF5 library failed reading it (exit status %d); the file is "
+                    "corrupt",
+                    path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }

@@ -12,8 +12,8 @@ extern "C" {
 
 enum smx_exit {
     SMX_OK = 0,
-    SMX_EXIT_USAGE = 1,   /* bad command line */
-    SMX_EXIT_INPUT = 2,   /* bad plan, table file or output path */
+    SMX_EXIT_USAGE = 1, /* bad command line */
+    SMX_EXIT_INPUT = 2, /* bad plan, table file or output path */
     SMX_EXIT_RUNTIME = 3, /* I/O, memory, device or conservation failure */
     SMX_EXIT_INTERRUPTED = 130
 };
@@ -24,8 +24,7 @@ typedef struct smx_error {
 } smx_error;
 
 /* Records the first error only (later ones are usually consequences); returns code. */
-int smx_fail(smx_error *e, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int smx_fail(smx_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int smx_vfail(smx_error *e, int code, const char *fmt, va_list ap);
 
 /* Log levels for the step log and diagnostics on stderr. */

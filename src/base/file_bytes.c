@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int file_bytes_read(const char *path, size_t max_bytes, const char *expected, unsigned char **out, size_t *len,
-                    smx_error *err)
+int file_bytes_read(const char *path, size_t max_bytes, const char *expected, unsigned char **out,
+                    size_t *len, smx_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -17,8 +17,8 @@ int file_bytes_read(const char *path, size_t max_bytes, const char *expected, un
     for (;;) {
         if (n == cap) {
             if (cap >= max_bytes) {
-                rc = smx_fail(err, SMX_EXIT_INPUT, "%s: larger than %zu MB; expected %s", path, max_bytes >> 20,
-                              expected);
+                rc = smx_fail(err, SMX_EXIT_INPUT, "%s: larger than %zu MB; expected %s", path,
+                              max_bytes >> 20, expected);
                 break;
             }
             cap = cap ? 2 * cap : 1 << 16;

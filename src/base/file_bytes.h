@@ -8,7 +8,7 @@
 
 /* *out (malloc'd) and *len; a file longer than max_bytes is an input error
  * saying what was expected instead (`expected`, e.g. "a table file"). */
-int file_bytes_read(const char *path, size_t max_bytes, const char *expected, unsigned char **out, size_t *len,
-                    smx_error *err);
+int file_bytes_read(const char *path, size_t max_bytes, const char *expected, unsigned char **out,
+                    size_t *len, smx_error *err);
 
 #endif

@@ -8,8 +8,8 @@
 
 #include "base/error.h"
 
-#define PROGRESS_DELAY_S 0.5   /* short operations draw nothing */
-#define PROGRESS_PERIOD_S 0.2  /* redraws at most 5 times a second */
+#define PROGRESS_DELAY_S 0.5 /* short operations draw nothing */
+#define PROGRESS_PERIOD_S 0.2 /* redraws at most 5 times a second */
 
 static struct {
     int active, tty;

@@ -14,7 +14,7 @@ void smx_test_pause(const char *phase, volatile sig_atomic_t *flag)
     fflush(stderr);
     /* Polling a flag the handler sets works whichever thread the signal lands
      * on, and a signal that came before the loop is not missed. */
-    const struct timespec tick = {0, 10 * 1000 * 1000};
+    const struct timespec tick = { 0, 10 * 1000 * 1000 };
     for (int i = 0; i < 6000 && !*flag; i++)
         nanosleep(&tick, NULL);
 }
@@ -30,7 +30,8 @@ int smx_test_fail(const char *phase, smx_error *err)
     long r = strtol(want, &end, 10);
     if (*end || r != smx_test_rank)
         return 0;
-    return smx_fail(err, SMX_EXIT_RUNTIME, "test: failing at %s as SMX2D_TEST_FAIL_RANK=%s asks", phase, want);
+    return smx_fail(err, SMX_EXIT_RUNTIME, "test: failing at %s as SMX2D_TEST_FAIL_RANK=%s asks",
+                    phase, want);
 }
 
 int smx_test_media_one_pass(void)

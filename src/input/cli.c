@@ -9,26 +9,27 @@
 
 void cli_usage(FILE *f)
 {
-    fputs("usage: smx2d-sim PLAN.yaml [options]   (every --opt VALUE may be written --opt=VALUE)\n"
-          "  --dry-run            validate plan and tables, print grid, memory and outputs; run nothing\n"
-          "  --set KEY=VALUE      override a plan key, e.g. --set beam.energy_MeV=150 (repeatable)\n"
-          "  --device auto|cpu|cuda  same as --set backend.device=...\n"
-          "  --output FILE        same as --set output.file=FILE\n"
-          "  --overwrite          same as --set output.overwrite=true\n"
-          "  --threads N          same as --set backend.threads=N\n"
-          "  --quiet              no step log or summary (errors still go to stderr)\n"
-          "  --version            print version and build facts\n"
-          "  --help               this text\n"
-          "  --bench [GRIDS]      benchmark instead of a plan: GRIDS is a comma list of\n"
-          "                       small, production, stress (default small,production)\n"
-          "  --bench-steps N      timed steps per case (default 100)\n"
-          "  --bench-variants     also time every kernel variant on the Production grid\n"
-          "  --bench-json FILE    write the benchmark results as JSON\n"
-          "  --print-plan-schema  write the plan's JSON Schema to stdout\n"
-          "  --print-reference-plan  write the documented reference plan to stdout\n"
-          "exit codes: 0 ok, 1 bad command line, 2 bad input (plan, tables, output path),\n"
-          "            3 runtime or device error, 130 interrupted\n",
-          f);
+    fputs(
+        "usage: smx2d-sim PLAN.yaml [options]   (every --opt VALUE may be written --opt=VALUE)\n"
+        "  --dry-run            validate plan and tables, print grid, memory and outputs; run nothing\n"
+        "  --set KEY=VALUE      override a plan key, e.g. --set beam.energy_MeV=150 (repeatable)\n"
+        "  --device auto|cpu|cuda  same as --set backend.device=...\n"
+        "  --output FILE        same as --set output.file=FILE\n"
+        "  --overwrite          same as --set output.overwrite=true\n"
+        "  --threads N          same as --set backend.threads=N\n"
+        "  --quiet              no step log or summary (errors still go to stderr)\n"
+        "  --version            print version and build facts\n"
+        "  --help               this text\n"
+        "  --bench [GRIDS]      benchmark instead of a plan: GRIDS is a comma list of\n"
+        "                       small, production, stress (default small,production)\n"
+        "  --bench-steps N      timed steps per case (default 100)\n"
+        "  --bench-variants     also time every kernel variant on the Production grid\n"
+        "  --bench-json FILE    write the benchmark results as JSON\n"
+        "  --print-plan-schema  write the plan's JSON Schema to stdout\n"
+        "  --print-reference-plan  write the documented reference plan to stdout\n"
+        "exit codes: 0 ok, 1 bad command line, 2 bad input (plan, tables, output path),\n"
+        "            3 runtime or device error, 130 interrupted\n",
+        f);
 }
 
 /* An option that stands for a plan key, passed on as "--output=FILE" so
@@ -50,8 +51,10 @@ static int check_set(const char *arg)
     const char *eq = strchr(arg, '=');
     if (eq && eq > arg)
         return 0;
-    fprintf(stderr, "smx2d-sim: --set %s: %s; expected --set key.path=value, e.g. --set beam.energy_MeV=150\n",
-            arg, eq ? "no key before '='" : "missing '='");
+    fprintf(
+        stderr,
+        "smx2d-sim: --set %s: %s; expected --set key.path=value, e.g. --set beam.energy_MeV=150\n",
+        arg, eq ? "no key before '='" : "missing '='");
     return SMX_EXIT_USAGE;
 }
 
@@ -69,7 +72,8 @@ static void unknown_option(const char *arg, const struct option *opts)
     snprintf(word, sizeof word, "%.*s", (int)strcspn(s, "="), s);
     const char *near = word[0] ? plan_closest_name(word, names, n) : NULL;
     if (near)
-        fprintf(stderr, "smx2d-sim: unknown option '%s'; did you mean --%s? (see --help)\n", arg, near);
+        fprintf(stderr, "smx2d-sim: unknown option '%s'; did you mean --%s? (see --help)\n", arg,
+                near);
     else
         fprintf(stderr, "smx2d-sim: unknown option '%s' (see --help)\n", arg);
 }
@@ -98,8 +102,18 @@ static int parse_bench_grids(cli *c, const char *list)
 }
 
 enum {
-    OPT_DRY_RUN = 256, OPT_SET, OPT_DEVICE, OPT_OUTPUT, OPT_OVERWRITE, OPT_THREADS, OPT_VERSION,
-    OPT_BENCH, OPT_BENCH_STEPS, OPT_BENCH_VARIANTS, OPT_BENCH_JSON, OPT_PRINT_SCHEMA,
+    OPT_DRY_RUN = 256,
+    OPT_SET,
+    OPT_DEVICE,
+    OPT_OUTPUT,
+    OPT_OVERWRITE,
+    OPT_THREADS,
+    OPT_VERSION,
+    OPT_BENCH,
+    OPT_BENCH_STEPS,
+    OPT_BENCH_VARIANTS,
+    OPT_BENCH_JSON,
+    OPT_PRINT_SCHEMA,
     OPT_PRINT_REFERENCE
 };
 
@@ -109,29 +123,31 @@ int cli_parse(cli *c, int argc, char **argv)
 {
     memset(c, 0, sizeof *c);
     static const struct option opts[] = {
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"set", required_argument, NULL, OPT_SET},
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"output", required_argument, NULL, OPT_OUTPUT},
-        {"overwrite", no_argument, NULL, OPT_OVERWRITE},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"quiet", no_argument, NULL, 'q'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {"help", no_argument, NULL, 'h'},
-        {"bench", optional_argument, NULL, OPT_BENCH},
-        {"bench-steps", required_argument, NULL, OPT_BENCH_STEPS},
-        {"bench-variants", no_argument, NULL, OPT_BENCH_VARIANTS},
-        {"bench-json", required_argument, NULL, OPT_BENCH_JSON},
-        {"print-plan-schema", no_argument, NULL, OPT_PRINT_SCHEMA},
-        {"print-reference-plan", no_argument, NULL, OPT_PRINT_REFERENCE},
-        {NULL, 0, NULL, 0},
+        { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+        { "set", required_argument, NULL, OPT_SET },
+        { "device", required_argument, NULL, OPT_DEVICE },
+        { "output", required_argument, NULL, OPT_OUTPUT },
+        { "overwrite", no_argument, NULL, OPT_OVERWRITE },
+        { "threads", required_argument, NULL, OPT_THREADS },
+        { "quiet", no_argument, NULL, 'q' },
+        { "version", no_argument, NULL, OPT_VERSION },
+        { "help", no_argument, NULL, 'h' },
+        { "bench", optional_argument, NULL, OPT_BENCH },
+        { "bench-steps", required_argument, NULL, OPT_BENCH_STEPS },
+        { "bench-variants", no_argument, NULL, OPT_BENCH_VARIANTS },
+        { "bench-json", required_argument, NULL, OPT_BENCH_JSON },
+        { "print-plan-schema", no_argument, NULL, OPT_PRINT_SCHEMA },
+        { "print-reference-plan", no_argument, NULL, OPT_PRINT_REFERENCE },
+        { NULL, 0, NULL, 0 },
     };
     int rc = 0, opt;
     opterr = 0; /* our own messages, which name the option as given */
     optind = 1;
     while (!rc && (opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
         switch (opt) {
-        case OPT_DRY_RUN: c->dry_run = 1; break;
+        case OPT_DRY_RUN:
+            c->dry_run = 1;
+            break;
         case OPT_SET:
             if (c->n_sets >= CLI_MAX_SETS) {
                 fprintf(stderr, "smx2d-sim: too many --set options\n");
@@ -140,13 +156,27 @@ int cli_parse(cli *c, int argc, char **argv)
                 c->sets[c->n_sets++] = optarg;
             }
             break;
-        case OPT_DEVICE: rc = add_option(c, "--device", optarg); break;
-        case OPT_OUTPUT: rc = add_option(c, "--output", optarg); break;
-        case OPT_THREADS: rc = add_option(c, "--threads", optarg); break;
-        case OPT_OVERWRITE: rc = add_option(c, "--overwrite", NULL); break;
-        case 'q': c->quiet = 1; break;
-        case OPT_VERSION: c->version = 1; break;
-        case 'h': c->help = 1; break;
+        case OPT_DEVICE:
+            rc = add_option(c, "--device", optarg);
+            break;
+        case OPT_OUTPUT:
+            rc = add_option(c, "--output", optarg);
+            break;
+        case OPT_THREADS:
+            rc = add_option(c, "--threads", optarg);
+            break;
+        case OPT_OVERWRITE:
+            rc = add_option(c, "--overwrite", NULL);
+            break;
+        case 'q':
+            c->quiet = 1;
+            break;
+        case OPT_VERSION:
+            c->version = 1;
+            break;
+        case 'h':
+            c->help = 1;
+            break;
         case OPT_BENCH:
             c->bench = 1;
             c->bench_grids = 3;
@@ -164,10 +194,18 @@ int cli_parse(cli *c, int argc, char **argv)
             c->bench_steps = (int)n;
             break;
         }
-        case OPT_BENCH_VARIANTS: c->bench_variants = 1; break;
-        case OPT_BENCH_JSON: c->bench_json = optarg; break;
-        case OPT_PRINT_SCHEMA: c->print_schema = 1; break;
-        case OPT_PRINT_REFERENCE: c->print_reference = 1; break;
+        case OPT_BENCH_VARIANTS:
+            c->bench_variants = 1;
+            break;
+        case OPT_BENCH_JSON:
+            c->bench_json = optarg;
+            break;
+        case OPT_PRINT_SCHEMA:
+            c->print_schema = 1;
+            break;
+        case OPT_PRINT_REFERENCE:
+            c->print_reference = 1;
+            break;
         case ':':
             fprintf(stderr, "smx2d-sim: %s needs a value (see --help)\n", argv[optind - 1]);
             rc = SMX_EXIT_USAGE;

@@ -12,7 +12,7 @@ typedef struct cli {
     int print_schema, print_reference;
     int bench, bench_grids, bench_steps, bench_variants; /* --bench */
     const char *bench_json;
-    char owned[8][4200];            /* storage for the synthesised --set strings */
+    char owned[8][4200]; /* storage for the synthesised --set strings */
     int n_owned;
 } cli;
 

@@ -26,14 +26,20 @@ enum streaming_scheme { STREAM_BILINEAR = 0, STREAM_SHIFT = 1 };
 enum scattering_power_model { SCAT_HIGHLAND = 0, SCAT_FERMI_ROSSI = 1 };
 enum variant_energy { VAR_E_AUTO = 0, VAR_E_GATHER = 1, VAR_E_SCATTER = 2 };
 enum variant_angular { VAR_A_AUTO = 0, VAR_A_DIRECT = 1, VAR_A_FFT = 2 };
-enum variant_stream { VAR_S_AUTO = 0, VAR_S_GATHER = 1, VAR_S_ATOMIC = 2, VAR_S_WARP = 3, VAR_S_FALLBACK = 4 };
+enum variant_stream {
+    VAR_S_AUTO = 0,
+    VAR_S_GATHER = 1,
+    VAR_S_ATOMIC = 2,
+    VAR_S_WARP = 3,
+    VAR_S_FALLBACK = 4
+};
 enum early_exit_mode { EARLY_EXIT_OFF = 0, EARLY_EXIT_FIXED = 1, EARLY_EXIT_ADAPTIVE = 2 };
 
 /* Where a value came from, for error messages naming file:line:col. */
 typedef struct plan_loc {
-    int line, col;   /* 1-based; 0 = not given (default used) */
-    int from_cli;    /* 1 = set by --set on the command line */
-    int derived;     /* 1 = left out, and worked out from other keys (grid.energy.E_max_MeV) */
+    int line, col; /* 1-based; 0 = not given (default used) */
+    int from_cli; /* 1 = set by --set on the command line */
+    int derived; /* 1 = left out, and worked out from other keys (grid.energy.E_max_MeV) */
     const char *option; /* from_cli by an option standing for the key ("--output"); NULL: --set */
 } plan_loc;
 
@@ -41,22 +47,22 @@ typedef struct plan_loc {
  * (docs/geometry.md). A cell belongs to it when the cell's centre (x, z)
  * satisfies x_mm[0] <= x < x_mm[1] and z_mm[0] <= z < z_mm[1]. */
 typedef struct plan_shape {
-    char material[PLAN_NAME_MAX];  /* a library key, or the plan's material.name */
-    double z_mm[2];                /* depth range, z = 0 the entrance plane */
-    double x_mm[2];                /* lateral range, x = 0 the domain's centre */
-    int has_x;                     /* 0: x_mm left out, the whole width */
-    double density_g_cm3;          /* 0: left out, the material's nominal density */
+    char material[PLAN_NAME_MAX]; /* a library key, or the plan's material.name */
+    double z_mm[2]; /* depth range, z = 0 the entrance plane */
+    double x_mm[2]; /* lateral range, x = 0 the domain's centre */
+    int has_x; /* 0: x_mm left out, the whole width */
+    double density_g_cm3; /* 0: left out, the material's nominal density */
     /* Where the shape and each of its fields were written (line 0: not given). */
     plan_loc at, material_at, z_at, x_at, density_at;
 } plan_shape;
 
 typedef struct plan {
     /* grid.energy */
-    int energy_kind;          /* enum energy_grid_kind */
-    int energy_bins;          /* uniform only; range grids derive it from step_mm */
+    int energy_kind; /* enum energy_grid_kind */
+    int energy_bins; /* uniform only; range grids derive it from step_mm */
     double E_min_MeV, E_max_MeV, E_cutoff_MeV;
     /* grid.angle */
-    int angle_mode;           /* enum angle_mode */
+    int angle_mode; /* enum angle_mode */
     int angle_bins;
     double angle_centre_deg, angle_half_width_deg;
     /* grid.space */
@@ -65,91 +71,98 @@ typedef struct plan {
     double slab_thickness_mm; /* out-of-plane thickness used to turn MeV into Gy */
     /* material */
     char material_name[PLAN_NAME_MAX];
-    char table_file[PLAN_PATH_MAX];  /* as written in the plan */
+    char table_file[PLAN_PATH_MAX]; /* as written in the plan */
     double density_g_cm3;
     /* geometry */
     plan_shape shapes[PLAN_MAX_SHAPES]; /* later shapes win where they overlap */
     int n_shapes;
-    char map_file[PLAN_PATH_MAX];       /* geometry.map_file as written; "" = none */
-    char ct_file[PLAN_PATH_MAX];        /* geometry.ct.file as written; "" = none */
+    char map_file[PLAN_PATH_MAX]; /* geometry.map_file as written; "" = none */
+    char ct_file[PLAN_PATH_MAX]; /* geometry.ct.file as written; "" = none */
     char ct_calibration[PLAN_PATH_MAX]; /* geometry.ct.calibration as written */
     /* beam */
     double beam_energy_MeV, beam_energy_sigma_MeV;
     double beam_direction_deg;
-    double beam_x_mm, beam_sigma_x_mm;  /* sigma 0 = pencil */
-    double beam_divergence_mrad;        /* angular sigma of the projected angle, 0 = parallel */
-    double beam_correlation;            /* x-theta correlation of the entrance phase space */
+    double beam_x_mm, beam_sigma_x_mm; /* sigma 0 = pencil */
+    double beam_divergence_mrad; /* angular sigma of the projected angle, 0 = parallel */
+    double beam_correlation; /* x-theta correlation of the entrance phase space */
     double beam_weight;
-    char spots_file[PLAN_PATH_MAX];     /* beam.spots_file as written; "" = one spot, the beam.* keys */
+    char spots_file[PLAN_PATH_MAX]; /* beam.spots_file as written; "" = one spot, the beam.* keys */
     /* transport */
     double step_mm;
-    int steps;                /* 0 = auto */
-    double auto_stop_weight;  /* auto: stop when remaining weight < this x initial */
+    int steps; /* 0 = auto */
+    double auto_stop_weight; /* auto: stop when remaining weight < this x initial */
     int max_steps;
-    int scattering;           /* 0 switches A_theta off (numerical-width studies) */
-    int scattering_power;     /* enum scattering_power_model */
-    int straggling;           /* energy-loss straggling in A_E */
-    int nuclear;              /* non-elastic nuclear removal of primaries */
-    int streaming_scheme;     /* enum streaming_scheme */
+    int scattering; /* 0 switches A_theta off (numerical-width studies) */
+    int scattering_power; /* enum scattering_power_model */
+    int straggling; /* energy-loss straggling in A_E */
+    int nuclear; /* non-elastic nuclear removal of primaries */
+    int streaming_scheme; /* enum streaming_scheme */
     int operator_order[PLAN_ORDER_MAX]; /* enum op_id, applied left to right */
     /* backend */
-    int device;               /* enum device_kind */
-    int threads;              /* OpenMP threads, 0 = all cores */
+    int device; /* enum device_kind */
+    int threads; /* OpenMP threads, 0 = all cores */
     int variant_energy, variant_angular, variant_stream;
     int cuda_graph;
-    int fused;                /* CUDA: fuse operators into fewer passes where possible */
-    int per_spot_lanes;       /* 0 = auto */
+    int fused; /* CUDA: fuse operators into fewer passes where possible */
+    int per_spot_lanes; /* 0 = auto */
     double gpu_memory_fraction;
-    double gpu_memory_bytes;  /* 0 = no absolute cap */
+    double gpu_memory_bytes; /* 0 = no absolute cap */
     double host_memory_bytes; /* 0 = physical memory */
-    int early_exit;           /* enum early_exit_mode */
+    int early_exit; /* enum early_exit_mode */
     double early_exit_threshold;
     /* output */
     char output_file[PLAN_PATH_MAX];
     int overwrite;
-    int snapshot_every;       /* 0 = none */
+    int snapshot_every; /* 0 = none */
     int snapshot_steps[PLAN_MAX_SNAPSHOTS];
     int n_snapshot_steps;
     int snapshot_final;
-    int log_every;            /* 0 = automatic rate */
+    int log_every; /* 0 = automatic rate */
     int keep_partial;
-    int per_spot_dose;        /* also transport each spot alone and store its dose */
+    int per_spot_dose; /* also transport each spot alone and store its dose */
     double per_spot_threshold; /* relative cut of the stored per-spot values */
 
     /* Not keys: facts about where the plan came from. */
-    char path[PLAN_PATH_MAX];       /* plan file as given */
-    char dir[PLAN_PATH_MAX];        /* its directory, for relative table paths */
+    char path[PLAN_PATH_MAX]; /* plan file as given */
+    char dir[PLAN_PATH_MAX]; /* its directory, for relative table paths */
     char table_path[PLAN_PATH_MAX]; /* table_file resolved against dir */
     char spots_path[PLAN_PATH_MAX]; /* spots_file resolved the same way */
-    char map_path[PLAN_PATH_MAX];   /* geometry.map_file resolved the same way */
-    char ct_path[PLAN_PATH_MAX];    /* geometry.ct.file resolved */
+    char map_path[PLAN_PATH_MAX]; /* geometry.map_file resolved the same way */
+    char ct_path[PLAN_PATH_MAX]; /* geometry.ct.file resolved */
     char ct_calibration_path[PLAN_PATH_MAX]; /* geometry.ct.calibration resolved */
-    struct plan_spot *spots;        /* the spot file's spots (owned), n_spots of them */
-    char *spots_text;               /* the spot file's bytes as read (owned; provenance) */
+    struct plan_spot *spots; /* the spot file's spots (owned), n_spots of them */
+    char *spots_text; /* the spot file's bytes as read (owned; provenance) */
     size_t spots_len;
     int n_spots;
-    char *yaml_text;                /* verbatim file contents (owned) */
+    char *yaml_text; /* verbatim file contents (owned) */
     size_t yaml_len;
-    plan_loc *loc;                  /* one per plan_keys[] entry (owned) */
+    plan_loc *loc; /* one per plan_keys[] entry (owned) */
 } plan;
 
 /* ---- the schema table ---- */
 enum plan_type {
-    PT_BOOL, PT_INT, PT_REAL, PT_STRING, PT_ENUM, PT_INT_LIST, PT_INT_OR_AUTO, PT_OP_LIST,
+    PT_BOOL,
+    PT_INT,
+    PT_REAL,
+    PT_STRING,
+    PT_ENUM,
+    PT_INT_LIST,
+    PT_INT_OR_AUTO,
+    PT_OP_LIST,
     PT_SHAPE_LIST /* a list of mappings, each one plan_shape (fields: plan_shape_fields[]) */
 };
 
 typedef struct plan_key {
-    const char *path;          /* dotted key path, e.g. "grid.energy.E_min_MeV" */
-    int type;                  /* enum plan_type */
-    size_t offset;             /* offsetof(plan, field) */
-    size_t size;               /* capacity for strings / lists */
+    const char *path; /* dotted key path, e.g. "grid.energy.E_min_MeV" */
+    int type; /* enum plan_type */
+    size_t offset; /* offsetof(plan, field) */
+    size_t size; /* capacity for strings / lists */
     const char *default_value; /* YAML text of the default; NULL = required */
-    double min, max;           /* numeric range */
+    double min, max; /* numeric range */
     int min_exclusive, max_exclusive;
-    const char *choices;       /* PT_ENUM: "a|b|c", stored as the index */
-    const char *units;         /* "" when dimensionless */
-    const char *doc;           /* one line, shown in the reference plan and schema */
+    const char *choices; /* PT_ENUM: "a|b|c", stored as the index */
+    const char *units; /* "" when dimensionless */
+    const char *doc; /* one line, shown in the reference plan and schema */
 } plan_key;
 /* default_value "" marks a key that is optional but has no default: it stays 0
  * unless given, and a cross-field rule decides whether it is needed (n_bins of a
@@ -163,7 +176,8 @@ extern const size_t plan_key_count;
  * origin whose centre c = origin + d (i + 0.5) satisfies lo <= c < hi (the
  * same expression as the grid's centres, so the plan check and the map
  * builder agree on every cell). Returns 0 when no centre is inside. */
-static inline int plan_axis_cells(double lo, double hi, double origin, double d, int n, int *first, int *last)
+static inline int plan_axis_cells(double lo, double hi, double origin, double d, int n, int *first,
+                                  int *last)
 {
     *first = -1;
     *last = -2;
@@ -183,11 +197,11 @@ static inline int plan_axis_cells(double lo, double hi, double origin, double d,
 enum plan_field_type { PF_STRING, PF_REAL, PF_RANGE /* [lo, hi], lo < hi */ };
 typedef struct plan_field {
     const char *name;
-    int type;                  /* enum plan_field_type */
-    size_t offset, size;       /* in plan_shape; size: capacity of a string */
-    size_t loc_offset;         /* its plan_loc in plan_shape */
+    int type; /* enum plan_field_type */
+    size_t offset, size; /* in plan_shape; size: capacity of a string */
+    size_t loc_offset; /* its plan_loc in plan_shape */
     int required;
-    double min, max;           /* numeric range (PF_REAL: min exclusive) */
+    double min, max; /* numeric range (PF_REAL: min exclusive) */
     const char *units;
     const char *doc;
 } plan_field;
@@ -197,8 +211,9 @@ extern const size_t plan_shape_field_count;
 /* One spot of a treatment field: a line of beam.spots_file, or the beam.*
  * keys (line 0). Columns of the file carry the keys' names. */
 typedef struct plan_spot {
-    double energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, divergence_mrad, correlation, weight;
-    int line;   /* in the spot file; 0: the beam.* keys */
+    double energy_MeV, energy_sigma_MeV, direction_deg, x_mm, sigma_x_mm, divergence_mrad,
+        correlation, weight;
+    int line; /* in the spot file; 0: the beam.* keys */
     int col[8]; /* the file's column of each value above, in that order (0: the beam.* default) */
 } plan_spot;
 
@@ -219,8 +234,8 @@ double plan_spectrum_top_MeV(const plan_spot *s);
 int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err);
 /* An error about one value of a spot: at beam.COLUMN in the plan for the
  * beam.* spot, at the spot's line of the spot file otherwise. */
-int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_error *err,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Index of a key path in plan_keys[], or -1. */
 int plan_key_index(const char *path);
@@ -243,7 +258,8 @@ void plan_free(plan *p);
  * found goes to out (PLAN_PATH_MAX bytes). Errors name the key's place in
  * the plan (key NULL: the plan file only). Also used for the tables of the
  * material library and the geometry's files (plan_data_file.c). */
-int plan_resolve_data_file(const plan *p, const char *key, const char *name, char *out, smx_error *err);
+int plan_resolve_data_file(const plan *p, const char *key, const char *name, char *out,
+                           smx_error *err);
 
 /* Error at the location of key `path` in p; the message reads
  *   "FILE:LINE:COL: PATH: <fmt>"        when the value came from the plan file,
@@ -260,8 +276,8 @@ int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fm
 int plan_blame_key(const plan *p, const char *path, int rc, smx_error *err);
 /* The same for field `field` of geometry.shapes[i] ("geometry.shapes[1].material");
  * field NULL names the whole entry. */
-int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt,
+                       ...) __attribute__((format(printf, 5, 6)));
 /* The closest of names[0..n) to text, for "did you mean" (NULL when none is close). */
 const char *plan_closest_name(const char *text, const char *const *names, int n);
 

@@ -52,7 +52,7 @@ static int parse_int(loader *L, const plan_key *k, const char *name, const yt_no
     if (!plan_is_yaml_int(v->text)) {
         if (allow_auto)
             return loader_fail(L, v, "%s: '%s' is neither an integer nor auto; expected %s", name,
-                        shown, expected);
+                               shown, expected);
         return loader_fail(L, v, "%s: '%s' is not an integer; expected %s", name, shown, expected);
     }
     long long x = strtoll(v->text, NULL, 10);
@@ -60,15 +60,15 @@ static int parse_int(loader *L, const plan_key *k, const char *name, const yt_no
     int side = x > INT_MAX ? 1 : x < INT_MIN ? -1 : plan_range_side(k, (double)x);
     if (side)
         return loader_fail(L, v, "%s: %s is too %s; expected %s", name, shown,
-                    side < 0 ? "small" : "large", expected);
+                           side < 0 ? "small" : "large", expected);
     *out = (int)x;
     return 0;
 }
 
 /* A plain (unquoted) YAML number, possibly infinite; shown: the value as
  * the messages quote it. */
-static int scalar_number(loader *L, const char *name, const yt_node *v, const char *expected, double *out,
-                         char *shown)
+static int scalar_number(loader *L, const char *name, const yt_node *v, const char *expected,
+                         double *out, char *shown)
 {
     if (need_scalar(L, name, v, expected))
         return SMX_EXIT_INPUT;
@@ -81,8 +81,7 @@ static int scalar_number(loader *L, const char *name, const yt_node *v, const ch
     return 0;
 }
 
-static int parse_real(loader *L, const plan_key *k, const char *name, const yt_node *v,
-                      double *out)
+static int parse_real(loader *L, const plan_key *k, const char *name, const yt_node *v, double *out)
 {
     char expected[300], shown[SHOW_MAX + 4];
     plan_key_expected(k, expected, sizeof expected);
@@ -92,7 +91,7 @@ static int parse_real(loader *L, const plan_key *k, const char *name, const yt_n
     int side = isfinite(x) ? plan_range_side(k, x) : (x > 0 ? 1 : -1);
     if (side)
         return loader_fail(L, v, "%s: %s is too %s; expected %s", name, shown,
-                    side < 0 ? "small" : "large", expected);
+                           side < 0 ? "small" : "large", expected);
     *out = x;
     return 0;
 }
@@ -111,12 +110,13 @@ static int parse_choice(loader *L, const plan_key *k, const char *name, const yt
     plan_show_node(v, shown, sizeof shown);
     if (plan_suggest_choice(k->choices, v->text, near, sizeof near))
         return loader_fail(L, v, "%s: '%s' is not allowed (did you mean '%s'?); expected %s", name,
-                    shown, near, expected);
+                           shown, near, expected);
     return loader_fail(L, v, "%s: '%s' is not allowed; expected %s", name, shown, expected);
 }
 
 /* One number of a shape field; reports at the number. */
-static int shape_number(loader *L, const char *name, const yt_node *v, const char *expected, double *out)
+static int shape_number(loader *L, const char *name, const yt_node *v, const char *expected,
+                        double *out)
 {
     char shown[SHOW_MAX + 4];
     if (scalar_number(L, name, v, expected, out, shown))
@@ -146,7 +146,8 @@ static plan_loc loc_of(const loader *L, const yt_node *v)
 }
 
 /* One field of a shape. */
-static int shape_field(loader *L, const plan_field *f, const char *name, const yt_node *v, plan_shape *s)
+static int shape_field(loader *L, const plan_field *f, const char *name, const yt_node *v,
+                       plan_shape *s)
 {
     char expected[400], shown[SHOW_MAX + 4];
     char *base = (char *)s + f->offset;
@@ -160,8 +161,8 @@ static int shape_field(loader *L, const plan_field *f, const char *name, const y
         if (v->len == 0)
             return loader_fail(L, v, "%s: the string is empty; expected a material name", name);
         if (v->len >= f->size)
-            return loader_fail(L, v, "%s: '%s' is %zu bytes long; expected at most %zu", name, shown, v->len,
-                               f->size - 1);
+            return loader_fail(L, v, "%s: '%s' is %zu bytes long; expected at most %zu", name,
+                               shown, v->len, f->size - 1);
         memcpy(base, v->text, v->len + 1);
         return 0;
     case PF_REAL: {
@@ -169,7 +170,8 @@ static int shape_field(loader *L, const plan_field *f, const char *name, const y
         if (shape_number(L, name, v, expected, &x))
             return SMX_EXIT_INPUT;
         if (!(x > f->min && x <= f->max))
-            return loader_fail(L, v, "%s: %s is too %s; expected %s", name, plan_show_node(v, shown, sizeof shown),
+            return loader_fail(L, v, "%s: %s is too %s; expected %s", name,
+                               plan_show_node(v, shown, sizeof shown),
                                x > f->max ? "large" : "small", expected);
         *(double *)(void *)base = x;
         return 0;
@@ -183,7 +185,8 @@ static int shape_field(loader *L, const plan_field *f, const char *name, const y
                                v->kind == YT_SCALAR ? plan_show_node(v, shown, sizeof shown) : "",
                                v->kind == YT_SCALAR ? "'" : "", expected);
         if (v->n != 2)
-            return loader_fail(L, v, "%s: the list has %zu entries; expected %s", name, v->n, expected);
+            return loader_fail(L, v, "%s: the list has %zu entries; expected %s", name, v->n,
+                               expected);
         double r[2];
         char item[200];
         for (int i = 0; i < 2; i++) {
@@ -201,16 +204,19 @@ static int shape_field(loader *L, const plan_field *f, const char *name, const y
 }
 
 /* geometry.shapes: a list of mappings, each checked against plan_shape_fields[]. */
-static int assign_shapes(loader *L, const plan_key *k, const yt_node *v, plan_shape *out, int *count)
+static int assign_shapes(loader *L, const plan_key *k, const yt_node *v, plan_shape *out,
+                         int *count)
 {
     char shown[SHOW_MAX + 4], name[160];
-    const char *expected = "a list of shapes, each a mapping such as {material: bone_compact, z_mm: [20, 40]}";
+    const char *expected =
+        "a list of shapes, each a mapping such as {material: bone_compact, z_mm: [20, 40]}";
     if (yt_is_null(v))
         return loader_fail(L, v, "%s: no value; expected %s", k->path, expected);
     if (v->kind != YT_SEQUENCE)
         return loader_fail(L, v, "%s: got %s; expected %s", k->path, yt_kind_name(v), expected);
     if (v->n > k->size)
-        return loader_fail(L, v, "%s: the list has %zu shapes; expected at most %zu", k->path, v->n, k->size);
+        return loader_fail(L, v, "%s: the list has %zu shapes; expected at most %zu", k->path, v->n,
+                           k->size);
     char fields[300] = "";
     for (size_t f = 0; f < plan_shape_field_count; f++)
         snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "%s%s", f ? ", " : "",
@@ -225,18 +231,20 @@ static int assign_shapes(loader *L, const plan_key *k, const yt_node *v, plan_sh
         plan_shape *s = &tmp[i];
         s->at = loc_of(L, item);
         if (item->kind != YT_MAPPING) {
-            rc = loader_fail(L, item, "%s[%zu]: got %s%s%s%s; expected a mapping with keys %s", k->path, i,
-                             yt_kind_name(item), item->kind == YT_SCALAR ? " '" : "",
-                             item->kind == YT_SCALAR ? plan_show_node(item, shown, sizeof shown) : "",
+            rc = loader_fail(L, item, "%s[%zu]: got %s%s%s%s; expected a mapping with keys %s",
+                             k->path, i, yt_kind_name(item), item->kind == YT_SCALAR ? " '" : "",
+                             item->kind == YT_SCALAR ? plan_show_node(item, shown, sizeof shown)
+                                                     : "",
                              item->kind == YT_SCALAR ? "'" : "", fields);
             break;
         }
-        int seen[16] = {0};
+        int seen[16] = { 0 };
         for (size_t j = 0; j < item->n && !rc; j++) {
             const yt_node *key = item->items[2 * j], *val = item->items[2 * j + 1];
             if (key->kind != YT_SCALAR || strlen(key->text) != key->len) {
-                rc = loader_fail(L, key, "%s[%zu]: a key must be a name, not %s; expected one of %s", k->path, i,
-                                 yt_kind_name(key), fields);
+                rc =
+                    loader_fail(L, key, "%s[%zu]: a key must be a name, not %s; expected one of %s",
+                                k->path, i, yt_kind_name(key), fields);
                 break;
             }
             int fi = -1;
@@ -250,16 +258,16 @@ static int assign_shapes(loader *L, const plan_key *k, const yt_node *v, plan_sh
                 const char *near = plan_closest_name(key->text, names, (int)plan_shape_field_count);
                 plan_show_node(key, shown, sizeof shown);
                 if (near)
-                    rc = loader_fail(L, key, "%s[%zu]: unknown key '%s'; did you mean '%s'?", k->path, i, shown,
-                                     near);
+                    rc = loader_fail(L, key, "%s[%zu]: unknown key '%s'; did you mean '%s'?",
+                                     k->path, i, shown, near);
                 else
-                    rc = loader_fail(L, key, "%s[%zu]: unknown key '%s'; expected one of %s", k->path, i, shown,
-                                     fields);
+                    rc = loader_fail(L, key, "%s[%zu]: unknown key '%s'; expected one of %s",
+                                     k->path, i, shown, fields);
                 break;
             }
             if (seen[fi]) {
-                rc = loader_fail(L, key, "%s[%zu].%s: duplicate key; expected each key once", k->path, i,
-                                 plan_shape_fields[fi].name);
+                rc = loader_fail(L, key, "%s[%zu].%s: duplicate key; expected each key once",
+                                 k->path, i, plan_shape_fields[fi].name);
                 break;
             }
             seen[fi] = 1;
@@ -268,8 +276,8 @@ static int assign_shapes(loader *L, const plan_key *k, const yt_node *v, plan_sh
         }
         for (size_t f = 0; f < plan_shape_field_count && !rc; f++)
             if (plan_shape_fields[f].required && !seen[f])
-                rc = loader_fail(L, item, "%s[%zu]: missing key '%s' (%s)", k->path, i, plan_shape_fields[f].name,
-                                 plan_shape_fields[f].doc);
+                rc = loader_fail(L, item, "%s[%zu]: missing key '%s' (%s)", k->path, i,
+                                 plan_shape_fields[f].name, plan_shape_fields[f].doc);
         s->has_x = s->x_at.line > 0 || s->x_at.from_cli; /* x_mm was given */
     }
     if (!rc) {
@@ -296,7 +304,7 @@ int plan_assign(loader *L, int ki, const yt_node *v)
         plan_show_node(v, shown, sizeof shown);
         if (v->quoted)
             return loader_fail(L, v, "%s: '%s' is a quoted string; expected %s", k->path, shown,
-                        expected);
+                               expected);
         if (!strcmp(v->text, "true") || !strcmp(v->text, "True") || !strcmp(v->text, "TRUE"))
             ints[0] = 1;
         else if (!strcmp(v->text, "false") || !strcmp(v->text, "False") ||
@@ -304,7 +312,7 @@ int plan_assign(loader *L, int ki, const yt_node *v)
             ints[0] = 0;
         else
             return loader_fail(L, v, "%s: '%s' is not a boolean; expected %s", k->path, shown,
-                        expected);
+                               expected);
         return 0;
     case PT_INT:
         return parse_int(L, k, k->path, v, 0, expected, ints);
@@ -322,23 +330,24 @@ int plan_assign(loader *L, int ki, const yt_node *v)
             return loader_fail(L, v, "%s: the string is empty; expected %s", k->path, expected);
         if (v->len >= k->size)
             return loader_fail(L, v, "%s: '%s' is %zu bytes long; expected at most %zu", k->path,
-                        shown, v->len, k->size - 1);
+                               shown, v->len, k->size - 1);
         memcpy(base, v->text, v->len + 1);
         return 0;
     case PT_SHAPE_LIST:
-        return assign_shapes(L, k, v, (plan_shape *)(void *)base, (int *)(void *)(base + k->size * sizeof(plan_shape)));
+        return assign_shapes(L, k, v, (plan_shape *)(void *)base,
+                             (int *)(void *)(base + k->size * sizeof(plan_shape)));
     case PT_INT_LIST:
     case PT_OP_LIST: {
         if (yt_is_null(v))
             return loader_fail(L, v, "%s: no value; expected %s", k->path, expected);
         if (v->kind == YT_SCALAR)
             return loader_fail(L, v, "%s: got a scalar '%s'; expected %s", k->path,
-                        plan_show_node(v, shown, sizeof shown), expected);
+                               plan_show_node(v, shown, sizeof shown), expected);
         if (v->kind != YT_SEQUENCE)
             return loader_fail(L, v, "%s: got %s; expected %s", k->path, yt_kind_name(v), expected);
         if (k->type == PT_INT_LIST ? v->n > k->size : v->n != k->size)
             return loader_fail(L, v, "%s: the list has %zu entries; expected %s", k->path, v->n,
-                        expected);
+                               expected);
         int tmp[PLAN_MAX_SNAPSHOTS];
         if (v->n > PLAN_MAX_SNAPSHOTS)
             return loader_fail(L, v, "%s: list longer than the reader's buffer", k->path);
@@ -363,7 +372,7 @@ int plan_assign(loader *L, int ki, const yt_node *v)
                 for (size_t j = 0; j < i; j++)
                     if (tmp[j] == tmp[i])
                         return loader_fail(L, item, "%s: '%s' appears twice; expected %s", name,
-                                    plan_show_node(item, shown, sizeof shown), expected);
+                                           plan_show_node(item, shown, sizeof shown), expected);
         }
         memcpy(ints, tmp, v->n * sizeof *tmp);
         if (k->type == PT_INT_LIST)
@@ -385,7 +394,7 @@ int plan_assign_text(loader *L, int ki, const char *text)
         char expected[300], shown[SHOW_MAX + 4];
         plan_key_expected(&plan_keys[ki], expected, sizeof expected);
         return loader_fail(L, NULL, "%s: '%s' is not valid YAML; expected %s", plan_keys[ki].path,
-                    plan_show(text, strlen(text), shown, sizeof shown), expected);
+                           plan_show(text, strlen(text), shown, sizeof shown), expected);
     }
     int rc = plan_assign(L, ki, v);
     yt_free(v);

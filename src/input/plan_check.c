@@ -52,22 +52,25 @@ static const char *num(double v, char *buf)
 
 /* A shape's range on one axis: inside the domain [lo, hi] (to rounding) and
  * holding at least one cell centre. */
-static int check_shape_axis(const plan *p, smx_error *err, int i, const char *field, const double r[2], double lo,
-                            double hi, double d, int n, const char *axis)
+static int check_shape_axis(const plan *p, smx_error *err, int i, const char *field,
+                            const double r[2], double lo, double hi, double d, int n,
+                            const char *axis)
 {
     char a[40], b[40], c[40], e[40];
     double slack = 1e-9 * (hi - lo);
     if (r[0] < lo - slack || r[1] > hi + slack)
-        return plan_fail_at_shape(p, err, i, field,
-                                  "[%s, %s] mm reaches outside the domain, %s = %s to %s mm; expected a range "
-                                  "inside it",
-                                  num(r[0], a), num(r[1], b), axis, num(lo, c), num(hi, e));
+        return plan_fail_at_shape(
+            p, err, i, field,
+            "[%s, %s] mm reaches outside the domain, %s = %s to %s mm; expected a range "
+            "inside it",
+            num(r[0], a), num(r[1], b), axis, num(lo, c), num(hi, e));
     int first, last;
     if (!plan_axis_cells(r[0], r[1], lo, d, n, &first, &last))
-        return plan_fail_at_shape(p, err, i, field,
-                                  "[%s, %s] mm holds no cell centre (cells of %s mm; centres at %s + %s (k + 0.5)); "
-                                  "expected a range that covers at least one cell centre",
-                                  num(r[0], a), num(r[1], b), num(d, c), num(lo, e), num(d, c));
+        return plan_fail_at_shape(
+            p, err, i, field,
+            "[%s, %s] mm holds no cell centre (cells of %s mm; centres at %s + %s (k + 0.5)); "
+            "expected a range that covers at least one cell centre",
+            num(r[0], a), num(r[1], b), num(d, c), num(lo, e), num(d, c));
     return 0;
 }
 
@@ -81,23 +84,29 @@ static int check_geometry(const plan *p, smx_error *err)
             snprintf(where, sizeof where, " (given at %d:%d)", m->line, m->col);
         else
             snprintf(where, sizeof where, "%s", m->from_cli ? " (given by --set)" : "");
-        return plan_fail_at(p, err, "geometry.ct.file",
-                            "a CT image and geometry.map_file%s both give every cell its material; expected one "
-                            "of them (shapes may go on top of either)", where);
+        return plan_fail_at(
+            p, err, "geometry.ct.file",
+            "a CT image and geometry.map_file%s both give every cell its material; expected one "
+            "of them (shapes may go on top of either)",
+            where);
     }
     if (p->ct_file[0] && !p->ct_calibration[0])
-        return plan_fail_at(p, err, "geometry.ct.file",
-                            "a CT image needs geometry.ct.calibration; expected a calibration CSV next to it, "
-                            "e.g. calibration: ct_schneider2000.csv");
+        return plan_fail_at(
+            p, err, "geometry.ct.file",
+            "a CT image needs geometry.ct.calibration; expected a calibration CSV next to it, "
+            "e.g. calibration: ct_schneider2000.csv");
     if (p->ct_calibration[0] && !p->ct_file[0])
-        return plan_fail_at(p, err, "geometry.ct.calibration",
-                            "a calibration without geometry.ct.file has nothing to calibrate; expected "
-                            "geometry.ct.file too, or no calibration");
+        return plan_fail_at(
+            p, err, "geometry.ct.calibration",
+            "a calibration without geometry.ct.file has nothing to calibrate; expected "
+            "geometry.ct.file too, or no calibration");
     double half = 0.5 * p->nx * p->dx_mm;
     for (int i = 0; i < p->n_shapes; i++) {
         const plan_shape *s = &p->shapes[i];
-        if (check_shape_axis(p, err, i, "z_mm", s->z_mm, 0.0, p->nz * p->dz_mm, p->dz_mm, p->nz, "z") ||
-            (s->has_x && check_shape_axis(p, err, i, "x_mm", s->x_mm, -half, half, p->dx_mm, p->nx, "x")))
+        if (check_shape_axis(p, err, i, "z_mm", s->z_mm, 0.0, p->nz * p->dz_mm, p->dz_mm, p->nz,
+                             "z") ||
+            (s->has_x &&
+             check_shape_axis(p, err, i, "x_mm", s->x_mm, -half, half, p->dx_mm, p->nx, "x")))
             return SMX_EXIT_INPUT;
     }
     return 0;
@@ -135,8 +144,9 @@ int plan_check_consistency(const plan *p, smx_error *err)
         return plan_fail_at(p, err, "transport.step_mm",
                             "%s mm crosses more than %d cells of grid.space.%s = %s mm; expected "
                             "step_mm <= %s mm (%d x min(dz_mm, dx_mm))",
-                            num(p->step_mm, a), SMX_PATH_MAX_MOVE, p->dz_mm < p->dx_mm ? "dz_mm" : "dx_mm",
-                            num(cell, b), num(SMX_PATH_MAX_MOVE * cell, c), SMX_PATH_MAX_MOVE);
+                            num(p->step_mm, a), SMX_PATH_MAX_MOVE,
+                            p->dz_mm < p->dx_mm ? "dz_mm" : "dx_mm", num(cell, b),
+                            num(SMX_PATH_MAX_MOVE * cell, c), SMX_PATH_MAX_MOVE);
     for (int i = 0; i < plan_spot_count(p); i++) {
         plan_spot s = plan_spot_at(p, i);
         if (plan_spot_check(p, &s, err))
@@ -159,17 +169,21 @@ static int check_spectrum_top(const plan *p, const plan_spot *s, smx_error *err)
     char a[40], b[40], c[40], spot[PLAN_PATH_MAX + 200];
     double cut = 0.5 * erfc((p->E_max_MeV - s->energy_MeV) / (s->energy_sigma_MeV * M_SQRT2));
     if (s->line == 0)
-        snprintf(spot, sizeof spot, "the beam's energy spectrum: beam.energy_MeV %s + %g x beam.energy_sigma_MeV %s",
+        snprintf(spot, sizeof spot,
+                 "the beam's energy spectrum: beam.energy_MeV %s + %g x beam.energy_sigma_MeV %s",
                  num(s->energy_MeV, a), PLAN_SPECTRUM_SIGMAS, num(s->energy_sigma_MeV, b));
     else
-        snprintf(spot, sizeof spot, "the energy spectrum of the spot at %s:%d (beam.spots_file): energy_MeV %s + %g x "
-                 "energy_sigma_MeV %s", p->spots_path, s->line, num(s->energy_MeV, a), PLAN_SPECTRUM_SIGMAS,
+        snprintf(spot, sizeof spot,
+                 "the energy spectrum of the spot at %s:%d (beam.spots_file): energy_MeV %s + %g x "
+                 "energy_sigma_MeV %s",
+                 p->spots_path, s->line, num(s->energy_MeV, a), PLAN_SPECTRUM_SIGMAS,
                  num(s->energy_sigma_MeV, b));
-    return plan_fail_at(p, err, "grid.energy.E_max_MeV",
-                        "%s MeV cuts off the top of %s = %.10g MeV (%.2g %% of its protons lie above %s MeV and "
-                        "would be dropped); expected E_max_MeV >= %.10g, e.g. %.10g as the grid takes when E_max_MeV "
-                        "is left out, or a smaller spread",
-                        num(p->E_max_MeV, c), spot, top, 100.0 * cut, c, top, ceil(top));
+    return plan_fail_at(
+        p, err, "grid.energy.E_max_MeV",
+        "%s MeV cuts off the top of %s = %.10g MeV (%.2g %% of its protons lie above %s MeV and "
+        "would be dropped); expected E_max_MeV >= %.10g, e.g. %.10g as the grid takes when E_max_MeV "
+        "is left out, or a smaller spread",
+        num(p->E_max_MeV, c), spot, top, 100.0 * cut, c, top, ceil(top));
 }
 
 int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err)
@@ -180,9 +194,10 @@ int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err)
         return plan_spot_fail(p, s, "energy_MeV", err,
                               "%s is %s grid.energy.%s = %s; expected a beam energy in "
                               "[E_cutoff, E_max] = [%s, %s] MeV",
-                              num(s->energy_MeV, a), above ? "above" : "below", above ? "E_max_MeV" : "E_cutoff_MeV",
-                              num(above ? p->E_max_MeV : p->E_cutoff_MeV, b), num(p->E_cutoff_MeV, c),
-                              num(p->E_max_MeV, d));
+                              num(s->energy_MeV, a), above ? "above" : "below",
+                              above ? "E_max_MeV" : "E_cutoff_MeV",
+                              num(above ? p->E_max_MeV : p->E_cutoff_MeV, b),
+                              num(p->E_cutoff_MeV, c), num(p->E_max_MeV, d));
     }
     if (check_spectrum_top(p, s, err))
         return SMX_EXIT_INPUT;
@@ -195,7 +210,8 @@ int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err)
         return plan_spot_fail(p, s, "x_mm", err,
                               "%s is outside the domain, x = -%s to %s mm (grid.space.nx %d x "
                               "dx_mm %s); expected |x_mm| <= %s",
-                              num(s->x_mm, a), num(half, b), num(half, c), p->nx, num(p->dx_mm, d), num(half, b));
+                              num(s->x_mm, a), num(half, b), num(half, c), p->nx, num(p->dx_mm, d),
+                              num(half, b));
     if (p->angle_mode == ANGLE_WINDOW) {
         /* Compare on the circle: a window centred at 350 deg contains 5 deg. */
         double off = fmod(s->direction_deg - p->angle_centre_deg, 360.0);
@@ -208,9 +224,10 @@ int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err)
                                   "%s is outside the angular window %s to %s deg "
                                   "(grid.angle.centre_deg %s +- half_width_deg %s); expected a "
                                   "direction inside the window, or grid.angle.mode: full",
-                                  num(s->direction_deg, a), num(p->angle_centre_deg - p->angle_half_width_deg, b),
-                                  num(p->angle_centre_deg + p->angle_half_width_deg, c), num(p->angle_centre_deg, d),
-                                  num(p->angle_half_width_deg, e));
+                                  num(s->direction_deg, a),
+                                  num(p->angle_centre_deg - p->angle_half_width_deg, b),
+                                  num(p->angle_centre_deg + p->angle_half_width_deg, c),
+                                  num(p->angle_centre_deg, d), num(p->angle_half_width_deg, e));
     }
     return 0;
 }

@@ -30,7 +30,8 @@ static int try_dir(char *out, const char *dir, const char *name, char *tried, si
     return 1;
 }
 
-int plan_resolve_data_file(const plan *p, const char *key, const char *name, char *out, smx_error *err)
+int plan_resolve_data_file(const plan *p, const char *key, const char *name, char *out,
+                           smx_error *err)
 {
     char tried[4 * PLAN_PATH_MAX + 16] = "";
     char shown[SHOW_MAX + 4];
@@ -40,7 +41,8 @@ int plan_resolve_data_file(const plan *p, const char *key, const char *name, cha
             snprintf(out, PLAN_PATH_MAX, "%s", name);
             return 0;
         }
-        return plan_fail_at(p, err, key, "'%s' was not found or is not readable; expected an existing file",
+        return plan_fail_at(p, err, key,
+                            "'%s' was not found or is not readable; expected an existing file",
                             plan_show(name, strlen(name), shown, sizeof shown));
     }
     if (try_dir(out, p->dir, name, tried, sizeof tried))

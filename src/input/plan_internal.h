@@ -36,11 +36,11 @@ typedef struct section_mark {
 typedef struct loader {
     plan *p;
     smx_error *err;
-    const char *file;     /* plan path as given */
-    const char *cli;      /* the override being applied as the user typed it ("--set k=v",
+    const char *file; /* plan path as given */
+    const char *cli; /* the override being applied as the user typed it ("--set k=v",
                              "--output X"), else NULL */
-    const char *option;   /* the option of that override when not --set ("--output"), else NULL */
-    int defaults;         /* applying the table's own defaults */
+    const char *option; /* the option of that override when not --set ("--output"), else NULL */
+    int defaults; /* applying the table's own defaults */
     int *key_line, *key_col; /* where each key was written in the file */
     /* Sections seen, so that a missing required key can point at its section. */
     section_mark sec[MAX_SECTIONS];

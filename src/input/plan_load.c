@@ -46,7 +46,7 @@ static int unknown_key(loader *L, const yt_node *at, const char *path, size_t pl
     }
     if (best != INT_MAX && plan_close_enough(best, nlen))
         return loader_fail(L, at, "unknown key '%s'; did you mean '%.*s'?", full, (int)nm.len[bi],
-                    nm.name[bi]);
+                           nm.name[bi]);
     plan_join_names(&nm, list, sizeof list);
     return loader_fail(L, at, "unknown key '%s'; expected one of %s", full, list);
 }
@@ -63,8 +63,8 @@ static int walk_pair(loader *L, const yt_node *key, const yt_node *val, const ch
         plan_names_under(prefix, strlen(prefix), &nm);
         plan_join_names(&nm, list, sizeof list);
         return loader_fail(L, key, "%s%sa key must be a name, not %s; expected one of %s", prefix,
-                    prefix[0] ? ": " : "", key->kind == YT_SCALAR ? "text with NUL" :
-                    yt_kind_name(key), list);
+                           prefix[0] ? ": " : "",
+                           key->kind == YT_SCALAR ? "text with NUL" : yt_kind_name(key), list);
     }
     snprintf(path, sizeof path, "%s", prefix);
     const char *s = key->text;
@@ -77,12 +77,14 @@ static int walk_pair(loader *L, const yt_node *key, const yt_node *val, const ch
         int ki = plan_key_index(path);
         if (ki >= 0) {
             if (s[len] == '.')
-                return loader_fail(L, key, "unknown key '%s%s%s'; %s is a key, not a section", prefix,
-                            prefix[0] ? "." : "", plan_show(key->text, key->len, shown, sizeof shown),
-                            path);
+                return loader_fail(L, key, "unknown key '%s%s%s'; %s is a key, not a section",
+                                   prefix, prefix[0] ? "." : "",
+                                   plan_show(key->text, key->len, shown, sizeof shown), path);
             if (L->key_line[ki])
-                return loader_fail(L, key, "%s: duplicate key, first given at %d:%d; expected each "
-                            "key once", path, L->key_line[ki], L->key_col[ki]);
+                return loader_fail(L, key,
+                                   "%s: duplicate key, first given at %d:%d; expected each "
+                                   "key once",
+                                   path, L->key_line[ki], L->key_col[ki]);
             if (plan_assign(L, ki, val))
                 return SMX_EXIT_INPUT;
             L->key_line[ki] = key->line;
@@ -98,15 +100,15 @@ static int walk_pair(loader *L, const yt_node *key, const yt_node *val, const ch
         s += len + 1;
     }
     if (yt_is_null(val))
-        return 0;   /* "backend:" with nothing under it: all defaults */
+        return 0; /* "backend:" with nothing under it: all defaults */
     if (val->kind != YT_MAPPING) {
         plan_names_under(path, strlen(path), &nm);
         plan_join_names(&nm, list, sizeof list);
         if (val->kind == YT_SCALAR)
-            return loader_fail(L, val, "%s: got a scalar '%s'; expected a mapping with keys %s", path,
-                        plan_show_node(val, shown, sizeof shown), list);
+            return loader_fail(L, val, "%s: got a scalar '%s'; expected a mapping with keys %s",
+                               path, plan_show_node(val, shown, sizeof shown), list);
         return loader_fail(L, val, "%s: got %s; expected a mapping with keys %s", path,
-                    yt_kind_name(val), list);
+                           yt_kind_name(val), list);
     }
     return walk_mapping(L, val, path);
 }
@@ -121,9 +123,12 @@ static int walk_mapping(loader *L, const yt_node *m, const char *prefix)
             if (other->kind == YT_SCALAR && other->len == key->len &&
                 !memcmp(other->text, key->text, key->len)) {
                 char shown[SHOW_MAX + 4];
-                return loader_fail(L, key, "%s%s%s: duplicate key, first given at %d:%d; expected each "
-                            "key once", prefix, prefix[0] ? "." : "",
-                            plan_show_node(key, shown, sizeof shown), other->line, other->col);
+                return loader_fail(L, key,
+                                   "%s%s%s: duplicate key, first given at %d:%d; expected each "
+                                   "key once",
+                                   prefix, prefix[0] ? "." : "",
+                                   plan_show_node(key, shown, sizeof shown), other->line,
+                                   other->col);
             }
         }
         if (walk_pair(L, key, m->items[2 * i + 1], prefix))
@@ -137,10 +142,10 @@ static int walk_mapping(loader *L, const yt_node *m, const char *prefix)
 static const struct {
     const char *option, *key, *value;
 } option_keys[] = {
-    {"--device", "backend.device", NULL},
-    {"--output", "output.file", NULL},
-    {"--threads", "backend.threads", NULL},
-    {"--overwrite", "output.overwrite", "true"},
+    { "--device", "backend.device", NULL },
+    { "--output", "output.file", NULL },
+    { "--threads", "backend.threads", NULL },
+    { "--overwrite", "output.overwrite", "true" },
 };
 
 static int apply_override(loader *L, const char *arg)
@@ -148,7 +153,8 @@ static int apply_override(loader *L, const char *arg)
     char key[256], shown[SHOW_MAX + 4], aliased[4200], typed[sizeof aliased + 16];
     L->option = NULL;
     /* "--output=FILE" is output.file=FILE, and its messages say --output FILE. */
-    for (size_t i = 0; !strncmp(arg, "--", 2) && i < sizeof option_keys / sizeof *option_keys; i++) {
+    for (size_t i = 0; !strncmp(arg, "--", 2) && i < sizeof option_keys / sizeof *option_keys;
+         i++) {
         size_t n = strlen(option_keys[i].option);
         if (strncmp(arg, option_keys[i].option, n) || (arg[n] != '=' && arg[n] != '\0'))
             continue;
@@ -170,7 +176,8 @@ static int apply_override(loader *L, const char *arg)
         L->cli = NULL;
         return smx_fail(L->err, SMX_EXIT_INPUT,
                         "--set %s: missing '='; expected --set key.path=value, e.g. "
-                        "--set beam.energy_MeV=150", plan_show(arg, strlen(arg), shown, sizeof shown));
+                        "--set beam.energy_MeV=150",
+                        plan_show(arg, strlen(arg), shown, sizeof shown));
     }
     size_t klen = (size_t)(eq - arg);
     if (klen == 0)
@@ -183,8 +190,10 @@ static int apply_override(loader *L, const char *arg)
             char list[600];
             plan_names_under(key, strlen(key), &nm);
             plan_join_names(&nm, list, sizeof list);
-            return loader_fail(L, NULL, "'%s' is a section; expected a full key path, %s.NAME with "
-                        "NAME one of %s", key, key, list);
+            return loader_fail(L, NULL,
+                               "'%s' is a section; expected a full key path, %s.NAME with "
+                               "NAME one of %s",
+                               key, key, list);
         }
         /* A key given without its section (E_max_MeV) counts as a near miss too. */
         int best = INT_MAX, bi = -1;
@@ -204,9 +213,12 @@ static int apply_override(loader *L, const char *arg)
             }
         }
         if (bi >= 0 && plan_close_enough(best, strlen(key)))
-            return loader_fail(L, NULL, "unknown key '%s'; did you mean '%s'?", key, plan_keys[bi].path);
-        return loader_fail(L, NULL, "unknown key '%s'; expected a key path such as beam.energy_MeV "
-                    "(smx2d-sim --print-reference-plan lists them all)", key);
+            return loader_fail(L, NULL, "unknown key '%s'; did you mean '%s'?", key,
+                               plan_keys[bi].path);
+        return loader_fail(L, NULL,
+                           "unknown key '%s'; expected a key path such as beam.energy_MeV "
+                           "(smx2d-sim --print-reference-plan lists them all)",
+                           key);
     }
     if (plan_assign_text(L, ki, eq + 1))
         return SMX_EXIT_INPUT;
@@ -220,8 +232,7 @@ static int read_file(plan *p, const char *path, smx_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot open the plan: %s", path,
-                        strerror(errno));
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot open the plan: %s", path, strerror(errno));
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     int rc = buf ? 0 : -1;
@@ -229,8 +240,10 @@ static int read_file(plan *p, const char *path, smx_error *err)
         if (len + 1 == cap) {
             char *grown = cap < PLAN_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
             if (cap >= PLAN_MAX_BYTES)
-                rc = smx_fail(err, SMX_EXIT_INPUT, "%s: the file is larger than %u MiB; "
-                              "expected a plan of a few kilobytes", path, PLAN_MAX_BYTES >> 20);
+                rc = smx_fail(err, SMX_EXIT_INPUT,
+                              "%s: the file is larger than %u MiB; "
+                              "expected a plan of a few kilobytes",
+                              path, PLAN_MAX_BYTES >> 20);
             else if (!grown)
                 rc = -1;
             if (rc)
@@ -250,8 +263,7 @@ static int read_file(plan *p, const char *path, smx_error *err)
     fclose(f);
     if (rc) {
         free(buf);
-        return rc < 0 ? smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory reading the plan",
-                                 path)
+        return rc < 0 ? smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory reading the plan", path)
                       : rc;
     }
     buf[len] = '\0';
@@ -275,8 +287,10 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
                 smx_error *err, loader *L)
 {
     if (strlen(path) >= sizeof p->path)
-        return smx_fail(err, SMX_EXIT_INPUT, "%.200s...: the plan's path is longer than %d "
-                        "bytes", path, PLAN_PATH_MAX - 1);
+        return smx_fail(err, SMX_EXIT_INPUT,
+                        "%.200s...: the plan's path is longer than %d "
+                        "bytes",
+                        path, PLAN_PATH_MAX - 1);
     snprintf(p->path, sizeof p->path, "%s", path);
     set_dir(p);
     p->loc = calloc(plan_key_count, sizeof *p->loc);
@@ -302,11 +316,15 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
     plan_join_names(&top, list, sizeof list);
     int rc;
     if (!root)
-        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: the plan is empty; expected a mapping with "
-                      "sections %s", path, list);
+        rc = smx_fail(err, SMX_EXIT_INPUT,
+                      "%s: the plan is empty; expected a mapping with "
+                      "sections %s",
+                      path, list);
     else if (root->kind != YT_MAPPING)
-        rc = smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: the top level is %s; expected a mapping "
-                      "with sections %s", path, root->line, root->col, yt_kind_name(root), list);
+        rc = smx_fail(err, SMX_EXIT_INPUT,
+                      "%s:%d:%d: the top level is %s; expected a mapping "
+                      "with sections %s",
+                      path, root->line, root->col, yt_kind_name(root), list);
     else
         rc = walk_mapping(L, root, "");
     yt_free(root);
@@ -335,10 +353,13 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
         return SMX_EXIT_INPUT;
     /* The geometry's files are found like the table; they are read when the
      * medium map is built (physics/medium_plan.c). */
-    if ((p->map_file[0] && plan_resolve_data_file(p, "geometry.map_file", p->map_file, p->map_path, err)) ||
-        (p->ct_file[0] && plan_resolve_data_file(p, "geometry.ct.file", p->ct_file, p->ct_path, err)) ||
+    if ((p->map_file[0] &&
+         plan_resolve_data_file(p, "geometry.map_file", p->map_file, p->map_path, err)) ||
+        (p->ct_file[0] &&
+         plan_resolve_data_file(p, "geometry.ct.file", p->ct_file, p->ct_path, err)) ||
         (p->ct_calibration[0] &&
-         plan_resolve_data_file(p, "geometry.ct.calibration", p->ct_calibration, p->ct_calibration_path, err)))
+         plan_resolve_data_file(p, "geometry.ct.calibration", p->ct_calibration,
+                                p->ct_calibration_path, err)))
         return SMX_EXIT_INPUT;
     return 0;
 }

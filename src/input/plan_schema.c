@@ -10,7 +10,8 @@
 #include <stddef.h>
 
 #define AT(field) .offset = offsetof(plan, field), .size = sizeof(((plan *)0)->field)
-#define LIST_AT(field) .offset = offsetof(plan, field), \
+#define LIST_AT(field)               \
+    .offset = offsetof(plan, field), \
     .size = sizeof(((plan *)0)->field) / sizeof(((plan *)0)->field[0])
 #define NO_MIN .min = -INFINITY
 #define NO_MAX .max = INFINITY
@@ -22,6 +23,8 @@ _Static_assert(offsetof(plan, n_snapshot_steps) ==
                    offsetof(plan, snapshot_steps) + sizeof(((plan *)0)->snapshot_steps),
                "n_snapshot_steps must follow snapshot_steps");
 
+/* A data table, laid out by hand. */
+/* clang-format off */
 const plan_key plan_keys[] = {
     /* ---- grid.energy ---- */
     { .path = "grid.energy.kind", .type = PT_ENUM, AT(energy_kind), .default_value = "range",
@@ -262,10 +265,14 @@ const plan_key plan_keys[] = {
       .doc = "per-spot values below this fraction of the spot's largest value are not stored "
              "(their sum is, per spot, in /dose/per_spot/dropped)" },
 };
+/* clang-format on */
 
 const size_t plan_key_count = sizeof plan_keys / sizeof plan_keys[0];
 
-#define SHAPE_AT(field) .offset = offsetof(plan_shape, field), .size = sizeof(((plan_shape *)0)->field)
+#define SHAPE_AT(field) \
+    .offset = offsetof(plan_shape, field), .size = sizeof(((plan_shape *)0)->field)
+/* A data table, laid out by hand. */
+/* clang-format off */
 const plan_field plan_shape_fields[] = {
     { .name = "material", .type = PF_STRING, SHAPE_AT(material),
       .loc_offset = offsetof(plan_shape, material_at), .required = 1, .units = "",
@@ -284,4 +291,5 @@ const plan_field plan_shape_fields[] = {
       .units = "g/cm^3",
       .doc = "mass density; left out: the material's nominal density (docs/geometry.md)" },
 };
+/* clang-format on */
 const size_t plan_shape_field_count = sizeof plan_shape_fields / sizeof plan_shape_fields[0];

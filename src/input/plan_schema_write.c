@@ -11,7 +11,9 @@
 #include <string.h>
 
 /* Descriptions of the mappings that group the keys (schema and reference only). */
-static const struct { const char *path, *doc; } sections[] = {
+static const struct {
+    const char *path, *doc;
+} sections[] = {
     { "grid", "phase-space grid: energy, direction and space axes" },
     { "grid.energy", "energy axis" },
     { "grid.angle", "direction axis (theta from the +x axis, 90 deg = +z, into depth)" },
@@ -29,7 +31,9 @@ static const struct { const char *path, *doc; } sections[] = {
 
 /* Example values for required keys: together they make a small valid run, a
  * 100 MeV pencil beam in water, so the reference plan runs as written. */
-static const struct { const char *path, *value; } examples[] = {
+static const struct {
+    const char *path, *value;
+} examples[] = {
     { "grid.energy.n_bins", "200" },
     { "grid.energy.E_max_MeV", "100" },
     { "grid.space.nx", "81" },
@@ -65,9 +69,9 @@ static const char *example_of(const plan_key *k)
  * is the next dotted component of some key under it, in table order. */
 
 typedef struct child {
-    const char *name;   /* points into a key path */
+    const char *name; /* points into a key path */
     size_t len;
-    int key;            /* index of the leaf key, or -1 for a sub-section */
+    int key; /* index of the leaf key, or -1 for a sub-section */
 } child;
 
 static size_t children_of(const char *prefix, size_t plen, child *out, size_t max)
@@ -322,8 +326,7 @@ static void json_key(FILE *f, const plan_key *k, const plan *defaults, int level
     fputc('\n', f);
 }
 
-static void json_section(FILE *f, const char *prefix, size_t plen, const plan *defaults,
-                         int level)
+static void json_section(FILE *f, const char *prefix, size_t plen, const plan *defaults, int level)
 {
     child kids[64];
     size_t n = children_of(prefix, plen, kids, 64);
@@ -354,7 +357,8 @@ static void json_section(FILE *f, const char *prefix, size_t plen, const plan *d
          * n_bins goes with a uniform grid and only with it (kind defaults to range). */
         indent(f, level);
         fputs("\"if\": { \"properties\": { \"kind\": { \"const\": \"uniform\" } }, "
-              "\"required\": [\"kind\"] },\n", f);
+              "\"required\": [\"kind\"] },\n",
+              f);
         indent(f, level);
         fputs("\"then\": { \"required\": [\"n_bins\"] },\n", f);
         indent(f, level);
@@ -385,8 +389,8 @@ static void json_section(FILE *f, const char *prefix, size_t plen, const plan *d
 
 void plan_write_json_schema(FILE *f)
 {
-    plan defaults = {0};
-    smx_error err = {0};
+    plan defaults = { 0 };
+    smx_error err = { 0 };
     plan_set_defaults(&defaults, &err);
 
     fputs("{\n", f);
@@ -396,7 +400,8 @@ void plan_write_json_schema(FILE *f)
           "table in src/input/plan_schema.c by `smx2d-sim --print-plan-schema` (make schema); "
           "do not edit by hand. Cross-field rules (E_cutoff >= E_min, the beam inside the "
           "grid, ...) are checked by smx2d-sim itself, which also accepts a key written as "
-          "one dotted path (grid.space.nx: 81), the form of its resolved plan.\",\n", f);
+          "one dotted path (grid.space.nx: 81), the form of its resolved plan.\",\n",
+          f);
     json_section(f, "", 0, &defaults, 1);
     fputs("}\n", f);
     plan_free(&defaults);
@@ -448,14 +453,16 @@ static void reference_key(FILE *f, const plan_key *k, size_t name_off, int level
         for (size_t i = 0; i < plan_shape_field_count; i++) {
             const plan_field *fd = &plan_shape_fields[i];
             char line2[700];
-            snprintf(line2, sizeof line2, "- %s (%s%s%s): %s", fd->name, fd->required ? "required" : "optional",
-                     fd->units[0] ? ", " : "", fd->units, fd->doc);
+            snprintf(line2, sizeof line2, "- %s (%s%s%s): %s", fd->name,
+                     fd->required ? "required" : "optional", fd->units[0] ? ", " : "", fd->units,
+                     fd->doc);
             comment(f, level, line2);
         }
         comment(f, level, "for example:");
         comment(f, level, "shapes:");
         comment(f, level, "  - {material: bone_compact, z_mm: [20, 40]}");
-        comment(f, level, "  - {material: lung, z_mm: [60, 80], x_mm: [-10, 10], density_g_cm3: 0.26}");
+        comment(f, level,
+                "  - {material: lung, z_mm: [60, 80], x_mm: [-10, 10], density_g_cm3: 0.26}");
     }
 }
 
@@ -491,6 +498,7 @@ void plan_write_reference(FILE *f)
           "#\n"
           "# Generated from src/input/plan_schema.c by `smx2d-sim --print-reference-plan`\n"
           "# (make schema); do not edit by hand. JSON Schema: schemas/plan.schema.json.\n"
-          "\n", f);
+          "\n",
+          f);
     reference_section(f, "", 0, 0);
 }

@@ -21,31 +21,55 @@
 #define SPOTS_MAX_BYTES (256u << 20)
 #define LINE_MAX_BYTES 4096
 
-enum { COL_ENERGY, COL_ENERGY_SIGMA, COL_DIRECTION, COL_X, COL_SIGMA_X, COL_DIVERGENCE, COL_CORRELATION,
-       COL_WEIGHT, COL_COUNT };
+enum {
+    COL_ENERGY,
+    COL_ENERGY_SIGMA,
+    COL_DIRECTION,
+    COL_X,
+    COL_SIGMA_X,
+    COL_DIVERGENCE,
+    COL_CORRELATION,
+    COL_WEIGHT,
+    COL_COUNT
+};
 
-static const char *const col_name[COL_COUNT] = {"energy_MeV", "energy_sigma_MeV", "direction_deg",
-                                                "x_mm", "sigma_x_mm", "divergence_mrad",
-                                                "correlation", "weight"};
-static const int col_required[COL_COUNT] = {1, 0, 0, 1, 0, 0, 0, 1};
+static const char *const col_name[COL_COUNT] = { "energy_MeV",    "energy_sigma_MeV",
+                                                 "direction_deg", "x_mm",
+                                                 "sigma_x_mm",    "divergence_mrad",
+                                                 "correlation",   "weight" };
+static const int col_required[COL_COUNT] = { 1, 0, 0, 1, 0, 0, 0, 1 };
 
 static double *spot_field(plan_spot *s, int c)
 {
-    double *f[COL_COUNT] = {&s->energy_MeV, &s->energy_sigma_MeV, &s->direction_deg, &s->x_mm,
-                            &s->sigma_x_mm, &s->divergence_mrad, &s->correlation, &s->weight};
+    double *f[COL_COUNT] = { &s->energy_MeV, &s->energy_sigma_MeV, &s->direction_deg, &s->x_mm,
+                             &s->sigma_x_mm, &s->divergence_mrad,  &s->correlation,   &s->weight };
     return f[c];
 }
 
-int plan_spot_count(const plan *p) { return p->spots_file[0] ? p->n_spots : 1; }
+int plan_spot_count(const plan *p)
+{
+    return p->spots_file[0] ? p->n_spots : 1;
+}
 
 /* The spot of the beam.* keys (also every column's default). */
 static plan_spot beam_spot(const plan *p)
 {
-    return (plan_spot){p->beam_energy_MeV, p->beam_energy_sigma_MeV, p->beam_direction_deg, p->beam_x_mm,
-                       p->beam_sigma_x_mm, p->beam_divergence_mrad, p->beam_correlation, p->beam_weight, 0, {0}};
+    return (plan_spot){ p->beam_energy_MeV,
+                        p->beam_energy_sigma_MeV,
+                        p->beam_direction_deg,
+                        p->beam_x_mm,
+                        p->beam_sigma_x_mm,
+                        p->beam_divergence_mrad,
+                        p->beam_correlation,
+                        p->beam_weight,
+                        0,
+                        { 0 } };
 }
 
-plan_spot plan_spot_at(const plan *p, int i) { return p->spots_file[0] ? p->spots[i] : beam_spot(p); }
+plan_spot plan_spot_at(const plan *p, int i)
+{
+    return p->spots_file[0] ? p->spots[i] : beam_spot(p);
+}
 
 double plan_reference_energy_MeV(const plan *p)
 {
@@ -62,7 +86,8 @@ double plan_spectrum_top_MeV(const plan_spot *s)
     return s->energy_MeV + PLAN_SPECTRUM_SIGMAS * s->energy_sigma_MeV;
 }
 
-int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_error *err, const char *fmt, ...)
+int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_error *err,
+                   const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -78,10 +103,12 @@ int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_er
     if (s->line == 0)
         return plan_fail_at(p, err, key, "%s", msg);
     if (c >= 0 && s->col[c] == 0) /* the value came from the plan's key */
-        return smx_fail(err, SMX_EXIT_INPUT, "%s:%d: %s (the default of every spot without a %s column): %s "
-                        "(beam.spots_file)", p->spots_path, s->line, key, column, msg);
-    return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s (beam.spots_file)", p->spots_path, s->line,
-                    c >= 0 ? s->col[c] : 1, column, msg);
+        return smx_fail(err, SMX_EXIT_INPUT,
+                        "%s:%d: %s (the default of every spot without a %s column): %s "
+                        "(beam.spots_file)",
+                        p->spots_path, s->line, key, column, msg);
+    return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s (beam.spots_file)", p->spots_path,
+                    s->line, c >= 0 ? s->col[c] : 1, column, msg);
 }
 
 /* The cell [b, e) of a line, with surrounding blanks removed. */
@@ -102,13 +129,15 @@ static int fail_at(const plan *p, smx_error *err, int line, int col, const char 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s (beam.spots_file)", p->spots_path, line, col, msg);
+    return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s (beam.spots_file)", p->spots_path, line, col,
+                    msg);
 }
 
 /* The header: which column each cell is (map[k] = COL_*). */
-static int read_header(const plan *p, smx_error *err, const char *text, int line, int *map, int *ncells)
+static int read_header(const plan *p, smx_error *err, const char *text, int line, int *map,
+                       int *ncells)
 {
-    int seen[COL_COUNT] = {0};
+    int seen[COL_COUNT] = { 0 };
     const char *c = text;
     *ncells = 0;
     for (;;) {
@@ -122,13 +151,14 @@ static int read_header(const plan *p, smx_error *err, const char *text, int line
                 found = k;
         char shown[SHOW_MAX + 4];
         if (found < 0)
-            return fail_at(p, err, line, col,
-                           "unknown column '%s'; expected the header's names from energy_MeV, x_mm, weight, "
-                           "direction_deg, energy_sigma_MeV, sigma_x_mm, divergence_mrad, correlation",
-                           plan_show(b, (size_t)(t - b), shown, sizeof shown));
+            return fail_at(
+                p, err, line, col,
+                "unknown column '%s'; expected the header's names from energy_MeV, x_mm, weight, "
+                "direction_deg, energy_sigma_MeV, sigma_x_mm, divergence_mrad, correlation",
+                plan_show(b, (size_t)(t - b), shown, sizeof shown));
         if (seen[found])
-            return fail_at(p, err, line, col, "column '%s' appears twice; expected each column once",
-                           col_name[found]);
+            return fail_at(p, err, line, col,
+                           "column '%s' appears twice; expected each column once", col_name[found]);
         if (*ncells == COL_COUNT)
             return fail_at(p, err, line, col, "more than %d columns", COL_COUNT);
         seen[found] = 1;
@@ -139,14 +169,16 @@ static int read_header(const plan *p, smx_error *err, const char *text, int line
     }
     for (int k = 0; k < COL_COUNT; k++)
         if (col_required[k] && !seen[k])
-            return fail_at(p, err, line, 1, "the header has no column '%s'; expected energy_MeV, x_mm and weight "
-                           "at least", col_name[k]);
+            return fail_at(p, err, line, 1,
+                           "the header has no column '%s'; expected energy_MeV, x_mm and weight "
+                           "at least",
+                           col_name[k]);
     return 0;
 }
 
 /* One spot's line. */
-static int read_spot(const plan *p, smx_error *err, const char *text, int line, const int *map, int ncells,
-                     plan_spot *s)
+static int read_spot(const plan *p, smx_error *err, const char *text, int line, const int *map,
+                     int ncells, plan_spot *s)
 {
     *s = beam_spot(p);
     s->line = line;
@@ -176,22 +208,26 @@ static int read_spot(const plan *p, smx_error *err, const char *text, int line, 
         *spot_field(s, map[k]) = v;
         s->col[map[k]] = col;
         if (k + 1 == ncells && e)
-            return fail_at(p, err, line, (int)(e - text) + 1, "more values than the header's %d columns",
-                           ncells);
+            return fail_at(p, err, line, (int)(e - text) + 1,
+                           "more values than the header's %d columns", ncells);
         c = e ? e + 1 : end;
     }
     /* What a single value shows; the grid's own rules follow (plan_spot_check). */
-    const struct { int col, bad; const char *expected; } rules[] = {
-        {COL_WEIGHT, !(s->weight > 0.0), "a weight > 0"},
-        {COL_ENERGY_SIGMA, s->energy_sigma_MeV < 0.0, "a spread >= 0"},
-        {COL_SIGMA_X, s->sigma_x_mm < 0.0, "a width >= 0"},
-        {COL_DIVERGENCE, s->divergence_mrad < 0.0, "a divergence >= 0"},
-        {COL_CORRELATION, !(fabs(s->correlation) < 1.0), "a correlation in (-1, 1)"},
+    const struct {
+        int col, bad;
+        const char *expected;
+    } rules[] = {
+        { COL_WEIGHT, !(s->weight > 0.0), "a weight > 0" },
+        { COL_ENERGY_SIGMA, s->energy_sigma_MeV < 0.0, "a spread >= 0" },
+        { COL_SIGMA_X, s->sigma_x_mm < 0.0, "a width >= 0" },
+        { COL_DIVERGENCE, s->divergence_mrad < 0.0, "a divergence >= 0" },
+        { COL_CORRELATION, !(fabs(s->correlation) < 1.0), "a correlation in (-1, 1)" },
     };
     for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++)
         if (rules[r].bad)
-            return plan_spot_fail(p, s, col_name[rules[r].col], err, "%g is out of range; expected %s",
-                                  *spot_field(s, rules[r].col), rules[r].expected);
+            return plan_spot_fail(p, s, col_name[rules[r].col], err,
+                                  "%g is out of range; expected %s", *spot_field(s, rules[r].col),
+                                  rules[r].expected);
     return 0; /* the grid's rules: plan_spot_check, once the grid's keys are settled */
 }
 
@@ -203,8 +239,8 @@ int plan_spots_load(plan *p, smx_error *err)
      * happens to the file during the run. */
     FILE *in = fopen(p->spots_path, "rb");
     if (!in)
-        return plan_fail_at(p, err, "beam.spots_file", "'%s' could not be opened: %s", p->spots_path,
-                            strerror(errno));
+        return plan_fail_at(p, err, "beam.spots_file", "'%s' could not be opened: %s",
+                            p->spots_path, strerror(errno));
     size_t tcap = 1 << 16;
     p->spots_text = malloc(tcap);
     for (size_t got = 1; p->spots_text && got > 0;) {
@@ -212,8 +248,10 @@ int plan_spots_load(plan *p, smx_error *err)
             char *grown = tcap < SPOTS_MAX_BYTES ? realloc(p->spots_text, tcap * 2) : NULL;
             if (!grown) {
                 fclose(in);
-                return plan_fail_at(p, err, "beam.spots_file", "'%s' is larger than %u MB or memory ran out; "
-                                    "expected a spot map", p->spots_path, SPOTS_MAX_BYTES >> 20);
+                return plan_fail_at(p, err, "beam.spots_file",
+                                    "'%s' is larger than %u MB or memory ran out; "
+                                    "expected a spot map",
+                                    p->spots_path, SPOTS_MAX_BYTES >> 20);
             }
             p->spots_text = grown;
             tcap *= 2;
@@ -235,7 +273,8 @@ int plan_spots_load(plan *p, smx_error *err)
         line++;
         size_t len = strlen(text);
         if (len + 1 == sizeof text && text[len - 1] != '\n') {
-            rc = fail_at(p, err, line, 1, "the line is longer than %d bytes; expected one spot per line",
+            rc = fail_at(p, err, line, 1,
+                         "the line is longer than %d bytes; expected one spot per line",
                          LINE_MAX_BYTES - 2);
             break;
         }
@@ -268,8 +307,12 @@ int plan_spots_load(plan *p, smx_error *err)
     }
     fclose(f);
     if (!rc && p->n_spots == 0)
-        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: %s (beam.spots_file); expected a header line naming the columns, "
-                      "then one line per spot", p->spots_path, have_header ? "no spots after the header" : "no "
-                      "header and no spots");
+        rc = smx_fail(err, SMX_EXIT_INPUT,
+                      "%s: %s (beam.spots_file); expected a header line naming the columns, "
+                      "then one line per spot",
+                      p->spots_path,
+                      have_header ? "no spots after the header"
+                                  : "no "
+                                    "header and no spots");
     return rc ? SMX_EXIT_INPUT : 0;
 }

@@ -144,8 +144,10 @@ void plan_key_expected(const plan_key *k, char *buf, size_t n)
         snprintf(buf, n, "a list holding each of %s once", list);
         break;
     case PT_SHAPE_LIST:
-        snprintf(buf, n, "a list of at most %zu shapes, each a mapping such as {material: bone_compact, "
-                 "z_mm: [20, 40], x_mm: [-50, 50], density_g_cm3: 1.85}", k->size);
+        snprintf(buf, n,
+                 "a list of at most %zu shapes, each a mapping such as {material: bone_compact, "
+                 "z_mm: [20, 40], x_mm: [-50, 50], density_g_cm3: 1.85}",
+                 k->size);
         break;
     default:
         snprintf(buf, n, "a value");
@@ -188,8 +190,7 @@ static void yaml_write_string(FILE *f, const char *s)
                 strcmp(s, "null") && strcmp(s, "~") && strcmp(s, "auto");
     for (const char *c = s; plain && *c; c++) {
         int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-                 *c == '_' || *c == '.' || *c == '/' ||
-                 (c != s && (*c == '-' || *c == '+'));
+                 *c == '_' || *c == '.' || *c == '/' || (c != s && (*c == '-' || *c == '+'));
         plain = ok;
     }
     if (plain)
@@ -291,7 +292,6 @@ void plan_write_value(FILE *f, const plan *p, const plan_key *k, int json)
     }
 }
 
-
 int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fmt, ...)
 {
     char msg[1800];
@@ -316,15 +316,17 @@ int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fm
         if (loc->option && !strcmp(loc->option, "--overwrite"))
             smx_fail(err, SMX_EXIT_INPUT, "--overwrite: %s: %s", path, msg);
         else if (loc->option)
-            smx_fail(err, SMX_EXIT_INPUT, "%s %.200s: %s: %s", loc->option, val ? val : "?", path, msg);
+            smx_fail(err, SMX_EXIT_INPUT, "%s %.200s: %s: %s", loc->option, val ? val : "?", path,
+                     msg);
         else
-            smx_fail(err, SMX_EXIT_INPUT, "--set %s=%.200s: %s: %s", path, val ? val : "?", path, msg);
+            smx_fail(err, SMX_EXIT_INPUT, "--set %s=%.200s: %s: %s", path, val ? val : "?", path,
+                     msg);
         free(val);
         return SMX_EXIT_INPUT;
     }
     if (loc && loc->line > 0)
-        return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s", p->path, loc->line, loc->col,
-                        path, msg);
+        return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s", p->path, loc->line, loc->col, path,
+                        msg);
     if (path)
         return smx_fail(err, SMX_EXIT_INPUT, "%s: %s: %s", p->path, path, msg);
     return smx_fail(err, SMX_EXIT_INPUT, "%s: %s", p->path, msg);
@@ -334,13 +336,14 @@ int plan_blame_key(const plan *p, const char *path, int rc, smx_error *err)
 {
     if (rc != SMX_EXIT_INPUT)
         return rc;
-    smx_error at_key = {0}; /* smx_fail keeps the first error set: start afresh */
+    smx_error at_key = { 0 }; /* smx_fail keeps the first error set: start afresh */
     plan_fail_at(p, &at_key, path, "%s", err->msg);
     *err = at_key;
     return rc;
 }
 
-int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt, ...)
+int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt,
+                       ...)
 {
     char msg[1800], name[200];
     va_list ap;
@@ -352,14 +355,16 @@ int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, 
     plan_loc loc = s->at;
     for (size_t f = 0; field && f < plan_shape_field_count; f++)
         if (!strcmp(plan_shape_fields[f].name, field)) {
-            plan_loc fl = *(const plan_loc *)(const void *)((const char *)s + plan_shape_fields[f].loc_offset);
+            plan_loc fl = *(const plan_loc *)(const void *)((const char *)s +
+                                                            plan_shape_fields[f].loc_offset);
             if (fl.line > 0 || fl.from_cli)
                 loc = fl;
         }
     if (loc.from_cli)
         return smx_fail(err, SMX_EXIT_INPUT, "--set geometry.shapes: %s: %s", name, msg);
     if (loc.line > 0)
-        return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s", p->path, loc.line, loc.col, name, msg);
+        return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s", p->path, loc.line, loc.col, name,
+                        msg);
     return smx_fail(err, SMX_EXIT_INPUT, "%s: %s: %s", p->path, name, msg);
 }
 
@@ -374,7 +379,8 @@ void plan_write_resolved(FILE *f, const plan *p)
          * file) has no value to write: 0 would not load back. */
         int required_unset = !k->default_value && p->loc && !set;
         if (required_unset ||
-            (optional && (p->loc ? !set : !*(const int *)(const void *)((const char *)p + k->offset)))) {
+            (optional &&
+             (p->loc ? !set : !*(const int *)(const void *)((const char *)p + k->offset)))) {
             /* An optional key without a default that the plan left out. */
             fprintf(f, "# %s: not set\n", k->path);
             continue;

@@ -220,7 +220,7 @@ int yt_parse(const char *text, size_t len, yt_node **root, yt_error *e)
     }
     yaml_parser_set_input_string(&b.parser, (const unsigned char *)text, len);
 
-    if (next_event(&b, &ev))           /* stream start */
+    if (next_event(&b, &ev)) /* stream start */
         goto done;
     yaml_event_delete(&ev);
     if (next_event(&b, &ev))
@@ -230,14 +230,14 @@ int yt_parse(const char *text, size_t len, yt_node **root, yt_error *e)
         rc = 0;
         goto done;
     }
-    yaml_event_delete(&ev);            /* document start */
+    yaml_event_delete(&ev); /* document start */
     if (next_event(&b, &ev))
         goto done;
     int brc = build(&b, &ev, 0, &doc);
     yaml_event_delete(&ev);
     if (brc)
         goto done;
-    if (next_event(&b, &ev))           /* document end */
+    if (next_event(&b, &ev)) /* document end */
         goto done;
     yaml_event_delete(&ev);
     if (next_event(&b, &ev))
@@ -289,8 +289,11 @@ const char *yt_kind_name(const yt_node *n)
     if (!n)
         return "nothing";
     switch (n->kind) {
-    case YT_SCALAR: return "a scalar";
-    case YT_SEQUENCE: return "a list";
-    default: return "a mapping";
+    case YT_SCALAR:
+        return "a scalar";
+    case YT_SEQUENCE:
+        return "a list";
+    default:
+        return "a mapping";
     }
 }

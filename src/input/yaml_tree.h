@@ -14,19 +14,19 @@
 enum yt_kind { YT_SCALAR, YT_SEQUENCE, YT_MAPPING };
 
 typedef struct yt_node {
-    int kind;               /* enum yt_kind */
-    int line, col;          /* 1-based start of the node */
+    int kind; /* enum yt_kind */
+    int line, col; /* 1-based start of the node */
     /* scalar */
-    char *text;             /* NUL-terminated; may hold NULs (len tells) */
+    char *text; /* NUL-terminated; may hold NULs (len tells) */
     size_t len;
-    int quoted;             /* 1 unless written plain: a quoted "100" is a string */
+    int quoted; /* 1 unless written plain: a quoted "100" is a string */
     /* sequence: items[0..n); mapping: items[2i] = key, items[2i+1] = value */
     struct yt_node **items;
-    size_t n;               /* items of a sequence, pairs of a mapping */
+    size_t n; /* items of a sequence, pairs of a mapping */
 } yt_node;
 
 typedef struct yt_error {
-    int line, col;          /* 1-based; 0 = no position known */
+    int line, col; /* 1-based; 0 = no position known */
     char msg[512];
 } yt_error;
 

@@ -47,7 +47,8 @@ static int refuse_existing(const char *final_path, smx_error *err)
 {
     return smx_fail(err, SMX_EXIT_INPUT,
                     "%s: exists; refusing to overwrite (set output.overwrite: true or pass "
-                    "--overwrite)", final_path);
+                    "--overwrite)",
+                    final_path);
 }
 
 int output_check_target(const char *final_path, int overwrite, smx_error *err)
@@ -117,8 +118,7 @@ __attribute__((constructor)) static void no_hdf5_exit_handler(void)
 static void discard_file(output *o)
 {
     if (unlink(o->temp_path) != 0 && errno != ENOENT)
-        smx_warn("%s: could not remove %s: %s\n", o->final_path, o->temp_path,
-                 strerror(errno));
+        smx_warn("%s: could not remove %s: %s\n", o->final_path, o->temp_path, strerror(errno));
     hid_t fapl = H5Fget_access_plist(o->file);
     void *handle = NULL;
     if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
@@ -181,8 +181,8 @@ static void handle_stale(const char *final_path, int overwrite)
         char *path = NULL;
         /* Named as the user named the output: no "./" before a bare name. */
         int bare = strchr(final_path, '/') == NULL, root = !strcmp(dir, "/");
-        if (*end || asprintf(&path, "%s%s%s", bare ? "" : dir, bare || root ? "" : "/",
-                             e->d_name) < 0)
+        if (*end ||
+            asprintf(&path, "%s%s%s", bare ? "" : dir, bare || root ? "" : "/", e->d_name) < 0)
             continue;
         if (!is_stale(path, pid)) {
             free(path);
@@ -190,10 +190,11 @@ static void handle_stale(const char *final_path, int overwrite)
         }
         if (!overwrite)
             smx_warn("%s: left by a run that did not finish (process %ld is gone); remove it, "
-                     "or pass --overwrite to have it removed\n", path, pid);
-        else if (unlink(path) == 0)
-            smx_warn("%s: removed (left by a run that did not finish; process %ld is gone)\n",
+                     "or pass --overwrite to have it removed\n",
                      path, pid);
+        else if (unlink(path) == 0)
+            smx_warn("%s: removed (left by a run that did not finish; process %ld is gone)\n", path,
+                     pid);
         else
             smx_warn("%s: left by a run that did not finish; could not remove it: %s\n", path,
                      strerror(errno));
@@ -288,10 +289,9 @@ static int check_grid(const output *o, const grid *g, smx_error *err)
 {
     if (g->ne < 1 || g->nth < 1 || g->nz < 1 || g->nx < 1 || g->E.n != g->ne ||
         g->theta.n != g->nth || g->z.n != g->nz || g->x.n != g->nx)
-        return smx_fail(err, SMX_EXIT_RUNTIME,
-                        "%s: inconsistent grid (ne %lld, nth %lld, nz %lld, nx %lld)",
-                        o->final_path, (long long)g->ne, (long long)g->nth,
-                        (long long)g->nz, (long long)g->nx);
+        return smx_fail(
+            err, SMX_EXIT_RUNTIME, "%s: inconsistent grid (ne %lld, nth %lld, nz %lld, nx %lld)",
+            o->final_path, (long long)g->ne, (long long)g->nth, (long long)g->nz, (long long)g->nx);
     return SMX_OK;
 }
 
@@ -313,20 +313,20 @@ static int place_file(output *o, smx_error *err)
             return SMX_OK;
     } else if (link(o->temp_path, o->final_path) == 0) {
         if (unlink(o->temp_path) != 0)
-            smx_warn("%s: could not remove %s after linking it into place: %s\n",
-                     o->final_path, o->temp_path, strerror(errno));
+            smx_warn("%s: could not remove %s after linking it into place: %s\n", o->final_path,
+                     o->temp_path, strerror(errno));
         return SMX_OK;
     } else if (errno == EEXIST) {
         return refuse_existing(o->final_path, err);
-    } else if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP ||
-               errno == EMLINK || errno == ENOSYS) {
+    } else if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP || errno == EMLINK ||
+               errno == ENOSYS) {
         if (access(o->final_path, F_OK) == 0)
             return refuse_existing(o->final_path, err);
         if (rename(o->temp_path, o->final_path) == 0)
             return SMX_OK;
     }
-    return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot move %s into place: %s",
-                    o->final_path, o->temp_path, strerror(errno));
+    return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot move %s into place: %s", o->final_path,
+                    o->temp_path, strerror(errno));
 }
 
 static int commit_impl(output *o, smx_error *err)
@@ -339,15 +339,17 @@ static int commit_impl(output *o, smx_error *err)
     if (!o->setup_done || !o->result_done)
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "%s: output_commit before output_write_setup and "
-                        "output_write_result", o->final_path);
+                        "output_write_result",
+                        o->final_path);
     if ((rc = out_attr_int(o, o->file, "/", "complete", 1, err)))
         return rc;
     /* See room_to_close(): without room the file stays open for output_abort. */
     double need, have;
     if (!room_to_close(o, &need, &have))
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: not enough disk space to finish %s "
-                        "(%.3g MB free, %.3g MB needed)", o->final_path, o->temp_path,
-                        have * 1e-6, need * 1e-6);
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "%s: not enough disk space to finish %s "
+                        "(%.3g MB free, %.3g MB needed)",
+                        o->final_path, o->temp_path, have * 1e-6, need * 1e-6);
     herr_t closed = H5Fclose(o->file);
     o->file = H5I_INVALID_HID;
     if (closed < 0)
@@ -366,8 +368,7 @@ static int commit_impl(output *o, smx_error *err)
         { "material_index", "/geometry/material_index", 1, "UChar" },
         { "density_g_cm3", "/geometry/density_g_cm3", 4, NULL },
     };
-    rc = xdmf_write(xpath, base_of(o->final_path), &o->mesh, fields,
-                    o->geometry_done ? 4 : 2, err);
+    rc = xdmf_write(xpath, base_of(o->final_path), &o->mesh, fields, o->geometry_done ? 4 : 2, err);
     free(xpath);
     if (rc)
         return rc;
@@ -403,8 +404,8 @@ void output_abort(output *o, int keep_partial)
         double need, have;
         if (keep && !room_to_close(o, &need, &have)) {
             smx_warn("%s: not enough disk space to finish the partial results (%.3g MB "
-                     "free, %.3g MB needed); nothing kept\n", o->final_path, have * 1e-6,
-                     need * 1e-6);
+                     "free, %.3g MB needed); nothing kept\n",
+                     o->final_path, have * 1e-6, need * 1e-6);
             keep = 0;
         }
         if (keep) {
@@ -427,8 +428,7 @@ void output_abort(output *o, int keep_partial)
         free(kept);
     } else if (!o->placed) {
         if (unlink(o->temp_path) != 0 && errno != ENOENT)
-            smx_warn("%s: could not remove %s: %s\n", o->final_path, o->temp_path,
-                     strerror(errno));
+            smx_warn("%s: could not remove %s: %s\n", o->final_path, o->temp_path, strerror(errno));
     }
     output_free(o);
     out_quiet_end(q);

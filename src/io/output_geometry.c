@@ -13,21 +13,23 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
     if (!o || o->file < 0 || !o->setup_done)
         return smx_fail(err, SMX_EXIT_RUNTIME, "output_write_geometry before output_write_setup");
     if (m->nz != o->mesh.nz || m->nx != o->mesh.nx)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: the material map is %d x %d cells, the dose grid %lld x %lld",
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "%s: the material map is %d x %d cells, the dose grid %lld x %lld",
                         o->final_path, m->nz, m->nx, (long long)o->mesh.nz, (long long)o->mesh.nx);
     const size_t n = (size_t)m->nz * (size_t)m->nx;
     uint8_t *index = calloc(n ? n : 1, 1), *medium = calloc(n ? n : 1, 1);
     float *density = malloc((n ? n : 1) * sizeof *density);
     const char **names = calloc((size_t)m->n_materials, sizeof *names);
     const char **paths = calloc((size_t)m->n_materials, sizeof *paths);
-    char (*sha)[65] = calloc((size_t)m->n_materials, sizeof *sha);
+    char(*sha)[65] = calloc((size_t)m->n_materials, sizeof *sha);
     const char **shas = calloc((size_t)m->n_materials, sizeof *shas);
     int *medium_material = malloc((size_t)m->n_media * sizeof *medium_material);
     double *medium_density = malloc((size_t)m->n_media * sizeof *medium_density);
     hid_t grp = H5I_INVALID_HID, ds = H5I_INVALID_HID;
     char *joined = NULL;
     int rc = 0;
-    if (!index || !medium || !density || !names || !paths || !sha || !shas || !medium_material || !medium_density) {
+    if (!index || !medium || !density || !names || !paths || !sha || !shas || !medium_material ||
+        !medium_density) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /geometry", o->final_path);
         goto done;
     }
@@ -46,7 +48,8 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
         goto done;
     }
     for (int i = 0; i < m->n_materials; i++)
-        snprintf(joined + strlen(joined), names_len - strlen(joined), "%s%s", i ? "," : "", m->materials[i].name);
+        snprintf(joined + strlen(joined), names_len - strlen(joined), "%s%s", i ? "," : "",
+                 m->materials[i].name);
     for (int i = 0; i < m->n_materials; i++) {
         names[i] = m->materials[i].name;
         paths[i] = m->materials[i].table_path;
@@ -61,31 +64,78 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
     }
     const hsize_t nm = (hsize_t)m->n_materials, nd = (hsize_t)m->n_media;
     const dset list[] = {
-        { .name = "medium_index", .kind = V_U8, .rank = 2, .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
-          .data = medium, .units = "", .axes = "z_centres_mm,x_centres_mm",
-          .description = "Medium of each cell, as transported: an index into /geometry/medium_material and "
-                         "medium_density_g_cm3 (0 = the plan's material: at its density)" },
-        { .name = "density_g_cm3", .kind = V_F32, .rank = 2, .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
-          .data = density, .units = "g/cm^3", .axes = "z_centres_mm,x_centres_mm",
-          .description = "Mass density of each cell as transported (its medium's density, after any "
-                         "quantisation), float32 of the medium's value" },
-        { .name = "materials", .kind = V_TEXTS, .rank = 1, .dims = { nm }, .data = names, .units = "",
-          .description = "Material names (library keys, or the plan's material.name for material 0)" },
-        { .name = "material_tables", .kind = V_TEXTS, .rank = 1, .dims = { nm }, .data = paths, .units = "",
+        { .name = "medium_index",
+          .kind = V_U8,
+          .rank = 2,
+          .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
+          .data = medium,
+          .units = "",
+          .axes = "z_centres_mm,x_centres_mm",
+          .description =
+              "Medium of each cell, as transported: an index into /geometry/medium_material and "
+              "medium_density_g_cm3 (0 = the plan's material: at its density)" },
+        { .name = "density_g_cm3",
+          .kind = V_F32,
+          .rank = 2,
+          .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
+          .data = density,
+          .units = "g/cm^3",
+          .axes = "z_centres_mm,x_centres_mm",
+          .description =
+              "Mass density of each cell as transported (its medium's density, after any "
+              "quantisation), float32 of the medium's value" },
+        { .name = "materials",
+          .kind = V_TEXTS,
+          .rank = 1,
+          .dims = { nm },
+          .data = names,
+          .units = "",
+          .description =
+              "Material names (library keys, or the plan's material.name for material 0)" },
+        { .name = "material_tables",
+          .kind = V_TEXTS,
+          .rank = 1,
+          .dims = { nm },
+          .data = paths,
+          .units = "",
           .description = "Each material's HDF5 table, as resolved" },
-        { .name = "material_table_sha256", .kind = V_TEXTS, .rank = 1, .dims = { nm }, .data = shas, .units = "",
-          .description = "SHA-256 of each table file when the result was set up (empty: not readable)" },
-        { .name = "medium_material", .kind = V_I32, .rank = 1, .dims = { nd }, .data = medium_material,
-          .units = "", .description = "Each medium's material: an index into /geometry/materials" },
-        { .name = "medium_density_g_cm3", .kind = V_F64, .rank = 1, .dims = { nd }, .data = medium_density,
-          .units = "g/cm^3", .description = "Each medium's mass density" },
+        { .name = "material_table_sha256",
+          .kind = V_TEXTS,
+          .rank = 1,
+          .dims = { nm },
+          .data = shas,
+          .units = "",
+          .description =
+              "SHA-256 of each table file when the result was set up (empty: not readable)" },
+        { .name = "medium_material",
+          .kind = V_I32,
+          .rank = 1,
+          .dims = { nd },
+          .data = medium_material,
+          .units = "",
+          .description = "Each medium's material: an index into /geometry/materials" },
+        { .name = "medium_density_g_cm3",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { nd },
+          .data = medium_density,
+          .units = "g/cm^3",
+          .description = "Each medium's mass density" },
     };
     if ((rc = out_open_group(o, "/geometry", &grp, err)) ||
-        (rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/geometry", .name = "material_index",
-                                          .kind = V_U8, .rank = 2, .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
-                                          .data = index, .units = "", .axes = "z_centres_mm,x_centres_mm",
-                                          .description = "Material of each cell: an index into "
-                                                         "/geometry/materials (0 = the plan's material:)" },
+        (rc = out_put_dataset(o,
+                              &(dset){ .parent = grp,
+                                       .parent_path = "/geometry",
+                                       .name = "material_index",
+                                       .kind = V_U8,
+                                       .rank = 2,
+                                       .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
+                                       .data = index,
+                                       .units = "",
+                                       .axes = "z_centres_mm,x_centres_mm",
+                                       .description =
+                                           "Material of each cell: an index into "
+                                           "/geometry/materials (0 = the plan's material:)" },
                               &ds, err)) ||
         (rc = out_attr_str(o, ds, "/geometry/material_index", "names", joined, err)) ||
         (rc = out_put_all(o, grp, "/geometry", list, sizeof list / sizeof list[0], err)) ||

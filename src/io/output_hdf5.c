@@ -49,8 +49,8 @@ int out_h5_fail(const output *o, smx_error *err, const char *action, const char 
     char cause[256] = "";
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_cause, cause);
     H5Eclear2(H5E_DEFAULT);
-    return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot %s %s (in %s)%s%s", o->final_path,
-                    action, object, o->temp_path, cause[0] ? ": " : "", cause);
+    return smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot %s %s (in %s)%s%s", o->final_path, action,
+                    object, o->temp_path, cause[0] ? ": " : "", cause);
 }
 
 void out_close_id(hid_t *id, herr_t (*closer)(hid_t))
@@ -72,8 +72,8 @@ int out_close_dataset(output *o, hid_t *ds, const char *object, int rc, smx_erro
 
 /* Replaces an existing attribute: `complete` and the table hash are written
  * twice, and an attribute cannot change its type in place. */
-static int put_attr(output *o, hid_t loc, const char *where, const char *name,
-                    hid_t ftype, hid_t mtype, const void *value, smx_error *err)
+static int put_attr(output *o, hid_t loc, const char *where, const char *name, hid_t ftype,
+                    hid_t mtype, const void *value, smx_error *err)
 {
     char object[512];
     snprintf(object, sizeof object, "attribute '%s' of %s", name, where);
@@ -124,8 +124,8 @@ static hid_t vlen_string_type(void)
     return t;
 }
 
-int out_attr_str(output *o, hid_t loc, const char *where, const char *name,
-                    const char *value, smx_error *err)
+int out_attr_str(output *o, hid_t loc, const char *where, const char *name, const char *value,
+                 smx_error *err)
 {
     if (!value)
         value = "";
@@ -141,13 +141,13 @@ int out_attr_str(output *o, hid_t loc, const char *where, const char *name,
 }
 
 int out_attr_int(output *o, hid_t loc, const char *where, const char *name, int value,
-                    smx_error *err)
+                 smx_error *err)
 {
     return put_attr(o, loc, where, name, H5T_STD_I32LE, H5T_NATIVE_INT, &value, err);
 }
 
 int out_attr_f64(output *o, hid_t loc, const char *where, const char *name, double value,
-                    smx_error *err)
+                 smx_error *err)
 {
     return put_attr(o, loc, where, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, err);
 }
@@ -229,11 +229,26 @@ int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
         count *= d->dims[i];
 
     switch (d->kind) {
-    case V_F64: ftype = H5T_IEEE_F64LE; mtype = H5T_NATIVE_DOUBLE; break;
-    case V_F32: ftype = H5T_IEEE_F32LE; mtype = H5T_NATIVE_FLOAT; break;
-    case V_I32: ftype = H5T_STD_I32LE; mtype = H5T_NATIVE_INT; break;
-    case V_I64: ftype = H5T_STD_I64LE; mtype = H5T_NATIVE_INT64; break;
-    case V_U8: ftype = H5T_STD_U8LE; mtype = H5T_NATIVE_UINT8; break;
+    case V_F64:
+        ftype = H5T_IEEE_F64LE;
+        mtype = H5T_NATIVE_DOUBLE;
+        break;
+    case V_F32:
+        ftype = H5T_IEEE_F32LE;
+        mtype = H5T_NATIVE_FLOAT;
+        break;
+    case V_I32:
+        ftype = H5T_STD_I32LE;
+        mtype = H5T_NATIVE_INT;
+        break;
+    case V_I64:
+        ftype = H5T_STD_I64LE;
+        mtype = H5T_NATIVE_INT64;
+        break;
+    case V_U8:
+        ftype = H5T_STD_U8LE;
+        mtype = H5T_NATIVE_UINT8;
+        break;
     case V_TEXT: {
         const char *s = d->data ? d->data : "";
         str = string_type(strlen(s));
@@ -244,8 +259,8 @@ int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
         size_t w = 0;
         packed = pack_strings(d->data, count, &w);
         if (!packed) {
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing %s",
-                          o->final_path, object);
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing %s", o->final_path,
+                          object);
             goto done;
         }
         str = string_type(w);

@@ -82,7 +82,8 @@ double out_gy_per_MeV(const plan *p, const grid *g);
 /* The same for cell c of a dose map (z * nx + x), from its medium's density. */
 double out_gy_per_MeV_at(const output *o, const plan *p, const grid *g, int64_t c);
 /* output_spots.c: /dose/per_spot, when the run has it. */
-int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err);
+int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r,
+                       smx_error *err);
 /* output_ranks.c: /mpi, the processes of an MPI job (pv->n_ranks > 0). */
 int out_write_ranks(output *o, const provenance *pv, smx_error *err);
 /* output_file.c */

@@ -26,16 +26,42 @@ int out_write_ranks(output *o, const provenance *pv, smx_error *err)
     const hsize_t nr = (hsize_t)n;
     const char *ax = "rank";
     const dset list[] = {
-        { .name = "host", .kind = V_TEXTS, .rank = 1, .dims = { nr }, .data = host, .units = "", .axes = ax,
+        { .name = "host",
+          .kind = V_TEXTS,
+          .rank = 1,
+          .dims = { nr },
+          .data = host,
+          .units = "",
+          .axes = ax,
           .description = "Each rank's host name (gethostname)" },
-        { .name = "device", .kind = V_TEXTS, .rank = 1, .dims = { nr }, .data = device, .units = "", .axes = ax,
-          .description = "The backend and device each rank ran on (a GPU: its local rank modulo the host's "
-                         "GPUs)" },
-        { .name = "spot_first", .kind = V_I64, .rank = 1, .dims = { nr }, .data = first, .units = "1", .axes = ax,
+        { .name = "device",
+          .kind = V_TEXTS,
+          .rank = 1,
+          .dims = { nr },
+          .data = device,
+          .units = "",
+          .axes = ax,
+          .description =
+              "The backend and device each rank ran on (a GPU: its local rank modulo the host's "
+              "GPUs)" },
+        { .name = "spot_first",
+          .kind = V_I64,
+          .rank = 1,
+          .dims = { nr },
+          .data = first,
+          .units = "1",
+          .axes = ax,
           .description = "First row of /dose/per_spot the rank computed (0-based spot index)" },
-        { .name = "spot_count", .kind = V_I64, .rank = 1, .dims = { nr }, .data = count, .units = "1", .axes = ax,
-          .description = "Rows of /dose/per_spot the rank computed (contiguous from spot_first; 0 without "
-                         "output.per_spot_dose)" },
+        { .name = "spot_count",
+          .kind = V_I64,
+          .rank = 1,
+          .dims = { nr },
+          .data = count,
+          .units = "1",
+          .axes = ax,
+          .description =
+              "Rows of /dose/per_spot the rank computed (contiguous from spot_first; 0 without "
+              "output.per_spot_dose)" },
     };
     hid_t grp = H5I_INVALID_HID;
     rc = out_open_group(o, "/mpi", &grp, err);
@@ -44,11 +70,14 @@ int out_write_ranks(output *o, const provenance *pv, smx_error *err)
     if (!rc)
         rc = out_attr_int(o, grp, "/mpi", "ranks", n, err);
     if (!rc)
-        rc = out_attr_str(o, grp, "/mpi", "library", pv->mpi_library[0] ? pv->mpi_library : "unknown", err);
+        rc = out_attr_str(o, grp, "/mpi", "library",
+                          pv->mpi_library[0] ? pv->mpi_library : "unknown", err);
     if (!rc)
-        rc = out_attr_str(o, grp, "/mpi", "description",
-                          "The processes of the MPI job that wrote this file: rank 0 ran the field's total "
-                          "dose and wrote the file; each rank computed its block of per-spot rows", err);
+        rc = out_attr_str(
+            o, grp, "/mpi", "description",
+            "The processes of the MPI job that wrote this file: rank 0 ran the field's total "
+            "dose and wrote the file; each rank computed its block of per-spot rows",
+            err);
     out_close_id(&grp, H5Gclose);
 done:
     free(host);

@@ -8,16 +8,15 @@
 #include "io/output_internal.h"
 #include "report/analysis.h"
 
-static int write_dose(output *o, const plan *p, const grid *g, const run_result *r,
-                      smx_error *err)
+static int write_dose(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err)
 {
     size_t cells = (size_t)(g->nz * g->nx);
     double slab = p->slab_thickness_mm, rho = g->density;
     if (!(slab > 0) || !(rho > 0) || !(g->dx > 0) || !(g->dz > 0))
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "%s: cannot convert dose to Gy: slab thickness %g mm, density %g "
-                        "g/cm3, cell %g x %g mm must all be positive", o->final_path, slab,
-                        rho, g->dx, g->dz);
+                        "g/cm3, cell %g x %g mm must all be positive",
+                        o->final_path, slab, rho, g->dx, g->dz);
     if (!r->dose_MeV)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: the run result has no dose array",
                         o->final_path);
@@ -28,8 +27,7 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
         protons += plan_spot_at(p, k).weight;
     double *gy = malloc(2 * cells * sizeof *gy), *gy1 = gy + cells;
     if (!gy)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose",
-                        o->final_path);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose", o->final_path);
     for (size_t i = 0; i < cells; i++) {
         gy1[i] = r->dose_MeV[i] * out_gy_per_MeV_at(o, p, g, (int64_t)i);
         gy[i] = gy1[i] * protons;
@@ -39,20 +37,35 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
     int rc = out_open_group(o, "/dose", &grp, err);
     const hsize_t nz = (hsize_t)g->nz, nx = (hsize_t)g->nx;
     if (!rc)
-        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/dose",
-                                     .name = "energy_deposit_MeV", .kind = V_F64, .rank = 2,
-                                     .dims = { nz, nx }, .data = r->dose_MeV, .units = "MeV",
-                                     .description = "Energy deposited in each cell per unit "
-                                                    "initial beam weight (per proton)",
-                                     .axes = "z_centres_mm,x_centres_mm" }, NULL, err);
+        rc = out_put_dataset(o,
+                             &(dset){ .parent = grp,
+                                      .parent_path = "/dose",
+                                      .name = "energy_deposit_MeV",
+                                      .kind = V_F64,
+                                      .rank = 2,
+                                      .dims = { nz, nx },
+                                      .data = r->dose_MeV,
+                                      .units = "MeV",
+                                      .description = "Energy deposited in each cell per unit "
+                                                     "initial beam weight (per proton)",
+                                      .axes = "z_centres_mm,x_centres_mm" },
+                             NULL, err);
     if (!rc)
-        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/dose", .name = "dose_Gy",
-                                     .kind = V_F64, .rank = 2, .dims = { nz, nx }, .data = gy,
-                                     .units = "Gy",
-                                     .description = "Absorbed dose of the beam's protons (attribute "
-                                                    "protons: beam.weight, or the spots' weights "
-                                                    "summed): dose_Gy_per_proton times protons",
-                                     .axes = "z_centres_mm,x_centres_mm" }, &ds, err);
+        rc = out_put_dataset(o,
+                             &(dset){ .parent = grp,
+                                      .parent_path = "/dose",
+                                      .name = "dose_Gy",
+                                      .kind = V_F64,
+                                      .rank = 2,
+                                      .dims = { nz, nx },
+                                      .data = gy,
+                                      .units = "Gy",
+                                      .description =
+                                          "Absorbed dose of the beam's protons (attribute "
+                                          "protons: beam.weight, or the spots' weights "
+                                          "summed): dose_Gy_per_proton times protons",
+                                      .axes = "z_centres_mm,x_centres_mm" },
+                             &ds, err);
     if (!rc)
         rc = out_attr_f64(o, ds, "/dose/dose_Gy", "slab_thickness_mm", slab, err);
     /* With media the mass is each cell's own: no one density converts the
@@ -62,21 +75,31 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
         rc = out_attr_f64(o, ds, "/dose/dose_Gy", "density_g_cm3", per_cell ? NAN : rho, err);
     if (!rc)
         rc = out_attr_str(o, ds, "/dose/dose_Gy", "density",
-                          per_cell ? "per cell: /geometry/density_g_cm3 (attribute density_g_cm3 is NaN)"
-                                   : "uniform: attribute density_g_cm3, the plan's material", err);
+                          per_cell
+                              ? "per cell: /geometry/density_g_cm3 (attribute density_g_cm3 is NaN)"
+                              : "uniform: attribute density_g_cm3, the plan's material",
+                          err);
     if (!rc)
         rc = out_attr_f64(o, ds, "/dose/dose_Gy", "protons", protons, err);
     rc = out_close_dataset(o, &ds, "/dose/dose_Gy", rc, err);
     if (!rc)
-        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/dose", .name = "dose_Gy_per_proton",
-                                     .kind = V_F64, .rank = 2, .dims = { nz, nx }, .data = gy1,
-                                     .units = "Gy",
-                                     .description = "Absorbed dose per proton (per unit initial beam "
-                                                    "weight): energy_deposit_MeV over the mass of a dx "
-                                                    "x dz x slab_thickness_mm cell of its density "
-                                                    "(/geometry/density_g_cm3; density_g_cm3 where "
-                                                    "one material fills the grid)",
-                                     .axes = "z_centres_mm,x_centres_mm" }, NULL, err);
+        rc = out_put_dataset(o,
+                             &(dset){ .parent = grp,
+                                      .parent_path = "/dose",
+                                      .name = "dose_Gy_per_proton",
+                                      .kind = V_F64,
+                                      .rank = 2,
+                                      .dims = { nz, nx },
+                                      .data = gy1,
+                                      .units = "Gy",
+                                      .description =
+                                          "Absorbed dose per proton (per unit initial beam "
+                                          "weight): energy_deposit_MeV over the mass of a dx "
+                                          "x dz x slab_thickness_mm cell of its density "
+                                          "(/geometry/density_g_cm3; density_g_cm3 where "
+                                          "one material fills the grid)",
+                                      .axes = "z_centres_mm,x_centres_mm" },
+                             NULL, err);
     if (!rc)
         rc = out_write_per_spot(o, p, g, r, err);
     out_close_id(&grp, H5Gclose);
@@ -86,7 +109,7 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
 
 /* Column-major copies of the per-step balance records, one array per dataset. */
 typedef struct step_columns {
-    double *w_ch, *e_ch;               /* [n][CH_COUNT] */
+    double *w_ch, *e_ch; /* [n][CH_COUNT] */
     double *dep, *w_in, *w_out, *e_in, *e_out, *w_rel, *e_rel; /* [n] */
 } step_columns;
 
@@ -110,8 +133,7 @@ static int fill_columns(step_columns *c, const run_result *r)
     memset(c, 0, sizeof *c);
     c->w_ch = calloc(n * CH_COUNT, sizeof(double));
     c->e_ch = calloc(n * CH_COUNT, sizeof(double));
-    double **cols[] = { &c->dep, &c->w_in, &c->w_out, &c->e_in, &c->e_out, &c->w_rel,
-                        &c->e_rel };
+    double **cols[] = { &c->dep, &c->w_in, &c->w_out, &c->e_in, &c->e_out, &c->w_rel, &c->e_rel };
     int ok = c->w_ch && c->e_ch;
     for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
         ok = (*cols[k] = calloc(n, sizeof(double))) != NULL && ok;
@@ -137,66 +159,145 @@ static int fill_columns(step_columns *c, const run_result *r)
 static int write_tallies(output *o, const run_result *r, smx_error *err)
 {
     step_columns c;
-    if (r->n_steps < 0 || (r->n_steps > 0 && (!r->steps || !r->step_ms ||
-                                              !r->front_depth_mm)))
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: run result with %d steps has no step "
-                        "arrays", o->final_path, r->n_steps);
+    if (r->n_steps < 0 || (r->n_steps > 0 && (!r->steps || !r->step_ms || !r->front_depth_mm)))
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "%s: run result with %d steps has no step "
+                        "arrays",
+                        o->final_path, r->n_steps);
     if (fill_columns(&c, r)) {
         free_columns(&c);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /tallies",
-                        o->final_path);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /tallies", o->final_path);
     }
     static const double none[1] = { 0.0 };
     const hsize_t n = (hsize_t)r->n_steps;
     const char *ch = "step,channel (see channel_names)";
     const char *st = "step";
     const dset list[] = {
-        { .name = "weight_per_step", .kind = V_F64, .rank = 2, .dims = { n, CH_COUNT },
-          .data = c.w_ch, .units = "1", .axes = ch,
+        { .name = "weight_per_step",
+          .kind = V_F64,
+          .rank = 2,
+          .dims = { n, CH_COUNT },
+          .data = c.w_ch,
+          .units = "1",
+          .axes = ch,
           .description = "Weight removed from psi in each step, per escape channel" },
-        { .name = "energy_per_step_MeV", .kind = V_F64, .rank = 2, .dims = { n, CH_COUNT },
-          .data = c.e_ch, .units = "MeV", .axes = ch,
+        { .name = "energy_per_step_MeV",
+          .kind = V_F64,
+          .rank = 2,
+          .dims = { n, CH_COUNT },
+          .data = c.e_ch,
+          .units = "MeV",
+          .axes = ch,
           .description = "Energy carried by the removed weight, per channel; "
                          "energy_stopped is deposited locally and is also part of "
                          "deposited_per_step_MeV" },
-        { .name = "deposited_per_step_MeV", .kind = V_F64, .rank = 1, .dims = { n },
-          .data = c.dep, .units = "MeV", .axes = st,
+        { .name = "deposited_per_step_MeV",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = c.dep,
+          .units = "MeV",
+          .axes = st,
           .description = "Energy deposited into the dose grid in each step" },
-        { .name = "weight_in", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.w_in,
-          .units = "1", .axes = st, .description = "Sum of psi before each step" },
-        { .name = "weight_out", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.w_out,
-          .units = "1", .axes = st, .description = "Sum of psi after each step" },
-        { .name = "energy_in_MeV", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.e_in,
-          .units = "MeV", .axes = st, .description = "Sum of psi x E before each step" },
-        { .name = "energy_out_MeV", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.e_out,
-          .units = "MeV", .axes = st, .description = "Sum of psi x E after each step" },
-        { .name = "weight_rel_err", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.w_rel,
-          .units = "1", .axes = st,
+        { .name = "weight_in",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = c.w_in,
+          .units = "1",
+          .axes = st,
+          .description = "Sum of psi before each step" },
+        { .name = "weight_out",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = c.w_out,
+          .units = "1",
+          .axes = st,
+          .description = "Sum of psi after each step" },
+        { .name = "energy_in_MeV",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = c.e_in,
+          .units = "MeV",
+          .axes = st,
+          .description = "Sum of psi x E before each step" },
+        { .name = "energy_out_MeV",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = c.e_out,
+          .units = "MeV",
+          .axes = st,
+          .description = "Sum of psi x E after each step" },
+        { .name = "weight_rel_err",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = c.w_rel,
+          .units = "1",
+          .axes = st,
           .description = "|weight_in - weight_out - sum of channel weights| / weight_in "
                          "(0 when weight_in is 0)" },
-        { .name = "energy_rel_err", .kind = V_F64, .rank = 1, .dims = { n }, .data = c.e_rel,
-          .units = "1", .axes = st,
+        { .name = "energy_rel_err",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = c.e_rel,
+          .units = "1",
+          .axes = st,
           .description = "|energy_in - energy_out - deposited - sum of channel energies "
                          "except energy_stopped| / energy_in (0 when energy_in is 0)" },
-        { .name = "step_ms", .kind = V_F64, .rank = 1, .dims = { n },
-          .data = n ? r->step_ms : none, .units = "ms", .axes = st,
+        { .name = "step_ms",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = n ? r->step_ms : none,
+          .units = "ms",
+          .axes = st,
           .description = "Wall-clock time of each step" },
-        { .name = "front_depth_mm", .kind = V_F64, .rank = 1, .dims = { n },
-          .data = n ? r->front_depth_mm : none, .units = "mm", .axes = st,
+        { .name = "front_depth_mm",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = n ? r->front_depth_mm : none,
+          .units = "mm",
+          .axes = st,
           .description = "Deepest z centre holding weight after each step" },
-        { .name = "cumulative_weight", .kind = V_F64, .rank = 1, .dims = { CH_COUNT },
-          .data = r->cumulative.weight, .units = "1", .axes = "channel",
+        { .name = "cumulative_weight",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { CH_COUNT },
+          .data = r->cumulative.weight,
+          .units = "1",
+          .axes = "channel",
           .description = "Weight removed over the whole run, per channel" },
-        { .name = "cumulative_energy_MeV", .kind = V_F64, .rank = 1, .dims = { CH_COUNT },
-          .data = r->cumulative.energy, .units = "MeV", .axes = "channel",
+        { .name = "cumulative_energy_MeV",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { CH_COUNT },
+          .data = r->cumulative.energy,
+          .units = "MeV",
+          .axes = "channel",
           .description = "Energy removed over the whole run, per channel" },
-        { .name = "cumulative_deposited_MeV", .kind = V_F64, .rank = 0,
-          .data = &r->cumulative.deposited, .units = "MeV",
+        { .name = "cumulative_deposited_MeV",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &r->cumulative.deposited,
+          .units = "MeV",
           .description = "Energy deposited over the whole run" },
-        { .name = "initial_weight", .kind = V_F64, .rank = 0, .data = &r->initial_weight,
-          .units = "1", .description = "Sum of psi after the source" },
-        { .name = "initial_energy_MeV", .kind = V_F64, .rank = 0,
-          .data = &r->initial_energy_MeV, .units = "MeV",
+        { .name = "initial_weight",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &r->initial_weight,
+          .units = "1",
+          .description = "Sum of psi after the source" },
+        { .name = "initial_energy_MeV",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &r->initial_energy_MeV,
+          .units = "MeV",
           .description = "Sum of psi x E after the source" },
     };
 
@@ -223,19 +324,30 @@ static int write_timing(output *o, const run_result *r, smx_error *err)
     hid_t grp = H5I_INVALID_HID;
     int rc = out_open_group(o, "/timing", &grp, err);
     if (!rc)
-        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/timing",
-                                     .name = "phase_names", .kind = V_TEXTS, .rank = 1,
-                                     .dims = { (hsize_t)n }, .data = r->phase_name,
-                                     .units = "",
-                                     .description = "Name of each timed phase, in order" },
-                         NULL, err);
+        rc = out_put_dataset(o,
+                             &(dset){ .parent = grp,
+                                      .parent_path = "/timing",
+                                      .name = "phase_names",
+                                      .kind = V_TEXTS,
+                                      .rank = 1,
+                                      .dims = { (hsize_t)n },
+                                      .data = r->phase_name,
+                                      .units = "",
+                                      .description = "Name of each timed phase, in order" },
+                             NULL, err);
     if (!rc)
-        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/timing",
-                                     .name = "phase_seconds", .kind = V_F64, .rank = 1,
-                                     .dims = { (hsize_t)n }, .data = r->phase_s,
-                                     .units = "s", .axes = "phase_names",
-                                     .description = "Wall-clock time of each phase" },
-                         NULL, err);
+        rc = out_put_dataset(o,
+                             &(dset){ .parent = grp,
+                                      .parent_path = "/timing",
+                                      .name = "phase_seconds",
+                                      .kind = V_F64,
+                                      .rank = 1,
+                                      .dims = { (hsize_t)n },
+                                      .data = r->phase_s,
+                                      .units = "s",
+                                      .axes = "phase_names",
+                                      .description = "Wall-clock time of each phase" },
+                             NULL, err);
     out_close_id(&grp, H5Gclose);
     return rc;
 }
@@ -243,19 +355,25 @@ static int write_timing(output *o, const run_result *r, smx_error *err)
 static const char *stop_reason_name(int reason)
 {
     switch (reason) {
-    case STOP_STEPS_DONE: return "steps_done";
-    case STOP_WEIGHT_BELOW: return "weight_below";
-    case STOP_MAX_STEPS: return "max_steps";
-    case STOP_INTERRUPTED: return "interrupted";
-    case STOP_FAILED: return "failed";
+    case STOP_STEPS_DONE:
+        return "steps_done";
+    case STOP_WEIGHT_BELOW:
+        return "weight_below";
+    case STOP_MAX_STEPS:
+        return "max_steps";
+    case STOP_INTERRUPTED:
+        return "interrupted";
+    case STOP_FAILED:
+        return "failed";
     }
     return "unknown";
 }
 
-static int write_root_attrs(output *o, const run_result *r, const provenance *pv,
-                            smx_error *err)
+static int write_root_attrs(output *o, const run_result *r, const provenance *pv, smx_error *err)
 {
-    const struct { const char *name, *value; } strs[] = {
+    const struct {
+        const char *name, *value;
+    } strs[] = {
         { "code_version", pv->code_version },
         { "git_describe", pv->git_describe },
         { "compiler", pv->compiler },
@@ -282,7 +400,7 @@ static int write_root_attrs(output *o, const run_result *r, const provenance *pv
     /* An empty attribute reads like a writer bug; say that the fact was unknown. */
     for (size_t k = 0; !rc && k < sizeof strs / sizeof strs[0]; k++)
         rc = out_attr_str(o, o->file, "/", strs[k].name,
-                      strs[k].value[0] ? strs[k].value : "unknown", err);
+                          strs[k].value[0] ? strs[k].value : "unknown", err);
     /* The tables loader hashes the file it actually read (written at setup);
      * the caller's copy only replaces it when there is one. */
     if (!rc && pv->table_sha256[0])
@@ -290,14 +408,14 @@ static int write_root_attrs(output *o, const run_result *r, const provenance *pv
     if (!rc)
         rc = out_attr_int(o, o->file, "/", "n_steps", r->n_steps, err);
     if (!rc)
-        rc = out_attr_f64(o, o->file, "/", "conservation_max_weight_rel_err",
-                      r->max_weight_rel_err, err);
+        rc = out_attr_f64(o, o->file, "/", "conservation_max_weight_rel_err", r->max_weight_rel_err,
+                          err);
     if (!rc)
-        rc = out_attr_f64(o, o->file, "/", "conservation_max_energy_rel_err",
-                      r->max_energy_rel_err, err);
+        rc = out_attr_f64(o, o->file, "/", "conservation_max_energy_rel_err", r->max_energy_rel_err,
+                          err);
     if (!rc)
         rc = out_attr_int(o, o->file, "/", "conservation_violations", r->conservation_violations,
-                      err);
+                          err);
     return rc;
 }
 
@@ -313,31 +431,64 @@ static int write_summary(output *o, const grid *g, const run_result *r, smx_erro
     else /* lines separated, not ended, by a newline */
         warnings[strlen(warnings) - 1] = '\0';
     const dset list[] = {
-        { .name = "R80_mm", .kind = V_F64, .rank = 0, .data = &f.r80_mm, .units = "mm",
-          .description = "Deepest depth where the depth dose falls through 80 % of the distal peak's value, staying "
-                         "below beyond it (NaN: not inside the grid; the attribute warnings says why)" },
-        { .name = "R20_mm", .kind = V_F64, .rank = 0, .data = &f.r20_mm, .units = "mm",
+        { .name = "R80_mm",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &f.r80_mm,
+          .units = "mm",
+          .description =
+              "Deepest depth where the depth dose falls through 80 % of the distal peak's value, staying "
+              "below beyond it (NaN: not inside the grid; the attribute warnings says why)" },
+        { .name = "R20_mm",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &f.r20_mm,
+          .units = "mm",
           .description = "The same at 20 % of the distal peak's value" },
-        { .name = "peak_depth_mm", .kind = V_F64, .rank = 0, .data = &f.peak_depth_mm, .units = "mm",
-          .description = "Depth (row centre) of the distal peak: the maximum met going up the distal fall-off from "
-                         "its deepest fall through half the maximum (one Bragg peak: the peak; a spread-out peak: "
-                         "its deepest peak)" },
-        { .name = "peak_to_entrance", .kind = V_F64, .rank = 0, .data = &f.peak_to_entrance, .units = "1",
+        { .name = "peak_depth_mm",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &f.peak_depth_mm,
+          .units = "mm",
+          .description =
+              "Depth (row centre) of the distal peak: the maximum met going up the distal fall-off from "
+              "its deepest fall through half the maximum (one Bragg peak: the peak; a spread-out peak: "
+              "its deepest peak)" },
+        { .name = "peak_to_entrance",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &f.peak_to_entrance,
+          .units = "1",
           .description = "The distal peak's value over the first row's" },
-        { .name = "maximum_depth_mm", .kind = V_F64, .rank = 0, .data = &f.max_depth_mm, .units = "mm",
+        { .name = "maximum_depth_mm",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &f.max_depth_mm,
+          .units = "mm",
           .description = "Depth (row centre) of the depth dose's maximum (the first, if several)" },
-        { .name = "maximum_to_peak", .kind = V_F64, .rank = 0, .data = &f.max_to_peak, .units = "1",
-          .description = "The maximum over the distal peak's value: 1 when the distal peak is the maximum, above 1 "
-                         "when the maximum lies before it (a spread-out peak's proximal overshoot)" },
-        { .name = "lateral_rms_at_half_R80_mm", .kind = V_F64, .rank = 0, .data = &f.lateral_rms_half_r80_mm,
-          .units = "mm", .description = "rms lateral width of the dose at depth R80 / 2" },
+        { .name = "maximum_to_peak",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &f.max_to_peak,
+          .units = "1",
+          .description =
+              "The maximum over the distal peak's value: 1 when the distal peak is the maximum, above 1 "
+              "when the maximum lies before it (a spread-out peak's proximal overshoot)" },
+        { .name = "lateral_rms_at_half_R80_mm",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &f.lateral_rms_half_r80_mm,
+          .units = "mm",
+          .description = "rms lateral width of the dose at depth R80 / 2" },
     };
     hid_t grp = H5I_INVALID_HID;
     int rc = out_open_group(o, "/summary", &grp, err);
     if (!rc)
-        rc = out_attr_str(o, grp, "/summary", "description",
-                          "Figures of the depth dose: the dose (Gy, each cell's energy over its own mass) summed "
-                          "over x times dx, per row (Gy mm), interpolated linearly between row centres", err);
+        rc = out_attr_str(
+            o, grp, "/summary", "description",
+            "Figures of the depth dose: the dose (Gy, each cell's energy over its own mass) summed "
+            "over x times dx, per row (Gy mm), interpolated linearly between row centres",
+            err);
     if (!rc)
         rc = out_attr_str(o, grp, "/summary", "warnings", warnings, err);
     if (!rc)

@@ -11,16 +11,15 @@
 
 #define RAD_TO_DEG (180.0 / 3.14159265358979323846)
 
-static int write_axis(output *o, hid_t grp, const char *stem, const char *units,
-                      const char *what, const axis *a, double scale, smx_error *err)
+static int write_axis(output *o, hid_t grp, const char *stem, const char *units, const char *what,
+                      const axis *a, double scale, smx_error *err)
 {
     size_t n = (size_t)a->n;
     double *c = malloc(n * sizeof *c), *e = malloc((n + 1) * sizeof *e);
     if (!c || !e) {
         free(c);
         free(e);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /axes",
-                        o->final_path);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /axes", o->final_path);
     }
     for (size_t i = 0; i < n; i++)
         c[i] = a->centres[i] * scale;
@@ -30,9 +29,17 @@ static int write_axis(output *o, hid_t grp, const char *stem, const char *units,
     snprintf(name, sizeof name, "%s_centres_%s", stem, units);
     snprintf(desc, sizeof desc, "%s bin centres", what);
     hid_t sid = H5I_INVALID_HID;
-    int rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/axes", .name = name,
-                                     .kind = V_F64, .rank = 1, .dims = { n }, .data = c,
-                                     .units = units, .description = desc }, &sid, err);
+    int rc = out_put_dataset(o,
+                             &(dset){ .parent = grp,
+                                      .parent_path = "/axes",
+                                      .name = name,
+                                      .kind = V_F64,
+                                      .rank = 1,
+                                      .dims = { n },
+                                      .data = c,
+                                      .units = units,
+                                      .description = desc },
+                             &sid, err);
     /* The centres are the dimension scale of every gridded dataset along this axis. */
     char label[96];
     snprintf(label, sizeof label, "%s (%s)", stem, units);
@@ -43,16 +50,23 @@ static int write_axis(output *o, hid_t grp, const char *stem, const char *units,
     snprintf(name, sizeof name, "%s_edges_%s", stem, units);
     snprintf(desc, sizeof desc, "%s bin edges, ascending (n + 1 values)", what);
     if (!rc)
-        rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/axes", .name = name,
-                                     .kind = V_F64, .rank = 1, .dims = { n + 1 }, .data = e,
-                                     .units = units, .description = desc }, NULL, err);
+        rc = out_put_dataset(o,
+                             &(dset){ .parent = grp,
+                                      .parent_path = "/axes",
+                                      .name = name,
+                                      .kind = V_F64,
+                                      .rank = 1,
+                                      .dims = { n + 1 },
+                                      .data = e,
+                                      .units = units,
+                                      .description = desc },
+                             NULL, err);
     free(c);
     free(e);
     return rc;
 }
 
-static int setup_impl(output *o, const plan *p, const grid *g, const tables *t,
-                      smx_error *err)
+static int setup_impl(output *o, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
     int rc = out_ready(o, g, err, "output_write_setup");
     if (rc)
@@ -66,17 +80,22 @@ static int setup_impl(output *o, const plan *p, const grid *g, const tables *t,
         (rc = write_axis(o, grp, "theta", "deg",
                          "Direction, from +x towards +z (90 deg = along depth)", &g->theta,
                          RAD_TO_DEG, err)) ||
-        (rc = write_axis(o, grp, "x", "mm", "Lateral position (0 = beam axis)", &g->x, 1.0,
-                         err)) ||
+        (rc = write_axis(o, grp, "x", "mm", "Lateral position (0 = beam axis)", &g->x, 1.0, err)) ||
         (rc = write_axis(o, grp, "z", "mm", "Depth (0 = entrance plane)", &g->z, 1.0, err)))
         goto done;
     out_close_id(&grp, H5Gclose);
 
     if ((rc = out_open_group(o, "/plan", &grp, err)))
         goto done;
-    rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/plan", .name = "yaml_text",
-                                 .kind = V_TEXT, .data = p->yaml_text, .units = "",
-                                 .description = "The plan file, verbatim" }, NULL, err);
+    rc = out_put_dataset(o,
+                         &(dset){ .parent = grp,
+                                  .parent_path = "/plan",
+                                  .name = "yaml_text",
+                                  .kind = V_TEXT,
+                                  .data = p->yaml_text,
+                                  .units = "",
+                                  .description = "The plan file, verbatim" },
+                         NULL, err);
     if (rc)
         goto done;
     resolved = plan_resolved_text(p);
@@ -85,30 +104,40 @@ static int setup_impl(output *o, const plan *p, const grid *g, const tables *t,
                       o->final_path, strerror(errno));
         goto done;
     }
-    rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/plan", .name = "resolved",
-                                 .kind = V_TEXT, .data = resolved, .units = "",
-                                 .description = "Every plan key with the value used "
-                                                "(defaults and --set applied), one "
-                                                "'key.path: value' line each" },
-                     NULL, err);
+    rc = out_put_dataset(o,
+                         &(dset){ .parent = grp,
+                                  .parent_path = "/plan",
+                                  .name = "resolved",
+                                  .kind = V_TEXT,
+                                  .data = resolved,
+                                  .units = "",
+                                  .description = "Every plan key with the value used "
+                                                 "(defaults and --set applied), one "
+                                                 "'key.path: value' line each" },
+                         NULL, err);
     if (rc)
         goto done;
 
     if (p->spots_file[0] && p->spots_text) { /* the field's spot map, verbatim, beside the plan */
         char hex[65];
         sha256_hex(p->spots_text, p->spots_len, hex);
-        if ((rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/plan", .name = "spots_csv",
-                                          .kind = V_TEXT, .data = p->spots_text, .units = "",
-                                          .description = "The spot map of beam.spots_file, verbatim" },
-                                  NULL, err)) ||
+        if ((rc = out_put_dataset(
+                 o,
+                 &(dset){ .parent = grp,
+                          .parent_path = "/plan",
+                          .name = "spots_csv",
+                          .kind = V_TEXT,
+                          .data = p->spots_text,
+                          .units = "",
+                          .description = "The spot map of beam.spots_file, verbatim" },
+                 NULL, err)) ||
             (rc = out_attr_str(o, o->file, "/", "spots_file", p->spots_path, err)) ||
             (rc = out_attr_str(o, o->file, "/", "spots_sha256", hex, err)))
             goto done;
     }
     if ((rc = out_attr_str(o, o->file, "/", "plan_file", p->path, err)) ||
         (rc = out_attr_str(o, o->file, "/", "table_file", t ? t->path : p->table_path, err)) ||
-        (t && t->sha256[0] &&
-         (rc = out_attr_str(o, o->file, "/", "table_sha256", t->sha256, err))))
+        (t && t->sha256[0] && (rc = out_attr_str(o, o->file, "/", "table_sha256", t->sha256, err))))
         goto done;
     out_remember_mesh(o, g);
     o->setup_done = 1;
@@ -118,8 +147,7 @@ done:
     return rc;
 }
 
-int output_write_setup(output *o, const plan *p, const grid *g, const tables *t,
-                       smx_error *err)
+int output_write_setup(output *o, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
     h5quiet q = out_quiet_begin();
     int rc = setup_impl(o, p, g, t, err);

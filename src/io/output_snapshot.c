@@ -32,7 +32,8 @@ static int write_planes(output *o, hid_t ds, const grid *g, const float *psi, co
                 k++;
             if (k == g->slice)
                 continue;
-            const hsize_t start[4] = { (hsize_t)ie, (hsize_t)ith, 0, 0 }, count[4] = { 1, 1, plane[0], plane[1] };
+            const hsize_t start[4] = { (hsize_t)ie, (hsize_t)ith, 0, 0 },
+                          count[4] = { 1, 1, plane[0], plane[1] };
             if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
                 H5Dwrite(ds, H5T_NATIVE_FLOAT, mspace, fspace, H5P_DEFAULT, v) < 0)
                 rc = out_h5_fail(o, err, "write", object);
@@ -42,8 +43,7 @@ static int write_planes(output *o, hid_t ds, const grid *g, const float *psi, co
     return rc;
 }
 
-static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
-                         smx_error *err)
+static int snapshot_impl(output *o, const grid *g, int step, const float *psi, smx_error *err)
 {
     int rc = out_ready(o, g, err, "output_write_snapshot");
     if (rc)
@@ -60,8 +60,9 @@ static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
     if ((rc = out_open_group(o, "/psi", &grp, err)))
         goto done;
     if ((rc = out_attr_str(o, grp, "/psi", "description",
-                       "Phase-space snapshots psi[energy][theta][z][x], one dataset "
-                       "step_NNNNNN per saved step (0 = after the source)", err)))
+                           "Phase-space snapshots psi[energy][theta][z][x], one dataset "
+                           "step_NNNNNN per saved step (0 = after the source)",
+                           err)))
         goto done;
 
     /* One (E, theta) plane per chunk matches both how the solver stores psi and
@@ -75,25 +76,32 @@ static int snapshot_impl(output *o, const grid *g, int step, const float *psi,
         chunk[2] = max_vals / chunk[3];
     const float zero = 0.0f;
     if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 4, chunk) < 0 ||
-        H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &zero) < 0 ||
-        H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0 ||
+        H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &zero) < 0 || H5Pset_shuffle(dcpl) < 0 ||
+        H5Pset_deflate(dcpl, 4) < 0 ||
         /* No chunk cache: each chunk is written once, and writing it during
          * H5Dwrite (not later, at close) makes a full disk fail right there. */
-        (dapl = H5Pcreate(H5P_DATASET_ACCESS)) < 0 ||
-        H5Pset_chunk_cache(dapl, 0, 0, 1.0) < 0) {
+        (dapl = H5Pcreate(H5P_DATASET_ACCESS)) < 0 || H5Pset_chunk_cache(dapl, 0, 0, 1.0) < 0) {
         rc = out_h5_fail(o, err, "set up chunking and compression for", where);
         goto done;
     }
     char desc[128];
     snprintf(desc, sizeof desc, "psi after %d step(s)", step);
-    rc = out_put_dataset(o, &(dset){ .parent = grp, .parent_path = "/psi", .name = name,
-                                 .kind = V_F32, .rank = 4,
-                                 .dims = { (hsize_t)g->ne, (hsize_t)g->nth, (hsize_t)g->nz,
-                                           (hsize_t)g->nx },
-                                 .units = "weight per bin", .description = desc,
-                                 .axes = "energy_centres_MeV,theta_centres_deg,z_centres_mm,"
-                                         "x_centres_mm",
-                                 .dcpl = dcpl, .dapl = dapl, .by_caller = 1 }, &ds, err);
+    rc = out_put_dataset(
+        o,
+        &(dset){ .parent = grp,
+                 .parent_path = "/psi",
+                 .name = name,
+                 .kind = V_F32,
+                 .rank = 4,
+                 .dims = { (hsize_t)g->ne, (hsize_t)g->nth, (hsize_t)g->nz, (hsize_t)g->nx },
+                 .units = "weight per bin",
+                 .description = desc,
+                 .axes = "energy_centres_MeV,theta_centres_deg,z_centres_mm,"
+                         "x_centres_mm",
+                 .dcpl = dcpl,
+                 .dapl = dapl,
+                 .by_caller = 1 },
+        &ds, err);
     if (!rc)
         rc = write_planes(o, ds, g, psi, where, err);
     if (!rc)
@@ -106,8 +114,7 @@ done:
     return rc;
 }
 
-int output_write_snapshot(output *o, const grid *g, int step, const float *psi,
-                          smx_error *err)
+int output_write_snapshot(output *o, const grid *g, int step, const float *psi, smx_error *err)
 {
     h5quiet q = out_quiet_begin();
     int rc = snapshot_impl(o, g, step, psi, err);

@@ -18,12 +18,14 @@ int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result
     if (!data || !spot) {
         free(data);
         free(spot);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose/per_spot", o->final_path);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose/per_spot",
+                        o->final_path);
     }
     /* MeV per unit weight -> Gy per proton, rounded once to float. */
     for (hsize_t i = 0; i < nnz; i++)
         data[i] = (float)(sd->values[i] * out_gy_per_MeV_at(o, p, g, sd->indices[i]));
-    double *protons = spot, *dropped = spot + n, *energy = spot + 2 * n, *x = spot + 3 * n, *peak = spot + 4 * n;
+    double *protons = spot, *dropped = spot + n, *energy = spot + 2 * n, *x = spot + 3 * n,
+           *peak = spot + 4 * n;
     for (int k = 0; k < sd->n_spots; k++) {
         const plan_spot s = plan_spot_at(p, k);
         protons[k] = s.weight;
@@ -36,23 +38,75 @@ int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result
     }
     const char *sp = "spot";
     const dset list[] = {
-        { .name = "data", .kind = V_F32, .rank = 1, .dims = { nnz }, .data = data, .units = "Gy",
-          .description = "Dose per proton of the row's spot in the column's cell (values stored, row by row)" },
-        { .name = "indices", .kind = V_I32, .rank = 1, .dims = { nnz }, .data = sd->indices, .units = "1",
+        { .name = "data",
+          .kind = V_F32,
+          .rank = 1,
+          .dims = { nnz },
+          .data = data,
+          .units = "Gy",
+          .description =
+              "Dose per proton of the row's spot in the column's cell (values stored, row by row)" },
+        { .name = "indices",
+          .kind = V_I32,
+          .rank = 1,
+          .dims = { nnz },
+          .data = sd->indices,
+          .units = "1",
           .description = "Cell of each value: z * nx + x in /dose/dose_Gy (row-major [nz][nx])" },
-        { .name = "indptr", .kind = V_I64, .rank = 1, .dims = { n + 1 }, .data = sd->indptr, .units = "1",
+        { .name = "indptr",
+          .kind = V_I64,
+          .rank = 1,
+          .dims = { n + 1 },
+          .data = sd->indptr,
+          .units = "1",
           .description = "Spot k's values are data[indptr[k]:indptr[k+1]]" },
-        { .name = "shape", .kind = V_I64, .rank = 1, .dims = { 2 }, .data = shape, .units = "1",
-          .description = "Rows (spots, in the spot map's order) and columns (dose cells, nz * nx)" },
-        { .name = "protons", .kind = V_F64, .rank = 1, .dims = { n }, .data = protons, .units = "1", .axes = sp,
-          .description = "Each spot's protons (its weight): protons @ matrix is the field's dose_Gy" },
-        { .name = "energy_MeV", .kind = V_F64, .rank = 1, .dims = { n }, .data = energy, .units = "MeV",
-          .axes = sp, .description = "Each spot's nominal energy" },
-        { .name = "x_mm", .kind = V_F64, .rank = 1, .dims = { n }, .data = x, .units = "mm", .axes = sp,
+        { .name = "shape",
+          .kind = V_I64,
+          .rank = 1,
+          .dims = { 2 },
+          .data = shape,
+          .units = "1",
+          .description =
+              "Rows (spots, in the spot map's order) and columns (dose cells, nz * nx)" },
+        { .name = "protons",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = protons,
+          .units = "1",
+          .axes = sp,
+          .description =
+              "Each spot's protons (its weight): protons @ matrix is the field's dose_Gy" },
+        { .name = "energy_MeV",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = energy,
+          .units = "MeV",
+          .axes = sp,
+          .description = "Each spot's nominal energy" },
+        { .name = "x_mm",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = x,
+          .units = "mm",
+          .axes = sp,
           .description = "Each spot's lateral position" },
-        { .name = "peak_Gy", .kind = V_F64, .rank = 1, .dims = { n }, .data = peak, .units = "Gy", .axes = sp,
+        { .name = "peak_Gy",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = peak,
+          .units = "Gy",
+          .axes = sp,
           .description = "Each spot's largest dose per proton" },
-        { .name = "dropped_Gy", .kind = V_F64, .rank = 1, .dims = { n }, .data = dropped, .units = "Gy",
+        { .name = "dropped_Gy",
+          .kind = V_F64,
+          .rank = 1,
+          .dims = { n },
+          .data = dropped,
+          .units = "Gy",
           .axes = sp,
           .description = "Sum over cells of each spot's dose per proton that was not stored (below "
                          "threshold times peak_Gy)" },
@@ -66,11 +120,13 @@ int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result
     if (!rc)
         rc = out_attr_f64(o, grp, "/dose/per_spot", "threshold", sd->threshold, err);
     if (!rc)
-        rc = out_attr_str(o, grp, "/dose/per_spot", "description",
-                          "Dose per proton of each spot transported alone (output.per_spot_dose), "
-                          "compressed sparse rows: scipy.sparse.csr_matrix((data, indices, indptr), "
-                          "shape=shape); values below threshold times the spot's peak are not stored "
-                          "(their sum: dropped_Gy)", err);
+        rc = out_attr_str(
+            o, grp, "/dose/per_spot", "description",
+            "Dose per proton of each spot transported alone (output.per_spot_dose), "
+            "compressed sparse rows: scipy.sparse.csr_matrix((data, indices, indptr), "
+            "shape=shape); values below threshold times the spot's peak are not stored "
+            "(their sum: dropped_Gy)",
+            err);
     out_close_id(&grp, H5Gclose);
     free(data);
     free(spot);

@@ -7,8 +7,8 @@
 /* One process of an MPI job (src/parallel/, docs/mpi.md). */
 typedef struct provenance_rank {
     char host[64];
-    char device[192];    /* "cuda device 0: NVIDIA H100 ...", "cpu: CPU (...)", or why none */
-    int64_t spot_first;  /* its per-spot rows: spots spot_first .. spot_first + spot_count - 1 */
+    char device[192]; /* "cuda device 0: NVIDIA H100 ...", "cpu: CPU (...)", or why none */
+    int64_t spot_first; /* its per-spot rows: spots spot_first .. spot_first + spot_count - 1 */
     int64_t spot_count;
 } provenance_rank;
 
@@ -17,27 +17,27 @@ typedef struct provenance {
     char git_describe[128];
     char compiler[256];
     char cflags[1024];
-    char cuda_version[64];    /* "none" when built without CUDA */
-    char cufft_version[64];   /* set by provenance_finish; "none" unless the run loaded cuFFT */
+    char cuda_version[64]; /* "none" when built without CUDA */
+    char cufft_version[64]; /* set by provenance_finish; "none" unless the run loaded cuFFT */
     char hdf5_version[64];
     char yaml_version[64];
     char hostname[256];
     char argv[4096];
-    char utc_start[32];       /* ISO 8601, Z */
+    char utc_start[32]; /* ISO 8601, Z */
     char utc_end[32];
     char plan_sha256[65];
     char table_sha256[65];
     /* cuda_version above holds the CUDA runtime version; these keep the toolkit
      * that compiled the kernels apart from the runtime and driver that ran them,
      * which can differ. */
-    char nvcc_version[64];          /* "none" when built without CUDA */
+    char nvcc_version[64]; /* "none" when built without CUDA */
     char nvcc_flags[1024];
-    char cuda_driver_version[64];   /* "none" without CUDA or without a driver */
+    char cuda_driver_version[64]; /* "none" without CUDA or without a driver */
     /* An MPI build's job (written as /mpi); n_ranks 0 in a build without MPI,
      * whose files have no /mpi. */
     int n_ranks;
-    char mpi_library[256];          /* MPI_Get_library_version's first line */
-    provenance_rank *ranks;         /* [n_ranks], owned (provenance_free) */
+    char mpi_library[256]; /* MPI_Get_library_version's first line */
+    provenance_rank *ranks; /* [n_ranks], owned (provenance_free) */
 } provenance;
 
 /* Fills the build facts, host, argv and utc_start. */

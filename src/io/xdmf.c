@@ -25,12 +25,23 @@ static void put_escaped(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&apos;", f); break;
-        default: fputc(*s, f);
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&apos;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -48,32 +59,36 @@ static void put_escaped(FILE *f, const char *s)
  * VTK's z, y, x in that order: node counts "1 nz nx", origin and spacing
  * "out-of-plane z x". The out-of-plane axis has one node; its spacing is unused
  * and written as dx. */
-static void emit(FILE *f, const char *h5_name, const xdmf_mesh *m,
-                 const xdmf_field *fields, int n_fields)
+static void emit(FILE *f, const char *h5_name, const xdmf_mesh *m, const xdmf_field *fields,
+                 int n_fields)
 {
     fputs("<?xml version=\"1.0\" ?>\n"
           "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
           "<Xdmf Version=\"2.0\">\n"
           "  <Domain>\n"
-          "    <Grid Name=\"dose\" GridType=\"Uniform\">\n", f);
+          "    <Grid Name=\"dose\" GridType=\"Uniform\">\n",
+          f);
     fprintf(f, "      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"1 %lld %lld\"/>\n",
             (long long)m->nz, (long long)m->nx);
     fputs("      <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n", f);
-    fprintf(f, "        <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" "
-               "Precision=\"8\" Format=\"XML\">0 %.17g %.17g</DataItem>\n",
+    fprintf(f,
+            "        <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" "
+            "Precision=\"8\" Format=\"XML\">0 %.17g %.17g</DataItem>\n",
             m->z0_mm + 0.5 * m->dz_mm, m->x0_mm + 0.5 * m->dx_mm);
-    fprintf(f, "        <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" "
-               "Precision=\"8\" Format=\"XML\">%.17g %.17g %.17g</DataItem>\n",
+    fprintf(f,
+            "        <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" "
+            "Precision=\"8\" Format=\"XML\">%.17g %.17g %.17g</DataItem>\n",
             m->dx_mm, m->dz_mm, m->dx_mm);
     fputs("      </Geometry>\n", f);
     for (int i = 0; i < n_fields; i++) {
         fputs("      <Attribute Name=\"", f);
         put_escaped(f, fields[i].name);
         fputs("\" AttributeType=\"Scalar\" Center=\"Node\">\n", f);
-        fprintf(f, "        <DataItem Dimensions=\"1 %lld %lld\" NumberType=\"%s\" "
-                   "Precision=\"%d\" Format=\"HDF\">",
-                (long long)m->nz, (long long)m->nx, fields[i].number_type ? fields[i].number_type : "Float",
-                fields[i].precision);
+        fprintf(f,
+                "        <DataItem Dimensions=\"1 %lld %lld\" NumberType=\"%s\" "
+                "Precision=\"%d\" Format=\"HDF\">",
+                (long long)m->nz, (long long)m->nx,
+                fields[i].number_type ? fields[i].number_type : "Float", fields[i].precision);
         put_escaped(f, h5_name);
         fputc(':', f);
         put_escaped(f, fields[i].h5_path);
@@ -82,8 +97,8 @@ static void emit(FILE *f, const char *h5_name, const xdmf_mesh *m,
     fputs("    </Grid>\n  </Domain>\n</Xdmf>\n", f);
 }
 
-int xdmf_write(const char *path, const char *h5_name, const xdmf_mesh *m,
-               const xdmf_field *fields, int n_fields, smx_error *err)
+int xdmf_write(const char *path, const char *h5_name, const xdmf_mesh *m, const xdmf_field *fields,
+               int n_fields, smx_error *err)
 {
     char *tmp = NULL;
     if (asprintf(&tmp, "%s.partial-%ld", path, (long)getpid()) < 0)
@@ -110,8 +125,8 @@ int xdmf_write(const char *path, const char *h5_name, const xdmf_mesh *m,
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        int rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot rename %s into place: %s",
-                          path, tmp, strerror(e));
+        int rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: cannot rename %s into place: %s", path, tmp,
+                          strerror(e));
         free(tmp);
         return rc;
     }

@@ -16,16 +16,16 @@ typedef struct xdmf_mesh {
 } xdmf_mesh;
 
 typedef struct xdmf_field {
-    const char *name;    /* shown in ParaView */
+    const char *name; /* shown in ParaView */
     const char *h5_path; /* absolute dataset path inside the HDF5 file, shape [nz][nx] */
-    int precision;       /* bytes per value: 4 or 8 (float), 1 (UChar) */
+    int precision; /* bytes per value: 4 or 8 (float), 1 (UChar) */
     const char *number_type; /* XDMF NumberType: NULL = "Float"; "UChar" for a material index */
 } xdmf_field;
 
 /* Writes path via a temporary file and rename, so a reader never sees half a file.
  * h5_name is written as given (normally the basename, so both files move together). */
-int xdmf_write(const char *path, const char *h5_name, const xdmf_mesh *m,
-               const xdmf_field *fields, int n_fields, smx_error *err);
+int xdmf_write(const char *path, const char *h5_name, const xdmf_mesh *m, const xdmf_field *fields,
+               int n_fields, smx_error *err);
 
 /* "<h5 path minus .h5>.xdmf", or h5 path + ".xdmf"; malloc'd, NULL on no memory. */
 char *xdmf_path_for(const char *h5_path);

@@ -84,8 +84,8 @@ static inline SMX_PATH_HD void smx_path_cut(double r, double s, smx_path_axis *p
  * (stream_table sz or sx), moved = 1 when A_stream already ran this step,
  * entrance = -0.5 along z (rows start at the entrance plane), 0 along x.
  * shift = 0 (bilinear scheme): the deposit stays in its cell. */
-static inline SMX_PATH_HD void smx_path_of(double s, long long n, int moved, int shift, double entrance,
-                                           smx_path_axis *p)
+static inline SMX_PATH_HD void smx_path_of(double s, long long n, int moved, int shift,
+                                           double entrance, smx_path_axis *p)
 {
     if (!shift) {
         p->lo = 0;
@@ -100,7 +100,8 @@ static inline SMX_PATH_HD void smx_path_of(double s, long long n, int moved, int
 /* Source cells along one axis whose offset o lands in cell t of [0, len):
  * t - o, and every cell beyond the edge when t is an edge cell; clipped to
  * the sources [s0, s1]. Empty when *lo > *hi. */
-static inline SMX_PATH_HD void smx_path_sources(int t, int o, int len, int s0, int s1, int *lo, int *hi)
+static inline SMX_PATH_HD void smx_path_sources(int t, int o, int len, int s0, int s1, int *lo,
+                                                int *hi)
 {
     int a = t == 0 ? s0 : t - o, b = t == len - 1 ? s1 : t - o;
     *lo = a > s0 ? a : s0;
@@ -131,10 +132,10 @@ static inline SMX_PATH_HD double smx_path_ratio(double rho_t, double rho_s)
  * the medium map (rows of `pitch` too) and densities: by capped mass (below),
  * P + (f smx_path_ratio(rho_t, rho_s)) v, rho_s the source's density, rho_t
  * the cell's. */
-static inline SMX_PATH_HD double smx_path_direction(const float *dj, int pitch, const smx_path_axis *pz,
-                                                    const smx_path_axis *px, int tz, int tx, int nz, int nx, int z0,
-                                                    int z1, int x0, int x1, const unsigned char *medium,
-                                                    const double *density)
+static inline SMX_PATH_HD double
+smx_path_direction(const float *dj, int pitch, const smx_path_axis *pz, const smx_path_axis *px,
+                   int tz, int tx, int nz, int nx, int z0, int z1, int x0, int x1,
+                   const unsigned char *medium, const double *density)
 {
     double P = 0.0;
     const double rho_t = medium ? density[medium[(long long)tz * pitch + tx]] : 0.0;
@@ -178,17 +179,19 @@ static inline SMX_PATH_HD void smx_path_tree_push(smx_path_tree *t, double x)
  * tx), in the order above. dmap: [nth] planes of `plane` floats, rows of
  * `pitch`; only sources inside [z0, z1] x [x0, x1] are read. pz, px: the
  * directions' paths. medium, density: as smx_path_direction's. */
-static inline SMX_PATH_HD double smx_path_cell(double dose, const float *dmap, long long plane, int pitch, int nth,
-                                               const smx_path_axis *pz, const smx_path_axis *px, int tz, int tx,
-                                               int nz, int nx, int z0, int z1, int x0, int x1,
+static inline SMX_PATH_HD double smx_path_cell(double dose, const float *dmap, long long plane,
+                                               int pitch, int nth, const smx_path_axis *pz,
+                                               const smx_path_axis *px, int tz, int tx, int nz,
+                                               int nx, int z0, int z1, int x0, int x1,
                                                const unsigned char *medium, const double *density)
 {
     smx_path_tree t;
     t.top = t.count = 0;
     const int leaves = smx_path_leaves(nth);
     for (int j = 0; j < leaves; j++)
-        smx_path_tree_push(&t, j < nth ? smx_path_direction(dmap + (long long)j * plane, pitch, &pz[j], &px[j], tz,
-                                                            tx, nz, nx, z0, z1, x0, x1, medium, density)
+        smx_path_tree_push(&t, j < nth ? smx_path_direction(dmap + (long long)j * plane, pitch,
+                                                            &pz[j], &px[j], tz, tx, nz, nx, z0, z1,
+                                                            x0, x1, medium, density)
                                        : 0.0);
     return dose + t.v[0];
 }
@@ -216,8 +219,9 @@ static inline SMX_PATH_HD double smx_path_cell(double dose, const float *dmap, l
  * clamped to the grid as its share is. Both only where the map holds more
  * than one density. medium: [nz] rows of `pitch` medium indices (the map's
  * pitch); density: per medium, g/cm3. */
-static inline SMX_PATH_HD double smx_path_rest(const smx_path_axis *pz, const smx_path_axis *px, int z, int x,
-                                               int nz, int nx, const unsigned char *medium, int pitch,
+static inline SMX_PATH_HD double smx_path_rest(const smx_path_axis *pz, const smx_path_axis *px,
+                                               int z, int x, int nz, int nx,
+                                               const unsigned char *medium, int pitch,
                                                const double *density)
 {
     const double rho_s = density[medium[(long long)z * pitch + x]];
@@ -238,21 +242,24 @@ static inline SMX_PATH_HD double smx_path_rest(const smx_path_axis *pz, const sm
 }
 
 /* dose + S: what the held cell (z, x) keeps over every direction. */
-static inline SMX_PATH_HD double smx_path_held(double dose, const float *dmap, long long plane, int pitch, int nth,
-                                               const smx_path_axis *pz, const smx_path_axis *px, int z, int x,
-                                               int nz, int nx, const unsigned char *medium, const double *density)
+static inline SMX_PATH_HD double smx_path_held(double dose, const float *dmap, long long plane,
+                                               int pitch, int nth, const smx_path_axis *pz,
+                                               const smx_path_axis *px, int z, int x, int nz,
+                                               int nx, const unsigned char *medium,
+                                               const double *density)
 {
     double S = 0.0;
     const float *v = dmap + (long long)z * pitch + x;
     for (int j = 0; j < nth; j++)
-        S = S + (double)v[(long long)j * plane] * smx_path_rest(&pz[j], &px[j], z, x, nz, nx, medium, pitch, density);
+        S = S + (double)v[(long long)j * plane] *
+                    smx_path_rest(&pz[j], &px[j], z, x, nz, nx, medium, pitch, density);
     return dose + S;
 }
 
 /* The cells a source region [s0, s1] reaches along one axis: widened by the
  * paths' extreme offsets, clipped to [0, len). */
-static inline SMX_PATH_HD void smx_path_reach(const smx_path_axis *p, int nth, int s0, int s1, int len, int *lo,
-                                              int *hi)
+static inline SMX_PATH_HD void smx_path_reach(const smx_path_axis *p, int nth, int s0, int s1,
+                                              int len, int *lo, int *hi)
 {
     int omin = 0, omax = 0;
     for (int j = 0; j < nth; j++) {

@@ -38,7 +38,8 @@
 
 /* 1: step `step` takes the lower centre for source bin i of a medium whose
  * range in steps is steps[0 .. ne - 1] and whose lower share is p_low. */
-static inline SMX_DITHER_HD int smx_dither_lower(const double *steps, int ne, double p_low, int i, long long step)
+static inline SMX_DITHER_HD int smx_dither_lower(const double *steps, int ne, double p_low, int i,
+                                                 long long step)
 {
     if (ne < 2)
         return 1;

@@ -21,7 +21,7 @@
 #include "transport/simulate.h"
 
 typedef struct par_job {
-    int rank, size;             /* this process and the job's: 0 and 1 without MPI */
+    int rank, size; /* this process and the job's: 0 and 1 without MPI */
     int local_rank, local_size; /* among the job's processes on this host */
     char host[64];
 } par_job;
@@ -53,7 +53,7 @@ void par_spot_blocks(int n_spots, const int64_t *cost, int64_t head, int size, i
  * flow up to the backend; rank 0 alone runs the field's total dose (and
  * writes the file), each rank its block of the per-spot rows. */
 typedef struct par_field {
-    int *bound;    /* [size + 1]: rank r's spots are [bound[r], bound[r + 1]) */
+    int *bound; /* [size + 1]: rank r's spots are [bound[r], bound[r + 1]) */
     sim_part part; /* this rank's share, for simulate_part */
 } par_field;
 
@@ -62,15 +62,15 @@ typedef struct par_field {
  * block also pays for the total, which costs about what the field's deepest
  * spot does); rank 0 logs the division. Every rank computes the same one.
  * Fails only when out of host memory; par_field_free in any case. */
-int par_divide_field(const par_job *job, const plan *p, const grid *g, const tables *t, par_field *f,
-                     smx_error *err);
+int par_divide_field(const par_job *job, const plan *p, const grid *g, const tables *t,
+                     par_field *f, smx_error *err);
 /* Collective, after a successful par_agree: par_gather_spots and
  * par_gather_ranks for the field f (each rank's device as its r describes it).
  * In a job of several ranks, rank 0 then adds the phase "gather" to r, from
  * t_wait (when its wait for the other ranks began, before par_agree), and logs
  * the wait and the rows' transfer. */
-int par_gather_field(const par_job *job, const par_field *f, double threshold, double t_wait, provenance *pv,
-                     run_result *r, smx_error *err);
+int par_gather_field(const par_job *job, const par_field *f, double threshold, double t_wait,
+                     provenance *pv, run_result *r, smx_error *err);
 void par_field_free(par_field *f);
 
 /* Collective. Every rank passes its own rc and err; returns 0 when all
@@ -88,11 +88,12 @@ void par_tag_error(const par_job *job, smx_error *err);
  * size + 1 entries), bound[size] rows in all, with `threshold`; the
  * conservation figures of every rank's steps (sum of violations, largest
  * relative errors) are added to rank 0's r. Other ranks' r are unchanged. */
-int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r, smx_error *err);
+int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r,
+                     smx_error *err);
 
 /* Collective. Rank 0's pv gets the job's size, MPI library and every rank's
  * host, device (text) and block. Nothing happens without MPI (pv->n_ranks stays 0). */
-int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count, provenance *pv,
-                     smx_error *err);
+int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count,
+                     provenance *pv, smx_error *err);
 
 #endif

@@ -36,8 +36,8 @@ static _Noreturn void mpi_fatal(const char *call, int code)
     int len = 0;
     if (MPI_Error_string(code, what, &len) != MPI_SUCCESS)
         snprintf(what, sizeof what, "MPI error %d", code);
-    fprintf(stderr, "smx2d-sim: error: rank %d of %d on %s: %s failed: %s; ending the job\n", self.rank, self.size,
-            self.host, call, what);
+    fprintf(stderr, "smx2d-sim: error: rank %d of %d on %s: %s failed: %s; ending the job\n",
+            self.rank, self.size, self.host, call, what);
     fflush(stderr);
     if (cleanup_fn)
         cleanup_fn(cleanup_ctx);
@@ -45,17 +45,17 @@ static _Noreturn void mpi_fatal(const char *call, int code)
     exit(SMX_EXIT_RUNTIME); /* MPI_Abort does not return; if it did, this rank still ends */
 }
 
-#define MPI_CHECK(call)                                                                                        \
-    do {                                                                                                       \
-        int mpi_rc_ = (call);                                                                                  \
-        if (mpi_rc_ != MPI_SUCCESS)                                                                            \
-            mpi_fatal(#call, mpi_rc_);                                                                         \
+#define MPI_CHECK(call)                \
+    do {                               \
+        int mpi_rc_ = (call);          \
+        if (mpi_rc_ != MPI_SUCCESS)    \
+            mpi_fatal(#call, mpi_rc_); \
     } while (0)
 
 /* Completes req, sleeping 0.2 ms between tests (MPI_Wait would spin). */
 static void wait_quietly(MPI_Request *req, const char *what)
 {
-    const struct timespec tick = {0, 200 * 1000};
+    const struct timespec tick = { 0, 200 * 1000 };
     for (;;) {
         int done = 0;
         int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
@@ -95,13 +95,22 @@ static void relocate_bundled_mpi(void)
     snprintf(path, sizeof path, "%s/lib/openmpi", exe);
     if (!is_dir(path))
         return;
-    static const struct { const char *var, *sub; } dirs[] = {
-        {"OPAL_PREFIX", ""}, {"OPAL_EXEC_PREFIX", ""}, {"OPAL_BINDIR", "/libexec/openmpi"},
-        {"OPAL_LIBDIR", "/lib"}, {"OPAL_PKGLIBDIR", "/lib/openmpi"}, {"OPAL_DATAROOTDIR", "/share"},
-        {"OPAL_DATADIR", "/share"}, {"OPAL_PKGDATADIR", "/share/openmpi"}, {"OPAL_SYSCONFDIR", "/etc/openmpi"},
-        {"OMPI_MCA_mca_base_component_path", "/lib/openmpi"},
-        {"OMPI_MCA_mca_base_param_files", "/etc/openmpi/openmpi-mca-params.conf"},
-        {"PMIX_MCA_mca_base_component_path", "/lib/pmix"}, {"PMIX_INSTALL_PREFIX", ""},
+    static const struct {
+        const char *var, *sub;
+    } dirs[] = {
+        { "OPAL_PREFIX", "" },
+        { "OPAL_EXEC_PREFIX", "" },
+        { "OPAL_BINDIR", "/libexec/openmpi" },
+        { "OPAL_LIBDIR", "/lib" },
+        { "OPAL_PKGLIBDIR", "/lib/openmpi" },
+        { "OPAL_DATAROOTDIR", "/share" },
+        { "OPAL_DATADIR", "/share" },
+        { "OPAL_PKGDATADIR", "/share/openmpi" },
+        { "OPAL_SYSCONFDIR", "/etc/openmpi" },
+        { "OMPI_MCA_mca_base_component_path", "/lib/openmpi" },
+        { "OMPI_MCA_mca_base_param_files", "/etc/openmpi/openmpi-mca-params.conf" },
+        { "PMIX_MCA_mca_base_component_path", "/lib/pmix" },
+        { "PMIX_INSTALL_PREFIX", "" },
     };
     for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
         snprintf(path, sizeof path, "%s%s", exe, dirs[k].sub);
@@ -126,7 +135,8 @@ int par_init(par_job *job, int *argc, char ***argv, smx_error *err)
     self = *job;
     /* The ranks that share this host's memory: their order picks the GPU. */
     MPI_Comm local;
-    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, job->rank, MPI_INFO_NULL, &local));
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, job->rank, MPI_INFO_NULL,
+                                  &local));
     MPI_CHECK(MPI_Comm_rank(local, &job->local_rank));
     MPI_CHECK(MPI_Comm_size(local, &job->local_size));
     MPI_CHECK(MPI_Comm_free(&local));
@@ -167,7 +177,8 @@ void par_tag_error(const par_job *job, smx_error *err)
     if (job->size == 1 || !err->code)
         return;
     char msg[sizeof err->msg];
-    snprintf(msg, sizeof msg, "rank %d of %d on %s: %.1900s", job->rank, job->size, job->host, err->msg);
+    snprintf(msg, sizeof msg, "rank %d of %d on %s: %.1900s", job->rank, job->size, job->host,
+             err->msg);
     memcpy(err->msg, msg, sizeof msg);
 }
 
@@ -175,7 +186,7 @@ void par_tag_error(const par_job *job, smx_error *err)
 typedef struct outcome {
     int code;
     char host[64];
-    char msg[sizeof ((smx_error *)0)->msg];
+    char msg[sizeof((smx_error *)0)->msg];
 } outcome;
 
 /* Rank 0: the message of the lowest failing rank, the ranks that failed the
@@ -216,7 +227,7 @@ int par_agree(const par_job *job, int rc, smx_error *err)
     wait_quietly(&req, "MPI_Iallreduce");
     if (!any)
         return 0;
-    outcome mine = {0};
+    outcome mine = { 0 };
     mine.code = rc ? (err->code ? err->code : rc) : 0;
     snprintf(mine.host, sizeof mine.host, "%s", job->host);
     if (rc)
@@ -224,10 +235,10 @@ int par_agree(const par_job *job, int rc, smx_error *err)
     outcome *all = NULL;
     if (job->rank == 0 && !(all = malloc((size_t)job->size * sizeof *all)))
         mpi_fatal("malloc for the ranks' errors", MPI_ERR_NO_MEM);
-    MPI_CHECK(MPI_Igather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD,
-                          &req));
+    MPI_CHECK(MPI_Igather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+                          MPI_COMM_WORLD, &req));
     wait_quietly(&req, "MPI_Igather");
-    smx_error job_err = {0};
+    smx_error job_err = { 0 };
     if (job->rank == 0)
         combine(all, job->size, &job_err);
     free(all);
@@ -280,14 +291,17 @@ static int spot_dose_alloc(spot_dose *sd, int n, int64_t nnz, double threshold)
     return 0;
 }
 
-int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r, smx_error *err)
+int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r,
+                     smx_error *err)
 {
     const int n_spots = bound[job->size];
     /* Every rank's conservation figures, reduced in a fixed order of exact operations (sum of counts, max). */
     int viol = 0;
-    double max_err[2] = {0.0, 0.0}, mine_err[2] = {r->max_weight_rel_err, r->max_energy_rel_err};
+    double max_err[2] = { 0.0, 0.0 },
+           mine_err[2] = { r->max_weight_rel_err, r->max_energy_rel_err };
     MPI_Request req;
-    MPI_CHECK(MPI_Ireduce(&r->conservation_violations, &viol, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &req));
+    MPI_CHECK(MPI_Ireduce(&r->conservation_violations, &viol, 1, MPI_INT, MPI_SUM, 0,
+                          MPI_COMM_WORLD, &req));
     wait_quietly(&req, "MPI_Ireduce");
     MPI_CHECK(MPI_Ireduce(mine_err, max_err, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &req));
     wait_quietly(&req, "MPI_Ireduce");
@@ -300,7 +314,7 @@ int par_gather_spots(const par_job *job, const int *bound, double threshold, run
         return 0;
 
     const spot_dose *sd = &r->per_spot;
-    int64_t mine[2] = {sd->indptr ? sd->n_spots : 0, sd->indptr ? sd->nnz : 0};
+    int64_t mine[2] = { sd->indptr ? sd->n_spots : 0, sd->indptr ? sd->nnz : 0 };
     int64_t *sizes = NULL;
     if (job->rank == 0 && !(sizes = malloc(2 * (size_t)job->size * sizeof *sizes)))
         mpi_fatal("malloc for the ranks' row counts", MPI_ERR_NO_MEM);
@@ -309,29 +323,32 @@ int par_gather_spots(const par_job *job, const int *bound, double threshold, run
 
     /* Rank 0 sizes the whole matrix and says whether it can hold it before anyone sends. */
     int ok = 1;
-    spot_dose all = {0};
+    spot_dose all = { 0 };
     if (job->rank == 0) {
         int64_t nnz = 0;
         for (int k = 0; k < job->size; k++) {
             const int count = bound[k + 1] - bound[k];
             if (sizes[2 * k] != count) {
                 ok = 0;
-                smx_fail(err, SMX_EXIT_RUNTIME, "rank %d of %d computed %lld per-spot rows, its block has %d",
-                         k, job->size, (long long)sizes[2 * k], count);
+                smx_fail(err, SMX_EXIT_RUNTIME,
+                         "rank %d of %d computed %lld per-spot rows, its block has %d", k,
+                         job->size, (long long)sizes[2 * k], count);
             }
             nnz += sizes[2 * k + 1];
         }
         if (ok && spot_dose_alloc(&all, n_spots, nnz, threshold)) {
             ok = 0;
-            smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for the per-spot matrix (%d rows, %lld values)",
-                     n_spots, (long long)nnz);
+            smx_fail(err, SMX_EXIT_RUNTIME,
+                     "out of host memory for the per-spot matrix (%d rows, %lld values)", n_spots,
+                     (long long)nnz);
         }
     }
     MPI_CHECK(MPI_Ibcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &req));
     wait_quietly(&req, "MPI_Ibcast");
     if (!ok) {
         free(sizes);
-        return job->rank == 0 ? err->code : smx_fail(err, SMX_EXIT_RUNTIME, "rank 0 could not gather the rows");
+        return job->rank == 0 ? err->code
+                              : smx_fail(err, SMX_EXIT_RUNTIME, "rank 0 could not gather the rows");
     }
 
     if (job->rank != 0) {
@@ -388,10 +405,10 @@ typedef struct rank_facts {
     int64_t first, count;
 } rank_facts;
 
-int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count, provenance *pv,
-                     smx_error *err)
+int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count,
+                     provenance *pv, smx_error *err)
 {
-    rank_facts mine = {0};
+    rank_facts mine = { 0 };
     snprintf(mine.host, sizeof mine.host, "%s", job->host);
     snprintf(mine.device, sizeof mine.device, "%s", device && device[0] ? device : "unknown");
     mine.first = spot_first;
@@ -400,8 +417,8 @@ int par_gather_ranks(const par_job *job, const char *device, int spot_first, int
     if (job->rank == 0 && !(all = malloc((size_t)job->size * sizeof *all)))
         mpi_fatal("malloc for the ranks' facts", MPI_ERR_NO_MEM);
     MPI_Request req;
-    MPI_CHECK(MPI_Igather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD,
-                          &req));
+    MPI_CHECK(MPI_Igather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+                          MPI_COMM_WORLD, &req));
     wait_quietly(&req, "MPI_Igather");
     if (job->rank != 0)
         return 0;

@@ -17,9 +17,7 @@ int par_init(par_job *job, int *argc, char ***argv, smx_error *err)
     return 0;
 }
 
-void par_finalize(void)
-{
-}
+void par_finalize(void) {}
 
 void par_set_cleanup(void (*fn)(void *ctx), void *ctx)
 {
@@ -45,7 +43,8 @@ void par_tag_error(const par_job *job, smx_error *err)
     (void)err;
 }
 
-int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r, smx_error *err)
+int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r,
+                     smx_error *err)
 {
     (void)job;
     (void)bound;
@@ -55,8 +54,8 @@ int par_gather_spots(const par_job *job, const int *bound, double threshold, run
     return 0;
 }
 
-int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count, provenance *pv,
-                     smx_error *err)
+int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count,
+                     provenance *pv, smx_error *err)
 {
     (void)job;
     (void)device;

@@ -24,7 +24,8 @@ void par_spot_blocks(int n_spots, const int64_t *cost, int64_t head, int size, i
     int k = 0;
     int64_t before = head; /* cost of the head and the spots before k */
     for (int r = 1; r < size; r++) {
-        const int64_t target = total / size * r + total % size * r / size; /* total * r / size, no overflow */
+        const int64_t target =
+            total / size * r + total % size * r / size; /* total * r / size, no overflow */
         while (k < n_spots) {
             const int64_t c = cost ? (cost[k] > 0 ? cost[k] : 1) : 1;
             if (before + c > target && (before + c - target) >= (target - before))
@@ -38,17 +39,17 @@ void par_spot_blocks(int n_spots, const int64_t *cost, int64_t head, int size, i
         bound[size] = n_spots;
 }
 
-int par_divide_field(const par_job *job, const plan *p, const grid *g, const tables *t, par_field *f,
-                     smx_error *err)
+int par_divide_field(const par_job *job, const plan *p, const grid *g, const tables *t,
+                     par_field *f, smx_error *err)
 {
     const int n_spots = p->per_spot_dose ? plan_spot_count(p) : 0;
-    f->part = (sim_part){job->rank == 0, 0, 0};
+    f->part = (sim_part){ job->rank == 0, 0, 0 };
     f->bound = malloc((size_t)(job->size + 1) * sizeof *f->bound);
     int64_t *cost = malloc((size_t)(n_spots > 0 ? n_spots : 1) * sizeof *cost);
     if (!f->bound || !cost) {
         free(cost);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory dividing %d spots over %d ranks", n_spots,
-                        job->size);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory dividing %d spots over %d ranks",
+                        n_spots, job->size);
     }
     for (int k = 0; k < n_spots; k++)
         cost[k] = simulate_spot_steps(p, g, t, plan_spot_at(p, k).energy_MeV);
@@ -59,8 +60,10 @@ int par_divide_field(const par_job *job, const plan *p, const grid *g, const tab
     if (job->size == 1)
         return 0;
     if (n_spots == 0) {
-        smx_info("MPI: %d ranks; this field has no per-spot dose (output.per_spot_dose), so rank 0 runs it "
-                 "alone and the other ranks have nothing to do\n", job->size);
+        smx_info(
+            "MPI: %d ranks; this field has no per-spot dose (output.per_spot_dose), so rank 0 runs it "
+            "alone and the other ranks have nothing to do\n",
+            job->size);
         return 0;
     }
     int least = n_spots, most = 0;
@@ -69,9 +72,10 @@ int par_divide_field(const par_job *job, const plan *p, const grid *g, const tab
         least = c < least ? c : least;
         most = c > most ? c : most;
     }
-    smx_info("MPI: %d ranks; rank 0 runs the field's total dose; the %d per-spot rows are divided in contiguous "
-             "blocks of about equal steps, %d to %d spots (rank 0: %d)\n", job->size, n_spots, least, most,
-             f->bound[1]);
+    smx_info(
+        "MPI: %d ranks; rank 0 runs the field's total dose; the %d per-spot rows are divided in contiguous "
+        "blocks of about equal steps, %d to %d spots (rank 0: %d)\n",
+        job->size, n_spots, least, most, f->bound[1]);
     return 0;
 }
 
@@ -99,8 +103,8 @@ static void describe_device(const run_result *r, char *out, size_t cap)
         snprintf(out, cap, "%.24s: %.150s", r->backend_name, r->device_name);
 }
 
-int par_gather_field(const par_job *job, const par_field *f, double threshold, double t_wait, provenance *pv,
-                     run_result *r, smx_error *err)
+int par_gather_field(const par_job *job, const par_field *f, double threshold, double t_wait,
+                     provenance *pv, run_result *r, smx_error *err)
 {
     char device[192];
     describe_device(r, device, sizeof device);
@@ -113,10 +117,13 @@ int par_gather_field(const par_job *job, const par_field *f, double threshold, d
     const double t_end = now_s();
     run_result_phase(r, "gather", t_end - t_wait);
     const spot_dose *sd = &r->per_spot;
-    const double mb = sd->indptr ? 1e-6 * ((double)sd->nnz * (sizeof *sd->values + sizeof *sd->indices) +
-                                           (double)sd->n_spots * (sizeof *sd->indptr + 2 * sizeof(double)))
-                                 : 0.0;
-    smx_info("MPI: waited %.3f s for the other ranks, then gathered the %d ranks' rows (%.1f MB in all) in "
-             "%.3f s\n", t_rows - t_wait, job->size, mb, t_end - t_rows);
+    const double mb = sd->indptr
+                          ? 1e-6 * ((double)sd->nnz * (sizeof *sd->values + sizeof *sd->indices) +
+                                    (double)sd->n_spots * (sizeof *sd->indptr + 2 * sizeof(double)))
+                          : 0.0;
+    smx_info(
+        "MPI: waited %.3f s for the other ranks, then gathered the %d ranks' rows (%.1f MB in all) in "
+        "%.3f s\n",
+        t_rows - t_wait, job->size, mb, t_end - t_rows);
     return 0;
 }

@@ -11,7 +11,7 @@
 #define CT_LINE_MAX 1024
 
 enum { C_HU, C_DENSITY, C_MATERIAL, C_COUNT };
-static const char *const col_name[C_COUNT] = {"hu", "density_g_cm3", "material"};
+static const char *const col_name[C_COUNT] = { "hu", "density_g_cm3", "material" };
 
 static int fail_at(smx_error *err, const char *path, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -22,7 +22,8 @@ static int fail_at(smx_error *err, const char *path, int line, int col, const ch
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s (geometry.ct.calibration)", path, line, col, msg);
+    return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s (geometry.ct.calibration)", path, line, col,
+                    msg);
 }
 
 static void trim(const char **b, const char **e)
@@ -95,7 +96,8 @@ int ct_calibration_load(ct_calibration *c, const char *path, smx_error *err)
     memset(c, 0, sizeof *c);
     FILE *f = fopen(path, "r");
     if (!f)
-        return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot open the CT calibration: %s", path, strerror(errno));
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot open the CT calibration: %s", path,
+                        strerror(errno));
     char text[CT_LINE_MAX];
     int line = 0, map[C_COUNT], have_header = 0, rows = 0, rc = 0;
     if (grow(c, CT_ROWS_MAX)) {
@@ -107,7 +109,8 @@ int ct_calibration_load(ct_calibration *c, const char *path, smx_error *err)
         line++;
         size_t len = strlen(text);
         if (len + 1 == sizeof text && text[len - 1] != '\n') {
-            rc = fail_at(err, path, line, 1, "the line is longer than %d bytes; expected one row per line",
+            rc = fail_at(err, path, line, 1,
+                         "the line is longer than %d bytes; expected one row per line",
                          CT_LINE_MAX - 2);
             break;
         }
@@ -118,33 +121,40 @@ int ct_calibration_load(ct_calibration *c, const char *path, smx_error *err)
         const char *b[C_COUNT], *e[C_COUNT];
         int n = split(text, b, e, C_COUNT);
         if (!have_header) {
-            int seen[C_COUNT] = {0};
+            int seen[C_COUNT] = { 0 };
             for (int k = 0; k < n && k < C_COUNT && !rc; k++) {
                 int found = -1;
                 for (int j = 0; j < C_COUNT; j++)
-                    if ((size_t)(e[k] - b[k]) == strlen(col_name[j]) && !strncmp(b[k], col_name[j], (size_t)(e[k] - b[k])))
+                    if ((size_t)(e[k] - b[k]) == strlen(col_name[j]) &&
+                        !strncmp(b[k], col_name[j], (size_t)(e[k] - b[k])))
                         found = j;
                 if (found < 0 || seen[found])
-                    rc = fail_at(err, path, line, (int)(b[k] - text) + 1, "column '%.*s' is %s; expected the "
-                                 "header hu, density_g_cm3, material", (int)(e[k] - b[k] > 40 ? 40 : e[k] - b[k]),
-                                 b[k], found < 0 ? "unknown" : "given twice");
+                    rc = fail_at(err, path, line, (int)(b[k] - text) + 1,
+                                 "column '%.*s' is %s; expected the "
+                                 "header hu, density_g_cm3, material",
+                                 (int)(e[k] - b[k] > 40 ? 40 : e[k] - b[k]), b[k],
+                                 found < 0 ? "unknown" : "given twice");
                 else
                     seen[found] = 1, map[k] = found;
             }
             if (!rc && n != C_COUNT)
-                rc = fail_at(err, path, line, 1, "the header has %d columns; expected the three columns hu, "
-                             "density_g_cm3, material", n);
+                rc = fail_at(err, path, line, 1,
+                             "the header has %d columns; expected the three columns hu, "
+                             "density_g_cm3, material",
+                             n);
             have_header = 1;
             continue;
         }
         if (n != C_COUNT) {
-            rc = fail_at(err, path, line, n > C_COUNT ? (int)(b[C_COUNT - 1] - text) + 1 : 1,
-                         "%d values; expected %d (hu, density_g_cm3, material; leave one of the last two empty)",
-                         n > C_COUNT ? C_COUNT + 1 : n, C_COUNT);
+            rc = fail_at(
+                err, path, line, n > C_COUNT ? (int)(b[C_COUNT - 1] - text) + 1 : 1,
+                "%d values; expected %d (hu, density_g_cm3, material; leave one of the last two empty)",
+                n > C_COUNT ? C_COUNT + 1 : n, C_COUNT);
             break;
         }
         if (rows == CT_ROWS_MAX) {
-            rc = fail_at(err, path, line, 1, "more than %d rows; expected a calibration table", CT_ROWS_MAX);
+            rc = fail_at(err, path, line, 1, "more than %d rows; expected a calibration table",
+                         CT_ROWS_MAX);
             break;
         }
         rows++;
@@ -157,26 +167,32 @@ int ct_calibration_load(ct_calibration *c, const char *path, smx_error *err)
         }
         double hu, rho;
         if (number(cb[C_HU], ce[C_HU], &hu)) {
-            rc = fail_at(err, path, line, at[C_HU], "hu: '%.*s' is not a finite number; expected a CT number",
+            rc = fail_at(err, path, line, at[C_HU],
+                         "hu: '%.*s' is not a finite number; expected a CT number",
                          (int)(ce[C_HU] - cb[C_HU] > 40 ? 40 : ce[C_HU] - cb[C_HU]), cb[C_HU]);
             break;
         }
         int has_rho = ce[C_DENSITY] > cb[C_DENSITY], has_mat = ce[C_MATERIAL] > cb[C_MATERIAL];
         if (!has_rho && !has_mat) {
-            rc = fail_at(err, path, line, at[C_DENSITY], "neither a density nor a material; expected at least one");
+            rc = fail_at(err, path, line, at[C_DENSITY],
+                         "neither a density nor a material; expected at least one");
             break;
         }
         if (has_rho) {
             if (number(cb[C_DENSITY], ce[C_DENSITY], &rho) || !(rho > 0 && rho <= 25)) {
-                rc = fail_at(err, path, line, at[C_DENSITY], "density_g_cm3: '%.*s' is not a density; expected a "
-                             "number in (0, 25] g/cm3",
-                             (int)(ce[C_DENSITY] - cb[C_DENSITY] > 40 ? 40 : ce[C_DENSITY] - cb[C_DENSITY]),
-                             cb[C_DENSITY]);
+                rc = fail_at(
+                    err, path, line, at[C_DENSITY],
+                    "density_g_cm3: '%.*s' is not a density; expected a "
+                    "number in (0, 25] g/cm3",
+                    (int)(ce[C_DENSITY] - cb[C_DENSITY] > 40 ? 40 : ce[C_DENSITY] - cb[C_DENSITY]),
+                    cb[C_DENSITY]);
                 break;
             }
             if (c->n_points && !(hu > c->point_hu[c->n_points - 1])) {
-                rc = fail_at(err, path, line, at[C_HU], "hu: %g does not follow the previous density point's %g; "
-                             "expected density points in strictly ascending HU", hu, c->point_hu[c->n_points - 1]);
+                rc = fail_at(err, path, line, at[C_HU],
+                             "hu: %g does not follow the previous density point's %g; "
+                             "expected density points in strictly ascending HU",
+                             hu, c->point_hu[c->n_points - 1]);
                 break;
             }
             c->point_hu[c->n_points] = hu;
@@ -185,14 +201,15 @@ int ct_calibration_load(ct_calibration *c, const char *path, smx_error *err)
         if (has_mat) {
             size_t len2 = (size_t)(ce[C_MATERIAL] - cb[C_MATERIAL]);
             if (len2 >= MEDIUM_NAME_MAX) {
-                rc = fail_at(err, path, line, at[C_MATERIAL], "material: a name longer than %d bytes",
-                             MEDIUM_NAME_MAX - 1);
+                rc = fail_at(err, path, line, at[C_MATERIAL],
+                             "material: a name longer than %d bytes", MEDIUM_NAME_MAX - 1);
                 break;
             }
             if (c->n_materials && !(hu > c->material_hu[c->n_materials - 1])) {
-                rc = fail_at(err, path, line, at[C_HU], "hu: %g does not follow the previous material row's %g; "
-                             "expected material rows in strictly ascending HU", hu,
-                             c->material_hu[c->n_materials - 1]);
+                rc = fail_at(err, path, line, at[C_HU],
+                             "hu: %g does not follow the previous material row's %g; "
+                             "expected material rows in strictly ascending HU",
+                             hu, c->material_hu[c->n_materials - 1]);
                 break;
             }
             int m = c->n_materials++;
@@ -207,9 +224,11 @@ int ct_calibration_load(ct_calibration *c, const char *path, smx_error *err)
         rc = smx_fail(err, SMX_EXIT_INPUT, "%s: cannot read the CT calibration", path);
     fclose(f);
     if (!rc && (c->n_points < 2 || c->n_materials < 1))
-        rc = smx_fail(err, SMX_EXIT_INPUT, "%s: %d density points and %d material rows (geometry.ct.calibration); "
-                      "expected at least 2 points and 1 material row after the header hu, density_g_cm3, material",
-                      path, c->n_points, c->n_materials);
+        rc = smx_fail(
+            err, SMX_EXIT_INPUT,
+            "%s: %d density points and %d material rows (geometry.ct.calibration); "
+            "expected at least 2 points and 1 material row after the header hu, density_g_cm3, material",
+            path, c->n_points, c->n_materials);
     if (rc)
         ct_calibration_free(c);
     return rc;
@@ -242,8 +261,9 @@ int ct_calibration_eval(const ct_calibration *c, double hu, double *density, int
             hi = mid;
     }
     double t = (hu - c->point_hu[lo]) / (c->point_hu[hi] - c->point_hu[lo]);
-    *density = hu == c->point_hu[hi] ? c->point_density[hi]
-                                     : c->point_density[lo] + t * (c->point_density[hi] - c->point_density[lo]);
+    *density = hu == c->point_hu[hi]
+                   ? c->point_density[hi]
+                   : c->point_density[lo] + t * (c->point_density[hi] - c->point_density[lo]);
     int m = 0;
     while (m + 1 < c->n_materials && c->material_hu[m + 1] <= hu)
         m++;

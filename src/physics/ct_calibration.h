@@ -22,9 +22,9 @@
 
 typedef struct ct_calibration {
     int n_points;
-    double *point_hu, *point_density;  /* [n_points] */
+    double *point_hu, *point_density; /* [n_points] */
     int n_materials;
-    double *material_hu;               /* [n_materials]: start of each interval */
+    double *material_hu; /* [n_materials]: start of each interval */
     char (*material)[MEDIUM_NAME_MAX]; /* [n_materials] */
     int *material_line, *material_col; /* where each name was written */
 } ct_calibration;

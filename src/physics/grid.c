@@ -41,7 +41,8 @@ static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error 
         return plan_fail_at(p, err, "transport.step_mm",
                             "%g mm spans the whole energy range in %d bin%s; expected a step "
                             "shorter than the CSDA range of E_max (%.4g mm)",
-                            p->step_mm, n, n == 1 ? "" : "s", (R_hi - R_lo) * 10.0 / p->density_g_cm3);
+                            p->step_mm, n, n == 1 ? "" : "s",
+                            (R_hi - R_lo) * 10.0 / p->density_g_cm3);
     if (n > 100000)
         return plan_fail_at(p, err, "transport.step_mm",
                             "%g mm gives %d range bins; expected at most 100000", p->step_mm, n);
@@ -63,7 +64,7 @@ static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error 
 
 int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
 {
-    *g = (grid){0};
+    *g = (grid){ 0 };
     double tmin = t->E_MeV[0], tmax = t->E_MeV[t->n - 1];
     if (p->E_min_MeV < tmin)
         return plan_fail_at(p, err, "grid.energy.E_min_MeV",

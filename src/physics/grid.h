@@ -12,23 +12,23 @@
 typedef struct axis {
     int n;
     double *centres; /* n */
-    double *edges;   /* n + 1, ascending */
+    double *edges; /* n + 1, ascending */
 } axis;
 
 typedef struct grid {
-    axis E;          /* MeV */
-    axis theta;      /* rad, from +x towards +z (90 deg = depth) */
-    axis x, z;       /* mm; x centred on 0, z from 0 (entrance plane) */
+    axis E; /* MeV */
+    axis theta; /* rad, from +x towards +z (90 deg = depth) */
+    axis x, z; /* mm; x centred on 0, z from 0 (entrance plane) */
     int energy_kind; /* enum energy_grid_kind */
-    int angle_mode;  /* enum angle_mode */
-    double dtheta;   /* rad */
-    double dx, dz;   /* mm */
-    double ds;       /* step length, mm */
-    double density;  /* g/cm3 */
-    double E_stop;   /* MeV: particles whose energy after a step falls below this stop */
+    int angle_mode; /* enum angle_mode */
+    double dtheta; /* rad */
+    double dx, dz; /* mm */
+    double ds; /* step length, mm */
+    double density; /* g/cm3 */
+    double E_stop; /* MeV: particles whose energy after a step falls below this stop */
     int64_t ne, nth, nz, nx;
-    int64_t slice;   /* nz * nx: one (E, theta) plane */
-    int64_t cells;   /* ne * nth * nz * nx */
+    int64_t slice; /* nz * nx: one (E, theta) plane */
+    int64_t cells; /* ne * nth * nz * nx */
 } grid;
 
 /* Cells z0..z1 x x0..x1 of a slice (inclusive; empty when z0 > z1): where an

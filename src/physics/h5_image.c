@@ -8,8 +8,8 @@
 #include <string.h>
 
 /* The reader on the bytes, in this process. */
-static int run_on_image(const unsigned char *bytes, size_t len, const char *path, h5_image_reader reader,
-                        void *ctx, smx_error *err)
+static int run_on_image(const unsigned char *bytes, size_t len, const char *path,
+                        h5_image_reader reader, void *ctx, smx_error *err)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     /* The core driver opens the bytes as a file (a copy; nothing is written
@@ -44,13 +44,14 @@ static int run_job(void *vjob, smx_error *err)
     return run_on_image(j->bytes, j->len, j->path, j->reader, j->ctx, err);
 }
 
-int h5_image_read(const char *path, size_t max_bytes, h5_image_reader reader, void *ctx, smx_error *err)
+int h5_image_read(const char *path, size_t max_bytes, h5_image_reader reader, void *ctx,
+                  smx_error *err)
 {
     unsigned char *bytes = NULL;
     size_t len = 0;
     int rc = file_bytes_read(path, max_bytes, "a smaller file", &bytes, &len, err);
     if (!rc)
-        rc = child_check(run_job, &(image_job){bytes, len, path, reader, ctx}, path, err);
+        rc = child_check(run_job, &(image_job){ bytes, len, path, reader, ctx }, path, err);
     if (!rc)
         rc = run_on_image(bytes, len, path, reader, ctx, err);
     free(bytes);

@@ -20,6 +20,7 @@ typedef int (*h5_image_reader)(hid_t fid, const char *name, void *ctx, smx_error
 
 /* Runs reader on the file at path (at most max_bytes long) as described
  * above. Messages start with the path. */
-int h5_image_read(const char *path, size_t max_bytes, h5_image_reader reader, void *ctx, smx_error *err);
+int h5_image_read(const char *path, size_t max_bytes, h5_image_reader reader, void *ctx,
+                  smx_error *err);
 
 #endif

@@ -149,8 +149,7 @@ static void fill_sides_and_centre(float *c, int K, const double *side)
     c[0] = (float)(1.0 - sides);
 }
 
-static int fill_kernel(float *w, int K, double s, double *scratch, smx_error *err,
-                       int energy_bin)
+static int fill_kernel(float *w, int K, double s, double *scratch, smx_error *err, int energy_bin)
 {
     float *c = w + K;
     if (K == 0) {
@@ -202,8 +201,7 @@ static void moments_of(const float *c, int K, double *m0, double *m1, double *m2
     *m2 = s2;
 }
 
-void angle_kernel_moments(const angle_kernels *ak, int kernel, double *m0, double *m1,
-                          double *m2)
+void angle_kernel_moments(const angle_kernels *ak, int kernel, double *m0, double *m1, double *m2)
 {
     if (!ak || !ak->weights || kernel < 0 || kernel >= ak->n_kernels) {
         *m0 = *m1 = *m2 = NAN;
@@ -289,8 +287,7 @@ double angle_kernel_sigma_limit(int n_theta, int circular)
     return sqrt(K * (K + 1.0) / 3.0);
 }
 
-static int fail_too_wide(smx_error *err, double s, int energy_bin, int n_theta, int circular,
-                         int K)
+static int fail_too_wide(smx_error *err, double s, int energy_bin, int n_theta, int circular, int K)
 {
     double s_max = sqrt((double)K * (double)(K + 1) / 3.0);
     if (circular)

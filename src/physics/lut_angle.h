@@ -14,14 +14,14 @@
 #include "base/error.h"
 
 typedef struct angle_kernels {
-    int ne;                 /* energy bins */
-    int n_kernels;          /* distinct kernels */
-    int *kernel_of_energy;  /* [ne] -> kernel id */
-    int *half_width;        /* [n_kernels] K */
-    int *offset;            /* [n_kernels] index of w[-K] in weights */
-    float *weights;         /* concatenated, 2K+1 per kernel, w[k] at offset + K + k */
-    double *sigma_bins;     /* [n_kernels] requested sigma / dtheta */
-    double *weight_sum;     /* [n_kernels] sum of the float weights, in double
+    int ne; /* energy bins */
+    int n_kernels; /* distinct kernels */
+    int *kernel_of_energy; /* [ne] -> kernel id */
+    int *half_width; /* [n_kernels] K */
+    int *offset; /* [n_kernels] index of w[-K] in weights */
+    float *weights; /* concatenated, 2K+1 per kernel, w[k] at offset + K + k */
+    double *sigma_bins; /* [n_kernels] requested sigma / dtheta */
+    double *weight_sum; /* [n_kernels] sum of the float weights, in double
                              * (1 - sum is tallied as THETA_CUTOFF) */
     int max_half_width;
 } angle_kernels;
@@ -37,7 +37,6 @@ void angle_kernels_free(angle_kernels *ak);
 double angle_kernel_sigma_limit(int n_theta, int circular);
 
 /* Moments of one kernel as stored (float weights, computed in double). */
-void angle_kernel_moments(const angle_kernels *ak, int kernel, double *m0, double *m1,
-                          double *m2);
+void angle_kernel_moments(const angle_kernels *ak, int kernel, double *m0, double *m1, double *m2);
 
 #endif

@@ -24,7 +24,8 @@ static int gather_build(energy_lut *lut)
         if (!(lut->E_after[i] > prev)) {
             snprintf(lut->gather_reason, sizeof lut->gather_reason,
                      "energy after the step is not strictly increasing with energy at source "
-                     "bin %d (%.6g MeV after %.6g MeV)", i, lut->E_after[i], prev);
+                     "bin %d (%.6g MeV after %.6g MeV)",
+                     i, lut->E_after[i], prev);
             return 0;
         }
         prev = lut->E_after[i];
@@ -66,11 +67,11 @@ static int three_point(double *w, double a, double b, double c, double mu, doubl
     return w[0] < 0.0 || w[1] < 0.0 || w[2] < 0.0 ? -1 : 0;
 }
 
-int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, const double *var_MeV2,
-                        const double *survival, smx_error *err)
+int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
+                        const double *var_MeV2, const double *survival, smx_error *err)
 {
     int ne = (int)g->ne;
-    *lut = (energy_lut){.ne = ne};
+    *lut = (energy_lut){ .ne = ne };
     lut->E_after = malloc(ne * sizeof *lut->E_after);
     lut->target = malloc(ne * sizeof *lut->target);
     lut->coeff = calloc(ne, sizeof *lut->coeff);
@@ -120,7 +121,7 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, c
          * or with straggling three points about the centre nearest to E' (so
          * that any E' leaves room for the added variance), kept at or below
          * the source and inside the grid. */
-        double w[ENERGY_TARGETS] = {0};
+        double w[ENERGY_TARGETS] = { 0 };
         double v = var_MeV2 ? var_MeV2[i] : 0.0;
         float c_hi = (float)f_hi, c_lo = 1.0f - c_hi; /* the float split of the plain step */
         int k = f_hi > 0.5 ? t + 1 : t;
@@ -131,11 +132,13 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, c
             if (three_point(w, Ec[t - 1], Ec[t], Ec[t + 1], Ep, v)) {
                 double h = fmin(Ec[t] - Ec[t - 1], Ec[t + 1] - Ec[t]);
                 energy_lut_free(lut);
-                return smx_fail(err, SMX_EXIT_INPUT,
-                                "one step's energy straggling (%.3g MeV rms at %.4g "
-                                "MeV) is wider than the energy bins there (%.3g MeV); use fewer "
-                                "grid.energy.n_bins (uniform grid) or a longer transport.step_mm (range "
-                                "grid), or set transport.straggling: false", sqrt(v), Ep, h);
+                return smx_fail(
+                    err, SMX_EXIT_INPUT,
+                    "one step's energy straggling (%.3g MeV rms at %.4g "
+                    "MeV) is wider than the energy bins there (%.3g MeV); use fewer "
+                    "grid.energy.n_bins (uniform grid) or a longer transport.step_mm (range "
+                    "grid), or set transport.straggling: false",
+                    sqrt(v), Ep, h);
             }
         } else {
             w[1] = c_lo;
@@ -167,8 +170,8 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, c
     return 0;
 }
 
-void energy_step_model(const grid *g, const tables *t, const energy_physics *ph, double density_g_cm3,
-                       double *E_after, double *var, double *surv)
+void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
+                       double density_g_cm3, double *E_after, double *var, double *surv)
 {
     double ds_g = g->ds * 0.1 * density_g_cm3;
     int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
@@ -241,7 +244,8 @@ static int dither_bracket(const grid *g, const energy_lut *mean, int i)
     const double *Ec = g->E.centres;
     double Ep = mean->E_after[i];
     int t = mean->target[i] < 0 ? -1 : lower_centre(g, Ep);
-    if (t < 0 || t + 1 >= g->ne || Ep <= Ec[t] * (1.0 + SNAP_REL) || Ep >= Ec[t + 1] * (1.0 - SNAP_REL))
+    if (t < 0 || t + 1 >= g->ne || Ep <= Ec[t] * (1.0 + SNAP_REL) ||
+        Ep >= Ec[t + 1] * (1.0 - SNAP_REL))
         return -1;
     return t;
 }
@@ -305,26 +309,30 @@ static void list_pairs(energy_dither_lut *d, int ne, int32_t *next)
                 if (l->coeff[i][k] == 0.0f)
                     continue;
                 if (next)
-                    d->cand[next[tb]++] = (energy_candidate){.src = i, .upper = (uint8_t)u, .coeff = l->coeff[i][k]};
+                    d->cand[next[tb]++] = (energy_candidate){ .src = i,
+                                                              .upper = (uint8_t)u,
+                                                              .coeff = l->coeff[i][k] };
                 else
                     d->cand_start[tb + 1]++;
             }
         }
 }
 
-int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
-                            const double *var, const double *surv, smx_error *err)
+int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean,
+                            const tables *ref, const double *var, const double *surv,
+                            smx_error *err)
 {
     const double *Ec = g->E.centres;
     const int ne = (int)g->ne;
-    *d = (energy_dither_lut){.straggling_limit_E_MeV = NAN};
+    *d = (energy_dither_lut){ .straggling_limit_E_MeV = NAN };
     d->p_low = malloc(ne * sizeof *d->p_low);
     d->steps = malloc(ne * sizeof *d->steps);
     double *E_lo = malloc(ne * sizeof *E_lo), *E_hi = malloc(ne * sizeof *E_hi);
     double *v_lo = malloc(ne * sizeof *v_lo), *v_hi = malloc(ne * sizeof *v_hi);
     int rc = 0;
     if (!d->p_low || !d->steps || !E_lo || !E_hi || !v_lo || !v_hi) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
+        rc =
+            smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
         goto done;
     }
     for (int i = 0; i < ne; i++) {
@@ -333,7 +341,8 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
         v_lo[i] = v_hi[i] = var ? var[i] : 0.0;
         d->steps[i] = dither_move_bins(g, mean, ref, i);
         if (t < 0) {
-            E_lo[i] = E_hi[i] = mean->target[i] < 0 ? NAN : Ep; /* stops, or (as good as) a centre */
+            E_lo[i] = E_hi[i] =
+                mean->target[i] < 0 ? NAN : Ep; /* stops, or (as good as) a centre */
             d->p_low[i] = 1.0;
             continue;
         }
@@ -385,7 +394,8 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
      * counted, then filled in the same order. */
     int32_t *next = NULL;
     if (!(d->cand_start = calloc((size_t)ne + 1, sizeof *d->cand_start))) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
+        rc =
+            smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
         goto done;
     }
     list_pairs(d, ne, NULL);
@@ -395,7 +405,8 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
     next = malloc((size_t)ne * sizeof *next);
     if (!d->cand || !next) {
         free(next);
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
+        rc =
+            smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building a medium's energy-loss tables");
         goto done;
     }
     memcpy(next, d->cand_start, (size_t)ne * sizeof *next);
@@ -419,7 +430,7 @@ void energy_dither_lut_free(energy_dither_lut *d)
     free(d->steps);
     free(d->cand_start);
     free(d->cand);
-    *d = (energy_dither_lut){0};
+    *d = (energy_dither_lut){ 0 };
 }
 
 int energy_lut_low_target(const energy_lut *lut, int i)
@@ -453,5 +464,5 @@ void energy_lut_free(energy_lut *lut)
     free(lut->nuclear_weight);
     free(lut->nuclear_energy);
     free(lut->gather);
-    *lut = (energy_lut){0};
+    *lut = (energy_lut){ 0 };
 }

@@ -38,16 +38,16 @@
 typedef struct energy_gather_entry {
     int32_t src[ENERGY_TARGETS]; /* source bins, ascending */
     float coeff[ENERGY_TARGETS];
-    int32_t count;               /* 0 .. ENERGY_TARGETS */
+    int32_t count; /* 0 .. ENERGY_TARGETS */
 } energy_gather_entry;
 
 typedef struct energy_lut {
     int ne;
     /* scatter form, per source bin */
-    double *E_after;      /* E' (MeV); NAN when stopped */
-    int32_t *target;      /* bracketing lower bin t, or -1 when stopped */
+    double *E_after; /* E' (MeV); NAN when stopped */
+    int32_t *target; /* bracketing lower bin t, or -1 when stopped */
     float (*coeff)[ENERGY_TARGETS]; /* weight to t-1, t, t+1 (0 outside the grid) */
-    double *deposit_MeV;  /* per unit weight: E_i - sum_k coeff_k E_k - nuclear_energy, or E_i
+    double *deposit_MeV; /* per unit weight: E_i - sum_k coeff_k E_k - nuclear_energy, or E_i
                              when stopped */
     double *nuclear_weight; /* per unit weight: removed by non-elastic interactions */
     double *nuclear_energy; /* per unit weight: MeV those carry out of the problem */
@@ -60,8 +60,8 @@ typedef struct energy_lut {
 /* What A_E includes besides the slowing down. */
 typedef struct energy_physics {
     int straggling, nuclear;
-    double Z_over_A;                     /* straggling: the material's */
-    double (*nonelastic_cm2_g)(double);  /* nuclear: the material's cross section */
+    double Z_over_A; /* straggling: the material's */
+    double (*nonelastic_cm2_g)(double); /* nuclear: the material's cross section */
 } energy_physics;
 
 /* From the CSDA table and the models of ph (NULL: slowing down only). */
@@ -70,8 +70,8 @@ int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const ener
 /* The plain model of one step in a medium, per source bin: E' (NAN = stops),
  * the straggling variance added (MeV^2; 0 without straggling) and the survival
  * probability (1 without nuclear removal). */
-void energy_step_model(const grid *g, const tables *t, const energy_physics *ph, double density_g_cm3,
-                       double *E_after, double *var, double *surv);
+void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
+                       double density_g_cm3, double *E_after, double *var, double *surv);
 
 /* A_E in a medium other than the grid's reference. There one step does not
  * move a particle a whole number of bins, and the mean-keeping split of the
@@ -91,15 +91,15 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
  * table's deposit and the plain one is tallied (CH_MEDIUM_ROUNDING). */
 /* One (source, table) pair that can reach a target of the whole-bin tables. */
 typedef struct energy_candidate {
-    int32_t src;   /* source bin */
+    int32_t src; /* source bin */
     uint8_t upper; /* 1 = from the upper table */
     float coeff;
 } energy_candidate;
 
 typedef struct energy_dither_lut {
-    energy_lut lower, upper;    /* whole weight to the lower / upper bracketing centre */
-    double *p_low;              /* [ne] share of steps that take the lower table */
-    double *steps;              /* [ne] the medium's range in steps at each centre, from
+    energy_lut lower, upper; /* whole weight to the lower / upper bracketing centre */
+    double *p_low; /* [ne] share of steps that take the lower table */
+    double *steps; /* [ne] the medium's range in steps at each centre, from
                                    the lowest (the sequence's phase, dither_phase.h) */
     /* Per target t, every (source, table) that can reach it, sources
      * ascending (the lower table's before the upper's for one source):
@@ -109,19 +109,20 @@ typedef struct energy_dither_lut {
      * where the step's map compresses the bins (a stopping-power ratio to the
      * reference that changes with energy, as titanium's at low energy), so
      * the lists are sized from the tables. */
-    int32_t *cand_start;        /* [ne + 1] */
-    energy_candidate *cand;     /* [cand_start[ne]] */
+    int32_t *cand_start; /* [ne + 1] */
+    energy_candidate *cand; /* [cand_start[ne]] */
     /* Where one step's straggling is wider than three bins can carry (a dense
      * medium on a fine grid), the step adds what they carry: */
-    int straggling_limited;         /* (source, table) pairs limited; 0 = none */
-    double straggling_limit_ratio;  /* the largest model variance over the one kept */
-    double straggling_limit_E_MeV;  /* the lowest source energy limited (NAN: none) */
+    int straggling_limited; /* (source, table) pairs limited; 0 = none */
+    double straggling_limit_ratio; /* the largest model variance over the one kept */
+    double straggling_limit_E_MeV; /* the lowest source energy limited (NAN: none) */
 } energy_dither_lut;
 
 /* From the plain table `mean` of the medium, the reference table (for the
  * shares) and the step's straggling variance and survival (NULL = none). */
-int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean, const tables *ref,
-                            const double *var, const double *surv, smx_error *err);
+int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean,
+                            const tables *ref, const double *var, const double *surv,
+                            smx_error *err);
 void energy_dither_lut_free(energy_dither_lut *d);
 /* 1 when step `step` takes the lower centre for source bin i (ne bins). The
  * CUDA kernels evaluate the same function (dither_phase.h). */
@@ -130,8 +131,8 @@ int energy_dither_low(const energy_dither_lut *d, int ne, int i, int64_t step);
 /* From explicit E' values (NAN or < E_stop = stopped), energy variances added
  * over the step (MeV^2; NULL = none) and survival probabilities (NULL = all
  * survive); the tests use it to force a non-monotone map. */
-int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after, const double *var_MeV2,
-                        const double *survival, smx_error *err);
+int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
+                        const double *var_MeV2, const double *survival, smx_error *err);
 void energy_lut_free(energy_lut *lut);
 
 /* Lowest and highest target bins of source i that receive weight; -1 when it

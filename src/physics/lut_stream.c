@@ -8,7 +8,7 @@
 int stream_table_build(stream_table *st, const grid *g, int scheme, smx_error *err)
 {
     int n = (int)g->nth;
-    *st = (stream_table){.nth = n, .scheme = scheme};
+    *st = (stream_table){ .nth = n, .scheme = scheme };
     st->sx = malloc(n * sizeof *st->sx);
     st->sz = malloc(n * sizeof *st->sz);
     st->ox = malloc(n * sizeof *st->ox);
@@ -47,5 +47,5 @@ void stream_table_free(stream_table *st)
     free(st->ox);
     free(st->oz);
     free(st->w);
-    *st = (stream_table){0};
+    *st = (stream_table){ 0 };
 }

@@ -19,10 +19,10 @@
 
 typedef struct stream_table {
     int nth;
-    int scheme;          /* enum streaming_scheme */
-    double *sx, *sz;     /* [nth] move per step in cells (x, z) */
-    int32_t *ox, *oz;    /* [nth] bilinear: floor of the move */
-    float *w;            /* [nth][4] bilinear weights: (oz,ox) (oz,ox+1) (oz+1,ox) (oz+1,ox+1) */
+    int scheme; /* enum streaming_scheme */
+    double *sx, *sz; /* [nth] move per step in cells (x, z) */
+    int32_t *ox, *oz; /* [nth] bilinear: floor of the move */
+    float *w; /* [nth][4] bilinear weights: (oz,ox) (oz,ox+1) (oz+1,ox) (oz+1,ox+1) */
 } stream_table;
 
 int stream_table_build(stream_table *st, const grid *g, int scheme, smx_error *err);

@@ -24,16 +24,30 @@
 #define A_ZN 65.409
 
 enum {
-    M_WATER, M_AIR, M_LUNG, M_ADIPOSE, M_MUSCLE, M_BONE_COMPACT, M_BONE_CORTICAL, M_PMMA,
-    M_POLYETHYLENE, M_ALUMINIUM, M_TITANIUM, M_GRAPHITE, M_COUNT
+    M_WATER,
+    M_AIR,
+    M_LUNG,
+    M_ADIPOSE,
+    M_MUSCLE,
+    M_BONE_COMPACT,
+    M_BONE_CORTICAL,
+    M_PMMA,
+    M_POLYETHYLENE,
+    M_ALUMINIUM,
+    M_TITANIUM,
+    M_GRAPHITE,
+    M_COUNT
 };
 
 static const material_props known[M_COUNT];
 
 /* Non-elastic cross section of material i: water's times the composition's
  * ratio to water at E (material_nonelastic_ratio). */
-#define NONELASTIC_OF(fn, i) \
-    static double fn(double E) { return nonelastic_water_cm2_g(E) * material_nonelastic_ratio(&known[i], E); }
+#define NONELASTIC_OF(fn, i)                                                        \
+    static double fn(double E)                                                      \
+    {                                                                               \
+        return nonelastic_water_cm2_g(E) * material_nonelastic_ratio(&known[i], E); \
+    }
 NONELASTIC_OF(nonelastic_air, M_AIR)
 NONELASTIC_OF(nonelastic_lung, M_LUNG)
 NONELASTIC_OF(nonelastic_adipose, M_ADIPOSE)
@@ -51,6 +65,8 @@ NONELASTIC_OF(nonelastic_graphite, M_GRAPHITE)
 
 /* X0 and XS are the composition sums (material.h) rounded to 0.01 g/cm2, Z/A
  * to 5 digits; densities and I as NIST lists them, except lung (see below). */
+/* A data table, laid out by hand. */
+/* clang-format off */
 static const material_props known[M_COUNT] = {
     /* Z/A = 10 / 18.0153 (H2O). X0 = 36.08 g/cm2 (PDG). X_S = 46.88 g/cm2 as tabulated
      * by Gottschalk, Med. Phys. 37 (2010) 352; his defining formula over the H
@@ -106,6 +122,7 @@ static const material_props known[M_COUNT] = {
     [M_GRAPHITE] = {"graphite", 0.49955, 42.70, 56.34, nonelastic_graphite, "graphite", 78.0, 1.7,
                     1, {{6, A_C, 1.0}}, PSTAR3},
 };
+/* clang-format on */
 
 const material_props *material_props_find(const char *name)
 {
@@ -150,13 +167,13 @@ double material_z_over_a(const material_props *m)
 static double inv_x0_element(int Z, double A)
 {
     /* Tsai's L_rad and L'_rad: his own values below Z = 5, the Thomas-Fermi forms above. */
-    static const double lrad[5] = {0.0, 5.31, 4.79, 4.74, 4.71};
-    static const double lradp[5] = {0.0, 6.144, 5.621, 5.805, 5.924};
+    static const double lrad[5] = { 0.0, 5.31, 4.79, 4.74, 4.71 };
+    static const double lradp[5] = { 0.0, 6.144, 5.621, 5.805, 5.924 };
     double Lr = Z < 5 ? lrad[Z] : log(184.15 * pow(Z, -1.0 / 3.0));
     double Lp = Z < 5 ? lradp[Z] : log(1194.0 * pow(Z, -2.0 / 3.0));
     double a2 = (ALPHA * Z) * (ALPHA * Z);
-    double f = a2 * (1.0 / (1.0 + a2) + 0.20206 - 0.0369 * a2 + 0.0083 * a2 * a2 -
-                     0.002 * a2 * a2 * a2);
+    double f =
+        a2 * (1.0 / (1.0 + a2) + 0.20206 - 0.0369 * a2 + 0.0083 * a2 * a2 - 0.002 * a2 * a2 * a2);
     return 4.0 * ALPHA * R_E_CM * R_E_CM * N_A / A * (Z * Z * (Lr - f) + Z * Lp);
 }
 

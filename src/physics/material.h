@@ -28,20 +28,20 @@
 
 typedef struct material_element {
     int Z;
-    double A;      /* g/mol, standard atomic weight */
-    double w;      /* mass fraction */
+    double A; /* g/mol, standard atomic weight */
+    double w; /* mass fraction */
 } material_element;
 
 typedef struct material_props {
-    const char *name;       /* as the table file's `material` attribute */
-    double Z_over_A;        /* mol/g: electrons per unit mass, for Bohr's straggling */
-    double X0_g_cm2;        /* radiation length */
-    double XS_g_cm2;        /* Gottschalk's scattering length */
+    const char *name; /* as the table file's `material` attribute */
+    double Z_over_A; /* mol/g: electrons per unit mass, for Bohr's straggling */
+    double X0_g_cm2; /* radiation length */
+    double XS_g_cm2; /* Gottschalk's scattering length */
     /* Non-elastic nuclear cross section per unit mass (cm2/g) at E (MeV). */
     double (*nonelastic_cm2_g)(double E_MeV);
-    const char *key;        /* material library key (physics/material_library.h) */
-    double I_eV;            /* mean excitation energy of its stopping-power table */
-    double density_g_cm3;   /* nominal density: a plan's default for this material */
+    const char *key; /* material library key (physics/material_library.h) */
+    double I_eV; /* mean excitation energy of its stopping-power table */
+    double density_g_cm3; /* nominal density: a plan's default for this material */
     int n_elements;
     material_element elements[MATERIAL_MAX_ELEMENTS];
     /* Where the stopping powers of its table come from, in a few words. */
@@ -58,8 +58,8 @@ const material_props *material_props_at(int i);
 
 /* Sums over the composition (the definitions above), for checks and docs. */
 double material_z_over_a(const material_props *m);
-double material_radiation_length_tsai(const material_props *m);   /* g/cm2 */
-double material_scattering_length(const material_props *m);        /* g/cm2 */
+double material_radiation_length_tsai(const material_props *m); /* g/cm2 */
+double material_scattering_length(const material_props *m); /* g/cm2 */
 /* Non-elastic cross section per unit mass relative to liquid water's at E,
  * from the composition (physics/nuclear.h: nonelastic_ratio_to_water). */
 double material_nonelastic_ratio(const material_props *m, double E_MeV);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const keys[MATERIAL_LIBRARY_N] = {MATERIAL_LIBRARY_KEYS};
+static const char *const keys[MATERIAL_LIBRARY_N] = { MATERIAL_LIBRARY_KEYS };
 
 int material_library_find(const char *key)
 {

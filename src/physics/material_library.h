@@ -8,8 +8,8 @@
 #define SMX_MATERIAL_LIBRARY_H
 
 /* The keys, in the order the docs list them. */
-#define MATERIAL_LIBRARY_KEYS                                                                 \
-    "water", "air", "lung", "adipose", "muscle", "bone_compact", "bone_cortical", "pmma",    \
+#define MATERIAL_LIBRARY_KEYS                                                             \
+    "water", "air", "lung", "adipose", "muscle", "bone_compact", "bone_cortical", "pmma", \
         "polyethylene", "aluminium", "titanium", "graphite"
 #define MATERIAL_LIBRARY_N 12
 

@@ -13,7 +13,8 @@ static void copy_name(char *dst, size_t cap, const char *src)
 int medium_map_add_material(medium_map *m, const char *name, const char *table_path, smx_error *err)
 {
     for (int i = 0; i < m->n_materials; i++)
-        if (strcmp(m->materials[i].name, name) == 0 && strcmp(m->materials[i].table_path, table_path) == 0)
+        if (strcmp(m->materials[i].name, name) == 0 &&
+            strcmp(m->materials[i].table_path, table_path) == 0)
             return i;
     if (m->n_materials >= MEDIUM_MAX)
         return smx_fail(err, SMX_EXIT_INPUT, "more than %d materials in one plan", MEDIUM_MAX), -1;
@@ -34,19 +35,21 @@ int medium_map_add_medium(medium_map *m, int material, double density_g_cm3, smx
     if (m->n_media >= MEDIUM_MAX)
         return smx_fail(err, SMX_EXIT_INPUT,
                         "more than %d distinct (material, density) media in one plan; "
-                        "quantise the densities more coarsely", MEDIUM_MAX), -1;
+                        "quantise the densities more coarsely",
+                        MEDIUM_MAX),
+               -1;
     medium *nm = realloc(m->media, (size_t)(m->n_media + 1) * sizeof *nm);
     if (!nm)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (media list)"), -1;
     m->media = nm;
-    nm[m->n_media] = (medium){material, density_g_cm3};
+    nm[m->n_media] = (medium){ material, density_g_cm3 };
     return m->n_media++;
 }
 
 int medium_map_uniform(medium_map *m, int nz, int nx, const char *name, const char *table_path,
                        double density_g_cm3, smx_error *err)
 {
-    *m = (medium_map){.nz = nz, .nx = nx};
+    *m = (medium_map){ .nz = nz, .nx = nx };
     int mat = medium_map_add_material(m, name, table_path, err);
     if (mat < 0 || medium_map_add_medium(m, mat, density_g_cm3, err) < 0) {
         medium_map_free(m);
@@ -62,7 +65,8 @@ int medium_map_cells(medium_map *m, smx_error *err)
         return 0;
     m->cell = calloc((size_t)m->nz * (size_t)m->nx, 1);
     if (!m->cell)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map of %d x %d cells)", m->nz, m->nx);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map of %d x %d cells)",
+                        m->nz, m->nx);
     return 0;
 }
 
@@ -71,7 +75,7 @@ void medium_map_free(medium_map *m)
     free(m->materials);
     free(m->media);
     free(m->cell);
-    *m = (medium_map){0};
+    *m = (medium_map){ 0 };
 }
 
 double medium_quantise_density(double rho, double step)
@@ -114,7 +118,8 @@ static int existing_medium(const medium_map *m, const pair *q)
     return -1;
 }
 
-int medium_map_fill_cells(medium_map *m, const int *material, const double *density, int reserve, smx_error *err)
+int medium_map_fill_cells(medium_map *m, const int *material, const double *density, int reserve,
+                          smx_error *err)
 {
     const size_t n = (size_t)m->nz * (size_t)m->nx;
     /* The distinct exact pairs first (one sort of the cells); each trial step
@@ -123,11 +128,12 @@ int medium_map_fill_cells(medium_map *m, const int *material, const double *dens
     size_t *to_q = NULL;
     int *index = NULL, rc = 0;
     if (!exact || medium_map_cells(m, err)) {
-        rc = err->code ? err->code : smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
+        rc =
+            err->code ? err->code : smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
         goto done;
     }
     for (size_t i = 0; i < n; i++)
-        exact[i] = (pair){material[i], density[i]};
+        exact[i] = (pair){ material[i], density[i] };
     const size_t ne = unique_pairs(exact, n);
     q = malloc((ne ? ne : 1) * sizeof *q);
     to_q = malloc((ne ? ne : 1) * sizeof *to_q);
@@ -143,7 +149,7 @@ int medium_map_fill_cells(medium_map *m, const int *material, const double *dens
          * sorted and equal values are neighbours. */
         nq = 0;
         for (size_t k = 0; k < ne; k++) {
-            pair v = {exact[k].material, medium_quantise_density(exact[k].density, step)};
+            pair v = { exact[k].material, medium_quantise_density(exact[k].density, step) };
             if (nq == 0 || pair_cmp(&q[nq - 1], &v) != 0)
                 q[nq++] = v;
             to_q[k] = nq - 1;
@@ -155,8 +161,10 @@ int medium_map_fill_cells(medium_map *m, const int *material, const double *dens
             break;
         step = step == 0.0 ? 0.005 : 2.0 * step;
         if (step > 4.0) {
-            rc = smx_fail(err, SMX_EXIT_INPUT, "the map has more than %d materials x density levels even with "
-                          "densities quantised in steps of a factor 5; expected at most %d media", room, room);
+            rc = smx_fail(err, SMX_EXIT_INPUT,
+                          "the map has more than %d materials x density levels even with "
+                          "densities quantised in steps of a factor 5; expected at most %d media",
+                          room, room);
             goto done;
         }
     }
@@ -171,7 +179,7 @@ int medium_map_fill_cells(medium_map *m, const int *material, const double *dens
             goto done;
         }
     for (size_t i = 0; i < n; i++) {
-        const pair key = {material[i], density[i]};
+        const pair key = { material[i], density[i] };
         const pair *hit = bsearch(&key, exact, ne, sizeof *exact, pair_cmp);
         m->cell[i] = (uint8_t)index[to_q[hit - exact]];
     }

@@ -22,24 +22,24 @@
 #define MEDIUM_PATH_MAX 4096
 
 typedef struct medium_material {
-    char name[MEDIUM_NAME_MAX];        /* as the plan names it (library key or material.name) */
-    char table_path[MEDIUM_PATH_MAX];  /* its HDF5 table, resolved */
+    char name[MEDIUM_NAME_MAX]; /* as the plan names it (library key or material.name) */
+    char table_path[MEDIUM_PATH_MAX]; /* its HDF5 table, resolved */
 } medium_material;
 
 typedef struct medium {
-    int material;          /* index into medium_map.materials */
+    int material; /* index into medium_map.materials */
     double density_g_cm3;
 } medium;
 
 typedef struct medium_map {
     int nz, nx;
     int n_materials;
-    medium_material *materials;  /* [n_materials]; [0] is the background */
+    medium_material *materials; /* [n_materials]; [0] is the background */
     int n_media;
-    medium *media;               /* [n_media]; [0] is the background at the plan's density */
-    uint8_t *cell;               /* [nz * nx], z-major like dose; NULL = every cell medium 0 */
-    char rule[512];              /* how the map was made (shapes, map file, CT calibration), for provenance */
-    double density_step;         /* relative step of the density quantisation of map/CT cells; 0 = exact */
+    medium *media; /* [n_media]; [0] is the background at the plan's density */
+    uint8_t *cell; /* [nz * nx], z-major like dose; NULL = every cell medium 0 */
+    char rule[512]; /* how the map was made (shapes, map file, CT calibration), for provenance */
+    double density_step; /* relative step of the density quantisation of map/CT cells; 0 = exact */
 } medium_map;
 
 /* One medium everywhere: the plan's material at its density (no allocation of
@@ -52,7 +52,8 @@ int medium_map_uniform(medium_map *m, int nz, int nx, const char *name, const ch
 int medium_map_add_medium(medium_map *m, int material, double density_g_cm3, smx_error *err);
 
 /* Adds a material by name and table path if not present; returns its index. */
-int medium_map_add_material(medium_map *m, const char *name, const char *table_path, smx_error *err);
+int medium_map_add_material(medium_map *m, const char *name, const char *table_path,
+                            smx_error *err);
 
 /* Allocates cell[] (all medium 0) if it is still NULL. */
 int medium_map_cells(medium_map *m, smx_error *err);
@@ -91,6 +92,7 @@ double medium_quantise_density(double rho, double step);
  * MEDIUM_MAX - reserve; otherwise they are quantised with the smallest step
  * 0.005 * 2^k (k = 0, 1, ...) that fits, recorded in m->density_step. Cells
  * whose pair equals an existing medium (the background) get that medium. */
-int medium_map_fill_cells(medium_map *m, const int *material, const double *density, int reserve, smx_error *err);
+int medium_map_fill_cells(medium_map *m, const int *material, const double *density, int reserve,
+                          smx_error *err);
 
 #endif

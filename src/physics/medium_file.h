@@ -19,11 +19,11 @@
 typedef struct medium_file {
     int nz, nx;
     double dz_mm, dx_mm, z0_mm, x0_mm; /* cell size and first edges */
-    int *index;                        /* map: [nz * nx], z-major */
-    float *density;                    /* map: [nz * nx] g/cm3, or NULL (not in the file) */
-    char (*names)[MEDIUM_NAME_MAX];    /* map: [n_names] */
+    int *index; /* map: [nz * nx], z-major */
+    float *density; /* map: [nz * nx] g/cm3, or NULL (not in the file) */
+    char (*names)[MEDIUM_NAME_MAX]; /* map: [n_names] */
     int n_names;
-    double *hu;                        /* CT: [nz * nx] */
+    double *hu; /* CT: [nz * nx] */
 } medium_file;
 
 int medium_file_read_map(medium_file *f, const char *path, smx_error *err);

@@ -23,13 +23,14 @@ double medium_nominal_density_g_cm3(const char *key)
 /* Where a material name was written, for the messages of resolve(). */
 typedef struct origin {
     const plan *p;
-    int shape;          /* >= 0: geometry.shapes[shape].material */
-    const char *file;   /* else this file ... */
-    int line, col;      /* ... at line:col (0: no line) */
-    const char *what;   /* ... and this item, e.g. "/materials[2]" */
+    int shape; /* >= 0: geometry.shapes[shape].material */
+    const char *file; /* else this file ... */
+    int line, col; /* ... at line:col (0: no line) */
+    const char *what; /* ... and this item, e.g. "/materials[2]" */
 } origin;
 
-static int fail_origin(const origin *o, smx_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_origin(const origin *o, smx_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail_origin(const origin *o, smx_error *err, const char *fmt, ...)
 {
     char msg[1800];
@@ -40,7 +41,8 @@ static int fail_origin(const origin *o, smx_error *err, const char *fmt, ...)
     if (o->shape >= 0)
         return plan_fail_at_shape(o->p, err, o->shape, "material", "%s", msg);
     if (o->line > 0)
-        return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s", o->file, o->line, o->col, o->what, msg);
+        return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s", o->file, o->line, o->col, o->what,
+                        msg);
     return smx_fail(err, SMX_EXIT_INPUT, "%s: %s: %s", o->file, o->what, msg);
 }
 
@@ -61,13 +63,18 @@ static int resolve(medium_map *m, const plan *p, const char *name, const origin 
         for (int i = 0; i < MATERIAL_LIBRARY_N; i++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ", keys[i]);
         if (near)
-            return fail_origin(o, err, "unknown material '%.64s'; did you mean '%s'?", name, near), -1;
-        return fail_origin(o, err, "unknown material '%.64s'; expected a library material (%sor the plan's "
-                           "material.name '%s')", name, list, p->material_name), -1;
+            return fail_origin(o, err, "unknown material '%.64s'; did you mean '%s'?", name, near),
+                   -1;
+        return fail_origin(o, err,
+                           "unknown material '%.64s'; expected a library material (%sor the plan's "
+                           "material.name '%s')",
+                           name, list, p->material_name),
+               -1;
     }
     char rel[PLAN_PATH_MAX], path[PLAN_PATH_MAX];
-    smx_error e = {0};
-    if (material_library_table_name(name, rel, sizeof rel) || plan_resolve_data_file(p, NULL, rel, path, &e)) {
+    smx_error e = { 0 };
+    if (material_library_table_name(name, rel, sizeof rel) ||
+        plan_resolve_data_file(p, NULL, rel, path, &e)) {
         /* The resolver's message starts with the plan's path; ours names the material's place instead. */
         const char *msg = e.msg;
         size_t plen = strlen(p->path);
@@ -81,7 +88,8 @@ static int resolve(medium_map *m, const plan *p, const char *name, const origin 
 /* The density a name gets when none is given: the plan's own for material 0. */
 static double default_density(const medium_map *m, const plan *p, int material)
 {
-    return material == 0 ? p->density_g_cm3 : medium_nominal_density_g_cm3(m->materials[material].name);
+    return material == 0 ? p->density_g_cm3
+                         : medium_nominal_density_g_cm3(m->materials[material].name);
 }
 
 static void append_rule(medium_map *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -105,24 +113,27 @@ static int image_cell(const medium_file *f, const grid *g, int iz, int ix, int64
 }
 
 /* The image must hold every cell centre of the plan's grid. */
-static int check_cover(const medium_file *f, const grid *g, const char *path, const char *key, smx_error *err)
+static int check_cover(const medium_file *f, const grid *g, const char *path, const char *key,
+                       smx_error *err)
 {
     double zc0 = g->z.centres[0], zc1 = g->z.centres[g->nz - 1];
     double xc0 = g->x.centres[0], xc1 = g->x.centres[g->nx - 1];
     int a, b;
     if (medium_file_cell_at(f, zc0, xc0, &a, &b) && medium_file_cell_at(f, zc1, xc1, &a, &b))
         return 0;
-    return smx_fail(err, SMX_EXIT_INPUT, "%s (%s): the image covers z %g to %g mm, x %g to %g mm (%d x %d cells of "
-                    "%g x %g mm); the plan's cell centres run over z %g to %g mm, x %g to %g mm; expected an image "
-                    "that covers every cell centre (set the attributes z0_mm, x0_mm to place it)",
-                    path, key, f->z0_mm, f->z0_mm + f->nz * f->dz_mm, f->x0_mm, f->x0_mm + f->nx * f->dx_mm, f->nz,
-                    f->nx, f->dz_mm, f->dx_mm, zc0, zc1, xc0, xc1);
+    return smx_fail(
+        err, SMX_EXIT_INPUT,
+        "%s (%s): the image covers z %g to %g mm, x %g to %g mm (%d x %d cells of "
+        "%g x %g mm); the plan's cell centres run over z %g to %g mm, x %g to %g mm; expected an image "
+        "that covers every cell centre (set the attributes z0_mm, x0_mm to place it)",
+        path, key, f->z0_mm, f->z0_mm + f->nz * f->dz_mm, f->x0_mm, f->x0_mm + f->nx * f->dx_mm,
+        f->nz, f->nx, f->dz_mm, f->dx_mm, zc0, zc1, xc0, xc1);
 }
 
 static int same_grid(const medium_file *f, const grid *g)
 {
-    return f->nz == g->nz && f->nx == g->nx && f->dz_mm == g->dz && f->dx_mm == g->dx && f->z0_mm == g->z.edges[0] &&
-           f->x0_mm == g->x.edges[0];
+    return f->nz == g->nz && f->nx == g->nx && f->dz_mm == g->dz && f->dx_mm == g->dx &&
+           f->z0_mm == g->z.edges[0] && f->x0_mm == g->x.edges[0];
 }
 
 static int from_map(medium_map *m, const plan *p, const grid *g, int reserve, smx_error *err)
@@ -146,7 +157,7 @@ static int from_map(medium_map *m, const plan *p, const grid *g, int reserve, sm
     for (int i = 0; i < f.n_names; i++) {
         char what[64];
         snprintf(what, sizeof what, "/materials[%d]", i);
-        origin o = {p, -1, p->map_path, 0, 0, what};
+        origin o = { p, -1, p->map_path, 0, 0, what };
         if ((mat_of[i] = resolve(m, p, f.names[i], &o, err)) < 0) {
             rc = err->code;
             goto done;
@@ -161,8 +172,10 @@ static int from_map(medium_map *m, const plan *p, const grid *g, int reserve, sm
         }
     if ((rc = medium_map_fill_cells(m, mat, rho, reserve, err)))
         goto done;
-    append_rule(m, "map %s (%d x %d cells of %g x %g mm%s; %s)", p->map_file, f.nz, f.nx, f.dz_mm, f.dx_mm,
-                same_grid(&f, g) ? ", the plan's grid" : ", resampled: each cell takes the map cell holding its centre",
+    append_rule(m, "map %s (%d x %d cells of %g x %g mm%s; %s)", p->map_file, f.nz, f.nx, f.dz_mm,
+                f.dx_mm,
+                same_grid(&f, g) ? ", the plan's grid"
+                                 : ", resampled: each cell takes the map cell holding its centre",
                 f.density ? "densities from the map" : "nominal densities");
 done:
     free(mat_of);
@@ -196,7 +209,9 @@ static int from_ct(medium_map *m, const plan *p, const grid *g, int reserve, smx
         goto done;
     }
     for (int i = 0; i < cal.n_materials; i++) {
-        origin o = {p, -1, p->ct_calibration_path, cal.material_line[i], cal.material_col[i], "material"};
+        origin o = {
+            p, -1, p->ct_calibration_path, cal.material_line[i], cal.material_col[i], "material"
+        };
         if ((mat_of[i] = resolve(m, p, cal.material[i], &o, err)) < 0) {
             rc = err->code;
             goto done;
@@ -208,23 +223,28 @@ static int from_ct(medium_map *m, const plan *p, const grid *g, int reserve, smx
             image_cell(&f, g, iz, ix, &at);
             int row = 0, side = ct_calibration_eval(&cal, f.hu[at], &rho[c], &row);
             if (side) {
-                rc = smx_fail(err, SMX_EXIT_INPUT, "%s (geometry.ct.file): /hu at (z %lld, x %lld) is %g HU, %s "
-                              "the calibration %s (geometry.ct.calibration; density points %g to %g HU, materials "
-                              "from %g HU); expected CT numbers inside it, or a calibration extended to cover them",
-                              p->ct_path, (long long)(at / f.nx),
-                              (long long)(at % f.nx), f.hu[at], side < 0 ? "below" : "above",
-                              p->ct_calibration_path, cal.point_hu[0], cal.point_hu[cal.n_points - 1],
-                              cal.material_hu[0]);
+                rc = smx_fail(
+                    err, SMX_EXIT_INPUT,
+                    "%s (geometry.ct.file): /hu at (z %lld, x %lld) is %g HU, %s "
+                    "the calibration %s (geometry.ct.calibration; density points %g to %g HU, materials "
+                    "from %g HU); expected CT numbers inside it, or a calibration extended to cover them",
+                    p->ct_path, (long long)(at / f.nx), (long long)(at % f.nx), f.hu[at],
+                    side < 0 ? "below" : "above", p->ct_calibration_path, cal.point_hu[0],
+                    cal.point_hu[cal.n_points - 1], cal.material_hu[0]);
                 goto done;
             }
             mat[c] = mat_of[row];
         }
     if ((rc = medium_map_fill_cells(m, mat, rho, reserve, err)))
         goto done;
-    append_rule(m, "CT %s (%d x %d cells of %g x %g mm%s) with calibration %s (piecewise-linear HU -> density, HU "
-                "intervals -> material)", p->ct_file, f.nz, f.nx, f.dz_mm, f.dx_mm,
-                same_grid(&f, g) ? ", the plan's grid" : ", resampled: each cell takes the CT cell holding its centre",
-                p->ct_calibration);
+    append_rule(
+        m,
+        "CT %s (%d x %d cells of %g x %g mm%s) with calibration %s (piecewise-linear HU -> density, HU "
+        "intervals -> material)",
+        p->ct_file, f.nz, f.nx, f.dz_mm, f.dx_mm,
+        same_grid(&f, g) ? ", the plan's grid"
+                         : ", resampled: each cell takes the CT cell holding its centre",
+        p->ct_calibration);
 done:
     free(mat_of);
     free(mat);
@@ -241,14 +261,15 @@ static int shapes(medium_map *m, const plan *p, const grid *g, smx_error *err)
     int *owner = malloc(n * sizeof *owner);
     if (!owner || medium_map_cells(m, err)) {
         free(owner);
-        return err->code ? err->code : smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
+        return err->code ? err->code
+                         : smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map)");
     }
     for (size_t c = 0; c < n; c++)
         owner[c] = -1;
     int rc = 0;
     for (int i = 0; i < p->n_shapes && !rc; i++) {
         const plan_shape *s = &p->shapes[i];
-        origin o = {p, i, NULL, 0, 0, NULL};
+        origin o = { p, i, NULL, 0, 0, NULL };
         int mat = resolve(m, p, s->material, &o, err);
         if (mat < 0) {
             rc = err->code;
@@ -280,19 +301,24 @@ static int shapes(medium_map *m, const plan *p, const grid *g, smx_error *err)
             kept[owner[c]] = 1;
     for (int i = 0; !rc && i < p->n_shapes; i++)
         if (!kept[i])
-            rc = plan_fail_at_shape(p, err, i, NULL, "every cell of this shape is taken by later shapes (later "
-                                    "shapes win); expected each shape to show in at least one cell");
+            rc =
+                plan_fail_at_shape(p, err, i, NULL,
+                                   "every cell of this shape is taken by later shapes (later "
+                                   "shapes win); expected each shape to show in at least one cell");
     free(kept);
     free(owner);
     if (!rc)
-        append_rule(m, "%s%d shape%s on top (a cell belongs to a shape when its centre is inside; later shapes win)",
-                    m->rule[0] ? "; " : "", p->n_shapes, p->n_shapes == 1 ? "" : "s");
+        append_rule(
+            m,
+            "%s%d shape%s on top (a cell belongs to a shape when its centre is inside; later shapes win)",
+            m->rule[0] ? "; " : "", p->n_shapes, p->n_shapes == 1 ? "" : "s");
     return rc;
 }
 
 int medium_map_build(medium_map *m, const plan *p, const grid *g, smx_error *err)
 {
-    int rc = medium_map_uniform(m, (int)g->nz, (int)g->nx, p->material_name, p->table_path, p->density_g_cm3, err);
+    int rc = medium_map_uniform(m, (int)g->nz, (int)g->nx, p->material_name, p->table_path,
+                                p->density_g_cm3, err);
     if (rc)
         return rc;
     if (!p->map_file[0] && !p->ct_file[0] && p->n_shapes == 0)
@@ -302,10 +328,13 @@ int medium_map_build(medium_map *m, const plan *p, const grid *g, smx_error *err
     if (p->map_file[0] || p->ct_file[0]) {
         append_rule(m, "; ");
         /* Room is kept for the shapes' media, one each at most. */
-        rc = p->map_file[0] ? from_map(m, p, g, p->n_shapes, err) : from_ct(m, p, g, p->n_shapes, err);
+        rc = p->map_file[0] ? from_map(m, p, g, p->n_shapes, err)
+                            : from_ct(m, p, g, p->n_shapes, err);
         if (!rc && m->density_step > 0)
-            append_rule(m, "; densities quantised to (1 + %g)^k g/cm3, each within a factor %.6g of its value",
-                        m->density_step, sqrt(1.0 + m->density_step));
+            append_rule(
+                m,
+                "; densities quantised to (1 + %g)^k g/cm3, each within a factor %.6g of its value",
+                m->density_step, sqrt(1.0 + m->density_step));
     }
     if (!rc && p->n_shapes)
         rc = shapes(m, p, g, err);

@@ -4,12 +4,13 @@
 
 int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0, smx_error *err)
 {
-    *mt = (medium_tables){0};
+    *mt = (medium_tables){ 0 };
     mt->owned = calloc((size_t)m->n_materials, sizeof *mt->owned);
     mt->mt = calloc((size_t)m->n_materials, sizeof *mt->mt);
     if (!mt->owned || !mt->mt) {
         medium_tables_free(mt);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (tables of %d materials)", m->n_materials);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (tables of %d materials)",
+                        m->n_materials);
     }
     mt->n = m->n_materials;
     mt->mt[0] = t0;
@@ -30,5 +31,5 @@ void medium_tables_free(medium_tables *mt)
         tables_free(&mt->owned[k]);
     free(mt->owned);
     free(mt->mt);
-    *mt = (medium_tables){0};
+    *mt = (medium_tables){ 0 };
 }

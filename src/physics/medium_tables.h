@@ -9,9 +9,9 @@
 #include "physics/tables.h"
 
 typedef struct medium_tables {
-    int n;              /* the map's materials */
-    tables *owned;      /* [n]: [0] unused (the caller's) */
-    const tables **mt;  /* [n]: mt[0] = the caller's, mt[k] = &owned[k] */
+    int n; /* the map's materials */
+    tables *owned; /* [n]: [0] unused (the caller's) */
+    const tables **mt; /* [n]: mt[0] = the caller's, mt[k] = &owned[k] */
 } medium_tables;
 
 int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0, smx_error *err);

@@ -17,8 +17,8 @@ double nonelastic_oxygen_fit_mb(double E_MeV)
 }
 
 /* The A-rule from the two neighbours' values at one energy. */
-static double between(const nonelastic_eval *lo, double s_lo, const nonelastic_eval *hi, double s_hi,
-                      double A)
+static double between(const nonelastic_eval *lo, double s_lo, const nonelastic_eval *hi,
+                      double s_hi, double A)
 {
     double u = (A - lo->A) / (hi->A - lo->A);
     return ((1.0 - u) * s_lo / lo->A23 + u * s_hi / hi->A23) * cbrt(A * A);
@@ -80,8 +80,8 @@ double nonelastic_ratio_to_water(const material_element *el, int n, double E_MeV
     double s = 0.0;
     for (int i = 0; i < n; i++)
         s += el[i].w / el[i].A * element_eval(el[i].Z, el[i].A, E_MeV, cache);
-    double water = SMX_WATER_OXYGEN_MASS_FRACTION / SMX_OXYGEN_A *
-                   element_eval(8, SMX_OXYGEN_A, E_MeV, cache);
+    double water =
+        SMX_WATER_OXYGEN_MASS_FRACTION / SMX_OXYGEN_A * element_eval(8, SMX_OXYGEN_A, E_MeV, cache);
     return water > 0.0 ? s / water : 0.0;
 }
 

@@ -5,6 +5,8 @@
 /* ICRU Report 63's proton non-elastic cross sections (mb per nucleus) at its
  * own energies (MeV), 7 MeV and above; where they were read: nuclear_icru63.h.
  * Iron stops at 150 MeV (the header says why). */
+/* Data tables, laid out by hand. */
+/* clang-format off */
 static const double E_C[] = {
     7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 23.0, 27.0,
     30.0, 35.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0, 110.0, 120.0, 130.0, 140.0, 150.0,
@@ -91,9 +93,11 @@ static const double s_Cu[] = {
     1165.0, 1173.0, 1184.0, 1190.0, 1188.0, 1181.0, 1171.0, 1133.0, 1084.0, 1024.0, 971.3,
     936.1, 899.3, 879.7, 863.3, 847.2, 832.0, 817.5, 804.1, 791.7, 780.3, 761.3, 747.3, 738.8,
     735.5, 738.6, 739.0, 739.0, 739.0, 739.0, 739.0};
+/* clang-format on */
 
 /* Every energy has its cross section. */
-#define SAME_LENGTH(sym) _Static_assert(sizeof E_##sym == sizeof s_##sym, #sym ": E and sigma differ in length")
+#define SAME_LENGTH(sym) \
+    _Static_assert(sizeof E_##sym == sizeof s_##sym, #sym ": E and sigma differ in length")
 SAME_LENGTH(C);
 SAME_LENGTH(N);
 SAME_LENGTH(O);
@@ -104,13 +108,16 @@ SAME_LENGTH(Ca);
 SAME_LENGTH(Fe);
 SAME_LENGTH(Cu);
 
-#define EVAL(Z, sym, A, A23) {Z, #sym, A, A23, (int)(sizeof E_##sym / sizeof E_##sym[0]), E_##sym, s_##sym}
+#define EVAL(Z, sym, A, A23)                                                         \
+    {                                                                                \
+        Z, #sym, A, A23, (int)(sizeof E_##sym / sizeof E_##sym[0]), E_##sym, s_##sym \
+    }
 
 const nonelastic_eval nonelastic_icru63[NONELASTIC_ICRU63_N] = {
-    EVAL(6, C, 12.0107, 5.2445980958873344),    EVAL(7, N, 14.0067, 5.8106388650319039),
-    EVAL(8, O, 15.9994, 6.3494454667754585),    EVAL(13, Al, 26.981538, 8.9958968656391374),
-    EVAL(14, Si, 28.0855, 9.239634105975254),   EVAL(15, P, 30.973761, 9.8627031528733582),
-    EVAL(20, Ca, 40.078, 11.71127090777804),    EVAL(26, Fe, 55.845, 14.610201203963513),
+    EVAL(6, C, 12.0107, 5.2445980958873344),  EVAL(7, N, 14.0067, 5.8106388650319039),
+    EVAL(8, O, 15.9994, 6.3494454667754585),  EVAL(13, Al, 26.981538, 8.9958968656391374),
+    EVAL(14, Si, 28.0855, 9.239634105975254), EVAL(15, P, 30.973761, 9.8627031528733582),
+    EVAL(20, Ca, 40.078, 11.71127090777804),  EVAL(26, Fe, 55.845, 14.610201203963513),
     EVAL(29, Cu, 63.546, 15.924243590043503),
 };
 const int nonelastic_icru63_count = NONELASTIC_ICRU63_N;

@@ -25,11 +25,11 @@
 typedef struct nonelastic_eval {
     int Z;
     const char *symbol;
-    double A;               /* g/mol, the natural element's standard atomic weight */
-    double A23;             /* A^(2/3), written out (the A-rule of physics/nuclear.h
+    double A; /* g/mol, the natural element's standard atomic weight */
+    double A23; /* A^(2/3), written out (the A-rule of physics/nuclear.h
                              * uses it on every call; tests/test_nuclear.c checks it) */
     int n;
-    const double *E_MeV;    /* strictly ascending, from 7 MeV */
+    const double *E_MeV; /* strictly ascending, from 7 MeV */
     const double *sigma_mb; /* per nucleus */
 } nonelastic_eval;
 

@@ -17,7 +17,8 @@ typedef struct scatter_model {
 static double scatter_T(double E, const void *ctx)
 {
     const scatter_model *m = ctx;
-    return m->highland ? scattering_power_dhighland(E, m->E1, m->XS) : tables_scattering_power(m->t, E);
+    return m->highland ? scattering_power_dhighland(E, m->E1, m->XS)
+                       : tables_scattering_power(m->t, E);
 }
 
 /* Angular variance added over one step, in rad^2: the integral of the mass
@@ -42,8 +43,8 @@ static int angular_sigmas(double *sig, const plan *p, const grid *g, const table
                           const material_props *mat, double rho)
 {
     double ds_g = g->ds * 0.1 * rho;
-    scatter_model m = {t, p->scattering_power == SCAT_HIGHLAND, plan_reference_energy_MeV(p),
-                       mat ? mat->XS_g_cm2 : 0.0};
+    scatter_model m = { t, p->scattering_power == SCAT_HIGHLAND, plan_reference_energy_MeV(p),
+                        mat ? mat->XS_g_cm2 : 0.0 };
     for (int64_t i = 0; i < g->ne; i++) {
         double v = p->scattering ? step_variance(&m, g->E.centres[i], g->E_stop, ds_g) : 0.0;
         if (!(v >= 0.0))
@@ -59,29 +60,31 @@ static int need_material(const plan *p, const tables *t, const material_props **
     *mat = material_props_find(t->material);
     if (*mat)
         return 0;
-    const char *key = p->scattering && p->scattering_power == SCAT_HIGHLAND ? "transport.scattering_power"
-                      : p->straggling                                   ? "transport.straggling"
-                      : p->nuclear                                      ? "transport.nuclear"
-                                                                        : NULL;
+    const char *key = p->scattering && p->scattering_power == SCAT_HIGHLAND
+                          ? "transport.scattering_power"
+                      : p->straggling ? "transport.straggling"
+                      : p->nuclear    ? "transport.nuclear"
+                                      : NULL;
     if (!key)
         return 0;
     return plan_fail_at(p, err, key,
                         "the material '%s' of %s has no scattering length, Z/A or non-elastic "
                         "cross section here yet; switch the model off, "
-                        "or use transport.scattering_power: fermi_rossi", t->material, t->path);
+                        "or use transport.scattering_power: fermi_rossi",
+                        t->material, t->path);
 }
 
 /* The energy-loss physics of the plan's models with a material's constants. */
 static energy_physics medium_physics(const plan *p, const material_props *mat)
 {
-    return (energy_physics){p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
-                            mat ? mat->nonelastic_cm2_g : NULL};
+    return (energy_physics){ p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
+                             mat ? mat->nonelastic_cm2_g : NULL };
 }
 
 /* err (the kernels' own error) replaced by msg at the plan key `key`. */
 static int blame_at(const plan *p, const char *key, const char *msg, smx_error *err)
 {
-    *err = (smx_error){0}; /* smx_fail keeps the first error set: start afresh */
+    *err = (smx_error){ 0 }; /* smx_fail keeps the first error set: start afresh */
     return plan_fail_at(p, err, key, "%s", msg);
 }
 
@@ -95,7 +98,8 @@ static double round_up3(double v)
 /* The angular kernels refused a sigma: say which plan keys to change, and to
  * what. sig: sigma/dtheta of every medium's energy bins. Other errors of the
  * kernels are left as they are. */
-static int blame_scattering(const sim_tables *s, const double *sig, int n_media, int rc, smx_error *err)
+static int blame_scattering(const sim_tables *s, const double *sig, int n_media, int rc,
+                            smx_error *err)
 {
     const plan *p = s->p;
     const grid *g = s->g;
@@ -109,44 +113,50 @@ static int blame_scattering(const sim_tables *s, const double *sig, int n_media,
         return rc;
     char msg[sizeof err->msg];
     if (limit <= 0.0) { /* no room beside the centre bin: no kernel scatters */
-        snprintf(msg, sizeof msg, "%d bin%s cannot hold any scattering; expected at least %d bins, or "
-                 "transport.scattering: false", n, n == 1 ? "" : "s", full ? 3 : 2);
+        snprintf(msg, sizeof msg,
+                 "%d bin%s cannot hold any scattering; expected at least %d bins, or "
+                 "transport.scattering: false",
+                 n, n == 1 ? "" : "s", full ? 3 : 2);
         return blame_at(p, "grid.angle.n_bins", msg, err);
     }
     const int m = (int)(at / g->ne);
     const double E = g->E.centres[at % g->ne], sigma = sig[at] * g->dtheta;
     char where[200];
     if (s->mm)
-        snprintf(where, sizeof where, "%s at %.4g g/cm3", s->mm->materials[s->mm->media[m].material].name,
-                 s->mm->media[m].density_g_cm3);
+        snprintf(where, sizeof where, "%s at %.4g g/cm3",
+                 s->mm->materials[s->mm->media[m].material].name, s->mm->media[m].density_g_cm3);
     else
-        snprintf(where, sizeof where, "%s", p->material_name[0] ? p->material_name : "the plan's material");
+        snprintf(where, sizeof where, "%s",
+                 p->material_name[0] ? p->material_name : "the plan's material");
     /* The variance of a step grows about as the step: a guide, not a bound. */
     const double step = p->step_mm * (limit / sig[at]) * (limit / sig[at]);
     if (full) {
-        snprintf(msg, sizeof msg,
-                 "%g mm is too long for the angular grid: one step's rms scattering angle reaches %.3g deg (at "
-                 "%.4g MeV in %s), more than the full circle of grid.angle.n_bins = %d bins can hold (%.3g deg, "
-                 "whatever the bins); expected a shorter step, about %.3g mm or less",
-                 p->step_mm, sigma * deg, E, where, n, limit * g->dtheta * deg, step);
+        snprintf(
+            msg, sizeof msg,
+            "%g mm is too long for the angular grid: one step's rms scattering angle reaches %.3g deg (at "
+            "%.4g MeV in %s), more than the full circle of grid.angle.n_bins = %d bins can hold (%.3g deg, "
+            "whatever the bins); expected a shorter step, about %.3g mm or less",
+            p->step_mm, sigma * deg, E, where, n, limit * g->dtheta * deg, step);
         return blame_at(p, "transport.step_mm", msg, err);
     }
     /* With the widest support (n - 1 bins) the limit is L(n) bins of 2 hw / n rad. */
     const double hw = round_up3(sigma * n / (2.0 * limit) * deg);
     const double hw_now = p->angle_half_width_deg;
     if (hw < 180.0)
-        snprintf(msg, sizeof msg,
-                 "%g deg is too narrow for the scattering: one step's rms angle reaches %.3g deg (at %.4g MeV in "
-                 "%s), and a window of grid.angle.n_bins = %d bins that wide holds at most %.3g deg; expected "
-                 "half_width_deg >= %.3g (more bins do not help), or a shorter transport.step_mm (about %.3g mm "
-                 "or less)",
-                 hw_now, sigma * deg, E, where, n, limit * g->dtheta * deg, hw, step);
+        snprintf(
+            msg, sizeof msg,
+            "%g deg is too narrow for the scattering: one step's rms angle reaches %.3g deg (at %.4g MeV in "
+            "%s), and a window of grid.angle.n_bins = %d bins that wide holds at most %.3g deg; expected "
+            "half_width_deg >= %.3g (more bins do not help), or a shorter transport.step_mm (about %.3g mm "
+            "or less)",
+            hw_now, sigma * deg, E, where, n, limit * g->dtheta * deg, hw, step);
     else
-        snprintf(msg, sizeof msg,
-                 "%g deg is too narrow for the scattering: one step's rms angle reaches %.3g deg (at %.4g MeV in "
-                 "%s), more than any window can hold; expected grid.angle.mode: full and a shorter "
-                 "transport.step_mm (about %.3g mm or less)",
-                 hw_now, sigma * deg, E, where, step);
+        snprintf(
+            msg, sizeof msg,
+            "%g deg is too narrow for the scattering: one step's rms angle reaches %.3g deg (at %.4g MeV in "
+            "%s), more than any window can hold; expected grid.angle.mode: full and a shorter "
+            "transport.step_mm (about %.3g mm or less)",
+            hw_now, sigma * deg, E, where, step);
     return blame_at(p, "grid.angle.half_width_deg", msg, err);
 }
 
@@ -186,12 +196,13 @@ static void choose_energy_form(sim_tables *s)
     const plan *p = s->p;
     s->energy_gather = p->variant_energy != VAR_E_SCATTER && s->el.gather_ok;
     if (p->variant_energy == VAR_E_GATHER && !s->el.gather_ok)
-        smx_warn("energy-loss gather table refused (%s); using the scatter form\n", s->el.gather_reason);
+        smx_warn("energy-loss gather table refused (%s); using the scatter form\n",
+                 s->el.gather_reason);
 }
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
-    *s = (sim_tables){.p = p, .g = g, .n_media = 1};
+    *s = (sim_tables){ .p = p, .g = g, .n_media = 1 };
     const material_props *mat;
     int rc = need_material(p, t, &mat, err);
     if (rc)
@@ -207,8 +218,10 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
     }
     if (angular_sigmas(sig, p, g, t, mat, g->density)) {
         free(sig);
-        rc = plan_fail_at(p, err, "material.table_file", "%s: scattering power undefined on the energy grid (%.4g "
-                          "to %.4g MeV); expected a table that covers it", t->path, g->E.edges[0], g->E.edges[g->ne]);
+        rc = plan_fail_at(p, err, "material.table_file",
+                          "%s: scattering power undefined on the energy grid (%.4g "
+                          "to %.4g MeV); expected a table that covers it",
+                          t->path, g->E.edges[0], g->E.edges[g->ne]);
         goto fail;
     }
     rc = build_kernels(s, sig, 1, err);
@@ -226,7 +239,8 @@ fail:
     return rc;
 }
 
-int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *const *mt, smx_error *err)
+int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *const *mt,
+                         smx_error *err)
 {
     const plan *p = s->p;
     const grid *g = s->g;
@@ -266,7 +280,8 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
                 rc = smx_fail(&errs[m], SMX_EXIT_RUNTIME, "out of memory (tables of %d media)", nm);
             else
                 rc = need_material(p, t, &mat, &errs[m]);
-            if (!rc && m > 0) { /* the step's model once: the plain table, then the whole-bin ones */
+            if (!rc &&
+                m > 0) { /* the step's model once: the plain table, then the whole-bin ones */
                 energy_physics ph = medium_physics(p, mat);
                 const double *v = p->straggling ? var : NULL, *q = p->nuclear ? surv : NULL;
                 energy_step_model(g, t, &ph, rho, E_after, var, surv);
@@ -277,14 +292,17 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
                  * wider than its bins' three points can hold (titanium at
                  * twice its density) builds like any other. */
                 if (!(rc = energy_lut_from_map(&s->el_media[m - 1], g, E_after, NULL, q, &errs[m])))
-                    rc = energy_dither_lut_build(&s->dither[m - 1], g, &s->el_media[m - 1], mt[0], v, q,
-                                                 &errs[m]);
+                    rc = energy_dither_lut_build(&s->dither[m - 1], g, &s->el_media[m - 1], mt[0],
+                                                 v, q, &errs[m]);
             }
             if (!rc && angular_sigmas(sig + (size_t)m * g->ne, p, g, t, mat, rho))
-                rc = smx_fail(&errs[m], SMX_EXIT_INPUT, "%s (the table of material '%s' of the geometry): "
-                              "scattering power undefined on the energy grid (%.4g to %.4g MeV); expected a "
-                              "table that covers it", t->path, mm->materials[mm->media[m].material].name,
-                              g->E.edges[0], g->E.edges[g->ne]);
+                rc = smx_fail(
+                    &errs[m], SMX_EXIT_INPUT,
+                    "%s (the table of material '%s' of the geometry): "
+                    "scattering power undefined on the energy grid (%.4g to %.4g MeV); expected a "
+                    "table that covers it",
+                    t->path, mm->materials[mm->media[m].material].name, g->E.edges[0],
+                    g->E.edges[g->ne]);
             rcs[m] = rc;
         }
         free(E_after);
@@ -300,11 +318,12 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
     for (int m = 1; !rc && m < nm; m++) {
         const energy_dither_lut *d = &s->dither[m - 1];
         if (d->straggling_limited)
-            smx_warn("transport.straggling: in %s at %.4g g/cm3 one step's energy straggling is wider than "
-                     "the energy bins can carry from %.4g MeV up (up to %.2fx the variance they hold); there "
-                     "each step adds what they hold. A longer transport.step_mm carries it all\n",
-                     mm->materials[mm->media[m].material].name, mm->media[m].density_g_cm3,
-                     d->straggling_limit_E_MeV, d->straggling_limit_ratio);
+            smx_warn(
+                "transport.straggling: in %s at %.4g g/cm3 one step's energy straggling is wider than "
+                "the energy bins can carry from %.4g MeV up (up to %.2fx the variance they hold); there "
+                "each step adds what they hold. A longer transport.step_mm carries it all\n",
+                mm->materials[mm->media[m].material].name, mm->media[m].density_g_cm3,
+                d->straggling_limit_E_MeV, d->straggling_limit_ratio);
     }
     if (!rc) {
         angle_kernels_free(&s->ak);

@@ -18,25 +18,27 @@
 typedef struct sim_tables {
     const plan *p;
     const grid *g;
-    energy_lut el;           /* medium 0's (the plan's material) */
-    angle_kernels ak;        /* kernel of medium m, energy bin i: kernel_of_energy[m * ne + i] */
+    energy_lut el; /* medium 0's (the plan's material) */
+    angle_kernels ak; /* kernel of medium m, energy bin i: kernel_of_energy[m * ne + i] */
     stream_table st;
-    double *boundary_frac;   /* window mode: [n_kernels][nth] share of source bin i scattered outside */
+    double
+        *boundary_frac; /* window mode: [n_kernels][nth] share of source bin i scattered outside */
     /* Heterogeneous media (sim_tables_set_media); one medium otherwise. */
-    const medium_map *mm;    /* which medium each cell holds; NULL = medium 0 everywhere */
+    const medium_map *mm; /* which medium each cell holds; NULL = medium 0 everywhere */
     int n_media;
-    energy_lut *el_media;    /* [n_media - 1]: media 1, 2, ...: the plain (mean-keeping) tables,
+    energy_lut *el_media; /* [n_media - 1]: media 1, 2, ...: the plain (mean-keeping) tables,
                                 whose deposits every step uses */
     energy_dither_lut *dither; /* [n_media - 1]: how psi moves in media 1, 2, ... */
-    int energy_gather;       /* 1 = gather LUT, 0 = scatter (chosen by plan and LUT validity) */
-    int stream_gather;       /* 1 = gather, 0 = scatter */
+    int energy_gather; /* 1 = gather LUT, 0 = scatter (chosen by plan and LUT validity) */
+    int stream_gather; /* 1 = gather, 0 = scatter */
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);
 /* After sim_tables_build: the tables of every medium of mm (mt[k] is the table
  * of mm->materials[k]; mt[0] the one given to sim_tables_build). mm and the
  * tables must outlive s. A uniform map changes nothing. */
-int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *const *mt, smx_error *err);
+int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *const *mt,
+                         smx_error *err);
 
 static inline const energy_lut *sim_energy_lut(const sim_tables *s, int m)
 {

@@ -29,7 +29,8 @@ static int gaussian_bins(double *w, const double *edges, int n, double mean, dou
 {
     double sum = 0.0;
     for (int i = 0; i < n; i++) {
-        double a = (edges[i] - mean) / (sigma * M_SQRT2), b = (edges[i + 1] - mean) / (sigma * M_SQRT2);
+        double a = (edges[i] - mean) / (sigma * M_SQRT2),
+               b = (edges[i + 1] - mean) / (sigma * M_SQRT2);
         w[i] = 0.5 * (erf(b) - erf(a));
         sum += w[i];
     }
@@ -89,9 +90,10 @@ int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error 
     return beam_profile_build_spot(b, p, &s0, g, err);
 }
 
-int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g, smx_error *err)
+int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g,
+                            smx_error *err)
 {
-    *b = (beam_profile){0};
+    *b = (beam_profile){ 0 };
     /* The plan reader's rules for a spot (energy, position, direction,
      * correlation), for callers that changed the plan after reading it. */
     if (plan_spot_check(p, s, err))
@@ -111,7 +113,8 @@ int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, 
             beam_profile_free(b);
             return plan_spot_fail(p, s, "energy_sigma_MeV", err,
                                   "the beam's energy spectrum lies outside the energy grid "
-                                  "(%g to %g MeV)", g->E.edges[0], g->E.edges[ne]);
+                                  "(%g to %g MeV)",
+                                  g->E.edges[0], g->E.edges[ne]);
         }
     } else {
         split_point(b->wE, g->E.centres, ne, s->energy_MeV);
@@ -120,7 +123,8 @@ int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, 
     if (s->sigma_x_mm > 0.0) {
         if (gaussian_bins(b->wx, g->x.edges, nx, s->x_mm, s->sigma_x_mm)) {
             beam_profile_free(b);
-            return plan_spot_fail(p, s, "sigma_x_mm", err, "the beam's lateral profile lies outside the domain");
+            return plan_spot_fail(p, s, "sigma_x_mm", err,
+                                  "the beam's lateral profile lies outside the domain");
         }
     } else {
         split_point(b->wx, g->x.centres, nx, s->x_mm);
@@ -147,7 +151,8 @@ int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, 
             beam_profile_free(b);
             return plan_spot_fail(p, s, "divergence_mrad", err,
                                   "the beam's angular spread lies outside the angular window "
-                                  "(%g to %g deg)", g->theta.edges[0] * 180.0 / M_PI,
+                                  "(%g to %g deg)",
+                                  g->theta.edges[0] * 180.0 / M_PI,
                                   g->theta.edges[nth] * 180.0 / M_PI);
         }
         for (int ith = 0; ith < nth; ith++) {
@@ -165,11 +170,11 @@ void beam_profile_free(beam_profile *b)
     free(b->wth);
     free(b->wx);
     free(b->wthx);
-    *b = (beam_profile){0};
+    *b = (beam_profile){ 0 };
 }
 
-int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight, double *energy_MeV,
-                smx_error *err)
+int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight,
+                double *energy_MeV, smx_error *err)
 {
     return source_fill_spot(psi, p, g, -1, occupied, weight, energy_MeV, err);
 }
@@ -182,16 +187,17 @@ void source_clear(float *psi, const grid *g, const grid_box *occupied)
             continue;
         for (int64_t ith = 0; ith < g->nth; ith++)
             for (int64_t z = b.z0; z <= b.z1; z++)
-                memset(psi + psi_index(g, ie, ith, z, b.x0), 0, (size_t)(b.x1 - b.x0 + 1) * sizeof *psi);
+                memset(psi + psi_index(g, ie, ith, z, b.x0), 0,
+                       (size_t)(b.x1 - b.x0 + 1) * sizeof *psi);
     }
 }
 
-int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied, double *weight,
-                     double *energy_MeV, smx_error *err)
+int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied,
+                     double *weight, double *energy_MeV, smx_error *err)
 {
     /* Each spot's rows added in spot order (the same floats for any backend);
      * one spot writes exactly the floats it always wrote (0 + v = v). */
-    grid_box none = {1, 0, (int)g->nx, -1};
+    grid_box none = { 1, 0, (int)g->nx, -1 };
     grid_box *box = occupied ? occupied : malloc(g->ne * sizeof *box);
     if (!box)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the beam source");

@@ -12,14 +12,15 @@
  * z = 0. wth and wx are the marginals of wthx. Exposed so tests can check each
  * beam key's effect. */
 typedef struct beam_profile {
-    double *wE;     /* [ne] */
-    double *wth;    /* [nth] */
-    double *wx;     /* [nx] */
-    double *wthx;   /* [nth][nx] */
+    double *wE; /* [ne] */
+    double *wth; /* [nth] */
+    double *wx; /* [nx] */
+    double *wthx; /* [nth][nx] */
 } beam_profile;
 
 int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err); /* spot 0 */
-int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g, smx_error *err);
+int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g,
+                            smx_error *err);
 void beam_profile_free(beam_profile *b);
 
 /* Fills row z = 0 of psi, which must be all zero already (calloc), with every
@@ -29,12 +30,12 @@ void beam_profile_free(beam_profile *b);
  * occupied is not NULL, per energy bin the smallest box holding its non-zero
  * values (occupied[ne]; empty for a bin without weight), so that the backends
  * need not search the whole of psi for them. */
-int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight, double *energy_MeV,
-                smx_error *err);
+int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight,
+                double *energy_MeV, smx_error *err);
 /* The same with one spot of the field (plan_spot_at index), or every spot
  * when spot < 0: the per-spot dose runs each spot alone. */
-int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied, double *weight,
-                     double *energy_MeV, smx_error *err);
+int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied,
+                     double *weight, double *energy_MeV, smx_error *err);
 /* Zeroes the rows source_fill wrote (its occupied boxes), so that the buffer
  * is all zero again for the next spot without touching the rest. */
 void source_clear(float *psi, const grid *g, const grid_box *occupied);

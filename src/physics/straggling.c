@@ -24,6 +24,6 @@ static double range_rate(double E, const void *ctx)
 double straggling_range_variance(const tables *t, double Z_over_A, double E_MeV, double E_stop_MeV,
                                  double ds_g)
 {
-    rate_ctx c = {t, Z_over_A};
+    rate_ctx c = { t, Z_over_A };
     return tables_step_integral(t, E_MeV, E_stop_MeV, ds_g, range_rate, &c);
 }

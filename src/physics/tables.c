@@ -21,15 +21,15 @@
 #include <string.h>
 
 const tables_dataset_spec tables_datasets[TABLES_NDATASETS] = {
-    {"energy_MeV", "MeV", "proton kinetic energy"},
-    {"stopping_power_electronic", "MeV cm2/g", "electronic (collision) mass stopping power"},
-    {"stopping_power_nuclear", "MeV cm2/g", "nuclear (elastic) mass stopping power"},
-    {"stopping_power_total", "MeV cm2/g", "total mass stopping power, electronic + nuclear"},
-    {"csda_range", "g/cm2", "CSDA range, integral of dE / S_total from 0 to E"},
-    {"projected_range", "g/cm2", "mean projected range along the initial direction"},
-    {"detour_factor", "1", "projected range / CSDA range"},
-    {"scattering_power", "rad2 cm2/g",
-     "mass scattering power T/rho of the projected (one-plane) angle, Fermi-Rossi"},
+    { "energy_MeV", "MeV", "proton kinetic energy" },
+    { "stopping_power_electronic", "MeV cm2/g", "electronic (collision) mass stopping power" },
+    { "stopping_power_nuclear", "MeV cm2/g", "nuclear (elastic) mass stopping power" },
+    { "stopping_power_total", "MeV cm2/g", "total mass stopping power, electronic + nuclear" },
+    { "csda_range", "g/cm2", "CSDA range, integral of dE / S_total from 0 to E" },
+    { "projected_range", "g/cm2", "mean projected range along the initial direction" },
+    { "detour_factor", "1", "projected range / CSDA range" },
+    { "scattering_power", "rad2 cm2/g",
+      "mass scattering power T/rho of the projected (one-plane) angle, Fermi-Rossi" },
 };
 
 enum { COL_E, COL_SEL, COL_SNUC, COL_STOT, COL_CSDA, COL_PROJ, COL_DETOUR, COL_T };
@@ -37,30 +37,48 @@ enum { COL_E, COL_SEL, COL_SNUC, COL_STOT, COL_CSDA, COL_PROJ, COL_DETOUR, COL_T
 double *tables_column(const tables *t, int k)
 {
     switch (k) {
-    case COL_E: return t->E_MeV;
-    case COL_SEL: return t->S_elec_MeV_cm2_g;
-    case COL_SNUC: return t->S_nuc_MeV_cm2_g;
-    case COL_STOT: return t->S_total_MeV_cm2_g;
-    case COL_CSDA: return t->csda_g_cm2;
-    case COL_PROJ: return t->projected_g_cm2;
-    case COL_DETOUR: return t->detour;
-    case COL_T: return t->T_rad2_cm2_g;
-    default: return NULL;
+    case COL_E:
+        return t->E_MeV;
+    case COL_SEL:
+        return t->S_elec_MeV_cm2_g;
+    case COL_SNUC:
+        return t->S_nuc_MeV_cm2_g;
+    case COL_STOT:
+        return t->S_total_MeV_cm2_g;
+    case COL_CSDA:
+        return t->csda_g_cm2;
+    case COL_PROJ:
+        return t->projected_g_cm2;
+    case COL_DETOUR:
+        return t->detour;
+    case COL_T:
+        return t->T_rad2_cm2_g;
+    default:
+        return NULL;
     }
 }
 
 static double **column_slot(tables *t, int k)
 {
     switch (k) {
-    case COL_E: return &t->E_MeV;
-    case COL_SEL: return &t->S_elec_MeV_cm2_g;
-    case COL_SNUC: return &t->S_nuc_MeV_cm2_g;
-    case COL_STOT: return &t->S_total_MeV_cm2_g;
-    case COL_CSDA: return &t->csda_g_cm2;
-    case COL_PROJ: return &t->projected_g_cm2;
-    case COL_DETOUR: return &t->detour;
-    case COL_T: return &t->T_rad2_cm2_g;
-    default: return NULL;
+    case COL_E:
+        return &t->E_MeV;
+    case COL_SEL:
+        return &t->S_elec_MeV_cm2_g;
+    case COL_SNUC:
+        return &t->S_nuc_MeV_cm2_g;
+    case COL_STOT:
+        return &t->S_total_MeV_cm2_g;
+    case COL_CSDA:
+        return &t->csda_g_cm2;
+    case COL_PROJ:
+        return &t->projected_g_cm2;
+    case COL_DETOUR:
+        return &t->detour;
+    case COL_T:
+        return &t->T_rad2_cm2_g;
+    default:
+        return NULL;
     }
 }
 
@@ -84,8 +102,8 @@ static void attr_label(char *buf, size_t cap, const char *dset, const char *name
         snprintf(buf, cap, "attribute '%s'", name);
 }
 
-static int attr_open(hid_t obj, const char *path, const char *dset, const char *name,
-                     hid_t *aid, smx_error *err)
+static int attr_open(hid_t obj, const char *path, const char *dset, const char *name, hid_t *aid,
+                     smx_error *err)
 {
     char label[256];
     attr_label(label, sizeof label, dset, name);
@@ -169,8 +187,8 @@ static int read_string_attr(hid_t obj, const char *path, const char *dset, const
     }
     size_t len = strlen(value);
     if (len >= cap) {
-        smx_fail(err, rc, "%s: %s is %zu characters long; at most %zu are supported",
-                 path, label, len, cap - 1);
+        smx_fail(err, rc, "%s: %s is %zu characters long; at most %zu are supported", path, label,
+                 len, cap - 1);
         goto done;
     }
     memcpy(buf, value, len + 1);
@@ -211,8 +229,8 @@ static int read_double_attr(hid_t obj, const char *path, const char *name, doubl
 
 /* Reads one 1-D floating-point dataset and checks its units; *n_io is the
  * length every dataset must share (0: take this one's). */
-static int read_dataset(hid_t fid, const char *path, const tables_dataset_spec *spec,
-                        double **out, int *n_io, smx_error *err)
+static int read_dataset(hid_t fid, const char *path, const tables_dataset_spec *spec, double **out,
+                        int *n_io, smx_error *err)
 {
     hid_t did = -1, sp = -1, ft = -1;
     int rc = SMX_EXIT_INPUT;
@@ -248,8 +266,8 @@ static int read_dataset(hid_t fid, const char *path, const tables_dataset_spec *
         }
         *n_io = (int)dim;
     } else if (dim != (hsize_t)*n_io) {
-        smx_fail(err, rc, "%s: dataset '%s' has %llu values; '%s' has %d",
-                 path, spec->name, (unsigned long long)dim, tables_datasets[0].name, *n_io);
+        smx_fail(err, rc, "%s: dataset '%s' has %llu values; '%s' has %d", path, spec->name,
+                 (unsigned long long)dim, tables_datasets[0].name, *n_io);
         goto done;
     }
 
@@ -258,15 +276,15 @@ static int read_dataset(hid_t fid, const char *path, const tables_dataset_spec *
         goto done;
     rc = SMX_EXIT_INPUT;
     if (strcmp(units, spec->units) != 0) {
-        smx_fail(err, rc, "%s: dataset '%s' has units '%s'; expected '%s'",
-                 path, spec->name, units, spec->units);
+        smx_fail(err, rc, "%s: dataset '%s' has units '%s'; expected '%s'", path, spec->name, units,
+                 spec->units);
         goto done;
     }
 
     v = malloc((size_t)*n_io * sizeof *v);
     if (!v) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory reading dataset '%s'",
-                      path, spec->name);
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory reading dataset '%s'", path,
+                      spec->name);
         goto done;
     }
     if (H5Dread(did, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
@@ -298,7 +316,8 @@ static int validate(const tables *t, const char *path, smx_error *err)
             if (!(isfinite(v[i]) && v[i] > 0.0))
                 return smx_fail(err, SMX_EXIT_INPUT,
                                 "%s: dataset '%s' has value %g at index %d; values must be "
-                                "finite and > 0", path, name, v[i], i);
+                                "finite and > 0",
+                                path, name, v[i], i);
             /* Projected range cannot exceed the path length by more than rounding
              * of the tabulated digits; 1.2 leaves room for that and nothing else. */
             if (k == COL_DETOUR && v[i] > 1.2)
@@ -314,15 +333,16 @@ static int validate(const tables *t, const char *path, smx_error *err)
             if (!(isfinite(ratio) && ratio > 0.0 && isfinite(1.0 / ratio)))
                 return smx_fail(err, SMX_EXIT_INPUT,
                                 "%s: dataset '%s' goes from %g to %g at index %d, a step "
-                                "log-log interpolation cannot represent", path, name,
-                                v[i - 1], v[i], i);
+                                "log-log interpolation cannot represent",
+                                path, name, v[i - 1], v[i], i);
         }
         if (k == COL_E || k == COL_CSDA) {
             for (int i = 1; i < t->n; i++)
                 if (!(v[i] > v[i - 1]))
                     return smx_fail(err, SMX_EXIT_INPUT,
                                     "%s: dataset '%s' is not strictly ascending at index %d "
-                                    "(%g after %g)", path, name, i, v[i], v[i - 1]);
+                                    "(%g after %g)",
+                                    path, name, i, v[i], v[i - 1]);
         }
     }
     return 0;
@@ -339,17 +359,17 @@ static int load_from(hid_t fid, tables *t, const char *path, smx_error *err)
     if ((rc = read_string_attr(fid, path, NULL, "filetype", buf, sizeof buf, err)))
         return rc;
     if (strcmp(buf, TABLES_FILETYPE) != 0)
-        return smx_fail(err, SMX_EXIT_INPUT, "%s: filetype is '%s'; expected '%s'",
-                        path, buf, TABLES_FILETYPE);
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: filetype is '%s'; expected '%s'", path, buf,
+                        TABLES_FILETYPE);
     if ((rc = read_string_attr(fid, path, NULL, "format_version", buf, sizeof buf, err)))
         return rc;
     /* Minor versions may only add things, so any 1.x is readable by this code. */
     if (strncmp(buf, "1.", 2) != 0)
         return smx_fail(err, SMX_EXIT_INPUT,
-                        "%s: format_version '%s' is not supported (this build reads 1.x)",
-                        path, buf);
-    if ((rc = read_string_attr(fid, path, NULL, "material", t->material, sizeof t->material,
-                               err)) ||
+                        "%s: format_version '%s' is not supported (this build reads 1.x)", path,
+                        buf);
+    if ((rc =
+             read_string_attr(fid, path, NULL, "material", t->material, sizeof t->material, err)) ||
         (rc = read_string_attr(fid, path, NULL, "source", t->source, sizeof t->source, err)) ||
         (rc = read_string_attr(fid, path, NULL, "scattering_model", t->scattering_model,
                                sizeof t->scattering_model, err)) ||
@@ -357,8 +377,8 @@ static int load_from(hid_t fid, tables *t, const char *path, smx_error *err)
         return rc;
     if (!(isfinite(t->I_eV) && t->I_eV > 0.0))
         return smx_fail(err, SMX_EXIT_INPUT,
-                        "%s: attribute 'mean_excitation_energy_eV' is %g; must be > 0",
-                        path, t->I_eV);
+                        "%s: attribute 'mean_excitation_energy_eV' is %g; must be > 0", path,
+                        t->I_eV);
 
     for (int k = 0; k < TABLES_NDATASETS; k++)
         if ((rc = read_dataset(fid, path, &tables_datasets[k], column_slot(t, k), &t->n, err)))
@@ -395,15 +415,14 @@ int tables_load(tables *t, const char *path, smx_error *err)
     size_t len = 0;
     int rc = file_bytes_read(path, TABLES_MAX_BYTES, "a table file (kilobytes)", &bytes, &len, err);
     if (!rc)
-        rc = child_check(check_job, &(table_job){bytes, len, path}, path, err);
+        rc = child_check(check_job, &(table_job){ bytes, len, path }, path, err);
     if (!rc)
         rc = tables_load_image(t, bytes, len, path, err);
     free(bytes);
     return rc;
 }
 
-int tables_load_image(tables *t, const void *bytes, size_t len, const char *name,
-                      smx_error *err)
+int tables_load_image(tables *t, const void *bytes, size_t len, const char *name, smx_error *err)
 {
     memset(t, 0, sizeof *t);
     if (strlen(name) >= sizeof t->path)
@@ -509,12 +528,12 @@ double tables_projected_range(const tables *t, double E_MeV)
 double tables_step_integral(const tables *t, double E_MeV, double E_stop_MeV, double ds_g,
                             double (*f)(double E_MeV, const void *ctx), const void *ctx)
 {
-    static const double x[8] = {0.0950125098376374, 0.2816035507792589, 0.4580167776572274,
-                                0.6178762444026438, 0.7554044083550030, 0.8656312023878318,
-                                0.9445750230732326, 0.9894009349916499};
-    static const double w[8] = {0.1894506104550685, 0.1826034150449236, 0.1691565193950025,
-                                0.1495959888165767, 0.1246289712555339, 0.0951585116824928,
-                                0.0622535239386479, 0.0271524594117541};
+    static const double x[8] = { 0.0950125098376374, 0.2816035507792589, 0.4580167776572274,
+                                 0.6178762444026438, 0.7554044083550030, 0.8656312023878318,
+                                 0.9445750230732326, 0.9894009349916499 };
+    static const double w[8] = { 0.1894506104550685, 0.1826034150449236, 0.1691565193950025,
+                                 0.1495959888165767, 0.1246289712555339, 0.0951585116824928,
+                                 0.0622535239386479, 0.0271524594117541 };
     double R = tables_csda_range(t, E_MeV), R_stop = tables_csda_range(t, E_stop_MeV);
     double R_end = R - ds_g > R_stop ? R - ds_g : R_stop;
     if (!(R > R_end))

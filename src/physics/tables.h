@@ -9,21 +9,21 @@
 #include "base/error.h"
 
 typedef struct tables {
-    int n;                       /* number of energy points */
-    double *E_MeV;               /* kinetic energy, ascending */
-    double *S_elec_MeV_cm2_g;    /* electronic mass stopping power */
-    double *S_nuc_MeV_cm2_g;     /* nuclear mass stopping power */
-    double *S_total_MeV_cm2_g;   /* total mass stopping power */
-    double *csda_g_cm2;          /* CSDA range */
-    double *projected_g_cm2;     /* projected range */
-    double *detour;              /* projected / CSDA */
-    double *T_rad2_cm2_g;        /* mass scattering power T/rho (projected angle) */
+    int n; /* number of energy points */
+    double *E_MeV; /* kinetic energy, ascending */
+    double *S_elec_MeV_cm2_g; /* electronic mass stopping power */
+    double *S_nuc_MeV_cm2_g; /* nuclear mass stopping power */
+    double *S_total_MeV_cm2_g; /* total mass stopping power */
+    double *csda_g_cm2; /* CSDA range */
+    double *projected_g_cm2; /* projected range */
+    double *detour; /* projected / CSDA */
+    double *T_rad2_cm2_g; /* mass scattering power T/rho (projected angle) */
     char material[64];
-    char source[2048];           /* provenance of the numbers */
+    char source[2048]; /* provenance of the numbers */
     char scattering_model[512];
-    double I_eV;                 /* mean excitation energy */
+    double I_eV; /* mean excitation energy */
     char path[4096];
-    char sha256[65];             /* of the file as read */
+    char sha256[65]; /* of the file as read */
 } tables;
 
 /* Reads the file once, checks it in a child process (a corrupt file that
@@ -32,16 +32,15 @@ typedef struct tables {
 int tables_load(tables *t, const char *path, smx_error *err);
 /* The reader and its checks on a file's bytes in memory, in this process
  * (name is used in messages and kept as t->path; the hash is of the bytes). */
-int tables_load_image(tables *t, const void *bytes, size_t len, const char *name,
-                      smx_error *err);
+int tables_load_image(tables *t, const void *bytes, size_t len, const char *name, smx_error *err);
 void tables_free(tables *t);
 
 /* Interpolation (log-log). Energies outside [E_MeV[0], E_MeV[n-1]] return NAN. */
-double tables_csda_range(const tables *t, double E_MeV);        /* g/cm2 */
+double tables_csda_range(const tables *t, double E_MeV); /* g/cm2 */
 double tables_energy_at_range(const tables *t, double R_g_cm2); /* MeV; NAN below table */
-double tables_stopping_power(const tables *t, double E_MeV);    /* MeV cm2/g */
-double tables_scattering_power(const tables *t, double E_MeV);  /* rad2 cm2/g */
-double tables_projected_range(const tables *t, double E_MeV);   /* g/cm2 */
+double tables_stopping_power(const tables *t, double E_MeV); /* MeV cm2/g */
+double tables_scattering_power(const tables *t, double E_MeV); /* rad2 cm2/g */
+double tables_projected_range(const tables *t, double E_MeV); /* g/cm2 */
 
 /* The integral of f(E) over the path of one step, in residual range (g/cm2):
  * from R(E) down by ds_g, or to R(E_stop) if that comes first (a particle that

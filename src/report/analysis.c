@@ -72,7 +72,8 @@ double lateral_rms_at(const grid *g, const double *dose, double z_mm)
     return (1.0 - f) * r0 + f * r1;
 }
 
-const double *dose_on_energy_scale(const grid *g, const double *energy_MeV, const medium_map *m, double **owned)
+const double *dose_on_energy_scale(const grid *g, const double *energy_MeV, const medium_map *m,
+                                   double **owned)
 {
     *owned = NULL;
     if (!m || !m->cell || m->n_media <= 1)
@@ -152,7 +153,8 @@ int dose_figures_of(const grid *g, const double *energy_MeV, const medium_map *m
 {
     double *owned;
     const double *dose = dose_on_energy_scale(g, energy_MeV, m, &owned);
-    double *dd = calloc((size_t)g->nz, sizeof *dd); /* zeroed: depth_dose fills it, gcc cannot tell */
+    double *dd =
+        calloc((size_t)g->nz, sizeof *dd); /* zeroed: depth_dose fills it, gcc cannot tell */
     if (!dose || !dd) {
         free(dd);
         return -1;
@@ -172,11 +174,17 @@ void dose_figures_why_undefined(const dose_figures *f, double level, char *out, 
     else if (!isfinite(f->far_edge_rel))
         snprintf(out, cap, "no dose in the grid");
     else if (!isfinite(f->peak_depth_mm))
-        snprintf(out, cap, "the depth dose does not fall below half its maximum inside the grid (at the far edge "
-                 "it is %.3g %% of it): the distal fall-off is beyond the grid", 100.0 * f->far_edge_rel);
+        snprintf(
+            out, cap,
+            "the depth dose does not fall below half its maximum inside the grid (at the far edge "
+            "it is %.3g %% of it): the distal fall-off is beyond the grid",
+            100.0 * f->far_edge_rel);
     else
-        snprintf(out, cap, "the depth dose at the far edge is still %.3g %% of the distal peak's, above the %g %% "
-                 "level", 100.0 * f->far_edge_rel * f->max_to_peak, 100.0 * level);
+        snprintf(
+            out, cap,
+            "the depth dose at the far edge is still %.3g %% of the distal peak's, above the %g %% "
+            "level",
+            100.0 * f->far_edge_rel * f->max_to_peak, 100.0 * level);
 }
 
 int summary_warnings(const dose_figures *f, double leak_fraction, char *out, size_t cap)
@@ -184,31 +192,35 @@ int summary_warnings(const dose_figures *f, double leak_fraction, char *out, siz
     int n = 0;
     size_t len = 0;
     out[0] = '\0';
-#define ADD(...)                                                                          \
-    do {                                                                                  \
-        if (len < cap)                                                                    \
-            len += (size_t)snprintf(out + len, cap - len, __VA_ARGS__);                   \
-        n++;                                                                              \
+#define ADD(...)                                                        \
+    do {                                                                \
+        if (len < cap)                                                  \
+            len += (size_t)snprintf(out + len, cap - len, __VA_ARGS__); \
+        n++;                                                            \
     } while (0)
     double leak = 100.0 * leak_fraction;
     int far = f->far_edge_rel >= SUMMARY_EDGE_REL, sides = f->side_rel >= SUMMARY_EDGE_REL;
     if (far)
         ADD("the beam reaches the grid's far edge: the depth dose there is %.3g %% of its maximum and %.3g %% of "
             "the protons left the grid through its edges (escape tally spatial_leak); %s, and the dose beyond "
-            "the grid is missing\n", 100.0 * f->far_edge_rel, leak,
+            "the grid is missing\n",
+            100.0 * f->far_edge_rel, leak,
             isfinite(f->r80_mm) ? "R80 is not the beam's range" : "R80 is undefined");
     if (sides)
         ADD("the beam reaches the grid's sides: the first or last column holds up to %.3g %% of the largest dose "
             "and %.3g %% of the protons left the grid through its edges (escape tally spatial_leak); the dose "
-            "beyond the sides is missing and the lateral width is cut\n", 100.0 * f->side_rel, leak);
+            "beyond the sides is missing and the lateral width is cut\n",
+            100.0 * f->side_rel, leak);
     if (!far && !sides && leak_fraction >= SUMMARY_LEAK_REL)
         ADD("%.3g %% of the protons left the grid through its edges (escape tally spatial_leak): the dose they "
-            "would have deposited beyond the grid is missing\n", leak);
+            "would have deposited beyond the grid is missing\n",
+            leak);
 #undef ADD
     return n;
 }
 
 double run_leak_fraction(const run_result *r)
 {
-    return r->initial_weight > 0.0 ? r->cumulative.weight[CH_SPATIAL_LEAK] / r->initial_weight : 0.0;
+    return r->initial_weight > 0.0 ? r->cumulative.weight[CH_SPATIAL_LEAK] / r->initial_weight
+                                   : 0.0;
 }

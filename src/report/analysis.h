@@ -28,7 +28,8 @@ double lateral_rms_at(const grid *g, const double *dose, double z_mm);
  * density fills the grid (m NULL or uniform) the values are the energies
  * themselves, bit for bit. Returns energy_MeV itself in that case, else a new
  * array (*owned, to free); NULL when out of memory. */
-const double *dose_on_energy_scale(const grid *g, const double *energy_MeV, const medium_map *m, double **owned);
+const double *dose_on_energy_scale(const grid *g, const double *energy_MeV, const medium_map *m,
+                                   double **owned);
 
 /* The run's summary of its laterally integrated dose (sum over x of D dx, in
  * Gy mm up to a constant) and width: what the terminal prints and the result
@@ -45,13 +46,13 @@ const double *dose_on_energy_scale(const grid *g, const double *energy_MeV, cons
  * curve staying below beyond them. */
 typedef struct dose_figures {
     double r80_mm, r20_mm;
-    double peak_depth_mm;      /* the distal peak's row centre */
-    double peak_to_entrance;   /* the distal peak over the first row */
-    double max_depth_mm;       /* the maximum's row centre (the first, if several) */
-    double max_to_peak;        /* the maximum over the distal peak (1: the peak is the maximum) */
+    double peak_depth_mm; /* the distal peak's row centre */
+    double peak_to_entrance; /* the distal peak over the first row */
+    double max_depth_mm; /* the maximum's row centre (the first, if several) */
+    double max_to_peak; /* the maximum over the distal peak (1: the peak is the maximum) */
     double lateral_rms_half_r80_mm;
-    double far_edge_rel;       /* the curve's last row over its maximum */
-    double side_rel;           /* the largest dose in the first or last column over the largest dose */
+    double far_edge_rel; /* the curve's last row over its maximum */
+    double side_rel; /* the largest dose in the first or last column over the largest dose */
 } dose_figures;
 /* energy_MeV: the run's energy per cell (r->dose_MeV); m: the medium map
  * (NULL: one medium). 0, or -1 when out of memory. */

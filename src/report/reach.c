@@ -14,7 +14,9 @@ void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, 
     double E = s->energy_MeV, x = s->x_mm, z = g->z.edges[0], path = 0.0;
     /* Fermi-Eyges: sigma_x^2(s) = s^2 A0 - 2 s A1 + A2, A_n the moments of T rho du (cm, rad^2). */
     double a0 = 0.0, a1 = 0.0, a2 = 0.0;
-    *out = (beam_reach){ .stop_mm = NAN, .stop_depth_mm = NAN, .x_lo_mm = s->x_mm, .x_hi_mm = s->x_mm };
+    *out = (beam_reach){
+        .stop_mm = NAN, .stop_depth_mm = NAN, .x_lo_mm = s->x_mm, .x_hi_mm = s->x_mm
+    };
     const tables *t = mt[0];
     for (;;) {
         double zm = z + 0.5 * h * uz, xm = x + 0.5 * h * ux;
@@ -24,7 +26,8 @@ void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, 
             out->exit_residual_g_cm2 = tables_csda_range(t, E);
             break;
         }
-        int64_t iz = (int64_t)floor((zm - g->z.edges[0]) / g->dz), ix = (int64_t)floor((xm - x_min) / g->dx);
+        int64_t iz = (int64_t)floor((zm - g->z.edges[0]) / g->dz),
+                ix = (int64_t)floor((xm - x_min) / g->dx);
         iz = iz < 0 ? 0 : iz >= g->nz ? g->nz - 1 : iz;
         ix = ix < 0 ? 0 : ix >= g->nx ? g->nx - 1 : ix;
         const medium *md = &m->media[medium_of(m, (int)iz, (int)ix)];
@@ -53,7 +56,8 @@ void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, 
         z += h * uz;
         double sc = path * 0.1; /* cm */
         double mcs = (sc * sc * a0 - 2.0 * sc * a1 + a2) * 100.0; /* mm^2 */
-        double sig2 = s0 * s0 + 2.0 * rho0 * s0 * t0 * path + t0 * t0 * path * path + fmax(mcs, 0.0);
+        double sig2 =
+            s0 * s0 + 2.0 * rho0 * s0 * t0 * path + t0 * t0 * path * path + fmax(mcs, 0.0);
         double w = REACH_SIGMAS * sqrt(sig2);
         out->x_lo_mm = fmin(out->x_lo_mm, x - w);
         out->x_hi_mm = fmax(out->x_hi_mm, x + w);

@@ -17,13 +17,15 @@
 #define REACH_SIGMAS 3.0
 
 typedef struct beam_reach {
-    double stop_mm;        /* path length where the CSDA range runs out; NAN: the beam leaves the grid first */
-    double stop_depth_mm;  /* depth z of that point */
-    double exit_MeV;       /* energy where the path leaves the grid (0 when it stops inside) */
+    double
+        stop_mm; /* path length where the CSDA range runs out; NAN: the beam leaves the grid first */
+    double stop_depth_mm; /* depth z of that point */
+    double exit_MeV; /* energy where the path leaves the grid (0 when it stops inside) */
     double exit_residual_g_cm2; /* CSDA range left there, in the last cell's material */
-    int exit_side;         /* the path leaves through a side (x), not the far edge */
+    int exit_side; /* the path leaves through a side (x), not the far edge */
     double x_lo_mm, x_hi_mm; /* x +- REACH_SIGMAS sigma, extremes over the path inside the grid */
-    double straggling_mm;  /* 3 range-straggling widths at the stop (water's sigma_R ~ 0.012 R^0.935 cm of the path) */
+    double
+        straggling_mm; /* 3 range-straggling widths at the stop (water's sigma_R ~ 0.012 R^0.935 cm of the path) */
 } beam_reach;
 
 /* One spot's path. mt[k]: the tables of the map's material k. */

@@ -16,8 +16,9 @@ void report_version(void)
 {
     gpu_info gi;
     gpu_query(&gi);
-    printf("smx2d-sim %s (%s)\n  compiler: %s\n  nvcc: %s\n  GPU code: %s\n  GPU: %s\n", SMX_VERSION,
-           SMX_GIT_DESCRIBE, SMX_COMPILER, SMX_NVCC, SMX_CUDA_ARCHS, gi.count ? gi.name : gi.why_none);
+    printf("smx2d-sim %s (%s)\n  compiler: %s\n  nvcc: %s\n  GPU code: %s\n  GPU: %s\n",
+           SMX_VERSION, SMX_GIT_DESCRIBE, SMX_COMPILER, SMX_NVCC, SMX_CUDA_ARCHS,
+           gi.count ? gi.name : gi.why_none);
     /* Loaded here only to say whether the CUDA backend's FFT variant is available. */
     char why[512];
     int fv = cufft_query(1, why, sizeof why);
@@ -56,10 +57,11 @@ void report_media(FILE *f, const medium_map *m)
 {
     /* Media beyond this many are summed in one line: a CT image has up to 255. */
     enum { SHOWN = 24 };
-    fprintf(f, "media:     %d medi%s of %d material%s (%s)\n", m->n_media, m->n_media == 1 ? "um" : "a",
-            m->n_materials, m->n_materials == 1 ? "" : "s", m->rule);
+    fprintf(f, "media:     %d medi%s of %d material%s (%s)\n", m->n_media,
+            m->n_media == 1 ? "um" : "a", m->n_materials, m->n_materials == 1 ? "" : "s", m->rule);
     for (int i = 0; i < m->n_materials; i++)
-        fprintf(f, "           material %d: %s, table %s\n", i, m->materials[i].name, m->materials[i].table_path);
+        fprintf(f, "           material %d: %s, table %s\n", i, m->materials[i].name,
+                m->materials[i].table_path);
     int64_t n = (int64_t)m->nz * m->nx;
     int64_t *count = calloc((size_t)m->n_media, sizeof *count);
     if (!count)
@@ -70,25 +72,27 @@ void report_media(FILE *f, const medium_map *m)
     for (int i = 0; i < m->n_media; i++) {
         if (i < SHOWN)
             fprintf(f, "           medium %d: %s at %.6g g/cm3, %lld cell%s\n", i,
-                    m->materials[m->media[i].material].name, m->media[i].density_g_cm3, (long long)count[i],
-                    count[i] == 1 ? "" : "s");
+                    m->materials[m->media[i].material].name, m->media[i].density_g_cm3,
+                    (long long)count[i], count[i] == 1 ? "" : "s");
         else
             rest += count[i];
     }
     if (m->n_media > SHOWN)
-        fprintf(f, "           ... %d more media, %lld cells\n", m->n_media - SHOWN, (long long)rest);
+        fprintf(f, "           ... %d more media, %lld cells\n", m->n_media - SHOWN,
+                (long long)rest);
     free(count);
 }
 
 /* The dry run's prediction of where the beam goes (report/reach.h): one line,
  * and a warning for each spot (or summed over a field's spots) that the grid
  * cuts off. */
-static void report_reach(const plan *p, const grid *g, const medium_map *media, const tables *const *mt)
+static void report_reach(const plan *p, const grid *g, const medium_map *media,
+                         const tables *const *mt)
 {
     const double depth = g->z.edges[g->nz], x_lo = g->x.edges[0], x_hi = g->x.edges[g->nx];
     const int n = plan_spot_count(p);
     int n_far = 0, n_side = 0, n_fall = 0, deep = -1, far1 = -1, side1 = -1, fall1 = -1;
-    beam_reach deepest = {0}, far = {0}, side = {0}, fall = {0};
+    beam_reach deepest = { 0 }, far = { 0 }, side = { 0 }, fall = { 0 };
     double lo = 0.0, hi = 0.0, deep_mm = -1.0;
     for (int k = 0; k < n; k++) {
         plan_spot s = plan_spot_at(p, k);
@@ -112,38 +116,48 @@ static void report_reach(const plan *p, const grid *g, const medium_map *media, 
         snprintf(who, sizeof who, " (spot %d of %d: %.4g MeV at x = %.4g mm)", deep + 1, n,
                  plan_spot_at(p, deep).energy_MeV, plan_spot_at(p, deep).x_mm);
     if (isfinite(deepest.stop_mm))
-        printf("reach:     CSDA range %.4g mm along the %s%s, the grid %.4g mm deep; x +- %g sigma from %.4g to "
-               "%.4g mm, the grid from %.4g to %.4g mm\n", deepest.stop_mm, n > 1 ? "deepest spot's path" : "beam's path",
-               who, depth, REACH_SIGMAS, lo, hi, x_lo, x_hi);
+        printf(
+            "reach:     CSDA range %.4g mm along the %s%s, the grid %.4g mm deep; x +- %g sigma from %.4g to "
+            "%.4g mm, the grid from %.4g to %.4g mm\n",
+            deepest.stop_mm, n > 1 ? "deepest spot's path" : "beam's path", who, depth,
+            REACH_SIGMAS, lo, hi, x_lo, x_hi);
     else
-        printf("reach:     the %s%s leaves the grid at %.4g MeV (a CSDA range of %.4g g/cm2 left), the grid %.4g mm "
-               "deep; x +- %g sigma from %.4g to %.4g mm, the grid from %.4g to %.4g mm\n",
-               n > 1 ? "deepest spot" : "beam", who, deepest.exit_MeV, deepest.exit_residual_g_cm2, depth,
-               REACH_SIGMAS, lo, hi, x_lo, x_hi);
+        printf(
+            "reach:     the %s%s leaves the grid at %.4g MeV (a CSDA range of %.4g g/cm2 left), the grid %.4g mm "
+            "deep; x +- %g sigma from %.4g to %.4g mm, the grid from %.4g to %.4g mm\n",
+            n > 1 ? "deepest spot" : "beam", who, deepest.exit_MeV, deepest.exit_residual_g_cm2,
+            depth, REACH_SIGMAS, lo, hi, x_lo, x_hi);
     char spot[160];
-#define WHICH(k, count)                                                                                       \
-    (n > 1 ? (snprintf(spot, sizeof spot, "%d of the %d spots (the first: spot %d, %.4g MeV at x = %.4g mm)",   \
-                       count, n, (k) + 1, plan_spot_at(p, k).energy_MeV, plan_spot_at(p, k).x_mm), spot)        \
+#define WHICH(k, count)                                                                           \
+    (n > 1 ? (snprintf(spot, sizeof spot,                                                         \
+                       "%d of the %d spots (the first: spot %d, %.4g MeV at x = %.4g mm)", count, \
+                       n, (k) + 1, plan_spot_at(p, k).energy_MeV, plan_spot_at(p, k).x_mm),       \
+              spot)                                                                               \
            : "the beam")
     if (n_far)
-        smx_warn("%s: %s will not stop inside the grid: %s leaves the far edge (%.4g mm) at %.4g MeV, with a CSDA "
-                 "range of %.4g g/cm2 left; R80 will not be the beam's range and the dose beyond the grid will be "
-                 "missing (a deeper grid: grid.space.nz)\n", p->path, WHICH(far1, n_far), n_far > 1 ? "the first" : "it",
-                 depth, far.exit_MeV, far.exit_residual_g_cm2);
+        smx_warn(
+            "%s: %s will not stop inside the grid: %s leaves the far edge (%.4g mm) at %.4g MeV, with a CSDA "
+            "range of %.4g g/cm2 left; R80 will not be the beam's range and the dose beyond the grid will be "
+            "missing (a deeper grid: grid.space.nz)\n",
+            p->path, WHICH(far1, n_far), n_far > 1 ? "the first" : "it", depth, far.exit_MeV,
+            far.exit_residual_g_cm2);
     if (n_fall)
-        smx_warn("%s: %s stops within %.3g mm of the far edge (CSDA range %.4g mm, the grid %.4g mm deep): the "
-                 "distal fall-off (R20) may not fit inside the grid\n", p->path, WHICH(fall1, n_fall),
-                 fall.straggling_mm, fall.stop_depth_mm, depth);
+        smx_warn(
+            "%s: %s stops within %.3g mm of the far edge (CSDA range %.4g mm, the grid %.4g mm deep): the "
+            "distal fall-off (R20) may not fit inside the grid\n",
+            p->path, WHICH(fall1, n_fall), fall.straggling_mm, fall.stop_depth_mm, depth);
     if (n_side)
-        smx_warn("%s: %s reaches beyond the grid's sides: x +- %g sigma runs from %.4g to %.4g mm%s, the grid from "
-                 "%.4g to %.4g mm; the dose beyond the sides will be missing (a wider grid: grid.space.nx)\n", p->path,
-                 WHICH(side1, n_side), REACH_SIGMAS, side.x_lo_mm, side.x_hi_mm,
-                 side.exit_side ? " and its path leaves through a side" : "", x_lo, x_hi);
+        smx_warn(
+            "%s: %s reaches beyond the grid's sides: x +- %g sigma runs from %.4g to %.4g mm%s, the grid from "
+            "%.4g to %.4g mm; the dose beyond the sides will be missing (a wider grid: grid.space.nx)\n",
+            p->path, WHICH(side1, n_side), REACH_SIGMAS, side.x_lo_mm, side.x_hi_mm,
+            side.exit_side ? " and its path leaves through a side" : "", x_lo, x_hi);
 #undef WHICH
 }
 
 void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                    const tables *const *mt, const backend_ops *be, const gpu_info *gi, int expected)
+                    const tables *const *mt, const backend_ops *be, const gpu_info *gi,
+                    int expected)
 {
     const double deg = 180.0 / M_PI;
     double psi_gb = (double)g->cells * 4e-9;
@@ -154,13 +168,16 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
     printf("energy:    %lld bins, %s grid, %.4g to %.4g MeV, stop below %.4g MeV%s\n",
            (long long)g->ne, g->energy_kind == EGRID_RANGE ? "range" : "uniform", g->E.edges[0],
            g->E.edges[g->ne], g->E_stop,
-           p->loc && p->loc[emax].derived ? " (grid.energy.E_max_MeV left out: from the beam's energy)" : "");
+           p->loc && p->loc[emax].derived
+               ? " (grid.energy.E_max_MeV left out: from the beam's energy)"
+               : "");
     printf("angle:     %lld bins, %s, %.4g to %.4g deg, %.4g deg per bin\n", (long long)g->nth,
            g->angle_mode == ANGLE_FULL ? "full circle" : "window", g->theta.edges[0] * deg,
            g->theta.edges[g->nth] * deg, g->dtheta * deg);
-    printf("space:     nz %lld x nx %lld cells of %.4g x %.4g mm (depth 0 to %.4g mm, x %.4g to %.4g mm)\n",
-           (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],
-           g->x.edges[g->nx]);
+    printf(
+        "space:     nz %lld x nx %lld cells of %.4g x %.4g mm (depth 0 to %.4g mm, x %.4g to %.4g mm)\n",
+        (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],
+        g->x.edges[g->nx]);
     report_media(stdout, media);
     report_reach(p, g, media, mt);
     if (p->spots_file[0]) {
@@ -169,17 +186,19 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
             lo = fmin(lo, p->spots[i].energy_MeV), hi = fmax(hi, p->spots[i].energy_MeV);
             w += p->spots[i].weight;
         }
-        printf("beam:      %d spot%s from %s, %.4g to %.4g MeV, total weight %.6g; the scattering power's "
-               "reference energy %.4g MeV\n", p->n_spots, p->n_spots == 1 ? "" : "s", p->spots_path, lo, hi, w,
-               hi);
+        printf(
+            "beam:      %d spot%s from %s, %.4g to %.4g MeV, total weight %.6g; the scattering power's "
+            "reference energy %.4g MeV\n",
+            p->n_spots, p->n_spots == 1 ? "" : "s", p->spots_path, lo, hi, w, hi);
     } else {
-        printf("beam:      one spot, %.4g MeV at x = %.4g mm, weight %.6g\n", p->beam_energy_MeV, p->beam_x_mm,
-               p->beam_weight);
+        printf("beam:      one spot, %.4g MeV at x = %.4g mm, weight %.6g\n", p->beam_energy_MeV,
+               p->beam_x_mm, p->beam_weight);
     }
     if (p->per_spot_dose) {
-        printf("per-spot:  each of the %d spot%s transported alone after the field; values below %.1e of a "
-               "spot's peak not stored\n", plan_spot_count(p), plan_spot_count(p) == 1 ? "" : "s",
-               p->per_spot_threshold);
+        printf(
+            "per-spot:  each of the %d spot%s transported alone after the field; values below %.1e of a "
+            "spot's peak not stored\n",
+            plan_spot_count(p), plan_spot_count(p) == 1 ? "" : "s", p->per_spot_threshold);
 #ifdef SMX_HAVE_CUDA
         if (be == &backend_cuda) {
             /* The lanes a GPU of this size holds (the run counts the memory free then). */
@@ -187,30 +206,37 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
             double cap = p->gpu_memory_fraction * total;
             if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
                 cap = p->gpu_memory_bytes;
-            int fit = each > 0 ? (int)(cap / each) : 1, want = p->per_spot_lanes > 0 ? p->per_spot_lanes : 8;
+            int fit = each > 0 ? (int)(cap / each) : 1,
+                want = p->per_spot_lanes > 0 ? p->per_spot_lanes : 8;
             int lanes = fit < want ? fit : want;
-            printf("           lanes (spots at once, each a state of %.4g GB): up to %d on this GPU "
-                   "(backend.per_spot_lanes %s)\n", each * 1e-9, lanes < 1 ? 1 : lanes,
-                   p->per_spot_lanes > 0 ? "set" : "auto");
+            printf(
+                "           lanes (spots at once, each a state of %.4g GB): up to %d on this GPU "
+                "(backend.per_spot_lanes %s)\n",
+                each * 1e-9, lanes < 1 ? 1 : lanes, p->per_spot_lanes > 0 ? "set" : "auto");
         } else
 #endif
             printf("           lanes: one (the %s backend's operators use every core)\n", be->name);
     }
     printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
-    printf("memory:    host %.4g GB if the beam filled the grid, at least %.4g GB (this run may use %.4g GB), "
-           "backend %s\n", backend_host_bytes(g, be) * 1e-9, backend_host_min_bytes(p, g, be) * 1e-9,
-           backend_host_limit_bytes(p) * 1e-9, be->name);
+    printf(
+        "memory:    host %.4g GB if the beam filled the grid, at least %.4g GB (this run may use %.4g GB), "
+        "backend %s\n",
+        backend_host_bytes(g, be) * 1e-9, backend_host_min_bytes(p, g, be) * 1e-9,
+        backend_host_limit_bytes(p) * 1e-9, be->name);
 #ifdef SMX_HAVE_CUDA
     if (be == &backend_cuda)
-        printf("device:    %.4g GB arena (2 psi buffers, dose, tables; the FFT path adds its spectra); GPU "
-               "code: %s\n", backend_cuda_device_bytes(g) * 1e-9, SMX_CUDA_ARCHS);
+        printf(
+            "device:    %.4g GB arena (2 psi buffers, dose, tables; the FFT path adds its spectra); GPU "
+            "code: %s\n",
+            backend_cuda_device_bytes(g) * 1e-9, SMX_CUDA_ARCHS);
 #endif
     printf("steps:     %s, step %.4g mm (expected %d)\n", p->steps ? "fixed" : "auto", g->ds,
            expected);
     int ns = snapshot_count(p, expected);
     char snaps[96] = "no psi snapshots";
     if (ns > 0)
-        snprintf(snaps, sizeof snaps, "%d psi snapshot%s of %.4g GB uncompressed", ns, ns == 1 ? "" : "s", psi_gb);
+        snprintf(snaps, sizeof snaps, "%d psi snapshot%s of %.4g GB uncompressed", ns,
+                 ns == 1 ? "" : "s", psi_gb);
     printf("output:    %s (%s), %s, XDMF sidecar\n", p->output_file,
            p->overwrite ? "overwrite allowed" : "must not exist", snaps);
 }
@@ -238,7 +264,8 @@ void report_summary(const grid *g, const medium_map *media, const run_result *r)
                                                  : "fixed count");
     char why[256];
     if (isfinite(r80) && isfinite(r20))
-        smx_info("  R80 / R20                 %.3f / %.3f mm (R80-R20 %.3f mm)\n", r80, r20, r20 - r80);
+        smx_info("  R80 / R20                 %.3f / %.3f mm (R80-R20 %.3f mm)\n", r80, r20,
+                 r20 - r80);
     else if (isfinite(r80)) {
         dose_figures_why_undefined(&f, 0.2, why, sizeof why);
         smx_info("  R80 / R20                 %.3f mm / undefined: %s\n", r80, why);
@@ -253,15 +280,18 @@ void report_summary(const grid *g, const medium_map *media, const run_result *r)
                  f.peak_to_entrance);
     else {
         if (isfinite(f.peak_depth_mm))
-            smx_info("  distal peak               %.3f mm, %.3f x the entrance dose\n", f.peak_depth_mm,
-                     f.peak_to_entrance);
+            smx_info("  distal peak               %.3f mm, %.3f x the entrance dose\n",
+                     f.peak_depth_mm, f.peak_to_entrance);
         else
             smx_info("  distal peak               none inside the grid\n");
         if (isfinite(f.max_to_peak))
-            smx_info("  maximum                   %.3f mm, %.3f x the distal peak (a proximal maximum, not a Bragg "
-                     "peak)\n", f.max_depth_mm, f.max_to_peak);
+            smx_info(
+                "  maximum                   %.3f mm, %.3f x the distal peak (a proximal maximum, not a Bragg "
+                "peak)\n",
+                f.max_depth_mm, f.max_to_peak);
         else
-            smx_info("  maximum                   %.3f mm (no distal fall-off inside the grid)\n", f.max_depth_mm);
+            smx_info("  maximum                   %.3f mm (no distal fall-off inside the grid)\n",
+                     f.max_depth_mm);
     }
     if (isfinite(sig_mid))
         smx_info("  lateral rms at R80/2      %.3f mm\n", sig_mid);

@@ -36,9 +36,9 @@ typedef struct bench_grid {
 } bench_grid;
 
 static const bench_grid GRIDS[] = {
-    {"small", 20, 16, 100, 100},
-    {"production", 100, 32, 400, 200},
-    {"stress", 200, 64, 800, 400},
+    { "small", 20, 16, 100, 100 },
+    { "production", 100, 32, 400, 200 },
+    { "stress", 200, 64, 800, 400 },
 };
 
 /* The physical setting shared by every case; the grid sizes are set per case. */
@@ -71,20 +71,21 @@ static int cmp_double(const void *a, const void *b)
 
 /* The set-up of one case (transport/run_setup.h): the bench plan on grid bg,
  * then the extra --set overrides; with media and backend as the options say. */
-static int load_case(run_setup *s, const bench_grid *bg, const char *const *extra, int n_extra, int media,
-                     int backend, smx_error *err)
+static int load_case(run_setup *s, const bench_grid *bg, const char *const *extra, int n_extra,
+                     int media, int backend, smx_error *err)
 {
     char sz[4][64];
     snprintf(sz[0], 64, "grid.energy.n_bins=%d", bg->ne);
     snprintf(sz[1], 64, "grid.angle.n_bins=%d", bg->nth);
     snprintf(sz[2], 64, "grid.space.nz=%d", bg->nz);
     snprintf(sz[3], 64, "grid.space.nx=%d", bg->nx);
-    const char *sets[32] = {sz[0], sz[1], sz[2], sz[3]};
+    const char *sets[32] = { sz[0], sz[1], sz[2], sz[3] };
     int n = 4;
     for (int i = 0; i < n_extra && n < 32; i++)
         sets[n++] = extra[i];
-    const run_setup_options o = {.plan_text = BENCH_PLAN, .sets = sets, .n_sets = n, .media = media,
-                                 .backend = backend};
+    const run_setup_options o = {
+        .plan_text = BENCH_PLAN, .sets = sets, .n_sets = n, .media = media, .backend = backend
+    };
     return run_setup_init(s, &o, err);
 }
 
@@ -114,8 +115,8 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
                     const char *label, const char *const *extra, int n_extra, case_result *cr,
                     smx_error *err)
 {
-    run_setup s = {0};
-    sim_tables st = {0};
+    run_setup s = { 0 };
+    sim_tables st = { 0 };
     void *ctx = NULL;
     float *psi0 = NULL;
     double *ms = NULL;
@@ -206,10 +207,10 @@ done:
 static int run_pencil_to_end(const backend_ops *be, double *total_ms, int *n_steps, double *r_mean,
                              smx_error *err)
 {
-    run_setup s = {0};
+    run_setup s = { 0 };
     run_result r;
     run_result_init(&r);
-    const char *sets[] = {"backend.early_exit=fixed"};
+    const char *sets[] = { "backend.early_exit=fixed" };
     int rc = load_case(&s, &GRIDS[1], sets, 1, 0, 0, err);
     if (!rc) {
         int q = smx_quiet;
@@ -233,8 +234,8 @@ static int run_pencil_to_end(const backend_ops *be, double *total_ms, int *n_ste
 static void print_row(const case_result *c)
 {
     printf("%-10s %-6s %-34s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %4d %8.2f %7.3f %6.2f %8.2f\n",
-           c->grid, c->kind, c->label, c->mean_ms, c->p95_ms, c->op_ms[0], c->op_ms[1],
-           c->op_ms[2], c->op_ms[3], c->launches, c->bytes_dense / 1e9, c->floor_ms,
+           c->grid, c->kind, c->label, c->mean_ms, c->p95_ms, c->op_ms[0], c->op_ms[1], c->op_ms[2],
+           c->op_ms[3], c->launches, c->bytes_dense / 1e9, c->floor_ms,
            c->floor_ms > 0 ? c->mean_ms / c->floor_ms : 0.0, c->mem_after / 1e9);
 }
 
@@ -248,14 +249,29 @@ static cJSON *json_case(const case_result *c)
     cJSON_AddStringToObject(o, "grid", c->grid);
     cJSON_AddStringToObject(o, "kind", c->kind);
     cJSON_AddStringToObject(o, "variant", c->label);
-    const struct { const char *key; double v; } nums[] = {
-        {"Ne", c->ne}, {"Ntheta", c->nth}, {"Nz", c->nz}, {"Nx", c->nx}, {"timed_steps", c->steps},
-        {"mean_ms", c->mean_ms}, {"p95_ms", c->p95_ms}, {"min_ms", c->min_ms}, {"theta_ms", c->op_ms[0]},
-        {"energy_ms", c->op_ms[1]}, {"stream_ms", c->op_ms[2]}, {"bookkeeping_ms", c->op_ms[3]},
-        {"launches_per_step", c->launches}, {"dense_bytes_per_step", c->bytes_dense},
-        {"copy_bandwidth_GBps", c->copy_bps / 1e9}, {"floor_ms", c->floor_ms},
-        {"mean_over_floor", c->floor_ms > 0 ? c->mean_ms / c->floor_ms : 0.0},
-        {"device_mem_before_GB", c->mem_before / 1e9}, {"device_mem_after_GB", c->mem_after / 1e9},
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {
+        { "Ne", c->ne },
+        { "Ntheta", c->nth },
+        { "Nz", c->nz },
+        { "Nx", c->nx },
+        { "timed_steps", c->steps },
+        { "mean_ms", c->mean_ms },
+        { "p95_ms", c->p95_ms },
+        { "min_ms", c->min_ms },
+        { "theta_ms", c->op_ms[0] },
+        { "energy_ms", c->op_ms[1] },
+        { "stream_ms", c->op_ms[2] },
+        { "bookkeeping_ms", c->op_ms[3] },
+        { "launches_per_step", c->launches },
+        { "dense_bytes_per_step", c->bytes_dense },
+        { "copy_bandwidth_GBps", c->copy_bps / 1e9 },
+        { "floor_ms", c->floor_ms },
+        { "mean_over_floor", c->floor_ms > 0 ? c->mean_ms / c->floor_ms : 0.0 },
+        { "device_mem_before_GB", c->mem_before / 1e9 },
+        { "device_mem_after_GB", c->mem_after / 1e9 },
     };
     for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
         cJSON_AddNumberToObject(o, nums[k].key, nums[k].v);
@@ -266,8 +282,9 @@ static cJSON *json_case(const case_result *c)
 }
 
 /* The whole benchmark as one JSON document, written to path. */
-static int write_json(const char *path, const char *device, const char *backend, const case_result *res,
-                      int nres, int pencil_run, int nsteps, double total, double mean, smx_error *err)
+static int write_json(const char *path, const char *device, const char *backend,
+                      const case_result *res, int nres, int pencil_run, int nsteps, double total,
+                      double mean, smx_error *err)
 {
     cJSON *root = cJSON_CreateObject(), *cases = cJSON_CreateArray();
     int ok = root && cases;
@@ -286,7 +303,8 @@ static int write_json(const char *path, const char *device, const char *backend,
     }
     if (ok && pencil_run) {
         cJSON *pr = cJSON_AddObjectToObject(root, "pencil_run");
-        ok = pr && cJSON_AddNumberToObject(pr, "steps", nsteps) && cJSON_AddNumberToObject(pr, "loop_ms", total) &&
+        ok = pr && cJSON_AddNumberToObject(pr, "steps", nsteps) &&
+             cJSON_AddNumberToObject(pr, "loop_ms", total) &&
              cJSON_AddNumberToObject(pr, "mean_step_ms", mean);
     } else if (ok) {
         ok = cJSON_AddNullToObject(root, "pencil_run") != NULL;
@@ -310,7 +328,7 @@ static int write_json(const char *path, const char *device, const char *backend,
 static int choose_bench_backend(const bench_options *o, const backend_ops **be, char *name,
                                 size_t name_size, smx_error *err)
 {
-    run_setup s = {0};
+    run_setup s = { 0 };
     /* geometry.* is left out: it is checked against each case's own grid. */
     const char *sets[64];
     int n = 0;
@@ -361,15 +379,25 @@ int bench_main(const bench_options *o, smx_error *err)
             const char *sets[4];
             int n;
         } V[] = {
-            {"stream=gather", {"backend.streaming=gather", "transport.streaming_scheme=bilinear"}, 2},
-            {"stream=atomic", {"backend.streaming=atomic", "transport.streaming_scheme=bilinear"}, 2},
-            {"stream=warp", {"backend.streaming=warp", "transport.streaming_scheme=bilinear"}, 2},
-            {"stream=fallback", {"backend.streaming=fallback", "transport.streaming_scheme=bilinear"}, 2},
-            {"energy=scatter", {"backend.energy=scatter"}, 1},
-            {"full circle, angular=direct", {"grid.angle.mode=full", "backend.angular=direct"}, 2},
-            {"full circle, angular=fft", {"grid.angle.mode=full", "backend.angular=fft"}, 2},
-            {"cuda_graph=false", {"backend.cuda_graph=false"}, 1},
-            {"early_exit=off", {"backend.early_exit=off"}, 1},
+            { "stream=gather",
+              { "backend.streaming=gather", "transport.streaming_scheme=bilinear" },
+              2 },
+            { "stream=atomic",
+              { "backend.streaming=atomic", "transport.streaming_scheme=bilinear" },
+              2 },
+            { "stream=warp",
+              { "backend.streaming=warp", "transport.streaming_scheme=bilinear" },
+              2 },
+            { "stream=fallback",
+              { "backend.streaming=fallback", "transport.streaming_scheme=bilinear" },
+              2 },
+            { "energy=scatter", { "backend.energy=scatter" }, 1 },
+            { "full circle, angular=direct",
+              { "grid.angle.mode=full", "backend.angular=direct" },
+              2 },
+            { "full circle, angular=fft", { "grid.angle.mode=full", "backend.angular=fft" }, 2 },
+            { "cuda_graph=false", { "backend.cuda_graph=false" }, 1 },
+            { "early_exit=off", { "backend.early_exit=off" }, 1 },
         };
         char why[256];
         /* The GPU's FFT case needs cuFFT, which a machine may lack (loaded at run time). */
@@ -398,10 +426,12 @@ int bench_main(const bench_options *o, smx_error *err)
         if ((rc = run_pencil_to_end(be, &total, &nsteps, &mean, err)))
             goto done;
         printf("pencil run to the end of its range (production grid, 70 MeV): %d steps, %.2f ms in "
-               "the step loop, %.4f ms/step\n", nsteps, total, mean);
+               "the step loop, %.4f ms/step\n",
+               nsteps, total, mean);
     }
     if (o->json) {
-        if ((rc = write_json(o->json, device_name, be->name, res, nres, pencil_run, nsteps, total, mean, err)))
+        if ((rc = write_json(o->json, device_name, be->name, res, nres, pencil_run, nsteps, total,
+                             mean, err)))
             goto done;
         printf("wrote %s\n", o->json);
     }

@@ -6,10 +6,10 @@
 #include "base/error.h"
 
 typedef struct bench_options {
-    int grids;               /* bit 0 small, 1 production, 2 stress */
-    int steps;               /* timed steps per case (>= 100 for reported numbers) */
-    int variants;            /* also every kernel variant on the Production grid */
-    const char *json;        /* write the results here too */
+    int grids; /* bit 0 small, 1 production, 2 stress */
+    int steps; /* timed steps per case (>= 100 for reported numbers) */
+    int variants; /* also every kernel variant on the Production grid */
+    const char *json; /* write the results here too */
     const char *const *sets; /* --set overrides applied to every case */
     int n_sets;
 } bench_options;

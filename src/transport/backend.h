@@ -17,8 +17,8 @@
 /* One step's outcome, as the backend reports it. */
 typedef struct step_record {
     step_balance b;
-    int front_row;  /* deepest z row holding weight after the step, -1 if none */
-    int stopped;    /* this step ended the run (steps: auto, weight below threshold) */
+    int front_row; /* deepest z row holding weight after the step, -1 if none */
+    int stopped; /* this step ended the run (steps: auto, weight below threshold) */
 } step_record;
 
 /* Switches of the CUDA backend for the tests (tests/backend_runner.h,
@@ -27,23 +27,23 @@ typedef struct step_record {
  * compared with the CPU. A run leaves them at 0 (backend_options_default);
  * other backends ignore them. */
 typedef struct cuda_test_options {
-    int force_fft_from;        /* the hybrid angular method with bins >= this on the FFT; 0 = off */
-    int fused_kp_cap;          /* widest kernel the fused step convolves from its padded stage
+    int force_fft_from; /* the hybrid angular method with bins >= this on the FFT; 0 = off */
+    int fused_kp_cap; /* widest kernel the fused step convolves from its padded stage
                                   (wider ones take the bounds-checked path); 0 = default */
-    int fused_split_off;       /* 1 = the fused step never splits a tile's energy range */
-    int media_one_pass;        /* 1 = a run with media steps in one pass wherever it can,
+    int fused_split_off; /* 1 = the fused step never splits a tile's energy range */
+    int media_one_pass; /* 1 = a run with media steps in one pass wherever it can,
                                   -1 = never (two passes), 0 = by its start (cuda_upload) */
-    int fused_one_tile;        /* 1 = the fused step's unsplit blocks walk one tile each, as on
+    int fused_one_tile; /* 1 = the fused step's unsplit blocks walk one tile each, as on
                                   grids whose bins leave no room for two stage rings */
     int fused_boundary_global; /* 1 = the fused step reads the window's boundary fractions of
                                   wide kernels from global memory, not shared */
-    int cuda_pad_rows;         /* 1 = every grid's rows padded to whole 128-byte lines
+    int cuda_pad_rows; /* 1 = every grid's rows padded to whole 128-byte lines
                                   (row_pitch_for), not only the fused kernels' */
 } cuda_test_options;
 
 /* What a backend is told besides the tables: switches of the tests. */
 typedef struct backend_options {
-    int only_op;            /* apply only this enum op_id per step; -1 = every operator */
+    int only_op; /* apply only this enum op_id per step; -1 = every operator */
     cuda_test_options cuda; /* the CUDA backend's */
 } backend_options;
 
@@ -74,7 +74,8 @@ typedef struct backend_ops {
      * searches psi0. Called after setup, and again for each further source
      * of the run (a field's spots, output.per_spot_dose): the previous
      * source's state, dose and records are discarded first. */
-    int (*upload)(void *ctx, const float *psi0, const grid_box *occupied, double w0, double e0, smx_error *err);
+    int (*upload)(void *ctx, const float *psi0, const grid_box *occupied, double w0, double e0,
+                  smx_error *err);
     /* Step n (from 0): psi <- ops(psi), dose accumulated. May only enqueue the
      * work. After the step that stops an auto run, further steps change nothing. */
     int (*step)(void *ctx, int64_t n, smx_error *err);

@@ -85,11 +85,10 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
     c->span_z1 = malloc(g->ne * sizeof(int));
     c->mem_limit = backend_host_limit_bytes(s->p);
     c->path_x = malloc(g->nth * sizeof(smx_path_axis));
-    if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose ||
-        !c->units || !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 ||
-        !c->step_oz || !c->step_ox || !c->scratch || !c->dep_row || !c->dmap || !c->path_z || !c->path_x ||
-        !c->span_z0 || !c->span_z1 || build_runs(c) ||
-        !(c->lower = calloc((size_t)s->n_media * g->ne, 1))) {
+    if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose || !c->units ||
+        !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 || !c->step_oz || !c->step_ox ||
+        !c->scratch || !c->dep_row || !c->dmap || !c->path_z || !c->path_x || !c->span_z0 ||
+        !c->span_z1 || build_runs(c) || !(c->lower = calloc((size_t)s->n_media * g->ne, 1))) {
         cpu_release(c);
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "out of host memory: the CPU backend needs %.3g GB for this grid",
@@ -159,7 +158,7 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
     const grid *g = c->g;
     /* Rows inside the given boxes (or every row), copied where non-zero. */
     for (int64_t ie = 0; ie < g->ne; ie++) {
-        box b = occupied ? occupied[ie] : (box){0, (int)g->nz - 1, 0, (int)g->nx - 1};
+        box b = occupied ? occupied[ie] : (box){ 0, (int)g->nz - 1, 0, (int)g->nx - 1 };
         for (int64_t j = 0; j < g->nth && !box_empty(b); j++)
             for (int64_t z = b.z0; z <= b.z1; z++) {
                 const int64_t r = psi_index(g, ie, j, z, 0);
@@ -227,7 +226,8 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
             c->span_z1[ie] = z1 > c->span_z1[ie] ? z1 : c->span_z1[ie];
         }
         if (c->span_z1[ie] >= c->span_z0[ie]) {
-            touched += 2.0 * c->g->nth * (c->span_z1[ie] - c->span_z0[ie] + 1) * c->g->nx * sizeof(float);
+            touched +=
+                2.0 * c->g->nth * (c->span_z1[ie] - c->span_z0[ie] + 1) * c->g->nx * sizeof(float);
             all0 = c->span_z0[ie] < all0 ? c->span_z0[ie] : all0;
             all1 = c->span_z1[ie] > all1 ? c->span_z1[ie] : all1;
         }
@@ -236,11 +236,13 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
         touched += (double)c->g->nth * (all1 - all0 + 1) * c->g->nx * sizeof(float);
     c->touched = touched;
     if (touched > c->mem_limit)
-        return smx_fail(err, SMX_EXIT_RUNTIME,
-                        "step %lld: the beam now occupies rows needing %.3g GB of host memory on the cpu "
-                        "backend, more than the %.3g GB this run may use (backend.host_memory_bytes, or the "
-                        "machine's memory); use a smaller grid, the cuda backend, or a larger "
-                        "backend.host_memory_bytes", (long long)n, touched * 1e-9, c->mem_limit * 1e-9);
+        return smx_fail(
+            err, SMX_EXIT_RUNTIME,
+            "step %lld: the beam now occupies rows needing %.3g GB of host memory on the cpu "
+            "backend, more than the %.3g GB this run may use (backend.host_memory_bytes, or the "
+            "machine's memory); use a smaller grid, the cuda backend, or a larger "
+            "backend.host_memory_bytes",
+            (long long)n, touched * 1e-9, c->mem_limit * 1e-9);
     tally_close_balance(b);
     c->w_prev = b->weight_out;
     c->e_prev = b->energy_out;
@@ -365,10 +367,18 @@ static int cpu_bench_op(void *vctx, int op, double *ms, smx_error *err)
     tally_clear(&t);
     double t0 = wall_ms();
     switch (op) {
-    case OP_THETA: cpu_op_theta(c, &t); break;
-    case OP_ENERGY: cpu_op_energy(c, &t); break;
-    case OP_STREAM: cpu_op_stream(c, 0, &t); break;
-    default: cpu_measure(c, &w, &e); break;
+    case OP_THETA:
+        cpu_op_theta(c, &t);
+        break;
+    case OP_ENERGY:
+        cpu_op_energy(c, &t);
+        break;
+    case OP_STREAM:
+        cpu_op_stream(c, 0, &t);
+        break;
+    default:
+        cpu_measure(c, &w, &e);
+        break;
     }
     *ms = wall_ms() - t0;
     return 0;
@@ -444,8 +454,8 @@ double backend_host_limit_bytes(const plan *p)
  * tables (slices of doubles), the threads' scratch rows. */
 static double cpu_fixed_bytes(const grid *g, int threads)
 {
-    return (double)g->slice * sizeof(double) * 2 + (double)threads * (g->nth * g->nx * sizeof(float) +
-                                                                       g->nx * sizeof(double));
+    return (double)g->slice * sizeof(double) * 2 +
+           (double)threads * (g->nth * g->nx * sizeof(float) + g->nx * sizeof(double));
 }
 
 double backend_cpu_min_bytes(const grid *g)
@@ -453,7 +463,8 @@ double backend_cpu_min_bytes(const grid *g)
     /* The fixed part and the source's rows (row 0 of every bin and direction,
      * in both buffers and the host copy), for one thread per core. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cpu_fixed_bytes(g, cores > 0 ? (int)cores : 1) + 3.0 * g->ne * g->nth * g->nx * sizeof(float);
+    return cpu_fixed_bytes(g, cores > 0 ? (int)cores : 1) +
+           3.0 * g->ne * g->nth * g->nx * sizeof(float);
 }
 
 double backend_cpu_host_bytes(const grid *g)

@@ -8,9 +8,12 @@
 
 typedef grid_box box; /* inclusive; empty when z0 > z1 */
 
-static const box BOX_EMPTY = {1, 0, 1, 0};
+static const box BOX_EMPTY = { 1, 0, 1, 0 };
 
-static inline int box_empty(box b) { return b.z0 > b.z1 || b.x0 > b.x1; }
+static inline int box_empty(box b)
+{
+    return b.z0 > b.z1 || b.x0 > b.x1;
+}
 
 static inline box box_union(box a, box b)
 {
@@ -18,8 +21,8 @@ static inline box box_union(box a, box b)
         return b;
     if (box_empty(b))
         return a;
-    return (box){a.z0 < b.z0 ? a.z0 : b.z0, a.z1 > b.z1 ? a.z1 : b.z1,
-                 a.x0 < b.x0 ? a.x0 : b.x0, a.x1 > b.x1 ? a.x1 : b.x1};
+    return (box){ a.z0 < b.z0 ? a.z0 : b.z0, a.z1 > b.z1 ? a.z1 : b.z1, a.x0 < b.x0 ? a.x0 : b.x0,
+                  a.x1 > b.x1 ? a.x1 : b.x1 };
 }
 
 /* One unit of parallel work: a z row of one energy bin (or of all bins). */
@@ -30,43 +33,44 @@ typedef struct unit {
 typedef struct cpu_ctx {
     const sim_tables *s;
     const grid *g;
-    int only_op;             /* backend_options.only_op: -1 = every operator */
+    int only_op; /* backend_options.only_op: -1 = every operator */
     float *cur, *tmp;
-    box *box_cur, *box_tmp;  /* [ne] */
-    box *box_next;           /* [ne] scratch for A_E */
-    double *dose;            /* [nz][nx], MeV */
-    unit *units;             /* [ne * nz] */
-    step_tally *partial;     /* [ne * nz] per-unit tallies */
-    double *row_w;           /* [ne * nz] per-unit weight sums */
-    int *row_x0, *row_x1;    /* [ne * nz] non-zero x extent per unit */
-    int *step_oz, *step_ox;  /* [nth] whole-cell moves of the current step */
-    float *scratch;          /* [threads][nth * nx] */
-    double *dep_row;         /* [threads][nx] one direction's deposit along a row, in double */
-    float *dmap;             /* [nth][nz][nx] this step's deposit per direction (deposit_path.h) */
+    box *box_cur, *box_tmp; /* [ne] */
+    box *box_next; /* [ne] scratch for A_E */
+    double *dose; /* [nz][nx], MeV */
+    unit *units; /* [ne * nz] */
+    step_tally *partial; /* [ne * nz] per-unit tallies */
+    double *row_w; /* [ne * nz] per-unit weight sums */
+    int *row_x0, *row_x1; /* [ne * nz] non-zero x extent per unit */
+    int *step_oz, *step_ox; /* [nth] whole-cell moves of the current step */
+    float *scratch; /* [threads][nth * nx] */
+    double *dep_row; /* [threads][nx] one direction's deposit along a row, in double */
+    float *dmap; /* [nth][nz][nx] this step's deposit per direction (deposit_path.h) */
     smx_path_axis *path_z, *path_x; /* [nth] this step's paths */
-    double *mass_density;    /* [n_media] densities when the deposit is shared by mass
+    double *mass_density; /* [n_media] densities when the deposit is shared by mass
                                 (deposit_path.h); NULL = by length */
-    int64_t step;            /* the step being taken (0-based) */
-    int moved;               /* A_stream has run in this step */
+    int64_t step; /* the step being taken (0-based) */
+    int moved; /* A_stream has run in this step */
     int nthreads;
     double w0, w_prev, e_prev;
     int front;
     int stopped;
-    int *span_z0, *span_z1; /* [ne] rows each bin has ever occupied (memory touched, see cpu_step) */
-    double mem_limit;       /* bytes the run may touch (backend.host_memory_bytes or physical) */
-    double touched;         /* bytes it has touched so far, by that bound */
-    step_record last;        /* the step not yet collected */
+    int *span_z0,
+        *span_z1; /* [ne] rows each bin has ever occupied (memory touched, see cpu_step) */
+    double mem_limit; /* bytes the run may touch (backend.host_memory_bytes or physical) */
+    double touched; /* bytes it has touched so far, by that bound */
+    step_record last; /* the step not yet collected */
     int have_last;
-    int uploaded;            /* a source has been uploaded (the next upload clears its run) */
-    float *snap;             /* host copy for snapshots */
+    int uploaded; /* a source has been uploaded (the next upload clears its run) */
+    float *snap; /* host copy for snapshots */
     /* Runs of one medium along each z row (the medium map, cut where it
      * changes): row z's runs are run_start[z] .. run_start[z + 1] - 1, x
      * ascending, covering 0 .. nx - 1. One run per row in a uniform medium. */
-    int *run_start;          /* [nz + 1] */
+    int *run_start; /* [nz + 1] */
     int *run_x0, *run_x1, *run_m;
     /* This step's choice in media 1, 2, ... (lut_energy.h, energy_dither_lut):
      * 1 = source bin ie of medium m takes the lower table. [0][*] unused. */
-    uint8_t *lower;          /* [n_media][ne] */
+    uint8_t *lower; /* [n_media][ne] */
 } cpu_ctx;
 
 /* The table source bin ie of medium m moves by in this step. */

@@ -22,7 +22,7 @@ static int64_t build_units(cpu_ctx *c, const box *boxes)
         if (box_empty(boxes[ie]))
             continue;
         for (int z = boxes[ie].z0; z <= boxes[ie].z1; z++)
-            c->units[n++] = (unit){ie, z};
+            c->units[n++] = (unit){ ie, z };
     }
     return n;
 }
@@ -106,9 +106,9 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
 #pragma omp parallel for schedule(dynamic, 2)
         for (int z = all.z0; z <= all.z1; z++)
             for (int x = all.x0; x <= all.x1; x++)
-                c->dose[(int64_t)z * g->nx + x] =
-                    smx_path_held(c->dose[(int64_t)z * g->nx + x], c->dmap, g->slice, (int)g->nx, nth, c->path_z,
-                                  c->path_x, z, x, (int)g->nz, (int)g->nx, cell, rho);
+                c->dose[(int64_t)z * g->nx + x] = smx_path_held(
+                    c->dose[(int64_t)z * g->nx + x], c->dmap, g->slice, (int)g->nx, nth, c->path_z,
+                    c->path_x, z, x, (int)g->nz, (int)g->nx, cell, rho);
     }
     smx_path_reach(c->path_z, nth, all.z0, all.z1, (int)g->nz, &zlo, &zhi);
     smx_path_reach(c->path_x, nth, all.x0, all.x1, (int)g->nx, &xlo, &xhi);
@@ -116,8 +116,9 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
     for (int tz = zlo; tz <= zhi; tz++) {
         double *drow = c->dose + (int64_t)tz * g->nx;
         for (int tx = xlo; tx <= xhi; tx++)
-            drow[tx] = smx_path_cell(drow[tx], c->dmap, g->slice, (int)g->nx, nth, c->path_z, c->path_x, tz, tx,
-                                     (int)g->nz, (int)g->nx, all.z0, all.z1, all.x0, all.x1, cell, rho);
+            drow[tx] = smx_path_cell(drow[tx], c->dmap, g->slice, (int)g->nx, nth, c->path_z,
+                                     c->path_x, tz, tx, (int)g->nz, (int)g->nx, all.z0, all.z1,
+                                     all.x0, all.x1, cell, rho);
     }
 }
 
@@ -127,7 +128,8 @@ void cpu_step_tables(cpu_ctx *c, int64_t step)
     const sim_tables *s = c->s;
     for (int m = 1; m < s->n_media; m++)
         for (int ie = 0; ie < c->g->ne; ie++)
-            c->lower[(int64_t)m * c->g->ne + ie] = (uint8_t)energy_dither_low(sim_dither(s, m), (int)c->g->ne, (int)ie, step);
+            c->lower[(int64_t)m * c->g->ne + ie] =
+                (uint8_t)energy_dither_low(sim_dither(s, m), (int)c->g->ne, (int)ie, step);
 }
 
 /* Every run of one medium along a row steps with that medium's table. */
@@ -145,8 +147,10 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
     /* The step's paths: the map's mass shares (deposit_path.h) and the spread. */
     const stream_table *st = &s->st;
     for (int j = 0; j < nth; j++) {
-        smx_path_of(st->sz[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, -0.5, &c->path_z[j]);
-        smx_path_of(st->sx[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, 0.0, &c->path_x[j]);
+        smx_path_of(st->sz[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, -0.5,
+                    &c->path_z[j]);
+        smx_path_of(st->sx[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, 0.0,
+                    &c->path_x[j]);
     }
     int64_t nrows = box_empty(all) ? 0 : all.z1 - all.z0 + 1;
 #pragma omp parallel for schedule(dynamic, 4)
@@ -275,7 +279,7 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                     /* Every target lies at or below the source (lut_energy.h), so
                      * in place is safe: a target equal to the source (the upward
                      * side of straggling) receives after the source is read. */
-                    float *tk[ENERGY_TARGETS] = {NULL};
+                    float *tk[ENERGY_TARGETS] = { NULL };
                     if (tg >= 0)
                         for (int k = 0; k < ENERGY_TARGETS; k++)
                             if (el->coeff[ie][k] != 0.0f)
@@ -323,7 +327,7 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
     for (int ie = 0; ie < ne; ie++) {
         box b = c->box_cur[ie], nb = BOX_EMPTY;
         if (!box_empty(b)) {
-            nb = (box){b.z0 + ozmin, b.z1 + ozmax, b.x0 + oxmin, b.x1 + oxmax};
+            nb = (box){ b.z0 + ozmin, b.z1 + ozmax, b.x0 + oxmin, b.x1 + oxmax };
             nb.z0 = nb.z0 < 0 ? 0 : nb.z0;
             nb.x0 = nb.x0 < 0 ? 0 : nb.x0;
             nb.z1 = nb.z1 >= g->nz ? (int)g->nz - 1 : nb.z1;
@@ -334,7 +338,7 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
         c->box_next[ie] = nb;
         if (!box_empty(b) || !box_empty(c->box_tmp[ie]))
             for (int j = 0; j < nth; j++)
-                c->units[n++] = (unit){ie, j};
+                c->units[n++] = (unit){ ie, j };
     }
 #pragma omp parallel for schedule(dynamic, 2)
     for (int64_t u = 0; u < n; u++) {
@@ -462,7 +466,7 @@ void cpu_measure(cpu_ctx *c, double *wsum, double *esum)
         for (int z = b.z0; z <= b.z1; z++, u++) {
             wb += c->row_w[u];
             if (c->row_x1[u] >= 0)
-                t = box_union(t, (box){z, z, c->row_x0[u], c->row_x1[u]});
+                t = box_union(t, (box){ z, z, c->row_x0[u], c->row_x1[u] });
         }
         W += wb;
         En += wb * g->E.centres[ie];

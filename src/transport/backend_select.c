@@ -10,7 +10,8 @@ int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, sm
         if (gi->count == 0)
             return plan_fail_at(p, err, "backend.device",
                                 "cuda was asked for, but no CUDA device is usable (%s); expected "
-                                "cpu or auto on this machine", gi->why_none);
+                                "cpu or auto on this machine",
+                                gi->why_none);
         *be = &backend_cuda;
         return 0;
     }
@@ -20,19 +21,21 @@ int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, sm
     if (p->device == DEVICE_CUDA)
         return plan_fail_at(p, err, "backend.device",
                             "cuda was asked for, but this build has no CUDA (%s); expected cpu or "
-                            "auto", gi->why_none);
+                            "auto",
+                            gi->why_none);
 #endif
     *be = &backend_cpu;
     return 0;
 }
 
-void backend_describe(const plan *p, const gpu_info *gi, const backend_ops *be, char *out, size_t cap)
+void backend_describe(const plan *p, const gpu_info *gi, const backend_ops *be, char *out,
+                      size_t cap)
 {
     (void)be; /* a build without CUDA has only the CPU backend */
 #ifdef SMX_HAVE_CUDA
     if (be == &backend_cuda) {
-        snprintf(out, cap, "cuda (device %d: %.200s, compute capability %d.%d)", gpu_selected(), gi->name,
-                 gi->cc_major, gi->cc_minor);
+        snprintf(out, cap, "cuda (device %d: %.200s, compute capability %d.%d)", gpu_selected(),
+                 gi->name, gi->cc_major, gi->cc_minor);
         return;
     }
 #endif
@@ -41,7 +44,8 @@ void backend_describe(const plan *p, const gpu_info *gi, const backend_ops *be, 
 #ifdef SMX_HAVE_CUDA
     const char *why = p->device == DEVICE_CPU ? "backend.device: cpu" : "no CUDA device: ";
 #else
-    const char *why = p->device == DEVICE_CPU ? "backend.device: cpu" : ""; /* why_none: built without CUDA */
+    const char *why =
+        p->device == DEVICE_CPU ? "backend.device: cpu" : ""; /* why_none: built without CUDA */
 #endif
     snprintf(out, cap, "cpu (OpenMP, %d thread%s; %s%.400s)", threads, threads == 1 ? "" : "s", why,
              p->device == DEVICE_CPU ? "" : gi->why_none);
@@ -68,7 +72,8 @@ double backend_host_min_bytes(const plan *p, const grid *g, const backend_ops *b
     double snap = snapshot_bytes(p, g);
     if (be == &backend_cpu)
         return backend_cpu_min_bytes(g) + snap;
-    return (double)g->ne * g->nth * g->nx * sizeof(float) + (double)g->slice * sizeof(double) + snap;
+    return (double)g->ne * g->nth * g->nx * sizeof(float) + (double)g->slice * sizeof(double) +
+           snap;
 }
 
 int backend_check_host_memory(const plan *p, const grid *g, const backend_ops *be, smx_error *err)
@@ -76,11 +81,12 @@ int backend_check_host_memory(const plan *p, const grid *g, const backend_ops *b
     double need = backend_host_min_bytes(p, g, be), have = backend_host_limit_bytes(p);
     if (need <= have)
         return 0;
-    return plan_fail_at(p, err, "grid.space.nx",
-                        "the grid (%lld x %lld x %lld x %lld) needs at least %.3g GB of host memory "
-                        "for the %s backend, this run may use %.3g GB (%s); expected a smaller grid%s",
-                        (long long)g->ne, (long long)g->nth, (long long)g->nz, (long long)g->nx,
-                        need * 1e-9, be->name, have * 1e-9,
-                        p->host_memory_bytes > 0 ? "backend.host_memory_bytes" : "this machine's memory",
-                        snapshot_bytes(p, g) > 0 ? ", or fewer psi snapshots" : "");
+    return plan_fail_at(
+        p, err, "grid.space.nx",
+        "the grid (%lld x %lld x %lld x %lld) needs at least %.3g GB of host memory "
+        "for the %s backend, this run may use %.3g GB (%s); expected a smaller grid%s",
+        (long long)g->ne, (long long)g->nth, (long long)g->nz, (long long)g->nx, need * 1e-9,
+        be->name, have * 1e-9,
+        p->host_memory_bytes > 0 ? "backend.host_memory_bytes" : "this machine's memory",
+        snapshot_bytes(p, g) > 0 ? ", or fewer psi snapshots" : "");
 }

@@ -15,7 +15,8 @@ int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, sm
 /* The backend backend_choose chose, in words, and why the CPU when auto
  * found no GPU: "cpu (OpenMP, 2 threads; no CUDA device: no NVIDIA driver
  * found)". */
-void backend_describe(const plan *p, const gpu_info *gi, const backend_ops *be, char *out, size_t cap);
+void backend_describe(const plan *p, const gpu_info *gi, const backend_ops *be, char *out,
+                      size_t cap);
 
 /* Host bytes a run would need if the beam filled the whole grid: the CPU
  * backend keeps two psi buffers and a host copy; the CUDA backend a host copy

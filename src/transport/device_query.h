@@ -6,13 +6,13 @@
 #include <stddef.h>
 
 typedef struct gpu_info {
-    int count;             /* usable CUDA devices; 0 when none or no driver */
-    char name[256];        /* the selected device (gpu_select; 0 by default) */
+    int count; /* usable CUDA devices; 0 when none or no driver */
+    char name[256]; /* the selected device (gpu_select; 0 by default) */
     int cc_major, cc_minor;
     double total_bytes, free_bytes;
     int runtime_version, driver_version;
-    char why_none[512];    /* when count == 0 */
-    int no_code;           /* a device is there, but this binary has no GPU code it can run */
+    char why_none[512]; /* when count == 0 */
+    int no_code; /* a device is there, but this binary has no GPU code it can run */
 } gpu_info;
 
 #ifdef __cplusplus

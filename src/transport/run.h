@@ -10,10 +10,10 @@
 #include "transport/tally.h"
 
 enum run_stop_reason {
-    STOP_STEPS_DONE = 0,    /* fixed number of steps reached */
-    STOP_WEIGHT_BELOW = 1,  /* steps: auto and the remaining weight fell below the threshold */
-    STOP_MAX_STEPS = 2,     /* steps: auto hit max_steps first */
-    STOP_INTERRUPTED = 3,   /* SIGINT / SIGTERM */
+    STOP_STEPS_DONE = 0, /* fixed number of steps reached */
+    STOP_WEIGHT_BELOW = 1, /* steps: auto and the remaining weight fell below the threshold */
+    STOP_MAX_STEPS = 2, /* steps: auto hit max_steps first */
+    STOP_INTERRUPTED = 3, /* SIGINT / SIGTERM */
     STOP_FAILED = 4
 };
 
@@ -23,38 +23,38 @@ enum run_stop_reason {
  * cell (z * nx + x), compressed sparse rows. A spot's values below threshold
  * times its largest value are not stored; their sum is kept in dropped. */
 typedef struct spot_dose {
-    int n_spots;        /* rows filled so far */
+    int n_spots; /* rows filled so far */
     int64_t nnz, cap;
-    int64_t *indptr;    /* [n_spots + 1] */
-    int32_t *indices;   /* [nnz] cell index z * nx + x */
-    float *values;      /* [nnz] MeV per unit initial weight of the spot */
-    double *dropped;    /* [n_spots] sum of the values not stored, same unit; where cells
+    int64_t *indptr; /* [n_spots + 1] */
+    int32_t *indices; /* [nnz] cell index z * nx + x */
+    float *values; /* [nnz] MeV per unit initial weight of the spot */
+    double *dropped; /* [n_spots] sum of the values not stored, same unit; where cells
                            differ in density, each value counted as if its cell had the
                            reference density (times to_reference) */
-    double *weight;     /* [n_spots] the spot run's initial weight */
-    double threshold;   /* relative to the spot's largest value */
+    double *weight; /* [n_spots] the spot run's initial weight */
+    double threshold; /* relative to the spot's largest value */
     const double *to_reference; /* [cells] reference density / the cell's (NULL: one density);
                                    not owned */
 } spot_dose;
 
 typedef struct run_result {
-    int n_steps;                 /* steps taken */
+    int n_steps; /* steps taken */
     int capacity;
-    step_balance *steps;         /* per step, n_steps of them */
-    double *step_ms;             /* wall time of each step */
-    double *front_depth_mm;      /* deepest z centre holding weight after each step */
-    step_tally cumulative;       /* sum over steps */
-    double initial_weight;       /* sum of psi after the source */
-    double initial_energy_MeV;   /* sum of psi * E after the source */
+    step_balance *steps; /* per step, n_steps of them */
+    double *step_ms; /* wall time of each step */
+    double *front_depth_mm; /* deepest z centre holding weight after each step */
+    step_tally cumulative; /* sum over steps */
+    double initial_weight; /* sum of psi after the source */
+    double initial_energy_MeV; /* sum of psi * E after the source */
     double max_weight_rel_err, max_energy_rel_err;
     int conservation_violations; /* steps whose balance exceeded the tolerance */
-    int stop_reason;             /* enum run_stop_reason */
-    double *dose_MeV;            /* [nz][nx] MeV deposited per unit initial weight */
-    spot_dose per_spot;          /* empty unless the plan asks for it */
+    int stop_reason; /* enum run_stop_reason */
+    double *dose_MeV; /* [nz][nx] MeV deposited per unit initial weight */
+    spot_dose per_spot; /* empty unless the plan asks for it */
     char backend_name[32];
     char device_name[256];
     char compute_capability[16];
-    char kernel_variants[1024];  /* "energy=gather stream=gather angular=direct ..." */
+    char kernel_variants[1024]; /* "energy=gather stream=gather angular=direct ..." */
     int n_phases;
     const char *phase_name[RUN_MAX_PHASES];
     double phase_s[RUN_MAX_PHASES];

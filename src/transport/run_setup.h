@@ -20,26 +20,27 @@
 
 /* What to build, and from which plan. */
 typedef struct run_setup_options {
-    const char *plan_path;    /* the plan file; NULL: plan_text */
-    const char *plan_text;    /* the plan's YAML, read through a temporary file (the benchmark, tests) */
-    const char *const *sets;  /* --set overrides, applied after the file */
+    const char *plan_path; /* the plan file; NULL: plan_text */
+    const char
+        *plan_text; /* the plan's YAML, read through a temporary file (the benchmark, tests) */
+    const char *const *sets; /* --set overrides, applied after the file */
     int n_sets;
-    int media;                /* 1: the medium map (docs/geometry.md) and its materials' tables */
-    int backend;              /* 1: the backend backend.device chooses (transport/backend_select.h) */
-    int check_memory;         /* with backend: refuse a plan this machine cannot hold (a run) */
-    int local_rank;           /* with backend: this process's rank on its host; the ranks of a
+    int media; /* 1: the medium map (docs/geometry.md) and its materials' tables */
+    int backend; /* 1: the backend backend.device chooses (transport/backend_select.h) */
+    int check_memory; /* with backend: refuse a plan this machine cannot hold (a run) */
+    int local_rank; /* with backend: this process's rank on its host; the ranks of a
                                  host share its GPUs in turn (0 without MPI) */
 } run_setup_options;
 
 /* The chain as built; what options left out stays zero. */
 typedef struct run_setup {
     plan p;
-    tables t;                 /* the plan's material (medium 0) */
+    tables t; /* the plan's material (medium 0) */
     grid g;
-    medium_map media;         /* with options.media */
-    medium_tables mtab;       /* with options.media: the table of each of media's materials */
-    gpu_info gi;              /* with options.backend: the GPU this process uses, if any */
-    const backend_ops *be;    /* with options.backend; NULL otherwise */
+    medium_map media; /* with options.media */
+    medium_tables mtab; /* with options.media: the table of each of media's materials */
+    gpu_info gi; /* with options.backend: the GPU this process uses, if any */
+    const backend_ops *be; /* with options.backend; NULL otherwise */
 } run_setup;
 
 /* Builds the chain in order, stopping at the first error (err says what
@@ -57,7 +58,7 @@ int run_setup_input(plan *p, tables *t, grid *g, const run_setup_options *o, smx
 /* The media a run transports (simulate.h), from a set-up built with media. */
 static inline sim_media run_setup_media(const run_setup *s)
 {
-    return (sim_media){&s->media, s->mtab.mt};
+    return (sim_media){ &s->media, s->mtab.mt };
 }
 
 #endif

@@ -112,8 +112,8 @@ typedef struct stepper {
 
 /* Records the n steps collected into sp->recs in r (balances, conservation);
  * *finished when one of them ended the run. sl: the step log, or NULL. */
-static int take_records(const stepper *sp, run_result *r, int n, double ms, step_log *sl, double now,
-                        int *finished, smx_error *err)
+static int take_records(const stepper *sp, run_result *r, int n, double ms, step_log *sl,
+                        double now, int *finished, smx_error *err)
 {
     const plan *p = sp->p;
     const grid *g = sp->g;
@@ -128,8 +128,8 @@ static int take_records(const stepper *sp, run_result *r, int n, double ms, step
         if (b->weight_rel_err > SMX_CONSERVATION_TOL || b->energy_rel_err > SMX_CONSERVATION_TOL) {
             r->conservation_violations++;
             smx_warn("step %d: conservation violated: weight %.3e, energy %.3e relative "
-                     "(tolerance %.0e)\n", r->n_steps, b->weight_rel_err, b->energy_rel_err,
-                     SMX_CONSERVATION_TOL);
+                     "(tolerance %.0e)\n",
+                     r->n_steps, b->weight_rel_err, b->energy_rel_err, SMX_CONSERVATION_TOL);
         }
         if (sr->stopped) {
             r->stop_reason = STOP_WEIGHT_BELOW;
@@ -138,7 +138,8 @@ static int take_records(const stepper *sp, run_result *r, int n, double ms, step
             *finished = 1;
         }
         if (sl)
-            step_log_step(sl, r->n_steps, front_mm, b->weight_out / r->initial_weight, *finished, now);
+            step_log_step(sl, r->n_steps, front_mm, b->weight_out / r->initial_weight, *finished,
+                          now);
     }
     return 0;
 }
@@ -185,7 +186,7 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
                 step_log_wrote(&sl, *write_s - before);
             if (rc || (rc = be->snapshot_begin(ctx, err)))
                 return rc;
-            *ps = (pending_snapshot){1, enqueued};
+            *ps = (pending_snapshot){ 1, enqueued };
         }
         if (enqueued % sp->every_collect != 0 && enqueued < limit)
             continue;
@@ -230,11 +231,11 @@ static int upload_source(const stepper *sp, float *host, grid_box *occupied, int
 /* One lane of a field's per-spot runs: a backend state of its own, stepping
  * one spot at a time while the other lanes step theirs. */
 typedef struct lane {
-    stepper sp;       /* the plan's stepper with this lane's ctx and records */
-    run_result one;   /* the spot's steps */
-    int spot;         /* the spot it transports; -1: idle */
+    stepper sp; /* the plan's stepper with this lane's ctx and records */
+    run_result one; /* the spot's steps */
+    int spot; /* the spot it transports; -1: idle */
     int enqueued, finished;
-    double t_up;      /* its upload took this long */
+    double t_up; /* its upload took this long */
 } lane;
 
 /* Starts spot k on lane L: its psi from the all-zero host buffer (all zero
@@ -245,7 +246,8 @@ static int lane_start(lane *L, int k, float *host, grid_box *occupied, smx_error
     L->one.n_steps = 0;
     L->one.conservation_violations = 0;
     L->one.max_weight_rel_err = L->one.max_energy_rel_err = 0.0;
-    int rc = upload_source(&L->sp, host, occupied, k, &L->one.initial_weight, &L->one.initial_energy_MeV, err);
+    int rc = upload_source(&L->sp, host, occupied, k, &L->one.initial_weight,
+                           &L->one.initial_energy_MeV, err);
     source_clear(host, L->sp.g, occupied);
     if (rc)
         return rc;
@@ -280,8 +282,8 @@ static int lane_enqueue(lane *L, smx_error *err)
  * not depend on the lane or on the spot before it). The steps' balances count
  * in r's conservation figures. Spots first .. first + n - 1 of the plan (all
  * of them, or an MPI rank's block); n > 0. */
-static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, double *dose, int first, int n,
-                         run_result *r, smx_error *err)
+static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, double *dose,
+                         int first, int n, run_result *r, smx_error *err)
 {
     const plan *p = sp->p;
     const grid *g = sp->g;
@@ -327,7 +329,7 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             /* Memory the estimate did not see: fewer lanes, not a failure. A
              * state that failed part way is released (setup hands it back). */
             smx_warn("per-spot lane %d could not be set up (%s); using %d\n", nl + 1, err->msg, nl);
-            *err = (smx_error){0};
+            *err = (smx_error){ 0 };
             if (L->sp.ctx)
                 sp->be->release(L->sp.ctx);
             L->sp.ctx = NULL;
@@ -338,17 +340,20 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
     }
     double t0 = now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
     if (n == n_plan)
-        smx_info("per-spot dose: %d spots on %d lane%s, values below %.1e of each spot's peak dropped\n", n, nl,
-                 nl == 1 ? "" : "s", p->per_spot_threshold);
+        smx_info(
+            "per-spot dose: %d spots on %d lane%s, values below %.1e of each spot's peak dropped\n",
+            n, nl, nl == 1 ? "" : "s", p->per_spot_threshold);
     else
-        smx_info("per-spot dose: spots %d-%d of %d here (other processes run the rest) on %d lane%s, values "
-                 "below %.1e of each spot's peak dropped\n", first + 1, first + n, n_plan, nl, nl == 1 ? "" : "s",
-                 p->per_spot_threshold);
+        smx_info(
+            "per-spot dose: spots %d-%d of %d here (other processes run the rest) on %d lane%s, values "
+            "below %.1e of each spot's peak dropped\n",
+            first + 1, first + n, n_plan, nl, nl == 1 ? "" : "s", p->per_spot_threshold);
     int next = 0, appended = 0;
     while (!rc && appended < n) {
         if (smx_interrupted) {
-            rc = smx_fail(err, SMX_EXIT_INTERRUPTED, "interrupted during the per-spot runs (%d of %d spots done)",
-                          appended, n);
+            rc =
+                smx_fail(err, SMX_EXIT_INTERRUPTED,
+                         "interrupted during the per-spot runs (%d of %d spots done)", appended, n);
             break;
         }
         for (int i = 0; i < nl && !rc; i++)
@@ -375,8 +380,10 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
                 dose[c] /= L->one.initial_weight;
             rows[L->spot - first].threshold = p->per_spot_threshold;
             rows[L->spot - first].to_reference = to_ref;
-            if (spot_dose_append(&rows[L->spot - first], 1, dose, g->slice, L->one.initial_weight)) {
-                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d", L->spot + 1);
+            if (spot_dose_append(&rows[L->spot - first], 1, dose, g->slice,
+                                 L->one.initial_weight)) {
+                rc = smx_fail(err, SMX_EXIT_RUNTIME,
+                              "out of host memory storing the dose of spot %d", L->spot + 1);
                 break;
             }
             r->conservation_violations += L->one.conservation_violations;
@@ -389,7 +396,8 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
         t_steps += now_s() - tb;
         while (!rc && appended < n && rows[appended].n_spots == 1) {
             if (spot_dose_take_row(&r->per_spot, n, &rows[appended]))
-                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d",
+                rc = smx_fail(err, SMX_EXIT_RUNTIME,
+                              "out of host memory storing the dose of spot %d",
                               first + appended + 1);
             spot_dose_free(&rows[appended]);
             appended++;
@@ -398,15 +406,17 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             double now = now_s();
             if (now - last > 1.0 || appended == n) {
                 double el = now - t0;
-                smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", appended, n, el, appended / el,
-                         el / appended * (n - appended));
+                smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", appended, n, el,
+                         appended / el, el / appended * (n - appended));
                 last = now;
             }
         }
     }
     if (!rc)
-        smx_info("  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
-                 "(%d lane%s)\n", t_upload, t_steps - t_dose, t_dose, nl, nl == 1 ? "" : "s");
+        smx_info(
+            "  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
+            "(%d lane%s)\n",
+            t_upload, t_steps - t_dose, t_dose, nl, nl == 1 ? "" : "s");
     for (int i = 0; i < nl; i++) {
         if (i > 0 && lanes[i].sp.ctx)
             sp->be->release(lanes[i].sp.ctx);
@@ -433,8 +443,8 @@ int simulate_media(const plan *p, const grid *g, const tables *t, const sim_medi
     return simulate_part(p, g, t, media, be, out, NULL, r, err);
 }
 
-int simulate_tables_build(sim_tables *st, const plan *p, const grid *g, const tables *t, const sim_media *media,
-                          smx_error *err)
+int simulate_tables_build(sim_tables *st, const plan *p, const grid *g, const tables *t,
+                          const sim_media *media, smx_error *err)
 {
     int rc = sim_tables_build(st, p, g, t, err);
     if (rc)
@@ -444,7 +454,8 @@ int simulate_tables_build(sim_tables *st, const plan *p, const grid *g, const ta
     return rc;
 }
 
-int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media, smx_error *err)
+int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media,
+                   smx_error *err)
 {
     sim_tables st;
     int rc = simulate_tables_build(&st, p, g, t, media, err);
@@ -461,10 +472,10 @@ int simulate_check(const plan *p, const grid *g, const tables *t, const sim_medi
 }
 
 int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
-                  const backend_ops *be, const snapshot_sink *out, const sim_part *part, run_result *r,
-                  smx_error *err)
+                  const backend_ops *be, const snapshot_sink *out, const sim_part *part,
+                  run_result *r, smx_error *err)
 {
-    const sim_part whole = {1, 0, p->per_spot_dose ? plan_spot_count(p) : 0};
+    const sim_part whole = { 1, 0, p->per_spot_dose ? plan_spot_count(p) : 0 };
     if (!part)
         part = &whole;
     double t0 = now_s();
@@ -475,12 +486,18 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
     run_result_phase(r, "tables", now_s() - t0);
 
     t0 = now_s();
-    stepper sp = {p, g, be, &st, NULL, NULL, be->collect_every > 0 ? be->collect_every : 1,
-                  simulate_expected_steps(p, g, t)};
+    stepper sp = { p,
+                   g,
+                   be,
+                   &st,
+                   NULL,
+                   NULL,
+                   be->collect_every > 0 ? be->collect_every : 1,
+                   simulate_expected_steps(p, g, t) };
     float *host = NULL;
     grid_box *occupied = NULL;
     double *dose = NULL;
-    pending_snapshot ps = {0};
+    pending_snapshot ps = { 0 };
     if ((rc = be->setup(&sp.ctx, &st, err)))
         goto done;
     /* calloc: the source writes one row, the rest is never touched. */
@@ -498,7 +515,8 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         run_result_phase(r, "setup", now_s() - t0);
         goto per_spot;
     }
-    if ((rc = upload_source(&sp, host, occupied, -1, &r->initial_weight, &r->initial_energy_MeV, err)))
+    if ((rc = upload_source(&sp, host, occupied, -1, &r->initial_weight, &r->initial_energy_MeV,
+                            err)))
         goto done;
     be->describe(sp.ctx, r);
     run_result_phase(r, "setup", now_s() - t0);
@@ -528,7 +546,7 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         int final_taken = ps.active && ps.step == r->n_steps;
         rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
         if (!rc && p->snapshot_final && !final_taken && !(rc = be->snapshot_begin(sp.ctx, err))) {
-            ps = (pending_snapshot){1, r->n_steps};
+            ps = (pending_snapshot){ 1, r->n_steps };
             rc = snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
         }
     }
@@ -556,7 +574,8 @@ per_spot:
         if (!dose && !(dose = malloc((size_t)g->slice * sizeof *dose))) /* the total kept its own */
             rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         else
-            rc = per_spot_runs(&sp, host, occupied, dose, part->spot_first, part->spot_count, r, err);
+            rc = per_spot_runs(&sp, host, occupied, dose, part->spot_first, part->spot_count, r,
+                               err);
         run_result_phase(r, "per-spot", now_s() - t0);
     }
 done:

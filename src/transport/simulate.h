@@ -34,14 +34,15 @@ typedef struct sim_media {
 
 /* simulate() through the media of `media` (NULL: the plan's material everywhere). */
 int simulate_media(const plan *p, const grid *g, const tables *t, const sim_media *media,
-                   const backend_ops *be, const snapshot_sink *snaps, run_result *r, smx_error *err);
+                   const backend_ops *be, const snapshot_sink *snaps, run_result *r,
+                   smx_error *err);
 
 /* The lookup tables of a run (physics/sim_tables.h), with the media of
  * `media` when there are any (NULL: the plan's material everywhere): what
  * simulate_part, the dry run's check, the benchmark and the tests' backend
  * runner step from. Nothing is left to free after an error. */
-int simulate_tables_build(sim_tables *st, const plan *p, const grid *g, const tables *t, const sim_media *media,
-                          smx_error *err);
+int simulate_tables_build(sim_tables *st, const plan *p, const grid *g, const tables *t,
+                          const sim_media *media, smx_error *err);
 
 /* The share of a run one process computes when an MPI job divides a field
  * (src/parallel/, docs/mpi.md): whether it runs the whole field (total dose,
@@ -57,13 +58,14 @@ typedef struct sim_part {
  * spot). Without the total, r holds the per-spot rows, their steps'
  * conservation figures and the backend's description. */
 int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
-                  const backend_ops *be, const snapshot_sink *snaps, const sim_part *part, run_result *r,
-                  smx_error *err);
+                  const backend_ops *be, const snapshot_sink *snaps, const sim_part *part,
+                  run_result *r, smx_error *err);
 
 /* What simulate_part builds before its first step and can refuse: the
  * lookup tables (with media) and every spot's source profile, built and
  * freed, with the errors the run would give (the dry run's check). */
-int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media, smx_error *err);
+int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media,
+                   smx_error *err);
 
 /* Steps needed for the slowest particle to stop (for ETA and sizing). */
 int simulate_expected_steps(const plan *p, const grid *g, const tables *t);

@@ -17,10 +17,13 @@ double step_eta_s(double steps_s, int done, int expected)
 
 void step_log_begin(step_log *sl, int expected, int every, double now)
 {
-    *sl = (step_log){ .expected = expected, .every = every > 0 ? every : 1,
-                      .tty = progress_terminal(), .t0 = now, .last_draw = now };
-    smx_info("%8s %10s %14s %10s %10s %10s %10s\n", "step", "front_mm", "weight_left",
-             "ms/step", "elapsed_s", "write_s", "eta_s");
+    *sl = (step_log){ .expected = expected,
+                      .every = every > 0 ? every : 1,
+                      .tty = progress_terminal(),
+                      .t0 = now,
+                      .last_draw = now };
+    smx_info("%8s %10s %14s %10s %10s %10s %10s\n", "step", "front_mm", "weight_left", "ms/step",
+             "elapsed_s", "write_s", "eta_s");
 }
 
 void step_log_wrote(step_log *sl, double seconds)

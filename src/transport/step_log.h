@@ -7,11 +7,11 @@
 #define SMX_STEP_LOG_H
 
 typedef struct step_log {
-    int expected;     /* steps the run is expected to take (simulate_expected_steps) */
-    int every;        /* a full line every this many steps */
-    int tty;          /* stdout is a terminal: redraw a progress line in between */
-    double t0;        /* when stepping began (CLOCK_MONOTONIC, s) */
-    double write_s;   /* spent writing snapshots since t0 */
+    int expected; /* steps the run is expected to take (simulate_expected_steps) */
+    int every; /* a full line every this many steps */
+    int tty; /* stdout is a terminal: redraw a progress line in between */
+    double t0; /* when stepping began (CLOCK_MONOTONIC, s) */
+    double write_s; /* spent writing snapshots since t0 */
     double last_draw; /* when the progress line was last drawn */
 } step_log;
 

@@ -6,12 +6,8 @@
 /* Lower-case snake_case because these names end up as HDF5 attribute values and
  * column headers, where they are matched by scripts. */
 const char *const tally_channel_names[CH_COUNT] = {
-    "theta_boundary",
-    "theta_cutoff",
-    "energy_stopped",
-    "spatial_leak",
-    "nuclear",
-    "medium_rounding",
+    "theta_boundary", "theta_cutoff", "energy_stopped",
+    "spatial_leak",   "nuclear",      "medium_rounding",
 };
 
 void tally_clear(step_tally *t)

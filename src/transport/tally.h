@@ -15,10 +15,10 @@
 
 enum tally_channel {
     CH_THETA_BOUNDARY = 0, /* scattered out of an angular window */
-    CH_THETA_CUTOFF = 1,   /* dropped by thresholds or kernel truncation */
+    CH_THETA_CUTOFF = 1, /* dropped by thresholds or kernel truncation */
     CH_ENERGY_STOPPED = 2, /* fell below the energy cutoff */
-    CH_SPATIAL_LEAK = 3,   /* streamed out of the x-z domain */
-    CH_NUCLEAR = 4,        /* removed by a non-elastic nuclear interaction */
+    CH_SPATIAL_LEAK = 3, /* streamed out of the x-z domain */
+    CH_NUCLEAR = 4, /* removed by a non-elastic nuclear interaction */
     CH_MEDIUM_ROUNDING = 5, /* energy only: whole-bin moves against the mean loss deposited */
     CH_COUNT = 6
 };
@@ -28,7 +28,7 @@ extern const char *const tally_channel_names[CH_COUNT];
 typedef struct step_tally {
     double weight[CH_COUNT]; /* weight removed from psi this step */
     double energy[CH_COUNT]; /* MeV carried by it (see above for ENERGY_STOPPED) */
-    double deposited;        /* MeV deposited into dose this step */
+    double deposited; /* MeV deposited into dose this step */
 } step_tally;
 
 /* One step's balance, all in double. */
