@@ -128,18 +128,28 @@ static int open_result(const par_job *job, const run_setup *s, output **out, pro
 /* Result: dose, tallies and provenance written, then renamed into place (*out
  * is NULL then); an interrupt until the rename leaves nothing under the final
  * name. Then the summary, and a failure for a step that broke conservation. */
+/* The dose's figures (R80, peak, width), worked out once for the file and the summary. */
+static int figures_of(const run_setup *s, const run_result *r, dose_figures *f, smx_error *err)
+{
+    if (dose_figures_of(&s->g, r->dose_MeV, &s->media, f))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory working out the dose's figures");
+    return 0;
+}
+
 static int write_result(output **out, const run_setup *s, run_result *r, const provenance *pv,
                         smx_error *err)
 {
     smx_test_pause("writing", &smx_interrupted);
     const double t_out = now_s();
+    dose_figures f;
     int rc;
-    if ((rc = output_write_result(*out, &s->p, &s->g, r, pv, err)) ||
+    if ((rc = figures_of(s, r, &f, err)) ||
+        (rc = output_write_result(*out, &s->p, &s->g, r, &f, pv, err)) ||
         (rc = check_interrupt("while writing the result", err)) || (rc = output_commit(*out, err)))
         return rc;
     *out = NULL;
     run_result_phase(r, "output", now_s() - t_out);
-    report_summary(&s->g, &s->media, r);
+    report_summary(r, &f);
     if (!r->conservation_violations)
         return 0;
     return smx_fail(
@@ -212,8 +222,10 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
         rc = simulate_part(&s.p, &s.g, &s.t, &sm, s.be, writer ? &snaps : NULL, &field.part, &r,
                            &err);
     provenance_finish(&pv);
-    if (writer && rc == SMX_EXIT_INTERRUPTED && s.p.keep_partial && r.dose_MeV)
-        output_write_result(out, &s.p, &s.g, &r, &pv, &(smx_error){ 0 });
+    dose_figures fig;
+    if (writer && rc == SMX_EXIT_INTERRUPTED && s.p.keep_partial && r.dose_MeV &&
+        !figures_of(&s, &r, &fig, &(smx_error){ 0 }))
+        output_write_result(out, &s.p, &s.g, &r, &fig, &pv, &(smx_error){ 0 });
     /* Every rank's rows and facts to rank 0 (nothing to do in one process). */
     const double t_wait = now_s();
     if ((rc = agree(job, rc, &err, &agreed)) ||

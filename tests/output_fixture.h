@@ -278,6 +278,7 @@ typedef struct fixture {
     tables t;
     run_result r;
     provenance pv;
+    dose_figures fig; /* of r's dose, as main.c works them out */
     float *psi0, *psi5;
 } fixture;
 
@@ -289,6 +290,7 @@ static inline void make_fixture(fixture *fx, int n_steps)
     snprintf(fx->t.path, sizeof fx->t.path, "data/pstar_water.h5");
     snprintf(fx->t.sha256, sizeof fx->t.sha256, "%064d", 7);
     make_result(&fx->r, &fx->g, n_steps);
+    dose_figures_of(&fx->g, fx->r.dose_MeV, NULL, &fx->fig);
     char *argv[] = { "smx2d-sim", "config/test plan.yaml", "--overwrite" };
     provenance_init(&fx->pv, 3, argv);
     snprintf(fx->pv.plan_sha256, sizeof fx->pv.plan_sha256, "%064d", 42);
@@ -323,7 +325,7 @@ static inline int write_all(const char *path, int overwrite, fixture *fx, smx_er
     if (!(rc = output_write_setup(o, &fx->p, &fx->g, &fx->t, err)) &&
         !(rc = output_write_snapshot(o, &fx->g, 0, fx->psi0, err)) &&
         !(rc = output_write_snapshot(o, &fx->g, 5, fx->psi5, err)) &&
-        !(rc = output_write_result(o, &fx->p, &fx->g, &fx->r, &fx->pv, err)))
+        !(rc = output_write_result(o, &fx->p, &fx->g, &fx->r, &fx->fig, &fx->pv, err)))
         rc = output_commit(o, err);
     if (rc)
         output_abort(o, 0);

@@ -1,4 +1,4 @@
-/* The run's summary (report/analysis.c) and the dry run's reach (report/reach.c)
+/* The run's summary (report/analysis.c) and the dry run's reach (physics/beam_reach.c)
  * on small synthetic dose maps and plans:
  *  - a dense slab before the Bragg peak: the energy per cell is highest in the
  *    slab, the dose is not; the figures are the dose's (the slab is not the peak);
@@ -17,7 +17,7 @@
 #include "axis_fixture.h"
 #include "check.h"
 #include "report/analysis.h"
-#include "report/reach.h"
+#include "physics/beam_reach.h"
 
 static grid make_grid(int nz, int nx, double dz, double dx)
 {
@@ -234,7 +234,7 @@ static void test_reach(void)
     grid g = make_grid(200, 81, 0.5, 0.5);
     g.E_stop = 3.0; /* the range runs on below the transport's stopping energy */
     beam_reach b;
-    beam_reach_of(&g, &m, mt, &s, &b);
+    beam_reach_of(&g, &m, mt, &s, REACH_SIGMAS, &b);
     /* The CSDA range of 100 MeV in water, 7.718 g/cm2, to a quarter cell's step
      * (0.125 mm) and the table's interpolation. */
     CHECK_ABS(b.stop_mm, 10.0 * tables_csda_range(&w, 100.0), 0.13);
@@ -244,7 +244,7 @@ static void test_reach(void)
     /* 40 mm of water: it leaves with the energy of 40 mm less range. */
     g = make_grid(80, 81, 0.5, 0.5);
     m.nz = 80;
-    beam_reach_of(&g, &m, mt, &s, &b);
+    beam_reach_of(&g, &m, mt, &s, REACH_SIGMAS, &b);
     CHECK(isnan(b.stop_mm) && !b.exit_side);
     CHECK_ABS(b.exit_MeV, tables_energy_at_range(&w, tables_csda_range(&w, 100.0) - 4.0),
               0.05); /* a step's error */
@@ -254,7 +254,7 @@ static void test_reach(void)
     g = make_grid(200, 81, 0.5, 0.5);
     m.nz = 200;
     s.x_mm = 18.0;
-    beam_reach_of(&g, &m, mt, &s, &b);
+    beam_reach_of(&g, &m, mt, &s, REACH_SIGMAS, &b);
     CHECK(isfinite(b.stop_mm) && b.x_hi_mm > g.x.edges[g.nx]);
     free_grid(&g);
     tables_free(&w);

@@ -14,6 +14,7 @@
 #include "physics/grid.h"
 #include "physics/medium.h"
 #include "physics/tables.h"
+#include "report/analysis.h"
 #include "transport/run.h"
 
 #define OUTPUT_FILETYPE "smx2d-sim result"
@@ -32,9 +33,9 @@ int output_write_setup(output *o, const plan *p, const grid *g, const tables *t,
 int output_write_geometry(output *o, const medium_map *m, smx_error *err);
 /* One psi snapshot after `step` steps (0 = initial state). */
 int output_write_snapshot(output *o, const grid *g, int step, const float *psi, smx_error *err);
-/* Dose, tallies, run summary and provenance. */
+/* Dose, tallies, run summary (fig: the dose's figures, dose_figures_of) and provenance. */
 int output_write_result(output *o, const plan *p, const grid *g, const run_result *r,
-                        const provenance *pv, smx_error *err);
+                        const dose_figures *fig, const provenance *pv, smx_error *err);
 /* Closes, renames into place and writes the XDMF sidecar "<final minus .h5>.xdmf". */
 int output_commit(output *o, smx_error *err);
 void output_abort(output *o, int keep_partial);

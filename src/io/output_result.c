@@ -419,12 +419,11 @@ static int write_root_attrs(output *o, const run_result *r, const provenance *pv
     return rc;
 }
 
-/* The figures the terminal summary prints, kept in the file, with its warnings. */
-static int write_summary(output *o, const grid *g, const run_result *r, smx_error *err)
+/* The figures the terminal summary prints (the caller works them out once for
+ * both), kept in the file, with its warnings. */
+static int write_summary(output *o, const run_result *r, const dose_figures *fig, smx_error *err)
 {
-    dose_figures f;
-    if (dose_figures_of(g, r->dose_MeV, o->media, &f))
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /summary", o->final_path);
+    const dose_figures f = *fig;
     char warnings[2048];
     if (!summary_warnings(&f, run_leak_fraction(r), warnings, sizeof warnings))
         snprintf(warnings, sizeof warnings, "none");
@@ -498,13 +497,13 @@ static int write_summary(output *o, const grid *g, const run_result *r, smx_erro
 }
 
 static int result_impl(output *o, const plan *p, const grid *g, const run_result *r,
-                       const provenance *pv, smx_error *err)
+                       const dose_figures *fig, const provenance *pv, smx_error *err)
 {
     int rc = out_ready(o, g, err, "output_write_result");
     if (!rc)
         rc = write_dose(o, p, g, r, err);
     if (!rc)
-        rc = write_summary(o, g, r, err);
+        rc = write_summary(o, r, fig, err);
     if (!rc)
         rc = write_tallies(o, r, err);
     if (!rc)
@@ -521,10 +520,10 @@ static int result_impl(output *o, const plan *p, const grid *g, const run_result
 }
 
 int output_write_result(output *o, const plan *p, const grid *g, const run_result *r,
-                        const provenance *pv, smx_error *err)
+                        const dose_figures *fig, const provenance *pv, smx_error *err)
 {
     h5quiet q = out_quiet_begin();
-    int rc = result_impl(o, p, g, r, pv, err);
+    int rc = result_impl(o, p, g, r, fig, pv, err);
     out_quiet_end(q);
     return rc;
 }

@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "buildinfo.h"
 #include "report/analysis.h"
-#include "report/reach.h"
+#include "physics/beam_reach.h"
 #include "transport/backend_select.h"
 #include "transport/device_query.h"
 
@@ -83,7 +83,7 @@ void report_media(FILE *f, const medium_map *m)
     free(count);
 }
 
-/* The dry run's prediction of where the beam goes (report/reach.h): one line,
+/* The dry run's prediction of where the beam goes (physics/beam_reach.h): one line,
  * and a warning for each spot (or summed over a field's spots) that the grid
  * cuts off. */
 static void report_reach(const plan *p, const grid *g, const medium_map *media,
@@ -97,7 +97,7 @@ static void report_reach(const plan *p, const grid *g, const medium_map *media,
     for (int k = 0; k < n; k++) {
         plan_spot s = plan_spot_at(p, k);
         beam_reach b;
-        beam_reach_of(g, media, mt, &s, &b);
+        beam_reach_of(g, media, mt, &s, REACH_SIGMAS, &b);
         lo = k ? fmin(lo, b.x_lo_mm) : b.x_lo_mm;
         hi = k ? fmax(hi, b.x_hi_mm) : b.x_hi_mm;
         double d = isfinite(b.stop_depth_mm) ? b.stop_depth_mm : INFINITY;
@@ -244,14 +244,12 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
 /* The run's wall time is the sum of its phases: input (plan, tables, grid, the
  * result file opened), the step loop's (tables, setup, steps, snapshots, download,
  * per-spot) and output (the result written and renamed into place). */
-void report_summary(const grid *g, const medium_map *media, const run_result *r)
+void report_summary(const run_result *r, const dose_figures *fig)
 {
     double wall_s = 0.0;
     for (int i = 0; i < r->n_phases; i++)
         wall_s += r->phase_s[i];
-    dose_figures f;
-    if (dose_figures_of(g, r->dose_MeV, media, &f))
-        return;
+    const dose_figures f = *fig;
     double r80 = f.r80_mm, r20 = f.r20_mm;
     double sig_mid = f.lateral_rms_half_r80_mm;
     double escaped = 0.0;

@@ -9,6 +9,7 @@
 #include "physics/tables.h"
 #include "transport/backend.h"
 #include "transport/device_query.h"
+#include "report/analysis.h"
 #include "transport/run.h"
 
 void report_version(void);
@@ -16,7 +17,7 @@ void report_version(void);
  * (backend_describe); on stdout always in a dry run, else unless --quiet. */
 void report_backend(const plan *p, const gpu_info *gi, const backend_ops *be, int dry_run);
 /* Grid, tables, media, memory, steps and output of a validated plan. */
-/* Also predicts where each spot goes (report/reach.h) and warns when the grid
+/* Also predicts where each spot goes (physics/beam_reach.h) and warns when the grid
  * would cut it off; mt[k]: the tables of the map's material k. */
 void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
                     const tables *const *mt, const backend_ops *be, const gpu_info *gi,
@@ -27,6 +28,6 @@ void report_media(FILE *f, const medium_map *m);
  * maximum, lateral width; media: each cell's density, NULL for one medium),
  * stop reason, conservation, wall time; then a warning for what the grid cut
  * off (report/analysis.h, summary_warnings). */
-void report_summary(const grid *g, const medium_map *media, const run_result *r);
+void report_summary(const run_result *r, const dose_figures *f);
 
 #endif

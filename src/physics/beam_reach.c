@@ -1,9 +1,9 @@
-#include "report/reach.h"
+#include "physics/beam_reach.h"
 
 #include <math.h>
 
 void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, const plan_spot *s,
-                   beam_reach *out)
+                   double sigmas, beam_reach *out)
 {
     const double th = s->direction_deg * M_PI / 180.0, ux = cos(th), uz = sin(th);
     const double x_min = g->x.edges[0], x_max = g->x.edges[g->nx], z_max = g->z.edges[g->nz];
@@ -58,7 +58,7 @@ void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, 
         double mcs = (sc * sc * a0 - 2.0 * sc * a1 + a2) * 100.0; /* mm^2 */
         double sig2 =
             s0 * s0 + 2.0 * rho0 * s0 * t0 * path + t0 * t0 * path * path + fmax(mcs, 0.0);
-        double w = REACH_SIGMAS * sqrt(sig2);
+        double w = sigmas * sqrt(sig2);
         out->x_lo_mm = fmin(out->x_lo_mm, x - w);
         out->x_hi_mm = fmax(out->x_hi_mm, x + w);
     }

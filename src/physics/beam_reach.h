@@ -12,8 +12,8 @@
 #include "physics/medium.h"
 #include "physics/tables.h"
 
-/* The lateral reach counts this many standard deviations: beyond it 0.13 % of
- * a Gaussian's weight lies on each side. */
+/* The dry run's lateral reach counts this many standard deviations: beyond it
+ * 0.13 % of a Gaussian's weight lies on each side. */
 #define REACH_SIGMAS 3.0
 
 typedef struct beam_reach {
@@ -23,13 +23,15 @@ typedef struct beam_reach {
     double exit_MeV; /* energy where the path leaves the grid (0 when it stops inside) */
     double exit_residual_g_cm2; /* CSDA range left there, in the last cell's material */
     int exit_side; /* the path leaves through a side (x), not the far edge */
-    double x_lo_mm, x_hi_mm; /* x +- REACH_SIGMAS sigma, extremes over the path inside the grid */
+    double x_lo_mm, x_hi_mm; /* x +- `sigmas` sigma, extremes over the path inside the grid */
     double
         straggling_mm; /* 3 range-straggling widths at the stop (water's sigma_R ~ 0.012 R^0.935 cm of the path) */
 } beam_reach;
 
-/* One spot's path. mt[k]: the tables of the map's material k. */
+/* One spot's path, its lateral reach `sigmas` standard deviations wide (the
+ * dry run: REACH_SIGMAS; a spot's window, transport/window.c: from the
+ * per-spot threshold). mt[k]: the tables of the map's material k. */
 void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, const plan_spot *s,
-                   beam_reach *out);
+                   double sigmas, beam_reach *out);
 
 #endif
