@@ -219,6 +219,8 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
     bool cleared = false;
     if (int rc = clear_last_run(c, &cleared, err))
         return rc;
+    if (int rc = cuda_medium_upload(c, err))
+        return rc;
     const plan *p = c->s->p;
     const grid *g = c->g;
     const size_t bytes = (size_t)c->d.cells * sizeof(float);
@@ -411,6 +413,7 @@ int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_error *e
         o->b.t.deposited = r.f[TF_DEPOSITED];
         tally_close_balance(&o->b);
         o->front_row = r.front;
+        o->back_row = r.back;
         o->stopped = r.stopped;
     }
     *n_out = n;
@@ -442,6 +445,42 @@ int cuda_snapshot_wait(void *vctx, const float **psi, smx_error *err)
     CUDA_CHECK_ERR(err, cudaEventSynchronize(c->ev_copy));
     *psi = c->pinned;
     return 0;
+}
+
+// The window moves (transport/window.h): the paths that keep regions (box_a)
+// know where psi holds weight, so only those rows move; the dose rows that
+// leave go to the host first. The step's graph holds only pointers, which
+// stay: it replays on as before.
+int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    if (!cuda_can_shift(c) || rows <= 0 || rows >= c->d.nz)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "internal: a window shift of %d rows on a path "
+                        "without regions",
+                        rows);
+    active_regions rg;
+    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
+    CUDA_CHECK_ERR(err, cudaMemcpy(&rg, c->reg, sizeof rg, cudaMemcpyDeviceToHost));
+    if (!box_is_empty(rg.occupied) && rg.occupied.z0 < rows)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "internal: a window shift of %d rows with weight in row %d", rows,
+                        rg.occupied.z0);
+    CUDA_CHECK_ERR(err, cudaMemcpy2D(dose_out, c->d.nx * sizeof(double), c->dose,
+                                     c->d.px * sizeof(double), c->d.nx * sizeof(double), rows,
+                                     cudaMemcpyDeviceToHost));
+    float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
+    CUDA_CHECK_ERR(
+        err, window_shift_launch(cur, other, c->dose, c->box_a, c->reg, rg, c->d, rows, c->stream));
+    if (int rc = cuda_medium_upload(c, err)) // synchronous: after the shift's kernels
+        return rc;
+    return 0;
+}
+
+int cuda_can_shift(void *vctx)
+{
+    const cuda_ctx *c = (const cuda_ctx *)vctx;
+    return c->fused || c->media_regions;
 }
 
 int cuda_download_dose(void *vctx, double *dose, smx_error *err)
@@ -496,7 +535,7 @@ void cuda_release(void *vctx)
 // together) and the memory free now, less a reserve for the runtime. One
 // where the angular method was timed (the FFT in play): another state could
 // choose differently and compute a spot's dose differently.
-#define LANES_MAX 8
+#define LANES_MAX 64
 #define LANES_RESERVE_BYTES (512.0 * 1024 * 1024)
 
 int cuda_lanes(void *vctx)

@@ -23,6 +23,7 @@ extern "C" {
 #include "fused.cuh"
 #include "fused_media.cuh"
 #include "streaming.cuh"
+#include "window_shift.cuh"
 
 #define MAX_RUNS 32 // theta launches of the hybrid; more runs fall back to one method
 
@@ -62,6 +63,7 @@ struct cuda_ctx {
     int media_single; // ... and serves this source (cuda_upload): psi alternates as single_pass
     int media_reach; // R of fused_media.cuh: a target's sources lie in T .. T + R
     energy_media_dev em;
+    unsigned char *medium_dev; // [nz][px] the cells' media (em's, mass's); NULL: one medium
     mass_share_dev
         mass; // the deposit shared by capped mass (deposit_path.h); medium NULL = by length
     energy_tables_dev
@@ -99,6 +101,9 @@ struct cuda_ctx {
 // backend_cuda_setup.cu
 int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err);
 int cuda_setup(void **out, const sim_tables *s, smx_error *err);
+// The tables' medium map (s->mm->cell) to the device again: a window's map
+// changes with the spot and as the window moves (transport/window.h).
+int cuda_medium_upload(cuda_ctx *c, smx_error *err);
 // Lowest and highest target bin of source bin ie over every medium's tables
 // (y < 0: it stops in all of them).
 int2 target_range(const sim_tables *s, int ie);
@@ -108,6 +113,8 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
                 smx_error *err);
 int cuda_step(void *vctx, int64_t n, smx_error *err);
 int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_error *err);
+int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err);
+int cuda_can_shift(void *vctx);
 int cuda_snapshot_begin(void *vctx, smx_error *err);
 int cuda_snapshot_wait(void *vctx, const float **psi, smx_error *err);
 int cuda_download_dose(void *vctx, double *dose, smx_error *err);

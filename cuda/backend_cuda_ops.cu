@@ -12,6 +12,8 @@ extern "C" const backend_ops backend_cuda = {
     cuda_upload,
     cuda_step,
     cuda_collect,
+    cuda_shift,
+    cuda_can_shift,
     cuda_snapshot_begin,
     cuda_snapshot_wait,
     cuda_download_dose,

@@ -148,6 +148,20 @@ int2 target_range(const sim_tables *s, int ie)
     return int2{ lo, hi };
 }
 
+int cuda_medium_upload(cuda_ctx *c, smx_error *err)
+{
+    if (!c->medium_dev)
+        return 0;
+    const grid *g = c->g;
+    std::vector<unsigned char> hmed((size_t)c->d.slice, 0);
+    for (int64_t z = 0; z < g->nz; z++)
+        for (int64_t x = 0; x < g->nx; x++)
+            hmed[(size_t)(z * c->d.px + x)] = (unsigned char)medium_of(c->s->mm, (int)z, (int)x);
+    CUDA_CHECK_ERR(err,
+                   cudaMemcpy(c->medium_dev, hmed.data(), hmed.size(), cudaMemcpyHostToDevice));
+    return 0;
+}
+
 // The medium map in the device layout and the per-(medium, table) energy
 // tables of energy_media.cuh; medium 0 is the plain table in both slots.
 static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error *err)
@@ -169,10 +183,6 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     int2 *trange = a.take<int2>(ne);
     double *density = a.take<double>(nm);
 
-    std::vector<unsigned char> hmed((size_t)c->d.slice, 0);
-    for (int64_t z = 0; z < g->nz; z++)
-        for (int64_t x = 0; x < g->nx; x++)
-            hmed[(size_t)(z * c->d.px + x)] = (unsigned char)medium_of(s->mm, (int)z, (int)x);
     std::vector<double> hp(nm * ne), hd(nm * ne), hs(nm * ne), hdep(2 * nm * ne), hnw(2 * nm * ne),
         hne(2 * nm * ne);
     std::vector<int> hcs(nm * ne + 1, 0);
@@ -218,8 +228,8 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
         }
     }
     hcs[nm * ne] = (int)hc.size();
-    int rc = upload_array(med, hmed.data(), hmed.size(), err) ||
-             upload_array(plow, hp.data(), nm * ne, err) ||
+    c->medium_dev = med;
+    int rc = cuda_medium_upload(c, err) || upload_array(plow, hp.data(), nm * ne, err) ||
              upload_array(steps, hs.data(), nm * ne, err) ||
              upload_array(dmean, hd.data(), nm * ne, err) ||
              upload_array(cstart, hcs.data(), nm * ne + 1, err) ||

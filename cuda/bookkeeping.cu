@@ -166,6 +166,7 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     if (t != 0)
         return;
     int front = red[8];
+    int back = front >= 0 ? 0 : -1;
     if (box_a) {
         // Where the buffer written next step holds values now: the two-pass
         // step overwrites psi_b, which holds this step's theta+energy output
@@ -179,6 +180,7 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         rg.tgt_lo = red[7] >= 0 ? red[6] : ne, rg.tgt_hi = red[7];
         *reg = rg;
         front = red[1];
+        back = red[1] >= 0 ? red[0] : -1;
     }
     step_rec_dev r;
     for (int k = 0; k < TF_COUNT; k++)
@@ -186,6 +188,7 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     r.w_in = rs.w_prev;
     r.e_in = rs.e_prev;
     r.front = front;
+    r.back = back;
     r.stopped = rs.stop_below >= 0.0 && sums[TF_W_OUT] < rs.stop_below;
     ring[rs.n_since % RING] = r;
     rs.w_prev = sums[TF_W_OUT];

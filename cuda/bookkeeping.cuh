@@ -14,6 +14,7 @@ struct step_rec_dev {
     double f[TF_COUNT];
     double w_in, e_in;
     int front;
+    int back; // shallowest row holding weight (0 without regions: a lower bound)
     int stopped;
 };
 

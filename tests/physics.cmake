@@ -31,3 +31,6 @@ set_tests_properties(tiling PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING
 # The whole-bin energy choice of media other than the reference, as a sequence.
 add_test(dither "${SMX_BUILD}/tests/test_dither")
 set_tests_properties(dither PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+
+add_test(window "${SMX_BUILD}/tests/test_window")
+set_tests_properties(window PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")

@@ -214,9 +214,9 @@ const plan_key plan_keys[] = {
              "(default operator order, monotone energy table, at most 64 angle bins); "
              "false runs one kernel per operator" },
     { .path = "backend.per_spot_lanes", .type = PT_INT_OR_AUTO, AT(per_spot_lanes),
-      .default_value = "auto", .min = 1, .max = 8, .units = "",
-      .doc = "output.per_spot_dose: spots transported at once, each in a state of its own "
-             "(auto = as many as the GPU's memory and backend.gpu_memory_fraction hold, up to 8; "
+      .default_value = "auto", .min = 1, .max = 64, .units = "",
+      .doc = "output.per_spot_dose: spots transported at once, each in a window of its own "
+             "(auto = as many as the GPU's memory and backend.gpu_memory_fraction hold, up to 64; "
              "the CPU takes one, its operators use every core); the rows do not depend on it" },
     { .path = "backend.gpu_memory_fraction", .type = PT_REAL, AT(gpu_memory_fraction),
       .default_value = "0.9", .min = 0, .min_exclusive = 1, .max = 1, .units = "",

@@ -18,6 +18,8 @@
 typedef struct step_record {
     step_balance b;
     int front_row; /* deepest z row holding weight after the step, -1 if none */
+    int back_row; /* shallowest z row holding weight after the step (a lower bound: 0 where the
+                     backend does not track it), -1 if none */
     int stopped; /* this step ended the run (steps: auto, weight below threshold) */
 } step_record;
 
@@ -73,7 +75,9 @@ typedef struct backend_ops {
      * (source_fill's), so that only those rows are read; NULL: the backend
      * searches psi0. Called after setup, and again for each further source
      * of the run (a field's spots, output.per_spot_dose): the previous
-     * source's state, dose and records are discarded first. */
+     * source's state, dose and records are discarded first. The tables'
+     * medium map (s->mm->cell) is read again: a window's map changes with
+     * the spot (transport/window.h). */
     int (*upload)(void *ctx, const float *psi0, const grid_box *occupied, double w0, double e0,
                   smx_error *err);
     /* Step n (from 0): psi <- ops(psi), dose accumulated. May only enqueue the
@@ -81,6 +85,17 @@ typedef struct backend_ops {
     int (*step)(void *ctx, int64_t n, smx_error *err);
     /* Records of the steps done since the last call, in order (at most max). */
     int (*collect)(void *ctx, step_record *out, int max, int *n_out, smx_error *err);
+    /* The moving window (transport/window.h), after a collect that returned
+     * every step enqueued: moves the state, its dose and what the backend
+     * keeps of where psi holds weight `rows` rows towards z = 0 (row z + rows
+     * becomes row z); the rows entering at the far end hold nothing. The dose
+     * of the rows that leave is copied to dose_out ([rows][nx], MeV); they
+     * hold no weight and no step can reach them any more (the caller keeps a
+     * margin behind the back row). The tables' medium map (s->mm->cell),
+     * which the caller has moved with the window, is read again. NULL, or
+     * can_shift 0: the window cannot move (the records carry no back row). */
+    int (*shift)(void *ctx, int rows, double *dose_out, smx_error *err);
+    int (*can_shift)(void *ctx);
     /* Snapshot of psi after the last step: begin copies it out without waiting
      * where the backend can; wait hands over the host copy (valid until the next begin). */
     int (*snapshot_begin)(void *ctx, smx_error *err);

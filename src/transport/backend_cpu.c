@@ -26,6 +26,10 @@ static int build_runs(cpu_ctx *c)
             n += x == 0 || !mm || medium_of(mm, z, x) != medium_of(mm, z, x - 1);
     if (!mm || !mm->cell)
         n = g->nz;
+    free(c->run_start);
+    free(c->run_x0);
+    free(c->run_x1);
+    free(c->run_m);
     c->run_start = malloc((g->nz + 1) * sizeof(int));
     c->run_x0 = malloc(n * sizeof(int));
     c->run_x1 = malloc(n * sizeof(int));
@@ -104,7 +108,7 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
     }
     for (int64_t i = 0; i < g->ne; i++)
         c->box_cur[i] = c->box_tmp[i] = BOX_EMPTY;
-    c->front = -1;
+    c->front = c->back = -1;
     *out = c;
     return 0;
 }
@@ -139,7 +143,7 @@ static void cpu_clear(cpu_ctx *c)
     memset(c->dose, 0, (size_t)g->slice * sizeof(double));
     c->stopped = 0;
     c->have_last = 0;
-    c->front = -1;
+    c->front = c->back = -1;
 }
 
 /* After setup, while both buffers are still all zero, or after a run (a
@@ -148,12 +152,14 @@ static void cpu_clear(cpu_ctx *c)
 static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
                       smx_error *err)
 {
-    (void)err;
     (void)e0;
     cpu_ctx *c = vctx;
     if (c->uploaded)
         cpu_clear(c);
     c->uploaded = 1;
+    /* A window's medium map changes with the spot (transport/window.h). */
+    if (c->s->mm && c->s->mm->cell && build_runs(c))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     c->w0 = w0;
     const grid *g = c->g;
     /* Rows inside the given boxes (or every row), copied where non-zero. */
@@ -247,6 +253,7 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     c->w_prev = b->weight_out;
     c->e_prev = b->energy_out;
     c->last.front_row = c->front;
+    c->last.back_row = c->back;
     c->last.stopped = c->stopped = backend_auto_stop(p, b->weight_out, c->w0);
     c->have_last = 1;
     return 0;
@@ -263,6 +270,72 @@ static int cpu_collect(void *vctx, step_record *out, int max, int *n_out, smx_er
         c->have_last = 0;
     }
     return 0;
+}
+
+/* The window moves: every row a bin has ever touched, in both buffers
+ * (spans and boxes; the rest is zero), moves `rows` rows towards z = 0, the
+ * dose with them; the deposit map is rewritten every step before it is read. */
+static int cpu_shift(void *vctx, int rows, double *dose_out, smx_error *err)
+{
+    cpu_ctx *c = vctx;
+    const grid *g = c->g;
+    const int64_t nx = g->nx, nz = g->nz;
+    if (rows <= 0 || rows >= nz || (c->back >= 0 && c->back < rows))
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "internal: a window shift of %d rows with weight in row %d", rows, c->back);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t ie = 0; ie < g->ne; ie++) {
+        const box b = box_union(c->box_cur[ie], c->box_tmp[ie]);
+        int z0 = c->span_z0[ie], z1 = c->span_z1[ie];
+        if (!box_empty(b)) {
+            z0 = b.z0 < z0 ? b.z0 : z0;
+            z1 = b.z1 > z1 ? b.z1 : z1;
+        }
+        if (z1 < z0)
+            continue;
+        const int lo = z0 > rows ? z0 : rows; /* first row that stays */
+        for (int64_t j = 0; j < g->nth; j++)
+            for (float *buf = c->cur; buf; buf = buf == c->cur ? c->tmp : NULL) {
+                float *p = buf + psi_index(g, ie, j, 0, 0);
+                if (z1 >= lo)
+                    memmove(p + (lo - rows) * nx, p + lo * nx,
+                            (size_t)(z1 - lo + 1) * nx * sizeof(float));
+                /* What the move leaves behind at the far end, and the rows that left. */
+                const int c0 = z1 - rows + 1 > z0 - rows ? z1 - rows + 1 : z0 - rows;
+                const int a = c0 < 0 ? 0 : c0;
+                if (z1 >= a)
+                    memset(p + a * nx, 0, (size_t)(z1 - a + 1) * nx * sizeof(float));
+            }
+        for (box *bx = &c->box_cur[ie]; bx; bx = bx == &c->box_cur[ie] ? &c->box_tmp[ie] : NULL)
+            if (!box_empty(*bx)) {
+                bx->z0 = bx->z0 - rows < 0 ? 0 : bx->z0 - rows;
+                bx->z1 -= rows;
+                if (bx->z1 < 0)
+                    *bx = BOX_EMPTY;
+            }
+        c->span_z0[ie] = z0 - rows < 0 ? 0 : z0 - rows;
+        c->span_z1[ie] = z1 - rows;
+        if (c->span_z1[ie] < c->span_z0[ie]) {
+            c->span_z0[ie] = 1 << 30;
+            c->span_z1[ie] = -1;
+        }
+    }
+    memcpy(dose_out, c->dose, (size_t)rows * nx * sizeof(double));
+    memmove(c->dose, c->dose + rows * nx, (size_t)(nz - rows) * nx * sizeof(double));
+    memset(c->dose + (nz - rows) * nx, 0, (size_t)rows * nx * sizeof(double));
+    if (c->front >= 0)
+        c->front -= rows;
+    if (c->back >= 0)
+        c->back -= rows;
+    if (c->s->mm && c->s->mm->cell && build_runs(c))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    return 0;
+}
+
+static int cpu_can_shift(void *vctx)
+{
+    (void)vctx;
+    return 1;
 }
 
 static int cpu_snapshot_begin(void *vctx, smx_error *err)
@@ -427,6 +500,8 @@ const backend_ops backend_cpu = {
     .upload = cpu_upload,
     .step = cpu_step,
     .collect = cpu_collect,
+    .shift = cpu_shift,
+    .can_shift = cpu_can_shift,
     .snapshot_begin = cpu_snapshot_begin,
     .snapshot_wait = cpu_snapshot_wait,
     .download_dose = cpu_download_dose,

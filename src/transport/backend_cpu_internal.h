@@ -53,7 +53,7 @@ typedef struct cpu_ctx {
     int moved; /* A_stream has run in this step */
     int nthreads;
     double w0, w_prev, e_prev;
-    int front;
+    int front, back; /* deepest and shallowest rows holding weight (-1: none) */
     int stopped;
     int *span_z0,
         *span_z1; /* [ne] rows each bin has ever occupied (memory touched, see cpu_step) */

@@ -455,7 +455,7 @@ void cpu_measure(cpu_ctx *c, double *wsum, double *esum)
         c->row_x1[u] = x1;
     }
     double W = 0.0, En = 0.0;
-    int front = -1;
+    int front = -1, back = -1;
     int64_t u = 0;
     for (int ie = 0; ie < ne; ie++) {
         box b = c->box_cur[ie];
@@ -475,8 +475,11 @@ void cpu_measure(cpu_ctx *c, double *wsum, double *esum)
         c->box_cur[ie] = t;
         if (!box_empty(t) && t.z1 > front)
             front = t.z1;
+        if (!box_empty(t) && (back < 0 || t.z0 < back))
+            back = t.z0;
     }
     *wsum = W;
     *esum = En;
     c->front = front;
+    c->back = back;
 }

@@ -55,6 +55,11 @@ typedef struct run_result {
     char device_name[256];
     char compute_capability[16];
     char kernel_variants[1024]; /* "energy=gather stream=gather angular=direct ..." */
+    /* The total's window (transport/window.h): rows and columns of the
+     * state, and how often it moved; per-spot: the spots' windows' size and
+     * all their moves. */
+    int window_nz, window_nx, window_moves;
+    int spot_window_nz, spot_window_nx, spot_window_moves;
     int n_phases;
     const char *phase_name[RUN_MAX_PHASES];
     double phase_s[RUN_MAX_PHASES];

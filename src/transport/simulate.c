@@ -11,8 +11,17 @@
 #include "base/test_pause.h"
 #include "physics/source.h"
 #include "transport/step_log.h"
+#include "transport/window.h"
 
 volatile sig_atomic_t smx_interrupted = 0;
+
+/* The total's window (the whole field as one source): its spots' reach to
+ * where a Gaussian falls to this fraction of its peak, so that its dose is
+ * the whole grid's to far below what a plan or a plot resolves. */
+#define SMX_TOTAL_WINDOW_FRACTION 1e-7
+/* Per-spot lanes tried at most (backend.per_spot_lanes: auto); the backend's
+ * memory decides how many of them fit. */
+#define LANES_WANTED 64
 
 static double now_s(void)
 {
@@ -101,14 +110,64 @@ static int snapshot_flush(const backend_ops *be, void *ctx, const snapshot_sink 
 /* A backend set up for a plan, and what every run of a source on it shares. */
 typedef struct stepper {
     const plan *p;
-    const grid *g;
+    const grid *g; /* the run's grid */
     const backend_ops *be;
-    const sim_tables *st; /* for further states of the same plan (per-spot lanes) */
+    sim_tables st; /* the run's tables on the window's grid and medium map */
     void *ctx;
     step_record *recs;
     int every_collect;
     int expected; /* steps the slowest particle needs (ETA, log rate) */
+    window win; /* the part of g the state holds (transport/window.h) */
+    float *wpsi; /* [win.wg.cells] all zero: a source on the window; NULL when it is g */
+    grid_box *wocc; /* [ne] its boxes */
 } stepper;
+
+/* The window is the whole grid: sources go to the backend as source_fill writes them. */
+static int window_is_grid(const stepper *sp)
+{
+    return sp->win.wg.nx == sp->g->nx && sp->win.wg.nz == sp->g->nz;
+}
+
+/* sp's window of shape ws and the tables pointing to it (a shallow copy of
+ * st: the tables do not depend on the window's size); sp->ctx is not set up. */
+static int stepper_window(stepper *sp, const sim_tables *st, const window_shape *ws, smx_error *err)
+{
+    int rc = window_init(&sp->win, sp->g, st->mm, ws, err);
+    if (rc)
+        return rc;
+    sp->st = *st;
+    sp->st.g = &sp->win.wg;
+    if (st->mm)
+        sp->st.mm = &sp->win.mm;
+    sp->recs = malloc((size_t)sp->every_collect * sizeof *sp->recs);
+    if (!window_is_grid(sp)) {
+        sp->wpsi = calloc((size_t)sp->win.wg.cells, sizeof *sp->wpsi);
+        sp->wocc = malloc((size_t)sp->g->ne * sizeof *sp->wocc);
+    }
+    if (!sp->recs || (!window_is_grid(sp) && (!sp->wpsi || !sp->wocc))) {
+        free(sp->recs);
+        free(sp->wpsi);
+        free(sp->wocc);
+        window_free(&sp->win);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for a window's psi)",
+                        (double)sp->win.wg.cells * 4e-9);
+    }
+    return 0;
+}
+
+static void stepper_free(stepper *sp)
+{
+    if (sp->ctx)
+        sp->be->release(sp->ctx);
+    sp->ctx = NULL;
+    free(sp->recs);
+    free(sp->wpsi);
+    free(sp->wocc);
+    sp->recs = NULL;
+    sp->wpsi = NULL;
+    sp->wocc = NULL;
+    window_free(&sp->win);
+}
 
 /* Records the n steps collected into sp->recs in r (balances, conservation);
  * *finished when one of them ended the run. sl: the step log, or NULL. */
@@ -120,7 +179,7 @@ static int take_records(const stepper *sp, run_result *r, int n, double ms, step
     int limit = p->steps > 0 ? p->steps : p->max_steps;
     for (int k = 0; k < n && !*finished; k++) {
         step_record *sr = &sp->recs[k];
-        double front_mm = sr->front_row >= 0 ? g->z.centres[sr->front_row] : 0.0;
+        double front_mm = sr->front_row >= 0 ? g->z.centres[sp->win.z0 + sr->front_row] : 0.0;
         int rc = run_result_push(r, &sr->b, ms, front_mm);
         if (rc)
             return smx_fail(err, rc, "out of memory recording step %d", r->n_steps + 1);
@@ -213,40 +272,66 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
         write_at_collect = *write_s;
         if ((rc = take_records(sp, r, n, ms, log ? &sl : NULL, now, &finished, err)))
             return rc;
+        if (!finished && n > 0 &&
+            (rc = window_follow((window *)&sp->win, be, ctx, sp->recs[n - 1].front_row,
+                                sp->recs[n - 1].back_row, err)))
+            return rc;
     }
     return 0;
 }
 
 /* Uploads one source (a spot, or the whole field when spot < 0) from the
- * all-zero host buffer, which is all zero again on return. */
-static int upload_source(const stepper *sp, float *host, grid_box *occupied, int spot, double *w0,
-                         double *e0, smx_error *err)
+ * all-zero host buffer (the run's grid), which the caller zeroes again
+ * (source_clear with occupied); the window is placed over `span` first. The
+ * weight and energy are the source's on the grid: what a narrower window
+ * leaves out of its columns counts as an escape of the first step (below
+ * the window's threshold). */
+static int upload_source(stepper *sp, float *host, grid_box *occupied, int spot, window_span span,
+                         double *w0, double *e0, smx_error *err)
 {
     int rc = source_fill_spot(host, sp->p, sp->g, spot, occupied, w0, e0, err);
-    if (!rc)
-        rc = sp->be->upload(sp->ctx, host, occupied, *w0, *e0, err);
+    if (rc)
+        return rc;
+    window_place(&sp->win, span);
+    if (window_is_grid(sp))
+        return sp->be->upload(sp->ctx, host, occupied, *w0, *e0, err);
+    window_source(&sp->win, host, occupied, sp->wpsi, sp->wocc);
+    rc = sp->be->upload(sp->ctx, sp->wpsi, sp->wocc, *w0, *e0, err);
+    source_clear(sp->wpsi, &sp->win.wg, sp->wocc);
     return rc;
 }
 
-/* One lane of a field's per-spot runs: a backend state of its own, stepping
- * one spot at a time while the other lanes step theirs. */
+/* The source's dose on the run's grid (MeV): the window's, placed, and the
+ * rows that have left it. wdose: [win.wg.slice] scratch. */
+static int download_dose(stepper *sp, double *wdose, double *dose, smx_error *err)
+{
+    int rc = sp->be->download_dose(sp->ctx, wdose, err);
+    if (!rc)
+        window_dose(&sp->win, wdose, dose);
+    return rc;
+}
+
+/* One lane of a field's per-spot runs: a backend state of its own on a
+ * window of its own, stepping one spot at a time while the other lanes step
+ * theirs. */
 typedef struct lane {
-    stepper sp; /* the plan's stepper with this lane's ctx and records */
+    stepper sp; /* the lane's window, tables, ctx and records */
     run_result one; /* the spot's steps */
     int spot; /* the spot it transports; -1: idle */
     int enqueued, finished;
     double t_up; /* its upload took this long */
 } lane;
 
-/* Starts spot k on lane L: its psi from the all-zero host buffer (all zero
- * again on return). */
-static int lane_start(lane *L, int k, float *host, grid_box *occupied, smx_error *err)
+/* Starts spot k on lane L, its window over span: its psi from the all-zero
+ * host buffer (all zero again on return). */
+static int lane_start(lane *L, int k, window_span span, float *host, grid_box *occupied,
+                      smx_error *err)
 {
     double ta = now_s();
     L->one.n_steps = 0;
     L->one.conservation_violations = 0;
     L->one.max_weight_rel_err = L->one.max_energy_rel_err = 0.0;
-    int rc = upload_source(&L->sp, host, occupied, k, &L->one.initial_weight,
+    int rc = upload_source(&L->sp, host, occupied, k, span, &L->one.initial_weight,
                            &L->one.initial_energy_MeV, err);
     source_clear(host, L->sp.g, occupied);
     if (rc)
@@ -275,79 +360,135 @@ static int lane_enqueue(lane *L, smx_error *err)
     return 0;
 }
 
-/* output.per_spot_dose: every spot transported alone (its state reset by the
- * upload), on as many backend states at once as backend.per_spot_lanes and the
- * backend allow; each spot's dose per unit weight becomes its row of
- * r->per_spot, appended in spot order whatever lane finished first (a row does
- * not depend on the lane or on the spot before it). The steps' balances count
- * in r's conservation figures. Spots first .. first + n - 1 of the plan (all
- * of them, or an MPI rank's block); n > 0. */
-static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, double *dose,
-                         int first, int n, run_result *r, smx_error *err)
+/* The lanes of the per-spot runs, as many as `want` (fewer where a state
+ * cannot be set up: memory the estimate did not see), each on a window of
+ * shape ws over the tables st. *nl: how many were set up. */
+static int lanes_setup(lane *lanes, int want, const stepper *proto, const sim_tables *st,
+                       const window_shape *ws, int *nl, smx_error *err)
 {
-    const plan *p = sp->p;
-    const grid *g = sp->g;
-    const int n_plan = plan_spot_count(p);
-    spot_dose_free(&r->per_spot);
-    r->per_spot.threshold = p->per_spot_threshold;
-    /* Dropped values are summed at the reference density (spot_dose). */
-    const medium_map *mm = sp->st->mm;
-    double *to_ref = NULL;
-    if (mm && mm->cell) {
-        if (!(to_ref = malloc((size_t)g->slice * sizeof *to_ref)))
-            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-        for (int64_t c = 0; c < g->slice; c++)
-            to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
-    }
-    int want = sp->be->lanes ? sp->be->lanes(sp->ctx) : 1;
-    if (p->per_spot_lanes > 0 && p->per_spot_lanes < want)
-        want = p->per_spot_lanes;
-    if (want > n)
-        want = n;
-    lane *lanes = calloc((size_t)want, sizeof *lanes);
-    spot_dose *rows = calloc((size_t)n, sizeof *rows); /* finished, not yet appended */
-    if (!lanes || !rows) {
-        free(lanes);
-        free(rows);
-        free(to_ref);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d per-spot lanes", want);
-    }
-    int nl = 0, rc = 0;
-    for (; nl < want && !rc; nl++) {
-        lane *L = &lanes[nl];
-        L->sp = *sp;
+    int rc = 0;
+    for (*nl = 0; *nl < want; (*nl)++) {
+        lane *L = &lanes[*nl];
+        L->sp = *proto;
+        L->sp.ctx = NULL;
         L->spot = -1;
         run_result_init(&L->one);
-        L->sp.recs = malloc((size_t)sp->every_collect * sizeof *L->sp.recs);
-        if (!L->sp.recs) {
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+        if ((rc = stepper_window(&L->sp, st, ws, err)))
             break;
-        }
-        if (nl > 0)
-            L->sp.ctx = NULL;
-        if (nl > 0 && sp->be->setup(&L->sp.ctx, sp->st, err)) {
-            /* Memory the estimate did not see: fewer lanes, not a failure. A
-             * state that failed part way is released (setup hands it back). */
-            smx_warn("per-spot lane %d could not be set up (%s); using %d\n", nl + 1, err->msg, nl);
+        if ((rc = proto->be->setup(&L->sp.ctx, &L->sp.st, err))) {
+            if (*nl == 0)
+                break;
+            smx_warn("per-spot lane %d could not be set up (%s); using %d\n", *nl + 1, err->msg,
+                     *nl);
             *err = (smx_error){ 0 };
-            if (L->sp.ctx)
-                sp->be->release(L->sp.ctx);
-            L->sp.ctx = NULL;
-            free(L->sp.recs);
+            rc = 0;
+            /* A state that failed part way is released (setup hands it back). */
+            stepper_free(&L->sp);
             run_result_free(&L->one);
             break;
         }
     }
+    if (rc && *nl < want && lanes[*nl].sp.recs) {
+        stepper_free(&lanes[*nl].sp);
+        run_result_free(&lanes[*nl].one);
+    }
+    return rc;
+}
+
+/* output.per_spot_dose: every spot transported alone (its state reset by the
+ * upload), each on a window of the grid (its lateral reach to where its dose
+ * falls below output.per_spot_threshold, and a band of rows that follows it),
+ * on as many backend states at once as backend.per_spot_lanes and the
+ * backend allow; each spot's dose per unit weight becomes its row of
+ * r->per_spot, appended in spot order whatever lane finished first (a row does
+ * not depend on the lane or on the spot before it). The steps' balances count
+ * in r's conservation figures. Spots first .. first + n - 1 of the plan (all
+ * of them, or an MPI rank's block); n > 0. st: the run's tables; mt: its
+ * materials' tables (window sizes). */
+static int per_spot_runs(const stepper *proto, const sim_tables *st, const tables *const *mt,
+                         float *host, grid_box *occupied, double *dose, int first, int n,
+                         run_result *r, smx_error *err)
+{
+    const plan *p = proto->p;
+    const grid *g = proto->g;
+    const int n_plan = plan_spot_count(p);
+    spot_dose_free(&r->per_spot);
+    r->per_spot.threshold = p->per_spot_threshold;
+    /* Dropped values are summed at the reference density (spot_dose). */
+    const medium_map *mm = st->mm;
+    double *to_ref = NULL;
+    window_span *spans = malloc((size_t)n * sizeof *spans);
+    double *wdose = NULL;
+    if (!spans)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    window_shape ws;
+    int rc = window_shape_of(&ws, spans, p, g, mm, mt, first, n, 0,
+                             window_sigmas(p->per_spot_threshold), proto->every_collect, 1, err);
+    if (rc) {
+        free(spans);
+        return rc;
+    }
+    if (mm && mm->cell) {
+        if (!(to_ref = malloc((size_t)g->slice * sizeof *to_ref))) {
+            free(spans);
+            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+        }
+        for (int64_t c = 0; c < g->slice; c++)
+            to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
+    }
+    int want = p->per_spot_lanes > 0 ? p->per_spot_lanes : LANES_WANTED;
+    if (want > n)
+        want = n;
+    lane *lanes = calloc((size_t)want, sizeof *lanes);
+    spot_dose *rows = calloc((size_t)n, sizeof *rows); /* finished, not yet appended */
+    wdose = malloc((size_t)ws.nz * ws.nx * sizeof *wdose);
+    if (!lanes || !rows || !wdose) {
+        free(lanes);
+        free(rows);
+        free(to_ref);
+        free(spans);
+        free(wdose);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d per-spot lanes", want);
+    }
+    /* The first lane says whether its window can move (or keeps every row)
+     * and how many of its states the backend holds. */
+    int nl = 0;
+    rc = lanes_setup(lanes, 1, proto, st, &ws, &nl, err);
+    if (!rc && ws.nz < g->nz && !(proto->be->can_shift && proto->be->can_shift(lanes[0].sp.ctx))) {
+        stepper_free(&lanes[0].sp);
+        run_result_free(&lanes[0].one);
+        if (!(rc = window_shape_of(&ws, spans, p, g, mm, mt, first, n, 0,
+                                   window_sigmas(p->per_spot_threshold), proto->every_collect, 0,
+                                   err)))
+            rc = lanes_setup(lanes, 1, proto, st, &ws, &nl, err);
+        free(wdose);
+        if (!rc && !(wdose = malloc((size_t)ws.nz * ws.nx * sizeof *wdose)))
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    }
+    r->spot_window_nz = ws.nz;
+    r->spot_window_nx = ws.nx;
+    if (!rc && !r->backend_name[0]) /* an MPI rank without the total */
+        proto->be->describe(lanes[0].sp.ctx, r);
+    if (!rc && want > 1) {
+        int fit = proto->be->lanes ? proto->be->lanes(lanes[0].sp.ctx) : 1;
+        if (p->per_spot_lanes <= 0 && fit < want)
+            want = fit;
+        int more = 0;
+        if (want > 1)
+            rc = lanes_setup(lanes + 1, want - 1, proto, st, &ws, &more, err);
+        nl += more;
+    }
     double t0 = now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
-    if (n == n_plan)
-        smx_info(
-            "per-spot dose: %d spots on %d lane%s, values below %.1e of each spot's peak dropped\n",
-            n, nl, nl == 1 ? "" : "s", p->per_spot_threshold);
-    else
-        smx_info(
-            "per-spot dose: spots %d-%d of %d here (other processes run the rest) on %d lane%s, values "
-            "below %.1e of each spot's peak dropped\n",
-            first + 1, first + n, n_plan, nl, nl == 1 ? "" : "s", p->per_spot_threshold);
+    if (!rc && n == n_plan)
+        smx_info("per-spot dose: %d spots on %d lane%s (windows of %d x %d cells), values below "
+                 "%.1e of each spot's peak dropped\n",
+                 n, nl, nl == 1 ? "" : "s", ws.nz, ws.nx, p->per_spot_threshold);
+    else if (!rc)
+        smx_info("per-spot dose: spots %d-%d of %d here (other processes run the rest) on %d "
+                 "lane%s (windows of %d x %d cells), values below %.1e of each spot's peak "
+                 "dropped\n",
+                 first + 1, first + n, n_plan, nl, nl == 1 ? "" : "s", ws.nz, ws.nx,
+                 p->per_spot_threshold);
     int next = 0, appended = 0;
     while (!rc && appended < n) {
         if (smx_interrupted) {
@@ -357,8 +498,10 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             break;
         }
         for (int i = 0; i < nl && !rc; i++)
-            if (lanes[i].spot < 0 && next < n)
-                rc = lane_start(&lanes[i], first + next++, host, occupied, err);
+            if (lanes[i].spot < 0 && next < n) {
+                rc = lane_start(&lanes[i], first + next, spans[next], host, occupied, err);
+                next++;
+            }
         double tb = now_s(); /* the steps: enqueued (run, on the CPU) and collected */
         for (int i = 0; i < nl && !rc; i++)
             if (lanes[i].spot >= 0)
@@ -368,13 +511,18 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             if (L->spot < 0)
                 continue;
             int got = 0;
-            if ((rc = sp->be->collect(L->sp.ctx, L->sp.recs, sp->every_collect, &got, err)) ||
+            if ((rc = L->sp.be->collect(L->sp.ctx, L->sp.recs, L->sp.every_collect, &got, err)) ||
                 (rc = take_records(&L->sp, &L->one, got, 0.0, NULL, now_s(), &L->finished, err)))
                 break;
-            if (!L->finished)
+            if (!L->finished) {
+                if (got > 0 && (rc = window_follow(&L->sp.win, L->sp.be, L->sp.ctx,
+                                                   L->sp.recs[got - 1].front_row,
+                                                   L->sp.recs[got - 1].back_row, err)))
+                    break;
                 continue;
+            }
             double tc = now_s();
-            if ((rc = sp->be->download_dose(L->sp.ctx, dose, err)))
+            if ((rc = download_dose(&L->sp, wdose, dose, err)))
                 break;
             for (int64_t c = 0; c < g->slice; c++)
                 dose[c] /= L->one.initial_weight;
@@ -386,6 +534,7 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
                               "out of host memory storing the dose of spot %d", L->spot + 1);
                 break;
             }
+            r->spot_window_moves += L->sp.win.shifts;
             r->conservation_violations += L->one.conservation_violations;
             r->max_weight_rel_err = fmax(r->max_weight_rel_err, L->one.max_weight_rel_err);
             r->max_energy_rel_err = fmax(r->max_energy_rel_err, L->one.max_energy_rel_err);
@@ -418,9 +567,7 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
             "(%d lane%s)\n",
             t_upload, t_steps - t_dose, t_dose, nl, nl == 1 ? "" : "s");
     for (int i = 0; i < nl; i++) {
-        if (i > 0 && lanes[i].sp.ctx)
-            sp->be->release(lanes[i].sp.ctx);
-        free(lanes[i].sp.recs);
+        stepper_free(&lanes[i].sp);
         run_result_free(&lanes[i].one);
     }
     for (int k = 0; k < n; k++)
@@ -428,6 +575,8 @@ static int per_spot_runs(const stepper *sp, float *host, grid_box *occupied, dou
     free(rows);
     free(lanes);
     free(to_ref);
+    free(spans);
+    free(wdose);
     return rc;
 }
 
@@ -471,6 +620,37 @@ int simulate_check(const plan *p, const grid *g, const tables *t, const sim_medi
     return rc;
 }
 
+/* The plan asks for psi snapshots: those are of the whole grid, so the window is. */
+static int wants_any_snapshot(const plan *p)
+{
+    return p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final;
+}
+
+/* sp's window for the total (the whole field as one source) and its backend
+ * state: a window that moves unless snapshots are asked for or the backend
+ * cannot move it (then again with every row). *span: the field's columns. */
+static int total_setup(stepper *sp, const sim_tables *st, const tables *const *mt,
+                       int want_snapshots, window_span *span, smx_error *err)
+{
+    const plan *p = sp->p;
+    const grid *g = sp->g;
+    for (int moving = !want_snapshots;; moving = 0) {
+        window_shape ws;
+        const double sigmas = want_snapshots ? 1e9 : window_sigmas(SMX_TOTAL_WINDOW_FRACTION);
+        int rc = window_shape_of(&ws, span, p, g, st->mm, mt, 0, 1, 1, sigmas, sp->every_collect,
+                                 moving, err);
+        if (!rc)
+            rc = stepper_window(sp, st, &ws, err);
+        if (!rc)
+            rc = sp->be->setup(&sp->ctx, &sp->st, err);
+        if (rc)
+            return rc;
+        if (!moving || ws.nz == g->nz || (sp->be->can_shift && sp->be->can_shift(sp->ctx)))
+            return 0;
+        stepper_free(sp);
+    }
+}
+
 int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
                   const backend_ops *be, const snapshot_sink *out, const sim_part *part,
                   run_result *r, smx_error *err)
@@ -484,39 +664,41 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
     if (rc)
         return rc;
     run_result_phase(r, "tables", now_s() - t0);
+    const tables *one[1] = { t };
+    const tables *const *mt = media ? media->mt : one;
 
     t0 = now_s();
-    stepper sp = { p,
-                   g,
-                   be,
-                   &st,
-                   NULL,
-                   NULL,
-                   be->collect_every > 0 ? be->collect_every : 1,
-                   simulate_expected_steps(p, g, t) };
+    stepper sp = { .p = p,
+                   .g = g,
+                   .be = be,
+                   .every_collect = be->collect_every > 0 ? be->collect_every : 1,
+                   .expected = simulate_expected_steps(p, g, t) };
     float *host = NULL;
     grid_box *occupied = NULL;
-    double *dose = NULL;
+    double *dose = NULL, *wdose = NULL;
     pending_snapshot ps = { 0 };
-    if ((rc = be->setup(&sp.ctx, &st, err)))
-        goto done;
+    window_span span = { 0, (int)g->nx - 1 };
     /* calloc: the source writes one row, the rest is never touched. */
     host = calloc((size_t)g->cells, sizeof *host);
     occupied = malloc((size_t)g->ne * sizeof *occupied);
     dose = malloc((size_t)g->slice * sizeof *dose);
-    sp.recs = malloc((size_t)sp.every_collect * sizeof *sp.recs);
-    if (!host || !occupied || !dose || !sp.recs) {
+    if (!host || !occupied || !dose) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for one psi copy)",
                       (double)g->cells * 4e-9);
         goto done;
     }
     if (!part->total) { /* an MPI rank's per-spot rows alone */
-        be->describe(sp.ctx, r);
         run_result_phase(r, "setup", now_s() - t0);
         goto per_spot;
     }
-    if ((rc = upload_source(&sp, host, occupied, -1, &r->initial_weight, &r->initial_energy_MeV,
-                            err)))
+    if ((rc = total_setup(&sp, &st, mt, out && wants_any_snapshot(p), &span, err)))
+        goto done;
+    if (!(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose))) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+        goto done;
+    }
+    if ((rc = upload_source(&sp, host, occupied, -1, span, &r->initial_weight,
+                            &r->initial_energy_MeV, err)))
         goto done;
     be->describe(sp.ctx, r);
     run_result_phase(r, "setup", now_s() - t0);
@@ -532,6 +714,9 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
 
     double loop0 = now_s(), loop_write_s = 0.0;
     rc = run_steps(&sp, r, out, 1, &ps, &loop_write_s, err);
+    r->window_nz = sp.win.shape.nz;
+    r->window_nx = sp.win.shape.nx;
+    r->window_moves = sp.win.shifts;
     run_result_phase(r, "steps", now_s() - loop0 - loop_write_s);
     write_s += loop_write_s;
     /* An interrupted run still hands back its dose so far: the caller may keep
@@ -555,7 +740,7 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
     if (rc && !interrupted)
         goto done;
     t0 = now_s();
-    int rc_dose = be->download_dose(sp.ctx, dose, err);
+    int rc_dose = download_dose(&sp, wdose, dose, err);
     if (rc_dose) {
         rc = rc_dose;
         goto done;
@@ -568,23 +753,25 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
     run_result_phase(r, "download", now_s() - t0);
 
 per_spot:
-    /* rc is 0 here unless the total was interrupted. */
+    /* rc is 0 here unless the total was interrupted. The total's state goes
+     * first: the spots' windows take its memory. */
+    if (sp.ctx && !rc && p->per_spot_dose && part->spot_count > 0)
+        stepper_free(&sp);
     if (!rc && p->per_spot_dose && part->spot_count > 0) {
         t0 = now_s();
         if (!dose && !(dose = malloc((size_t)g->slice * sizeof *dose))) /* the total kept its own */
             rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         else
-            rc = per_spot_runs(&sp, host, occupied, dose, part->spot_first, part->spot_count, r,
-                               err);
+            rc = per_spot_runs(&sp, &st, mt, host, occupied, dose, part->spot_first,
+                               part->spot_count, r, err);
         run_result_phase(r, "per-spot", now_s() - t0);
     }
 done:
-    if (sp.ctx)
-        be->release(sp.ctx);
+    stepper_free(&sp);
     free(host);
     free(occupied);
     free(dose);
-    free(sp.recs);
+    free(wdose);
     sim_tables_free(&st);
     return rc;
 }

@@ -1,0 +1,83 @@
+// The moving window's shift (src/transport/window.h): rows of psi and of the
+// dose move `rows` rows towards z = 0, in place. One thread walks one column
+// (a plane's x, or the dose's x) in z ascending: it reads row z before it
+// writes row z - rows, so no other thread's data is in its way.
+#include "window_shift.cuh"
+
+__global__ void shift_psi_kernel(float *psi, dev_dims d, int z0, int z1, int lo, int rows,
+                                 int64_t cols)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += stride) {
+        const int64_t x = c % d.px, plane = c / d.px;
+        const int64_t ie = lo + plane / d.nth, j = plane % d.nth;
+        float *col = psi + dev_index(d, ie, j, 0, x);
+        const int first = z0 > rows ? z0 : rows; // the first row that stays
+        for (int z = first; z <= z1; z++)
+            col[(int64_t)(z - rows) * d.px] = col[(int64_t)z * d.px];
+        // What the move leaves behind at the far end (and rows that left).
+        const int a = z1 - rows + 1 > 0 ? z1 - rows + 1 : 0;
+        for (int z = a; z <= z1; z++)
+            col[(int64_t)z * d.px] = 0.0f;
+    }
+}
+
+__global__ void shift_dose_kernel(double *dose, dev_dims d, int rows)
+{
+    for (int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; x < d.px;
+         x += (int64_t)gridDim.x * blockDim.x) {
+        for (int64_t z = rows; z < d.nz; z++)
+            dose[(z - rows) * d.px + x] = dose[z * d.px + x];
+        for (int64_t z = d.nz - rows; z < d.nz; z++)
+            dose[z * d.px + x] = 0.0;
+    }
+}
+
+// The boxes follow the rows: per bin, and the union of the regions.
+__global__ void shift_boxes_kernel(box4 *box_a, int ne, active_regions *reg, int rows)
+{
+    for (int ie = blockIdx.x * blockDim.x + threadIdx.x; ie <= ne; ie += gridDim.x * blockDim.x) {
+        box4 *b = ie < ne ? &box_a[ie] : &reg->occupied;
+        if (box_is_empty(*b))
+            continue;
+        b->z0 = b->z0 - rows < 0 ? 0 : b->z0 - rows;
+        b->z1 -= rows;
+        if (b->z1 < 0)
+            *b = box_empty4();
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        // The other buffer's written rows were zeroed (window_shift_launch):
+        // nothing is left there for the next step to clear.
+        reg->written = box_empty4();
+        reg->wtgt_lo = ne;
+        reg->wtgt_hi = -1;
+    }
+}
+
+cudaError_t window_shift_launch(float *cur, float *other, double *dose, box4 *box_a,
+                                active_regions *reg, const active_regions &rg, dev_dims d, int rows,
+                                cudaStream_t s)
+{
+    // The other buffer holds only stale values (the step overwrites or
+    // clears them, by its written region): cleared here instead.
+    cudaError_t e =
+        clear_rows_launch(other, d, rg.written.z0, rg.written.z1, rg.wtgt_lo > 0 ? rg.wtgt_lo : 0,
+                          rg.wtgt_hi < d.ne - 1 ? rg.wtgt_hi : (int)d.ne - 1, s);
+    if (e != cudaSuccess)
+        return e;
+    if (!box_is_empty(rg.occupied) && rg.src_hi >= rg.src_lo) {
+        const int64_t cols = (int64_t)(rg.src_hi - rg.src_lo + 1) * d.nth * d.px;
+        const int blocks = (int)((cols + SMX_THREADS - 1) / SMX_THREADS < 65536
+                                     ? (cols + SMX_THREADS - 1) / SMX_THREADS
+                                     : 65536);
+        shift_psi_kernel<<<blocks, SMX_THREADS, 0, s>>>(cur, d, rg.occupied.z0, rg.occupied.z1,
+                                                        rg.src_lo, rows, cols);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return e;
+    }
+    shift_dose_kernel<<<(int)((d.px + 127) / 128), 128, 0, s>>>(dose, d, rows);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    shift_boxes_kernel<<<(int)((d.ne + 1 + 127) / 128), 128, 0, s>>>(box_a, (int)d.ne, reg, rows);
+    return cudaGetLastError();
+}

@@ -1,0 +1,240 @@
+#include "transport/window.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numerics/deposit_path.h"
+#include "physics/beam_reach.h"
+
+double window_sigmas(double fraction)
+{
+    if (!(fraction > 0.0) || fraction >= 1.0)
+        return 1e9;
+    return sqrt(2.0 * log(1.0 / fraction)) + 1.0;
+}
+
+/* Columns of g that [lo, hi] mm touches, clipped to the grid. */
+static window_span span_of_mm(const grid *g, double lo, double hi)
+{
+    int a = (int)floor((lo - g->x.edges[0]) / g->dx), b = (int)floor((hi - g->x.edges[0]) / g->dx);
+    a = a < 0 ? 0 : a >= g->nx ? (int)g->nx - 1 : a;
+    b = b < 0 ? 0 : b >= g->nx ? (int)g->nx - 1 : b;
+    return (window_span){ a, b };
+}
+
+static window_span span_join(window_span a, window_span b)
+{
+    return (window_span){ a.x_lo < b.x_lo ? a.x_lo : b.x_lo, a.x_hi > b.x_hi ? a.x_hi : b.x_hi };
+}
+
+int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const grid *g,
+                    const medium_map *m, const tables *const *mt, int first, int n, int field,
+                    double sigmas, int collect_every, int moving, smx_error *err)
+{
+    (void)err;
+    /* Each step moves a direction up to ds along its path, a deposit path
+     * reaches SMX_PATH_CELLS cells: this many columns beyond the reach on
+     * each side keep the steps' own moves inside. */
+    const int guard = (int)ceil(g->ds / g->dx) + SMX_PATH_CELLS;
+    int width = 1;
+    double range_mm = 0.0;
+    window_span all = { (int)g->nx, -1 };
+    for (int k = 0; k < n; k++) {
+        window_span sp = { (int)g->nx, -1 };
+        const int count = field ? plan_spot_count(p) : 1;
+        for (int i = 0; i < count; i++) {
+            plan_spot s = plan_spot_at(p, field ? i : first + k);
+            beam_reach b;
+            if (sigmas >= 1e8) {
+                sp = (window_span){ 0, (int)g->nx - 1 };
+            } else {
+                beam_reach_of(g, m, mt, &s, sigmas, &b);
+                window_span c = span_of_mm(g, b.x_lo_mm, b.x_hi_mm);
+                c.x_lo = c.x_lo - guard < 0 ? 0 : c.x_lo - guard;
+                c.x_hi = c.x_hi + guard >= g->nx ? (int)g->nx - 1 : c.x_hi + guard;
+                sp = span_join(sp, c);
+                if (isfinite(b.stop_mm) && b.stop_mm > range_mm)
+                    range_mm = b.stop_mm;
+            }
+        }
+        if (spans)
+            spans[k] = sp;
+        all = span_join(all, sp);
+        if (sp.x_hi - sp.x_lo + 1 > width)
+            width = sp.x_hi - sp.x_lo + 1;
+    }
+    (void)all;
+    ws->nx = width > g->nx ? (int)g->nx : width;
+    /* Depth: a direction moves at most ceil(ds / dz) rows a step; between two
+     * looks at the front the beam covers collect_every of them. Behind the
+     * back row, a step's deposit path reaches SMX_PATH_CELLS rows. The band
+     * between back and front: the directions' lag and the range's spread,
+     * a few per cent of the range (docs/model.md, "Windows"). */
+    const int per_step = (int)ceil(g->ds / g->dz);
+    ws->front_margin = collect_every * per_step + SMX_PATH_CELLS + 1;
+    ws->back_margin = SMX_PATH_CELLS + 1;
+    const int band = 24 + (int)ceil(0.1 * range_mm / g->dz);
+    int nz = ws->front_margin + ws->back_margin + band;
+    nz = (nz + 7) / 8 * 8;
+    ws->nz = !moving || nz >= g->nz ? (int)g->nz : nz;
+    return 0;
+}
+
+/* Copies axis `src`'s cells a .. a + n - 1 into dst (allocated). */
+static int axis_part(axis *dst, const axis *src, int a, int n)
+{
+    dst->n = n;
+    dst->centres = malloc((size_t)n * sizeof *dst->centres);
+    dst->edges = malloc(((size_t)n + 1) * sizeof *dst->edges);
+    if (!dst->centres || !dst->edges)
+        return -1;
+    memcpy(dst->centres, src->centres + a, (size_t)n * sizeof *dst->centres);
+    memcpy(dst->edges, src->edges + a, ((size_t)n + 1) * sizeof *dst->edges);
+    return 0;
+}
+
+static int axis_copy(axis *dst, const axis *src)
+{
+    return axis_part(dst, src, 0, src->n);
+}
+
+int window_init(window *w, const grid *g, const medium_map *full, const window_shape *ws,
+                smx_error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->g = g;
+    w->full = full && full->cell ? full : NULL;
+    w->shape = *ws;
+    grid *wg = &w->wg;
+    *wg = *g;
+    wg->E = wg->theta = wg->x = wg->z = (axis){ 0 };
+    wg->nx = ws->nx;
+    wg->nz = ws->nz;
+    wg->slice = wg->nz * wg->nx;
+    wg->cells = wg->ne * wg->nth * wg->slice;
+    if (full) {
+        w->mm = *full;
+        w->mm.nz = ws->nz;
+        w->mm.nx = ws->nx;
+        w->mm.cell = NULL;
+    }
+    const size_t cells = (size_t)ws->nz * ws->nx;
+    if (axis_copy(&wg->E, &g->E) || axis_copy(&wg->theta, &g->theta) ||
+        axis_part(&wg->x, &g->x, 0, ws->nx) || axis_part(&wg->z, &g->z, 0, ws->nz) ||
+        !(w->left = calloc((size_t)g->nz * ws->nx, sizeof *w->left)) ||
+        !(w->rows_out = malloc(cells * sizeof *w->rows_out)) ||
+        (w->full && !(w->mm.cell = calloc(cells, 1)))) {
+        window_free(w);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for a window of %d x %d cells",
+                        ws->nz, ws->nx);
+    }
+    return 0;
+}
+
+void window_free(window *w)
+{
+    grid_free(&w->wg);
+    free(w->mm.cell);
+    free(w->left);
+    free(w->rows_out);
+    memset(w, 0, sizeof *w);
+}
+
+/* The window's map rows z .. z + count - 1 from the run's map at rows z0 + z. */
+static void map_rows(window *w, int z, int count)
+{
+    if (!w->full)
+        return;
+    for (int r = z; r < z + count; r++)
+        memcpy(w->mm.cell + (int64_t)r * w->shape.nx,
+               w->full->cell + (int64_t)(w->z0 + r) * w->full->nx + w->x0, (size_t)w->shape.nx);
+}
+
+void window_place(window *w, window_span span)
+{
+    const int nx = w->shape.nx, gnx = (int)w->g->nx;
+    int x0 = span.x_lo - (nx - (span.x_hi - span.x_lo + 1)) / 2;
+    x0 = x0 + nx > gnx ? gnx - nx : x0;
+    w->x0 = x0 < 0 ? 0 : x0;
+    w->z0 = 0;
+    w->shifts = 0;
+    memcpy(w->wg.x.centres, w->g->x.centres + w->x0, (size_t)nx * sizeof(double));
+    memcpy(w->wg.x.edges, w->g->x.edges + w->x0, ((size_t)nx + 1) * sizeof(double));
+    memset(w->left, 0, (size_t)w->g->nz * nx * sizeof *w->left);
+    map_rows(w, 0, w->shape.nz);
+}
+
+int window_follow(window *w, const backend_ops *be, void *ctx, int front, int back, smx_error *err)
+{
+    const window_shape *s = &w->shape;
+    const int room = (int)w->g->nz - (w->z0 + s->nz); /* rows of the grid beyond the window */
+    if (front < 0 || room <= 0 || front < s->nz - s->front_margin)
+        return 0;
+    int rows = back - s->back_margin;
+    rows = rows > room ? room : rows;
+    if (rows <= 0 || front - rows >= s->nz - s->front_margin)
+        return smx_fail(
+            err, SMX_EXIT_RUNTIME,
+            "the beam's rows (%d to %d of the grid) no longer fit its window of %d rows "
+            "(%d kept ahead of the front, %d behind the back); a window as deep as the "
+            "grid needs no move: set output.per_spot_dose false, or report this plan",
+            w->z0 + back, w->z0 + front, s->nz, s->front_margin, s->back_margin);
+    /* The map moves with the window first (the backend reads it again in
+     * the shift): rows behind fall off, the grid's next rows enter. */
+    const int z_old = w->z0;
+    w->z0 += rows;
+    if (w->full) {
+        memmove(w->mm.cell, w->mm.cell + (int64_t)rows * s->nx, (size_t)(s->nz - rows) * s->nx);
+        map_rows(w, s->nz - rows, rows);
+    }
+    int rc = be->shift(ctx, rows, w->rows_out, err);
+    if (rc)
+        return rc;
+    for (int64_t i = 0; i < (int64_t)rows * s->nx; i++)
+        w->left[(int64_t)z_old * s->nx + i] = w->rows_out[i];
+    w->shifts++;
+    return 0;
+}
+
+void window_dose(const window *w, const double *win, double *dose)
+{
+    const grid *g = w->g;
+    const int nx = w->shape.nx;
+    memset(dose, 0, (size_t)g->slice * sizeof *dose);
+    for (int z = 0; z < g->nz; z++) {
+        const double *src = z < w->z0                 ? w->left + (int64_t)z * nx
+                            : z < w->z0 + w->shape.nz ? win + (int64_t)(z - w->z0) * nx
+                                                      : NULL;
+        if (src)
+            memcpy(dose + (int64_t)z * g->nx + w->x0, src, (size_t)nx * sizeof *dose);
+    }
+}
+
+double window_source(const window *w, const float *psi0, const grid_box *occupied, float *wpsi,
+                     grid_box *wocc)
+{
+    const grid *g = w->g, *wg = &w->wg;
+    double sum = 0.0;
+    for (int64_t ie = 0; ie < g->ne; ie++) {
+        grid_box b = occupied[ie];
+        wocc[ie] = (grid_box){ 1, 0, 1, 0 };
+        if (b.z0 > b.z1 || b.x0 > b.x1)
+            continue;
+        int x0 = b.x0 > w->x0 ? b.x0 : w->x0,
+            x1 = b.x1 < w->x0 + wg->nx - 1 ? b.x1 : w->x0 + (int)wg->nx - 1;
+        int z1 = b.z1 < wg->nz - 1 ? b.z1 : (int)wg->nz - 1;
+        if (x0 > x1 || b.z0 > z1)
+            continue;
+        wocc[ie] = (grid_box){ b.z0, z1, x0 - w->x0, x1 - w->x0 };
+        for (int64_t j = 0; j < g->nth; j++)
+            for (int64_t z = b.z0; z <= z1; z++) {
+                const float *src = psi0 + psi_index(g, ie, j, z, x0);
+                float *dst = wpsi + psi_index(wg, ie, j, z, x0 - w->x0);
+                memcpy(dst, src, (size_t)(x1 - x0 + 1) * sizeof *dst);
+                for (int x = 0; x <= x1 - x0; x++)
+                    sum += src[x];
+            }
+    }
+    return sum;
+}

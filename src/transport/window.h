@@ -1,0 +1,89 @@
+/* The part of the grid a source's state holds (docs/model.md, "Windows"):
+ * the columns of its lateral reach and a band of rows that follows the beam
+ * in depth, every energy bin and direction. A beam occupies a few rows near
+ * its front at any step, so its state need not be the whole grid: device and
+ * host memory then scale with the sources in flight, not with the grid.
+ *
+ * The backends step a window as they step a grid (its own grid, wg, and
+ * medium map, mm); when the beam's front nears the window's far end, the
+ * window moves: the rows behind the beam, which no step can reach any more,
+ * leave with their dose (backend_ops.shift), and empty rows enter at the far
+ * end. Nothing in a step depends on where a row lies, so a window that holds
+ * every cell the beam reaches gives the grid's dose bit for bit; what leaves
+ * through a side of a narrower window is an escape like any other. A window
+ * as large as the grid never moves (a dense start, snapshots). */
+#ifndef SMX_WINDOW_H
+#define SMX_WINDOW_H
+
+#include "base/error.h"
+#include "input/plan.h"
+#include "physics/grid.h"
+#include "physics/medium.h"
+#include "physics/tables.h"
+#include "transport/backend.h"
+
+/* The size of every window of a run (one state serves its sources in turn). */
+typedef struct window_shape {
+    int nx, nz; /* columns and rows a window holds */
+    int front_margin; /* rows kept free ahead of the front: what the steps between two
+                         collects can cover */
+    int back_margin; /* rows kept behind the back row: where a step's deposit reaches */
+} window_shape;
+
+/* The columns a source needs: what its spots' reach covers (inclusive). */
+typedef struct window_span {
+    int x_lo, x_hi;
+} window_span;
+
+/* The shape for sources 'first .. first + n - 1' of the plan (spot < 0 in
+ * spots: the whole field in one), each needing the columns its spots reach
+ * to `sigmas` standard deviations (window_sigmas), with `collect_every`
+ * steps between the host's looks at the front (backend_ops). moving = 0: the
+ * window keeps every row (snapshots, a backend that cannot shift). spans:
+ * [n] each source's columns (may be NULL). mt: the tables of m's materials. */
+int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const grid *g,
+                    const medium_map *m, const tables *const *mt, int first, int n, int field,
+                    double sigmas, int collect_every, int moving, smx_error *err);
+
+/* Standard deviations of a Gaussian at which it falls to `fraction` of its
+ * peak, plus one for the pencil's tails beyond a Gaussian; the whole grid
+ * (a large number) for fraction 0. */
+double window_sigmas(double fraction);
+
+/* One window: where it lies on the run's grid now, its own grid and medium
+ * map (which the backend's tables point to), and the dose of the rows that
+ * have left it. */
+typedef struct window {
+    const grid *g; /* the run's grid */
+    const medium_map *full; /* the run's map (NULL or one medium: no cells) */
+    window_shape shape;
+    grid wg; /* columns x0 .. x0 + nx - 1 of g, rows 0 .. nz - 1 (z from the entrance) */
+    medium_map mm; /* g's media; the cells of the rows and columns the window holds */
+    int x0, z0; /* the window's first column and row on g */
+    double *left; /* [g->nz][shape.nx] MeV: the dose of the rows that have left */
+    double *rows_out; /* [shape.nz][shape.nx] scratch for a shift */
+    int shifts; /* moves so far (this source) */
+} window;
+
+int window_init(window *w, const grid *g, const medium_map *full, const window_shape *ws,
+                smx_error *err);
+void window_free(window *w);
+/* Puts the window at the entrance, its columns covering span (centred on it
+ * where the grid allows), for a new source: no dose yet. */
+void window_place(window *w, window_span span);
+/* After a collect (every enqueued step done): front and back, the rows (on the
+ * window) holding weight after the last step. Moves the window when the
+ * front nears its far end; fails when the beam's band of rows no longer fits
+ * (the rows between back and front with both margins). */
+int window_follow(window *w, const backend_ops *be, void *ctx, int front, int back, smx_error *err);
+/* The source's dose on the run's grid ([g->nz][g->nx], MeV): the rows that
+ * have left and the window's own (win: [shape.nz][shape.nx], the backend's
+ * download). */
+void window_dose(const window *w, const double *win, double *dose);
+/* The source's psi on the window (wpsi, all zero on entry) from psi0 on the
+ * run's grid (row 0, source_fill), with the boxes in window coordinates.
+ * Returns the weight the window holds. */
+double window_source(const window *w, const float *psi0, const grid_box *occupied, float *wpsi,
+                     grid_box *wocc);
+
+#endif
