@@ -511,19 +511,25 @@ static void per_spot_cases(int n_paths)
     "geometry.shapes=[{material: bone_compact, z_mm: [10, 25]}, "                \
     "{material: lung, z_mm: [30, 45], x_mm: [-20.25, 0], density_g_cm3: 0.26}, " \
     "{material: titanium, z_mm: [26, 29], x_mm: [-2, 4]}]"
-    const char *paths[][3] = {
-        { "backend.fused=true", "transport.streaming_scheme=shift", NULL },
-        { "backend.fused=true", "transport.streaming_scheme=bilinear", NULL },
-        { "backend.fused=false", "transport.streaming_scheme=shift", NULL },
-        { "backend.fused=true", "transport.streaming_scheme=shift", SPOT_MEDIA },
-        { "backend.fused=true", "transport.streaming_scheme=shift", SPOT_MEDIA },
-        { "backend.fused=false", "transport.streaming_scheme=shift", SPOT_MEDIA }
+    const char *paths[][4] = {
+        { "backend.fused=true", "transport.streaming_scheme=shift", NULL, NULL },
+        { "backend.fused=true", "transport.streaming_scheme=bilinear", NULL, NULL },
+        { "backend.fused=false", "transport.streaming_scheme=shift", NULL, NULL },
+        { "backend.fused=true", "transport.streaming_scheme=shift", SPOT_MEDIA, NULL },
+        { "backend.fused=true", "transport.streaming_scheme=shift", SPOT_MEDIA, NULL },
+        { "backend.fused=false", "transport.streaming_scheme=shift", SPOT_MEDIA, NULL },
+        /* With the early exit the spots' windows move (transport/window.h). */
+        { "backend.fused=true", "transport.streaming_scheme=shift", "backend.early_exit=fixed",
+          NULL },
+        { "backend.fused=true", "transport.streaming_scheme=shift", SPOT_MEDIA,
+          "backend.early_exit=fixed" }
     };
-    const char *names[] = { "one pass",          "two-pass fused",  "one kernel per operator",
-                            "media, two passes", "media, one pass", "media, per operator" };
-    const char *one_pass[] = { NULL, NULL, NULL, "-1", "1", NULL };
-    for (int i = 0; i < n_paths && i < 6; i++) {
-        const int ns = paths[i][2] ? 3 : 2;
+    const char *names[] = { "one pass",          "two-pass fused",       "one kernel per operator",
+                            "media, two passes", "media, one pass",      "media, per operator",
+                            "moving windows",    "moving windows, media" };
+    const char *one_pass[] = { NULL, NULL, NULL, "-1", "1", NULL, NULL, "1" };
+    for (int i = 0; i < n_paths && i < 8; i++) {
+        const int ns = paths[i][3] ? 4 : paths[i][2] ? 3 : 2;
         if (one_pass[i])
             setenv("SMX2D_TEST_MEDIA_ONE_PASS", one_pass[i], 1);
         /* The CPU with the same transport (the streaming scheme and the
@@ -913,7 +919,37 @@ int main(int argc, char **argv)
     media_whole_run();
 
     printf("3. per-spot dose, CUDA vs CPU:\n");
-    per_spot_cases(6);
+    per_spot_cases(8);
+
+    printf("3b. moving windows, whole runs with the early exit (transport/window.h):\n");
+    {
+        const char *mv[] = { "backend.early_exit=fixed", "transport.window=moving" };
+        const char *gr[] = { "backend.early_exit=fixed", "transport.window=grid" };
+        run_metrics cm, gm, cg, gg;
+        whole_run("cpu", mv, 2, &cm);
+        whole_run("cuda", mv, 2, &gm);
+        whole_run("cpu", gr, 2, &cg);
+        whole_run("cuda", gr, 2, &gg);
+        const size_t n = (size_t)cm.slice * sizeof(double);
+        const int ok = cm.dose && gm.dose && cg.dose && gg.dose;
+        const int gpu_cpu = ok && memcmp(cm.dose, gm.dose, n) == 0;
+        const int grid_cpu = ok && memcmp(cg.dose, gg.dose, n) == 0;
+        const int win_grid = ok && memcmp(gm.dose, gg.dose, n) == 0;
+        printf(
+            "  quickstart, early exit: moving window CUDA vs CPU %s (%.2e), whole grid CUDA vs CPU "
+            "%s (%.2e), CUDA window vs grid %s\n",
+            gpu_cpu ? "bitwise equal" : "DIFFERS", ok ? max_rel_d(gm.dose, cm.dose, cm.slice) : 1.0,
+            grid_cpu ? "bitwise equal" : "DIFFERS",
+            ok ? max_rel_d(gg.dose, cg.dose, cg.slice) : 1.0,
+            win_grid ? "bitwise equal" : "DIFFERS");
+        CHECK(ok && win_grid);
+        CHECK_MSG(gpu_cpu == grid_cpu,
+                  "the window changes whether CUDA and the CPU agree bit for bit");
+        free(cm.dose);
+        free(gm.dose);
+        free(cg.dose);
+        free(gg.dose);
+    }
 
     printf("4. whole runs, CUDA vs CPU:\n");
     const char *q[] = { "backend.early_exit=off" };

@@ -23,6 +23,7 @@ enum angle_mode { ANGLE_WINDOW = 0, ANGLE_FULL = 1 };
 enum device_kind { DEVICE_AUTO = 0, DEVICE_CPU = 1, DEVICE_CUDA = 2 };
 enum op_id { OP_THETA = 0, OP_ENERGY = 1, OP_STREAM = 2 };
 enum streaming_scheme { STREAM_BILINEAR = 0, STREAM_SHIFT = 1 };
+enum window_mode { WINDOW_MOVING = 0, WINDOW_GRID = 1 };
 enum scattering_power_model { SCAT_HIGHLAND = 0, SCAT_FERMI_ROSSI = 1 };
 enum variant_energy { VAR_E_AUTO = 0, VAR_E_GATHER = 1, VAR_E_SCATTER = 2 };
 enum variant_angular { VAR_A_AUTO = 0, VAR_A_DIRECT = 1, VAR_A_FFT = 2 };
@@ -97,6 +98,7 @@ typedef struct plan {
     int straggling; /* energy-loss straggling in A_E */
     int nuclear; /* non-elastic nuclear removal of primaries */
     int streaming_scheme; /* enum streaming_scheme */
+    int window_mode; /* enum window_mode (transport/window.h) */
     int operator_order[PLAN_ORDER_MAX]; /* enum op_id, applied left to right */
     /* backend */
     int device; /* enum device_kind */

@@ -183,6 +183,11 @@ const plan_key plan_keys[] = {
       .default_value = "shift", .choices = "bilinear|shift", .units = "",
       .doc = "spatial streaming: bilinear = area weighting over up to four cells; "
              "shift = whole-cell shifts that accumulate the exact displacement" },
+    { .path = "transport.window", .type = PT_ENUM, AT(window_mode),
+      .default_value = "moving", .choices = "moving|grid", .units = "",
+      .doc = "what a source's state holds: moving = the columns of its reach (a spot's to "
+             "output.per_spot_threshold; the total's every column) and a band of rows that "
+             "follows the beam; grid = the whole grid (memory of the whole grid per state)" },
     { .path = "transport.operator_order", .type = PT_OP_LIST, LIST_AT(operator_order),
       .default_value = "[theta, energy, stream]", .choices = "theta|energy|stream",
       .units = "", .doc = "order in which the operators are applied within one step" },

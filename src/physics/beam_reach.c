@@ -30,7 +30,8 @@ void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, 
                 ix = (int64_t)floor((xm - x_min) / g->dx);
         iz = iz < 0 ? 0 : iz >= g->nz ? g->nz - 1 : iz;
         ix = ix < 0 ? 0 : ix >= g->nx ? g->nx - 1 : ix;
-        const medium *md = &m->media[medium_of(m, (int)iz, (int)ix)];
+        const medium one = { 0, g->density }; /* no map: the plan's material everywhere */
+        const medium *md = m ? &m->media[medium_of(m, (int)iz, (int)ix)] : &one;
         t = mt[md->material];
         double rho = md->density_g_cm3;
         double R = tables_csda_range(t, E), dR = rho * h * 0.1; /* g/cm2 */

@@ -30,7 +30,8 @@ typedef struct beam_reach {
 
 /* One spot's path, its lateral reach `sigmas` standard deviations wide (the
  * dry run: REACH_SIGMAS; a spot's window, transport/window.c: from the
- * per-spot threshold). mt[k]: the tables of the map's material k. */
+ * per-spot threshold). mt[k]: the tables of the map's material k; m NULL:
+ * mt[0] at the grid's density everywhere. */
 void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, const plan_spot *s,
                    double sigmas, beam_reach *out);
 

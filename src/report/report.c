@@ -302,13 +302,13 @@ void report_summary(const run_result *r, const dose_figures *fig)
              r->max_weight_rel_err, r->max_energy_rel_err, r->conservation_violations,
              r->conservation_violations == 1 ? "" : "s");
     if (r->window_nz > 0)
-        smx_info("  window (rows x columns)   %d x %d, moved %d times\n", r->window_nz, r->window_nx,
-                 r->window_moves);
+        smx_info("  window (rows x columns)   %d x %d, moved %d times, beam's rows at most %d\n",
+                 r->window_nz, r->window_nx, r->window_moves, r->window_band);
     if (r->per_spot.n_spots > 0)
         smx_info("  per-spot dose             %d spots, %lld values stored (threshold %.1e), "
-                 "windows %d x %d, moved %d times\n",
+                 "windows %d x %d, moved %d times, a beam's rows at most %d\n",
                  r->per_spot.n_spots, (long long)r->per_spot.nnz, r->per_spot.threshold,
-                 r->spot_window_nz, r->spot_window_nx, r->spot_window_moves);
+                 r->spot_window_nz, r->spot_window_nx, r->spot_window_moves, r->spot_window_band);
     /* The command's phases as they ran: the time to dose from the plan. */
     smx_info("  wall time                 %.3f s (", wall_s);
     for (int i = 0; i < r->n_phases; i++)

@@ -58,8 +58,8 @@ typedef struct run_result {
     /* The total's window (transport/window.h): rows and columns of the
      * state, and how often it moved; per-spot: the spots' windows' size and
      * all their moves. */
-    int window_nz, window_nx, window_moves;
-    int spot_window_nz, spot_window_nx, spot_window_moves;
+    int window_nz, window_nx, window_moves, window_band;
+    int spot_window_nz, spot_window_nx, spot_window_moves, spot_window_band;
     int n_phases;
     const char *phase_name[RUN_MAX_PHASES];
     double phase_s[RUN_MAX_PHASES];

@@ -15,10 +15,6 @@
 
 volatile sig_atomic_t smx_interrupted = 0;
 
-/* The total's window (the whole field as one source): its spots' reach to
- * where a Gaussian falls to this fraction of its peak, so that its dose is
- * the whole grid's to far below what a plan or a plot resolves. */
-#define SMX_TOTAL_WINDOW_FRACTION 1e-7
 /* Per-spot lanes tried at most (backend.per_spot_lanes: auto); the backend's
  * memory decides how many of them fit. */
 #define LANES_WANTED 64
@@ -417,12 +413,14 @@ static int per_spot_runs(const stepper *proto, const sim_tables *st, const table
     /* Dropped values are summed at the reference density (spot_dose). */
     const medium_map *mm = st->mm;
     double *to_ref = NULL;
-    window_span *spans = malloc((size_t)n * sizeof *spans);
+    /* The shape from every spot of the plan, not this block's: a row must
+     * not depend on the spots it ran beside (an MPI rank's block, lanes). */
+    window_span *spans = malloc((size_t)n_plan * sizeof *spans);
     double *wdose = NULL;
     if (!spans)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     window_shape ws;
-    int rc = window_shape_of(&ws, spans, p, g, mm, mt, first, n, 0,
+    int rc = window_shape_of(&ws, spans, p, g, mm, mt, 0, n_plan, 0,
                              window_sigmas(p->per_spot_threshold), proto->every_collect, 1, err);
     if (rc) {
         free(spans);
@@ -457,7 +455,7 @@ static int per_spot_runs(const stepper *proto, const sim_tables *st, const table
     if (!rc && ws.nz < g->nz && !(proto->be->can_shift && proto->be->can_shift(lanes[0].sp.ctx))) {
         stepper_free(&lanes[0].sp);
         run_result_free(&lanes[0].one);
-        if (!(rc = window_shape_of(&ws, spans, p, g, mm, mt, first, n, 0,
+        if (!(rc = window_shape_of(&ws, spans, p, g, mm, mt, 0, n_plan, 0,
                                    window_sigmas(p->per_spot_threshold), proto->every_collect, 0,
                                    err)))
             rc = lanes_setup(lanes, 1, proto, st, &ws, &nl, err);
@@ -499,7 +497,7 @@ static int per_spot_runs(const stepper *proto, const sim_tables *st, const table
         }
         for (int i = 0; i < nl && !rc; i++)
             if (lanes[i].spot < 0 && next < n) {
-                rc = lane_start(&lanes[i], first + next, spans[next], host, occupied, err);
+                rc = lane_start(&lanes[i], first + next, spans[first + next], host, occupied, err);
                 next++;
             }
         double tb = now_s(); /* the steps: enqueued (run, on the CPU) and collected */
@@ -535,6 +533,8 @@ static int per_spot_runs(const stepper *proto, const sim_tables *st, const table
                 break;
             }
             r->spot_window_moves += L->sp.win.shifts;
+            if (L->sp.win.band > r->spot_window_band)
+                r->spot_window_band = L->sp.win.band;
             r->conservation_violations += L->one.conservation_violations;
             r->max_weight_rel_err = fmax(r->max_weight_rel_err, L->one.max_weight_rel_err);
             r->max_energy_rel_err = fmax(r->max_energy_rel_err, L->one.max_energy_rel_err);
@@ -627,8 +627,9 @@ static int wants_any_snapshot(const plan *p)
 }
 
 /* sp's window for the total (the whole field as one source) and its backend
- * state: a window that moves unless snapshots are asked for or the backend
- * cannot move it (then again with every row). *span: the field's columns. */
+ * state: every column (the total is the grid's dose bit for bit; the spots'
+ * own windows are narrower) and a band of rows that moves, unless snapshots
+ * are asked for or the backend cannot move it (then again with every row). */
 static int total_setup(stepper *sp, const sim_tables *st, const tables *const *mt,
                        int want_snapshots, window_span *span, smx_error *err)
 {
@@ -636,9 +637,8 @@ static int total_setup(stepper *sp, const sim_tables *st, const tables *const *m
     const grid *g = sp->g;
     for (int moving = !want_snapshots;; moving = 0) {
         window_shape ws;
-        const double sigmas = want_snapshots ? 1e9 : window_sigmas(SMX_TOTAL_WINDOW_FRACTION);
-        int rc = window_shape_of(&ws, span, p, g, st->mm, mt, 0, 1, 1, sigmas, sp->every_collect,
-                                 moving, err);
+        int rc = window_shape_of(&ws, span, p, g, st->mm, mt, 0, 1, 1, window_sigmas(0.0),
+                                 sp->every_collect, moving, err);
         if (!rc)
             rc = stepper_window(sp, st, &ws, err);
         if (!rc)
@@ -717,6 +717,7 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
     r->window_nz = sp.win.shape.nz;
     r->window_nx = sp.win.shape.nx;
     r->window_moves = sp.win.shifts;
+    r->window_band = sp.win.band;
     run_result_phase(r, "steps", now_s() - loop0 - loop_write_s);
     write_s += loop_write_s;
     /* An interrupted run still hands back its dose so far: the caller may keep

@@ -32,7 +32,6 @@ int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const g
                     const medium_map *m, const tables *const *mt, int first, int n, int field,
                     double sigmas, int collect_every, int moving, smx_error *err)
 {
-    (void)err;
     /* Each step moves a direction up to ds along its path, a deposit path
      * reaches SMX_PATH_CELLS cells: this many columns beyond the reach on
      * each side keep the steps' own moves inside. */
@@ -40,23 +39,46 @@ int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const g
     int width = 1;
     double range_mm = 0.0;
     window_span all = { (int)g->nx, -1 };
+    /* Each spot's reach (a path traced in quarter cells: independent, and a
+     * field has hundreds of spots, so in parallel), then the joins. */
+    const int count = field ? plan_spot_count(p) : 1;
+    const int64_t jobs = (int64_t)n * count;
+    window_span *c = malloc((size_t)jobs * sizeof *c);
+    double *path = malloc((size_t)jobs * sizeof *path);
+    if (!c || !path) {
+        free(c);
+        free(path);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    }
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t j = 0; j < jobs; j++) {
+        const plan_spot s = plan_spot_at(p, field ? (int)j : first + (int)j);
+        beam_reach b;
+        beam_reach_of(g, m, mt, &s, sigmas < 1e8 ? sigmas : 1.0, &b);
+        window_span sp = span_of_mm(g, b.x_lo_mm, b.x_hi_mm);
+        sp.x_lo = sp.x_lo - guard < 0 ? 0 : sp.x_lo - guard;
+        sp.x_hi = sp.x_hi + guard >= g->nx ? (int)g->nx - 1 : sp.x_hi + guard;
+        c[j] = sigmas < 1e8 ? sp : (window_span){ 0, (int)g->nx - 1 };
+        path[j] = isfinite(b.stop_mm) ? b.stop_mm : g->z.edges[g->nz];
+    }
+    /* How far apart in depth two directions drift a unit of path: the
+     * spread of sin(theta) over the direction bins (theta from +x; 90 deg is
+     * depth), 1 - cos(20 deg) = 0.06 for the default window about depth. */
+    double vmin = 1.0, vmax = -1.0;
+    for (int i = 0; i <= g->nth; i++) {
+        const double v = sin(g->theta.edges[i]);
+        vmin = v < vmin ? v : vmin;
+        vmax = v > vmax ? v : vmax;
+    }
+    if (g->theta.edges[0] < M_PI / 2 && g->theta.edges[g->nth] > M_PI / 2)
+        vmax = 1.0;
+    const double lag = vmax - vmin;
     for (int k = 0; k < n; k++) {
         window_span sp = { (int)g->nx, -1 };
-        const int count = field ? plan_spot_count(p) : 1;
         for (int i = 0; i < count; i++) {
-            plan_spot s = plan_spot_at(p, field ? i : first + k);
-            beam_reach b;
-            if (sigmas >= 1e8) {
-                sp = (window_span){ 0, (int)g->nx - 1 };
-            } else {
-                beam_reach_of(g, m, mt, &s, sigmas, &b);
-                window_span c = span_of_mm(g, b.x_lo_mm, b.x_hi_mm);
-                c.x_lo = c.x_lo - guard < 0 ? 0 : c.x_lo - guard;
-                c.x_hi = c.x_hi + guard >= g->nx ? (int)g->nx - 1 : c.x_hi + guard;
-                sp = span_join(sp, c);
-                if (isfinite(b.stop_mm) && b.stop_mm > range_mm)
-                    range_mm = b.stop_mm;
-            }
+            const int64_t j = (int64_t)k * count + i;
+            sp = span_join(sp, c[j]);
+            range_mm = path[j] > range_mm ? path[j] : range_mm;
         }
         if (spans)
             spans[k] = sp;
@@ -64,19 +86,34 @@ int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const g
         if (sp.x_hi - sp.x_lo + 1 > width)
             width = sp.x_hi - sp.x_lo + 1;
     }
+    free(c);
+    free(path);
     (void)all;
     ws->nx = width > g->nx ? (int)g->nx : width;
     /* Depth: a direction moves at most ceil(ds / dz) rows a step; between two
      * looks at the front the beam covers collect_every of them. Behind the
-     * back row, a step's deposit path reaches SMX_PATH_CELLS rows. The band
-     * between back and front: the directions' lag and the range's spread,
-     * a few per cent of the range (docs/model.md, "Windows"). */
+     * back row, a step's deposit path reaches SMX_PATH_CELLS rows. Between
+     * back and front lies the weight that travelled in the slowest direction,
+     * behind the fastest by `lag` of the path, and the shift scheme's random
+     * walk of a sub-cell remainder at every change of direction bin, which
+     * the early exit keeps to a few rows: measured 0.11 rows a step for a
+     * 100 MeV pencil with the default grid (docs/model.md, "Windows"); twice
+     * the geometric lag and that walk are kept. A beam whose rows spread
+     * further stops the run with an error (window_follow). */
     const int per_step = (int)ceil(g->ds / g->dz);
     ws->front_margin = collect_every * per_step + SMX_PATH_CELLS + 1;
     ws->back_margin = SMX_PATH_CELLS + 1;
-    const int band = 24 + (int)ceil(0.1 * range_mm / g->dz);
+    const int band = 4 + (int)ceil(2.0 * (lag + 0.11 * g->dz / g->ds) * range_mm / g->dz);
     int nz = ws->front_margin + ws->back_margin + band;
     nz = (nz + 7) / 8 * 8;
+    /* Without the early exit no tail ever vanishes, and the bilinear scheme
+     * shares every move between two rows: weight then spreads in depth
+     * without the bound above, so the window keeps every row. */
+    if (p->streaming_scheme != STREAM_SHIFT || p->early_exit == EARLY_EXIT_OFF ||
+        p->window_mode == WINDOW_GRID)
+        moving = 0;
+    if (p->window_mode == WINDOW_GRID)
+        ws->nx = (int)g->nx;
     ws->nz = !moving || nz >= g->nz ? (int)g->nz : nz;
     return 0;
 }
@@ -159,6 +196,7 @@ void window_place(window *w, window_span span)
     w->x0 = x0 < 0 ? 0 : x0;
     w->z0 = 0;
     w->shifts = 0;
+    w->band = 0;
     memcpy(w->wg.x.centres, w->g->x.centres + w->x0, (size_t)nx * sizeof(double));
     memcpy(w->wg.x.edges, w->g->x.edges + w->x0, ((size_t)nx + 1) * sizeof(double));
     memset(w->left, 0, (size_t)w->g->nz * nx * sizeof *w->left);
@@ -168,17 +206,21 @@ void window_place(window *w, window_span span)
 int window_follow(window *w, const backend_ops *be, void *ctx, int front, int back, smx_error *err)
 {
     const window_shape *s = &w->shape;
+    if (front >= 0 && back >= 0 && front - back + 1 > w->band)
+        w->band = front - back + 1;
     const int room = (int)w->g->nz - (w->z0 + s->nz); /* rows of the grid beyond the window */
     if (front < 0 || room <= 0 || front < s->nz - s->front_margin)
         return 0;
     int rows = back - s->back_margin;
-    rows = rows > room ? room : rows;
-    if (rows <= 0 || front - rows >= s->nz - s->front_margin)
+    /* Up to the grid's far end, which is the grid's edge, margin or not. */
+    const int to_end = rows >= room;
+    rows = to_end ? room : rows;
+    if (rows <= 0 || (!to_end && front - rows >= s->nz - s->front_margin))
         return smx_fail(
             err, SMX_EXIT_RUNTIME,
             "the beam's rows (%d to %d of the grid) no longer fit its window of %d rows "
-            "(%d kept ahead of the front, %d behind the back); a window as deep as the "
-            "grid needs no move: set output.per_spot_dose false, or report this plan",
+            "(%d kept ahead of the front, %d behind the back); transport.window: grid keeps "
+            "every row",
             w->z0 + back, w->z0 + front, s->nz, s->front_margin, s->back_margin);
     /* The map moves with the window first (the backend reads it again in
      * the shift): rows behind fall off, the grid's next rows enter. */

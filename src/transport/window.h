@@ -63,6 +63,7 @@ typedef struct window {
     double *left; /* [g->nz][shape.nx] MeV: the dose of the rows that have left */
     double *rows_out; /* [shape.nz][shape.nx] scratch for a shift */
     int shifts; /* moves so far (this source) */
+    int band; /* the most rows between back and front seen at a look (this source) */
 } window;
 
 int window_init(window *w, const grid *g, const medium_map *full, const window_shape *ws,
