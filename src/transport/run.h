@@ -74,6 +74,10 @@ void run_result_phase(run_result *r, const char *name, double seconds);
  * n_spots is the number of rows the caller will append (sizes the arrays on
  * the first call). */
 int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight);
+/* The same where dose ([..][nx]) is zero outside rows z0..z1, columns x0..x1
+ * (a window's part of the grid): only those cells are read. */
+int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, int64_t nx, int z0, int z1,
+                         int x0, int x1, double weight);
 /* Appends the one row of `one` (a spot_dose of one spot) as sd's next row. */
 int spot_dose_take_row(spot_dose *sd, int n_spots, const spot_dose *one);
 void spot_dose_free(spot_dose *sd);

@@ -149,30 +149,39 @@ void spot_dose_free(spot_dose *sd)
     sd->to_reference = keep; /* not owned: the caller's setting stays */
 }
 
-int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight)
+int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, int64_t nx, int z0, int z1,
+                         int x0, int x1, double weight)
 {
     double peak = 0.0;
     int64_t keep = 0;
-    for (int64_t i = 0; i < cells; i++)
-        peak = dose[i] > peak ? dose[i] : peak;
+    for (int64_t z = z0; z <= z1; z++)
+        for (int64_t i = z * nx + x0; i <= z * nx + x1; i++)
+            peak = dose[i] > peak ? dose[i] : peak;
     const double cut = sd->threshold * peak;
-    for (int64_t i = 0; i < cells; i++)
-        keep += dose[i] != 0.0 && dose[i] >= cut;
+    for (int64_t z = z0; z <= z1; z++)
+        for (int64_t i = z * nx + x0; i <= z * nx + x1; i++)
+            keep += dose[i] != 0.0 && dose[i] >= cut;
     if (spot_dose_reserve(sd, n_spots, keep))
         return SMX_EXIT_RUNTIME;
     const int row = sd->n_spots;
     double dropped = 0.0;
-    for (int64_t i = 0; i < cells; i++) {
-        if (dose[i] != 0.0 && dose[i] >= cut) {
-            sd->indices[sd->nnz] = (int32_t)i;
-            sd->values[sd->nnz++] = (float)dose[i];
-        } else {
-            dropped += sd->to_reference ? dose[i] * sd->to_reference[i] : dose[i];
+    for (int64_t z = z0; z <= z1; z++)
+        for (int64_t i = z * nx + x0; i <= z * nx + x1; i++) {
+            if (dose[i] != 0.0 && dose[i] >= cut) {
+                sd->indices[sd->nnz] = (int32_t)i;
+                sd->values[sd->nnz++] = (float)dose[i];
+            } else {
+                dropped += sd->to_reference ? dose[i] * sd->to_reference[i] : dose[i];
+            }
         }
-    }
     sd->dropped[row] = dropped;
     sd->weight[row] = weight;
     sd->indptr[row + 1] = sd->nnz;
     sd->n_spots++;
     return SMX_OK;
+}
+
+int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight)
+{
+    return spot_dose_append_box(sd, n_spots, dose, cells, 0, 0, 0, (int)cells - 1, weight);
 }

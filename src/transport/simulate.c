@@ -522,12 +522,17 @@ static int per_spot_runs(const stepper *proto, const sim_tables *st, const table
             double tc = now_s();
             if ((rc = download_dose(&L->sp, wdose, dose, err)))
                 break;
-            for (int64_t c = 0; c < g->slice; c++)
-                dose[c] /= L->one.initial_weight;
+            /* Only the rows and columns the window has covered hold dose. */
+            const window *w = &L->sp.win;
+            const int z1 = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
+            const int x0 = w->x0, x1 = w->x0 + w->shape.nx - 1;
+            for (int64_t z = 0; z <= z1; z++)
+                for (int64_t c = z * g->nx + x0; c <= z * g->nx + x1; c++)
+                    dose[c] /= L->one.initial_weight;
             rows[L->spot - first].threshold = p->per_spot_threshold;
             rows[L->spot - first].to_reference = to_ref;
-            if (spot_dose_append(&rows[L->spot - first], 1, dose, g->slice,
-                                 L->one.initial_weight)) {
+            if (spot_dose_append_box(&rows[L->spot - first], 1, dose, g->nx, 0, z1, x0, x1,
+                                     L->one.initial_weight)) {
                 rc = smx_fail(err, SMX_EXIT_RUNTIME,
                               "out of host memory storing the dose of spot %d", L->spot + 1);
                 break;
