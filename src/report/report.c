@@ -11,6 +11,7 @@
 #include "physics/beam_reach.h"
 #include "transport/backend_select.h"
 #include "transport/device_query.h"
+#include "transport/window.h"
 
 void report_version(void)
 {
@@ -194,6 +195,22 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
         printf("beam:      one spot, %.4g MeV at x = %.4g mm, weight %.6g\n", p->beam_energy_MeV,
                p->beam_x_mm, p->beam_weight);
     }
+    /* The windows the run's states hold (transport/window.h): the total's,
+     * and each spot's with output.per_spot_dose. */
+    const int every = be->collect_every > 0 ? be->collect_every : 1;
+    const int snaps_wanted = p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final;
+    window_shape tw = { (int)g->nx, (int)g->nz, 0, 0 }, sw = tw;
+    smx_error werr = { 0 };
+    window_shape_of(&tw, NULL, p, g, media, mt, 0, 1, 1, window_sigmas(0.0), every, !snaps_wanted,
+                    &werr);
+    if (p->per_spot_dose)
+        window_shape_of(&sw, NULL, p, g, media, mt, 0, plan_spot_count(p), 0,
+                        window_sigmas(p->per_spot_threshold), every, 1, &werr);
+    grid sg = *g; /* a spot's window: the grid's bins and directions on its rows and columns */
+    sg.nx = sw.nx;
+    sg.nz = sw.nz;
+    sg.slice = sg.nz * sg.nx;
+    sg.cells = sg.ne * sg.nth * sg.slice;
     if (p->per_spot_dose) {
         printf(
             "per-spot:  each of the %d spot%s transported alone after the field; values below %.1e of a "
@@ -202,15 +219,15 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
 #ifdef SMX_HAVE_CUDA
         if (be == &backend_cuda) {
             /* The lanes a GPU of this size holds (the run counts the memory free then). */
-            double each = backend_cuda_device_bytes(g), total = gi->total_bytes;
+            double each = backend_cuda_device_bytes(&sg), total = gi->total_bytes;
             double cap = p->gpu_memory_fraction * total;
             if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
                 cap = p->gpu_memory_bytes;
             int fit = each > 0 ? (int)(cap / each) : 1,
-                want = p->per_spot_lanes > 0 ? p->per_spot_lanes : 8;
+                want = p->per_spot_lanes > 0 ? p->per_spot_lanes : 64;
             int lanes = fit < want ? fit : want;
             printf(
-                "           lanes (spots at once, each a state of %.4g GB): up to %d on this GPU "
+                "           lanes (spots at once, each a window of %.4g GB): up to %d on this GPU "
                 "(backend.per_spot_lanes %s)\n",
                 each * 1e-9, lanes < 1 ? 1 : lanes, p->per_spot_lanes > 0 ? "set" : "auto");
         } else
@@ -218,6 +235,12 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
             printf("           lanes: one (the %s backend's operators use every core)\n", be->name);
     }
     printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
+    printf("window:    the total's %d rows x %d columns (%s; transport.window)", tw.nz, tw.nx,
+           tw.nz < g->nz ? "a band of rows that follows the beam" : "every row");
+    if (p->per_spot_dose)
+        printf(", each spot's %d x %d, %.4g GB of psi per copy", sw.nz, sw.nx,
+               (double)sg.cells * 4e-9);
+    printf("\n");
     printf(
         "memory:    host %.4g GB if the beam filled the grid, at least %.4g GB (this run may use %.4g GB), "
         "backend %s\n",
