@@ -200,6 +200,18 @@ int main(void)
     const char *water[] = { "grid.space.nx=31", "grid.space.nz=100", "grid.energy.E_max_MeV=70",
                             "beam.energy_MeV=70" };
     compare("70 MeV pencil, full-width window", water, 4, 0.0, 0);
+    /* The same on 1 mm and 0.25 mm cells and steps: the band and its moves
+     * are in rows, which the grid sets. */
+    const char *coarse[] = { "grid.space.nx=17",      "grid.space.nz=50",
+                             "grid.space.dx_mm=1.0",  "grid.space.dz_mm=1.0",
+                             "transport.step_mm=1.0", "grid.energy.E_max_MeV=70",
+                             "beam.energy_MeV=70" };
+    compare("70 MeV pencil, 1 mm grid", coarse, 7, 0.0, 0);
+    const char *fine[] = { "grid.space.nx=41",       "grid.space.nz=200",
+                           "grid.space.dx_mm=0.25",  "grid.space.dz_mm=0.25",
+                           "transport.step_mm=0.25", "grid.energy.E_max_MeV=70",
+                           "beam.energy_MeV=70" };
+    compare("70 MeV pencil, 0.25 mm grid", fine, 7, 0.0, 0);
     const char *media[] = {
         "grid.space.nx=31",
         "geometry.shapes=[{material: bone_compact, z_mm: [10, 25]}, "

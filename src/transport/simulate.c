@@ -279,9 +279,9 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
 /* Uploads one source (a spot, or the whole field when spot < 0) from the
  * all-zero host buffer (the run's grid), which the caller zeroes again
  * (source_clear with occupied); the window is placed over `span` first. The
- * weight and energy are the source's on the grid: what a narrower window
- * leaves out of its columns counts as an escape of the first step (below
- * the window's threshold). */
+ * weight and energy are the source's on the grid (the dose is per unit of
+ * it, as on the whole grid); what a narrower window leaves out of its
+ * columns, below its threshold, is not transported. */
 static int upload_source(stepper *sp, float *host, grid_box *occupied, int spot, window_span span,
                          double *w0, double *e0, smx_error *err)
 {
@@ -391,6 +391,35 @@ static int lanes_setup(lane *lanes, int want, const stepper *proto, const sim_ta
     return rc;
 }
 
+/* sp's window moves as the beam goes, or need not: its backend can move it
+ * (the CUDA paths without regions cannot), or it holds every row. */
+static int window_moves_ok(const stepper *sp)
+{
+    return sp->win.shape.nz == sp->g->nz || (sp->be->can_shift && sp->be->can_shift(sp->ctx));
+}
+
+/* The first per-spot lane, on a window that moves where its backend can move
+ * it (else again with every row): the shape every lane takes (*ws), from
+ * every spot of the plan, not one block's, so that a row does not depend on
+ * the spots it ran beside (an MPI rank's block, the lanes); spans: each
+ * spot's columns. */
+static int first_lane(lane *l0, const stepper *proto, const sim_tables *st, const tables *const *mt,
+                      window_span *spans, window_shape *ws, int *nl, smx_error *err)
+{
+    const plan *p = proto->p;
+    for (int moving = 1;; moving = 0) {
+        int rc = window_shape_of(ws, spans, p, proto->g, st->mm, mt, 0, plan_spot_count(p), 0,
+                                 window_sigmas(p->per_spot_threshold), proto->every_collect, moving,
+                                 err);
+        if (!rc)
+            rc = lanes_setup(l0, 1, proto, st, ws, nl, err);
+        if (rc || window_moves_ok(&l0->sp))
+            return rc;
+        stepper_free(&l0->sp);
+        run_result_free(&l0->one);
+    }
+}
+
 /* output.per_spot_dose: every spot transported alone (its state reset by the
  * upload), each on a window of the grid (its lateral reach to where its dose
  * falls below output.per_spot_threshold, and a band of rows that follows it),
@@ -413,24 +442,9 @@ static int per_spot_runs(const stepper *proto, const sim_tables *st, const table
     /* Dropped values are summed at the reference density (spot_dose). */
     const medium_map *mm = st->mm;
     double *to_ref = NULL;
-    /* The shape from every spot of the plan, not this block's: a row must
-     * not depend on the spots it ran beside (an MPI rank's block, lanes). */
-    window_span *spans = malloc((size_t)n_plan * sizeof *spans);
-    double *wdose = NULL;
-    if (!spans)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    window_shape ws;
-    int rc = window_shape_of(&ws, spans, p, g, mm, mt, 0, n_plan, 0,
-                             window_sigmas(p->per_spot_threshold), proto->every_collect, 1, err);
-    if (rc) {
-        free(spans);
-        return rc;
-    }
     if (mm && mm->cell) {
-        if (!(to_ref = malloc((size_t)g->slice * sizeof *to_ref))) {
-            free(spans);
+        if (!(to_ref = malloc((size_t)g->slice * sizeof *to_ref)))
             return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-        }
         for (int64_t c = 0; c < g->slice; c++)
             to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
     }
@@ -439,30 +453,22 @@ static int per_spot_runs(const stepper *proto, const sim_tables *st, const table
         want = n;
     lane *lanes = calloc((size_t)want, sizeof *lanes);
     spot_dose *rows = calloc((size_t)n, sizeof *rows); /* finished, not yet appended */
-    wdose = malloc((size_t)ws.nz * ws.nx * sizeof *wdose);
-    if (!lanes || !rows || !wdose) {
+    window_span *spans = malloc((size_t)n_plan * sizeof *spans);
+    if (!lanes || !rows || !spans) {
         free(lanes);
         free(rows);
         free(to_ref);
         free(spans);
-        free(wdose);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d per-spot lanes", want);
     }
-    /* The first lane says whether its window can move (or keeps every row)
-     * and how many of its states the backend holds. */
+    /* The first lane says the windows' shape and how many of its states
+     * the backend holds. */
+    window_shape ws;
     int nl = 0;
-    rc = lanes_setup(lanes, 1, proto, st, &ws, &nl, err);
-    if (!rc && ws.nz < g->nz && !(proto->be->can_shift && proto->be->can_shift(lanes[0].sp.ctx))) {
-        stepper_free(&lanes[0].sp);
-        run_result_free(&lanes[0].one);
-        if (!(rc = window_shape_of(&ws, spans, p, g, mm, mt, 0, n_plan, 0,
-                                   window_sigmas(p->per_spot_threshold), proto->every_collect, 0,
-                                   err)))
-            rc = lanes_setup(lanes, 1, proto, st, &ws, &nl, err);
-        free(wdose);
-        if (!rc && !(wdose = malloc((size_t)ws.nz * ws.nx * sizeof *wdose)))
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    }
+    int rc = first_lane(lanes, proto, st, mt, spans, &ws, &nl, err);
+    double *wdose = rc ? NULL : malloc((size_t)ws.nz * ws.nx * sizeof *wdose);
+    if (!rc && !wdose)
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     r->spot_window_nz = ws.nz;
     r->spot_window_nx = ws.nx;
     if (!rc && !r->backend_name[0]) /* an MPI rank without the total */
@@ -650,7 +656,7 @@ static int total_setup(stepper *sp, const sim_tables *st, const tables *const *m
             rc = sp->be->setup(&sp->ctx, &sp->st, err);
         if (rc)
             return rc;
-        if (!moving || ws.nz == g->nz || (sp->be->can_shift && sp->be->can_shift(sp->ctx)))
+        if (window_moves_ok(sp))
             return 0;
         stepper_free(sp);
     }

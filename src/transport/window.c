@@ -38,7 +38,6 @@ int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const g
     const int guard = (int)ceil(g->ds / g->dx) + SMX_PATH_CELLS;
     int width = 1;
     double range_mm = 0.0;
-    window_span all = { (int)g->nx, -1 };
     /* Each spot's reach (a path traced in quarter cells: independent, and a
      * field has hundreds of spots, so in parallel), then the joins. */
     const int count = field ? plan_spot_count(p) : 1;
@@ -82,13 +81,11 @@ int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const g
         }
         if (spans)
             spans[k] = sp;
-        all = span_join(all, sp);
         if (sp.x_hi - sp.x_lo + 1 > width)
             width = sp.x_hi - sp.x_lo + 1;
     }
     free(c);
     free(path);
-    (void)all;
     ws->nx = width > g->nx ? (int)g->nx : width;
     /* Depth: a direction moves at most ceil(ds / dz) rows a step; between two
      * looks at the front the beam covers collect_every of them. Behind the
@@ -253,11 +250,10 @@ void window_dose(const window *w, const double *win, double *dose)
     }
 }
 
-double window_source(const window *w, const float *psi0, const grid_box *occupied, float *wpsi,
-                     grid_box *wocc)
+void window_source(const window *w, const float *psi0, const grid_box *occupied, float *wpsi,
+                   grid_box *wocc)
 {
     const grid *g = w->g, *wg = &w->wg;
-    double sum = 0.0;
     for (int64_t ie = 0; ie < g->ne; ie++) {
         grid_box b = occupied[ie];
         wocc[ie] = (grid_box){ 1, 0, 1, 0 };
@@ -274,9 +270,6 @@ double window_source(const window *w, const float *psi0, const grid_box *occupie
                 const float *src = psi0 + psi_index(g, ie, j, z, x0);
                 float *dst = wpsi + psi_index(wg, ie, j, z, x0 - w->x0);
                 memcpy(dst, src, (size_t)(x1 - x0 + 1) * sizeof *dst);
-                for (int x = 0; x <= x1 - x0; x++)
-                    sum += src[x];
             }
     }
-    return sum;
 }

@@ -82,9 +82,8 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
  * download). */
 void window_dose(const window *w, const double *win, double *dose);
 /* The source's psi on the window (wpsi, all zero on entry) from psi0 on the
- * run's grid (row 0, source_fill), with the boxes in window coordinates.
- * Returns the weight the window holds. */
-double window_source(const window *w, const float *psi0, const grid_box *occupied, float *wpsi,
-                     grid_box *wocc);
+ * run's grid (row 0, source_fill), with the boxes in window coordinates. */
+void window_source(const window *w, const float *psi0, const grid_box *occupied, float *wpsi,
+                   grid_box *wocc);
 
 #endif
