@@ -301,6 +301,8 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
         CUDA_CHECK_ERR(err, cudaMemcpy(c->reg, &r0, sizeof r0, cudaMemcpyHostToDevice));
     }
     run_state_dev st{ w0, e0, p->steps == 0 ? p->auto_stop_weight * w0 : -1.0, 0, 0 };
+    c->w0 = w0;
+    c->e0 = e0;
     CUDA_CHECK_ERR(err, cudaMemcpy(c->state, &st, sizeof st, cudaMemcpyHostToDevice));
 
     // Angular method: locked at the first upload for the whole run, a
@@ -411,7 +413,7 @@ int cuda_collect(void *vctx, step_record *out, int max, int *n_out, smx_error *e
             o->b.t.energy[ch] = r.f[TF_E_THETA_BOUNDARY + ch];
         }
         o->b.t.deposited = r.f[TF_DEPOSITED];
-        tally_close_balance(&o->b);
+        tally_close_balance(&o->b, c->w0, c->e0);
         o->front_row = r.front;
         o->back_row = r.back;
         o->stopped = r.stopped;

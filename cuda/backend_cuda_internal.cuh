@@ -90,6 +90,7 @@ struct cuda_ctx {
     // count when a collect sees the run end (later steps changed nothing).
     int64_t enqueued;
     float threshold;
+    double w0, e0; // the source's initial weight and energy (tally_close_balance)
     int uploaded; // a source has been uploaded: the next upload clears its run first
     // host side
     float *pinned; // snapshot buffer

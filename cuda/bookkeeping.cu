@@ -189,7 +189,8 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     r.e_in = rs.e_prev;
     r.front = front;
     r.back = back;
-    r.stopped = rs.stop_below >= 0.0 && sums[TF_W_OUT] < rs.stop_below;
+    // as backend_auto_stop (transport/backend.h): below the threshold, or no weight left
+    r.stopped = rs.stop_below >= 0.0 && (sums[TF_W_OUT] < rs.stop_below || sums[TF_W_OUT] <= 0.0);
     ring[rs.n_since % RING] = r;
     rs.w_prev = sums[TF_W_OUT];
     rs.e_prev = sums[TF_E_OUT];

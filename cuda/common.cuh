@@ -55,7 +55,20 @@ struct dev_dims {
     int64_t px; // row pitch: cell (z, x) of a plane is at z * px + x
     int64_t slice; // nz * px
     int64_t cells; // ne * nth * slice
+    int64_t sw; // columns of a slot (grid.slot_nx): nx, or 0 for nx, where the grid has no slots
 };
+
+// The columns of one slot, and the first column of the slot holding x (0 <= x
+// < nx): a slot is a domain of its own (physics/grid.h, slot_nx), so a move
+// from column x stays inside [slot_lo, slot_lo + slot_w) or leaves the grid.
+__host__ __device__ inline int64_t slot_w(const dev_dims &d)
+{
+    return d.sw > 0 && d.sw < d.nx ? d.sw : d.nx;
+}
+__host__ __device__ inline int slot_lo(const dev_dims &d, int x)
+{
+    return d.sw > 0 && d.sw < d.nx ? x - x % (int)d.sw : 0;
+}
 
 // Rows of psi (one per energy, direction and z): what a 2D copy between the
 // host's rows of nx floats and the device's rows of px counts.

@@ -11,11 +11,13 @@ static_assert(SMX_THREADS == 32 * GROUPS, "a block is one warp per group of dire
 
 // One direction's P_j by smx_path_direction (the grid's edge cells, paths
 // wider than FAST_MAX cells, or more than PATH_SMEM directions).
-__device__ __forceinline__ double direction_sum(const float *dmap, dev_dims d, path_scratch_dev ps,
-                                                int j, int tz, int tx, box4 S, mass_share_dev m)
+// dmap, tx, S and m.medium are the cell's slot's (a slot is a grid nx columns wide).
+__device__ __forceinline__ double direction_sum(const float *dmap, dev_dims d, int nx,
+                                                path_scratch_dev ps, int j, int tz, int tx, box4 S,
+                                                mass_share_dev m)
 {
     return smx_path_direction(dmap + (int64_t)j * d.slice, (int)d.px, &ps.pz[j], &ps.px[j], tz, tx,
-                              (int)d.nz, (int)d.nx, S.z0, S.z1, S.x0, S.x1, m.medium, m.density);
+                              (int)d.nz, nx, S.z0, S.z1, S.x0, S.x1, m.medium, m.density);
 }
 
 // P_j for K directions j0 .. j0 + K - 1 of a cell off the grid's edges whose
@@ -127,8 +129,9 @@ __global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, p
          i += (int64_t)gridDim.x * blockDim.x) {
         const int z = S.z0 + (int)(i / w), x = S.x0 + (int)(i % w);
         double *c = dose + (int64_t)z * d.px + x;
-        *c = smx_path_held(*c, dmap, d.slice, (int)d.px, (int)d.nth, ps.pz, ps.px, z, x, (int)d.nz,
-                           (int)d.nx, m.medium, m.density);
+        const int sl = slot_lo(d, x); // the cell's slot is its grid
+        *c = smx_path_held(*c, dmap + sl, d.slice, (int)d.px, (int)d.nth, ps.pz, ps.px, z, x - sl,
+                           (int)d.nz, (int)slot_w(d), m.medium + sl, m.density);
     }
 }
 
@@ -159,7 +162,7 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
         return;
     __shared__ path_fast s_pf[PATH_SMEM];
     __shared__ double s_part[2][GROUPS][32]; // two tiles' subtrees: one barrier per tile
-    const int nth = (int)d.nth, nz = (int)d.nz, nx = (int)d.nx;
+    const int nth = (int)d.nth, nz = (int)d.nz, nx = (int)d.nx, sw = (int)slot_w(d);
     const box4 S = map_region(d, reg);
     if (box_is_empty(S))
         return;
@@ -183,23 +186,31 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
         const int64_t i = tile * 32 + lane; // cells < 2^31 (a slice's)
         const bool live = i < cells;
         const int tz = live ? zlo + (int)i / (int)w : 0, tx = live ? xlo + (int)i % (int)w : 0;
-        const bool fast = fast_ok && tz > 0 && tz < nz - 1 && tx > 0 && tx < nx - 1;
+        // The cell's slot is its grid (physics/grid.h): its column, sources,
+        // map and media counted from the slot's first column.
+        const int sl = live ? slot_lo(d, tx) : 0, lx = tx - sl;
+        const box4 SL{ S.z0, S.z1, max(S.x0, sl) - sl, min(S.x1, sl + sw - 1) - sl };
+        const float *dm = dmap + sl;
+        mass_share_dev ml = mass;
+        if (MASS)
+            ml.medium = mass.medium + sl;
+        const bool fast = fast_ok && tz > 0 && tz < nz - 1 && lx > 0 && lx < sw - 1;
         double part = 0.0;
         if (live && fast && B <= 8 && widest <= 2) {
             double P[8];
-            directions_interior<2, 8, MASS>(P, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
-                                            tz, tx, S, mass);
+            directions_interior<2, 8, MASS>(P, dm, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
+                                            tz, lx, SL, ml);
             part = group_tree(P, B);
         } else if (live && fast && B <= 8) {
             double P[8], Q[4];
-            directions_interior<3, 4, MASS>(Q, dmap, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
-                                            tz, tx, S, mass);
+            directions_interior<3, 4, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
+                                            tz, lx, SL, ml);
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 P[k] = Q[k];
             if (B > 4)
-                directions_interior<3, 4, MASS>(Q, dmap, d.slice, (int)d.px, s_pf, j0 + 4,
-                                                min(nth, j0 + B), tz, tx, S, mass);
+                directions_interior<3, 4, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0 + 4,
+                                                min(nth, j0 + B), tz, lx, SL, ml);
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 P[4 + k] = B > 4 ? Q[k] : 0.0;
@@ -209,7 +220,7 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
             t.top = t.count = 0;
             for (int k = 0; k < B; k++)
                 smx_path_tree_push(
-                    &t, j0 + k < nth ? direction_sum(dmap, d, ps, j0 + k, tz, tx, S, mass) : 0.0);
+                    &t, j0 + k < nth ? direction_sum(dm, d, sw, ps, j0 + k, tz, lx, SL, ml) : 0.0);
             part = t.v[0];
         }
         s_part[buf][g][lane] = part;

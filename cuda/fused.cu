@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         return;
     const dev_dims d = A.d;
     const angular_tables_dev &at = A.at;
-    const int nth = EXACT ? NMAX : (int)d.nth, ne = (int)d.ne, nx = (int)d.nx, nz = (int)d.nz;
+    const int nth = EXACT ? NMAX : (int)d.nth, ne = (int)d.ne, nz = (int)d.nz;
     const int px = (int)d.px; // row pitch (nx: the domain's width)
     const int slice = (int)d.slice; // nth * slice < 2^31: fused_step_supported
     const int64_t n = STREAM ? *A.step : 0;
@@ -318,19 +318,21 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         // Cells of `out` whose source (cell - move) lies outside F (or the
         // domain) receive from no visited column: their own column clears them.
         column_moves cm{ 0u, 0u, INT_MAX, -1, INT_MAX, -1 };
+        // The column's domain along x: its slot (the grid without slots).
+        const int xs_lo = slot_lo(d, cx), xs_hi = xs_lo + (int)slot_w(d);
         if (live)
 #pragma unroll
             for (int m = 0; m < M; m++) {
                 if (!dir_ok(m))
                     continue;
                 const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
-                if (tz >= 0 && tz < nz && tx >= 0 && tx < nx) {
+                if (tz >= 0 && tz < nz && tx >= xs_lo && tx < xs_hi) {
                     cm.in_domain |= 1u << m;
                     cm.zlo = min(cm.zlo, tz), cm.zhi = max(cm.zhi, tz);
                     cm.xlo = min(cm.xlo, tx), cm.xhi = max(cm.xhi, tx);
                 }
                 const int sz = cz - s_move[0][j0 + m], sx = cx - s_move[1][j0 + m];
-                if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1)
+                if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1 || sx < xs_lo || sx >= xs_hi)
                     cm.own_zero |= 1u << m;
             }
         if (!STREAM)

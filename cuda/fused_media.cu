@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
     const dev_dims d = A.d;
     const angular_tables_dev &at = A.at;
     const energy_media_dev &em = A.em;
-    const int nth = (int)d.nth, ne = (int)d.ne, nz = (int)d.nz, nx = (int)d.nx, px = (int)d.px;
+    const int nth = (int)d.nth, ne = (int)d.ne, nz = (int)d.nz, px = (int)d.px;
     const int64_t slice = d.slice, estride = (int64_t)nth * slice;
     const int R = A.reach, RR = R + 1;
     float *s_ring = fm_smem; // [RR][NMAX][32] convolved sources
@@ -111,6 +111,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
         // Which of this thread's directions land inside the domain, and which
         // own cells no visited column reaches (this column clears them).
         unsigned in_dom = 0u, own_zero = 0u;
+        const int xs_lo = slot_lo(d, cx), xs_hi = xs_lo + (int)slot_w(d); // the column's slot
         if (live)
 #pragma unroll
             for (int mm = 0; mm < M; mm++) {
@@ -118,10 +119,10 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 if (j >= nth)
                     continue;
                 const int tz = cz + s_move[0][j], tx = cx + s_move[1][j];
-                if (tz >= 0 && tz < nz && tx >= 0 && tx < nx)
+                if (tz >= 0 && tz < nz && tx >= xs_lo && tx < xs_hi)
                     in_dom |= 1u << mm;
                 const int sz = cz - s_move[0][j], sx = cx - s_move[1][j];
-                if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1)
+                if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1 || sx < xs_lo || sx >= xs_hi)
                     own_zero |= 1u << mm;
             }
         double D[M];

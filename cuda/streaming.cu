@@ -32,9 +32,12 @@ namespace {
 constexpr unsigned FULL = 0xffffffffu;
 static_assert(SMX_THREADS % 32 == 0, "the per-warp grid-stride loop needs whole warps");
 
-__device__ __forceinline__ bool in_domain(const dev_dims &d, int64_t z, int64_t x)
+// Cell (z, x) lies in the domain of column `from` (0 <= from < nx): the grid,
+// or the slot holding `from` where the grid has slots.
+__device__ __forceinline__ bool in_domain(const dev_dims &d, int64_t z, int64_t x, int64_t from)
 {
-    return z >= 0 && z < d.nz && x >= 0 && x < d.nx;
+    const int64_t lo = slot_lo(d, (int)from);
+    return z >= 0 && z < d.nz && x >= lo && x < lo + slot_w(d);
 }
 
 // One cell, decomposed.
@@ -98,7 +101,7 @@ source_targets(const dev_dims &d, const cell &c, const dir_move<SHIFT> &m, float
     double leak = 0.0;
     for (int k = 0; k < ntargets(SHIFT); k++) {
         const int64_t tz = c.z + m.dz + k / 2, tx = c.x + m.dx + k % 2;
-        if (in_domain(d, tz, tx)) {
+        if (in_domain(d, tz, tx, c.x)) {
             // v == 0 (most of phase space) adds +0 to a cleared cell: skipped,
             // which changes no bit of the result and saves the atomic.
             tgt[k] = v != 0.0f ? c.plane + tz * d.px + tx : -1;
@@ -120,7 +123,7 @@ __device__ __forceinline__ double source_leak(const dev_dims &d, const cell &c,
 {
     bool out = false;
     for (int k = 0; k < ntargets(SHIFT); k++)
-        out = out || !in_domain(d, c.z + m.dz + k / 2, c.x + m.dx + k % 2);
+        out = out || !in_domain(d, c.z + m.dz + k / 2, c.x + m.dx + k % 2, c.x);
     if (!out)
         return 0.0;
     long long tgt[ntargets(SHIFT)];
@@ -234,7 +237,7 @@ __device__ __forceinline__ float gather_cell(const float *__restrict__ in, const
         return acc;
     if (SHIFT) {
         const int64_t sz = z - m.dz, sx = x - m.dx;
-        if (in_domain(d, sz, sx))
+        if (in_domain(d, sz, sx, x))
             acc = __ldg(in + plane + sz * d.px + sx);
     } else {
         for (int a = 0; a < 2; a++) {
@@ -243,7 +246,7 @@ __device__ __forceinline__ float gather_cell(const float *__restrict__ in, const
                 continue;
             for (int b = 0; b < 2; b++) {
                 const int64_t sx = x - m.dx - b;
-                if (sx >= 0 && sx < d.nx)
+                if (in_domain(d, sz, sx, x))
                     acc = __fadd_rn(acc,
                                     __fmul_rn(m.w[2 * a + b], __ldg(in + plane + sz * d.px + sx)));
             }

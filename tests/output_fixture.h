@@ -136,7 +136,7 @@ static inline void make_result(run_result *r, const grid *g, int n_steps)
         b.t.deposited = 0.3 + rnd();
         b.weight_out = b.weight_in - b.t.weight[0] - b.t.weight[1] - b.t.weight[2] - b.t.weight[3];
         b.energy_out = b.energy_in - b.t.deposited - 0.5 * rnd();
-        tally_close_balance(&b);
+        tally_close_balance(&b, 1.0, 55.0);
         CHECK(run_result_push(r, &b, 1.0 + rnd(), 0.25 * i) == SMX_OK);
     }
     r->initial_weight = 1.0;

@@ -37,12 +37,12 @@ static int run_spots_with(const char *const *lines, int n, const char *const *ex
     fclose(f);
     char spots[96];
     snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
-    const char *sets[6] = { spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41",
+    const char *sets[7] = { spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41",
                             "grid.space.dx_mm=1" };
-    for (int i = 0; i < n_extra && i < 2; i++)
+    for (int i = 0; i < n_extra && i < 3; i++)
         sets[4 + i] = extra[i];
     fixture fx;
-    int rc = fixture_run(&fx, NULL, sets, 4 + (n_extra < 2 ? n_extra : 2));
+    int rc = fixture_run(&fx, NULL, sets, 4 + (n_extra < 3 ? n_extra : 3));
     unlink(path);
     if (rc)
         return rc;
@@ -63,17 +63,28 @@ static int run_spots(const char *const *lines, int n, double **dose, fixture *ke
 }
 
 /* output.per_spot_dose: each row is the spot's own run, bit for bit (the
- * backend's state is cleared between spots, and a spot run alone gives the
- * same floats), the stored and dropped values add up to the row, and the
- * rows weighted by the spots' protons give the field (the linearity bound
- * above). Run with threshold 0 (every value stored) and with the default. */
-static void check_per_spot(double *const one[NSPOTS])
+ * backend's state is cleared between spots, a spot's run steps until no
+ * weight is left, as a plan of that spot alone with auto_stop_weight 0, and
+ * gives the same floats alone or beside others in the slots of one state),
+ * the stored and dropped values add up to the row, and the rows weighted by
+ * the spots' protons give the field (the linearity bound above). Run with
+ * threshold 0 (every value stored), with the default, and with threshold 0
+ * and all three spots at once. */
+static void check_per_spot(void)
 {
-    for (int pass = 0; pass < 2; pass++) {
+    double *one[NSPOTS] = { 0 };
+    const char *to_zero[] = { "transport.auto_stop_weight=0" };
+    for (int k = 0; k < NSPOTS; k++)
+        CHECK(run_spots_with(&SPOTS[k], 1, to_zero, 1, &one[k], NULL) == 0);
+    for (int pass = 0; pass < 3; pass++) {
         fixture f;
         double *all = NULL;
-        const char *sets[] = { "output.per_spot_dose=true", "output.per_spot_threshold=0" };
-        CHECK(run_spots_with(SPOTS, NSPOTS, sets, pass == 0 ? 2 : 1, &all, &f) == 0);
+        const char *sets[] = { "output.per_spot_dose=true",
+                               pass == 2 ? "backend.per_spot_lanes=3" : "backend.per_spot_lanes=1",
+                               "output.per_spot_threshold=0" };
+        CHECK(run_spots_with(SPOTS, NSPOTS, sets, pass == 1 ? 2 : 3, &all, &f) == 0);
+        CHECK_MSG(f.r.spot_slots == (pass == 2 ? 3 : 1), "pass %d: %d spots at once", pass,
+                  f.r.spot_slots);
         const spot_dose *sd = &f.r.per_spot;
         CHECK_MSG(sd->n_spots == NSPOTS && sd->indptr && sd->indptr[NSPOTS] == sd->nnz,
                   "%d rows, nnz %lld", sd->n_spots, (long long)sd->nnz);
@@ -111,10 +122,9 @@ static void check_per_spot(double *const one[NSPOTS])
             mx = fmax(mx, all[c]);
             diff = fmax(diff, fabs(all[c] - sum[c]));
         }
-        printf(
-            "per-spot dose (threshold %g): %lld values stored, %lld differ from the spot's own run; "
-            "weighted rows vs field: max |diff| %.2e of the maximum\n",
-            sd->threshold, (long long)sd->nnz, (long long)mismatched, diff / mx);
+        printf("per-spot dose (threshold %g, %d at once): %lld values stored, %lld differ from the "
+               "spot's own run; weighted rows vs field: max |diff| %.2e of the maximum\n",
+               sd->threshold, f.r.spot_slots, (long long)sd->nnz, (long long)mismatched, diff / mx);
         CHECK_MSG(mismatched == 0, "%lld per-spot values differ from the spot's own run",
                   (long long)mismatched);
         /* The linearity bound, plus what each spot may drop in one cell
@@ -127,6 +137,8 @@ static void check_per_spot(double *const one[NSPOTS])
         free(all);
         fixture_free(&f);
     }
+    for (int k = 0; k < NSPOTS; k++)
+        free(one[k]);
 }
 
 static void check_linear(void)
@@ -166,7 +178,7 @@ static void check_linear(void)
         }
     CHECK_MSG(fabs(m0 / w0 + 4.0) < 0.1 && fabs(m1 / w1 - 3.0) < 0.1, "spot means %.3f and %.3f mm",
               m0 / w0, m1 / w1);
-    check_per_spot(one);
+    check_per_spot();
     free(all);
     for (int k = 0; k < NSPOTS; k++)
         free(one[k]);

@@ -2,6 +2,7 @@
  * object back with the plain HDF5 API and compare bit for bit; the sidecar;
  * provenance; the tally and run_result arithmetic. The file's life (overwrite,
  * abort, keep-partial, disk full): test_output_file.c. */
+#include <math.h>
 #include <hdf5_hl.h>
 
 #include "output_fixture.h"
@@ -39,25 +40,35 @@ static void test_tally(void)
     b.t.energy[CH_THETA_CUTOFF] = 20.0;
     b.t.energy[CH_ENERGY_STOPPED] = 30.0;
     b.t.energy[CH_SPATIAL_LEAK] = 30.0; /* 1000 - 700 - 200 - 90 = 10 missing */
-    tally_close_balance(&b);
+    tally_close_balance(&b, 10.0, 1000.0);
     /* Exact binary fractions: the arithmetic must reproduce them exactly. */
     CHECK(b.weight_rel_err == 0.025);
     CHECK(b.energy_rel_err == 0.01);
 
     b.t.energy[CH_SPATIAL_LEAK] = 40.0; /* now balanced: stopped counted once only */
     b.t.weight[CH_SPATIAL_LEAK] = 0.5;
-    tally_close_balance(&b);
+    tally_close_balance(&b, 10.0, 1000.0);
     CHECK(b.weight_rel_err == 0.0);
     CHECK(b.energy_rel_err == 0.0);
 
     b.t.energy[CH_SPATIAL_LEAK] = 50.0; /* over-counting shows as error too */
-    tally_close_balance(&b);
+    tally_close_balance(&b, 10.0, 1000.0);
     CHECK(b.energy_rel_err == 0.01);
 
     step_balance z;
     memset(&z, 0, sizeof z);
-    tally_close_balance(&z);
+    tally_close_balance(&z, 0.0, 0.0);
     CHECK(z.weight_rel_err == 0.0 && z.energy_rel_err == 0.0);
+    /* A vanishing remainder is measured against SMX_BALANCE_FLOOR of the
+     * source's weight: 1e-7 lost of 1e-6 in flight, of 1.0 at the start. */
+    z.weight_in = 1e-6;
+    z.weight_out = 0.9e-6;
+    tally_close_balance(&z, 1.0, 0.0);
+    CHECK(fabs(z.weight_rel_err - 0.1) < 1e-12);
+    z.weight_in = 1e-9;
+    z.weight_out = 0.9e-9;
+    tally_close_balance(&z, 1.0, 0.0);
+    CHECK(fabs(z.weight_rel_err - 1e-4) < 1e-12);
 
     step_tally s, t;
     tally_clear(&s);

@@ -156,11 +156,13 @@ static void rows_sum_to_total(void)
  * cut what would have scattered back at 1e-9 of the peak at most. */
 static void narrow_rows(void)
 {
+    /* The total steps until no weight is left, as a spot's run does. */
     const char *sets[] = { "grid.space.nx=121",         "grid.space.nz=100",
                            "grid.energy.E_max_MeV=70",  "beam.energy_MeV=70",
-                           "output.per_spot_dose=true", "output.per_spot_threshold=1e-4" };
+                           "output.per_spot_dose=true", "output.per_spot_threshold=1e-4",
+                           "transport.auto_stop_weight=0" };
     fixture f;
-    if (run(&f, sets, 6, 0)) {
+    if (run(&f, sets, 7, 0)) {
         CHECK_MSG(0, "narrow window: the run failed");
         fixture_free(&f);
         return;
@@ -195,6 +197,60 @@ static void narrow_rows(void)
     fixture_free(&f);
 }
 
+/* Spots side by side in the slots of one state (backend.per_spot_lanes):
+ * each row bit for bit the row of the same spot stepped alone, through bone
+ * and lung (the media's shares of the deposit paths near the slots' sides)
+ * and on windows that move; 2 at once leaves the last batch one short. */
+static void slots_rows(void)
+{
+    char path[] = "/tmp/smx-window-slots-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *fp = fdopen(fd, "w");
+    fprintf(fp, "energy_MeV, x_mm, weight\n90, -5, 1.0\n85, 0, 0.5\n95, 4, 2.0\n");
+    fclose(fp);
+    char spots[96];
+    snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
+    const char *base[] = { spots,
+                           "beam.sigma_x_mm=1.5",
+                           "grid.space.nx=121",
+                           "grid.energy.E_max_MeV=100",
+                           "output.per_spot_dose=true",
+                           "output.per_spot_threshold=1e-4",
+                           "geometry.shapes=[{material: bone_compact, z_mm: [10, 25], x_mm: [-15, "
+                           "1]}, {material: lung, z_mm: [30, 45], x_mm: [-2, 15], density_g_cm3: "
+                           "0.26}]",
+                           NULL };
+    fixture f[3];
+    const char *lanes[3] = { "backend.per_spot_lanes=1", "backend.per_spot_lanes=3",
+                             "backend.per_spot_lanes=2" };
+    int ok = 1;
+    for (int i = 0; i < 3; i++) {
+        base[7] = lanes[i];
+        ok &= run(&f[i], base, 8, 0) == 0;
+    }
+    unlink(path);
+    for (int i = 1; i < 3 && ok; i++) {
+        const spot_dose *a = &f[0].r.per_spot, *b = &f[i].r.per_spot;
+        const int same =
+            a->n_spots == 3 && b->n_spots == 3 && a->nnz == b->nnz && a->nnz > 0 &&
+            memcmp(a->indptr, b->indptr, 4 * sizeof *a->indptr) == 0 &&
+            memcmp(a->indices, b->indices, (size_t)a->nnz * sizeof *a->indices) == 0 &&
+            memcmp(a->values, b->values, (size_t)a->nnz * sizeof *a->values) == 0 &&
+            memcmp(a->dropped, b->dropped, 3 * sizeof *a->dropped) == 0;
+        printf("  %d spots at once (window %d x %d, moved %d times): rows %s those stepped one at a "
+               "time (%lld values)\n",
+               f[i].r.spot_slots, f[i].r.spot_window_nz, f[i].r.spot_window_nx,
+               f[i].r.spot_window_moves, same ? "bitwise equal to" : "DIFFER from",
+               (long long)b->nnz);
+        CHECK_MSG(same, "%s: the rows differ from one spot at a time", lanes[i]);
+        CHECK(f[i].r.spot_slots == (i == 1 ? 3 : 2) && f[i].r.spot_window_moves > 0);
+        CHECK(f[i].r.conservation_violations == 0);
+    }
+    CHECK_MSG(ok, "slots: a run failed");
+    for (int i = 0; i < 3; i++)
+        fixture_free(&f[i]);
+}
+
 int main(void)
 {
     const char *water[] = { "grid.space.nx=31", "grid.space.nz=100", "grid.energy.E_max_MeV=70",
@@ -220,5 +276,6 @@ int main(void)
     compare("through bone and lung", media, 2, 0.0, 0);
     narrow_rows();
     rows_sum_to_total();
+    slots_rows();
     return check_report("test_window");
 }

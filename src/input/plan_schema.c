@@ -157,9 +157,10 @@ const plan_key plan_keys[] = {
       .doc = "number of steps, or auto: step until the weight in flight falls below "
              "auto_stop_weight" },
     { .path = "transport.auto_stop_weight", .type = PT_REAL, AT(auto_stop_weight),
-      .default_value = "1.0e-6", .min = 0, .min_exclusive = 1, .max = 1, .units = "",
+      .default_value = "1.0e-6", .min = 0, .max = 1, .units = "",
       .doc = "with steps: auto, stop once the weight in flight is below this fraction "
-             "of the initial weight" },
+             "of the initial weight (0: once no weight is left; a spot's run of "
+             "output.per_spot_dose always steps that far)" },
     { .path = "transport.max_steps", .type = PT_INT, AT(max_steps), .default_value = "100000",
       .min = 1, .max = 100000000, .units = "",
       .doc = "upper limit on the number of steps of an auto run" },

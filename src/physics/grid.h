@@ -29,7 +29,26 @@ typedef struct grid {
     int64_t ne, nth, nz, nx;
     int64_t slice; /* nz * nx: one (E, theta) plane */
     int64_t cells; /* ne * nth * nz * nx */
+    /* Columns of one slot, 0 = nx (no slots): a state holding several spots
+     * side by side (docs/model.md, "Windows") has nx = slots * slot_nx, and
+     * each slot is a domain of its own: weight that would move out of its
+     * slot leaves the grid (SPATIAL_LEAK), as it would leave a window of
+     * slot_nx columns. */
+    int64_t slot_nx;
 } grid;
+
+/* The columns of one slot of g (nx where g has no slots). */
+static inline int64_t grid_slot_nx(const grid *g)
+{
+    return g->slot_nx > 0 && g->slot_nx < g->nx ? g->slot_nx : g->nx;
+}
+
+/* The first column of the slot holding column x. */
+static inline int grid_slot_lo(const grid *g, int x)
+{
+    const int w = (int)grid_slot_nx(g);
+    return x - x % w;
+}
 
 /* Cells z0..z1 x x0..x1 of a slice (inclusive; empty when z0 > z1): where an
  * energy bin of psi may hold weight. */

@@ -199,7 +199,7 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
      * and each spot's with output.per_spot_dose. */
     const int every = be->collect_every > 0 ? be->collect_every : 1;
     const int snaps_wanted = p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final;
-    window_shape tw = { (int)g->nx, (int)g->nz, 0, 0 }, sw = tw;
+    window_shape tw = { (int)g->nx, (int)g->nz, 0, 0, 1 }, sw = tw;
     smx_error werr = { 0 };
     window_shape_of(&tw, NULL, p, g, media, mt, 0, 1, 1, window_sigmas(0.0), every, !snaps_wanted,
                     &werr);
@@ -227,12 +227,14 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
                 want = p->per_spot_lanes > 0 ? p->per_spot_lanes : 64;
             int lanes = fit < want ? fit : want;
             printf(
-                "           lanes (spots at once, each a window of %.4g GB): up to %d on this GPU "
-                "(backend.per_spot_lanes %s)\n",
+                "           spots at once (side by side in one state, each window %.4g GB): up to "
+                "%d on this GPU (backend.per_spot_lanes %s)\n",
                 each * 1e-9, lanes < 1 ? 1 : lanes, p->per_spot_lanes > 0 ? "set" : "auto");
         } else
 #endif
-            printf("           lanes: one (the %s backend's operators use every core)\n", be->name);
+            printf("           spots at once: %d (backend.per_spot_lanes; auto: one on the %s "
+                   "backend, whose operators use every core)\n",
+                   p->per_spot_lanes > 0 ? p->per_spot_lanes : 1, be->name);
     }
     printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
     printf("window:    the total's %d rows x %d columns (%s; transport.window)", tw.nz, tw.nx,
@@ -329,9 +331,10 @@ void report_summary(const run_result *r, const dose_figures *fig)
                  r->window_nz, r->window_nx, r->window_moves, r->window_band);
     if (r->per_spot.n_spots > 0)
         smx_info("  per-spot dose             %d spots, %lld values stored (threshold %.1e), "
-                 "windows %d x %d, moved %d times, a beam's rows at most %d\n",
+                 "windows %d x %d, %d at once, moved %d times, a beam's rows at most %d\n",
                  r->per_spot.n_spots, (long long)r->per_spot.nnz, r->per_spot.threshold,
-                 r->spot_window_nz, r->spot_window_nx, r->spot_window_moves, r->spot_window_band);
+                 r->spot_window_nz, r->spot_window_nx, r->spot_slots, r->spot_window_moves,
+                 r->spot_window_band);
     /* The command's phases as they ran: the time to dose from the plan. */
     smx_info("  wall time                 %.3f s (", wall_s);
     for (int i = 0; i < r->n_phases; i++)

@@ -125,10 +125,12 @@ typedef struct backend_ops {
     void (*bench_facts)(void *ctx, int *launches, double *bytes_dense, double *mem_used);
 } backend_ops;
 
-/* The auto-stop rule, shared by every backend. */
+/* The auto-stop rule, shared by every backend: the weight in flight below
+ * auto_stop_weight of the initial weight, or none left at all (a spot's run
+ * with slots: auto_stop_weight 0, simulate.c). */
 static inline int backend_auto_stop(const plan *p, double w_out, double w0)
 {
-    return p->steps == 0 && w_out < p->auto_stop_weight * w0;
+    return p->steps == 0 && (w_out < p->auto_stop_weight * w0 || w_out <= 0.0);
 }
 
 extern const backend_ops backend_cpu;

@@ -152,7 +152,6 @@ static void cpu_clear(cpu_ctx *c)
 static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
                       smx_error *err)
 {
-    (void)e0;
     cpu_ctx *c = vctx;
     if (c->uploaded)
         cpu_clear(c);
@@ -161,6 +160,7 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
     if (c->s->mm && c->s->mm->cell && build_runs(c))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     c->w0 = w0;
+    c->e0 = e0;
     const grid *g = c->g;
     /* Rows inside the given boxes (or every row), copied where non-zero. */
     for (int64_t ie = 0; ie < g->ne; ie++) {
@@ -249,7 +249,7 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
             "machine's memory); use a smaller grid, the cuda backend, or a larger "
             "backend.host_memory_bytes",
             (long long)n, touched * 1e-9, c->mem_limit * 1e-9);
-    tally_close_balance(b);
+    tally_close_balance(b, c->w0, c->e0);
     c->w_prev = b->weight_out;
     c->e_prev = b->energy_out;
     c->last.front_row = c->front;

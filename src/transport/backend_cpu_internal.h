@@ -52,7 +52,7 @@ typedef struct cpu_ctx {
     int64_t step; /* the step being taken (0-based) */
     int moved; /* A_stream has run in this step */
     int nthreads;
-    double w0, w_prev, e_prev;
+    double w0, e0, w_prev, e_prev;
     int front, back; /* deepest and shallowest rows holding weight (-1: none) */
     int stopped;
     int *span_z0,

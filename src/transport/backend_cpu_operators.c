@@ -102,23 +102,33 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
     const double *rho = c->mass_density;
     const uint8_t *cell = rho ? c->s->mm->cell : NULL;
     int zlo, zhi, xlo, xhi;
+    /* A cell's slot is its grid (physics/grid.h): its column, the sources,
+     * the map and the media are counted from the slot's first column. */
+    const int sw = (int)grid_slot_nx(g);
     if (rho) { /* sharing by capped mass: what each held cell keeps, first */
 #pragma omp parallel for schedule(dynamic, 2)
         for (int z = all.z0; z <= all.z1; z++)
-            for (int x = all.x0; x <= all.x1; x++)
-                c->dose[(int64_t)z * g->nx + x] = smx_path_held(
-                    c->dose[(int64_t)z * g->nx + x], c->dmap, g->slice, (int)g->nx, nth, c->path_z,
-                    c->path_x, z, x, (int)g->nz, (int)g->nx, cell, rho);
+            for (int x = all.x0; x <= all.x1; x++) {
+                const int sl = grid_slot_lo(g, x);
+                c->dose[(int64_t)z * g->nx + x] =
+                    smx_path_held(c->dose[(int64_t)z * g->nx + x], c->dmap + sl, g->slice,
+                                  (int)g->nx, nth, c->path_z, c->path_x, z, x - sl, (int)g->nz, sw,
+                                  cell + sl, rho);
+            }
     }
     smx_path_reach(c->path_z, nth, all.z0, all.z1, (int)g->nz, &zlo, &zhi);
     smx_path_reach(c->path_x, nth, all.x0, all.x1, (int)g->nx, &xlo, &xhi);
 #pragma omp parallel for schedule(dynamic, 2)
     for (int tz = zlo; tz <= zhi; tz++) {
         double *drow = c->dose + (int64_t)tz * g->nx;
-        for (int tx = xlo; tx <= xhi; tx++)
-            drow[tx] = smx_path_cell(drow[tx], c->dmap, g->slice, (int)g->nx, nth, c->path_z,
-                                     c->path_x, tz, tx, (int)g->nz, (int)g->nx, all.z0, all.z1,
-                                     all.x0, all.x1, cell, rho);
+        for (int tx = xlo; tx <= xhi; tx++) {
+            const int sl = grid_slot_lo(g, tx);
+            const int x0 = all.x0 > sl ? all.x0 - sl : 0;
+            const int x1 = all.x1 < sl + sw - 1 ? all.x1 - sl : sw - 1;
+            drow[tx] = smx_path_cell(drow[tx], c->dmap + sl, g->slice, (int)g->nx, nth, c->path_z,
+                                     c->path_x, tz, tx - sl, (int)g->nz, sw, all.z0, all.z1, x0,
+                                     x1, cell ? cell + sl : NULL, rho);
+        }
     }
 }
 
@@ -358,12 +368,14 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
         int dz = oz[j], dx = ox[j];
         double leak = 0.0;
         if (shift) {
+            /* Along x the domain is the source's slot (the grid without slots). */
+            const int sw = (int)grid_slot_nx(g);
             for (int z = b.z0; z <= b.z1; z++) {
                 int tz = z + dz;
                 const float *r = in + (int64_t)z * g->nx;
                 for (int x = b.x0; x <= b.x1; x++) {
-                    int tx = x + dx;
-                    if (in_domain(g, tz, tx))
+                    int tx = x + dx, sl = x - x % sw;
+                    if (tz >= 0 && tz < g->nz && tx >= sl && tx < sl + sw)
                         out[(int64_t)tz * g->nx + tx] = r[x];
                     else
                         leak += r[x];

@@ -15,9 +15,9 @@
 
 volatile sig_atomic_t smx_interrupted = 0;
 
-/* Per-spot lanes tried at most (backend.per_spot_lanes: auto); the backend's
- * memory decides how many of them fit. */
-#define LANES_WANTED 64
+/* Spots stepped at once at most (backend.per_spot_lanes); with auto, the
+ * backend's memory decides how many slots fit. */
+#define SLOTS_MAX 64
 
 static double now_s(void)
 {
@@ -276,12 +276,12 @@ static int run_steps(const stepper *sp, run_result *r, const snapshot_sink *out,
     return 0;
 }
 
-/* Uploads one source (a spot, or the whole field when spot < 0) from the
- * all-zero host buffer (the run's grid), which the caller zeroes again
- * (source_clear with occupied); the window is placed over `span` first. The
- * weight and energy are the source's on the grid (the dose is per unit of
- * it, as on the whole grid); what a narrower window leaves out of its
- * columns, below its threshold, is not transported. */
+/* Uploads one source (the whole field: spot < 0) from the all-zero host
+ * buffer (the run's grid), which the caller zeroes again (source_clear with
+ * occupied); the window is placed over `span` first. The weight and energy
+ * are the source's on the grid (the dose is per unit of it, as on the whole
+ * grid); what a narrower window leaves out of its columns is not
+ * transported. */
 static int upload_source(stepper *sp, float *host, grid_box *occupied, int spot, window_span span,
                          double *w0, double *e0, smx_error *err)
 {
@@ -291,7 +291,7 @@ static int upload_source(stepper *sp, float *host, grid_box *occupied, int spot,
     window_place(&sp->win, span);
     if (window_is_grid(sp))
         return sp->be->upload(sp->ctx, host, occupied, *w0, *e0, err);
-    window_source(&sp->win, host, occupied, sp->wpsi, sp->wocc);
+    window_source(&sp->win, 0, 1, host, occupied, sp->wpsi, sp->wocc);
     rc = sp->be->upload(sp->ctx, sp->wpsi, sp->wocc, *w0, *e0, err);
     source_clear(sp->wpsi, &sp->win.wg, sp->wocc);
     return rc;
@@ -303,91 +303,7 @@ static int download_dose(stepper *sp, double *wdose, double *dose, smx_error *er
 {
     int rc = sp->be->download_dose(sp->ctx, wdose, err);
     if (!rc)
-        window_dose(&sp->win, wdose, dose);
-    return rc;
-}
-
-/* One lane of a field's per-spot runs: a backend state of its own on a
- * window of its own, stepping one spot at a time while the other lanes step
- * theirs. */
-typedef struct lane {
-    stepper sp; /* the lane's window, tables, ctx and records */
-    run_result one; /* the spot's steps */
-    int spot; /* the spot it transports; -1: idle */
-    int enqueued, finished;
-    double t_up; /* its upload took this long */
-} lane;
-
-/* Starts spot k on lane L, its window over span: its psi from the all-zero
- * host buffer (all zero again on return). */
-static int lane_start(lane *L, int k, window_span span, float *host, grid_box *occupied,
-                      smx_error *err)
-{
-    double ta = now_s();
-    L->one.n_steps = 0;
-    L->one.conservation_violations = 0;
-    L->one.max_weight_rel_err = L->one.max_energy_rel_err = 0.0;
-    int rc = upload_source(&L->sp, host, occupied, k, span, &L->one.initial_weight,
-                           &L->one.initial_energy_MeV, err);
-    source_clear(host, L->sp.g, occupied);
-    if (rc)
-        return rc;
-    if (!(L->one.initial_weight > 0.0)) {
-        plan_spot s = plan_spot_at(L->sp.p, k);
-        return plan_spot_fail(L->sp.p, &s, "weight", err, "this spot puts no weight on the grid");
-    }
-    L->spot = k;
-    L->enqueued = L->finished = 0;
-    L->t_up = now_s() - ta;
-    return 0;
-}
-
-/* Enqueues the lane's steps up to its next collect (the backend may only queue them). */
-static int lane_enqueue(lane *L, smx_error *err)
-{
-    const plan *p = L->sp.p;
-    int limit = p->steps > 0 ? p->steps : p->max_steps;
-    do {
-        int rc = L->sp.be->step(L->sp.ctx, L->enqueued, err);
-        if (rc)
-            return rc;
-        L->enqueued++;
-    } while (L->enqueued % L->sp.every_collect != 0 && L->enqueued < limit);
-    return 0;
-}
-
-/* The lanes of the per-spot runs, as many as `want` (fewer where a state
- * cannot be set up: memory the estimate did not see), each on a window of
- * shape ws over the tables st. *nl: how many were set up. */
-static int lanes_setup(lane *lanes, int want, const stepper *proto, const sim_tables *st,
-                       const window_shape *ws, int *nl, smx_error *err)
-{
-    int rc = 0;
-    for (*nl = 0; *nl < want; (*nl)++) {
-        lane *L = &lanes[*nl];
-        L->sp = *proto;
-        L->sp.ctx = NULL;
-        L->spot = -1;
-        run_result_init(&L->one);
-        if ((rc = stepper_window(&L->sp, st, ws, err)))
-            break;
-        if ((rc = proto->be->setup(&L->sp.ctx, &L->sp.st, err))) {
-            if (*nl == 0)
-                break;
-            smx_warn("per-spot lane %d could not be set up (%s); using %d\n", *nl + 1, err->msg,
-                     *nl);
-            *err = (smx_error){ 0 };
-            rc = 0;
-            /* A state that failed part way is released (setup hands it back). */
-            stepper_free(&L->sp);
-            run_result_free(&L->one);
-            break;
-        }
-    }
-    if (rc && *nl < want && lanes[*nl].sp.recs) {
-        stepper_free(&lanes[*nl].sp);
-        run_result_free(&lanes[*nl].one);
-    }
+        window_dose(&sp->win, 0, wdose, dose);
     return rc;
 }
 
@@ -398,44 +314,78 @@ static int window_moves_ok(const stepper *sp)
     return sp->win.shape.nz == sp->g->nz || (sp->be->can_shift && sp->be->can_shift(sp->ctx));
 }
 
-/* The first per-spot lane, on a window that moves where its backend can move
- * it (else again with every row): the shape every lane takes (*ws), from
- * every spot of the plan, not one block's, so that a row does not depend on
- * the spots it ran beside (an MPI rank's block, the lanes); spans: each
- * spot's columns. */
-static int first_lane(lane *l0, const stepper *proto, const sim_tables *st, const tables *const *mt,
-                      window_span *spans, window_shape *ws, int *nl, smx_error *err)
+/* Several spots may share a state (slots side by side) where a spot's run
+ * does not depend on what it shares it with: under the shift scheme, whose
+ * moves the slots bound (the bilinear one's are not), and without the
+ * adaptive early exit, whose threshold scales with the largest value of the
+ * whole state. */
+static int slots_allowed(const plan *p)
 {
-    const plan *p = proto->p;
-    for (int moving = 1;; moving = 0) {
-        int rc = window_shape_of(ws, spans, p, proto->g, st->mm, mt, 0, plan_spot_count(p), 0,
-                                 window_sigmas(p->per_spot_threshold), proto->every_collect, moving,
-                                 err);
-        if (!rc)
-            rc = lanes_setup(l0, 1, proto, st, ws, nl, err);
-        if (rc || window_moves_ok(&l0->sp))
-            return rc;
-        stepper_free(&l0->sp);
-        run_result_free(&l0->one);
-    }
+    return p->streaming_scheme == STREAM_SHIFT && p->early_exit != EARLY_EXIT_ADAPTIVE;
 }
 
-/* output.per_spot_dose: every spot transported alone (its state reset by the
- * upload), each on a window of the grid (its lateral reach to where its dose
- * falls below output.per_spot_threshold, and a band of rows that follows it),
- * on as many backend states at once as backend.per_spot_lanes and the
- * backend allow; each spot's dose per unit weight becomes its row of
- * r->per_spot, appended in spot order whatever lane finished first (a row does
- * not depend on the lane or on the spot before it). The steps' balances count
- * in r's conservation figures. Spots first .. first + n - 1 of the plan (all
- * of them, or an MPI rank's block); n > 0. st: the run's tables; mt: its
+/* The plan a spot's run steps under: with steps: auto, it ends when its
+ * state holds no weight at all (auto_stop_weight 0, backend_auto_stop; every
+ * particle stops at the energy cut-off or leaves), not below a fraction of
+ * it, so that a spot that has ended and still shares its state with others
+ * changes no more, and its row is the same in any batch, alone or not: the
+ * run of that spot alone with transport.auto_stop_weight: 0. */
+static plan per_spot_plan(const plan *p)
+{
+    plan q = *p;
+    q.auto_stop_weight = 0.0;
+    return q;
+}
+
+/* The per-spot state of `slots` slots of shape ws (a copy with ws.slots set):
+ * its window, tables and backend context. */
+static int batch_setup(stepper *sp, const stepper *proto, const sim_tables *st,
+                       const window_shape *ws, int slots, smx_error *err)
+{
+    *sp = *proto;
+    sp->ctx = NULL;
+    window_shape w = *ws;
+    w.slots = slots;
+    int rc = stepper_window(sp, st, &w, err);
+    if (!rc && (rc = proto->be->setup(&sp->ctx, &sp->st, err)))
+        stepper_free(sp);
+    return rc;
+}
+
+/* Spot indices first .. first + n - 1, deepest-reaching first: a batch's
+ * spots then need about as many steps as each other. */
+static const plan *order_plan;
+static int by_energy_desc(const void *a, const void *b)
+{
+    const plan_spot sa = plan_spot_at(order_plan, *(const int *)a),
+                    sb = plan_spot_at(order_plan, *(const int *)b);
+    if (sa.energy_MeV != sb.energy_MeV)
+        return sa.energy_MeV < sb.energy_MeV ? 1 : -1;
+    return *(const int *)a - *(const int *)b;
+}
+
+/* output.per_spot_dose: every spot transported on its own window (its
+ * lateral reach to where its dose falls below output.per_spot_threshold, and
+ * a band of rows that follows it), up to backend.per_spot_lanes of them at
+ * once in the slots of one state (auto: as many as the backend's memory
+ * holds; physics/grid.h, slot_nx), so that one launch sequence steps them
+ * all; each spot's dose per unit weight becomes its row of r->per_spot, in
+ * spot order. A row does not depend on the spots stepped beside it
+ * (slots_allowed, per_spot_plan). The steps' balances count in r's
+ * conservation figures. Spots first .. first + n - 1 of the plan (all of
+ * them, or an MPI rank's block); n > 0. st: the run's tables; mt: its
  * materials' tables (window sizes). */
-static int per_spot_runs(const stepper *proto, const sim_tables *st, const tables *const *mt,
+static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *const *mt,
                          float *host, grid_box *occupied, double *dose, int first, int n,
                          run_result *r, smx_error *err)
 {
-    const plan *p = proto->p;
-    const grid *g = proto->g;
+    const plan q = per_spot_plan(proto_in->p);
+    const plan *p = &q;
+    stepper proto = *proto_in;
+    proto.p = p;
+    sim_tables stq = *st;
+    stq.p = p;
+    const grid *g = proto.g;
     const int n_plan = plan_spot_count(p);
     spot_dose_free(&r->per_spot);
     r->per_spot.threshold = p->per_spot_threshold;
@@ -448,112 +398,148 @@ static int per_spot_runs(const stepper *proto, const sim_tables *st, const table
         for (int64_t c = 0; c < g->slice; c++)
             to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
     }
-    int want = p->per_spot_lanes > 0 ? p->per_spot_lanes : LANES_WANTED;
-    if (want > n)
-        want = n;
-    lane *lanes = calloc((size_t)want, sizeof *lanes);
-    spot_dose *rows = calloc((size_t)n, sizeof *rows); /* finished, not yet appended */
     window_span *spans = malloc((size_t)n_plan * sizeof *spans);
-    if (!lanes || !rows || !spans) {
-        free(lanes);
-        free(rows);
+    int *order = malloc((size_t)n * sizeof *order);
+    double *w0s = malloc((size_t)n * sizeof *w0s);
+    if (!spans || !order || !w0s) {
         free(to_ref);
         free(spans);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d per-spot lanes", want);
+        free(order);
+        free(w0s);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d spots", n);
     }
-    /* The first lane says the windows' shape and how many of its states
-     * the backend holds. */
+    for (int i = 0; i < n; i++)
+        order[i] = first + i;
+    order_plan = p;
+    qsort(order, (size_t)n, sizeof *order, by_energy_desc);
+
+    /* The windows' shape, from every spot of the plan, not one block's, so
+     * that a row does not depend on the spots it ran beside (an MPI rank's
+     * block, the batches); moving where the backend can move it, else again
+     * with every row. A state of one slot tells how many such windows the
+     * backend's memory holds. */
     window_shape ws;
-    int nl = 0;
-    int rc = first_lane(lanes, proto, st, mt, spans, &ws, &nl, err);
-    double *wdose = rc ? NULL : malloc((size_t)ws.nz * ws.nx * sizeof *wdose);
-    if (!rc && !wdose)
+    stepper sp = { 0 };
+    int rc = 0;
+    for (int moving = 1;; moving = 0) {
+        rc = window_shape_of(&ws, spans, p, g, st->mm, mt, 0, n_plan, 0,
+                             window_sigmas(p->per_spot_threshold), proto.every_collect, moving,
+                             err);
+        if (!rc)
+            rc = batch_setup(&sp, &proto, &stq, &ws, 1, err);
+        if (rc || window_moves_ok(&sp))
+            break;
+        stepper_free(&sp);
+    }
+    int slots = 1;
+    if (!rc) {
+        if (!r->backend_name[0]) /* an MPI rank without the total */
+            proto.be->describe(sp.ctx, r);
+        int fit = proto.be->lanes ? proto.be->lanes(sp.ctx) : 1;
+        slots = p->per_spot_lanes > 0 ? p->per_spot_lanes : fit;
+        slots = slots > n ? n : slots > SLOTS_MAX ? SLOTS_MAX : slots;
+        if (!slots_allowed(p))
+            slots = 1;
+        while (slots > 1) { /* the state of that many slots, or fewer where it cannot be had */
+            stepper_free(&sp);
+            if (!(rc = batch_setup(&sp, &proto, &stq, &ws, slots, err)))
+                break;
+            smx_warn("a per-spot state of %d slots could not be set up (%s); trying %d\n", slots,
+                     err->msg, slots / 2);
+            *err = (smx_error){ 0 };
+            slots /= 2;
+            if (slots == 1)
+                rc = batch_setup(&sp, &proto, &stq, &ws, 1, err);
+        }
+    }
+    double *wdose = rc ? NULL : malloc((size_t)sp.win.wg.slice * sizeof *wdose);
+    spot_dose *rows = rc ? NULL : calloc((size_t)n, sizeof *rows);
+    if (!rc && (!wdose || !rows))
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     r->spot_window_nz = ws.nz;
     r->spot_window_nx = ws.nx;
-    if (!rc && !r->backend_name[0]) /* an MPI rank without the total */
-        proto->be->describe(lanes[0].sp.ctx, r);
-    if (!rc && want > 1) {
-        int fit = proto->be->lanes ? proto->be->lanes(lanes[0].sp.ctx) : 1;
-        if (p->per_spot_lanes <= 0 && fit < want)
-            want = fit;
-        int more = 0;
-        if (want > 1)
-            rc = lanes_setup(lanes + 1, want - 1, proto, st, &ws, &more, err);
-        nl += more;
-    }
-    double t0 = now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
+    r->spot_slots = slots;
     if (!rc && n == n_plan)
-        smx_info("per-spot dose: %d spots on %d lane%s (windows of %d x %d cells), values below "
-                 "%.1e of each spot's peak dropped\n",
-                 n, nl, nl == 1 ? "" : "s", ws.nz, ws.nx, p->per_spot_threshold);
+        smx_info("per-spot dose: %d spots, %d at once (windows of %d x %d cells side by side), "
+                 "values below %.1e of each spot's peak dropped\n",
+                 n, slots, ws.nz, ws.nx, p->per_spot_threshold);
     else if (!rc)
-        smx_info("per-spot dose: spots %d-%d of %d here (other processes run the rest) on %d "
-                 "lane%s (windows of %d x %d cells), values below %.1e of each spot's peak "
-                 "dropped\n",
-                 first + 1, first + n, n_plan, nl, nl == 1 ? "" : "s", ws.nz, ws.nx,
-                 p->per_spot_threshold);
-    int next = 0, appended = 0;
-    while (!rc && appended < n) {
+        smx_info("per-spot dose: spots %d-%d of %d here (other processes run the rest), %d at "
+                 "once (windows of %d x %d cells side by side), values below %.1e of each "
+                 "spot's peak dropped\n",
+                 first + 1, first + n, n_plan, slots, ws.nz, ws.nx, p->per_spot_threshold);
+    double t0 = now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
+    int appended = 0;
+    run_result one;
+    run_result_init(&one);
+    for (int b0 = 0; !rc && b0 < n; b0 += slots) {
+        const int nb = n - b0 < slots ? n - b0 : slots;
         if (smx_interrupted) {
-            rc =
-                smx_fail(err, SMX_EXIT_INTERRUPTED,
-                         "interrupted during the per-spot runs (%d of %d spots done)", appended, n);
+            rc = smx_fail(err, SMX_EXIT_INTERRUPTED,
+                          "interrupted during the per-spot runs (%d of %d spots done)", b0, n);
             break;
         }
-        for (int i = 0; i < nl && !rc; i++)
-            if (lanes[i].spot < 0 && next < n) {
-                rc = lane_start(&lanes[i], first + next, spans[first + next], host, occupied, err);
-                next++;
-            }
-        double tb = now_s(); /* the steps: enqueued (run, on the CPU) and collected */
-        for (int i = 0; i < nl && !rc; i++)
-            if (lanes[i].spot >= 0)
-                rc = lane_enqueue(&lanes[i], err);
-        for (int i = 0; i < nl && !rc; i++) {
-            lane *L = &lanes[i];
-            if (L->spot < 0)
-                continue;
-            int got = 0;
-            if ((rc = L->sp.be->collect(L->sp.ctx, L->sp.recs, L->sp.every_collect, &got, err)) ||
-                (rc = take_records(&L->sp, &L->one, got, 0.0, NULL, now_s(), &L->finished, err)))
+        /* The batch's sources, each from the all-zero host buffer into its slot. */
+        double ta = now_s(), w0 = 0.0, e0 = 0.0;
+        window_reset(&sp.win);
+        for (int k = 0; k < nb && !rc; k++) {
+            const int spot = order[b0 + k];
+            double wk = 0.0, ek = 0.0;
+            window_place_slot(&sp.win, k, spans[spot]);
+            if ((rc = source_fill_spot(host, p, g, spot, occupied, &wk, &ek, err)))
                 break;
-            if (!L->finished) {
-                if (got > 0 && (rc = window_follow(&L->sp.win, L->sp.be, L->sp.ctx,
-                                                   L->sp.recs[got - 1].front_row,
-                                                   L->sp.recs[got - 1].back_row, err)))
-                    break;
-                continue;
+            window_source(&sp.win, k, k == 0, host, occupied, sp.wpsi, sp.wocc);
+            source_clear(host, g, occupied);
+            if (!(wk > 0.0)) {
+                plan_spot s = plan_spot_at(p, spot);
+                rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
             }
-            double tc = now_s();
-            if ((rc = download_dose(&L->sp, wdose, dose, err)))
-                break;
-            /* Only the rows and columns the window has covered hold dose. */
-            const window *w = &L->sp.win;
-            const int z1 = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
-            const int x0 = w->x0, x1 = w->x0 + w->shape.nx - 1;
+            w0s[b0 + k] = wk;
+            w0 += wk;
+            e0 += ek;
+        }
+        if (!rc)
+            rc = sp.be->upload(sp.ctx, sp.wpsi, sp.wocc, w0, e0, err);
+        source_clear(sp.wpsi, &sp.win.wg, sp.wocc);
+        if (rc)
+            break;
+        one.n_steps = 0;
+        one.conservation_violations = 0;
+        one.max_weight_rel_err = one.max_energy_rel_err = 0.0;
+        one.initial_weight = w0;
+        one.initial_energy_MeV = e0;
+        double tb = now_s();
+        t_upload += tb - ta;
+        if ((rc = run_steps(&sp, &one, NULL, 0, NULL, NULL, err)))
+            break;
+        double tc = now_s();
+        t_steps += tc - tb;
+        if ((rc = sp.be->download_dose(sp.ctx, wdose, err)))
+            break;
+        const window *w = &sp.win;
+        const int z1 = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
+        for (int k = 0; k < nb && !rc; k++) {
+            const int spot = order[b0 + k];
+            window_dose(w, k, wdose, dose);
+            /* Only the rows and columns the slot has covered hold dose. */
+            const int x0 = w->x0[k], x1 = w->x0[k] + w->shape.nx - 1;
             for (int64_t z = 0; z <= z1; z++)
                 for (int64_t c = z * g->nx + x0; c <= z * g->nx + x1; c++)
-                    dose[c] /= L->one.initial_weight;
-            rows[L->spot - first].threshold = p->per_spot_threshold;
-            rows[L->spot - first].to_reference = to_ref;
-            if (spot_dose_append_box(&rows[L->spot - first], 1, dose, g->nx, 0, z1, x0, x1,
-                                     L->one.initial_weight)) {
+                    dose[c] /= w0s[b0 + k];
+            rows[spot - first].threshold = p->per_spot_threshold;
+            rows[spot - first].to_reference = to_ref;
+            if (spot_dose_append_box(&rows[spot - first], 1, dose, g->nx, 0, z1, x0, x1,
+                                     w0s[b0 + k]))
                 rc = smx_fail(err, SMX_EXIT_RUNTIME,
-                              "out of host memory storing the dose of spot %d", L->spot + 1);
-                break;
-            }
-            r->spot_window_moves += L->sp.win.shifts;
-            if (L->sp.win.band > r->spot_window_band)
-                r->spot_window_band = L->sp.win.band;
-            r->conservation_violations += L->one.conservation_violations;
-            r->max_weight_rel_err = fmax(r->max_weight_rel_err, L->one.max_weight_rel_err);
-            r->max_energy_rel_err = fmax(r->max_energy_rel_err, L->one.max_energy_rel_err);
-            t_upload += L->t_up;
-            t_dose += now_s() - tc;
-            L->spot = -1;
+                              "out of host memory storing the dose of spot %d", spot + 1);
         }
-        t_steps += now_s() - tb;
+        r->spot_window_moves += w->shifts;
+        if (w->band > r->spot_window_band)
+            r->spot_window_band = w->band;
+        r->conservation_violations += one.conservation_violations;
+        r->max_weight_rel_err = fmax(r->max_weight_rel_err, one.max_weight_rel_err);
+        r->max_energy_rel_err = fmax(r->max_energy_rel_err, one.max_energy_rel_err);
+        t_dose += now_s() - tc;
         while (!rc && appended < n && rows[appended].n_spots == 1) {
             if (spot_dose_take_row(&r->per_spot, n, &rows[appended]))
                 rc = smx_fail(err, SMX_EXIT_RUNTIME,
@@ -563,30 +549,29 @@ static int per_spot_runs(const stepper *proto, const sim_tables *st, const table
             appended++;
             if (!rc && appended == 1)
                 rc = smx_test_fail("per-spot", err);
-            double now = now_s();
-            if (now - last > 1.0 || appended == n) {
-                double el = now - t0;
-                smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", appended, n, el,
-                         appended / el, el / appended * (n - appended));
-                last = now;
-            }
+        }
+        double now = now_s();
+        if (!rc && (now - last > 1.0 || b0 + nb == n)) {
+            double el = now - t0;
+            smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", b0 + nb, n, el,
+                     (b0 + nb) / el, el / (b0 + nb) * (n - b0 - nb));
+            last = now;
         }
     }
     if (!rc)
-        smx_info(
-            "  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
-            "(%d lane%s)\n",
-            t_upload, t_steps - t_dose, t_dose, nl, nl == 1 ? "" : "s");
-    for (int i = 0; i < nl; i++) {
-        stepper_free(&lanes[i].sp);
-        run_result_free(&lanes[i].one);
-    }
-    for (int k = 0; k < n; k++)
-        spot_dose_free(&rows[k]);
+        smx_info("  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
+                 "(%d spot%s at once)\n",
+                 t_upload, t_steps, t_dose, slots, slots == 1 ? "" : "s");
+    run_result_free(&one);
+    stepper_free(&sp);
+    if (rows)
+        for (int k = 0; k < n; k++)
+            spot_dose_free(&rows[k]);
     free(rows);
-    free(lanes);
     free(to_ref);
     free(spans);
+    free(order);
+    free(w0s);
     free(wdose);
     return rc;
 }

@@ -28,13 +28,14 @@ void tally_add(step_tally *sum, const step_tally *t)
  * empty is then measured against what came out, so weight appearing from nothing
  * is still caught. With both empty there is nothing to lose, and the error is 0
  * rather than NaN, which would poison every max() taken over the run. */
-static double relative(double residual, double in, double out)
+static double relative(double residual, double in, double out, double floor)
 {
     double scale = fabs(in) > fabs(out) ? fabs(in) : fabs(out);
+    scale = scale > floor ? scale : floor;
     return scale > 0.0 ? fabs(residual) / scale : 0.0;
 }
 
-void tally_close_balance(step_balance *b)
+void tally_close_balance(step_balance *b, double w0, double e0)
 {
     double w = b->weight_in - b->weight_out;
     double e = b->energy_in - b->energy_out - b->t.deposited;
@@ -45,6 +46,6 @@ void tally_close_balance(step_balance *b)
         if (c != CH_ENERGY_STOPPED)
             e -= b->t.energy[c];
     }
-    b->weight_rel_err = relative(w, b->weight_in, b->weight_out);
-    b->energy_rel_err = relative(e, b->energy_in, b->energy_out);
+    b->weight_rel_err = relative(w, b->weight_in, b->weight_out, SMX_BALANCE_FLOOR * fabs(w0));
+    b->energy_rel_err = relative(e, b->energy_in, b->energy_out, SMX_BALANCE_FLOOR * fabs(e0));
 }

@@ -40,7 +40,16 @@ typedef struct step_balance {
 
 void tally_clear(step_tally *t);
 void tally_add(step_tally *sum, const step_tally *t);
-/* Fills the relative errors of b from its flows and tallies. */
-void tally_close_balance(step_balance *b);
+/* A step's imbalance is measured against what went in or came out, but
+ * never against less than this fraction of its source's initial weight
+ * (energy): a run past the point where an auto run stops (a fixed step count,
+ * a spot's run to the last of its weight) carries a vanishing remainder, and
+ * the float rounding of the larger values it came from would otherwise count
+ * as a violation (the default transport.auto_stop_weight). */
+#define SMX_BALANCE_FLOOR 1e-6
+
+/* Fills the relative errors of b from its flows and tallies; w0, e0: the
+ * source's initial weight and energy (SMX_BALANCE_FLOOR). */
+void tally_close_balance(step_balance *b, double w0, double e0);
 
 #endif

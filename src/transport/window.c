@@ -87,6 +87,7 @@ int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const g
     free(c);
     free(path);
     ws->nx = width > g->nx ? (int)g->nx : width;
+    ws->slots = 1;
     /* Depth: a direction moves at most ceil(ds / dz) rows a step; between two
      * looks at the front the beam covers collect_every of them. Behind the
      * back row, a step's deposit path reaches SMX_PATH_CELLS rows. Between
@@ -128,6 +129,15 @@ static int axis_part(axis *dst, const axis *src, int a, int n)
     return 0;
 }
 
+/* An axis of n cells, its values set later (window_place_slot). */
+static int axis_alloc(axis *dst, int64_t n)
+{
+    dst->n = n;
+    dst->centres = calloc((size_t)n, sizeof *dst->centres);
+    dst->edges = calloc((size_t)n + 1, sizeof *dst->edges);
+    return dst->centres && dst->edges ? 0 : -1;
+}
+
 static int axis_copy(axis *dst, const axis *src)
 {
     return axis_part(dst, src, 0, src->n);
@@ -140,28 +150,35 @@ int window_init(window *w, const grid *g, const medium_map *full, const window_s
     w->g = g;
     w->full = full && full->cell ? full : NULL;
     w->shape = *ws;
+    if (w->shape.slots < 1)
+        w->shape.slots = 1;
+    const int slots = w->shape.slots;
+    w->width = (int64_t)slots * ws->nx;
     grid *wg = &w->wg;
     *wg = *g;
     wg->E = wg->theta = wg->x = wg->z = (axis){ 0 };
-    wg->nx = ws->nx;
+    wg->nx = w->width;
+    wg->slot_nx = slots > 1 ? ws->nx : 0;
     wg->nz = ws->nz;
     wg->slice = wg->nz * wg->nx;
     wg->cells = wg->ne * wg->nth * wg->slice;
     if (full) {
         w->mm = *full;
         w->mm.nz = ws->nz;
-        w->mm.nx = ws->nx;
+        w->mm.nx = (int)w->width;
         w->mm.cell = NULL;
     }
-    const size_t cells = (size_t)ws->nz * ws->nx;
+    const size_t cells = (size_t)ws->nz * w->width;
     if (axis_copy(&wg->E, &g->E) || axis_copy(&wg->theta, &g->theta) ||
-        axis_part(&wg->x, &g->x, 0, ws->nx) || axis_part(&wg->z, &g->z, 0, ws->nz) ||
-        !(w->left = calloc((size_t)g->nz * ws->nx, sizeof *w->left)) ||
+        axis_alloc(&wg->x, w->width) || axis_part(&wg->z, &g->z, 0, ws->nz) ||
+        !(w->x0 = calloc((size_t)slots, sizeof *w->x0)) ||
+        !(w->left = calloc((size_t)g->nz * w->width, sizeof *w->left)) ||
         !(w->rows_out = malloc(cells * sizeof *w->rows_out)) ||
         (w->full && !(w->mm.cell = calloc(cells, 1)))) {
         window_free(w);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for a window of %d x %d cells",
-                        ws->nz, ws->nx);
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "out of host memory for a window of %d x %d cells (%d slots)", ws->nz,
+                        ws->nx, slots);
     }
     return 0;
 }
@@ -169,35 +186,58 @@ int window_init(window *w, const grid *g, const medium_map *full, const window_s
 void window_free(window *w)
 {
     grid_free(&w->wg);
+    free(w->x0);
     free(w->mm.cell);
     free(w->left);
     free(w->rows_out);
     memset(w, 0, sizeof *w);
 }
 
-/* The window's map rows z .. z + count - 1 from the run's map at rows z0 + z. */
+/* The window's map rows z .. z + count - 1 from the run's map at rows z0 + z,
+ * each slot's from its columns. */
 static void map_rows(window *w, int z, int count)
 {
     if (!w->full)
         return;
+    const int nx = w->shape.nx;
     for (int r = z; r < z + count; r++)
-        memcpy(w->mm.cell + (int64_t)r * w->shape.nx,
-               w->full->cell + (int64_t)(w->z0 + r) * w->full->nx + w->x0, (size_t)w->shape.nx);
+        for (int k = 0; k < w->shape.slots; k++)
+            memcpy(w->mm.cell + (int64_t)r * w->width + (int64_t)k * nx,
+                   w->full->cell + (int64_t)(w->z0 + r) * w->full->nx + w->x0[k], (size_t)nx);
 }
 
-void window_place(window *w, window_span span)
+void window_reset(window *w)
+{
+    w->z0 = 0;
+    w->shifts = 0;
+    w->band = 0;
+    memset(w->x0, 0, (size_t)w->shape.slots * sizeof *w->x0);
+    memset(w->left, 0, (size_t)w->g->nz * w->width * sizeof *w->left);
+    map_rows(w, 0, w->shape.nz);
+}
+
+void window_place_slot(window *w, int k, window_span span)
 {
     const int nx = w->shape.nx, gnx = (int)w->g->nx;
     int x0 = span.x_lo - (nx - (span.x_hi - span.x_lo + 1)) / 2;
     x0 = x0 + nx > gnx ? gnx - nx : x0;
-    w->x0 = x0 < 0 ? 0 : x0;
-    w->z0 = 0;
-    w->shifts = 0;
-    w->band = 0;
-    memcpy(w->wg.x.centres, w->g->x.centres + w->x0, (size_t)nx * sizeof(double));
-    memcpy(w->wg.x.edges, w->g->x.edges + w->x0, ((size_t)nx + 1) * sizeof(double));
-    memset(w->left, 0, (size_t)w->g->nz * nx * sizeof *w->left);
-    map_rows(w, 0, w->shape.nz);
+    w->x0[k] = x0 < 0 ? 0 : x0;
+    /* The slot's columns of the x axis (a slot's upper edge is the next
+     * slot's lower one: the axis of a state with slots is not monotone). */
+    memcpy(w->wg.x.centres + (int64_t)k * nx, w->g->x.centres + w->x0[k],
+           (size_t)nx * sizeof(double));
+    memcpy(w->wg.x.edges + (int64_t)k * nx, w->g->x.edges + w->x0[k],
+           ((size_t)nx + 1) * sizeof(double));
+    if (w->full) /* the slot's columns of the map */
+        for (int r = 0; r < w->shape.nz; r++)
+            memcpy(w->mm.cell + (int64_t)r * w->width + (int64_t)k * nx,
+                   w->full->cell + (int64_t)(w->z0 + r) * w->full->nx + w->x0[k], (size_t)nx);
+}
+
+void window_place(window *w, window_span span)
+{
+    window_reset(w);
+    window_place_slot(w, 0, span);
 }
 
 int window_follow(window *w, const backend_ops *be, void *ctx, int front, int back, smx_error *err)
@@ -224,51 +264,62 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
     const int z_old = w->z0;
     w->z0 += rows;
     if (w->full) {
-        memmove(w->mm.cell, w->mm.cell + (int64_t)rows * s->nx, (size_t)(s->nz - rows) * s->nx);
+        memmove(w->mm.cell, w->mm.cell + (int64_t)rows * w->width,
+                (size_t)(s->nz - rows) * w->width);
         map_rows(w, s->nz - rows, rows);
     }
     int rc = be->shift(ctx, rows, w->rows_out, err);
     if (rc)
         return rc;
-    for (int64_t i = 0; i < (int64_t)rows * s->nx; i++)
-        w->left[(int64_t)z_old * s->nx + i] = w->rows_out[i];
+    for (int64_t i = 0; i < (int64_t)rows * w->width; i++)
+        w->left[(int64_t)z_old * w->width + i] = w->rows_out[i];
     w->shifts++;
     return 0;
 }
 
-void window_dose(const window *w, const double *win, double *dose)
+void window_dose(const window *w, int k, const double *win, double *dose)
 {
     const grid *g = w->g;
     const int nx = w->shape.nx;
+    const int64_t width = w->width, off = (int64_t)k * nx;
     memset(dose, 0, (size_t)g->slice * sizeof *dose);
     for (int z = 0; z < g->nz; z++) {
-        const double *src = z < w->z0                 ? w->left + (int64_t)z * nx
-                            : z < w->z0 + w->shape.nz ? win + (int64_t)(z - w->z0) * nx
+        const double *src = z < w->z0                 ? w->left + (int64_t)z * width + off
+                            : z < w->z0 + w->shape.nz ? win + (int64_t)(z - w->z0) * width + off
                                                       : NULL;
         if (src)
-            memcpy(dose + (int64_t)z * g->nx + w->x0, src, (size_t)nx * sizeof *dose);
+            memcpy(dose + (int64_t)z * g->nx + w->x0[k], src, (size_t)nx * sizeof *dose);
     }
 }
 
-void window_source(const window *w, const float *psi0, const grid_box *occupied, float *wpsi,
-                   grid_box *wocc)
+static grid_box box_join_g(grid_box a, grid_box b)
+{
+    if (a.z0 > a.z1 || a.x0 > a.x1)
+        return b;
+    return (grid_box){ a.z0 < b.z0 ? a.z0 : b.z0, a.z1 > b.z1 ? a.z1 : b.z1,
+                       a.x0 < b.x0 ? a.x0 : b.x0, a.x1 > b.x1 ? a.x1 : b.x1 };
+}
+
+void window_source(const window *w, int k, int first, const float *psi0,
+                   const grid_box *occupied, float *wpsi, grid_box *wocc)
 {
     const grid *g = w->g, *wg = &w->wg;
+    const int nx = w->shape.nx, xk = w->x0[k], off = k * nx;
     for (int64_t ie = 0; ie < g->ne; ie++) {
         grid_box b = occupied[ie];
-        wocc[ie] = (grid_box){ 1, 0, 1, 0 };
+        if (first)
+            wocc[ie] = (grid_box){ 1, 0, 1, 0 };
         if (b.z0 > b.z1 || b.x0 > b.x1)
             continue;
-        int x0 = b.x0 > w->x0 ? b.x0 : w->x0,
-            x1 = b.x1 < w->x0 + wg->nx - 1 ? b.x1 : w->x0 + (int)wg->nx - 1;
+        int x0 = b.x0 > xk ? b.x0 : xk, x1 = b.x1 < xk + nx - 1 ? b.x1 : xk + nx - 1;
         int z1 = b.z1 < wg->nz - 1 ? b.z1 : (int)wg->nz - 1;
         if (x0 > x1 || b.z0 > z1)
             continue;
-        wocc[ie] = (grid_box){ b.z0, z1, x0 - w->x0, x1 - w->x0 };
+        wocc[ie] = box_join_g(wocc[ie], (grid_box){ b.z0, z1, x0 - xk + off, x1 - xk + off });
         for (int64_t j = 0; j < g->nth; j++)
             for (int64_t z = b.z0; z <= z1; z++) {
                 const float *src = psi0 + psi_index(g, ie, j, z, x0);
-                float *dst = wpsi + psi_index(wg, ie, j, z, x0 - w->x0);
+                float *dst = wpsi + psi_index(wg, ie, j, z, x0 - xk + off);
                 memcpy(dst, src, (size_t)(x1 - x0 + 1) * sizeof *dst);
             }
     }

@@ -22,12 +22,16 @@
 #include "physics/tables.h"
 #include "transport/backend.h"
 
-/* The size of every window of a run (one state serves its sources in turn). */
+/* The size of every window of a run (one state serves its sources in turn).
+ * A state may hold `slots` windows side by side, each a domain of its own
+ * (physics/grid.h, slot_nx): a field's per-spot runs step several spots at
+ * once, each in its slot, with every launch of a step serving all of them. */
 typedef struct window_shape {
-    int nx, nz; /* columns and rows a window holds */
+    int nx, nz; /* columns and rows a window holds (one slot's) */
     int front_margin; /* rows kept free ahead of the front: what the steps between two
                          collects can cover */
     int back_margin; /* rows kept behind the back row: where a step's deposit reaches */
+    int slots; /* windows side by side in the state (0 or 1: one source at a time) */
 } window_shape;
 
 /* The columns a source needs: what its spots' reach covers (inclusive). */
@@ -57,11 +61,14 @@ typedef struct window {
     const grid *g; /* the run's grid */
     const medium_map *full; /* the run's map (NULL or one medium: no cells) */
     window_shape shape;
-    grid wg; /* columns x0 .. x0 + nx - 1 of g, rows 0 .. nz - 1 (z from the entrance) */
+    grid wg; /* per slot k, columns x0[k] .. x0[k] + nx - 1 of g at columns k nx .. (k + 1) nx
+                - 1, rows 0 .. nz - 1 (z from the entrance) */
     medium_map mm; /* g's media; the cells of the rows and columns the window holds */
-    int x0, z0; /* the window's first column and row on g */
-    double *left; /* [g->nz][shape.nx] MeV: the dose of the rows that have left */
-    double *rows_out; /* [shape.nz][shape.nx] scratch for a shift */
+    int *x0; /* [slots] each slot's first column on g */
+    int z0; /* the window's first row on g (every slot's) */
+    int64_t width; /* slots * nx: the state's columns */
+    double *left; /* [g->nz][width] MeV: the dose of the rows that have left */
+    double *rows_out; /* [shape.nz][width] scratch for a shift */
     int shifts; /* moves so far (this source) */
     int band; /* the most rows between back and front seen at a look (this source) */
 } window;
@@ -72,18 +79,24 @@ void window_free(window *w);
 /* Puts the window at the entrance, its columns covering span (centred on it
  * where the grid allows), for a new source: no dose yet. */
 void window_place(window *w, window_span span);
+/* The same for a new batch of sources: window_reset, then each slot k that
+ * takes a source window_place_slot (a slot without one holds nothing). */
+void window_reset(window *w);
+void window_place_slot(window *w, int k, window_span span);
 /* After a collect (every enqueued step done): front and back, the rows (on the
  * window) holding weight after the last step. Moves the window when the
  * front nears its far end; fails when the beam's band of rows no longer fits
  * (the rows between back and front with both margins). */
 int window_follow(window *w, const backend_ops *be, void *ctx, int front, int back, smx_error *err);
-/* The source's dose on the run's grid ([g->nz][g->nx], MeV): the rows that
- * have left and the window's own (win: [shape.nz][shape.nx], the backend's
- * download). */
-void window_dose(const window *w, const double *win, double *dose);
-/* The source's psi on the window (wpsi, all zero on entry) from psi0 on the
- * run's grid (row 0, source_fill), with the boxes in window coordinates. */
-void window_source(const window *w, const float *psi0, const grid_box *occupied, float *wpsi,
-                   grid_box *wocc);
+/* Slot k's dose on the run's grid ([g->nz][g->nx], MeV, zero outside the
+ * slot's columns): the rows that have left and the window's own (win:
+ * [shape.nz][width], the backend's download). */
+void window_dose(const window *w, int k, const double *win, double *dose);
+/* Slot k's source on the window (wpsi: the window's cells, zero in the
+ * slot's) from psi0 on the run's grid (row 0, source_fill); its boxes in
+ * window coordinates are joined into wocc ([ne], empty boxes on the first
+ * slot's call: first = 1). */
+void window_source(const window *w, int k, int first, const float *psi0,
+                   const grid_box *occupied, float *wpsi, grid_box *wocc);
 
 #endif
