@@ -37,12 +37,12 @@ static int run_spots_with(const char *const *lines, int n, const char *const *ex
     fclose(f);
     char spots[96];
     snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
-    const char *sets[7] = { spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41",
+    const char *sets[8] = { spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41",
                             "grid.space.dx_mm=1" };
-    for (int i = 0; i < n_extra && i < 3; i++)
+    for (int i = 0; i < n_extra && i < 4; i++)
         sets[4 + i] = extra[i];
     fixture fx;
-    int rc = fixture_run(&fx, NULL, sets, 4 + (n_extra < 3 ? n_extra : 3));
+    int rc = fixture_run(&fx, NULL, sets, 4 + (n_extra < 4 ? n_extra : 4));
     unlink(path);
     if (rc)
         return rc;
@@ -69,22 +69,26 @@ static int run_spots(const char *const *lines, int n, double **dose, fixture *ke
  * the stored and dropped values add up to the row, and the rows weighted by
  * the spots' protons give the field (the linearity bound above). Run with
  * threshold 0 (every value stored), with the default, and with threshold 0
- * and all three spots at once. */
+ * and all three spots at once, on moving windows and (early exit off) on
+ * windows of every row and column. */
 static void check_per_spot(void)
 {
     double *one[NSPOTS] = { 0 };
     const char *to_zero[] = { "transport.auto_stop_weight=0" };
     for (int k = 0; k < NSPOTS; k++)
         CHECK(run_spots_with(&SPOTS[k], 1, to_zero, 1, &one[k], NULL) == 0);
-    for (int pass = 0; pass < 3; pass++) {
+    for (int pass = 0; pass < 4; pass++) {
         fixture f;
         double *all = NULL;
         const char *sets[] = { "output.per_spot_dose=true",
-                               pass == 2 ? "backend.per_spot_lanes=3" : "backend.per_spot_lanes=1",
-                               "output.per_spot_threshold=0" };
-        CHECK(run_spots_with(SPOTS, NSPOTS, sets, pass == 1 ? 2 : 3, &all, &f) == 0);
-        CHECK_MSG(f.r.spot_slots == (pass == 2 ? 3 : 1), "pass %d: %d spots at once", pass,
+                               pass >= 2 ? "backend.per_spot_lanes=3" : "backend.per_spot_lanes=1",
+                               "output.per_spot_threshold=0", "backend.early_exit=off" };
+        CHECK(run_spots_with(SPOTS, NSPOTS, sets, pass == 1 ? 2 : pass == 3 ? 4 : 3, &all, &f) ==
+              0);
+        CHECK_MSG(f.r.spot_slots == (pass >= 2 ? 3 : 1), "pass %d: %d spots at once", pass,
                   f.r.spot_slots);
+        CHECK_MSG(pass != 3 || (f.r.spot_window_nz == f.g.nz && f.r.spot_window_nx == f.g.nx),
+                  "early exit off: windows of %d x %d", f.r.spot_window_nz, f.r.spot_window_nx);
         const spot_dose *sd = &f.r.per_spot;
         CHECK_MSG(sd->n_spots == NSPOTS && sd->indptr && sd->indptr[NSPOTS] == sd->nnz,
                   "%d rows, nnz %lld", sd->n_spots, (long long)sd->nnz);
@@ -122,9 +126,11 @@ static void check_per_spot(void)
             mx = fmax(mx, all[c]);
             diff = fmax(diff, fabs(all[c] - sum[c]));
         }
-        printf("per-spot dose (threshold %g, %d at once): %lld values stored, %lld differ from the "
-               "spot's own run; weighted rows vs field: max |diff| %.2e of the maximum\n",
-               sd->threshold, f.r.spot_slots, (long long)sd->nnz, (long long)mismatched, diff / mx);
+        printf("per-spot dose (threshold %g, %d at once, windows %d x %d): %lld values stored, %lld "
+               "differ from the spot's own run; weighted rows vs field: max |diff| %.2e of the "
+               "maximum\n",
+               sd->threshold, f.r.spot_slots, f.r.spot_window_nz, f.r.spot_window_nx,
+               (long long)sd->nnz, (long long)mismatched, diff / mx);
         CHECK_MSG(mismatched == 0, "%lld per-spot values differ from the spot's own run",
                   (long long)mismatched);
         /* The linearity bound, plus what each spot may drop in one cell

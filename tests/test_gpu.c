@@ -424,8 +424,9 @@ static void whole_run(const char *device, const char *const *extra, int nextra, 
 
 /* A field of three spots with output.per_spot_dose (every value stored) on
  * one backend, the spot map's lines in reverse order when `reverse`: the
- * rows, in a copy owned by the caller. */
-static spot_dose field_rows(const char *device, const char *const *extra, int nextra, int reverse)
+ * rows, in a copy owned by the caller; *slots: how many spots stepped at once. */
+static spot_dose field_rows(const char *device, const char *const *extra, int nextra, int reverse,
+                            int *slots)
 {
     static const char *const lines[] = { "80, -3, 1.0", "60, 0, 0.5", "70, 4, 2.0" };
     spot_dose out = { 0 };
@@ -471,6 +472,7 @@ static spot_dose field_rows(const char *device, const char *const *extra, int ne
     medium_map_free(&mm);
     unlink(path);
     out = f.r.per_spot;
+    *slots = f.r.spot_slots;
     memset(&f.r.per_spot, 0, sizeof f.r.per_spot);
     fixture_free(&f);
     return out;
@@ -497,12 +499,16 @@ static double row_diff(const spot_dose *a, int ka, const spot_dose *b, int kb, i
     return mx > 0 ? d / mx : d;
 }
 
-/* output.per_spot_dose on the GPU: the upload clears a finished spot's state
- * on the device (the fused paths by their regions, the others whole). Each
- * row must be what the CPU gives (the whole-run bound below, 1e-4), and the
- * spot map in reverse order must give the same rows bit for bit: every spot
- * then follows a different predecessor, and anything a clear left behind
- * would change it. */
+/* output.per_spot_dose on the GPU: the upload clears a finished batch's state
+ * on the device (the fused paths by their regions, the others whole). The GPU
+ * steps the three spots at once, side by side in the slots of one state (one
+ * at a time under the bilinear scheme), the CPU one at a time: each row must
+ * be the CPU's bit for bit without the early exit, and within 1e-6 of the
+ * row's peak with it (the CPU drops nothing: the GPU's values below 1e-12
+ * and what they would have become). The spot map in reverse order, and one
+ * spot at a time on the GPU, must give the same rows bit for bit: every spot
+ * then has other neighbours and predecessors, and anything a slot let
+ * through or a clear left behind would change it. */
 static void per_spot_cases(int n_paths)
 {
     /* Media: a bone slab across the spots' path, lung beside it and a
@@ -534,24 +540,42 @@ static void per_spot_cases(int n_paths)
             setenv("SMX2D_TEST_MEDIA_ONE_PASS", one_pass[i], 1);
         /* The CPU with the same transport (the streaming scheme and the
          * geometry; backend.fused is the GPU's alone). */
-        spot_dose cpu = field_rows("cpu", &paths[i][1], ns - 1, 0);
-        spot_dose a = field_rows("cuda", paths[i], ns, 0), b = field_rows("cuda", paths[i], ns, 1);
+        int s_cpu = 0, s_a = 0, s_b = 0, s_one = 0;
+        spot_dose cpu = field_rows("cpu", &paths[i][1], ns - 1, 0, &s_cpu);
+        spot_dose a = field_rows("cuda", paths[i], ns, 0, &s_a),
+                  b = field_rows("cuda", paths[i], ns, 1, &s_b);
+        const char *single[5] = { paths[i][0], paths[i][1], paths[i][2], paths[i][3], NULL };
+        single[ns] = "backend.per_spot_lanes=1";
+        spot_dose one = field_rows("cuda", single, ns + 1, 0, &s_one);
         unsetenv("SMX2D_TEST_MEDIA_ONE_PASS");
+        const int exits = paths[i][2] && strstr(paths[i][ns - 1], "early_exit=fixed");
+        const int bilinear = strstr(paths[i][1], "bilinear") != NULL;
         double w_cpu = 0.0;
-        int ok = a.n_spots == 3 && b.n_spots == 3 && cpu.n_spots == 3, reversed_same = ok;
+        int ok = a.n_spots == 3 && b.n_spots == 3 && cpu.n_spots == 3 && one.n_spots == 3,
+            reversed_same = ok, one_same = ok, cpu_same = ok;
         for (int k = 0; ok && k < 3; k++) {
             int same;
             w_cpu = fmax(w_cpu, row_diff(&a, k, &cpu, k, &same));
+            cpu_same &= same;
             row_diff(&a, k, &b, 2 - k, &same);
             reversed_same &= same;
+            row_diff(&a, k, &one, k, &same);
+            one_same &= same;
         }
-        printf("  per-spot dose, %-24s rows vs CPU %.2e, spots in reverse order: %s\n", names[i],
-               w_cpu, reversed_same ? "identical rows" : "ROWS DIFFER");
-        CHECK_MSG(ok && w_cpu <= 1e-4, "%s: per-spot rows differ from the CPU's by %.2e", names[i],
-                  w_cpu);
-        CHECK_MSG(reversed_same, "%s: a spot's row depends on the spot before it", names[i]);
+        printf("  per-spot dose, %-24s %d at once: rows vs CPU %.2e (%s), spots in reverse order: "
+               "%s, one at a time: %s\n",
+               names[i], s_a, w_cpu, cpu_same ? "bitwise" : "differ",
+               reversed_same ? "identical rows" : "ROWS DIFFER",
+               one_same ? "identical rows" : "ROWS DIFFER");
+        CHECK_MSG(s_a == (bilinear ? 1 : 3) && s_b == s_a && s_one == 1 && s_cpu == 1,
+                  "%s: %d, %d, %d and %d spots at once", names[i], s_a, s_b, s_one, s_cpu);
+        CHECK_MSG(ok && (exits ? w_cpu <= 1e-6 : cpu_same),
+                  "%s: per-spot rows differ from the CPU's by %.2e", names[i], w_cpu);
+        CHECK_MSG(reversed_same, "%s: a spot's row depends on the spots beside it", names[i]);
+        CHECK_MSG(one_same, "%s: a spot's row depends on the spots stepped with it", names[i]);
         spot_dose_free(&a);
         spot_dose_free(&b);
+        spot_dose_free(&one);
         spot_dose_free(&cpu);
     }
 }

@@ -220,16 +220,22 @@ static void slots_rows(void)
                            "1]}, {material: lung, z_mm: [30, 45], x_mm: [-2, 15], density_g_cm3: "
                            "0.26}]",
                            NULL };
-    fixture f[3];
-    const char *lanes[3] = { "backend.per_spot_lanes=1", "backend.per_spot_lanes=3",
-                             "backend.per_spot_lanes=2" };
+    /* The last: windows that start with a band of 2 rows and grow. */
+    fixture f[4];
+    const char *lanes[4] = { "backend.per_spot_lanes=1", "backend.per_spot_lanes=3",
+                             "backend.per_spot_lanes=2", "backend.per_spot_lanes=3" };
     int ok = 1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         base[7] = lanes[i];
+        if (i == 3)
+            setenv("SMX2D_TEST_SPOT_BAND", "2", 1);
         ok &= run(&f[i], base, 8, 0) == 0;
+        unsetenv("SMX2D_TEST_SPOT_BAND");
     }
     unlink(path);
-    for (int i = 1; i < 3 && ok; i++) {
+    CHECK_MSG(ok && f[3].r.spot_window_grew > 0 && f[0].r.spot_window_grew == 0,
+              "the band of 2 rows grew %d times", ok ? f[3].r.spot_window_grew : -1);
+    for (int i = 1; i < 4 && ok; i++) {
         const spot_dose *a = &f[0].r.per_spot, *b = &f[i].r.per_spot;
         const int same =
             a->n_spots == 3 && b->n_spots == 3 && a->nnz == b->nnz && a->nnz > 0 &&
@@ -237,17 +243,17 @@ static void slots_rows(void)
             memcmp(a->indices, b->indices, (size_t)a->nnz * sizeof *a->indices) == 0 &&
             memcmp(a->values, b->values, (size_t)a->nnz * sizeof *a->values) == 0 &&
             memcmp(a->dropped, b->dropped, 3 * sizeof *a->dropped) == 0;
-        printf("  %d spots at once (window %d x %d, moved %d times): rows %s those stepped one at a "
-               "time (%lld values)\n",
+        printf("  %d spots at once (window %d x %d, grew %d times, moved %d times): rows %s those "
+               "stepped one at a time (%lld values)\n",
                f[i].r.spot_slots, f[i].r.spot_window_nz, f[i].r.spot_window_nx,
-               f[i].r.spot_window_moves, same ? "bitwise equal to" : "DIFFER from",
-               (long long)b->nnz);
+               f[i].r.spot_window_grew, f[i].r.spot_window_moves,
+               same ? "bitwise equal to" : "DIFFER from", (long long)b->nnz);
         CHECK_MSG(same, "%s: the rows differ from one spot at a time", lanes[i]);
-        CHECK(f[i].r.spot_slots == (i == 1 ? 3 : 2) && f[i].r.spot_window_moves > 0);
+        CHECK(f[i].r.spot_slots == (i == 2 ? 2 : 3) && f[i].r.spot_window_moves > 0);
         CHECK(f[i].r.conservation_violations == 0);
     }
     CHECK_MSG(ok, "slots: a run failed");
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         fixture_free(&f[i]);
 }
 

@@ -34,6 +34,13 @@ int smx_test_fail(const char *phase, smx_error *err)
                     phase, want);
 }
 
+int smx_test_spot_band(int band)
+{
+    const char *v = getenv("SMX2D_TEST_SPOT_BAND");
+    int n = v ? atoi(v) : 0;
+    return n >= 1 ? n : band;
+}
+
 int smx_test_media_one_pass(void)
 {
     const char *v = getenv("SMX2D_TEST_MEDIA_ONE_PASS");

@@ -28,4 +28,10 @@ int smx_test_fail(const char *phase, smx_error *err);
  * source (backend_options, transport/backend.h). */
 int smx_test_media_one_pass(void);
 
+/* A hook for tests of the per-spot windows' regrowth (transport/window.h):
+ * with SMX2D_TEST_SPOT_BAND=N (N >= 1) in the environment a batch's windows
+ * start with a band of N rows instead of `band`, so that a small test's
+ * batches outgrow it; otherwise `band`. */
+int smx_test_spot_band(int band);
+
 #endif

@@ -221,9 +221,10 @@ const plan_key plan_keys[] = {
              "false runs one kernel per operator" },
     { .path = "backend.per_spot_lanes", .type = PT_INT_OR_AUTO, AT(per_spot_lanes),
       .default_value = "auto", .min = 1, .max = 64, .units = "",
-      .doc = "output.per_spot_dose: spots transported at once, each in a window of its own "
-             "(auto = as many as the GPU's memory and backend.gpu_memory_fraction hold, up to 64; "
-             "the CPU takes one, its operators use every core); the rows do not depend on it" },
+      .doc = "output.per_spot_dose: spots transported at once, each in a window of its own, "
+             "side by side in one state that every launch of a step serves (auto = as many as "
+             "the GPU's memory and backend.gpu_memory_fraction hold, up to 64; the CPU takes "
+             "one, its operators use every core); the rows do not depend on it" },
     { .path = "backend.gpu_memory_fraction", .type = PT_REAL, AT(gpu_memory_fraction),
       .default_value = "0.9", .min = 0, .min_exclusive = 1, .max = 1, .units = "",
       .doc = "largest fraction of the GPU's memory the run may take" },

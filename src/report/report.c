@@ -203,9 +203,13 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
     smx_error werr = { 0 };
     window_shape_of(&tw, NULL, p, g, media, mt, 0, 1, 1, window_sigmas(0.0), every, !snaps_wanted,
                     &werr);
-    if (p->per_spot_dose)
+    if (p->per_spot_dose) { /* as the run starts them (simulate.c, per_spot_runs) */
         window_shape_of(&sw, NULL, p, g, media, mt, 0, plan_spot_count(p), 0,
-                        window_sigmas(p->per_spot_threshold), every, 1, &werr);
+                        window_sigmas(p->per_spot_threshold),
+                        every < WINDOW_SPOT_COLLECT ? every : WINDOW_SPOT_COLLECT, 1, &werr);
+        if (sw.nz < g->nz)
+            sw.nz = window_rows_for_band(&sw, WINDOW_SPOT_BAND);
+    }
     grid sg = *g; /* a spot's window: the grid's bins and directions on its rows and columns */
     sg.nx = sw.nx;
     sg.nz = sw.nz;
@@ -213,7 +217,7 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
     sg.cells = sg.ne * sg.nth * sg.slice;
     if (p->per_spot_dose) {
         printf(
-            "per-spot:  each of the %d spot%s transported alone after the field; values below %.1e of a "
+            "per-spot:  each of the %d spot%s on a window of its own after the field; values below %.1e of a "
             "spot's peak not stored\n",
             plan_spot_count(p), plan_spot_count(p) == 1 ? "" : "s", p->per_spot_threshold);
 #ifdef SMX_HAVE_CUDA
@@ -331,10 +335,11 @@ void report_summary(const run_result *r, const dose_figures *fig)
                  r->window_nz, r->window_nx, r->window_moves, r->window_band);
     if (r->per_spot.n_spots > 0)
         smx_info("  per-spot dose             %d spots, %lld values stored (threshold %.1e), "
-                 "windows %d x %d, %d at once, moved %d times, a beam's rows at most %d\n",
+                 "windows %d x %d (grew %d times), %d at once, moved %d times, a beam's rows at "
+                 "most %d\n",
                  r->per_spot.n_spots, (long long)r->per_spot.nnz, r->per_spot.threshold,
-                 r->spot_window_nz, r->spot_window_nx, r->spot_slots, r->spot_window_moves,
-                 r->spot_window_band);
+                 r->spot_window_nz, r->spot_window_nx, r->spot_window_grew, r->spot_slots,
+                 r->spot_window_moves, r->spot_window_band);
     /* The command's phases as they ran: the time to dose from the plan. */
     smx_info("  wall time                 %.3f s (", wall_s);
     for (int i = 0; i < r->n_phases; i++)

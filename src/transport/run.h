@@ -61,6 +61,7 @@ typedef struct run_result {
     int window_nz, window_nx, window_moves, window_band;
     int spot_window_nz, spot_window_nx, spot_window_moves, spot_window_band;
     int spot_slots; /* spots stepped at once, side by side in one state */
+    int spot_window_grew; /* batches run again on a larger window (window.h, WINDOW_SPOT_BAND) */
     int n_phases;
     const char *phase_name[RUN_MAX_PHASES];
     double phase_s[RUN_MAX_PHASES];

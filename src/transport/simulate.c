@@ -347,9 +347,34 @@ static int batch_setup(stepper *sp, const stepper *proto, const sim_tables *st,
     window_shape w = *ws;
     w.slots = slots;
     int rc = stepper_window(sp, st, &w, err);
+    /* The batch's sources are gathered on the host even where the window
+     * is the whole grid (calloc: only the sources' rows are ever written). */
+    if (!rc && !sp->wpsi &&
+        (!(sp->wpsi = calloc((size_t)sp->win.wg.cells, sizeof *sp->wpsi)) ||
+         !(sp->wocc = malloc((size_t)sp->g->ne * sizeof *sp->wocc)))) {
+        stepper_free(sp);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for a window's psi)",
+                        (double)sp->win.wg.cells * 4e-9);
+    }
     if (!rc && (rc = proto->be->setup(&sp->ctx, &sp->st, err)))
         stepper_free(sp);
     return rc;
+}
+
+/* The per-spot state of shape ws with `want` slots, or fewer where the
+ * backend's memory does not hold them (halved, with a warning); *slots: how
+ * many it has. */
+static int batch_state(stepper *sp, const stepper *proto, const sim_tables *st,
+                       const window_shape *ws, int want, int *slots, smx_error *err)
+{
+    for (*slots = want;; *slots /= 2) {
+        int rc = batch_setup(sp, proto, st, ws, *slots, err);
+        if (!rc || *slots == 1)
+            return rc;
+        smx_warn("a per-spot state of %d slots could not be set up (%s); trying %d\n", *slots,
+                 err->msg, *slots / 2);
+        *err = (smx_error){ 0 };
+    }
 }
 
 /* Spot indices first .. first + n - 1, deepest-reaching first: a batch's
@@ -416,47 +441,46 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
     /* The windows' shape, from every spot of the plan, not one block's, so
      * that a row does not depend on the spots it ran beside (an MPI rank's
      * block, the batches); moving where the backend can move it, else again
-     * with every row. A state of one slot tells how many such windows the
-     * backend's memory holds. */
-    window_shape ws;
+     * with every row. A moving window starts with a band of
+     * WINDOW_SPOT_BAND rows (bound: what window_shape_of allows). A state of
+     * one slot tells how many such windows the backend's memory holds. */
+    if (proto.every_collect > WINDOW_SPOT_COLLECT)
+        proto.every_collect = WINDOW_SPOT_COLLECT;
+    window_shape bound, ws;
+    int band = smx_test_spot_band(WINDOW_SPOT_BAND), regrown = 0;
     stepper sp = { 0 };
     int rc = 0;
     for (int moving = 1;; moving = 0) {
-        rc = window_shape_of(&ws, spans, p, g, st->mm, mt, 0, n_plan, 0,
+        rc = window_shape_of(&bound, spans, p, g, st->mm, mt, 0, n_plan, 0,
                              window_sigmas(p->per_spot_threshold), proto.every_collect, moving,
                              err);
+        ws = bound;
+        if (!rc && bound.nz < g->nz)
+            ws.nz = window_rows_for_band(&bound, band);
         if (!rc)
             rc = batch_setup(&sp, &proto, &stq, &ws, 1, err);
         if (rc || window_moves_ok(&sp))
             break;
         stepper_free(&sp);
     }
-    int slots = 1;
+    int slots = 1, want = 1;
     if (!rc) {
         if (!r->backend_name[0]) /* an MPI rank without the total */
             proto.be->describe(sp.ctx, r);
         int fit = proto.be->lanes ? proto.be->lanes(sp.ctx) : 1;
-        slots = p->per_spot_lanes > 0 ? p->per_spot_lanes : fit;
-        slots = slots > n ? n : slots > SLOTS_MAX ? SLOTS_MAX : slots;
+        want = p->per_spot_lanes > 0 ? p->per_spot_lanes : fit;
+        want = want > n ? n : want > SLOTS_MAX ? SLOTS_MAX : want;
         if (!slots_allowed(p))
-            slots = 1;
-        while (slots > 1) { /* the state of that many slots, or fewer where it cannot be had */
+            want = 1;
+        if (want > 1) {
             stepper_free(&sp);
-            if (!(rc = batch_setup(&sp, &proto, &stq, &ws, slots, err)))
-                break;
-            smx_warn("a per-spot state of %d slots could not be set up (%s); trying %d\n", slots,
-                     err->msg, slots / 2);
-            *err = (smx_error){ 0 };
-            slots /= 2;
-            if (slots == 1)
-                rc = batch_setup(&sp, &proto, &stq, &ws, 1, err);
+            rc = batch_state(&sp, &proto, &stq, &ws, want, &slots, err);
         }
     }
     double *wdose = rc ? NULL : malloc((size_t)sp.win.wg.slice * sizeof *wdose);
     spot_dose *rows = rc ? NULL : calloc((size_t)n, sizeof *rows);
     if (!rc && (!wdose || !rows))
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    r->spot_window_nz = ws.nz;
     r->spot_window_nx = ws.nx;
     r->spot_slots = slots;
     if (!rc && n == n_plan)
@@ -472,7 +496,8 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
     int appended = 0;
     run_result one;
     run_result_init(&one);
-    for (int b0 = 0; !rc && b0 < n; b0 += slots) {
+    int b0 = 0;
+    while (!rc && b0 < n) {
         const int nb = n - b0 < slots ? n - b0 : slots;
         if (smx_interrupted) {
             rc = smx_fail(err, SMX_EXIT_INTERRUPTED,
@@ -510,10 +535,27 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
         one.initial_energy_MeV = e0;
         double tb = now_s();
         t_upload += tb - ta;
-        if ((rc = run_steps(&sp, &one, NULL, 0, NULL, NULL, err)))
-            break;
+        rc = run_steps(&sp, &one, NULL, 0, NULL, NULL, err);
         double tc = now_s();
         t_steps += tc - tb;
+        if (rc && sp.win.overflow && ws.nz < bound.nz) {
+            /* The batch's rows outgrew its band: the batch again, on twice
+             * the band (fewer slots where memory then holds fewer). */
+            *err = (smx_error){ 0 };
+            band *= 2;
+            ws.nz = window_rows_for_band(&bound, band);
+            regrown++;
+            stepper_free(&sp);
+            free(wdose);
+            wdose = NULL;
+            if (!(rc = batch_state(&sp, &proto, &stq, &ws, want, &slots, err)) &&
+                !(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose)))
+                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+            r->spot_slots = slots;
+            continue;
+        }
+        if (rc)
+            break;
         if ((rc = sp.be->download_dose(sp.ctx, wdose, err)))
             break;
         const window *w = &sp.win;
@@ -557,7 +599,14 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
                      (b0 + nb) / el, el / (b0 + nb) * (n - b0 - nb));
             last = now;
         }
+        b0 += nb;
     }
+    r->spot_window_nz = ws.nz;
+    r->spot_window_grew = regrown;
+    if (!rc && regrown)
+        smx_info("  per-spot windows grew %d time%s to %d rows (a batch's rows outgrew the "
+                 "band)\n",
+                 regrown, regrown == 1 ? "" : "s", ws.nz);
     if (!rc)
         smx_info("  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
                  "(%d spot%s at once)\n",

@@ -116,6 +116,13 @@ int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const g
     return 0;
 }
 
+int window_rows_for_band(const window_shape *ws, int band)
+{
+    int nz = ws->front_margin + ws->back_margin + band;
+    nz = (nz + 7) / 8 * 8;
+    return nz < ws->nz ? nz : ws->nz;
+}
+
 /* Copies axis `src`'s cells a .. a + n - 1 into dst (allocated). */
 static int axis_part(axis *dst, const axis *src, int a, int n)
 {
@@ -211,6 +218,7 @@ void window_reset(window *w)
     w->z0 = 0;
     w->shifts = 0;
     w->band = 0;
+    w->overflow = 0;
     memset(w->x0, 0, (size_t)w->shape.slots * sizeof *w->x0);
     memset(w->left, 0, (size_t)w->g->nz * w->width * sizeof *w->left);
     map_rows(w, 0, w->shape.nz);
@@ -252,7 +260,8 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
     /* Up to the grid's far end, which is the grid's edge, margin or not. */
     const int to_end = rows >= room;
     rows = to_end ? room : rows;
-    if (rows <= 0 || (!to_end && front - rows >= s->nz - s->front_margin))
+    w->overflow = rows <= 0 || (!to_end && front - rows >= s->nz - s->front_margin);
+    if (w->overflow)
         return smx_fail(
             err, SMX_EXIT_RUNTIME,
             "the beam's rows (%d to %d of the grid) no longer fit its window of %d rows "

@@ -49,6 +49,23 @@ int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const g
                     const medium_map *m, const tables *const *mt, int first, int n, int field,
                     double sigmas, int collect_every, int moving, smx_error *err);
 
+/* A field's per-spot windows: the host looks at the fronts every
+ * WINDOW_SPOT_COLLECT steps at most (a smaller front margin than the
+ * backend's own interval), and a batch's windows start with a band of
+ * WINDOW_SPOT_BAND rows between back and front, far fewer than
+ * window_shape_of's bound: a spot's rows spread over at most 13 on the
+ * benchmark field at 0.5 mm (docs/model.md, "Windows"), and every row of the
+ * window costs memory that would hold more spots at once. A batch whose
+ * rows outgrow its band runs again on twice the band (window.overflow), up
+ * to that bound: a window holding every cell the beam reaches gives the same
+ * dose bit for bit, whatever its size. */
+#define WINDOW_SPOT_COLLECT 16
+#define WINDOW_SPOT_BAND 32
+
+/* The rows of a window of shape ws whose band is `band` rows (its margins
+ * kept), never more than ws->nz (the bound). */
+int window_rows_for_band(const window_shape *ws, int band);
+
 /* Standard deviations of a Gaussian at which it falls to `fraction` of its
  * peak, plus one for the pencil's tails beyond a Gaussian; the whole grid
  * (a large number) for fraction 0. */
@@ -70,6 +87,7 @@ typedef struct window {
     double *left; /* [g->nz][width] MeV: the dose of the rows that have left */
     double *rows_out; /* [shape.nz][width] scratch for a shift */
     int shifts; /* moves so far (this source) */
+    int overflow; /* the last window_follow failed: the beam's rows outgrew the window */
     int band; /* the most rows between back and front seen at a look (this source) */
 } window;
 
