@@ -257,6 +257,70 @@ static void slots_rows(void)
         fixture_free(&f[i]);
 }
 
+/* Writes a spot map of `n` lines to path (mkstemp'd) and the --set for it. */
+static void spot_file(char *path, char *set, size_t size, const char *const *lines, int n)
+{
+    int fd = mkstemp(path);
+    FILE *fp = fdopen(fd, "w");
+    fprintf(fp, "energy_MeV, x_mm, weight\n");
+    for (int i = 0; i < n; i++)
+        fprintf(fp, "%s\n", lines[i]);
+    fclose(fp);
+    snprintf(set, size, "beam.spots_file=%s", path);
+}
+
+/* Spots of 100, 60 and 40 MeV in water: the batches' states hold only the
+ * energy bins their spots reach (a new, smaller state for the lower ones),
+ * and each row is still bit for bit the spot's own run on every bin of the
+ * grid (a plan of that spot alone, stepped until no weight is left). */
+static void class_rows(void)
+{
+    static const char *const lines[] = { "100, -5, 1.0", "60, 0, 0.5", "40, 6, 2.0" };
+    /* Fermi-Rossi: a scattering power that does not depend on the plan's
+     * reference energy (the highest spot's), which the plans of one spot
+     * alone would change. */
+    const char *grid[] = { "grid.space.nx=81", "grid.space.nz=170", "grid.energy.E_max_MeV=110",
+                           "transport.scattering_power=fermi_rossi" };
+    char path[] = "/tmp/smx-window-class-XXXXXX", spots[96];
+    spot_file(path, spots, sizeof spots, lines, 3);
+    const char *sets[] = { grid[0],
+                           grid[1],
+                           grid[2],
+                           grid[3],
+                           spots,
+                           "output.per_spot_dose=true",
+                           "output.per_spot_threshold=0",
+                           "backend.per_spot_lanes=2" };
+    fixture f;
+    int ok = run(&f, sets, 8, 0) == 0;
+    unlink(path);
+    const spot_dose *sd = &f.r.per_spot;
+    ok = ok && sd->n_spots == 3;
+    int64_t differ = 0, compared = 0;
+    for (int k = 0; ok && k < 3; k++) {
+        char p1[] = "/tmp/smx-window-one-XXXXXX", s1[96];
+        spot_file(p1, s1, sizeof s1, &lines[k], 1);
+        const char *one[] = { grid[0], grid[1], grid[2], grid[3], s1,
+                              "transport.auto_stop_weight=0" };
+        fixture o;
+        ok = run(&o, one, 6, 0) == 0;
+        unlink(p1);
+        for (int64_t j = sd->indptr[k]; ok && j < sd->indptr[k + 1]; j++, compared++)
+            differ += sd->values[j] != (float)o.r.dose_MeV[sd->indices[j]];
+        fixture_free(&o);
+    }
+    printf("  spots of 100, 60 and 40 MeV, %d states of %d to %d energy bins (the grid %lld): %lld "
+           "of %lld values differ from each spot's own run on every bin\n",
+           f.r.spot_classes, f.r.spot_bins_first, f.r.spot_bins_last, (long long)f.g.ne,
+           (long long)differ, (long long)compared);
+    CHECK_MSG(ok && f.r.spot_classes >= 2 && f.r.spot_bins_last < f.r.spot_bins_first &&
+                  f.r.spot_bins_first < f.g.ne,
+              "states of fewer bins: %d, %d to %d", f.r.spot_classes, f.r.spot_bins_first,
+              f.r.spot_bins_last);
+    CHECK_MSG(ok && compared > 0 && differ == 0, "%lld per-spot values differ", (long long)differ);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const char *water[] = { "grid.space.nx=31", "grid.space.nz=100", "grid.energy.E_max_MeV=70",
@@ -283,5 +347,6 @@ int main(void)
     narrow_rows();
     rows_sum_to_total();
     slots_rows();
+    class_rows();
     return check_report("test_window");
 }

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int axis_alloc(axis *a, int n)
 {
@@ -128,6 +129,33 @@ int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
 fail:
     grid_free(g);
     return rc;
+}
+
+/* Cells a .. a + n - 1 of src (n + 1 edges) into dst, allocated. */
+static int axis_copy_part(axis *dst, const axis *src, int64_t n)
+{
+    dst->n = n;
+    dst->centres = malloc((size_t)n * sizeof *dst->centres);
+    dst->edges = malloc(((size_t)n + 1) * sizeof *dst->edges);
+    if (!dst->centres || !dst->edges)
+        return -1;
+    memcpy(dst->centres, src->centres, (size_t)n * sizeof *dst->centres);
+    memcpy(dst->edges, src->edges, ((size_t)n + 1) * sizeof *dst->edges);
+    return 0;
+}
+
+int grid_energy_prefix(grid *dst, const grid *g, int64_t ne)
+{
+    *dst = *g;
+    dst->E = dst->theta = dst->x = dst->z = (axis){ 0 };
+    dst->ne = ne < 1 ? 1 : ne > g->ne ? g->ne : ne;
+    dst->cells = dst->ne * dst->nth * dst->slice;
+    if (axis_copy_part(&dst->E, &g->E, dst->ne) || axis_copy_part(&dst->theta, &g->theta, g->nth) ||
+        axis_copy_part(&dst->x, &g->x, g->nx) || axis_copy_part(&dst->z, &g->z, g->nz)) {
+        grid_free(dst);
+        return -1;
+    }
+    return 0;
 }
 
 void grid_free(grid *g)

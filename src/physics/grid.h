@@ -65,5 +65,10 @@ static inline int64_t psi_index(const grid *g, int64_t ie, int64_t ith, int64_t 
  * bin count from E_min, E_max and step_mm; errors name the plan key at fault. */
 int grid_build(grid *g, const plan *p, const tables *t, smx_error *err);
 void grid_free(grid *g);
+/* dst: g with its lowest ne energy bins alone (1 <= ne <= g->ne; every
+ * other axis the same), its axes its own (grid_free). For sources that
+ * occupy no higher bin: no weight ever rises in energy (physics/lut_energy.h),
+ * so the bins above stay empty. -1: out of memory. */
+int grid_energy_prefix(grid *dst, const grid *g, int64_t ne);
 
 #endif

@@ -62,6 +62,8 @@ typedef struct run_result {
     int spot_window_nz, spot_window_nx, spot_window_moves, spot_window_band;
     int spot_slots; /* spots stepped at once, side by side in one state */
     int spot_window_grew; /* batches run again on a larger window (window.h, WINDOW_SPOT_BAND) */
+    int spot_classes; /* per-spot states built, each on the energy bins its batches need */
+    int spot_bins_first, spot_bins_last; /* energy bins of the first and the last of them */
     int n_phases;
     const char *phase_name[RUN_MAX_PHASES];
     double phase_s[RUN_MAX_PHASES];

@@ -377,16 +377,55 @@ static int batch_state(stepper *sp, const stepper *proto, const sim_tables *st,
     }
 }
 
-/* Spot indices first .. first + n - 1, deepest-reaching first: a batch's
- * spots then need about as many steps as each other. */
-static const plan *order_plan;
-static int by_energy_desc(const void *a, const void *b)
+/* The spots of a block in the order their batches take them: highest
+ * occupied energy bin first (a batch's spots then need about as many steps,
+ * and each batch's bins are those of its first spot), then spot order. */
+typedef struct spot_key {
+    int spot, top;
+} spot_key;
+static int by_top_desc(const void *a, const void *b)
 {
-    const plan_spot sa = plan_spot_at(order_plan, *(const int *)a),
-                    sb = plan_spot_at(order_plan, *(const int *)b);
-    if (sa.energy_MeV != sb.energy_MeV)
-        return sa.energy_MeV < sb.energy_MeV ? 1 : -1;
-    return *(const int *)a - *(const int *)b;
+    const spot_key *x = a, *y = b;
+    return x->top != y->top ? y->top - x->top : x->spot - y->spot;
+}
+
+/* The bins a batch's state holds: the run's lowest `ne` energy bins (its
+ * first spot's highest occupied bin and below: no weight ever rises in
+ * energy, physics/lut_energy.h), its grid and the tables built on it (the
+ * same entries for those bins as the run's, every one of them a function of
+ * its bin's energy and the bins below). A new class is built where the next
+ * batch needs at most SPOT_CLASS_SHRINK of the bins the state holds: fewer
+ * bins, more spots at once. */
+#define SPOT_CLASS_SHRINK 0.6
+typedef struct spot_class {
+    grid g;
+    sim_tables st;
+    int ne, built;
+} spot_class;
+
+static void spot_class_free(spot_class *k)
+{
+    if (k->built) {
+        sim_tables_free(&k->st);
+        grid_free(&k->g);
+    }
+    memset(k, 0, sizeof *k);
+}
+
+static int spot_class_build(spot_class *k, const plan *p, const grid *g, int ne,
+                            const tables *t, const sim_media *media, smx_error *err)
+{
+    spot_class_free(k);
+    if (grid_energy_prefix(&k->g, g, ne))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    int rc = simulate_tables_build(&k->st, p, &k->g, t, media, err);
+    if (rc) {
+        grid_free(&k->g);
+        return rc;
+    }
+    k->ne = (int)k->g.ne;
+    k->built = 1;
+    return 0;
 }
 
 /* output.per_spot_dose: every spot transported on its own window (its
@@ -394,23 +433,23 @@ static int by_energy_desc(const void *a, const void *b)
  * a band of rows that follows it), up to backend.per_spot_lanes of them at
  * once in the slots of one state (auto: as many as the backend's memory
  * holds; physics/grid.h, slot_nx), so that one launch sequence steps them
- * all; each spot's dose per unit weight becomes its row of r->per_spot, in
- * spot order. A row does not depend on the spots stepped beside it
- * (slots_allowed, per_spot_plan). The steps' balances count in r's
- * conservation figures. Spots first .. first + n - 1 of the plan (all of
- * them, or an MPI rank's block); n > 0. st: the run's tables; mt: its
- * materials' tables (window sizes). */
-static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *const *mt,
-                         float *host, grid_box *occupied, double *dose, int first, int n,
-                         run_result *r, smx_error *err)
+ * all, on the energy bins the batch needs (spot_class); each spot's dose per
+ * unit weight becomes its row of r->per_spot, in spot order. A row does not
+ * depend on the spots stepped beside it (slots_allowed, per_spot_plan). The
+ * steps' balances count in r's conservation figures. Spots first .. first +
+ * n - 1 of the plan (all of them, or an MPI rank's block); n > 0. st: the
+ * run's tables; t, media: what they were built from (a class's tables); mt:
+ * its materials' tables (window sizes). */
+static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t,
+                         const sim_media *media, const tables *const *mt, float *host,
+                         grid_box *occupied, double *dose, int first, int n, run_result *r,
+                         smx_error *err)
 {
     const plan q = per_spot_plan(proto_in->p);
     const plan *p = &q;
     stepper proto = *proto_in;
     proto.p = p;
-    sim_tables stq = *st;
-    stq.p = p;
-    const grid *g = proto.g;
+    const grid *g = proto_in->g;
     const int n_plan = plan_spot_count(p);
     spot_dose_free(&r->per_spot);
     r->per_spot.threshold = p->per_spot_threshold;
@@ -424,7 +463,7 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
             to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
     }
     window_span *spans = malloc((size_t)n_plan * sizeof *spans);
-    int *order = malloc((size_t)n * sizeof *order);
+    spot_key *order = malloc((size_t)n * sizeof *order);
     double *w0s = malloc((size_t)n * sizeof *w0s);
     if (!spans || !order || !w0s) {
         free(to_ref);
@@ -433,92 +472,131 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
         free(w0s);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d spots", n);
     }
-    for (int i = 0; i < n; i++)
-        order[i] = first + i;
-    order_plan = p;
-    qsort(order, (size_t)n, sizeof *order, by_energy_desc);
+    /* Each spot's highest occupied energy bin, from its source. */
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        double wk = 0.0, ek = 0.0;
+        order[i] = (spot_key){ first + i, 0 };
+        if ((rc = source_fill_spot(host, p, g, first + i, occupied, &wk, &ek, err)))
+            break;
+        for (int64_t ie = 0; ie < g->ne; ie++)
+            if (occupied[ie].z0 <= occupied[ie].z1 && occupied[ie].x0 <= occupied[ie].x1)
+                order[i].top = (int)ie;
+        source_clear(host, g, occupied);
+        if (!(wk > 0.0)) {
+            plan_spot s = plan_spot_at(p, first + i);
+            rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
+        }
+    }
+    qsort(order, (size_t)n, sizeof *order, by_top_desc);
+    /* Fewer bins where every state computes a spot the same: in window mode,
+     * whose angular method is not chosen by timing (backend_ops.lanes), and
+     * in one medium. With several, a medium's choice between its two energy
+     * tables (numerics/dither_phase.h) follows its range table over the
+     * state's bins, extrapolated above the top one: a state of fewer bins
+     * would choose otherwise for a particle that has crossed a lighter
+     * medium. */
+    const int classes = slots_allowed(p) && g->angle_mode == ANGLE_WINDOW && st->n_media <= 1;
 
     /* The windows' shape, from every spot of the plan, not one block's, so
      * that a row does not depend on the spots it ran beside (an MPI rank's
      * block, the batches); moving where the backend can move it, else again
      * with every row. A moving window starts with a band of
-     * WINDOW_SPOT_BAND rows (bound: what window_shape_of allows). A state of
-     * one slot tells how many such windows the backend's memory holds. */
+     * WINDOW_SPOT_BAND rows (bound: what window_shape_of allows). */
     if (proto.every_collect > WINDOW_SPOT_COLLECT)
         proto.every_collect = WINDOW_SPOT_COLLECT;
-    window_shape bound, ws;
-    int band = smx_test_spot_band(WINDOW_SPOT_BAND), regrown = 0;
+    window_shape bound = { 0 }, ws = { 0 };
+    int band = smx_test_spot_band(WINDOW_SPOT_BAND), regrown = 0, n_classes = 0;
     stepper sp = { 0 };
-    int rc = 0;
-    for (int moving = 1;; moving = 0) {
-        rc = window_shape_of(&bound, spans, p, g, st->mm, mt, 0, n_plan, 0,
-                             window_sigmas(p->per_spot_threshold), proto.every_collect, moving,
-                             err);
-        ws = bound;
-        if (!rc && bound.nz < g->nz)
-            ws.nz = window_rows_for_band(&bound, band);
-        if (!rc)
-            rc = batch_setup(&sp, &proto, &stq, &ws, 1, err);
-        if (rc || window_moves_ok(&sp))
-            break;
-        stepper_free(&sp);
-    }
-    int slots = 1, want = 1;
-    if (!rc) {
-        if (!r->backend_name[0]) /* an MPI rank without the total */
-            proto.be->describe(sp.ctx, r);
-        int fit = proto.be->lanes ? proto.be->lanes(sp.ctx) : 1;
-        want = p->per_spot_lanes > 0 ? p->per_spot_lanes : fit;
-        want = want > n ? n : want > SLOTS_MAX ? SLOTS_MAX : want;
-        if (!slots_allowed(p))
-            want = 1;
-        if (want > 1) {
-            stepper_free(&sp);
-            rc = batch_state(&sp, &proto, &stq, &ws, want, &slots, err);
-        }
-    }
-    double *wdose = rc ? NULL : malloc((size_t)sp.win.wg.slice * sizeof *wdose);
+    spot_class cls = { 0 };
+    int slots = 1, want = 1, ne_first = 0;
+    double *wdose = NULL;
     spot_dose *rows = rc ? NULL : calloc((size_t)n, sizeof *rows);
-    if (!rc && (!wdose || !rows))
+    if (!rc && !rows)
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    r->spot_window_nx = ws.nx;
-    r->spot_slots = slots;
-    if (!rc && n == n_plan)
-        smx_info("per-spot dose: %d spots, %d at once (windows of %d x %d cells side by side), "
-                 "values below %.1e of each spot's peak dropped\n",
-                 n, slots, ws.nz, ws.nx, p->per_spot_threshold);
-    else if (!rc)
-        smx_info("per-spot dose: spots %d-%d of %d here (other processes run the rest), %d at "
-                 "once (windows of %d x %d cells side by side), values below %.1e of each "
-                 "spot's peak dropped\n",
-                 first + 1, first + n, n_plan, slots, ws.nz, ws.nx, p->per_spot_threshold);
     double t0 = now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
     int appended = 0;
     run_result one;
     run_result_init(&one);
     int b0 = 0;
     while (!rc && b0 < n) {
-        const int nb = n - b0 < slots ? n - b0 : slots;
         if (smx_interrupted) {
             rc = smx_fail(err, SMX_EXIT_INTERRUPTED,
                           "interrupted during the per-spot runs (%d of %d spots done)", b0, n);
             break;
         }
+        /* The state for this batch: a class of fewer bins where it needs
+         * few enough, and how many spots it holds at once (a state of one
+         * slot asks the backend's memory). */
+        const int need = classes ? order[b0].top + 1 : (int)g->ne;
+        if (!cls.built || need > cls.ne || need <= SPOT_CLASS_SHRINK * cls.ne) {
+            stepper_free(&sp);
+            free(wdose);
+            wdose = NULL;
+            if ((rc = spot_class_build(&cls, p, g, need, t, media, err)))
+                break;
+            n_classes++;
+            proto.g = &cls.g;
+            sim_tables stq = cls.st;
+            stq.p = p;
+            for (int moving = !bound.nz ? 1 : bound.nz < g->nz;; moving = 0) {
+                if (!bound.nz || !moving) {
+                    rc = window_shape_of(&bound, spans, p, g, st->mm, mt, 0, n_plan, 0,
+                                         window_sigmas(p->per_spot_threshold),
+                                         proto.every_collect, moving, err);
+                    ws = bound;
+                    if (!rc && bound.nz < g->nz)
+                        ws.nz = window_rows_for_band(&bound, band);
+                }
+                if (!rc)
+                    rc = batch_setup(&sp, &proto, &stq, &ws, 1, err);
+                if (rc || window_moves_ok(&sp))
+                    break;
+                stepper_free(&sp);
+            }
+            if (rc)
+                break;
+            if (!r->backend_name[0]) /* an MPI rank without the total */
+                proto.be->describe(sp.ctx, r);
+            int fit = proto.be->lanes ? proto.be->lanes(sp.ctx) : 1;
+            want = p->per_spot_lanes > 0 ? p->per_spot_lanes : fit;
+            want = want > n - b0 ? n - b0 : want > SLOTS_MAX ? SLOTS_MAX : want;
+            if (!slots_allowed(p))
+                want = 1;
+            slots = 1;
+            if (want > 1) {
+                stepper_free(&sp);
+                if ((rc = batch_state(&sp, &proto, &stq, &ws, want, &slots, err)))
+                    break;
+            }
+            if (!(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose))) {
+                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+                break;
+            }
+            if (n_classes == 1) {
+                ne_first = cls.ne;
+                r->spot_slots = slots;
+                smx_info("per-spot dose: %d spot%s%s, %d at once (windows of %d x %d cells side "
+                         "by side, %d energy bins), values below %.1e of each spot's peak "
+                         "dropped\n",
+                         n, n == 1 ? "" : "s",
+                         n == n_plan ? "" : " here (other processes run the rest)", slots, ws.nz,
+                         ws.nx, cls.ne, p->per_spot_threshold);
+            }
+            r->spot_slots = slots > r->spot_slots ? slots : r->spot_slots;
+        }
+        const int nb = n - b0 < slots ? n - b0 : slots;
         /* The batch's sources, each from the all-zero host buffer into its slot. */
         double ta = now_s(), w0 = 0.0, e0 = 0.0;
         window_reset(&sp.win);
         for (int k = 0; k < nb && !rc; k++) {
-            const int spot = order[b0 + k];
+            const int spot = order[b0 + k].spot;
             double wk = 0.0, ek = 0.0;
             window_place_slot(&sp.win, k, spans[spot]);
             if ((rc = source_fill_spot(host, p, g, spot, occupied, &wk, &ek, err)))
                 break;
             window_source(&sp.win, k, k == 0, host, occupied, sp.wpsi, sp.wocc);
             source_clear(host, g, occupied);
-            if (!(wk > 0.0)) {
-                plan_spot s = plan_spot_at(p, spot);
-                rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
-            }
             w0s[b0 + k] = wk;
             w0 += wk;
             e0 += ek;
@@ -548,10 +626,11 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
             stepper_free(&sp);
             free(wdose);
             wdose = NULL;
+            sim_tables stq = cls.st;
+            stq.p = p;
             if (!(rc = batch_state(&sp, &proto, &stq, &ws, want, &slots, err)) &&
                 !(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose)))
                 rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-            r->spot_slots = slots;
             continue;
         }
         if (rc)
@@ -561,7 +640,7 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
         const window *w = &sp.win;
         const int z1 = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
         for (int k = 0; k < nb && !rc; k++) {
-            const int spot = order[b0 + k];
+            const int spot = order[b0 + k].spot;
             window_dose(w, k, wdose, dose);
             /* Only the rows and columns the slot has covered hold dose. */
             const int x0 = w->x0[k], x1 = w->x0[k] + w->shape.nx - 1;
@@ -602,17 +681,23 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
         b0 += nb;
     }
     r->spot_window_nz = ws.nz;
+    r->spot_window_nx = ws.nx;
     r->spot_window_grew = regrown;
+    r->spot_classes = n_classes;
+    r->spot_bins_first = ne_first;
+    r->spot_bins_last = cls.ne;
     if (!rc && regrown)
         smx_info("  per-spot windows grew %d time%s to %d rows (a batch's rows outgrew the "
                  "band)\n",
                  regrown, regrown == 1 ? "" : "s", ws.nz);
     if (!rc)
         smx_info("  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
-                 "(%d spot%s at once)\n",
-                 t_upload, t_steps, t_dose, slots, slots == 1 ? "" : "s");
+                 "(up to %d spots at once; %d state%s, %d to %d energy bins)\n",
+                 t_upload, t_steps, t_dose, r->spot_slots, n_classes, n_classes == 1 ? "" : "s",
+                 ne_first, cls.ne);
     run_result_free(&one);
     stepper_free(&sp);
+    spot_class_free(&cls);
     if (rows)
         for (int k = 0; k < n; k++)
             spot_dose_free(&rows[k]);
@@ -808,7 +893,7 @@ per_spot:
         if (!dose && !(dose = malloc((size_t)g->slice * sizeof *dose))) /* the total kept its own */
             rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         else
-            rc = per_spot_runs(&sp, &st, mt, host, occupied, dose, part->spot_first,
+            rc = per_spot_runs(&sp, &st, t, media, mt, host, occupied, dose, part->spot_first,
                                part->spot_count, r, err);
         run_result_phase(r, "per-spot", now_s() - t0);
     }
