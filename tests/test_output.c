@@ -69,6 +69,20 @@ static void test_tally(void)
     z.weight_out = 0.9e-9;
     tally_close_balance(&z, 1.0, 0.0);
     CHECK(fabs(z.weight_rel_err - 1e-4) < 1e-12);
+    /* Such a step counts in the deep tail's figures, not in the run's
+     * maxima (run_result_in_tail). */
+    run_result tr;
+    run_result_init(&tr);
+    tr.initial_weight = 1.0;
+    CHECK(run_result_push(&tr, &z, 1.0, 0.0) == SMX_OK);
+    CHECK(tr.tail_steps == 1 && tr.max_weight_rel_err == 0.0 &&
+          fabs(tr.tail_max_weight_rel_err - 1e-4) < 1e-12);
+    z.weight_in = 0.5;
+    z.weight_out = 0.4;
+    tally_close_balance(&z, 1.0, 0.0);
+    CHECK(run_result_push(&tr, &z, 1.0, 0.0) == SMX_OK);
+    CHECK(tr.tail_steps == 1 && fabs(tr.max_weight_rel_err - 0.2) < 1e-12);
+    run_result_free(&tr);
 
     step_tally s, t;
     tally_clear(&s);

@@ -416,6 +416,14 @@ static int write_root_attrs(output *o, const run_result *r, const provenance *pv
     if (!rc)
         rc = out_attr_int(o, o->file, "/", "conservation_violations", r->conservation_violations,
                           err);
+    if (!rc)
+        rc = out_attr_int(o, o->file, "/", "conservation_tail_steps", r->tail_steps, err);
+    if (!rc)
+        rc = out_attr_f64(o, o->file, "/", "conservation_tail_max_weight_rel_err",
+                          r->tail_max_weight_rel_err, err);
+    if (!rc)
+        rc = out_attr_f64(o, o->file, "/", "conservation_tail_max_energy_rel_err",
+                          r->tail_max_energy_rel_err, err);
     return rc;
 }
 

@@ -297,18 +297,25 @@ int par_gather_spots(const par_job *job, const int *bound, double threshold, run
     const int n_spots = bound[job->size];
     /* Every rank's conservation figures, reduced in a fixed order of exact operations (sum of counts, max). */
     int viol = 0;
-    double max_err[2] = { 0.0, 0.0 },
-           mine_err[2] = { r->max_weight_rel_err, r->max_energy_rel_err };
+    double max_err[4] = { 0.0, 0.0, 0.0, 0.0 },
+           mine_err[4] = { r->max_weight_rel_err, r->max_energy_rel_err,
+                           r->tail_max_weight_rel_err, r->tail_max_energy_rel_err };
+    int tail = 0;
     MPI_Request req;
     MPI_CHECK(MPI_Ireduce(&r->conservation_violations, &viol, 1, MPI_INT, MPI_SUM, 0,
                           MPI_COMM_WORLD, &req));
     wait_quietly(&req, "MPI_Ireduce");
-    MPI_CHECK(MPI_Ireduce(mine_err, max_err, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &req));
+    MPI_CHECK(MPI_Ireduce(&r->tail_steps, &tail, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Ireduce");
+    MPI_CHECK(MPI_Ireduce(mine_err, max_err, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &req));
     wait_quietly(&req, "MPI_Ireduce");
     if (job->rank == 0) {
         r->conservation_violations = viol;
         r->max_weight_rel_err = max_err[0];
         r->max_energy_rel_err = max_err[1];
+        r->tail_steps = tail;
+        r->tail_max_weight_rel_err = max_err[2];
+        r->tail_max_energy_rel_err = max_err[3];
     }
     if (n_spots == 0)
         return 0;

@@ -330,6 +330,11 @@ void report_summary(const run_result *r, const dose_figures *fig)
     smx_info("  conservation (max/step)   weight %.2e, energy %.2e relative, %d violation%s\n",
              r->max_weight_rel_err, r->max_energy_rel_err, r->conservation_violations,
              r->conservation_violations == 1 ? "" : "s");
+    if (r->tail_steps > 0)
+        smx_info("  conservation, deep tail   weight %.2e, energy %.2e relative in %d step%s with "
+                 "less than %.0e of the initial weight in flight (not counted above)\n",
+                 r->tail_max_weight_rel_err, r->tail_max_energy_rel_err, r->tail_steps,
+                 r->tail_steps == 1 ? "" : "s", SMX_BALANCE_FLOOR);
     if (r->window_nz > 0)
         smx_info("  window (rows x columns)   %d x %d, moved %d times, beam's rows at most %d\n",
                  r->window_nz, r->window_nx, r->window_moves, r->window_band);

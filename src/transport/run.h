@@ -48,6 +48,12 @@ typedef struct run_result {
     double initial_energy_MeV; /* sum of psi * E after the source */
     double max_weight_rel_err, max_energy_rel_err;
     int conservation_violations; /* steps whose balance exceeded the tolerance */
+    /* Steps whose weight in flight was below SMX_BALANCE_FLOOR of the initial
+     * weight (the deep tail that only fixed step counts and a spot's run to
+     * the last of its weight reach): their balance, kept apart from the
+     * figures above and never a violation (tally.h). */
+    int tail_steps;
+    double tail_max_weight_rel_err, tail_max_energy_rel_err;
     int stop_reason; /* enum run_stop_reason */
     double *dose_MeV; /* [nz][nx] MeV deposited per unit initial weight */
     spot_dose per_spot; /* empty unless the plan asks for it */
@@ -71,8 +77,16 @@ typedef struct run_result {
 
 void run_result_init(run_result *r);
 void run_result_free(run_result *r);
-/* Appends one step; grows the arrays (outside the backend's hot path). */
+/* Appends one step; grows the arrays (outside the backend's hot path). A
+ * step of the deep tail (run_result_in_tail) counts in the tail's figures. */
 int run_result_push(run_result *r, const step_balance *b, double ms, double front_mm);
+/* Step b's weight in flight (in and out) was below SMX_BALANCE_FLOOR of r's
+ * initial weight. */
+static inline int run_result_in_tail(const run_result *r, const step_balance *b)
+{
+    const double w = b->weight_in > b->weight_out ? b->weight_in : b->weight_out;
+    return w < SMX_BALANCE_FLOOR * r->initial_weight;
+}
 void run_result_phase(run_result *r, const char *name, double seconds);
 /* Appends one spot's row from its dose per unit weight (cells values);
  * n_spots is the number of rows the caller will append (sizes the arrays on

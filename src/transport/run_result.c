@@ -64,6 +64,14 @@ int run_result_push(run_result *r, const step_balance *b, double ms, double fron
     r->step_ms[i] = ms;
     r->front_depth_mm[i] = front_mm;
     tally_add(&r->cumulative, &b->t);
+    if (run_result_in_tail(r, b)) {
+        r->tail_steps++;
+        if (b->weight_rel_err > r->tail_max_weight_rel_err)
+            r->tail_max_weight_rel_err = b->weight_rel_err;
+        if (b->energy_rel_err > r->tail_max_energy_rel_err)
+            r->tail_max_energy_rel_err = b->energy_rel_err;
+        return SMX_OK;
+    }
     if (b->weight_rel_err > r->max_weight_rel_err)
         r->max_weight_rel_err = b->weight_rel_err;
     if (b->energy_rel_err > r->max_energy_rel_err)

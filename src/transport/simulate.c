@@ -180,7 +180,8 @@ static int take_records(const stepper *sp, run_result *r, int n, double ms, step
         if (rc)
             return smx_fail(err, rc, "out of memory recording step %d", r->n_steps + 1);
         const step_balance *b = &sr->b; /* run_result_push keeps the maxima */
-        if (b->weight_rel_err > SMX_CONSERVATION_TOL || b->energy_rel_err > SMX_CONSERVATION_TOL) {
+        if (!run_result_in_tail(r, b) &&
+            (b->weight_rel_err > SMX_CONSERVATION_TOL || b->energy_rel_err > SMX_CONSERVATION_TOL)) {
             r->conservation_violations++;
             smx_warn("step %d: conservation violated: weight %.3e, energy %.3e relative "
                      "(tolerance %.0e)\n",
@@ -609,6 +610,8 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
         one.n_steps = 0;
         one.conservation_violations = 0;
         one.max_weight_rel_err = one.max_energy_rel_err = 0.0;
+        one.tail_steps = 0;
+        one.tail_max_weight_rel_err = one.tail_max_energy_rel_err = 0.0;
         one.initial_weight = w0;
         one.initial_energy_MeV = e0;
         double tb = now_s();
@@ -660,6 +663,9 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
         r->conservation_violations += one.conservation_violations;
         r->max_weight_rel_err = fmax(r->max_weight_rel_err, one.max_weight_rel_err);
         r->max_energy_rel_err = fmax(r->max_energy_rel_err, one.max_energy_rel_err);
+        r->tail_steps += one.tail_steps;
+        r->tail_max_weight_rel_err = fmax(r->tail_max_weight_rel_err, one.tail_max_weight_rel_err);
+        r->tail_max_energy_rel_err = fmax(r->tail_max_energy_rel_err, one.tail_max_energy_rel_err);
         t_dose += now_s() - tc;
         while (!rc && appended < n && rows[appended].n_spots == 1) {
             if (spot_dose_take_row(&r->per_spot, n, &rows[appended]))
