@@ -45,8 +45,9 @@ static int split_tiles_for(const grid *g, int blocks)
 static dev_dims dev_dims_for(const grid *g, bool pad_rows, bool force)
 {
     const int64_t px = pad_rows || force ? row_pitch_for(g->nx, force) : g->nx, slice = g->nz * px;
-    return dev_dims{ g->ne, g->nth, g->nz, g->nx, px, slice, g->ne * g->nth * slice,
-                     grid_slot_nx(g) };
+    return dev_dims{
+        g->ne, g->nth, g->nz, g->nx, px, slice, g->ne * g->nth * slice, grid_slot_nx(g)
+    };
 }
 
 // The (source, table) candidates of every medium's targets (energy_media.cuh):

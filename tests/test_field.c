@@ -83,8 +83,11 @@ static void check_per_spot(void)
         const char *sets[] = { "output.per_spot_dose=true",
                                pass >= 2 ? "backend.per_spot_lanes=3" : "backend.per_spot_lanes=1",
                                "output.per_spot_threshold=0", "backend.early_exit=off" };
-        CHECK(run_spots_with(SPOTS, NSPOTS, sets, pass == 1 ? 2 : pass == 3 ? 4 : 3, &all, &f) ==
-              0);
+        CHECK(run_spots_with(SPOTS, NSPOTS, sets,
+                             pass == 1   ? 2
+                             : pass == 3 ? 4
+                                         : 3,
+                             &all, &f) == 0);
         CHECK_MSG(f.r.spot_slots == (pass >= 2 ? 3 : 1), "pass %d: %d spots at once", pass,
                   f.r.spot_slots);
         CHECK_MSG(pass != 3 || (f.r.spot_window_nz == f.g.nz && f.r.spot_window_nx == f.g.nx),
@@ -126,11 +129,12 @@ static void check_per_spot(void)
             mx = fmax(mx, all[c]);
             diff = fmax(diff, fabs(all[c] - sum[c]));
         }
-        printf("per-spot dose (threshold %g, %d at once, windows %d x %d): %lld values stored, %lld "
-               "differ from the spot's own run; weighted rows vs field: max |diff| %.2e of the "
-               "maximum\n",
-               sd->threshold, f.r.spot_slots, f.r.spot_window_nz, f.r.spot_window_nx,
-               (long long)sd->nnz, (long long)mismatched, diff / mx);
+        printf(
+            "per-spot dose (threshold %g, %d at once, windows %d x %d): %lld values stored, %lld "
+            "differ from the spot's own run; weighted rows vs field: max |diff| %.2e of the "
+            "maximum\n",
+            sd->threshold, f.r.spot_slots, f.r.spot_window_nz, f.r.spot_window_nx,
+            (long long)sd->nnz, (long long)mismatched, diff / mx);
         CHECK_MSG(mismatched == 0, "%lld per-spot values differ from the spot's own run",
                   (long long)mismatched);
         /* The linearity bound, plus what each spot may drop in one cell

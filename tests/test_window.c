@@ -157,9 +157,9 @@ static void rows_sum_to_total(void)
 static void narrow_rows(void)
 {
     /* The total steps until no weight is left, as a spot's run does. */
-    const char *sets[] = { "grid.space.nx=121",         "grid.space.nz=100",
-                           "grid.energy.E_max_MeV=70",  "beam.energy_MeV=70",
-                           "output.per_spot_dose=true", "output.per_spot_threshold=1e-4",
+    const char *sets[] = { "grid.space.nx=121",           "grid.space.nz=100",
+                           "grid.energy.E_max_MeV=70",    "beam.energy_MeV=70",
+                           "output.per_spot_dose=true",   "output.per_spot_threshold=1e-4",
                            "transport.auto_stop_weight=0" };
     fixture f;
     if (run(&f, sets, 7, 0)) {
@@ -237,12 +237,11 @@ static void slots_rows(void)
               "the band of 2 rows grew %d times", ok ? f[3].r.spot_window_grew : -1);
     for (int i = 1; i < 4 && ok; i++) {
         const spot_dose *a = &f[0].r.per_spot, *b = &f[i].r.per_spot;
-        const int same =
-            a->n_spots == 3 && b->n_spots == 3 && a->nnz == b->nnz && a->nnz > 0 &&
-            memcmp(a->indptr, b->indptr, 4 * sizeof *a->indptr) == 0 &&
-            memcmp(a->indices, b->indices, (size_t)a->nnz * sizeof *a->indices) == 0 &&
-            memcmp(a->values, b->values, (size_t)a->nnz * sizeof *a->values) == 0 &&
-            memcmp(a->dropped, b->dropped, 3 * sizeof *a->dropped) == 0;
+        const int same = a->n_spots == 3 && b->n_spots == 3 && a->nnz == b->nnz && a->nnz > 0 &&
+                         memcmp(a->indptr, b->indptr, 4 * sizeof *a->indptr) == 0 &&
+                         memcmp(a->indices, b->indices, (size_t)a->nnz * sizeof *a->indices) == 0 &&
+                         memcmp(a->values, b->values, (size_t)a->nnz * sizeof *a->values) == 0 &&
+                         memcmp(a->dropped, b->dropped, 3 * sizeof *a->dropped) == 0;
         printf("  %d spots at once (window %d x %d, grew %d times, moved %d times): rows %s those "
                "stepped one at a time (%lld values)\n",
                f[i].r.spot_slots, f[i].r.spot_window_nz, f[i].r.spot_window_nx,
@@ -300,8 +299,9 @@ static void class_rows(void)
     for (int k = 0; ok && k < 3; k++) {
         char p1[] = "/tmp/smx-window-one-XXXXXX", s1[96];
         spot_file(p1, s1, sizeof s1, &lines[k], 1);
-        const char *one[] = { grid[0], grid[1], grid[2], grid[3], s1,
-                              "transport.auto_stop_weight=0" };
+        const char *one[] = {
+            grid[0], grid[1], grid[2], grid[3], s1, "transport.auto_stop_weight=0"
+        };
         fixture o;
         ok = run(&o, one, 6, 0) == 0;
         unlink(p1);

@@ -298,8 +298,8 @@ int par_gather_spots(const par_job *job, const int *bound, double threshold, run
     /* Every rank's conservation figures, reduced in a fixed order of exact operations (sum of counts, max). */
     int viol = 0;
     double max_err[4] = { 0.0, 0.0, 0.0, 0.0 },
-           mine_err[4] = { r->max_weight_rel_err, r->max_energy_rel_err,
-                           r->tail_max_weight_rel_err, r->tail_max_energy_rel_err };
+           mine_err[4] = { r->max_weight_rel_err, r->max_energy_rel_err, r->tail_max_weight_rel_err,
+                           r->tail_max_energy_rel_err };
     int tail = 0;
     MPI_Request req;
     MPI_CHECK(MPI_Ireduce(&r->conservation_violations, &viol, 1, MPI_INT, MPI_SUM, 0,

@@ -110,10 +110,9 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
         for (int z = all.z0; z <= all.z1; z++)
             for (int x = all.x0; x <= all.x1; x++) {
                 const int sl = grid_slot_lo(g, x);
-                c->dose[(int64_t)z * g->nx + x] =
-                    smx_path_held(c->dose[(int64_t)z * g->nx + x], c->dmap + sl, g->slice,
-                                  (int)g->nx, nth, c->path_z, c->path_x, z, x - sl, (int)g->nz, sw,
-                                  cell + sl, rho);
+                c->dose[(int64_t)z * g->nx + x] = smx_path_held(
+                    c->dose[(int64_t)z * g->nx + x], c->dmap + sl, g->slice, (int)g->nx, nth,
+                    c->path_z, c->path_x, z, x - sl, (int)g->nz, sw, cell + sl, rho);
             }
     }
     smx_path_reach(c->path_z, nth, all.z0, all.z1, (int)g->nz, &zlo, &zhi);
@@ -126,8 +125,8 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
             const int x0 = all.x0 > sl ? all.x0 - sl : 0;
             const int x1 = all.x1 < sl + sw - 1 ? all.x1 - sl : sw - 1;
             drow[tx] = smx_path_cell(drow[tx], c->dmap + sl, g->slice, (int)g->nx, nth, c->path_z,
-                                     c->path_x, tz, tx - sl, (int)g->nz, sw, all.z0, all.z1, x0,
-                                     x1, cell ? cell + sl : NULL, rho);
+                                     c->path_x, tz, tx - sl, (int)g->nz, sw, all.z0, all.z1, x0, x1,
+                                     cell ? cell + sl : NULL, rho);
         }
     }
 }

@@ -180,8 +180,8 @@ static int take_records(const stepper *sp, run_result *r, int n, double ms, step
         if (rc)
             return smx_fail(err, rc, "out of memory recording step %d", r->n_steps + 1);
         const step_balance *b = &sr->b; /* run_result_push keeps the maxima */
-        if (!run_result_in_tail(r, b) &&
-            (b->weight_rel_err > SMX_CONSERVATION_TOL || b->energy_rel_err > SMX_CONSERVATION_TOL)) {
+        if (!run_result_in_tail(r, b) && (b->weight_rel_err > SMX_CONSERVATION_TOL ||
+                                          b->energy_rel_err > SMX_CONSERVATION_TOL)) {
             r->conservation_violations++;
             smx_warn("step %d: conservation violated: weight %.3e, energy %.3e relative "
                      "(tolerance %.0e)\n",
@@ -413,8 +413,8 @@ static void spot_class_free(spot_class *k)
     memset(k, 0, sizeof *k);
 }
 
-static int spot_class_build(spot_class *k, const plan *p, const grid *g, int ne,
-                            const tables *t, const sim_media *media, smx_error *err)
+static int spot_class_build(spot_class *k, const plan *p, const grid *g, int ne, const tables *t,
+                            const sim_media *media, smx_error *err)
 {
     spot_class_free(k);
     if (grid_energy_prefix(&k->g, g, ne))
@@ -543,8 +543,8 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
             for (int moving = !bound.nz ? 1 : bound.nz < g->nz;; moving = 0) {
                 if (!bound.nz || !moving) {
                     rc = window_shape_of(&bound, spans, p, g, st->mm, mt, 0, n_plan, 0,
-                                         window_sigmas(p->per_spot_threshold),
-                                         proto.every_collect, moving, err);
+                                         window_sigmas(p->per_spot_threshold), proto.every_collect,
+                                         moving, err);
                     ws = bound;
                     if (!rc && bound.nz < g->nz)
                         ws.nz = window_rows_for_band(&bound, band);
@@ -697,10 +697,11 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
                  "band)\n",
                  regrown, regrown == 1 ? "" : "s", ws.nz);
     if (!rc)
-        smx_info("  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
-                 "(up to %d spots at once; %d state%s, %d to %d energy bins)\n",
-                 t_upload, t_steps, t_dose, r->spot_slots, n_classes, n_classes == 1 ? "" : "s",
-                 ne_first, cls.ne);
+        smx_info(
+            "  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
+            "(up to %d spots at once; %d state%s, %d to %d energy bins)\n",
+            t_upload, t_steps, t_dose, r->spot_slots, n_classes, n_classes == 1 ? "" : "s",
+            ne_first, cls.ne);
     run_result_free(&one);
     stepper_free(&sp);
     spot_class_free(&cls);

@@ -309,8 +309,8 @@ static grid_box box_join_g(grid_box a, grid_box b)
                        a.x0 < b.x0 ? a.x0 : b.x0, a.x1 > b.x1 ? a.x1 : b.x1 };
 }
 
-void window_source(const window *w, int k, int first, const float *psi0,
-                   const grid_box *occupied, float *wpsi, grid_box *wocc)
+void window_source(const window *w, int k, int first, const float *psi0, const grid_box *occupied,
+                   float *wpsi, grid_box *wocc)
 {
     const grid *g = w->g, *wg = &w->wg;
     const int nx = w->shape.nx, xk = w->x0[k], off = k * nx;

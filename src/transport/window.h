@@ -114,7 +114,7 @@ void window_dose(const window *w, int k, const double *win, double *dose);
  * slot's) from psi0 on the run's grid (row 0, source_fill); its boxes in
  * window coordinates are joined into wocc ([ne], empty boxes on the first
  * slot's call: first = 1). */
-void window_source(const window *w, int k, int first, const float *psi0,
-                   const grid_box *occupied, float *wpsi, grid_box *wocc);
+void window_source(const window *w, int k, int first, const float *psi0, const grid_box *occupied,
+                   float *wpsi, grid_box *wocc);
 
 #endif
