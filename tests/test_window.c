@@ -86,6 +86,18 @@ static void compare(const char *what, const char *const *sets, int nsets, double
     fixture_free(&d);
 }
 
+/* Writes a spot map of `n` lines to path (mkstemp'd) and the --set for it. */
+static void spot_file(char *path, char *set, size_t size, const char *const *lines, int n)
+{
+    int fd = mkstemp(path);
+    FILE *fp = fdopen(fd, "w");
+    fprintf(fp, "energy_MeV, x_mm, weight\n");
+    for (int i = 0; i < n; i++)
+        fprintf(fp, "%s\n", lines[i]);
+    fclose(fp);
+    snprintf(set, size, "beam.spots_file=%s", path);
+}
+
 /* A field's rows, weighted by the spots' protons, against its total. With a
  * fixed step count and the fixed early exit, the total and each spot see the
  * same steps (the auto stop and the adaptive exit are relative to each
@@ -93,13 +105,9 @@ static void compare(const char *what, const char *const *sets, int nsets, double
  * different points). */
 static void rows_sum_to_total(void)
 {
-    char path[] = "/tmp/smx-window-spots-XXXXXX";
-    int fd = mkstemp(path);
-    FILE *fp = fdopen(fd, "w");
-    fprintf(fp, "energy_MeV, x_mm, weight\n72, -6, 1.0\n68, 0, 0.5\n70, 7, 2.0\n");
-    fclose(fp);
-    char spots[96];
-    snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
+    static const char *const lines[] = { "72, -6, 1.0", "68, 0, 0.5", "70, 7, 2.0" };
+    char path[] = "/tmp/smx-window-spots-XXXXXX", spots[96];
+    spot_file(path, spots, sizeof spots, lines, 3);
     const char *sets[] = { spots,
                            "beam.sigma_x_mm=2.0",
                            "output.per_spot_dose=true",
@@ -203,13 +211,9 @@ static void narrow_rows(void)
  * and on windows that move; 2 at once leaves the last batch one short. */
 static void slots_rows(void)
 {
-    char path[] = "/tmp/smx-window-slots-XXXXXX";
-    int fd = mkstemp(path);
-    FILE *fp = fdopen(fd, "w");
-    fprintf(fp, "energy_MeV, x_mm, weight\n90, -5, 1.0\n85, 0, 0.5\n95, 4, 2.0\n");
-    fclose(fp);
-    char spots[96];
-    snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
+    static const char *const lines[] = { "90, -5, 1.0", "85, 0, 0.5", "95, 4, 2.0" };
+    char path[] = "/tmp/smx-window-slots-XXXXXX", spots[96];
+    spot_file(path, spots, sizeof spots, lines, 3);
     const char *base[] = { spots,
                            "beam.sigma_x_mm=1.5",
                            "grid.space.nx=121",
@@ -254,18 +258,6 @@ static void slots_rows(void)
     CHECK_MSG(ok, "slots: a run failed");
     for (int i = 0; i < 4; i++)
         fixture_free(&f[i]);
-}
-
-/* Writes a spot map of `n` lines to path (mkstemp'd) and the --set for it. */
-static void spot_file(char *path, char *set, size_t size, const char *const *lines, int n)
-{
-    int fd = mkstemp(path);
-    FILE *fp = fdopen(fd, "w");
-    fprintf(fp, "energy_MeV, x_mm, weight\n");
-    for (int i = 0; i < n; i++)
-        fprintf(fp, "%s\n", lines[i]);
-    fclose(fp);
-    snprintf(set, size, "beam.spots_file=%s", path);
 }
 
 /* Spots of 100, 60 and 40 MeV in water: the batches' states hold only the
