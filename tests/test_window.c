@@ -211,17 +211,17 @@ static void narrow_rows(void)
  * and on windows that move; 2 at once leaves the last batch one short. */
 static void slots_rows(void)
 {
-    static const char *const lines[] = { "90, -5, 1.0", "85, 0, 0.5", "95, 4, 2.0" };
+    static const char *const lines[] = { "70, -5, 1.0", "65, 0, 0.5", "75, 4, 2.0" };
     char path[] = "/tmp/smx-window-slots-XXXXXX", spots[96];
     spot_file(path, spots, sizeof spots, lines, 3);
     const char *base[] = { spots,
                            "beam.sigma_x_mm=1.5",
                            "grid.space.nx=121",
-                           "grid.energy.E_max_MeV=100",
+                           "grid.energy.E_max_MeV=80",
                            "output.per_spot_dose=true",
                            "output.per_spot_threshold=1e-4",
-                           "geometry.shapes=[{material: bone_compact, z_mm: [10, 25], x_mm: [-15, "
-                           "1]}, {material: lung, z_mm: [30, 45], x_mm: [-2, 15], density_g_cm3: "
+                           "geometry.shapes=[{material: bone_compact, z_mm: [5, 12], x_mm: [-15, "
+                           "1]}, {material: lung, z_mm: [15, 25], x_mm: [-2, 15], density_g_cm3: "
                            "0.26}]",
                            NULL };
     /* The last: windows that start with a band of 2 rows and grow. */
@@ -260,17 +260,17 @@ static void slots_rows(void)
         fixture_free(&f[i]);
 }
 
-/* Spots of 100, 60 and 40 MeV in water: the batches' states hold only the
+/* Spots of 80, 45 and 30 MeV in water: the batches' states hold only the
  * energy bins their spots reach (a new, smaller state for the lower ones),
  * and each row is still bit for bit the spot's own run on every bin of the
  * grid (a plan of that spot alone, stepped until no weight is left). */
 static void class_rows(void)
 {
-    static const char *const lines[] = { "100, -5, 1.0", "60, 0, 0.5", "40, 6, 2.0" };
+    static const char *const lines[] = { "80, -5, 1.0", "45, 0, 0.5", "30, 6, 2.0" };
     /* Fermi-Rossi: a scattering power that does not depend on the plan's
      * reference energy (the highest spot's), which the plans of one spot
      * alone would change. */
-    const char *grid[] = { "grid.space.nx=81", "grid.space.nz=170", "grid.energy.E_max_MeV=110",
+    const char *grid[] = { "grid.space.nx=81", "grid.space.nz=120", "grid.energy.E_max_MeV=90",
                            "transport.scattering_power=fermi_rossi" };
     char path[] = "/tmp/smx-window-class-XXXXXX", spots[96];
     spot_file(path, spots, sizeof spots, lines, 3);
@@ -301,7 +301,7 @@ static void class_rows(void)
             differ += sd->values[j] != (float)o.r.dose_MeV[sd->indices[j]];
         fixture_free(&o);
     }
-    printf("  spots of 100, 60 and 40 MeV, %d states of %d to %d energy bins (the grid %lld): %lld "
+    printf("  spots of 80, 45 and 30 MeV, %d states of %d to %d energy bins (the grid %lld): %lld "
            "of %lld values differ from each spot's own run on every bin\n",
            f.r.spot_classes, f.r.spot_bins_first, f.r.spot_bins_last, (long long)f.g.ne,
            (long long)differ, (long long)compared);
