@@ -207,7 +207,10 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
         window_shape_of(&sw, NULL, p, g, media, mt, 0, plan_spot_count(p), 0,
                         window_sigmas(p->per_spot_threshold),
                         every < WINDOW_SPOT_COLLECT ? every : WINDOW_SPOT_COLLECT, 1, &werr);
-        if (sw.nz < g->nz)
+        /* The band of WINDOW_SPOT_BAND rows where spots go side by side (the
+         * CPU takes one at a time unless the plan says otherwise). */
+        const int many = p->per_spot_lanes > 1 || (p->per_spot_lanes <= 0 && be != &backend_cpu);
+        if (sw.nz < g->nz && many)
             sw.nz = window_rows_for_band(&sw, WINDOW_SPOT_BAND);
     }
     grid sg = *g; /* a spot's window: the grid's bins and directions on its rows and columns */

@@ -367,17 +367,22 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
         int dz = oz[j], dx = ox[j];
         double leak = 0.0;
         if (shift) {
-            /* Along x the domain is the source's slot (the grid without slots). */
+            /* Along x the domain is the source's slot (the grid without
+             * slots): the box's columns slot by slot, ascending. */
             const int sw = (int)grid_slot_nx(g);
             for (int z = b.z0; z <= b.z1; z++) {
-                int tz = z + dz;
+                const int tz = z + dz, zin = tz >= 0 && tz < g->nz;
                 const float *r = in + (int64_t)z * g->nx;
-                for (int x = b.x0; x <= b.x1; x++) {
-                    int tx = x + dx, sl = x - x % sw;
-                    if (tz >= 0 && tz < g->nz && tx >= sl && tx < sl + sw)
-                        out[(int64_t)tz * g->nx + tx] = r[x];
-                    else
-                        leak += r[x];
+                for (int sl = b.x0 - b.x0 % sw; sl <= b.x1; sl += sw) {
+                    const int lo = b.x0 > sl ? b.x0 : sl;
+                    const int hi = b.x1 < sl + sw - 1 ? b.x1 : sl + sw - 1;
+                    for (int x = lo; x <= hi; x++) {
+                        const int tx = x + dx;
+                        if (zin && tx >= sl && tx < sl + sw)
+                            out[(int64_t)tz * g->nx + tx] = r[x];
+                        else
+                            leak += r[x];
+                    }
                 }
             }
         } else if (gather) {

@@ -565,6 +565,14 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
             if (!slots_allowed(p))
                 want = 1;
             slots = 1;
+            if (want == 1 && n_classes == 1 && ws.nz < bound.nz) {
+                /* One spot at a time: the band's rows would only cost moves
+                 * (a CPU move copies every row its bins have touched). */
+                stepper_free(&sp);
+                ws.nz = bound.nz;
+                if ((rc = batch_setup(&sp, &proto, &stq, &ws, 1, err)))
+                    break;
+            }
             if (want > 1) {
                 stepper_free(&sp);
                 if ((rc = batch_state(&sp, &proto, &stq, &ws, want, &slots, err)))
