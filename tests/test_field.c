@@ -77,7 +77,8 @@ static void check_per_spot(void)
     const char *to_zero[] = { "transport.auto_stop_weight=0" };
     for (int k = 0; k < NSPOTS; k++)
         CHECK(run_spots_with(&SPOTS[k], 1, to_zero, 1, &one[k], NULL) == 0);
-    for (int pass = 0; pass < 4; pass++) {
+    /* A sanitized build (test_quick) leaves out the windows of every row. */
+    for (int pass = 0; pass < (test_quick() ? 3 : 4); pass++) {
         fixture f;
         double *all = NULL;
         const char *sets[] = { "output.per_spot_dose=true",

@@ -229,7 +229,12 @@ static void slots_rows(void)
     const char *lanes[4] = { "backend.per_spot_lanes=1", "backend.per_spot_lanes=3",
                              "backend.per_spot_lanes=2", "backend.per_spot_lanes=3" };
     int ok = 1;
+    /* A sanitized build (test_quick) leaves out 2 at once: the same code as 3. */
+    const int skip = test_quick() ? 2 : -1;
+    memset(f, 0, sizeof f);
     for (int i = 0; i < 4; i++) {
+        if (i == skip)
+            continue;
         base[7] = lanes[i];
         if (i == 3)
             setenv("SMX2D_TEST_SPOT_BAND", "2", 1);
@@ -240,6 +245,8 @@ static void slots_rows(void)
     CHECK_MSG(ok && f[3].r.spot_window_grew > 0 && f[0].r.spot_window_grew == 0,
               "the band of 2 rows grew %d times", ok ? f[3].r.spot_window_grew : -1);
     for (int i = 1; i < 4 && ok; i++) {
+        if (i == skip)
+            continue;
         const spot_dose *a = &f[0].r.per_spot, *b = &f[i].r.per_spot;
         const int same = a->n_spots == 3 && b->n_spots == 3 && a->nnz == b->nnz && a->nnz > 0 &&
                          memcmp(a->indptr, b->indptr, 4 * sizeof *a->indptr) == 0 &&
