@@ -9,9 +9,9 @@
 # then, where h5py is (this script does it when the GPU machine has h5py):
 #   /usr/bin/python3 tests/same_dose.py OUTDIR/plain.h5 OUTDIR/alone.h5 OUTDIR/np1.h5 OUTDIR/np2.h5
 # The field: config/bench/field.yaml's spot map, every EVERY-th spot (default
-# 21: 40 spots, 70-230 MeV) on a 1 mm grid with 1 mm steps and two per-spot
-# lanes per rank (two ranks' states, about 11 GB each, fit on one GPU; SETS=""
-# gives the plan's 0.5 mm grid, 45 GB a state: two ranks do not fit on 80 GB),
+# 21: 40 spots, 70-230 MeV) on a 1 mm grid with 1 mm steps and two spots at
+# once per rank (backend.per_spot_lanes=2, so that two ranks' states fit on
+# one GPU; SETS="" gives the plan's 0.5 mm grid and each rank its own choice),
 # --device cuda, output.per_spot_dose. Prints each run's summary line and the
 # job's /mpi record via the log; runs as root too.
 set -eu

@@ -585,12 +585,16 @@ static int per_spot_runs(const stepper *proto_in, const sim_tables *st, const ta
             if (n_classes == 1) {
                 ne_first = cls.ne;
                 r->spot_slots = slots;
-                smx_info("per-spot dose: %d spot%s%s, %d at once (windows of %d x %d cells side "
-                         "by side, %d energy bins), values below %.1e of each spot's peak "
-                         "dropped\n",
-                         n, n == 1 ? "" : "s",
-                         n == n_plan ? "" : " here (other processes run the rest)", slots, ws.nz,
-                         ws.nx, cls.ne, p->per_spot_threshold);
+                char which[96];
+                if (n == n_plan)
+                    snprintf(which, sizeof which, "%d spot%s", n, n == 1 ? "" : "s");
+                else
+                    snprintf(which, sizeof which,
+                             "spots %d-%d of %d here (other processes run the rest)", first + 1,
+                             first + n, n_plan);
+                smx_info("per-spot dose: %s, %d at once (windows of %d x %d cells side by side, "
+                         "%d energy bins), values below %.1e of each spot's peak dropped\n",
+                         which, slots, ws.nz, ws.nx, cls.ne, p->per_spot_threshold);
             }
             r->spot_slots = slots > r->spot_slots ? slots : r->spot_slots;
         }
