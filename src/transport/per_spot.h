@@ -1,0 +1,19 @@
+/* A field's per-spot doses (output.per_spot_dose): every spot on a window of
+ * its own, many side by side in the slots of one state, batched by energy on
+ * the energy bins a batch reaches (docs/model.md, "Spots side by side"). */
+#ifndef SMX_PER_SPOT_H
+#define SMX_PER_SPOT_H
+
+#include "transport/stepper.h"
+
+/* Spots first .. first + n - 1 of the plan (n > 0) into r->per_spot (rows
+ * in spot order, the steps' conservation figures into r's). proto: the
+ * run's stepper settings (plan, grid, backend, collect interval; no state);
+ * st: the run's tables; t, media: what they were built from; mt: the
+ * materials' tables; host, occupied: an all-zero psi of the run's grid and
+ * its boxes (all zero again on return); dose: [g->slice] scratch. */
+int per_spot_runs(const stepper *proto, const sim_tables *st, const tables *t,
+                  const sim_media *media, const tables *const *mt, float *host, grid_box *occupied,
+                  double *dose, int first, int n, run_result *r, smx_error *err);
+
+#endif
