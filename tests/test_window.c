@@ -208,43 +208,50 @@ static void narrow_rows(void)
 /* Spots side by side in the slots of one state (backend.per_spot_lanes):
  * each row bit for bit the row of the same spot stepped alone, through bone
  * and lung (the media's shares of the deposit paths near the slots' sides)
- * and on windows that move; 2 at once leaves the last batch one short. */
-static void slots_rows(void)
+ * and on windows that move, on the grid of `cells` (dx = dz = step; nx, nz
+ * for the same 60 x 85 mm). full: also 2 at once (the last batch one short)
+ * and windows that start with a band of 2 rows and grow. */
+static void slots_rows(const char *const cells[5], int full)
 {
     static const char *const lines[] = { "70, -5, 1.0", "65, 0, 0.5", "75, 4, 2.0" };
     char path[] = "/tmp/smx-window-slots-XXXXXX", spots[96];
     spot_file(path, spots, sizeof spots, lines, 3);
     const char *base[] = { spots,
                            "beam.sigma_x_mm=1.5",
-                           "grid.space.nx=121",
+                           cells[0],
                            "grid.energy.E_max_MeV=80",
                            "output.per_spot_dose=true",
                            "output.per_spot_threshold=1e-4",
                            "geometry.shapes=[{material: bone_compact, z_mm: [5, 12], x_mm: [-15, "
                            "1]}, {material: lung, z_mm: [15, 25], x_mm: [-2, 15], density_g_cm3: "
                            "0.26}]",
-                           NULL };
+                           NULL,
+                           cells[1],
+                           cells[2],
+                           cells[3],
+                           cells[4] };
     /* The last: windows that start with a band of 2 rows and grow. */
     fixture f[4];
     const char *lanes[4] = { "backend.per_spot_lanes=1", "backend.per_spot_lanes=3",
                              "backend.per_spot_lanes=2", "backend.per_spot_lanes=3" };
     int ok = 1;
     /* A sanitized build (test_quick) leaves out 2 at once: the same code as 3. */
-    const int skip = test_quick() ? 2 : -1;
+    const int skip = !full ? 2 : test_quick() ? 2 : -1, last = full ? 4 : 2;
     memset(f, 0, sizeof f);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < last; i++) {
         if (i == skip)
             continue;
         base[7] = lanes[i];
         if (i == 3)
             setenv("SMX2D_TEST_SPOT_BAND", "2", 1);
-        ok &= run(&f[i], base, 8, 0) == 0;
+        ok &= run(&f[i], base, 12, 0) == 0;
         unsetenv("SMX2D_TEST_SPOT_BAND");
     }
     unlink(path);
-    CHECK_MSG(ok && f[3].r.spot_window_grew > 0 && f[0].r.spot_window_grew == 0,
+    CHECK_MSG(ok && (!full || f[3].r.spot_window_grew > 0) && f[0].r.spot_window_grew == 0,
               "the band of 2 rows grew %d times", ok ? f[3].r.spot_window_grew : -1);
-    for (int i = 1; i < 4 && ok; i++) {
+    printf("  spots side by side, %s:\n", cells[1]);
+    for (int i = 1; i < last && ok; i++) {
         if (i == skip)
             continue;
         const spot_dose *a = &f[0].r.per_spot, *b = &f[i].r.per_spot;
@@ -345,7 +352,17 @@ int main(void)
     compare("through bone and lung", media, 2, 0.0, 0);
     narrow_rows();
     rows_sum_to_total();
-    slots_rows();
+    const char *half[] = { "grid.space.nx=121", "grid.space.dx_mm=0.5", "grid.space.dz_mm=0.5",
+                           "transport.step_mm=0.5", "grid.space.nz=170" };
+    slots_rows(half, 1);
+    /* The slots' sides in cells: the same at 1 mm and 0.25 mm. */
+    const char *one_mm[] = { "grid.space.nx=61", "grid.space.dx_mm=1.0", "grid.space.dz_mm=1.0",
+                             "transport.step_mm=1.0", "grid.space.nz=85" };
+    slots_rows(one_mm, 0);
+    const char *quarter[] = { "grid.space.nx=241", "grid.space.dx_mm=0.25", "grid.space.dz_mm=0.25",
+                              "transport.step_mm=0.25", "grid.space.nz=340" };
+    if (!test_quick())
+        slots_rows(quarter, 0);
     class_rows();
     return check_report("test_window");
 }

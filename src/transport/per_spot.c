@@ -43,16 +43,7 @@ static int batch_setup(stepper *sp, const stepper *proto, const sim_tables *st,
     sp->ctx = NULL;
     window_shape w = *ws;
     w.slots = slots;
-    int rc = stepper_window(sp, st, &w, err);
-    /* The batch's sources are gathered on the host even where the window
-     * is the whole grid (calloc: only the sources' rows are ever written). */
-    if (!rc && !sp->wpsi &&
-        (!(sp->wpsi = calloc((size_t)sp->win.wg.cells, sizeof *sp->wpsi)) ||
-         !(sp->wocc = malloc((size_t)sp->g->ne * sizeof *sp->wocc)))) {
-        stepper_free(sp);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for a window's psi)",
-                        (double)sp->win.wg.cells * 4e-9);
-    }
+    int rc = stepper_window(sp, st, &w, 1, err);
     if (!rc && (rc = proto->be->setup(&sp->ctx, &sp->st, err)))
         stepper_free(sp);
     return rc;
@@ -74,11 +65,27 @@ static int batch_state(stepper *sp, const stepper *proto, const sim_tables *st,
     }
 }
 
+/* batch_state anew (sp and its dose scratch *wdose freed first), and the
+ * scratch for the state's window dose. */
+static int batch_rebuild(stepper *sp, double **wdose, const stepper *proto, const sim_tables *st,
+                         const window_shape *ws, int want, int *slots, smx_error *err)
+{
+    stepper_free(sp);
+    free(*wdose);
+    *wdose = NULL;
+    int rc = batch_state(sp, proto, st, ws, want, slots, err);
+    if (!rc && !(*wdose = malloc((size_t)sp->win.wg.slice * sizeof **wdose)))
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    return rc;
+}
+
 /* The spots of a block in the order their batches take them: highest
  * occupied energy bin first (a batch's spots then need about as many steps,
- * and each batch's bins are those of its first spot), then spot order. */
+ * and each batch's bins are those of its first spot), then spot order; w0:
+ * the spot's weight on the grid (its row is per unit of it). */
 typedef struct spot_key {
     int spot, top;
+    double w0;
 } spot_key;
 static int by_top_desc(const void *a, const void *b)
 {
@@ -95,9 +102,9 @@ static int by_top_desc(const void *a, const void *b)
  * bins, more spots at once. */
 #define SPOT_CLASS_SHRINK 0.6
 typedef struct spot_class {
-    grid g;
+    grid g; /* g.ne: the bins */
     sim_tables st;
-    int ne, built;
+    int built;
 } spot_class;
 
 static void spot_class_free(spot_class *k)
@@ -120,7 +127,6 @@ static int spot_class_build(spot_class *k, const plan *p, const grid *g, int ne,
         grid_free(&k->g);
         return rc;
     }
-    k->ne = (int)k->g.ne;
     k->built = 1;
     return 0;
 }
@@ -160,21 +166,20 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     }
     window_span *spans = malloc((size_t)n_plan * sizeof *spans);
     spot_key *order = malloc((size_t)n * sizeof *order);
-    double *w0s = malloc((size_t)n * sizeof *w0s);
-    if (!spans || !order || !w0s) {
+    if (!spans || !order) {
         free(to_ref);
         free(spans);
         free(order);
-        free(w0s);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d spots", n);
     }
-    /* Each spot's highest occupied energy bin, from its source. */
+    /* Each spot's highest occupied energy bin and weight, from its source
+     * (filled again when its batch starts: a fill writes one row). */
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         double wk = 0.0, ek = 0.0;
-        order[i] = (spot_key){ first + i, 0 };
         if ((rc = source_fill_spot(host, p, g, first + i, occupied, &wk, &ek, err)))
             break;
+        order[i] = (spot_key){ first + i, 0, wk };
         for (int64_t ie = 0; ie < g->ne; ie++)
             if (occupied[ie].z0 <= occupied[ie].z1 && occupied[ie].x0 <= occupied[ie].x1)
                 order[i].top = (int)ie;
@@ -225,7 +230,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
          * few enough, and how many spots it holds at once (a state of one
          * slot asks the backend's memory). */
         const int need = classes ? order[b0].top + 1 : (int)g->ne;
-        if (!cls.built || need > cls.ne || need <= SPOT_CLASS_SHRINK * cls.ne) {
+        if (!cls.built || need > cls.g.ne || need <= SPOT_CLASS_SHRINK * cls.g.ne) {
             stepper_free(&sp);
             free(wdose);
             wdose = NULL;
@@ -259,26 +264,21 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
             want = want > n - b0 ? n - b0 : want > SLOTS_MAX ? SLOTS_MAX : want;
             if (!slots_allowed(p))
                 want = 1;
-            slots = 1;
-            if (want == 1 && n_classes == 1 && ws.nz < bound.nz) {
-                /* One spot at a time: the band's rows would only cost moves
-                 * (a CPU move copies every row its bins have touched). */
-                stepper_free(&sp);
+            /* One spot at a time keeps the bound's rows: the band's would
+             * only cost moves (a CPU move copies every row its bins have
+             * touched). The probe is the state where nothing changes. */
+            const int probe_nz = ws.nz;
+            if (want == 1 && n_classes == 1)
                 ws.nz = bound.nz;
-                if ((rc = batch_setup(&sp, &proto, &stq, &ws, 1, err)))
-                    break;
-            }
-            if (want > 1) {
-                stepper_free(&sp);
-                if ((rc = batch_state(&sp, &proto, &stq, &ws, want, &slots, err)))
-                    break;
-            }
-            if (!(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose))) {
+            slots = 1;
+            if (want > 1 || ws.nz != probe_nz)
+                rc = batch_rebuild(&sp, &wdose, &proto, &stq, &ws, want, &slots, err);
+            else if (!(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose)))
                 rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+            if (rc)
                 break;
-            }
             if (n_classes == 1) {
-                ne_first = cls.ne;
+                ne_first = (int)cls.g.ne;
                 r->spot_slots = slots;
                 char which[96];
                 if (n == n_plan)
@@ -289,7 +289,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
                              first + n, n_plan);
                 smx_info("per-spot dose: %s, %d at once (windows of %d x %d cells side by side, "
                          "%d energy bins), values below %.1e of each spot's peak dropped\n",
-                         which, slots, ws.nz, ws.nx, cls.ne, p->per_spot_threshold);
+                         which, slots, ws.nz, ws.nx, (int)cls.g.ne, p->per_spot_threshold);
             }
             r->spot_slots = slots > r->spot_slots ? slots : r->spot_slots;
         }
@@ -305,7 +305,6 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
                 break;
             window_source(&sp.win, k, k == 0, host, occupied, sp.wpsi, sp.wocc);
             source_clear(host, g, occupied);
-            w0s[b0 + k] = wk;
             w0 += wk;
             e0 += ek;
         }
@@ -333,14 +332,9 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
             band *= 2;
             ws.nz = window_rows_for_band(&bound, band);
             regrown++;
-            stepper_free(&sp);
-            free(wdose);
-            wdose = NULL;
             sim_tables stq = cls.st;
             stq.p = p;
-            if (!(rc = batch_state(&sp, &proto, &stq, &ws, want, &slots, err)) &&
-                !(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose)))
-                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+            rc = batch_rebuild(&sp, &wdose, &proto, &stq, &ws, want, &slots, err);
             continue;
         }
         if (rc)
@@ -356,11 +350,11 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
             const int x0 = w->x0[k], x1 = w->x0[k] + w->shape.nx - 1;
             for (int64_t z = 0; z <= z1; z++)
                 for (int64_t c = z * g->nx + x0; c <= z * g->nx + x1; c++)
-                    dose[c] /= w0s[b0 + k];
+                    dose[c] /= order[b0 + k].w0;
             rows[spot - first].threshold = p->per_spot_threshold;
             rows[spot - first].to_reference = to_ref;
             if (spot_dose_append_box(&rows[spot - first], 1, dose, g->nx, 0, z1, x0, x1,
-                                     w0s[b0 + k]))
+                                     order[b0 + k].w0))
                 rc = smx_fail(err, SMX_EXIT_RUNTIME,
                               "out of host memory storing the dose of spot %d", spot + 1);
         }
@@ -398,7 +392,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     r->spot_window_grew = regrown;
     r->spot_classes = n_classes;
     r->spot_bins_first = ne_first;
-    r->spot_bins_last = cls.ne;
+    r->spot_bins_last = (int)cls.g.ne;
     if (!rc && regrown)
         smx_info("  per-spot windows grew %d time%s to %d rows (a batch's rows outgrew the "
                  "band)\n",
@@ -408,7 +402,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
             "  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
             "(up to %d spots at once; %d state%s, %d to %d energy bins)\n",
             t_upload, t_steps, t_dose, r->spot_slots, n_classes, n_classes == 1 ? "" : "s",
-            ne_first, cls.ne);
+            ne_first, (int)cls.g.ne);
     run_result_free(&one);
     stepper_free(&sp);
     spot_class_free(&cls);
@@ -419,7 +413,6 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     free(to_ref);
     free(spans);
     free(order);
-    free(w0s);
     free(wdose);
     return rc;
 }

@@ -115,7 +115,7 @@ static int total_setup(stepper *sp, const sim_tables *st, const tables *const *m
         int rc = window_shape_of(&ws, span, p, g, st->mm, mt, 0, 1, 1, window_sigmas(0.0),
                                  sp->every_collect, moving, err);
         if (!rc)
-            rc = stepper_window(sp, st, &ws, err);
+            rc = stepper_window(sp, st, &ws, 0, err);
         if (!rc)
             rc = sp->be->setup(&sp->ctx, &sp->st, err);
         if (rc)

@@ -73,7 +73,8 @@ int stepper_holds_grid(const stepper *sp)
 
 /* sp's window of shape ws and the tables pointing to it (a shallow copy of
  * st: the tables do not depend on the window's size); sp->ctx is not set up. */
-int stepper_window(stepper *sp, const sim_tables *st, const window_shape *ws, smx_error *err)
+int stepper_window(stepper *sp, const sim_tables *st, const window_shape *ws, int own_psi,
+                   smx_error *err)
 {
     int rc = window_init(&sp->win, sp->g, st->mm, ws, err);
     if (rc)
@@ -83,11 +84,12 @@ int stepper_window(stepper *sp, const sim_tables *st, const window_shape *ws, sm
     if (st->mm)
         sp->st.mm = &sp->win.mm;
     sp->recs = malloc((size_t)sp->every_collect * sizeof *sp->recs);
-    if (!stepper_holds_grid(sp)) {
+    const int psi = own_psi || !stepper_holds_grid(sp);
+    if (psi) {
         sp->wpsi = calloc((size_t)sp->win.wg.cells, sizeof *sp->wpsi);
         sp->wocc = malloc((size_t)sp->g->ne * sizeof *sp->wocc);
     }
-    if (!sp->recs || (!stepper_holds_grid(sp) && (!sp->wpsi || !sp->wocc))) {
+    if (!sp->recs || (psi && (!sp->wpsi || !sp->wocc))) {
         free(sp->recs);
         free(sp->wpsi);
         free(sp->wocc);

@@ -47,8 +47,11 @@ int stepper_snapshot_flush(const backend_ops *be, void *ctx, const snapshot_sink
 /* sp's window is the whole grid. */
 int stepper_holds_grid(const stepper *sp);
 /* sp's window of shape ws and the tables pointing to it (a shallow copy of
- * st); sp->ctx is not set up. */
-int stepper_window(stepper *sp, const sim_tables *st, const window_shape *ws, smx_error *err);
+ * st); sp->ctx is not set up. The window's host psi (wpsi, wocc: calloc'd,
+ * only the sources' rows are ever written) is allocated where the window is
+ * not the grid, or always with own_psi (sources gathered into slots). */
+int stepper_window(stepper *sp, const sim_tables *st, const window_shape *ws, int own_psi,
+                   smx_error *err);
 void stepper_free(stepper *sp);
 /* Steps the uploaded source to the end of the run into r (balances,
  * conservation), the snapshots to out (NULL: none), the step log when log

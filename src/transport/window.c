@@ -200,17 +200,21 @@ void window_free(window *w)
     memset(w, 0, sizeof *w);
 }
 
-/* The window's map rows z .. z + count - 1 from the run's map at rows z0 + z,
- * each slot's from its columns. */
-static void map_rows(window *w, int z, int count)
+/* The window's map rows z .. z + count - 1 of slot k from the run's map at
+ * rows z0 + z of the slot's columns; map_rows: every slot's. */
+static void map_slot_rows(window *w, int k, int z, int count)
 {
-    if (!w->full)
-        return;
     const int nx = w->shape.nx;
     for (int r = z; r < z + count; r++)
+        memcpy(w->mm.cell + (int64_t)r * w->width + (int64_t)k * nx,
+               w->full->cell + (int64_t)(w->z0 + r) * w->full->nx + w->x0[k], (size_t)nx);
+}
+
+static void map_rows(window *w, int z, int count)
+{
+    if (w->full)
         for (int k = 0; k < w->shape.slots; k++)
-            memcpy(w->mm.cell + (int64_t)r * w->width + (int64_t)k * nx,
-                   w->full->cell + (int64_t)(w->z0 + r) * w->full->nx + w->x0[k], (size_t)nx);
+            map_slot_rows(w, k, z, count);
 }
 
 void window_reset(window *w)
@@ -221,7 +225,8 @@ void window_reset(window *w)
     w->overflow = 0;
     memset(w->x0, 0, (size_t)w->shape.slots * sizeof *w->x0);
     memset(w->left, 0, (size_t)w->g->nz * w->width * sizeof *w->left);
-    map_rows(w, 0, w->shape.nz);
+    /* The map: each placed slot writes its columns; a slot that takes no
+     * source keeps media of an earlier one (valid, and under no weight). */
 }
 
 void window_place_slot(window *w, int k, window_span span)
@@ -237,9 +242,7 @@ void window_place_slot(window *w, int k, window_span span)
     memcpy(w->wg.x.edges + (int64_t)k * nx, w->g->x.edges + w->x0[k],
            ((size_t)nx + 1) * sizeof(double));
     if (w->full) /* the slot's columns of the map */
-        for (int r = 0; r < w->shape.nz; r++)
-            memcpy(w->mm.cell + (int64_t)r * w->width + (int64_t)k * nx,
-                   w->full->cell + (int64_t)(w->z0 + r) * w->full->nx + w->x0[k], (size_t)nx);
+        map_slot_rows(w, k, 0, w->shape.nz);
 }
 
 void window_place(window *w, window_span span)
