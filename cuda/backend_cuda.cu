@@ -29,13 +29,15 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
         CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at,
                                        c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
                                        c->stop, c->partials, c->blocks, c->cluster_launch,
-                                       c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream));
+                                       c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->slot_boxes,
+                                       c->slot_pref, c->nslots, c->stream));
         CUDA_CHECK_ERR(err,
                        deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
                                       &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
-        CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
-                                          c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
-                                          c->reg, c->et, 1, c->stream));
+        CUDA_CHECK_ERR(err,
+                       finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
+                                     c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg,
+                                     c->et, 1, c->stream, c->slot_boxes, c->slot_pref, c->nslots));
         return 0;
     }
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
@@ -299,6 +301,27 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
         CUDA_CHECK_ERR(err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4),
                                        cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->reg, &r0, sizeof r0, cudaMemcpyHostToDevice));
+        if (c->nslots > 1) {
+            // Each slot's start: the union's box within the slot's columns
+            // (a bound; the first step measures it); nothing written yet. The
+            // deposit map holds the last run's values wherever it had weight.
+            std::vector<box4> sb(SB_KINDS * FUSED_SLOTS, box_empty4());
+            const int w = (int)slot_w(c->d);
+            for (int k = 0; k < c->nslots && !box_is_empty(occ); k++) {
+                box4 b{ occ.z0, occ.z1, std::max(occ.x0, k * w), std::min(occ.x1, k * w + w - 1) };
+                if (b.x0 <= b.x1)
+                    sb[SB_OCCUPIED * FUSED_SLOTS + k] = b;
+            }
+            std::vector<int> pref(c->nslots + 1, 0);
+            for (int k = 0; k < c->nslots; k++)
+                pref[k + 1] = pref[k] + slot_tiles(sb.data(), k);
+            CUDA_CHECK_ERR(err, cudaMemcpy(c->slot_boxes, sb.data(), sb.size() * sizeof(box4),
+                                           cudaMemcpyHostToDevice));
+            CUDA_CHECK_ERR(err, cudaMemcpy(c->slot_pref, pref.data(), pref.size() * sizeof(int),
+                                           cudaMemcpyHostToDevice));
+            CUDA_CHECK_ERR(err,
+                           cudaMemset(c->dmap, 0, (size_t)c->d.nth * c->d.slice * sizeof(float)));
+        }
     }
     run_state_dev st{ w0, e0, p->steps == 0 ? p->auto_stop_weight * w0 : -1.0, 0, 0 };
     c->w0 = w0;
@@ -472,8 +495,14 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
                                      c->d.px * sizeof(double), c->d.nx * sizeof(double), rows,
                                      cudaMemcpyDeviceToHost));
     float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
-    CUDA_CHECK_ERR(
-        err, window_shift_launch(cur, other, c->dose, c->box_a, c->reg, rg, c->d, rows, c->stream));
+    CUDA_CHECK_ERR(err, window_shift_launch(cur, other, c->dose, c->box_a, c->reg, rg, c->d, rows,
+                                            c->slot_boxes, c->slot_pref, c->nslots, c->stream));
+    // The deposit map's values lie at the rows before the move, where the
+    // slots' boxes no longer say a step rewrites them (fused_step).
+    if (c->nslots > 1)
+        CUDA_CHECK_ERR(
+            err,
+            cudaMemsetAsync(c->dmap, 0, (size_t)c->d.nth * c->d.slice * sizeof(float), c->stream));
     if (int rc = cuda_medium_upload(c, err)) // synchronous: after the shift's kernels
         return rc;
     return 0;

@@ -100,10 +100,10 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
         ce = cudaSuccess; // inside the kernels above
     } else if (c->single_pass &&
                op == OP_THETA) { // the whole step, one kernel: rewrites the next state
-        ce =
-            fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft, c->stt,
-                       c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials, c->blocks,
-                       c->cluster_launch, c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream);
+        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft, c->stt,
+                        c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials,
+                        c->blocks, c->cluster_launch, c->opt.cuda.fused_kp_cap, c->tiles, c->split,
+                        c->slot_boxes, c->slot_pref, c->nslots, c->stream);
     } else if (c->single_pass &&
                op == OP_ENERGY) { // the deposit's spread (the step's second kernel)
         ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0,

@@ -85,6 +85,11 @@ struct cuda_ctx {
     int energy_gather;
     int fused; // theta + energy in one kernel, stream measures the step
     int single_pass; // fused and shift streaming: the whole step is one kernel
+    // Single pass with spots side by side: each slot's boxes (common.cuh,
+    // slot_boxes), nslots = slot_count(d) > 1; 0 where the union serves.
+    box4 *slot_boxes;
+    int *slot_pref; // [FUSED_SLOTS + 1] tiles before each slot's (slot_tiles)
+    int nslots;
     // Single pass: the state alternates between psi_a (even step count) and
     // psi_b (odd). The host's count: steps enqueued, set back to the device's
     // count when a collect sees the run end (later steps changed nothing).

@@ -103,6 +103,8 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) +
          2 * align_up(nth * sizeof(double));
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
+    b += align_up(SB_KINDS * FUSED_SLOTS * sizeof(box4)) +
+         align_up((FUSED_SLOTS + 1) * sizeof(int)); // slot_boxes, slot_pref
     const int st = split_tiles_for(g, blocks); // the fused kernel's energy split
     b += align_up(fused_split_ws_floats(g->nth, g->ne, st) * sizeof(float)) +
          align_up(st * sizeof(int));
@@ -379,6 +381,8 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
         cap = p->gpu_memory_bytes;
     if ((double)need > cap) {
         free(c);
+        if (err)
+            err->no_room = 1;
         return plan_fail_at(p, err, "backend.gpu_memory_fraction",
                             "the grid needs %.3f GB of device memory, the cap is %.3f GB (%s, "
                             "%.3f GB total); expected a smaller grid or a larger cap",
@@ -387,6 +391,9 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     cudaError_t e = cudaMalloc(&c->arena, need);
     if (e != cudaSuccess) {
         free(c);
+        if (err && e == cudaErrorMemoryAllocation)
+            err->no_room = 1;
+        cudaGetLastError(); // clears the allocation error: a smaller state may follow
         return smx_fail(err, SMX_EXIT_RUNTIME, "cudaMalloc of the %.3f GB arena failed: %s",
                         need / 1e9, cudaGetErrorString(e));
     }
@@ -413,10 +420,23 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     c->box_a = a.take<box4>(ne);
     c->box_next = a.take<box4>(ne);
     c->reg = a.take<active_regions>(1);
+    c->slot_boxes = a.take<box4>(SB_KINDS * FUSED_SLOTS);
+    c->slot_pref = a.take<int>(FUSED_SLOTS + 1);
+    c->nslots = c->single_pass && !c->opt.cuda.slot_boxes_off && slot_count(c->d) > 1 &&
+                        slot_count(c->d) <= FUSED_SLOTS
+                    ? slot_count(c->d)
+                    : 0;
     // The host reads the whole record ring at every collect, records not yet
     // written included (it uses only the written ones): zeroed, so that no
     // uninitialised device memory is ever copied (compute-sanitizer initcheck).
     CUDA_CHECK_ERR(err, cudaMemset(c->ring, 0, RING * sizeof(step_rec_dev)));
+    // The one-pass step writes the partials of every field it tallies and
+    // clears none (a launch saved per step); the medium-rounding fields, which
+    // only the media kernels tally, are then summed from these zeros
+    // (compute-sanitizer's initcheck found them read uninitialized; a state
+    // allocated where an earlier one lay could have summed its leftovers).
+    CUDA_CHECK_ERR(err, cudaMemset(c->partials, 0,
+                                   (size_t)(MAX_RUNS + 1) * TF_COUNT * c->blocks * sizeof(double)));
     if (const int st = split_tiles_for(g, c->blocks)) {
         c->split = fused_split_dev{ a.take<float>(fused_split_ws_floats(g->nth, g->ne, st)),
                                     a.take<int>(st), c->opt.cuda.fused_split_off ? 0 : st };

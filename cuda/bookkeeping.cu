@@ -1,6 +1,8 @@
 // End-of-step kernels of the CUDA backend (bookkeeping.cuh says what each does).
 #include "bookkeeping.cuh"
 
+#include "tiling.cuh"
+
 __global__ void measure_kernel(const float *__restrict__ psi, dev_dims d, const double *E,
                                const int *stop, double *partials, int *front_part, int blocks)
 {
@@ -70,9 +72,10 @@ void active_bin_ranges(const box4 *box, int ne, const int2 *trange, active_regio
 __global__ void finish_kernel(const double *partials, int slots, const int *front_part, int blocks,
                               step_rec_dev *ring, run_state_dev *st, int *stop, int ne, box4 *box_a,
                               box4 *box_next, active_regions *reg, energy_tables_dev et,
-                              int single_pass)
+                              int single_pass, box4 *slot_boxes, int *slot_pref, int nslots)
 {
     __shared__ double sums[TF_COUNT];
+    __shared__ int s_tiles[FUSED_SLOTS];
     __shared__ int red[9]; // occupied z0 z1 x0 x1, src lo hi, tgt lo hi, front
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
     const int stopped = *stop; // the same for every thread
@@ -122,6 +125,16 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     }
     if (stopped)
         return; // uniform: nothing is written after the run stopped
+    if (slot_boxes && t < nslots) {
+        // Each slot's boxes as the union's below: this step's input becomes
+        // what the next step overwrites, the measured box the next input.
+        box4 *const sb = slot_boxes + t;
+        const box4 occ = sb[SB_OCCUPIED * FUSED_SLOTS], next = sb[SB_NEXT * FUSED_SLOTS];
+        sb[SB_WRITTEN * FUSED_SLOTS] = occ;
+        sb[SB_OCCUPIED * FUSED_SLOTS] = next;
+        sb[SB_NEXT * FUSED_SLOTS] = box_empty4();
+        s_tiles[t] = (int)tiles_of(tiling_of(box_join(occ, next)));
+    }
     __syncthreads(); // red initialised
     if (box_a) {
         // Each thread's extremes, then one warp reduction and one shared
@@ -165,6 +178,14 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
     __syncthreads();
     if (t != 0)
         return;
+    if (slot_boxes && nslots > 1) { // the next step's tiles before each slot's (fused_step)
+        int n = 0;
+        for (int k = 0; k < nslots; k++) {
+            slot_pref[k] = n;
+            n += s_tiles[k];
+        }
+        slot_pref[nslots] = n;
+    }
     int front = red[8];
     int back = front >= 0 ? 0 : -1;
     if (box_a) {
@@ -211,10 +232,14 @@ cudaError_t measure_launch(const float *psi, dev_dims d, const double *E, const 
 cudaError_t finish_launch(const double *partials, int slots, const int *front_part, int blocks,
                           step_rec_dev *ring, run_state_dev *st, int *stop, int ne, box4 *box_a,
                           box4 *box_next, active_regions *reg, energy_tables_dev et,
-                          int single_pass, cudaStream_t s)
+                          int single_pass, cudaStream_t s, box4 *slot_boxes, int *slot_pref,
+                          int nslots)
 {
+    if (nslots > FUSED_SLOTS)
+        return cudaErrorInvalidValue;
     finish_kernel<<<1, 32 * TF_COUNT, 0, s>>>(partials, slots, front_part, blocks, ring, st, stop,
-                                              ne, box_a, box_next, reg, et, single_pass);
+                                              ne, box_a, box_next, reg, et, single_pass, slot_boxes,
+                                              slot_pref, nslots);
     return cudaGetLastError();
 }
 

@@ -30,7 +30,8 @@ cudaError_t measure_launch(const float *psi, dev_dims d, const double *E, const 
 cudaError_t finish_launch(const double *partials, int slots, const int *front_part, int blocks,
                           step_rec_dev *ring, run_state_dev *st, int *stop, int ne, box4 *box_a,
                           box4 *box_next, active_regions *reg, energy_tables_dev et,
-                          int single_pass, cudaStream_t s);
+                          int single_pass, cudaStream_t s, box4 *slot_boxes = nullptr,
+                          int *slot_pref = nullptr, int nslots = 0);
 // Zeroes rows z0..z1 (whole pitch) of every direction of bins lo..hi: where a
 // finished run left values, so that a field's next spot starts from zeros
 // without clearing the whole state.

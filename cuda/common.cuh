@@ -225,6 +225,20 @@ __device__ inline region_cols region_cols_of(dev_dims d, const active_regions *r
     return region_cols{ (int64_t)(hi - lo + 1) * per, per, lo, nxr, F.z0, F.x0 };
 }
 
+// Spots side by side (slots, physics/grid.h): the one-pass step visits each
+// slot's own box instead of the union over the state, so that a spot's step
+// costs the cells its own box holds, not the columns between its neighbours'.
+// slot_boxes holds FUSED_SLOTS boxes of each kind: where psi_a holds weight in
+// the slot, where psi_b holds the last step's values, and what this step
+// measures (joined by the one-pass kernel, moved to `occupied` by the
+// bookkeeping). More slots than FUSED_SLOTS: the union, as without slots.
+#define FUSED_SLOTS 64
+enum slot_box_kind { SB_OCCUPIED = 0, SB_WRITTEN = 1, SB_NEXT = 2, SB_KINDS = 3 };
+__host__ __device__ inline int slot_count(const dev_dims &d)
+{
+    return d.sw > 0 && d.sw < d.nx ? (int)(d.nx / d.sw) : 1;
+}
+
 // Tally fields of one step, in the partials buffer and in the per-step record.
 enum tally_field {
     // weight, then energy, of each channel in src/transport/tally.h's order

@@ -40,7 +40,15 @@ struct fused_args {
     int tiles; // tiles per block of the unsplit instance (fused_tiles_per_block)
     fused_split_dev split;
     int cluster_launch; // 1: the unsplit instance is launched in clusters of FUSED_CLUSTER blocks
+    box4 *slot_boxes; // [SB_KINDS][FUSED_SLOTS] (common.cuh), with nslots > 1
+    const int *slot_pref; // [nslots + 1] tiles before each slot's (slot_tiles)
+    int nslots; // > 1: the single pass visits each slot's box (0 or 1: the union's)
 };
+
+__device__ inline box4 slot_box_of(const fused_args &A, int k)
+{
+    return slot_visit(A.slot_boxes, k);
+}
 
 // Per column of a tile, the facts about this thread's directions that do not
 // change from bin to bin: which targets lie in the domain, which own cells no
@@ -116,10 +124,15 @@ __device__ inline int split_groups(int64_t ntiles, int nsrc, int max_tiles, int 
 // that the split's bookkeeping costs the dense step no registers.
 // SUB: tiles per block (FUSED_SUB, or 1 for the split instance and where
 // FUSED_SUB stage rings do not fit).
-template <int NMAX, bool STREAM, bool EXACT, bool SPLIT, int SUB>
+// SLOTS: spots side by side, each slot's box visited (A.nslots > 1, single
+// pass); an instance of its own, so that the one-box steps (a field's total,
+// a pencil, the dense benchmark) keep their registers and per-item work (in
+// one instance, the total's steps were 1.4 times longer).
+template <int NMAX, bool STREAM, bool EXACT, bool SPLIT, int SUB, bool SLOTS = false>
 __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NMAX) / SUB)
     fused_kernel(fused_args A)
 {
+    static_assert(!SLOTS || STREAM, "the slots' boxes are the single pass's");
     constexpr int M = fused_m(NMAX), G = fused_g(NMAX);
     constexpr int R = FUSED_RING, NT = FUSED_THREADS(NMAX);
     static_assert(FUSED_MIN_BLOCKS(NMAX) % SUB == 0,
@@ -129,6 +142,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     __shared__ int s_toff[NMAX]; // j * slice + move offset: target of direction j from a cell
     static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
     __shared__ int4 s_wbox[SUB * G]; // per warp: the extent of its tile's in-domain targets
+    // Slots (per_slot): per warp whether its tile
+    // wrote a non-zero value (then its s_wbox joins the slot's box); per
+    // group its tile's slot.
+    __shared__ int s_wnz[SUB * G];
+    __shared__ int s_tslot[SUB];
     extern __shared__ float4 dyn_smem[]; // fused_layout
     const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB, A.ft.n_wide);
     // The block's SUB groups of NT threads each walk their own tile, with
@@ -164,7 +182,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     const active_regions *reg = A.reg;
     const box4 F = box_join(reg->occupied, reg->written);
     const tiling tl = tiling_of(F);
-    const int64_t ntiles = tiles_of(tl);
+    // Spots side by side: the tiles of each slot's box, slot after slot
+    // (slot_pref: the bookkeeping's prefix sums; computed here, before the
+    // block's first barrier, they made the kernel spill).
+    constexpr bool per_slot = SLOTS;
+    const int64_t ntiles = per_slot ? A.slot_pref[A.nslots] : tiles_of(tl);
     const int src_lo = reg->src_lo, src_hi = reg->src_hi;
     // gridDim.x * SUB = A.blocks tiles in flight in either instance: both
     // must agree on whether this step splits (exactly one of them works).
@@ -192,6 +214,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     if (STREAM)
         for (int i = threadIdx.x; i < SUB * G * nfull; i += blockDim.x)
             reinterpret_cast<unsigned *>(smem + L.full_off)[i] = 0u;
+    for (int w = threadIdx.x; w < SUB * G; w += blockDim.x)
+        s_wnz[w] = 0;
     for (int k = threadIdx.x; k < ne; k += blockDim.x) {
         s_step[k] = A.ft.bin_step[k];
         s_bin[k] = A.ft.bins[k];
@@ -284,8 +308,26 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 }
             }
         }
+        // The box the tile lies in: F, or with slots its slot's.
         int cz = 0, cx = 0;
-        const bool live = item < n_items && tile_cell(F, tl, (int)tile, col, cz, cx);
+        box4 Fi = F;
+        bool live = false;
+        if (!per_slot) {
+            live = item < n_items && tile_cell(F, tl, (int)tile, col, cz, cx);
+        } else if (item < n_items) {
+            int lo = 0, hi = A.nslots - 1; // the slot: the last k with slot_pref[k] <= tile
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (A.slot_pref[mid] <= tile)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            Fi = slot_box_of(A, lo);
+            live = tile_cell(Fi, tiling_of(Fi), (int)(tile - A.slot_pref[lo]), col, cz, cx);
+            if (utid == 0)
+                s_tslot[sub] = lo;
+        }
         const int64_t c = (int64_t)cz * px + cx;
         const float *pin = in + c + (int64_t)j0 * slice;
 
@@ -332,7 +374,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     cm.xlo = min(cm.xlo, tx), cm.xhi = max(cm.xhi, tx);
                 }
                 const int sz = cz - s_move[0][j0 + m], sx = cx - s_move[1][j0 + m];
-                if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1 || sx < xs_lo || sx >= xs_hi)
+                if (sz < Fi.z0 || sz > Fi.z1 || sx < Fi.x0 || sx > Fi.x1 || sx < xs_lo ||
+                    sx >= xs_hi)
                     cm.own_zero |= 1u << m;
             }
         if (!STREAM)
@@ -427,6 +470,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 atomicMin(&sbox[4 * T + 2], xlo);
                 atomicMax(&sbox[4 * T + 3], xhi);
             }
+            if (per_slot && any_nz) // every such lane stores the same 1
+                s_wnz[warp] = 1;
         };
 
         auto emit_own = [&](int T, const float(&v)[M], bool zero) {
@@ -681,6 +726,28 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     atomicMax(&sbox[4 * T + 3], wbox.w);
                 }
             }
+            if (per_slot) {
+                // The slot's measured box takes the in-domain targets of each
+                // warp that wrote a non-zero value (a bound of them, tile by
+                // tile): the group's warps joined, then one thread's atomics.
+                tile_sync();
+                if (utid == 0) {
+                    int4 e{ INT_MAX, -1, INT_MAX, -1 };
+                    for (int w = sub * G; w < (sub + 1) * G; w++) {
+                        const int4 o = s_wbox[w];
+                        if (s_wnz[w] && o.y >= 0)
+                            e = int4{ min(e.x, o.x), max(e.y, o.y), min(e.z, o.z), max(e.w, o.w) };
+                        s_wnz[w] = 0;
+                    }
+                    if (e.y >= 0) {
+                        box4 *nb = &A.slot_boxes[SB_NEXT * FUSED_SLOTS + s_tslot[sub]];
+                        atomicMin(&nb->z0, e.x);
+                        atomicMax(&nb->z1, e.y);
+                        atomicMin(&nb->x0, e.z);
+                        atomicMax(&nb->x1, e.w);
+                    }
+                }
+            }
         }
         tc += tcf;
         ec += ecf;
@@ -755,7 +822,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     }
 }
 
-template <int NMAX, bool STREAM>
+template <int NMAX, bool STREAM, bool SLOTS>
 cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
     A.kp = padded_kp(A.at.max_half_width, A.kp); // A.kp: the cap
@@ -767,17 +834,17 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
         return cudaErrorInvalidValue; // not what fused_tiles_per_block decides
     const int subs[2] = { multi ? FUSED_SUB : 1, 1 };
     void (*const kernels[2])(
-        fused_args) = { multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
-                                       : fused_kernel<NMAX, STREAM, false, false, FUSED_SUB>)
-                              : (exact ? fused_kernel<NMAX, STREAM, true, false, 1>
-                                       : fused_kernel<NMAX, STREAM, false, false, 1>),
-                        exact ? fused_kernel<NMAX, STREAM, true, true, 1>
-                              : fused_kernel<NMAX, STREAM, false, true, 1> };
+        fused_args) = { multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB, SLOTS>
+                                       : fused_kernel<NMAX, STREAM, false, false, FUSED_SUB, SLOTS>)
+                              : (exact ? fused_kernel<NMAX, STREAM, true, false, 1, SLOTS>
+                                       : fused_kernel<NMAX, STREAM, false, false, 1, SLOTS>),
+                        exact ? fused_kernel<NMAX, STREAM, true, true, 1, SLOTS>
+                              : fused_kernel<NMAX, STREAM, false, true, 1, SLOTS> };
     // Above the default 48 KB: opt in (up to 227 KB on sm_90), once per size
     // and kernel, not at every launch of the step loop.
     static size_t opted_in[2][3] = {
         { 48 * 1024, 48 * 1024, 48 * 1024 }, { 48 * 1024, 48 * 1024, 48 * 1024 }
-    }; // [exact][split, or unsplit 1 / FUSED_SUB]
+    }; // [exact][split, or unsplit 1 / FUSED_SUB], per instantiation of this template
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1);
          sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
@@ -812,15 +879,27 @@ cudaError_t launch(const fused_args &A, cudaStream_t s)
 {
     if (A.d.nth > 64)
         return cudaErrorInvalidValue;
+    if constexpr (STREAM)
+        if (A.nslots > 1)
+            switch (fused_nmax(A.d.nth)) {
+            case 16:
+                return launch_n<16, true, true>(A, s);
+            case 32:
+                return launch_n<32, true, true>(A, s);
+            case 48:
+                return launch_n<48, true, true>(A, s);
+            default:
+                return launch_n<64, true, true>(A, s);
+            }
     switch (fused_nmax(A.d.nth)) {
     case 16:
-        return launch_n<16, STREAM>(A, s);
+        return launch_n<16, STREAM, false>(A, s);
     case 32:
-        return launch_n<32, STREAM>(A, s);
+        return launch_n<32, STREAM, false>(A, s);
     case 48:
-        return launch_n<48, STREAM>(A, s);
+        return launch_n<48, STREAM, false>(A, s);
     default:
-        return launch_n<64, STREAM>(A, s);
+        return launch_n<64, STREAM, false>(A, s);
     }
 }
 
@@ -920,7 +999,10 @@ cudaError_t fused_theta_energy(const float *in, float *out, float *dmap, dev_dim
                   kp_cap,
                   tiles,
                   split,
-                  cluster_launch };
+                  cluster_launch,
+                  nullptr,
+                  nullptr,
+                  0 };
     return launch<false>(A, s);
 }
 
@@ -929,12 +1011,14 @@ cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, float *dma
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
                        int cluster_launch, int kp_cap, int tiles, fused_split_dev split,
-                       cudaStream_t s)
+                       box4 *slot_boxes, const int *slot_pref, int nslots, cudaStream_t s)
 {
-    if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width))
+    if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width) ||
+        (nslots > 1 &&
+         (!slot_boxes || !slot_pref || nslots > FUSED_SLOTS || nslots != slot_count(d))))
         return cudaErrorInvalidValue;
-    fused_args A{ psi0,      psi1,  step,          dmap, d,    at,       ft,     st,
-                  threshold, box_a, box_next,      reg,  stop, partials, blocks, kp_cap,
-                  tiles,     split, cluster_launch };
+    fused_args A{ psi0,      psi1,  step,           dmap,       d,         at,       ft,     st,
+                  threshold, box_a, box_next,       reg,        stop,      partials, blocks, kp_cap,
+                  tiles,     split, cluster_launch, slot_boxes, slot_pref, nslots };
     return launch<true>(A, s);
 }

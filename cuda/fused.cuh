@@ -164,12 +164,17 @@ cudaError_t fused_theta_energy(const float *in, float *out, float *dmap, dev_dim
 
 // One whole step, psi[*step & 1] -> the other buffer (see above). reg->written
 // and reg->wtgt_* describe where the output buffer holds the previous state;
-// box_next must start empty.
+// box_next must start empty. nslots > 1 (slot_count(d), at most FUSED_SLOTS):
+// each slot's box of slot_boxes (common.cuh) is visited instead of the union
+// (reg's boxes still bound them; its bin ranges serve every slot; slot_pref:
+// [nslots + 1] the tiles before each slot's, slot_tiles), and each slot's
+// new extent is joined into its SB_NEXT box, which must start empty.
+// Every column of the deposit map that no slot's box holds must be zero.
 cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
                        angular_tables_dev at, fused_tables_dev ft, stream_tables_dev st,
                        float threshold, const box4 *box_a, box4 *box_next,
                        const active_regions *reg, const int *stop, double *partials, int blocks,
                        int cluster_launch, int kp_cap, int tiles, fused_split_dev split,
-                       cudaStream_t s);
+                       box4 *slot_boxes, const int *slot_pref, int nslots, cudaStream_t s);
 
 #endif

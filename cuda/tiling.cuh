@@ -97,4 +97,17 @@ __host__ __device__ inline bool tile_cell(const box4 &F, const tiling &t, int ti
     return true;
 }
 
+// Slot k's columns that the one-pass step visits (common.cuh, slot_boxes):
+// where psi_a holds weight and where psi_b holds values to clear; and their
+// tiles.
+__host__ __device__ inline box4 slot_visit(const box4 *slot_boxes, int k)
+{
+    return box_join(slot_boxes[SB_OCCUPIED * FUSED_SLOTS + k],
+                    slot_boxes[SB_WRITTEN * FUSED_SLOTS + k]);
+}
+__host__ __device__ inline int slot_tiles(const box4 *slot_boxes, int k)
+{
+    return (int)tiles_of(tiling_of(slot_visit(slot_boxes, k)));
+}
+
 #endif

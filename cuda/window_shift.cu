@@ -4,6 +4,8 @@
 // writes row z - rows, so no other thread's data is in its way.
 #include "window_shift.cuh"
 
+#include "tiling.cuh"
+
 __global__ void shift_psi_kernel(float *psi, dev_dims d, int z0, int z1, int lo, int rows,
                                  int64_t cols)
 {
@@ -33,11 +35,16 @@ __global__ void shift_dose_kernel(double *dose, dev_dims d, int rows)
     }
 }
 
-// The boxes follow the rows: per bin, and the union of the regions.
-__global__ void shift_boxes_kernel(box4 *box_a, int ne, active_regions *reg, int rows)
+// The boxes follow the rows: per bin, the union of the regions, and each
+// slot's (nslots > 1).
+__global__ void shift_boxes_kernel(box4 *box_a, int ne, active_regions *reg, box4 *slot_boxes,
+                                   int nslots, int rows)
 {
-    for (int ie = blockIdx.x * blockDim.x + threadIdx.x; ie <= ne; ie += gridDim.x * blockDim.x) {
-        box4 *b = ie < ne ? &box_a[ie] : &reg->occupied;
+    for (int ie = blockIdx.x * blockDim.x + threadIdx.x; ie <= ne + nslots;
+         ie += gridDim.x * blockDim.x) {
+        if (ie > ne) // what a slot's other buffer held was zeroed with the union's
+            slot_boxes[SB_WRITTEN * FUSED_SLOTS + ie - ne - 1] = box_empty4();
+        box4 *b = ie < ne ? &box_a[ie] : ie == ne ? &reg->occupied : &slot_boxes[ie - ne - 1];
         if (box_is_empty(*b))
             continue;
         b->z0 = b->z0 - rows < 0 ? 0 : b->z0 - rows;
@@ -54,9 +61,20 @@ __global__ void shift_boxes_kernel(box4 *box_a, int ne, active_regions *reg, int
     }
 }
 
+// The slots' tiles after their boxes moved (fused_step's slot_pref).
+__global__ void slot_prefix_kernel(const box4 *slot_boxes, int *slot_pref, int nslots)
+{
+    int n = 0;
+    for (int k = 0; k < nslots; k++) {
+        slot_pref[k] = n;
+        n += slot_tiles(slot_boxes, k);
+    }
+    slot_pref[nslots] = n;
+}
+
 cudaError_t window_shift_launch(float *cur, float *other, double *dose, box4 *box_a,
                                 active_regions *reg, const active_regions &rg, dev_dims d, int rows,
-                                cudaStream_t s)
+                                box4 *slot_boxes, int *slot_pref, int nslots, cudaStream_t s)
 {
     // The other buffer holds only stale values (the step overwrites or
     // clears them, by its written region): cleared here instead.
@@ -78,6 +96,11 @@ cudaError_t window_shift_launch(float *cur, float *other, double *dose, box4 *bo
     shift_dose_kernel<<<(int)((d.px + 127) / 128), 128, 0, s>>>(dose, d, rows);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
-    shift_boxes_kernel<<<(int)((d.ne + 1 + 127) / 128), 128, 0, s>>>(box_a, (int)d.ne, reg, rows);
+    if (nslots < 2)
+        nslots = 0;
+    shift_boxes_kernel<<<(int)((d.ne + 1 + nslots + 127) / 128), 128, 0, s>>>(
+        box_a, (int)d.ne, reg, slot_boxes, nslots, rows);
+    if (nslots > 1 && (e = cudaGetLastError()) == cudaSuccess)
+        slot_prefix_kernel<<<1, 1, 0, s>>>(slot_boxes, slot_pref, nslots);
     return cudaGetLastError();
 }

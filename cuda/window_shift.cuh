@@ -9,9 +9,9 @@
 // source bins (rg: the regions as the host read them after the last step),
 // the dose, and the boxes and regions in box_a and reg; zeroes the other
 // buffer's written rows. The dose rows that leave must have been copied out
-// before (they are overwritten).
+// before (they are overwritten). nslots > 1: the slots' boxes move too.
 cudaError_t window_shift_launch(float *cur, float *other, double *dose, box4 *box_a,
                                 active_regions *reg, const active_regions &rg, dev_dims d, int rows,
-                                cudaStream_t s);
+                                box4 *slot_boxes, int *slot_pref, int nslots, cudaStream_t s);
 
 #endif

@@ -547,12 +547,19 @@ static void per_spot_cases(int n_paths)
         const char *single[5] = { paths[i][0], paths[i][1], paths[i][2], paths[i][3], NULL };
         single[ns] = "backend.per_spot_lanes=1";
         spot_dose one = field_rows("cuda", single, ns + 1, 0, &s_one);
+        /* The one-pass step on the union of the slots' boxes instead of each
+         * slot's own (cuda/common.cuh, slot_boxes): the same rows. */
+        setenv("SMX2D_TEST_SLOT_BOXES", "0", 1);
+        int s_u = 0;
+        spot_dose un = field_rows("cuda", paths[i], ns, 0, &s_u);
+        unsetenv("SMX2D_TEST_SLOT_BOXES");
         unsetenv("SMX2D_TEST_MEDIA_ONE_PASS");
         const int exits = paths[i][2] && strstr(paths[i][ns - 1], "early_exit=fixed");
         const int bilinear = strstr(paths[i][1], "bilinear") != NULL;
         double w_cpu = 0.0;
-        int ok = a.n_spots == 3 && b.n_spots == 3 && cpu.n_spots == 3 && one.n_spots == 3,
-            reversed_same = ok, one_same = ok, cpu_same = ok;
+        int ok = a.n_spots == 3 && b.n_spots == 3 && cpu.n_spots == 3 && one.n_spots == 3 &&
+                 un.n_spots == 3,
+            reversed_same = ok, one_same = ok, cpu_same = ok, union_same = ok;
         for (int k = 0; ok && k < 3; k++) {
             int same;
             w_cpu = fmax(w_cpu, row_diff(&a, k, &cpu, k, &same));
@@ -561,18 +568,23 @@ static void per_spot_cases(int n_paths)
             reversed_same &= same;
             row_diff(&a, k, &one, k, &same);
             one_same &= same;
+            row_diff(&a, k, &un, k, &same);
+            union_same &= same;
         }
         printf("  per-spot dose, %-24s %d at once: rows vs CPU %.2e (%s), spots in reverse order: "
-               "%s, one at a time: %s\n",
+               "%s, one at a time: %s, on the slots' union: %s\n",
                names[i], s_a, w_cpu, cpu_same ? "bitwise" : "differ",
                reversed_same ? "identical rows" : "ROWS DIFFER",
-               one_same ? "identical rows" : "ROWS DIFFER");
+               one_same ? "identical rows" : "ROWS DIFFER",
+               union_same ? "identical rows" : "ROWS DIFFER");
         CHECK_MSG(s_a == (bilinear ? 1 : 3) && s_b == s_a && s_one == 1 && s_cpu == 1,
                   "%s: %d, %d, %d and %d spots at once", names[i], s_a, s_b, s_one, s_cpu);
         CHECK_MSG(ok && (exits ? w_cpu <= 1e-6 : cpu_same),
                   "%s: per-spot rows differ from the CPU's by %.2e", names[i], w_cpu);
         CHECK_MSG(reversed_same, "%s: a spot's row depends on the spots beside it", names[i]);
         CHECK_MSG(one_same, "%s: a spot's row depends on the spots stepped with it", names[i]);
+        CHECK_MSG(union_same, "%s: rows on each slot's box differ from the union's", names[i]);
+        spot_dose_free(&un);
         spot_dose_free(&a);
         spot_dose_free(&b);
         spot_dose_free(&one);

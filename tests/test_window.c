@@ -327,6 +327,71 @@ static void class_rows(void)
     fixture_free(&f);
 }
 
+/* The CPU backend with a memory of `room_rows` rows of the window: a larger
+ * state is refused as the CUDA backend refuses one beyond its cap
+ * (err->no_room), and lanes says how many states of the last size fit. */
+static int room_rows, last_rows;
+static int small_setup(void **out, const sim_tables *s, smx_error *err)
+{
+    last_rows = (int)s->g->nz;
+    if (last_rows > room_rows) {
+        err->no_room = 1;
+        return smx_fail(err, SMX_EXIT_INPUT, "test: %d rows do not fit %d", last_rows, room_rows);
+    }
+    return backend_cpu.setup(out, s, err);
+}
+static int small_lanes(void *ctx)
+{
+    (void)ctx;
+    return room_rows / last_rows;
+}
+
+/* The total on a window whose bound's rows do not fit the backend's memory:
+ * it takes the rows that fit and gives the whole grid's dose bit for bit
+ * (150 MeV on 1 mm cells: a bound of 80 rows, the band's state 48);
+ * with room for fewer rows than the band's state the run is refused with the
+ * backend's error. */
+static void total_rows_that_fit(void)
+{
+    const char *sets[] = { "grid.space.nx=17",      "grid.space.nz=170",
+                           "grid.space.dx_mm=1.0",  "grid.space.dz_mm=1.0",
+                           "transport.step_mm=1.0", "grid.energy.E_max_MeV=150",
+                           "beam.energy_MeV=150" };
+    fixture w, d, s;
+    if (run(&w, sets, 7, 0) || run(&d, sets, 7, 1)) {
+        CHECK_MSG(0, "rows that fit: the runs failed");
+        fixture_free(&w);
+        fixture_free(&d);
+        return;
+    }
+    backend_ops small = backend_cpu;
+    small.setup = small_setup;
+    small.lanes = small_lanes;
+    const int bound = w.r.window_nz;
+    room_rows = bound - 1;
+    int rc =
+        fixture_load(&s, NULL, sets, 7) || simulate(&s.p, &s.g, &s.t, &small, NULL, &s.r, &s.err);
+    const int same =
+        !rc && memcmp(s.r.dose_MeV, d.r.dose_MeV, (size_t)d.g.slice * sizeof(double)) == 0;
+    printf("  total, room for %d of the bound's %d rows: window of %d rows, moved %d times, "
+           "dose %s the whole grid's\n",
+           room_rows, bound, s.r.window_nz, s.r.window_moves, same ? "bitwise" : "NOT");
+    CHECK_MSG(!rc, "rows that fit: %s", s.err.msg);
+    CHECK(!rc && s.r.window_nz < bound && s.r.window_nz <= room_rows && s.r.window_moves > 0);
+    CHECK_MSG(same, "the total on the rows that fit differs from the whole grid's");
+    CHECK(!rc && s.r.conservation_violations == 0);
+    fixture_free(&s);
+    room_rows = 8; /* less than any band's state */
+    rc = fixture_load(&s, NULL, sets, 7);
+    if (!rc)
+        rc = simulate(&s.p, &s.g, &s.t, &small, NULL, &s.r, &s.err);
+    CHECK_MSG(rc == SMX_EXIT_INPUT && strstr(s.err.msg, "do not fit 8"),
+              "no room for any band: exit %d, \"%s\"", rc, s.err.msg);
+    fixture_free(&s);
+    fixture_free(&w);
+    fixture_free(&d);
+}
+
 int main(void)
 {
     const char *water[] = { "grid.space.nx=31", "grid.space.nz=100", "grid.energy.E_max_MeV=70",
@@ -351,6 +416,7 @@ int main(void)
     };
     compare("through bone and lung", media, 2, 0.0, 0);
     narrow_rows();
+    total_rows_that_fit();
     rows_sum_to_total();
     const char *half[] = { "grid.space.nx=121", "grid.space.dx_mm=0.5", "grid.space.dz_mm=0.5",
                            "transport.step_mm=0.5", "grid.space.nz=170" };

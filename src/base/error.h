@@ -21,6 +21,10 @@ enum smx_exit {
 typedef struct smx_error {
     int code;
     char msg[2048];
+    /* Set by a backend whose state did not fit its memory, where a smaller
+     * state of the same plan may (transport/simulate.c sets the total's
+     * window up again with the rows that fit). */
+    int no_room;
 } smx_error;
 
 /* Records the first error only (later ones are usually consequences); returns code. */

@@ -41,6 +41,12 @@ int smx_test_spot_band(int band)
     return n >= 1 ? n : band;
 }
 
+int smx_test_slot_boxes(void)
+{
+    const char *v = getenv("SMX2D_TEST_SLOT_BOXES");
+    return !(v && strcmp(v, "0") == 0);
+}
+
 int smx_test_media_one_pass(void)
 {
     const char *v = getenv("SMX2D_TEST_MEDIA_ONE_PASS");

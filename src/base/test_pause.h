@@ -28,6 +28,11 @@ int smx_test_fail(const char *phase, smx_error *err);
  * source (backend_options, transport/backend.h). */
 int smx_test_media_one_pass(void);
 
+/* A hook for tests of the CUDA one-pass step's per-slot boxes: with
+ * SMX2D_TEST_SLOT_BOXES=0 in the environment spots side by side step on the
+ * union of their boxes (0 returned); otherwise each on its slot's (1). */
+int smx_test_slot_boxes(void);
+
 /* A hook for tests of the per-spot windows' regrowth (transport/window.h):
  * with SMX2D_TEST_SPOT_BAND=N (N >= 1) in the environment a batch's windows
  * start with a band of N rows instead of `band`, so that a small test's

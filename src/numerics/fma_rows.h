@@ -16,4 +16,15 @@ void rows_fma(float *restrict dst, const float *restrict src, float w, int64_t n
 void rows_gather2(float *restrict dst, float c0, const float *restrict s0, float c1,
                   const float *restrict s1, int64_t n);
 
+/* D[x] = fma(dep, (double)src[x], D[x]) for x in [0, n) (a direction's
+ * deposit chain, deposit_path.h: each element rounded once, as the GPU's
+ * __fma_rn), and returns the sum of src[0..n) in double, added in a fixed
+ * order of eight lanes (lane k: the x = k mod 8, ascending; then the lanes
+ * pairwise). D and src must not overlap. */
+double rows_fma_f64_sum(double *restrict D, const float *restrict src, double dep, int64_t n);
+
+/* The sum of src[0..n) in double in rows_fma_f64_sum's order, and the first
+ * and last x with src[x] != 0 (both -1 when there is none). */
+double rows_sum_extent(const float *restrict src, int64_t n, int64_t *first, int64_t *last);
+
 #endif

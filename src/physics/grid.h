@@ -50,6 +50,18 @@ static inline int grid_slot_lo(const grid *g, int x)
     return x - x % w;
 }
 
+/* The layout of g's row z = 0 alone (nz = 1; a view sharing g's axes, never
+ * grid_free'd): a source fills that row only (physics/source.h), so a buffer
+ * of this layout holds any source of g without the grid's other rows. */
+static inline grid grid_row0(const grid *g)
+{
+    grid r = *g;
+    r.nz = 1;
+    r.slice = r.nx;
+    r.cells = r.ne * r.nth * r.nx;
+    return r;
+}
+
 /* Cells z0..z1 x x0..x1 of a slice (inclusive; empty when z0 > z1): where an
  * energy bin of psi may hold weight. */
 typedef struct grid_box {

@@ -41,6 +41,8 @@ typedef struct cuda_test_options {
                                   wide kernels from global memory, not shared */
     int cuda_pad_rows; /* 1 = every grid's rows padded to whole 128-byte lines
                                   (row_pitch_for), not only the fused kernels' */
+    int slot_boxes_off; /* 1 = spots side by side step on the union of their boxes, not
+                                  each slot's own (cuda/common.cuh, slot_boxes) */
 } cuda_test_options;
 
 /* What a backend is told besides the tables: switches of the tests. */
@@ -50,13 +52,15 @@ typedef struct backend_options {
 } backend_options;
 
 /* A run's options: every operator, every CUDA switch off except
- * media_one_pass, which $SMX2D_TEST_MEDIA_ONE_PASS may set (base/test_pause.h). */
+ * media_one_pass and slot_boxes_off, which $SMX2D_TEST_MEDIA_ONE_PASS and
+ * $SMX2D_TEST_SLOT_BOXES may set (base/test_pause.h). */
 static inline backend_options backend_options_default(void)
 {
     backend_options o;
     memset(&o, 0, sizeof o);
     o.only_op = -1;
     o.cuda.media_one_pass = smx_test_media_one_pass();
+    o.cuda.slot_boxes_off = !smx_test_slot_boxes();
     return o;
 }
 

@@ -183,11 +183,7 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                 const energy_lut *mean = sim_energy_lut(s, c->run_m[r]);
                 const energy_lut *el = cpu_step_lut(c, c->run_m[r], ie);
                 const double dep = mean->deposit_MeV[ie];
-                double wsum = 0.0;
-                for (int x = x0; x <= x1; x++) {
-                    D[x] = fma(dep, (double)row[x], D[x]);
-                    wsum += row[x];
-                }
+                const double wsum = rows_fma_f64_sum(D + x0, row + x0, dep, x1 - x0 + 1);
                 if (el != mean)
                     pt->energy[CH_MEDIUM_ROUNDING] += wsum * (el->deposit_MeV[ie] - dep);
                 if (el->target[ie] < 0) {
@@ -376,13 +372,19 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
                 for (int sl = b.x0 - b.x0 % sw; sl <= b.x1; sl += sw) {
                     const int lo = b.x0 > sl ? b.x0 : sl;
                     const int hi = b.x1 < sl + sw - 1 ? b.x1 : sl + sw - 1;
-                    for (int x = lo; x <= hi; x++) {
-                        const int tx = x + dx;
-                        if (zin && tx >= sl && tx < sl + sw)
-                            out[(int64_t)tz * g->nx + tx] = r[x];
-                        else
-                            leak += r[x];
-                    }
+                    /* The columns whose targets stay in the slot move as one
+                     * copy; the others leak, added in ascending x. */
+                    int va = sl - dx > lo ? sl - dx : lo,
+                        vb = sl + sw - 1 - dx < hi ? sl + sw - 1 - dx : hi;
+                    if (!zin)
+                        va = hi + 1, vb = hi;
+                    for (int x = lo; x < va && x <= hi; x++)
+                        leak += r[x];
+                    if (va <= vb)
+                        memcpy(out + (int64_t)tz * g->nx + va + dx, r + va,
+                               (size_t)(vb - va + 1) * sizeof *r);
+                    for (int x = (vb + 1 > lo ? vb + 1 : lo); x <= hi; x++)
+                        leak += r[x];
                 }
             }
         } else if (gather) {
@@ -458,12 +460,11 @@ void cpu_measure(cpu_ctx *c, double *wsum, double *esum)
         int x0 = 1 << 30, x1 = -1;
         for (int j = 0; j < nth; j++) {
             const float *r = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-            for (int x = b.x0; x <= b.x1; x++) {
-                s += r[x];
-                if (r[x] != 0.0f) {
-                    x0 = x < x0 ? x : x0;
-                    x1 = x > x1 ? x : x1;
-                }
+            int64_t f, l;
+            s += rows_sum_extent(r + b.x0, b.x1 - b.x0 + 1, &f, &l);
+            if (f >= 0) {
+                x0 = b.x0 + f < x0 ? b.x0 + (int)f : x0;
+                x1 = b.x0 + l > x1 ? b.x0 + (int)l : x1;
             }
         }
         c->row_w[u] = s;

@@ -152,6 +152,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     stepper proto = *proto_in;
     proto.p = p;
     const grid *g = proto_in->g;
+    const grid g0 = grid_row0(g); /* the layout of host: a source fills row 0 */
     const int n_plan = plan_spot_count(p);
     spot_dose_free(&r->per_spot);
     r->per_spot.threshold = p->per_spot_threshold;
@@ -177,13 +178,13 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         double wk = 0.0, ek = 0.0;
-        if ((rc = source_fill_spot(host, p, g, first + i, occupied, &wk, &ek, err)))
+        if ((rc = source_fill_spot(host, p, &g0, first + i, occupied, &wk, &ek, err)))
             break;
         order[i] = (spot_key){ first + i, 0, wk };
         for (int64_t ie = 0; ie < g->ne; ie++)
             if (occupied[ie].z0 <= occupied[ie].z1 && occupied[ie].x0 <= occupied[ie].x1)
                 order[i].top = (int)ie;
-        source_clear(host, g, occupied);
+        source_clear(host, &g0, occupied);
         if (!(wk > 0.0)) {
             plan_spot s = plan_spot_at(p, first + i);
             rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
@@ -301,10 +302,10 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
             const int spot = order[b0 + k].spot;
             double wk = 0.0, ek = 0.0;
             window_place_slot(&sp.win, k, spans[spot]);
-            if ((rc = source_fill_spot(host, p, g, spot, occupied, &wk, &ek, err)))
+            if ((rc = source_fill_spot(host, p, &g0, spot, occupied, &wk, &ek, err)))
                 break;
             window_source(&sp.win, k, k == 0, host, occupied, sp.wpsi, sp.wocc);
-            source_clear(host, g, occupied);
+            source_clear(host, &g0, occupied);
             w0 += wk;
             e0 += ek;
         }

@@ -10,8 +10,8 @@
  * in spot order, the steps' conservation figures into r's). proto: the
  * run's stepper settings (plan, grid, backend, collect interval; no state);
  * st: the run's tables; t, media: what they were built from; mt: the
- * materials' tables; host, occupied: an all-zero psi of the run's grid and
- * its boxes (all zero again on return); dose: [g->slice] scratch. */
+ * materials' tables; host, occupied: an all-zero psi of the run's grid's
+ * row 0 (grid_row0) and its boxes (all zero again on return); dose: [g->slice] scratch. */
 int per_spot_runs(const stepper *proto, const sim_tables *st, const tables *t,
                   const sim_media *media, const tables *const *mt, float *host, grid_box *occupied,
                   double *dose, int first, int n, run_result *r, smx_error *err);

@@ -35,8 +35,17 @@ int simulate_spot_steps(const plan *p, const grid *g, const tables *t, double en
     return n < p->max_steps ? n : p->max_steps;
 }
 
+/* The layout of the host buffer a source of sp is filled into: the run's
+ * grid where the window is the grid (the source goes to the backend as it
+ * is, and a snapshot of step 0 is that buffer), its row 0 alone otherwise
+ * (window_source copies it into the window). */
+static grid source_layout(const stepper *sp)
+{
+    return stepper_holds_grid(sp) ? *sp->g : grid_row0(sp->g);
+}
+
 /* Uploads one source (the whole field: spot < 0) from the all-zero host
- * buffer (the run's grid), which the caller zeroes again (source_clear with
+ * buffer (source_layout's), which the caller zeroes again (source_clear with
  * occupied); the window is placed over `span` first. The weight and energy
  * are the source's on the grid (the dose is per unit of it, as on the whole
  * grid); what a narrower window leaves out of its columns is not
@@ -44,7 +53,8 @@ int simulate_spot_steps(const plan *p, const grid *g, const tables *t, double en
 static int upload_source(stepper *sp, float *host, grid_box *occupied, int spot, window_span span,
                          double *w0, double *e0, smx_error *err)
 {
-    int rc = source_fill_spot(host, sp->p, sp->g, spot, occupied, w0, e0, err);
+    const grid gs = source_layout(sp);
+    int rc = source_fill_spot(host, sp->p, &gs, spot, occupied, w0, e0, err);
     if (rc)
         return rc;
     window_place(&sp->win, span);
@@ -101,6 +111,41 @@ static int wants_any_snapshot(const plan *p)
     return p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final;
 }
 
+/* sp's window of shape bound for the total and its backend state. Where the
+ * bound's rows do not fit the backend's memory (err->no_room) but a moving
+ * window's band does, the window takes the rows that fit: the bound holds any
+ * beam's band (window_shape_of), a field's band is measured in tens of rows
+ * (docs/model.md, "Windows"), and a beam that outgrows the rows stops the run
+ * with window_follow's error. The probe is the per-spot band's state, and
+ * backend_ops.lanes says how many of it fit. */
+static int total_state(stepper *sp, const sim_tables *st, const window_shape *bound, smx_error *err)
+{
+    int rc = stepper_window(sp, st, bound, 0, err);
+    if (!rc)
+        rc = sp->be->setup(&sp->ctx, &sp->st, err);
+    window_shape ws = *bound;
+    ws.nz = window_rows_for_band(bound, WINDOW_SPOT_BAND);
+    if (!rc || !err->no_room || bound->nz == sp->g->nz || ws.nz >= bound->nz || !sp->be->lanes)
+        return rc;
+    stepper_free(sp);
+    *err = (smx_error){ 0 };
+    if ((rc = stepper_window(sp, st, &ws, 0, err)) || (rc = sp->be->setup(&sp->ctx, &sp->st, err)))
+        return rc; /* not even the band's rows: that state's need is the error */
+    const int64_t fit = (int64_t)ws.nz * sp->be->lanes(sp->ctx) / 8 * 8;
+    const int rows = fit < bound->nz ? (int)fit : bound->nz - 8;
+    if (rows > ws.nz) {
+        stepper_free(sp);
+        ws.nz = rows;
+        if ((rc = stepper_window(sp, st, &ws, 0, err)) ||
+            (rc = sp->be->setup(&sp->ctx, &sp->st, err)))
+            return rc;
+    }
+    smx_info("the total's window: %d rows that follow the beam (the %d rows that hold any "
+             "beam's band do not fit the device's memory)\n",
+             ws.nz, bound->nz);
+    return 0;
+}
+
 /* sp's window for the total (the whole field as one source) and its backend
  * state: every column (the total is the grid's dose bit for bit; the spots'
  * own windows are narrower) and a band of rows that moves, unless snapshots
@@ -115,9 +160,7 @@ static int total_setup(stepper *sp, const sim_tables *st, const tables *const *m
         int rc = window_shape_of(&ws, span, p, g, st->mm, mt, 0, 1, 1, window_sigmas(0.0),
                                  sp->every_collect, moving, err);
         if (!rc)
-            rc = stepper_window(sp, st, &ws, 0, err);
-        if (!rc)
-            rc = sp->be->setup(&sp->ctx, &sp->st, err);
+            rc = total_state(sp, st, &ws, err);
         if (rc)
             return rc;
         if (stepper_moves_ok(sp))
@@ -153,21 +196,28 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
     double *dose = NULL, *wdose = NULL;
     pending_snapshot ps = { 0 };
     window_span span = { 0, (int)g->nx - 1 };
-    /* calloc: the source writes one row, the rest is never touched. */
-    host = calloc((size_t)g->cells, sizeof *host);
+    /* The sources' host buffer: source_layout's (the per-spot runs' is the
+     * row's; a buffer of the grid's layout, all zero, holds that too). calloc:
+     * a source writes one row, the rest is never touched. */
+    const grid g0 = grid_row0(g);
     occupied = malloc((size_t)g->ne * sizeof *occupied);
     dose = malloc((size_t)g->slice * sizeof *dose);
-    if (!host || !occupied || !dose) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for one psi copy)",
-                      (double)g->cells * 4e-9);
+    if (!occupied || !dose) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+        goto done;
+    }
+    if (part->total && (rc = total_setup(&sp, &st, mt, out && wants_any_snapshot(p), &span, err)))
+        goto done;
+    const int64_t host_cells = part->total ? source_layout(&sp).cells : g0.cells;
+    if (!(host = calloc((size_t)host_cells, sizeof *host))) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for a source's psi)",
+                      (double)host_cells * 4e-9);
         goto done;
     }
     if (!part->total) { /* an MPI rank's per-spot rows alone */
         run_result_phase(r, "setup", stepper_now_s() - t0);
         goto per_spot;
     }
-    if ((rc = total_setup(&sp, &st, mt, out && wants_any_snapshot(p), &span, err)))
-        goto done;
     if (!(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose))) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         goto done;
@@ -185,7 +235,8 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         if (rc)
             goto done;
     }
-    source_clear(host, g, occupied);
+    const grid gs = source_layout(&sp);
+    source_clear(host, &gs, occupied);
 
     double loop0 = stepper_now_s(), loop_write_s = 0.0;
     rc = stepper_run(&sp, r, out, 1, &ps, &loop_write_s, err);

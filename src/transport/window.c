@@ -315,24 +315,21 @@ static grid_box box_join_g(grid_box a, grid_box b)
 void window_source(const window *w, int k, int first, const float *psi0, const grid_box *occupied,
                    float *wpsi, grid_box *wocc)
 {
-    const grid *g = w->g, *wg = &w->wg;
+    const grid *wg = &w->wg;
+    const grid g0 = grid_row0(w->g);
     const int nx = w->shape.nx, xk = w->x0[k], off = k * nx;
-    for (int64_t ie = 0; ie < g->ne; ie++) {
+    for (int64_t ie = 0; ie < g0.ne; ie++) {
         grid_box b = occupied[ie];
         if (first)
             wocc[ie] = (grid_box){ 1, 0, 1, 0 };
         if (b.z0 > b.z1 || b.x0 > b.x1)
             continue;
         int x0 = b.x0 > xk ? b.x0 : xk, x1 = b.x1 < xk + nx - 1 ? b.x1 : xk + nx - 1;
-        int z1 = b.z1 < wg->nz - 1 ? b.z1 : (int)wg->nz - 1;
-        if (x0 > x1 || b.z0 > z1)
+        if (x0 > x1 || b.z0 > 0)
             continue;
-        wocc[ie] = box_join_g(wocc[ie], (grid_box){ b.z0, z1, x0 - xk + off, x1 - xk + off });
-        for (int64_t j = 0; j < g->nth; j++)
-            for (int64_t z = b.z0; z <= z1; z++) {
-                const float *src = psi0 + psi_index(g, ie, j, z, x0);
-                float *dst = wpsi + psi_index(wg, ie, j, z, x0 - xk + off);
-                memcpy(dst, src, (size_t)(x1 - x0 + 1) * sizeof *dst);
-            }
+        wocc[ie] = box_join_g(wocc[ie], (grid_box){ 0, 0, x0 - xk + off, x1 - xk + off });
+        for (int64_t j = 0; j < g0.nth; j++)
+            memcpy(wpsi + psi_index(wg, ie, j, 0, x0 - xk + off),
+                   psi0 + psi_index(&g0, ie, j, 0, x0), (size_t)(x1 - x0 + 1) * sizeof *wpsi);
     }
 }
