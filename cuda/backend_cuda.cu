@@ -313,8 +313,7 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
                     sb[SB_OCCUPIED * FUSED_SLOTS + k] = b;
             }
             std::vector<int> pref(c->nslots + 1, 0);
-            for (int k = 0; k < c->nslots; k++)
-                pref[k + 1] = pref[k] + slot_tiles(sb.data(), k);
+            slot_prefix(sb.data(), c->nslots, pref.data());
             CUDA_CHECK_ERR(err, cudaMemcpy(c->slot_boxes, sb.data(), sb.size() * sizeof(box4),
                                            cudaMemcpyHostToDevice));
             CUDA_CHECK_ERR(err, cudaMemcpy(c->slot_pref, pref.data(), pref.size() * sizeof(int),

@@ -874,6 +874,21 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     return cudaSuccess;
 }
 
+template <bool STREAM, bool SLOTS>
+cudaError_t launch_by_nmax(const fused_args &A, cudaStream_t s)
+{
+    switch (fused_nmax(A.d.nth)) {
+    case 16:
+        return launch_n<16, STREAM, SLOTS>(A, s);
+    case 32:
+        return launch_n<32, STREAM, SLOTS>(A, s);
+    case 48:
+        return launch_n<48, STREAM, SLOTS>(A, s);
+    default:
+        return launch_n<64, STREAM, SLOTS>(A, s);
+    }
+}
+
 template <bool STREAM>
 cudaError_t launch(const fused_args &A, cudaStream_t s)
 {
@@ -881,26 +896,8 @@ cudaError_t launch(const fused_args &A, cudaStream_t s)
         return cudaErrorInvalidValue;
     if constexpr (STREAM)
         if (A.nslots > 1)
-            switch (fused_nmax(A.d.nth)) {
-            case 16:
-                return launch_n<16, true, true>(A, s);
-            case 32:
-                return launch_n<32, true, true>(A, s);
-            case 48:
-                return launch_n<48, true, true>(A, s);
-            default:
-                return launch_n<64, true, true>(A, s);
-            }
-    switch (fused_nmax(A.d.nth)) {
-    case 16:
-        return launch_n<16, STREAM, false>(A, s);
-    case 32:
-        return launch_n<32, STREAM, false>(A, s);
-    case 48:
-        return launch_n<48, STREAM, false>(A, s);
-    default:
-        return launch_n<64, STREAM, false>(A, s);
-    }
+            return launch_by_nmax<true, true>(A, s);
+    return launch_by_nmax<STREAM, false>(A, s);
 }
 
 } // namespace

@@ -109,5 +109,15 @@ __host__ __device__ inline int slot_tiles(const box4 *slot_boxes, int k)
 {
     return (int)tiles_of(tiling_of(slot_visit(slot_boxes, k)));
 }
+// pref[k]: the tiles of slots 0 .. k - 1 (k <= nslots), fused_step's slot_pref.
+__host__ __device__ inline void slot_prefix(const box4 *slot_boxes, int nslots, int *pref)
+{
+    int n = 0;
+    for (int k = 0; k < nslots; k++) {
+        pref[k] = n;
+        n += slot_tiles(slot_boxes, k);
+    }
+    pref[nslots] = n;
+}
 
 #endif

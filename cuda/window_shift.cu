@@ -64,12 +64,7 @@ __global__ void shift_boxes_kernel(box4 *box_a, int ne, active_regions *reg, box
 // The slots' tiles after their boxes moved (fused_step's slot_pref).
 __global__ void slot_prefix_kernel(const box4 *slot_boxes, int *slot_pref, int nslots)
 {
-    int n = 0;
-    for (int k = 0; k < nslots; k++) {
-        slot_pref[k] = n;
-        n += slot_tiles(slot_boxes, k);
-    }
-    slot_pref[nslots] = n;
+    slot_prefix(slot_boxes, nslots, slot_pref);
 }
 
 cudaError_t window_shift_launch(float *cur, float *other, double *dose, box4 *box_a,

@@ -30,8 +30,15 @@ void rows_gather2(float *restrict dst, float c0, const float *restrict s0, float
 /* The lane sums of a row: lane k holds src[x] for x = k mod 8, added in
  * ascending x; the lanes then pairwise. The order is fixed (any build, any
  * thread count), and eight independent sums let the adds overlap. */
-static inline double lanes_total(const double s[8])
+static inline double lane_sum(const float *restrict src, int64_t n)
 {
+    double s[8] = { 0.0 };
+    int64_t x = 0;
+    for (; x + 8 <= n; x += 8)
+        for (int k = 0; k < 8; k++)
+            s[k] += src[x + k];
+    for (int k = 0; x + k < n; k++)
+        s[k] += src[x + k];
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
@@ -40,26 +47,12 @@ double rows_fma_f64_sum(double *restrict D, const float *restrict src, double de
 {
     for (int64_t x = 0; x < n; x++)
         D[x] = fma(dep, (double)src[x], D[x]);
-    double s[8] = { 0.0 };
-    int64_t x = 0;
-    for (; x + 8 <= n; x += 8)
-        for (int k = 0; k < 8; k++)
-            s[k] += src[x + k];
-    for (int k = 0; x + k < n; k++)
-        s[k] += src[x + k];
-    return lanes_total(s);
+    return lane_sum(src, n);
 }
 
 SMX_FMA_CLONES
 double rows_sum_extent(const float *restrict src, int64_t n, int64_t *first, int64_t *last)
 {
-    double s[8] = { 0.0 };
-    int64_t x = 0;
-    for (; x + 8 <= n; x += 8)
-        for (int k = 0; k < 8; k++)
-            s[k] += src[x + k];
-    for (int k = 0; x + k < n; k++)
-        s[k] += src[x + k];
     int64_t a = 0, b = n - 1;
     while (a < n && src[a] == 0.0f)
         a++;
@@ -67,5 +60,5 @@ double rows_sum_extent(const float *restrict src, int64_t n, int64_t *first, int
         b--;
     *first = a < n ? a : -1;
     *last = a < n ? b : -1;
-    return lanes_total(s);
+    return lane_sum(src, n);
 }
