@@ -142,9 +142,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     __shared__ int s_toff[NMAX]; // j * slice + move offset: target of direction j from a cell
     static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
     __shared__ int4 s_wbox[SUB * G]; // per warp: the extent of its tile's in-domain targets
-    // Slots (per_slot): per warp whether its tile
-    // wrote a non-zero value (then its s_wbox joins the slot's box); per
-    // group its tile's slot.
+    // Slots (per_slot): per warp whether its tile wrote a non-zero value
+    // (then its s_wbox joins the slot's box); per group its tile's slot.
     __shared__ int s_wnz[SUB * G];
     __shared__ int s_tslot[SUB];
     extern __shared__ float4 dyn_smem[]; // fused_layout
