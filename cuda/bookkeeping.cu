@@ -133,7 +133,7 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         sb[SB_WRITTEN * FUSED_SLOTS] = occ;
         sb[SB_OCCUPIED * FUSED_SLOTS] = next;
         sb[SB_NEXT * FUSED_SLOTS] = box_empty4();
-        s_tiles[t] = (int)tiles_of(tiling_of(box_join(occ, next)));
+        s_tiles[t] = slot_tiles(slot_boxes, t); // the boxes just written
     }
     __syncthreads(); // red initialised
     if (box_a) {

@@ -45,11 +45,6 @@ struct fused_args {
     int nslots; // > 1: the single pass visits each slot's box (0 or 1: the union's)
 };
 
-__device__ inline box4 slot_box_of(const fused_args &A, int k)
-{
-    return slot_visit(A.slot_boxes, k);
-}
-
 // Per column of a tile, the facts about this thread's directions that do not
 // change from bin to bin: which targets lie in the domain, which own cells no
 // visited column reaches, and the extent of the in-domain targets.
@@ -322,7 +317,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 else
                     hi = mid - 1;
             }
-            Fi = slot_box_of(A, lo);
+            Fi = slot_visit(A.slot_boxes, lo);
             live = tile_cell(Fi, tiling_of(Fi), (int)(tile - A.slot_pref[lo]), col, cz, cx);
             if (utid == 0)
                 s_tslot[sub] = lo;

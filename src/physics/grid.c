@@ -131,16 +131,15 @@ fail:
     return rc;
 }
 
-/* Cells a .. a + n - 1 of src (n + 1 edges) into dst, allocated. */
-static int axis_copy_part(axis *dst, const axis *src, int64_t n)
+int axis_part(axis *dst, const axis *src, int a, int n)
 {
     dst->n = n;
     dst->centres = malloc((size_t)n * sizeof *dst->centres);
     dst->edges = malloc(((size_t)n + 1) * sizeof *dst->edges);
     if (!dst->centres || !dst->edges)
         return -1;
-    memcpy(dst->centres, src->centres, (size_t)n * sizeof *dst->centres);
-    memcpy(dst->edges, src->edges, ((size_t)n + 1) * sizeof *dst->edges);
+    memcpy(dst->centres, src->centres + a, (size_t)n * sizeof *dst->centres);
+    memcpy(dst->edges, src->edges + a, ((size_t)n + 1) * sizeof *dst->edges);
     return 0;
 }
 
@@ -150,8 +149,9 @@ int grid_energy_prefix(grid *dst, const grid *g, int64_t ne)
     dst->E = dst->theta = dst->x = dst->z = (axis){ 0 };
     dst->ne = ne < 1 ? 1 : ne > g->ne ? g->ne : ne;
     dst->cells = dst->ne * dst->nth * dst->slice;
-    if (axis_copy_part(&dst->E, &g->E, dst->ne) || axis_copy_part(&dst->theta, &g->theta, g->nth) ||
-        axis_copy_part(&dst->x, &g->x, g->nx) || axis_copy_part(&dst->z, &g->z, g->nz)) {
+    if (axis_part(&dst->E, &g->E, 0, (int)dst->ne) ||
+        axis_part(&dst->theta, &g->theta, 0, g->theta.n) || axis_part(&dst->x, &g->x, 0, g->x.n) ||
+        axis_part(&dst->z, &g->z, 0, g->z.n)) {
         grid_free(dst);
         return -1;
     }

@@ -15,6 +15,10 @@ typedef struct axis {
     double *edges; /* n + 1, ascending */
 } axis;
 
+/* Copies axis src's cells a .. a + n - 1 (and their n + 1 edges) into dst,
+ * allocated (freed with the grid that holds it). -1: out of memory. */
+int axis_part(axis *dst, const axis *src, int a, int n);
+
 typedef struct grid {
     axis E; /* MeV */
     axis theta; /* rad, from +x towards +z (90 deg = depth) */

@@ -1,6 +1,5 @@
 #include "transport/per_spot.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -314,13 +313,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
         source_clear(sp.wpsi, &sp.win.wg, sp.wocc);
         if (rc)
             break;
-        one.n_steps = 0;
-        one.conservation_violations = 0;
-        one.max_weight_rel_err = one.max_energy_rel_err = 0.0;
-        one.tail_steps = 0;
-        one.tail_max_weight_rel_err = one.tail_max_energy_rel_err = 0.0;
-        one.initial_weight = w0;
-        one.initial_energy_MeV = e0;
+        run_result_restart(&one, w0, e0);
         double tb = stepper_now_s();
         t_upload += tb - ta;
         rc = stepper_run(&sp, &one, NULL, 0, NULL, NULL, err);
@@ -362,12 +355,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
         r->spot_window_moves += w->shifts;
         if (w->band > r->spot_window_band)
             r->spot_window_band = w->band;
-        r->conservation_violations += one.conservation_violations;
-        r->max_weight_rel_err = fmax(r->max_weight_rel_err, one.max_weight_rel_err);
-        r->max_energy_rel_err = fmax(r->max_energy_rel_err, one.max_energy_rel_err);
-        r->tail_steps += one.tail_steps;
-        r->tail_max_weight_rel_err = fmax(r->tail_max_weight_rel_err, one.tail_max_weight_rel_err);
-        r->tail_max_energy_rel_err = fmax(r->tail_max_energy_rel_err, one.tail_max_energy_rel_err);
+        run_result_add_balance(r, &one);
         t_dose += stepper_now_s() - tc;
         while (!rc && appended < n && rows[appended].n_spots == 1) {
             if (spot_dose_take_row(&r->per_spot, n, &rows[appended]))

@@ -88,6 +88,13 @@ static inline int run_result_in_tail(const run_result *r, const step_balance *b)
     return w < SMX_BALANCE_FLOOR * r->initial_weight;
 }
 void run_result_phase(run_result *r, const char *name, double seconds);
+/* r's steps and balance figures started anew for a source of weight w0 and
+ * energy e0 (its arrays kept for reuse): one batch of a field's spots after
+ * another in one record. */
+void run_result_restart(run_result *r, double w0, double e0);
+/* from's balance figures joined into into's: violations and deep-tail steps
+ * added, the largest relative errors kept. */
+void run_result_add_balance(run_result *into, const run_result *from);
 /* Appends one spot's row from its dose per unit weight (cells values);
  * n_spots is the number of rows the caller will append (sizes the arrays on
  * the first call). */

@@ -1,5 +1,6 @@
 #include "transport/run.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,30 @@ int run_result_push(run_result *r, const step_balance *b, double ms, double fron
     if (b->energy_rel_err > r->max_energy_rel_err)
         r->max_energy_rel_err = b->energy_rel_err;
     return SMX_OK;
+}
+
+void run_result_restart(run_result *r, double w0, double e0)
+{
+    r->n_steps = 0;
+    tally_clear(&r->cumulative);
+    r->conservation_violations = 0;
+    r->max_weight_rel_err = r->max_energy_rel_err = 0.0;
+    r->tail_steps = 0;
+    r->tail_max_weight_rel_err = r->tail_max_energy_rel_err = 0.0;
+    r->initial_weight = w0;
+    r->initial_energy_MeV = e0;
+}
+
+void run_result_add_balance(run_result *into, const run_result *from)
+{
+    into->conservation_violations += from->conservation_violations;
+    into->max_weight_rel_err = fmax(into->max_weight_rel_err, from->max_weight_rel_err);
+    into->max_energy_rel_err = fmax(into->max_energy_rel_err, from->max_energy_rel_err);
+    into->tail_steps += from->tail_steps;
+    into->tail_max_weight_rel_err =
+        fmax(into->tail_max_weight_rel_err, from->tail_max_weight_rel_err);
+    into->tail_max_energy_rel_err =
+        fmax(into->tail_max_energy_rel_err, from->tail_max_energy_rel_err);
 }
 
 /* The name is stored, not copied: callers pass string literals. Past the fixed

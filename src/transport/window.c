@@ -123,19 +123,6 @@ int window_rows_for_band(const window_shape *ws, int band)
     return nz < ws->nz ? nz : ws->nz;
 }
 
-/* Copies axis `src`'s cells a .. a + n - 1 into dst (allocated). */
-static int axis_part(axis *dst, const axis *src, int a, int n)
-{
-    dst->n = n;
-    dst->centres = malloc((size_t)n * sizeof *dst->centres);
-    dst->edges = malloc(((size_t)n + 1) * sizeof *dst->edges);
-    if (!dst->centres || !dst->edges)
-        return -1;
-    memcpy(dst->centres, src->centres + a, (size_t)n * sizeof *dst->centres);
-    memcpy(dst->edges, src->edges + a, ((size_t)n + 1) * sizeof *dst->edges);
-    return 0;
-}
-
 /* An axis of n cells, its values set later (window_place_slot). */
 static int axis_alloc(axis *dst, int64_t n)
 {
