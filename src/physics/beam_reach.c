@@ -42,7 +42,7 @@ void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, 
             a2 += T * u * u * du;
         }
         double E1 = R > dR ? tables_energy_at_range(t, R - dR) : NAN;
-        if (!(R > dR) || !isfinite(E1) || E1 < g->E_stop) {
+        if (!(R > dR) || !isfinite(E1) || !grid_keeps(g, E1)) {
             /* The whole range left, also below the transport's stopping
              * energy: that energy is deposited there, but the CSDA range is
              * the beam's (and a mm at most, in this cell's medium). */

@@ -41,6 +41,17 @@ typedef struct grid {
     int64_t slot_nx;
 } grid;
 
+/* Whether a particle of energy E (after a step) is still transported, i.e. not
+ * below g->E_stop. On a range grid E is the next lower centre, computed
+ * through the range table; its round trip may land a few ulps below the
+ * lowest centre, which is E_stop, and the bin above it would then stop a
+ * whole step early (one step's range short, all its energy in one row).
+ * NAN (below the table) stops. */
+static inline int grid_keeps(const grid *g, double E)
+{
+    return E >= g->E_stop * (1.0 - 1e-9);
+}
+
 /* The columns of one slot of g (nx where g has no slots). */
 static inline int64_t grid_slot_nx(const grid *g)
 {

@@ -87,7 +87,7 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
     const double *Ec = g->E.centres;
     for (int i = 0; i < ne; i++) {
         double Ep = E_after[i];
-        if (!(Ep >= g->E_stop)) { /* also catches NAN: below the table */
+        if (!grid_keeps(g, Ep)) { /* also catches NAN: below the table */
             lut->E_after[i] = NAN;
             lut->target[i] = -1;
             lut->deposit_MeV[i] = Ec[i];
@@ -180,7 +180,7 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
         double R = tables_csda_range(t, E);
         E_after[i] = tables_energy_at_range(t, R - ds_g); /* NAN below the table: stops */
         var[i] = 0.0;
-        if (strag && E_after[i] >= g->E_stop) {
+        if (strag && grid_keeps(g, E_after[i])) {
             /* Range variance of the step, in energy at the bins it lands on. */
             double S = tables_stopping_power(t, E_after[i]);
             var[i] = straggling_range_variance(t, ph->Z_over_A, E, g->E_stop, ds_g) * S * S;
