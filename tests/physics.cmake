@@ -34,3 +34,9 @@ set_tests_properties(dither PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_RO
 
 add_test(window "${SMX_BUILD}/tests/test_window")
 set_tests_properties(window PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+
+add_test(moments "${SMX_BUILD}/tests/test_moments")
+set_tests_properties(moments PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+
+add_test(grid_convergence "${SMX_BUILD}/tests/test_grid_convergence")
+set_tests_properties(grid_convergence PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")

@@ -211,7 +211,7 @@ static void narrow_rows(void)
  * and on windows that move, on the grid of `cells` (dx = dz = step; nx, nz
  * for the same 60 x 85 mm). full: also 2 at once (the last batch one short)
  * and windows that start with a band of 2 rows and grow. */
-static void slots_rows(const char *const cells[5], int full)
+static void slots_rows(const char *const cells[6], int full)
 {
     static const char *const lines[] = { "70, -5, 1.0", "65, 0, 0.5", "75, 4, 2.0" };
     char path[] = "/tmp/smx-window-slots-XXXXXX", spots[96];
@@ -229,7 +229,8 @@ static void slots_rows(const char *const cells[5], int full)
                            cells[1],
                            cells[2],
                            cells[3],
-                           cells[4] };
+                           cells[4],
+                           cells[5] };
     /* The last: windows that start with a band of 2 rows and grow. */
     fixture f[4];
     const char *lanes[4] = { "backend.per_spot_lanes=1", "backend.per_spot_lanes=3",
@@ -244,7 +245,7 @@ static void slots_rows(const char *const cells[5], int full)
         base[7] = lanes[i];
         if (i == 3)
             setenv("SMX2D_TEST_SPOT_BAND", "2", 1);
-        ok &= run(&f[i], base, 12, 0) == 0;
+        ok &= run(&f[i], base, 13, 0) == 0;
         unsetenv("SMX2D_TEST_SPOT_BAND");
     }
     unlink(path);
@@ -418,17 +419,32 @@ int main(void)
     narrow_rows();
     total_rows_that_fit();
     rows_sum_to_total();
-    const char *half[] = { "grid.space.nx=121", "grid.space.dx_mm=0.5", "grid.space.dz_mm=0.5",
-                           "transport.step_mm=0.5", "grid.space.nz=170" };
+    const char *half[] = { "grid.space.nx=121",    "grid.space.dx_mm=0.5",
+                           "grid.space.dz_mm=0.5", "transport.step_mm=0.5",
+                           "grid.space.nz=170",    "transport.streaming_scheme=shift" };
     slots_rows(half, 1);
     /* The slots' sides in cells: the same at 1 mm and 0.25 mm. */
-    const char *one_mm[] = { "grid.space.nx=61", "grid.space.dx_mm=1.0", "grid.space.dz_mm=1.0",
-                             "transport.step_mm=1.0", "grid.space.nz=85" };
+    const char *one_mm[] = { "grid.space.nx=61",     "grid.space.dx_mm=1.0",
+                             "grid.space.dz_mm=1.0", "transport.step_mm=1.0",
+                             "grid.space.nz=85",     "transport.streaming_scheme=shift" };
     slots_rows(one_mm, 0);
-    const char *quarter[] = { "grid.space.nx=241", "grid.space.dx_mm=0.25", "grid.space.dz_mm=0.25",
-                              "transport.step_mm=0.25", "grid.space.nz=340" };
+    const char *quarter[] = { "grid.space.nx=241",     "grid.space.dx_mm=0.25",
+                              "grid.space.dz_mm=0.25", "transport.step_mm=0.25",
+                              "grid.space.nz=340",     "transport.streaming_scheme=shift" };
     if (!test_quick())
         slots_rows(quarter, 0);
+    /* The moments scheme keeps both contracts: a window that holds the beam
+     * gives the grid's dose bit for bit, through water and media, and slots
+     * side by side give each spot's own rows. */
+    const char *mwater[] = { "grid.space.nx=31", "grid.space.nz=100", "grid.energy.E_max_MeV=70",
+                             "beam.energy_MeV=70", "transport.streaming_scheme=moments" };
+    compare("70 MeV pencil, moments", mwater, 5, 0.0, 0);
+    const char *mmedia[] = { media[0], media[1], "transport.streaming_scheme=moments" };
+    compare("through bone and lung, moments", mmedia, 3, 0.0, 0);
+    const char *mslots[] = { "grid.space.nx=61",     "grid.space.dx_mm=1.0",
+                             "grid.space.dz_mm=1.0", "transport.step_mm=1.0",
+                             "grid.space.nz=85",     "transport.streaming_scheme=moments" };
+    slots_rows(mslots, 0);
     class_rows();
     return check_report("test_window");
 }

@@ -22,7 +22,7 @@ enum energy_grid_kind { EGRID_RANGE = 0, EGRID_UNIFORM = 1 };
 enum angle_mode { ANGLE_WINDOW = 0, ANGLE_FULL = 1 };
 enum device_kind { DEVICE_AUTO = 0, DEVICE_CPU = 1, DEVICE_CUDA = 2 };
 enum op_id { OP_THETA = 0, OP_ENERGY = 1, OP_STREAM = 2 };
-enum streaming_scheme { STREAM_BILINEAR = 0, STREAM_SHIFT = 1 };
+enum streaming_scheme { STREAM_BILINEAR = 0, STREAM_SHIFT = 1, STREAM_MOMENTS = 2 };
 enum window_mode { WINDOW_MOVING = 0, WINDOW_GRID = 1 };
 enum scattering_power_model { SCAT_HIGHLAND = 0, SCAT_FERMI_ROSSI = 1 };
 enum variant_energy { VAR_E_AUTO = 0, VAR_E_GATHER = 1, VAR_E_SCATTER = 2 };

@@ -181,9 +181,11 @@ const plan_key plan_keys[] = {
       .doc = "non-elastic nuclear interactions: primaries removed at the ICRU 63 rate, "
              "a local share of their energy deposited, the rest tallied as NUCLEAR" },
     { .path = "transport.streaming_scheme", .type = PT_ENUM, AT(streaming_scheme),
-      .default_value = "shift", .choices = "bilinear|shift", .units = "",
+      .default_value = "shift", .choices = "bilinear|shift|moments", .units = "",
       .doc = "spatial streaming: bilinear = area weighting over up to four cells; "
-             "shift = whole-cell shifts that accumulate the exact displacement" },
+             "shift = whole-cell shifts that accumulate the exact displacement; moments = "
+             "each cell carries its weight's mean offset (z, x) and spread (x), so the "
+             "transport does not depend on the grid (cpu backend only, for now)" },
     { .path = "transport.window", .type = PT_ENUM, AT(window_mode),
       .default_value = "moving", .choices = "moving|grid", .units = "",
       .doc = "what a source's state holds: moving = the columns of its reach (a spot's to "

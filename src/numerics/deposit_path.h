@@ -270,4 +270,184 @@ static inline SMX_PATH_HD void smx_path_reach(const smx_path_axis *p, int nth, i
     *hi = s1 + omax > len - 1 ? len - 1 : s1 + omax;
 }
 
+/* ---- Paths that start where each cell's weight is (the moments scheme) ----
+ * Under the moments scheme every (direction, cell) carries the weight's mean
+ * offset from the cell's centre along z and x and its mean squared offset
+ * along x (numerics/moments.h), and so does the deposit: mz_j, mx_j, qx_j =
+ * the sums over the energy bins e ascending of fma(deposit[e], (double)m[e][j],
+ * .), stored as float beside dmap. The deposit of source (zs, xs) lands:
+ * - along z on the path [v, v + sz], v = mz / D (its mean depth offset);
+ * - along x on the strip the step sweeps: centred on u + sx / 2, u = mx / D,
+ *   with the variance of the weight's spread plus the path's, var + sx^2/12
+ *   (var = qx / D - u^2), as a uniform strip of that variance (half-width
+ *   sqrt(3 var + sx^2 / 4)).
+ * Each axis' share of a cell is the sum of its fractions over its cells
+ * clamped to the grid that are that cell. P_j(tz, tx) is the sum over the
+ * sources in reach (zs ascending, then xs) of (fz fx) D (times the capped
+ * mass factor with media), from +0; the directions' tree and the held cell's
+ * rest are as above. */
+
+/* Cells a moments path may cross along either axis: a strip of up to
+ * sqrt(3)/2 cells either side of a centre that has moved up to half the step. */
+typedef struct smx_mpath_maps {
+    const float *D, *mz, *mx, *qx; /* [nth] planes each */
+} smx_mpath_maps;
+
+/* The uniform strip [c - h, c + h] (cells, from the centre of cell 0) cut by
+ * the cell edges; a point (h = 0) is one cell, floor(c + 1/2). */
+static inline SMX_PATH_HD void smx_strip_cut(double c, double h, smx_path_axis *p)
+{
+    if (!(h > 0.0)) {
+        p->lo = (int)floor(c + 0.5);
+        p->n = 1;
+        p->f[0] = 1.0;
+        return;
+    }
+    smx_path_cut(c - h, 2.0 * h, p);
+}
+
+/* The x strip of a deposit from its float moments. */
+static inline SMX_PATH_HD void smx_mpath_strip(float D, float mx, float qx, double sx,
+                                               smx_path_axis *p)
+{
+    const double u0 = (double)mx / (double)D;
+    const double u = u0 < -0.5 ? -0.5 : u0 > 0.5 ? 0.5 : u0;
+    double var = (double)qx / (double)D - u * u;
+    var = var < 0.0 ? 0.0 : var > 0.25 ? 0.25 : var;
+    smx_strip_cut(u + 0.5 * sx, sqrt(3.0 * var + 0.25 * sx * sx), p);
+}
+
+/* The z path of a deposit from its float moment. */
+static inline SMX_PATH_HD void smx_mpath_depth(float D, float mz, double sz, smx_path_axis *p)
+{
+    const double v0 = (double)mz / (double)D;
+    smx_path_cut(v0 < -0.5 ? -0.5 : v0 > 0.5 ? 0.5 : v0, sz, p);
+}
+
+/* The share of axis p from source cell `src` that lands in cell t of [0, len),
+ * each cell clamped to the grid. */
+static inline SMX_PATH_HD double smx_mpath_share(const smx_path_axis *p, int src, int t, int len)
+{
+    double f = 0.0;
+    for (int a = 0; a < p->n; a++) {
+        int c = src + p->lo + a;
+        c = c < 0 ? 0 : c > len - 1 ? len - 1 : c;
+        if (c == t)
+            f = f + p->f[a];
+    }
+    return f;
+}
+
+/* The source offsets a target may receive from: [t - *hi, t - *lo]. Along z
+ * (strip = 0) the path [v, v + s], v in [-1/2, 1/2]; along x (strip = 1) the
+ * strip above, at most sqrt(3)/2 + |s|/2 from a centre within 1/2 + s/2. */
+static inline SMX_PATH_HD void smx_mpath_span(double s, int strip, int *lo, int *hi)
+{
+    *lo = (int)floor(s < 0.0 ? s : 0.0) - strip;
+    *hi = (int)floor(s > 0.0 ? s : 0.0) + 1 + strip;
+}
+
+/* P_j for cell (tz, tx): the direction's planes (rows of `pitch`, offset o),
+ * its moves sz, sx; sources read inside [z0, z1] x [x0, x1]; medium, density
+ * as smx_path_direction's. */
+static inline SMX_PATH_HD double smx_mpath_direction(const smx_mpath_maps *m, long long o,
+                                                     int pitch, double sz, double sx, int tz,
+                                                     int tx, int nz, int nx, int z0, int z1, int x0,
+                                                     int x1, const unsigned char *medium,
+                                                     const double *density)
+{
+    double P = 0.0;
+    const double rho_t = medium ? density[medium[(long long)tz * pitch + tx]] : 0.0;
+    int zl, zh, xl, xh;
+    smx_mpath_span(sz, 0, &zl, &zh);
+    smx_mpath_span(sx, 1, &xl, &xh);
+    /* An edge cell also takes what lies beyond the edge: sources further out. */
+    int za = tz == 0 ? z0 : tz - zh, zb = tz == nz - 1 ? z1 : tz - zl;
+    int xa = tx == 0 ? x0 : tx - xh, xb = tx == nx - 1 ? x1 : tx - xl;
+    za = za > z0 ? za : z0;
+    zb = zb < z1 ? zb : z1;
+    xa = xa > x0 ? xa : x0;
+    xb = xb < x1 ? xb : x1;
+    for (int zs = za; zs <= zb; zs++) {
+        const long long row = o + (long long)zs * pitch;
+        for (int xs = xa; xs <= xb; xs++) {
+            const float D = m->D[row + xs];
+            if (D == 0.0f)
+                continue;
+            smx_path_axis pz, px;
+            smx_mpath_depth(D, m->mz[row + xs], sz, &pz);
+            const double fz = smx_mpath_share(&pz, zs, tz, nz);
+            if (fz == 0.0)
+                continue;
+            smx_mpath_strip(D, m->mx[row + xs], m->qx[row + xs], sx, &px);
+            const double fx = smx_mpath_share(&px, xs, tx, nx);
+            if (fx == 0.0)
+                continue;
+            const double f = fz * fx;
+            const unsigned char ms = medium ? medium[(long long)zs * pitch + xs] : 0;
+            P = medium ? P + (f * smx_path_ratio(rho_t, density[ms])) * (double)D
+                       : P + f * (double)D;
+        }
+    }
+    return P;
+}
+
+/* dose + the paths of every direction into cell (tz, tx) (the tree above);
+ * the maps' planes start at column offset `col` (a slot's first column). */
+static inline SMX_PATH_HD double smx_mpath_cell(double dose, const smx_mpath_maps *m, long long col,
+                                                long long plane, int pitch, int nth,
+                                                const double *sz, const double *sx, int tz, int tx,
+                                                int nz, int nx, int z0, int z1, int x0, int x1,
+                                                const unsigned char *medium, const double *density)
+{
+    smx_path_tree t;
+    t.top = t.count = 0;
+    const int leaves = smx_path_leaves(nth);
+    for (int j = 0; j < leaves; j++)
+        smx_path_tree_push(&t, j < nth ? smx_mpath_direction(m, col + (long long)j * plane, pitch,
+                                                             sz[j], sx[j], tz, tx, nz, nx, z0, z1,
+                                                             x0, x1, medium, density)
+                                       : 0.0);
+    return dose + t.v[0];
+}
+
+/* The held cell's rest with media (smx_path_held), each direction's path
+ * from the cell's own moments. */
+static inline SMX_PATH_HD double smx_mpath_held(double dose, const smx_mpath_maps *m, long long col,
+                                                long long plane, int pitch, int nth,
+                                                const double *sz, const double *sx, int z, int x,
+                                                int nz, int nx, const unsigned char *medium,
+                                                const double *density)
+{
+    double S = 0.0;
+    const long long c = col + (long long)z * pitch + x;
+    for (int j = 0; j < nth; j++) {
+        const long long o = (long long)j * plane + c;
+        const float D = m->D[o];
+        if (D == 0.0f)
+            continue;
+        smx_path_axis pz, px;
+        smx_mpath_depth(D, m->mz[o], sz[j], &pz);
+        smx_mpath_strip(D, m->mx[o], m->qx[o], sx[j], &px);
+        S = S + (double)D * smx_path_rest(&pz, &px, z, x, nz, nx, medium, pitch, density);
+    }
+    return dose + S;
+}
+
+/* The cells a source region [s0, s1] reaches along one axis under the
+ * moments scheme: widened by every direction's span, clipped to [0, len). */
+static inline SMX_PATH_HD void smx_mpath_reach(const double *s, int nth, int strip, int s0, int s1,
+                                               int len, int *lo, int *hi)
+{
+    int omin = 0, omax = 0;
+    for (int j = 0; j < nth; j++) {
+        int l, h;
+        smx_mpath_span(s[j], strip, &l, &h);
+        omin = l < omin ? l : omin;
+        omax = h > omax ? h : omax;
+    }
+    *lo = s0 + omin < 0 ? 0 : s0 + omin;
+    *hi = s1 + omax > len - 1 ? len - 1 : s1 + omax;
+}
+
 #endif

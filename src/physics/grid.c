@@ -82,6 +82,7 @@ int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
     g->dz = p->dz_mm;
     g->ds = p->step_mm;
     g->density = p->density_g_cm3;
+    g->ncomp = p->streaming_scheme == STREAM_MOMENTS ? 4 : 1;
 
     int rc;
     if (p->energy_kind == EGRID_RANGE) {

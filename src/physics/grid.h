@@ -33,6 +33,9 @@ typedef struct grid {
     int64_t ne, nth, nz, nx;
     int64_t slice; /* nz * nx: one (E, theta) plane */
     int64_t cells; /* ne * nth * nz * nx */
+    /* Components of the state per cell: 1, or under the moments scheme 4
+     * (the weight and its moments, numerics/moments.h), each a block of cells. */
+    int ncomp;
     /* Columns of one slot, 0 = nx (no slots): a state holding several spots
      * side by side (docs/model.md, "Windows") has nx = slots * slot_nx, and
      * each slot is a domain of its own: weight that would move out of its

@@ -68,8 +68,11 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
     /* Work units are (bin, z row), (bin, direction) or (direction, z row) pairs. */
     int64_t nu = (g->ne > g->nth ? g->ne : g->nth) * (g->nz > g->nth ? g->nz : g->nth);
     /* calloc: pages never touched by a narrow beam are never faulted in. */
-    c->cur = calloc((size_t)g->cells, sizeof(float));
-    c->tmp = calloc((size_t)g->cells, sizeof(float));
+    /* The moments scheme carries psi's first moments in z and x beside it. */
+    c->ncomp = g->ncomp > 1 ? g->ncomp : 1;
+    c->moments = c->ncomp > 1;
+    c->cur = calloc((size_t)g->cells * c->ncomp, sizeof(float));
+    c->tmp = calloc((size_t)g->cells * c->ncomp, sizeof(float));
     c->box_cur = malloc(g->ne * sizeof(box));
     c->box_tmp = malloc(g->ne * sizeof(box));
     c->box_next = malloc(g->ne * sizeof(box));
@@ -82,8 +85,13 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
     c->step_oz = malloc(g->nth * sizeof(int));
     c->step_ox = malloc(g->nth * sizeof(int));
     c->scratch = malloc((size_t)c->nthreads * g->nth * g->nx * sizeof(float));
-    c->dep_row = malloc((size_t)c->nthreads * g->nx * sizeof(double));
+    c->dep_row = malloc((size_t)c->nthreads * 4 * g->nx * sizeof(double));
     c->dmap = malloc((size_t)g->nth * g->slice * sizeof(float));
+    if (c->moments) {
+        c->dmz = malloc((size_t)g->nth * g->slice * sizeof(float));
+        c->dmx = malloc((size_t)g->nth * g->slice * sizeof(float));
+        c->dqx = malloc((size_t)g->nth * g->slice * sizeof(float));
+    }
     c->path_z = malloc(g->nth * sizeof(smx_path_axis));
     c->span_z0 = malloc(g->ne * sizeof(int));
     c->span_z1 = malloc(g->ne * sizeof(int));
@@ -91,14 +99,15 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
     c->path_x = malloc(g->nth * sizeof(smx_path_axis));
     if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose || !c->units ||
         !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 || !c->step_oz || !c->step_ox ||
-        !c->scratch || !c->dep_row || !c->dmap || !c->path_z || !c->path_x || !c->span_z0 ||
-        !c->span_z1 || build_runs(c) || !(c->lower = calloc((size_t)s->n_media * g->ne, 1))) {
+        !c->scratch || !c->dep_row || !c->dmap || (c->moments && (!c->dmz || !c->dmx || !c->dqx)) ||
+        !c->path_z || !c->path_x || !c->span_z0 || !c->span_z1 || build_runs(c) ||
+        !(c->lower = calloc((size_t)s->n_media * g->ne, 1))) {
         cpu_release(c);
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "out of host memory: the CPU backend needs %.3g GB for this grid",
                         backend_cpu_host_bytes(g) / 1e9);
     }
-    if (s->st.scheme == STREAM_SHIFT && medium_map_mass_varies(s->mm)) {
+    if (s->st.scheme != STREAM_BILINEAR && medium_map_mass_varies(s->mm)) {
         if (!(c->mass_density = malloc((size_t)s->mm->n_media * sizeof(double)))) {
             cpu_release(c);
             return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
@@ -134,11 +143,12 @@ static void cpu_clear(cpu_ctx *c)
         }
         if (z1 < z0)
             continue;
-        for (int64_t j = 0; j < g->nth; j++) {
-            const int64_t r = psi_index(g, ie, j, z0, 0), n = (int64_t)(z1 - z0 + 1) * g->nx;
-            memset(c->cur + r, 0, (size_t)n * sizeof(float));
-            memset(c->tmp + r, 0, (size_t)n * sizeof(float));
-        }
+        for (int k = 0; k < c->ncomp; k++)
+            for (int64_t j = 0; j < g->nth; j++) {
+                const int64_t r = psi_index(g, ie, j, z0, 0), n = (int64_t)(z1 - z0 + 1) * g->nx;
+                memset(comp(c, c->cur, k) + r, 0, (size_t)n * sizeof(float));
+                memset(comp(c, c->tmp, k) + r, 0, (size_t)n * sizeof(float));
+            }
     }
     memset(c->dose, 0, (size_t)g->slice * sizeof(double));
     c->stopped = 0;
@@ -171,6 +181,11 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
                 for (int64_t x = b.x0; x <= b.x1; x++)
                     if (psi0[r + x] != 0.0f) {
                         memcpy(c->cur + r, psi0 + r, g->nx * sizeof *psi0);
+                        /* A source starts on the entrance plane, the upper
+                         * edge of its row, and on its cells' centres. */
+                        if (c->moments)
+                            for (int64_t xx = 0; xx < g->nx; xx++)
+                                comp(c, c->cur, 1)[r + xx] = -0.5f * psi0[r + xx];
                         break;
                     }
             }
@@ -232,14 +247,14 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
             c->span_z1[ie] = z1 > c->span_z1[ie] ? z1 : c->span_z1[ie];
         }
         if (c->span_z1[ie] >= c->span_z0[ie]) {
-            touched +=
-                2.0 * c->g->nth * (c->span_z1[ie] - c->span_z0[ie] + 1) * c->g->nx * sizeof(float);
+            touched += 2.0 * c->ncomp * c->g->nth * (c->span_z1[ie] - c->span_z0[ie] + 1) *
+                       c->g->nx * sizeof(float);
             all0 = c->span_z0[ie] < all0 ? c->span_z0[ie] : all0;
             all1 = c->span_z1[ie] > all1 ? c->span_z1[ie] : all1;
         }
     }
     if (all1 >= all0)
-        touched += (double)c->g->nth * (all1 - all0 + 1) * c->g->nx * sizeof(float);
+        touched += (double)c->ncomp * c->g->nth * (all1 - all0 + 1) * c->g->nx * sizeof(float);
     c->touched = touched;
     if (touched > c->mem_limit)
         return smx_fail(
@@ -294,9 +309,9 @@ static int cpu_shift(void *vctx, int rows, double *dose_out, smx_error *err)
         if (z1 < z0)
             continue;
         const int lo = z0 > rows ? z0 : rows; /* first row that stays */
-        for (int64_t j = 0; j < g->nth; j++)
-            for (float *buf = c->cur; buf; buf = buf == c->cur ? c->tmp : NULL) {
-                float *p = buf + psi_index(g, ie, j, 0, 0);
+        for (int k = 0; k < c->ncomp; k++)
+            for (int64_t jb = 0; jb < 2 * g->nth; jb++) { /* both buffers of every direction */
+                float *p = comp(c, jb & 1 ? c->tmp : c->cur, k) + psi_index(g, ie, jb / 2, 0, 0);
                 if (z1 >= lo)
                     memmove(p + (lo - rows) * nx, p + lo * nx,
                             (size_t)(z1 - lo + 1) * nx * sizeof(float));
@@ -390,6 +405,9 @@ static void cpu_release(void *vctx)
     free(c->partial);
     free(c->dep_row);
     free(c->dmap);
+    free(c->dmz);
+    free(c->dmx);
+    free(c->dqx);
     free(c->mass_density);
     free(c->path_z);
     free(c->path_x);
@@ -539,7 +557,7 @@ double backend_cpu_min_bytes(const grid *g)
      * in both buffers and the host copy), for one thread per core. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     return cpu_fixed_bytes(g, cores > 0 ? (int)cores : 1) +
-           3.0 * g->ne * g->nth * g->nx * sizeof(float);
+           3.0 * g->ncomp * g->ne * g->nth * g->nx * sizeof(float);
 }
 
 double backend_cpu_host_bytes(const grid *g)
@@ -547,6 +565,7 @@ double backend_cpu_host_bytes(const grid *g)
     /* Two psi buffers (operators ping-pong), the deposit map (one float slice
      * per direction), dose in double, plus one slice of doubles for small
      * tables. */
-    return 2.0 * (double)g->cells * sizeof(float) + (double)g->nth * g->slice * sizeof(float) +
+    return (2.0 * (double)g->cells * sizeof(float) + (double)g->nth * g->slice * sizeof(float)) *
+               g->ncomp +
            (double)g->slice * sizeof(double) * 2;
 }

@@ -4,6 +4,7 @@
 #define SMX_BACKEND_CPU_INTERNAL_H
 
 #include "numerics/deposit_path.h"
+#include "numerics/moments.h"
 #include "transport/backend.h"
 
 typedef grid_box box; /* inclusive; empty when z0 > z1 */
@@ -34,7 +35,13 @@ typedef struct cpu_ctx {
     const sim_tables *s;
     const grid *g;
     int only_op; /* backend_options.only_op: -1 = every operator */
+    /* psi, and under the moments scheme its moments after it: buffer k of
+     * cur (comp()) is component k: 0 the weight; 1 and 2 the weight times its
+     * mean offset from the cell's centre along z and x (cells); 3 the weight
+     * times its mean squared offset along x. */
     float *cur, *tmp;
+    int ncomp; /* 4 under the moments scheme, else 1 */
+    int moments;
     box *box_cur, *box_tmp; /* [ne] */
     box *box_next; /* [ne] scratch for A_E */
     double *dose; /* [nz][nx], MeV */
@@ -46,6 +53,7 @@ typedef struct cpu_ctx {
     float *scratch; /* [threads][nth * nx] */
     double *dep_row; /* [threads][nx] one direction's deposit along a row, in double */
     float *dmap; /* [nth][nz][nx] this step's deposit per direction (deposit_path.h) */
+    float *dmz, *dmx, *dqx; /* [nth][nz][nx] moments scheme: its moments (deposit_path.h) */
     smx_path_axis *path_z, *path_x; /* [nth] this step's paths */
     double *mass_density; /* [n_media] densities when the deposit is shared by mass
                                 (deposit_path.h); NULL = by length */
@@ -93,6 +101,12 @@ static inline int run_clip(const cpu_ctx *c, int r, int a, int b, int *xa, int *
 static inline float *plane(const cpu_ctx *c, float *psi, int64_t ie, int64_t ith)
 {
     return psi + psi_index(c->g, ie, ith, 0, 0);
+}
+
+/* Component k of a state buffer (cpu_ctx.cur). */
+static inline float *comp(const cpu_ctx *c, float *psi, int k)
+{
+    return psi + (int64_t)k * c->g->cells;
 }
 
 /* One step's operators on c->cur, each adding what leaves psi to t. */

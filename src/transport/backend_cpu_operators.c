@@ -49,40 +49,47 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
         step_tally *pt = &c->partial[u];
         tally_clear(pt);
         double lost = 0.0, cut = 0.0;
-        for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
-            int x0, x1;
-            if (!run_clip(c, r, b.x0, b.x1, &x0, &x1))
-                continue;
-            int nxb = x1 - x0 + 1;
-            int kid = sim_kernel_of(c->s, c->run_m[r], ie), K = ak->half_width[kid];
-            const float *w = ak->weights + ak->offset[kid] + K;
-            const double *bfrac = c->s->boundary_frac + (size_t)kid * nth;
-            double total = 0.0, run_lost = 0.0;
-            for (int j = 0; j < nth; j++) {
-                const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx + x0;
-                memcpy(in + (size_t)j * nxb, row, nxb * sizeof *row);
-                double rs = 0.0;
-                for (int x = 0; x < nxb; x++)
-                    rs += row[x];
-                total += rs;
-                run_lost += rs * bfrac[j];
-            }
-            for (int j = 0; j < nth; j++) {
-                float *out = plane(c, c->cur, ie, j) + (int64_t)z * g->nx + x0;
-                for (int x = 0; x < nxb; x++)
-                    out[x] = 0.0f;
-                for (int d = -K; d <= K; d++) {
-                    int src = j - d;
-                    if (circular)
-                        src = ((src % nth) + nth) % nth;
-                    else if (src < 0 || src >= nth)
+        /* The moments move with the weight: the same kernel on every component. */
+        for (int k = 0; k < c->ncomp; k++)
+            for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
+                int x0, x1;
+                if (!run_clip(c, r, b.x0, b.x1, &x0, &x1))
+                    continue;
+                int nxb = x1 - x0 + 1;
+                int kid = sim_kernel_of(c->s, c->run_m[r], ie), K = ak->half_width[kid];
+                const float *w = ak->weights + ak->offset[kid] + K;
+                const double *bfrac = c->s->boundary_frac + (size_t)kid * nth;
+                double total = 0.0, run_lost = 0.0;
+                float *base = comp(c, c->cur, k);
+                for (int j = 0; j < nth; j++) {
+                    const float *row = plane(c, base, ie, j) + (int64_t)z * g->nx + x0;
+                    memcpy(in + (size_t)j * nxb, row, nxb * sizeof *row);
+                    if (k)
                         continue;
-                    rows_fma(out, in + (size_t)src * nxb, w[d], nxb);
+                    double rs = 0.0;
+                    for (int x = 0; x < nxb; x++)
+                        rs += row[x];
+                    total += rs;
+                    run_lost += rs * bfrac[j];
                 }
+                for (int j = 0; j < nth; j++) {
+                    float *out = plane(c, base, ie, j) + (int64_t)z * g->nx + x0;
+                    for (int x = 0; x < nxb; x++)
+                        out[x] = 0.0f;
+                    for (int d = -K; d <= K; d++) {
+                        int src = j - d;
+                        if (circular)
+                            src = ((src % nth) + nth) % nth;
+                        else if (src < 0 || src >= nth)
+                            continue;
+                        rows_fma(out, in + (size_t)src * nxb, w[d], nxb);
+                    }
+                }
+                if (k)
+                    continue;
+                lost += run_lost;
+                cut += total * (1.0 - ak->weight_sum[kid]);
             }
-            lost += run_lost;
-            cut += total * (1.0 - ak->weight_sum[kid]);
-        }
         double E = g->E.centres[ie];
         pt->weight[CH_THETA_BOUNDARY] = lost;
         pt->energy[CH_THETA_BOUNDARY] = lost * E;
@@ -93,6 +100,10 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
 }
 
 /* ---- the deposit's spread along each direction's path (deposit_path.h) ---- */
+/* Under the moments scheme each cell's path starts at its own deposit-weighted
+ * moments (smx_mpath_*), otherwise at its direction's remainder (smx_path_*).
+ * A cell's slot is its grid (physics/grid.h): its column, the sources, the
+ * map and the media are counted from the slot's first column. */
 static void cpu_deposit_spread(cpu_ctx *c, box all)
 {
     const grid *g = c->g;
@@ -101,22 +112,29 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
         return;
     const double *rho = c->mass_density;
     const uint8_t *cell = rho ? c->s->mm->cell : NULL;
-    int zlo, zhi, xlo, xhi;
-    /* A cell's slot is its grid (physics/grid.h): its column, the sources,
-     * the map and the media are counted from the slot's first column. */
-    const int sw = (int)grid_slot_nx(g);
+    const double *sz = c->s->st.sz, *sx = c->s->st.sx;
+    const smx_mpath_maps maps = { c->dmap, c->dmz, c->dmx, c->dqx };
+    const int sw = (int)grid_slot_nx(g), nz = (int)g->nz, pitch = (int)g->nx;
     if (rho) { /* sharing by capped mass: what each held cell keeps, first */
 #pragma omp parallel for schedule(dynamic, 2)
         for (int z = all.z0; z <= all.z1; z++)
             for (int x = all.x0; x <= all.x1; x++) {
                 const int sl = grid_slot_lo(g, x);
-                c->dose[(int64_t)z * g->nx + x] = smx_path_held(
-                    c->dose[(int64_t)z * g->nx + x], c->dmap + sl, g->slice, (int)g->nx, nth,
-                    c->path_z, c->path_x, z, x - sl, (int)g->nz, sw, cell + sl, rho);
+                double *d = &c->dose[(int64_t)z * g->nx + x];
+                *d = c->moments ? smx_mpath_held(*d, &maps, sl, g->slice, pitch, nth, sz, sx, z,
+                                                 x - sl, nz, sw, cell + sl, rho)
+                                : smx_path_held(*d, c->dmap + sl, g->slice, pitch, nth, c->path_z,
+                                                c->path_x, z, x - sl, nz, sw, cell + sl, rho);
             }
     }
-    smx_path_reach(c->path_z, nth, all.z0, all.z1, (int)g->nz, &zlo, &zhi);
-    smx_path_reach(c->path_x, nth, all.x0, all.x1, (int)g->nx, &xlo, &xhi);
+    int zlo, zhi, xlo, xhi;
+    if (c->moments) {
+        smx_mpath_reach(sz, nth, 0, all.z0, all.z1, nz, &zlo, &zhi);
+        smx_mpath_reach(sx, nth, 1, all.x0, all.x1, pitch, &xlo, &xhi);
+    } else {
+        smx_path_reach(c->path_z, nth, all.z0, all.z1, nz, &zlo, &zhi);
+        smx_path_reach(c->path_x, nth, all.x0, all.x1, pitch, &xlo, &xhi);
+    }
 #pragma omp parallel for schedule(dynamic, 2)
     for (int tz = zlo; tz <= zhi; tz++) {
         double *drow = c->dose + (int64_t)tz * g->nx;
@@ -124,9 +142,13 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
             const int sl = grid_slot_lo(g, tx);
             const int x0 = all.x0 > sl ? all.x0 - sl : 0;
             const int x1 = all.x1 < sl + sw - 1 ? all.x1 - sl : sw - 1;
-            drow[tx] = smx_path_cell(drow[tx], c->dmap + sl, g->slice, (int)g->nx, nth, c->path_z,
-                                     c->path_x, tz, tx - sl, (int)g->nz, sw, all.z0, all.z1, x0, x1,
-                                     cell ? cell + sl : NULL, rho);
+            const uint8_t *m = cell ? cell + sl : NULL;
+            drow[tx] =
+                c->moments
+                    ? smx_mpath_cell(drow[tx], &maps, sl, g->slice, pitch, nth, sz, sx, tz, tx - sl,
+                                     nz, sw, all.z0, all.z1, x0, x1, m, rho)
+                    : smx_path_cell(drow[tx], c->dmap + sl, g->slice, pitch, nth, c->path_z,
+                                    c->path_x, tz, tx - sl, nz, sw, all.z0, all.z1, x0, x1, m, rho);
         }
     }
 }
@@ -167,9 +189,10 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
         const int j = (int)(u / nrows), z = all.z0 + (int)(u % nrows);
         step_tally *pt = &c->partial[u];
         tally_clear(pt);
-        double *D = c->dep_row + (int64_t)omp_get_thread_num() * g->nx;
+        double *D = c->dep_row + (int64_t)omp_get_thread_num() * 4 * g->nx;
+        double *Dz = D + g->nx, *Dx = Dz + g->nx, *Dq = Dx + g->nx; /* the moments' */
         for (int x = all.x0; x <= all.x1; x++)
-            D[x] = 0.0;
+            D[x] = Dz[x] = Dx[x] = Dq[x] = 0.0;
         for (int ie = 0; ie < ne; ie++) {
             box b = c->box_cur[ie];
             if (box_empty(b) || z < b.z0 || z > b.z1)
@@ -184,6 +207,12 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                 const energy_lut *el = cpu_step_lut(c, c->run_m[r], ie);
                 const double dep = mean->deposit_MeV[ie];
                 const double wsum = rows_fma_f64_sum(D + x0, row + x0, dep, x1 - x0 + 1);
+                if (c->moments) {
+                    const int64_t o = row - c->cur + x0;
+                    rows_fma_f64_sum(Dz + x0, comp(c, c->cur, 1) + o, dep, x1 - x0 + 1);
+                    rows_fma_f64_sum(Dx + x0, comp(c, c->cur, 2) + o, dep, x1 - x0 + 1);
+                    rows_fma_f64_sum(Dq + x0, comp(c, c->cur, 3) + o, dep, x1 - x0 + 1);
+                }
                 if (el != mean)
                     pt->energy[CH_MEDIUM_ROUNDING] += wsum * (el->deposit_MeV[ie] - dep);
                 if (el->target[ie] < 0) {
@@ -195,11 +224,18 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                 }
             }
         }
-        float *m = c->dmap + (int64_t)j * g->slice + (int64_t)z * g->nx;
+        const int64_t mo = (int64_t)j * g->slice + (int64_t)z * g->nx;
+        float *m = c->dmap + mo;
         for (int x = all.x0; x <= all.x1; x++) {
             m[x] = (float)D[x];
             pt->deposited += D[x];
         }
+        if (c->moments)
+            for (int x = all.x0; x <= all.x1; x++) {
+                c->dmz[mo + x] = (float)Dz[x];
+                c->dmx[mo + x] = (float)Dx[x];
+                c->dqx[mo + x] = (float)Dq[x];
+            }
     }
     sum_partials(c, nth * nrows, t);
     cpu_deposit_spread(c, all);
@@ -229,76 +265,79 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
 #pragma omp parallel for schedule(dynamic, 4)
     for (int64_t u = 0; u < nunits; u++) {
         int j = (int)(u / nrows), z = all.z0 + (int)(u % nrows);
-        for (int ie = 0; ie < ne; ie++) {
-            box oldb = c->box_cur[ie], newb = c->box_next[ie];
-            box reg = gather ? box_union(oldb, newb) : oldb;
-            if (box_empty(reg) || z < reg.z0 || z > reg.z1)
-                continue;
-            for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
-                int x0, x1, m = c->run_m[r];
-                if (!run_clip(c, r, reg.x0, reg.x1, &x0, &x1))
+        /* The moments move with the weight: the same coefficients. */
+        for (int k = 0; k < c->ncomp; k++)
+            for (int ie = 0; ie < ne; ie++) {
+                float *cb = comp(c, c->cur, k);
+                box oldb = c->box_cur[ie], newb = c->box_next[ie];
+                box reg = gather ? box_union(oldb, newb) : oldb;
+                if (box_empty(reg) || z < reg.z0 || z > reg.z1)
                     continue;
-                float *dst = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-                if (gather && m == 0) {
-                    const energy_gather_entry *e = &s->el.gather[ie];
-                    if (e->count == 0) {
-                        for (int x = x0; x <= x1; x++)
-                            dst[x] = 0.0f;
-                    } else {
-                        /* The first term rounded once (c0 s0), every further one an fma,
-                         * sources ascending: the order of the scatter form and the GPU's. */
-                        const float *s0 = plane(c, c->cur, e->src[0], j) + (int64_t)z * g->nx;
-                        float c0 = e->coeff[0];
-                        for (int x = x0; x <= x1; x++)
-                            dst[x] = c0 * s0[x];
-                        for (int k = 1; k < e->count; k++) {
-                            const float *sk = plane(c, c->cur, e->src[k], j) + (int64_t)z * g->nx;
-                            rows_fma(dst + x0, sk + x0, e->coeff[k], x1 - x0 + 1);
-                        }
-                    }
-                } else if (gather) {
-                    const energy_dither_lut *dl = sim_dither(s, m);
-                    const uint8_t *low = c->lower + (int64_t)m * ne;
-                    int first = 1;
-                    for (int k = dl->cand_start[ie]; k < dl->cand_start[ie + 1]; k++) {
-                        const energy_candidate *e = &dl->cand[k];
-                        if (low[e->src] == e->upper)
-                            continue; /* the other table's term */
-                        const float *sk = plane(c, c->cur, e->src, j) + (int64_t)z * g->nx;
-                        if (first) {
-                            float c0 = e->coeff;
+                for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
+                    int x0, x1, m = c->run_m[r];
+                    if (!run_clip(c, r, reg.x0, reg.x1, &x0, &x1))
+                        continue;
+                    float *dst = plane(c, cb, ie, j) + (int64_t)z * g->nx;
+                    if (gather && m == 0) {
+                        const energy_gather_entry *e = &s->el.gather[ie];
+                        if (e->count == 0) {
                             for (int x = x0; x <= x1; x++)
-                                dst[x] = c0 * sk[x];
-                            first = 0;
+                                dst[x] = 0.0f;
                         } else {
-                            rows_fma(dst + x0, sk + x0, e->coeff, x1 - x0 + 1);
+                            /* The first term rounded once (c0 s0), every further one an fma,
+                         * sources ascending: the order of the scatter form and the GPU's. */
+                            const float *s0 = plane(c, cb, e->src[0], j) + (int64_t)z * g->nx;
+                            float c0 = e->coeff[0];
+                            for (int x = x0; x <= x1; x++)
+                                dst[x] = c0 * s0[x];
+                            for (int k = 1; k < e->count; k++) {
+                                const float *sk = plane(c, cb, e->src[k], j) + (int64_t)z * g->nx;
+                                rows_fma(dst + x0, sk + x0, e->coeff[k], x1 - x0 + 1);
+                            }
                         }
-                    }
-                    if (first)
-                        for (int x = x0; x <= x1; x++)
-                            dst[x] = 0.0f;
-                } else {
-                    /* Scatter: consume source ie, add into targets at or below it. */
-                    const energy_lut *el = cpu_step_lut(c, m, ie);
-                    int tg = el->target[ie];
-                    /* Every target lies at or below the source (lut_energy.h), so
+                    } else if (gather) {
+                        const energy_dither_lut *dl = sim_dither(s, m);
+                        const uint8_t *low = c->lower + (int64_t)m * ne;
+                        int first = 1;
+                        for (int k = dl->cand_start[ie]; k < dl->cand_start[ie + 1]; k++) {
+                            const energy_candidate *e = &dl->cand[k];
+                            if (low[e->src] == e->upper)
+                                continue; /* the other table's term */
+                            const float *sk = plane(c, cb, e->src, j) + (int64_t)z * g->nx;
+                            if (first) {
+                                float c0 = e->coeff;
+                                for (int x = x0; x <= x1; x++)
+                                    dst[x] = c0 * sk[x];
+                                first = 0;
+                            } else {
+                                rows_fma(dst + x0, sk + x0, e->coeff, x1 - x0 + 1);
+                            }
+                        }
+                        if (first)
+                            for (int x = x0; x <= x1; x++)
+                                dst[x] = 0.0f;
+                    } else {
+                        /* Scatter: consume source ie, add into targets at or below it. */
+                        const energy_lut *el = cpu_step_lut(c, m, ie);
+                        int tg = el->target[ie];
+                        /* Every target lies at or below the source (lut_energy.h), so
                      * in place is safe: a target equal to the source (the upward
                      * side of straggling) receives after the source is read. */
-                    float *tk[ENERGY_TARGETS] = { NULL };
-                    if (tg >= 0)
-                        for (int k = 0; k < ENERGY_TARGETS; k++)
-                            if (el->coeff[ie][k] != 0.0f)
-                                tk[k] = plane(c, c->cur, tg - 1 + k, j) + (int64_t)z * g->nx;
-                    for (int x = x0; x <= x1; x++) {
-                        float v = dst[x];
-                        dst[x] = 0.0f;
-                        for (int k = 0; k < ENERGY_TARGETS; k++)
-                            if (tk[k])
-                                tk[k][x] = fmaf(el->coeff[ie][k], v, tk[k][x]);
+                        float *tk[ENERGY_TARGETS] = { NULL };
+                        if (tg >= 0)
+                            for (int k = 0; k < ENERGY_TARGETS; k++)
+                                if (el->coeff[ie][k] != 0.0f)
+                                    tk[k] = plane(c, cb, tg - 1 + k, j) + (int64_t)z * g->nx;
+                        for (int x = x0; x <= x1; x++) {
+                            float v = dst[x];
+                            dst[x] = 0.0f;
+                            for (int k = 0; k < ENERGY_TARGETS; k++)
+                                if (tk[k])
+                                    tk[k][x] = fmaf(el->coeff[ie][k], v, tk[k][x]);
+                        }
                     }
                 }
             }
-        }
     }
     memcpy(c->box_cur, c->box_next, ne * sizeof *c->box_cur);
 }
@@ -309,24 +348,86 @@ static inline int in_domain(const grid *g, int z, int x)
     return z >= 0 && z < g->nz && x >= 0 && x < g->nx;
 }
 
+/* The moments scheme's A_stream, one (bin, direction) plane. Each source
+ * cell's weight moves along z as a point at its mean offset, to the row that
+ * holds it after the move (smx_mom_point); along x as a uniform strip with its
+ * mean and mean square, cut by the column edges after the move
+ * (smx_mom_split): each part lands in its column with its own mean and mean
+ * square, so the move keeps the weight's first and second moments exactly.
+ * Sources in ascending (z, x), parts in ascending x; each target adds, in
+ * float from +0, the part's weight (float)(w f) and its moments
+ * (float)(part * mean) and (float)(part * mean square). Weight that lands
+ * outside the grid, or outside its slot along x, leaks, and so does a
+ * subnormal weight (smx_mom_keeps). */
+static double stream_moments_plane(cpu_ctx *c, int ie, int j, box b)
+{
+    const grid *g = c->g;
+    const stream_table *st = &c->s->st;
+    const int sw = (int)grid_slot_nx(g);
+    const float *w = plane(c, comp(c, c->cur, 0), ie, j), *mz = plane(c, comp(c, c->cur, 1), ie, j),
+                *mx = plane(c, comp(c, c->cur, 2), ie, j),
+                *qx = plane(c, comp(c, c->cur, 3), ie, j);
+    float *ow = plane(c, comp(c, c->tmp, 0), ie, j), *omz = plane(c, comp(c, c->tmp, 1), ie, j),
+          *omx = plane(c, comp(c, c->tmp, 2), ie, j), *oqx = plane(c, comp(c, c->tmp, 3), ie, j);
+    double leak = 0.0;
+    for (int z = b.z0; z <= b.z1; z++) {
+        const int64_t r = (int64_t)z * g->nx;
+        for (int x = b.x0; x <= b.x1; x++) {
+            const float v = w[r + x];
+            if (v == 0.0f)
+                continue;
+            if (!smx_mom_keeps(v)) {
+                leak += v;
+                continue;
+            }
+            int kz;
+            const double uz = smx_mom_point(mz[r + x], v, st->sz[j], &kz);
+            smx_mom_parts px;
+            smx_mom_split(mx[r + x], qx[r + x], v, st->sx[j], &px);
+            const int tz = z + kz, sl = x - x % sw;
+            for (int a = 0; a < px.n; a++) {
+                const int tx = x + px.lo + a;
+                const float part = (float)((double)v * px.f[a]);
+                if (tz < 0 || tz >= g->nz || tx < sl || tx >= sl + sw || tx >= g->nx) {
+                    leak += part;
+                    continue;
+                }
+                const int64_t o = (int64_t)tz * g->nx + tx;
+                ow[o] = ow[o] + part;
+                omz[o] = omz[o] + (float)((double)part * uz);
+                omx[o] = omx[o] + (float)((double)part * px.m[a]);
+                oqx[o] = oqx[o] + (float)((double)part * px.q[a]);
+            }
+        }
+    }
+    return leak;
+}
+
 void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
 {
     const grid *g = c->g;
     const stream_table *st = &c->s->st;
-    const int ne = (int)g->ne, nth = (int)g->nth, shift = st->scheme == STREAM_SHIFT;
-    const int gather = c->s->stream_gather;
+    const int ne = (int)g->ne, nth = (int)g->nth;
+    const int gather = c->s->stream_gather, moments = c->moments;
+    const int shift = st->scheme == STREAM_SHIFT;
 
     /* Per-direction moves of this step; the new box of each bin covers them all. */
     int *oz = c->step_oz, *ox = c->step_ox;
     int ozmin = 1 << 30, ozmax = -(1 << 30), oxmin = 1 << 30, oxmax = -(1 << 30);
     for (int j = 0; j < nth; j++) {
-        int extra = shift ? 0 : 1;
-        oz[j] = shift ? stream_shift(st->sz[j], step) : st->oz[j];
-        ox[j] = shift ? stream_shift(st->sx[j], step) : st->ox[j];
+        /* Moments: along z a point lands floor(s) or floor(s) + 1 rows on;
+         * along x a strip spans up to four columns from floor(s) - 1. Shift:
+         * this step's whole-cell move. Bilinear: the four cells from the
+         * floor of the move. */
+        const int ez = shift ? 0 : 1, ex = moments ? 3 : shift ? 0 : 1;
+        oz[j] = moments ? (int)floor(st->sz[j]) : shift ? stream_shift(st->sz[j], step) : st->oz[j];
+        ox[j] = moments ? (int)floor(st->sx[j]) - 1
+                : shift ? stream_shift(st->sx[j], step)
+                        : st->ox[j];
         ozmin = oz[j] < ozmin ? oz[j] : ozmin;
-        ozmax = oz[j] + extra > ozmax ? oz[j] + extra : ozmax;
+        ozmax = oz[j] + ez > ozmax ? oz[j] + ez : ozmax;
         oxmin = ox[j] < oxmin ? ox[j] : oxmin;
-        oxmax = ox[j] + extra > oxmax ? ox[j] + extra : oxmax;
+        oxmax = ox[j] + ex > oxmax ? ox[j] + ex : oxmax;
     }
     int64_t n = 0;
     for (int ie = 0; ie < ne; ie++) {
@@ -355,14 +456,19 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
         tally_clear(pt);
         /* Clear what this buffer held for the bin last time. */
         if (!box_empty(old))
-            for (int z = old.z0; z <= old.z1; z++)
-                memset(out + (int64_t)z * g->nx + old.x0, 0, (old.x1 - old.x0 + 1) * sizeof *out);
+            for (int k = 0; k < c->ncomp; k++) {
+                float *ok = plane(c, comp(c, c->tmp, k), ie, j);
+                for (int z = old.z0; z <= old.z1; z++)
+                    memset(ok + (int64_t)z * g->nx + old.x0, 0, (old.x1 - old.x0 + 1) * sizeof *ok);
+            }
         if (box_empty(b))
             continue;
         const float *w = st->w + 4 * j;
         int dz = oz[j], dx = ox[j];
         double leak = 0.0;
-        if (shift) {
+        if (moments) {
+            leak = stream_moments_plane(c, ie, j, b);
+        } else if (shift) {
             /* Along x the domain is the source's slot (the grid without
              * slots): the box's columns slot by slot, ascending. */
             const int sw = (int)grid_slot_nx(g);

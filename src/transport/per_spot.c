@@ -11,13 +11,13 @@
 #define SLOTS_MAX 64
 
 /* Several spots may share a state (slots side by side) where a spot's run
- * does not depend on what it shares it with: under the shift scheme, whose
- * moves the slots bound (the bilinear one's are not), and without the
+ * does not depend on what it shares it with: under the shift and moments
+ * schemes, whose moves the slots bound (the bilinear one's are not), and without the
  * adaptive early exit, whose threshold scales with the largest value of the
  * whole state. */
 static int slots_allowed(const plan *p)
 {
-    return p->streaming_scheme == STREAM_SHIFT && p->early_exit != EARLY_EXIT_ADAPTIVE;
+    return p->streaming_scheme != STREAM_BILINEAR && p->early_exit != EARLY_EXIT_ADAPTIVE;
 }
 
 /* The plan a spot's run steps under: with steps: auto, it ends when its

@@ -107,7 +107,7 @@ int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const g
     /* Without the early exit no tail ever vanishes, and the bilinear scheme
      * shares every move between two rows: weight then spreads in depth
      * without the bound above, so the window keeps every row. */
-    if (p->streaming_scheme != STREAM_SHIFT || p->early_exit == EARLY_EXIT_OFF ||
+    if (p->streaming_scheme == STREAM_BILINEAR || p->early_exit == EARLY_EXIT_OFF ||
         p->window_mode == WINDOW_GRID)
         moving = 0;
     if (p->window_mode == WINDOW_GRID)

@@ -1,0 +1,196 @@
+/* The transport against physical references at three grids: zero-width
+ * pencil beams in water at dx = dz = ds = 1.0, 0.5 and 0.25 mm under the
+ * moments scheme (transport.streaming_scheme: moments, numerics/moments.h),
+ * default angular grid (41 directions over +-20 deg).
+ * Required, at every grid:
+ *  - R80 within 0.15 mm of the PSTAR projected range (docs/physics.md: the
+ *    target of grid independence; the laterally integrated dose);
+ *  - the lateral rms at 50, 80 and 95 % of the range within 5 % of
+ *    Fermi-Eyges with Highland's theta_0 (reference_models.h, a formula the
+ *    code does not use), both sides taken over the same cells: the reference
+ *    is the rms of the cell-integrated Gaussian of that width. Where the width
+ *    is below half a cell the grid does not resolve it and it is reported only.
+ * Reported, not required yet (the targets of the sub-bin energy moment and a
+ * finer angular grid, docs/physics.md): the Gaussian core's width (a fit of
+ * cell-integrated Gaussians within +-2.5 sigma), R80 - R20 and peak/entrance.
+ * The shift scheme is run beside it at 0.5 mm and its 70 MeV rms must be
+ * wider than the moments scheme's there: the grid dependence it had. */
+#include <math.h>
+
+#include "check.h"
+#include "reference_models.h"
+#include "report/analysis.h"
+#include "sim_fixture.h"
+
+#define X0_WATER 36.08 /* g/cm2, Highland's radiation length of water (PDG) */
+
+typedef struct pencil {
+    double r80, r20, pe, rms[3], core[3];
+} pencil;
+
+static const double FRAC[3] = { 0.5, 0.8, 0.95 };
+
+/* Share of a Gaussian of width s in the cell of centre x and width d. */
+static double cell_share(double x, double d, double s)
+{
+    return 0.5 * (erf((x + 0.5 * d) / (M_SQRT2 * s)) - erf((x - 0.5 * d) / (M_SQRT2 * s)));
+}
+
+/* rms about 0 of profile p (cell centres x0 + i d). */
+static double profile_rms(const double *p, int n, double d)
+{
+    double s0 = 0.0, s2 = 0.0;
+    for (int i = 0; i < n; i++) {
+        const double x = (i - n / 2) * d;
+        s0 += p[i];
+        s2 += p[i] * x * x;
+    }
+    return sqrt(s2 / s0);
+}
+
+/* The width whose cell-integrated Gaussian fits p best within +-2.5 of it
+ * (least squares, amplitude solved for each width, golden section). */
+static double core_fit(const double *p, int n, double d, double guess)
+{
+    double lo = 0.2 * guess, hi = 2.0 * guess;
+    const double gr = 0.5 * (sqrt(5.0) - 1.0);
+    double a = hi - gr * (hi - lo), b = lo + gr * (hi - lo), fa = 0.0, fb = 0.0;
+    for (int it = 0; it < 80; it++) {
+        double s[2] = { a, b }, r[2];
+        for (int k = 0; k < 2; k++) {
+            double sg = 0.0, gg = 0.0, pp = 0.0;
+            const double lim = fmax(2.5 * s[k], 1.5 * d);
+            for (int i = 0; i < n; i++) {
+                const double x = (i - n / 2) * d;
+                if (fabs(x) > lim)
+                    continue;
+                const double gv = cell_share(x, d, s[k]);
+                sg += p[i] * gv;
+                gg += gv * gv;
+                pp += p[i] * p[i];
+            }
+            r[k] = (pp - sg * sg / gg) / pp; /* relative residual */
+        }
+        fa = r[0];
+        fb = r[1];
+        if (fa < fb)
+            hi = b;
+        else
+            lo = a;
+        a = hi - gr * (hi - lo);
+        b = lo + gr * (hi - lo);
+    }
+    return 0.5 * (a + b);
+}
+
+static int run_pencil(double E, double d, const char *scheme, const double *fe, pencil *out)
+{
+    char e[64], b[64], nx[64], nz[64], dx[64], dz[64], st[64], sc[64];
+    const double R = 40.8 * pow(E / 70.0, 1.75); /* mm, rough: sizes the grid only */
+    snprintf(e, sizeof e, "grid.energy.E_max_MeV=%g", E);
+    snprintf(b, sizeof b, "beam.energy_MeV=%g", E);
+    /* +-(4 sigma at 95 % of the range + 2 mm), an odd count: the beam on a centre. */
+    snprintf(nx, sizeof nx, "grid.space.nx=%d", 2 * (int)ceil((4.0 * fe[2] + 2.0) / d) + 1);
+    snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)((R * 1.05 + 6.0) / d));
+    snprintf(dx, sizeof dx, "grid.space.dx_mm=%g", d);
+    snprintf(dz, sizeof dz, "grid.space.dz_mm=%g", d);
+    snprintf(st, sizeof st, "transport.step_mm=%g", d);
+    snprintf(sc, sizeof sc, "transport.streaming_scheme=%s", scheme);
+    const char *sets[] = { e, b, nx, nz, dx, dz, st, sc };
+    fixture f;
+    if (fixture_run(&f, NULL, sets, 8))
+        return 1;
+    const grid *g = &f.g;
+    double *dd = malloc(g->nz * sizeof *dd), *prof = malloc(g->nx * sizeof *prof);
+    depth_dose(g, f.r.dose_MeV, dd);
+    out->r80 = distal_depth_mm(g, dd, 0.8);
+    out->r20 = distal_depth_mm(g, dd, 0.2);
+    double peak = 0.0;
+    for (int64_t z = 0; z < g->nz; z++)
+        peak = dd[z] > peak ? dd[z] : peak;
+    out->pe = peak / dd[0];
+    for (int k = 0; k < 3; k++) {
+        /* The profile at depth FRAC R80, between the rows about it. */
+        const double pos = FRAC[k] * out->r80 / g->dz - 0.5;
+        const int z = (int)floor(pos);
+        const double t = pos - z;
+        for (int64_t x = 0; x < g->nx; x++)
+            prof[x] =
+                (1.0 - t) * f.r.dose_MeV[z * g->nx + x] + t * f.r.dose_MeV[(z + 1) * g->nx + x];
+        out->rms[k] = profile_rms(prof, (int)g->nx, d);
+        out->core[k] = core_fit(prof, (int)g->nx, d, fe[k]);
+    }
+    CHECK_MSG(f.r.conservation_violations == 0, "%g MeV at %g mm: %d steps violated conservation",
+              E, d, f.r.conservation_violations);
+    free(dd);
+    free(prof);
+    fixture_free(&f);
+    return 0;
+}
+
+/* The rms of the cell-integrated Gaussian of width s on cells of width d. */
+static double cell_rms(double s, double d)
+{
+    double s0 = 0.0, s2 = 0.0;
+    for (int i = -(int)(8.0 * s / d) - 2; i <= (int)(8.0 * s / d) + 2; i++) {
+        const double w = cell_share(i * d, d, s);
+        s0 += w;
+        s2 += w * i * d * i * d;
+    }
+    return sqrt(s2 / s0);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    tables t = { 0 };
+    smx_error err = { 0 };
+    CHECK(tables_load(&t, "data/pstar_water.h5", &err) == 0);
+    const double energies[] = { 70.0, 150.0 };
+    const double grids[] = { 1.0, 0.5, 0.25 };
+    printf("%5s %5s %8s %8s %6s %6s %6s  %s\n", "E", "d", "R80", "-PSTAR", "fall", "P/E", "",
+           "rms / FE (cells), core / FE at 50 80 95 % of R");
+    for (int ie = 0; ie < (test_quick() ? 1 : 2); ie++) {
+        const double E = energies[ie], R = tables_projected_range(&t, E) * 10.0;
+        double fe[3];
+        for (int k = 0; k < 3; k++)
+            fe[k] = highland_fermi_eyges_mm(&t, E, FRAC[k] * R, 1.0, X0_WATER);
+        for (int ig = 0; ig < 3; ig++) {
+            const double d = grids[ig];
+            if (E > 100.0 && d < 0.5 && test_quick())
+                continue;
+            pencil p;
+            CHECK(run_pencil(E, d, "moments", fe, &p) == 0);
+            printf("%5.0f %5.2f %8.3f %+8.3f %6.3f %6.3f %6s ", E, d, p.r80, p.r80 - R,
+                   p.r20 - p.r80, p.pe, "");
+            for (int k = 0; k < 3; k++)
+                printf(" %.3f/%.3f %+5.1f%% core %+5.1f%%", p.rms[k], cell_rms(fe[k], d),
+                       100.0 * (p.rms[k] / cell_rms(fe[k], d) - 1.0),
+                       100.0 * (p.core[k] / fe[k] - 1.0));
+            printf("\n");
+            /* The issue's target: R80 within 0.15 mm of PSTAR at every grid. */
+            CHECK_MSG(fabs(p.r80 - R) <= 0.15, "%g MeV at %g mm: R80 %.3f vs PSTAR %.3f", E, d,
+                      p.r80, R);
+            for (int k = 0; k < 3; k++)
+                if (fe[k] >= 0.5 * d) /* resolved by the grid */
+                    CHECK_MSG(fabs(p.rms[k] / cell_rms(fe[k], d) - 1.0) <= 0.05,
+                              "%g MeV at %g mm, %.0f %% of R: rms %.3f vs Fermi-Eyges %.3f", E, d,
+                              100.0 * FRAC[k], p.rms[k], cell_rms(fe[k], d));
+        }
+    }
+    /* The shift scheme's remainder walk: the 70 MeV pencil at 0.5 mm is wider. */
+    {
+        const double E = 70.0, R = tables_projected_range(&t, E) * 10.0;
+        double fe[3];
+        for (int k = 0; k < 3; k++)
+            fe[k] = highland_fermi_eyges_mm(&t, E, FRAC[k] * R, 1.0, X0_WATER);
+        pencil s, m;
+        CHECK(run_pencil(E, 0.5, "shift", fe, &s) == 0);
+        CHECK(run_pencil(E, 0.5, "moments", fe, &m) == 0);
+        printf("70 MeV, 0.5 mm, rms at half range: shift %.3f, moments %.3f, Fermi-Eyges %.3f\n",
+               s.rms[0], m.rms[0], cell_rms(fe[0], 0.5));
+        CHECK(s.rms[0] > 1.2 * m.rms[0]);
+    }
+    tables_free(&t);
+    return check_report(argv[0]);
+}
