@@ -99,6 +99,51 @@ static int enqueue_media_step(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
+// A_theta on every component of the state (moments.cuh): a moment component
+// takes the weight's kernel with no early exit (its values are not weights)
+// and tallies nothing (its partials go to a scratch slot).
+static cudaError_t theta_all(cuda_ctx *c, const float *in, float *out)
+{
+    cudaError_t e = launch_theta(c, in, out);
+    double *partials = c->partials;
+    const float threshold = c->threshold;
+    c->partials = c->partials_discard;
+    c->threshold = 0.0f;
+    for (int k = 1; k < c->ncomp && e == cudaSuccess; k++)
+        e = launch_theta(c, in + k * c->d.cells, out + k * c->d.cells);
+    c->partials = partials;
+    c->threshold = threshold;
+    return e;
+}
+
+// A_E's move on every component (the same coefficients: it moves no particle).
+static cudaError_t energy_move_all(cuda_ctx *c, float *psi)
+{
+    cudaError_t e = cudaSuccess;
+    for (int k = 0; k < c->ncomp && e == cudaSuccess; k++)
+        e = c->media ? energy_media_move(c->energy_gather, psi + k * c->d.cells, c->d, c->em,
+                                         c->stop, c->blocks, c->stream)
+                     : energy_move(c->energy_gather, psi + k * c->d.cells, c->d, c->et, c->stop,
+                                   c->blocks, c->stream);
+    return e;
+}
+
+// The deposit's spread: along each cell's own path under the moments scheme
+// (its moment maps first), else along each direction's.
+static cudaError_t spread_all(cuda_ctx *c, const float *psi, int moved)
+{
+    if (c->ncomp == 1)
+        return deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step,
+                              moved, NULL, c->stop, c->blocks, c->stream);
+    cudaError_t e =
+        moments_deposit(psi, c->mmaps, c->d, c->media ? c->em.deposit_mean : c->et.deposit,
+                        c->media ? c->em.medium : NULL, c->stop, c->blocks, c->stream);
+    if (e == cudaSuccess)
+        e = moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, c->stop, c->blocks,
+                           c->stream);
+    return e;
+}
+
 // Enqueues one step on c->stream (also used inside graph capture).
 static int enqueue_step(cuda_ctx *c, smx_error *err)
 {
@@ -118,7 +163,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
             continue;
         cudaError_t e = cudaSuccess;
         if (op == OP_THETA) {
-            e = launch_theta(c, cur, oth);
+            e = theta_all(c, cur, oth);
             float *t = cur;
             cur = oth;
             oth = t;
@@ -128,22 +173,21 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
                 e = energy_media_deposit(cur, c->dmap, c->d, c->em, c->stop, c->partials, c->blocks,
                                          c->stream);
             if (e == cudaSuccess)
-                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
-                                   &c->state->step, moved, NULL, c->stop, c->blocks, c->stream);
+                e = spread_all(c, cur, moved);
             if (e == cudaSuccess)
-                e = energy_media_move(c->energy_gather, cur, c->d, c->em, c->stop, c->blocks,
-                                      c->stream);
+                e = energy_move_all(c, cur);
         } else if (op == OP_ENERGY) {
             e = energy_deposit(cur, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks,
                                c->stream);
             if (e == cudaSuccess)
-                e = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
-                                   &c->state->step, moved, NULL, c->stop, c->blocks, c->stream);
+                e = spread_all(c, cur, moved);
             if (e == cudaSuccess)
-                e = energy_move(c->energy_gather, cur, c->d, c->et, c->stop, c->blocks, c->stream);
+                e = energy_move_all(c, cur);
         } else {
-            e = stream_launch(c->stream_variant, cur, oth, &c->state->step, c->d, c->stt, c->stop,
-                              c->partials, c->blocks, c->stream);
+            e = c->ncomp > 1 ? moments_stream(cur, oth, c->d, c->stt, c->stop, c->partials,
+                                              c->blocks, c->stream)
+                             : stream_launch(c->stream_variant, cur, oth, &c->state->step, c->d,
+                                             c->stt, c->stop, c->partials, c->blocks, c->stream);
             moved = 1;
             float *t = cur;
             cur = oth;
@@ -155,8 +199,9 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     }
     // Test hooks may apply one out-of-place operator: bring the data home.
     if (cur != c->psi_a)
-        CUDA_CHECK_ERR(err, cudaMemcpyAsync(c->psi_a, cur, (size_t)c->d.cells * sizeof(float),
-                                            cudaMemcpyDeviceToDevice, c->stream));
+        CUDA_CHECK_ERR(err,
+                       cudaMemcpyAsync(c->psi_a, cur, (size_t)c->d.cells * c->ncomp * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, c->stream));
     CUDA_CHECK_ERR(err, measure_launch(c->psi_a, c->d, c->et.E, c->stop, c->partials, c->front_part,
                                        c->blocks, c->stream));
     CUDA_CHECK_ERR(err,
@@ -225,7 +270,7 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
         return rc;
     const plan *p = c->s->p;
     const grid *g = c->g;
-    const size_t bytes = (size_t)c->d.cells * sizeof(float);
+    const size_t bytes = (size_t)c->d.cells * c->ncomp * sizeof(float);
     std::vector<box4> boxes(g->ne), none(g->ne, box_empty4());
     float mx = 0.0f;
     source_boxes(g, psi0, occupied, boxes.data(), &mx);
@@ -272,6 +317,10 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
     }
     if (!cleared)
         CUDA_CHECK_ERR(err, cudaMemset(c->psi_b, 0, bytes));
+    if (c->ncomp > 1) { // the source's moments, from its weights (moments.cuh), once copied
+        CUDA_CHECK_ERR(err, cudaDeviceSynchronize());
+        CUDA_CHECK_ERR(err, moments_source(c->psi_a, c->d, c->blocks, c->stream));
+    }
     CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * sizeof(double)));
     CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
     if (p->early_exit == EARLY_EXIT_ADAPTIVE)
@@ -371,7 +420,8 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
         : c->stream_variant == SV_ATOMIC ? "atomic"
         : c->stream_variant == SV_WARP   ? "warp"
                                          : "fallback",
-        c->s->st.scheme == STREAM_SHIFT ? "shift" : "bilinear", c->use_graph ? "on" : "off",
+        plan_choice_name("transport.streaming_scheme", c->s->st.scheme),
+        c->use_graph ? "on" : "off",
         p->early_exit == EARLY_EXIT_OFF     ? "off"
         : p->early_exit == EARLY_EXIT_FIXED ? "fixed"
                                             : "adaptive",

@@ -22,6 +22,7 @@ extern "C" {
 #include "energy_media.cuh"
 #include "fused.cuh"
 #include "fused_media.cuh"
+#include "moments.cuh"
 #include "streaming.cuh"
 #include "window_shift.cuh"
 
@@ -42,7 +43,10 @@ struct cuda_ctx {
     // arena and its pieces
     char *arena;
     size_t arena_bytes;
-    float *psi_a, *psi_b;
+    float *psi_a, *psi_b; // ncomp blocks of d.cells each (moments.cuh)
+    int ncomp; // 4 under the moments scheme (its kernels step the generic path), else 1
+    moment_maps_dev mmaps; // the deposit's moments beside dmap (moments scheme)
+    double *partials_discard; // what A_theta tallies on a moment component (not a tally)
     double *dose;
     float *dmap; // [nth] slices: the step's deposit per direction (deposit_path.cuh)
     path_scratch_dev paths; // the step's deposit paths

@@ -69,7 +69,11 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     size_t ne = (size_t)g->ne, nth = (size_t)g->nth, nk = s ? (size_t)s->ak.n_kernels : ne;
     size_t nw = s ? (size_t)(s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1) : ne * 64;
     size_t b = 0;
-    b += 2 * align_up((size_t)d.cells * sizeof(float));
+    const size_t ncomp = g->ncomp > 1 ? (size_t)g->ncomp : 1;
+    b += 2 * align_up((size_t)d.cells * ncomp * sizeof(float));
+    if (ncomp > 1) // the deposit's moment maps and A_theta's discarded tallies
+        b += 3 * align_up((size_t)d.nth * d.slice * sizeof(float)) +
+             align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double));
     b += align_up((size_t)d.slice * sizeof(double)) +
          align_up((size_t)d.nth * d.slice * sizeof(float));
     b += 2 * align_up((size_t)d.nth * sizeof(smx_path_axis)) +
@@ -250,7 +254,7 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     rc = rc || upload_array(density, hrho.data(), nm, err);
     if (rc)
         return err->code;
-    if (s->st.scheme == STREAM_SHIFT && medium_map_mass_varies(s->mm))
+    if (s->st.scheme != STREAM_BILINEAR && medium_map_mass_varies(s->mm))
         c->mass = mass_share_dev{ med, density };
     c->em = energy_media_dev{ med, plow, steps, lower,  dmean, tg, cf,
                               dep, nw,   nen,   cstart, cand,  E,  (int)nm };
@@ -365,6 +369,11 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
                        c->energy_gather && c->stream_variant == SV_GATHER &&
                        p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                        p->operator_order[2] == OP_STREAM;
+    // The moments scheme steps the generic path: its own stream, deposit and
+    // spread kernels, A_theta and A_E on each component (moments.cuh).
+    c->ncomp = g->ncomp > 1 ? g->ncomp : 1;
+    if (c->ncomp > 1)
+        c->fused = c->media_regions = 0;
     c->single_pass = c->fused && s->st.scheme == STREAM_SHIFT &&
                      fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
     // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
@@ -403,8 +412,14 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     arena_cursor a{ c->arena, 0 };
     size_t ne = g->ne, nth = g->nth, nk = s->ak.n_kernels;
     size_t nw = s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1;
-    c->psi_a = a.take<float>(c->d.cells);
-    c->psi_b = a.take<float>(c->d.cells);
+    c->psi_a = a.take<float>(c->d.cells * c->ncomp);
+    c->psi_b = a.take<float>(c->d.cells * c->ncomp);
+    if (c->ncomp > 1) {
+        c->mmaps.mz = a.take<float>(c->d.nth * c->d.slice);
+        c->mmaps.mx = a.take<float>(c->d.nth * c->d.slice);
+        c->mmaps.qx = a.take<float>(c->d.nth * c->d.slice);
+        c->partials_discard = a.take<double>((size_t)(MAX_RUNS + 1) * TF_COUNT * c->blocks);
+    }
     c->dose = a.take<double>(c->d.slice);
     c->dmap = a.take<float>(c->d.nth * c->d.slice);
     c->paths.pz = a.take<smx_path_axis>(c->d.nth);

@@ -267,12 +267,14 @@ static void media_cases(int quick)
           1 },
         { "media: full steps, one kernel per operator", -1, { "backend.fused=false" }, 1, 1 },
         { "media: full steps, bilinear", -1, { "transport.streaming_scheme=bilinear" }, 1, 1 },
+        { "media: full steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
     };
     for (size_t i = 0; i < (quick ? 2 : sizeof mc / sizeof mc[0]); i++) {
         /* Full steps with the default kernels: the one-pass step (shift) and
          * the two passes over the active region, each forced; single operators
          * and fused=false take the whole-grid kernels. */
-        const int region = mc[i].only_op < 0 && !strstr(mc[i].sets[0], "fused=false");
+        const int region = mc[i].only_op < 0 && !strstr(mc[i].sets[0], "fused=false") &&
+                           !strstr(mc[i].sets[0], "moments"); /* moments: the generic path */
         const int one_pass = region && !strstr(mc[i].sets[0], "bilinear");
         for (int pass = one_pass ? 1 : -1; pass >= -1; pass -= 2) {
             if (region) /* the hook backend_options_default reads (src/base/test_pause.h) */
@@ -528,13 +530,16 @@ static void per_spot_cases(int n_paths)
         { "backend.fused=true", "transport.streaming_scheme=shift", "backend.early_exit=fixed",
           NULL },
         { "backend.fused=true", "transport.streaming_scheme=shift", SPOT_MEDIA,
-          "backend.early_exit=fixed" }
+          "backend.early_exit=fixed" },
+        { "backend.fused=true", "transport.streaming_scheme=moments", NULL, NULL },
+        { "backend.fused=true", "transport.streaming_scheme=moments", SPOT_MEDIA, NULL }
     };
-    const char *names[] = { "one pass",          "two-pass fused",       "one kernel per operator",
-                            "media, two passes", "media, one pass",      "media, per operator",
-                            "moving windows",    "moving windows, media" };
-    const char *one_pass[] = { NULL, NULL, NULL, "-1", "1", NULL, NULL, "1" };
-    for (int i = 0; i < n_paths && i < 8; i++) {
+    const char *names[] = { "one pass",          "two-pass fused",        "one kernel per operator",
+                            "media, two passes", "media, one pass",       "media, per operator",
+                            "moving windows",    "moving windows, media", "moments",
+                            "moments, media" };
+    const char *one_pass[] = { NULL, NULL, NULL, "-1", "1", NULL, NULL, "1", NULL, NULL };
+    for (int i = 0; i < n_paths && i < 10; i++) {
         const int ns = paths[i][3] ? 4 : paths[i][2] ? 3 : 2;
         if (one_pass[i])
             setenv("SMX2D_TEST_MEDIA_ONE_PASS", one_pass[i], 1);
@@ -660,6 +665,7 @@ int main(int argc, char **argv)
               { "transport.streaming_scheme=bilinear" },
               1,
               1 },
+            { "2 steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
         };
         for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
             compare_case(&few[i], 2);
@@ -795,6 +801,25 @@ int main(int argc, char **argv)
           -1,
           { "transport.operator_order=[stream, energy, theta]" },
           1,
+          1 },
+        /* The moments scheme (cuda/moments.cuh): its stream's gather, its
+         * deposit's own paths, every component through A_theta and A_E. */
+        { "3 steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
+        { "4 steps, moments, 41 bins",
+          -1,
+          { "grid.angle.n_bins=41", "transport.streaming_scheme=moments", "transport.steps=4" },
+          3,
+          1 },
+        { "3 steps, moments, 13 bins, ds 2 cells",
+          -1,
+          { "grid.angle.n_bins=13", "transport.step_mm=2.0", "transport.streaming_scheme=moments" },
+          3,
+          1 },
+        { "3 steps, moments, full circle 32 bins",
+          -1,
+          { "grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=direct",
+            "transport.streaming_scheme=moments" },
+          4,
           1 },
     };
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
@@ -955,7 +980,7 @@ int main(int argc, char **argv)
     media_whole_run();
 
     printf("3. per-spot dose, CUDA vs CPU:\n");
-    per_spot_cases(8);
+    per_spot_cases(10);
 
     printf("3b. moving windows, whole runs with the early exit (transport/window.h):\n");
     {
@@ -996,14 +1021,19 @@ int main(int argc, char **argv)
     const char *pfull[] = { "grid.angle.mode=full", "grid.angle.n_bins=64",
                             "backend.angular=auto", "backend.early_exit=off",
                             "grid.space.nx=61",     "transport.steps=120" };
+    /* The moments scheme's whole run (the generic path, direct A_theta): bit
+     * for bit the CPU's. */
+    const char *qm[] = { "backend.early_exit=off", "transport.streaming_scheme=moments",
+                         "backend.angular=direct" };
     struct {
         const char *name;
         const char *const *sets;
         int n;
     } runs[] = { { "quickstart (100 MeV)", q, 1 },
                  { "150 MeV pencil", p150, 5 },
-                 { "full circle, angular auto", pfull, 6 } };
-    for (int i = 0; i < 3; i++) {
+                 { "full circle, angular auto", pfull, 6 },
+                 { "quickstart, moments", qm, 3 } };
+    for (int i = 0; i < 4; i++) {
         run_metrics mc, mg, mg2;
         whole_run("cpu", runs[i].sets, runs[i].n, &mc);
         whole_run("cuda", runs[i].sets, runs[i].n, &mg);
@@ -1027,6 +1057,9 @@ int main(int argc, char **argv)
          * default kernels' determinism is checked on the first two runs. */
         if (i < 2)
             CHECK(mg.dose && mg2.dose && memcmp(mg.dose, mg2.dose, mg.slice * 8) == 0);
+        if (i == 3)
+            CHECK_MSG(mg.dose && mc.dose && memcmp(mg.dose, mc.dose, mg.slice * 8) == 0,
+                      "moments: the dose is not bitwise the CPU's");
         free(mc.dose);
         free(mg.dose);
         free(mg2.dose);

@@ -185,7 +185,7 @@ const plan_key plan_keys[] = {
       .doc = "spatial streaming: bilinear = area weighting over up to four cells; "
              "shift = whole-cell shifts that accumulate the exact displacement; moments = "
              "each cell carries its weight's mean offset (z, x) and spread (x), so the "
-             "transport does not depend on the grid (cpu backend only, for now)" },
+             "transport does not depend on the grid (slower: no one-pass GPU step yet)" },
     { .path = "transport.window", .type = PT_ENUM, AT(window_mode),
       .default_value = "moving", .choices = "moving|grid", .units = "",
       .doc = "what a source's state holds: moving = the columns of its reach (a spot's to "

@@ -387,7 +387,7 @@ static void cpu_describe(void *vctx, run_result *r)
     snprintf(r->kernel_variants, sizeof r->kernel_variants,
              "energy=%s stream=%s streaming_scheme=%s angular=direct",
              c->s->energy_gather ? "gather" : "scatter", c->s->stream_gather ? "gather" : "scatter",
-             c->s->st.scheme == STREAM_SHIFT ? "shift" : "bilinear");
+             plan_choice_name("transport.streaming_scheme", c->s->st.scheme));
 }
 
 static void cpu_release(void *vctx)

@@ -6,18 +6,6 @@
 int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, smx_error *err)
 {
 #ifdef SMX_HAVE_CUDA
-    if (p->streaming_scheme == STREAM_MOMENTS) {
-        if (p->device == DEVICE_CUDA)
-            return plan_fail_at(p, err, "transport.streaming_scheme",
-                                "moments runs on the cpu backend only (no CUDA kernels yet), "
-                                "but backend.device is cuda; expected backend.device: cpu or "
-                                "auto, or streaming_scheme shift or bilinear on cuda");
-        if (p->device == DEVICE_AUTO && gi->count > 0)
-            smx_warn("running on the CPU: transport.streaming_scheme: moments has no CUDA "
-                     "kernels yet\n");
-        *be = &backend_cpu;
-        return 0;
-    }
     if (p->device == DEVICE_CUDA || (p->device == DEVICE_AUTO && gi->count > 0)) {
         if (gi->count == 0)
             return plan_fail_at(p, err, "backend.device",
@@ -59,11 +47,8 @@ void backend_describe(const plan *p, const gpu_info *gi, const backend_ops *be, 
     const char *why =
         p->device == DEVICE_CPU ? "backend.device: cpu" : ""; /* why_none: built without CUDA */
 #endif
-    const int own = p->device == DEVICE_CPU || p->streaming_scheme == STREAM_MOMENTS;
-    if (p->streaming_scheme == STREAM_MOMENTS && p->device != DEVICE_CPU)
-        why = "transport.streaming_scheme: moments";
     snprintf(out, cap, "cpu (OpenMP, %d thread%s; %s%.400s)", threads, threads == 1 ? "" : "s", why,
-             own ? "" : gi->why_none);
+             p->device == DEVICE_CPU ? "" : gi->why_none);
 }
 
 double backend_host_bytes(const grid *g, const backend_ops *be)

@@ -1,0 +1,50 @@
+// The moments scheme on the GPU (src/numerics/moments.h): psi's first and
+// second moments move with it, so the transport does not depend on the cells.
+// Semantics are the CPU's (src/transport/backend_cpu_operators.c, the oracle),
+// bit for bit: the same shared functions in double, float sums in the same
+// order, no atomics. The state is ncomp = 4 blocks of d.cells floats: the
+// weight, then w u_z, w u_x and w <u_x^2>. A_theta and A_E run on each
+// component as on the weight (backend_cuda.cu); these are the kernels that
+// differ:
+//   moments_source:  a source starts on the entrance plane (w u_z = -w / 2)
+//                    at its cells' centres (the x moments zero);
+//   moments_deposit: the deposit's moments, the chains of fma(deposit[e],
+//                    (double)m[e][j], .) over the bins ascending, as float
+//                    maps beside dmap (energy_deposit writes dmap);
+//   moments_stream:  A_stream, one thread per target cell gathering, from the
+//                    two candidate rows and four candidate columns ascending,
+//                    the part of each source that lands in it (the CPU's
+//                    scatter visits sources in that order, so each target's
+//                    float sums agree); each cell also tallies, as a source,
+//                    the weight it sends out of the grid or its slot, and a
+//                    subnormal weight (SPATIAL_LEAK);
+//   moments_spread:  the deposit's spread along each cell's own path
+//                    (smx_mpath_held, then smx_mpath_cell, per dose cell).
+#ifndef SMX_CUDA_MOMENTS_CUH
+#define SMX_CUDA_MOMENTS_CUH
+
+#include "common.cuh"
+#include "deposit_path.cuh"
+#include "streaming.cuh"
+
+// The deposit maps beside dmap, [nth] planes of d.slice floats each.
+struct moment_maps_dev {
+    float *mz, *mx, *qx;
+};
+
+cudaError_t moments_source(float *psi, dev_dims d, int blocks, cudaStream_t s);
+
+// dep: [n_media][ne] the mean deposit per unit weight; medium: [nz][px] the
+// cells' media (NULL: medium 0 everywhere).
+cudaError_t moments_deposit(const float *psi, moment_maps_dev m, dev_dims d, const double *dep,
+                            const unsigned char *medium, const int *stop, int blocks,
+                            cudaStream_t s);
+
+cudaError_t moments_stream(const float *in, float *out, dev_dims d, stream_tables_dev t,
+                           const int *stop, double *partials, int blocks, cudaStream_t s);
+
+cudaError_t moments_spread(double *dose, const float *dmap, moment_maps_dev m, dev_dims d,
+                           stream_tables_dev st, mass_share_dev mass, const int *stop, int blocks,
+                           cudaStream_t s);
+
+#endif
