@@ -59,11 +59,13 @@ __global__ void stream_kernel(const float *__restrict__ in, float *__restrict__ 
         const float *w = in + pl * d.slice, *mz = w + d.cells, *mx = mz + d.cells,
                     *qx = mx + d.cells;
         const double sz = t.sz[j], sx = t.sx[j];
-        const int fz = (int)floor(sz), fx = (int)floor(sx), sl = slot_lo(d, x);
-        // As a target: sources zs = z - fz - 1, z - fz; xs = x - fx - 2 .. x - fx + 1
+        const int fx = (int)floor(sx), sl = slot_lo(d, x);
+        int k0, k1;
+        smx_mom_rows(sz, &k0, &k1);
+        // As a target: sources zs = z - k1 .. z - k0; xs = x - fx - 2 .. x - fx + 1
         // within the slot, ascending.
         float aw = 0.0f, amz = 0.0f, amx = 0.0f, aqx = 0.0f;
-        for (int zs = z - fz - 1; zs <= z - fz; zs++) {
+        for (int zs = z - k1; zs <= z - k0; zs++) {
             if (zs < 0 || zs >= nz)
                 continue;
             for (int xs = x - fx - 2; xs <= x - fx + 1; xs++) {

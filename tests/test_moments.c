@@ -1,7 +1,8 @@
 /* The moments scheme's moves (numerics/moments.h), as arithmetic: what they
  * must keep whatever the offsets, spreads and moves.
- *  - a point along z lands floor(s) or floor(s) + 1 cells on, at an offset in
- *    [-1/2, 1/2], and where the moved mean is;
+ *  - a point along z lands in the row holding the midpoint of its next step,
+ *    one of smx_mom_rows' (at most two rows for a step of up to two rows), at
+ *    an offset in that row's range, and where the moved mean is;
  *  - a strip along x is cut into at most SMX_MOM_PARTS parts in consecutive
  *    columns whose shares sum to 1, each part's mean inside its column, and
  *    the parts keep the strip's mean and mean square (the weight's first and
@@ -33,10 +34,16 @@ int main(int argc, char **argv)
         const double uf = fmin(fmax((double)m / w, -0.5), 0.5);
         const double vf = fmin(fmax((double)q / w - uf * uf, 0.0), 0.25);
 
-        int k;
-        const double off = smx_mom_point(m, w, s, &k);
-        if (!(off >= -0.5 && off <= 0.5) || (k != (int)floor(s) && k != (int)floor(s) + 1) ||
-            fabs(k + off - (uf + s)) > 1e-12)
+        /* Along z the offsets a row holds depend on the move (moments.h). */
+        double lo, hi;
+        smx_mom_depth_range(s, &lo, &hi);
+        const float mzf = (float)(w * (lo + (hi - lo) * ((double)rand() / RAND_MAX)));
+        const double vz = fmin(fmax((double)mzf / w, lo), hi);
+        int k, k0, k1;
+        const double off = smx_mom_point(mzf, w, s, &k);
+        smx_mom_rows(s, &k0, &k1);
+        if (!(off >= lo - 1e-12 && off <= hi + 1e-12) || k < k0 || k > k1 ||
+            (fabs(s) <= 2.0 && k1 - k0 > 1) || fabs(k + off - (vz + s)) > 1e-12)
             bad_point++;
 
         smx_mom_parts p;

@@ -39,6 +39,8 @@
 
 #include <math.h>
 
+#include "numerics/moments.h"
+
 #ifdef __CUDACC__
 #define SMX_PATH_HD __host__ __device__
 #else
@@ -317,11 +319,14 @@ static inline SMX_PATH_HD void smx_mpath_strip(float D, float mx, float qx, doub
     smx_strip_cut(u + 0.5 * sx, sqrt(3.0 * var + 0.25 * sx * sx), p);
 }
 
-/* The z path of a deposit from its float moment. */
+/* The z path of a deposit from its float moment (the row's range of
+ * offsets, numerics/moments.h). */
 static inline SMX_PATH_HD void smx_mpath_depth(float D, float mz, double sz, smx_path_axis *p)
 {
+    double lo, hi;
+    smx_mom_depth_range(sz, &lo, &hi);
     const double v0 = (double)mz / (double)D;
-    smx_path_cut(v0 < -0.5 ? -0.5 : v0 > 0.5 ? 0.5 : v0, sz, p);
+    smx_path_cut(v0 < lo ? lo : v0 > hi ? hi : v0, sz, p);
 }
 
 /* The share of axis p from source cell `src` that lands in cell t of [0, len),
@@ -339,10 +344,18 @@ static inline SMX_PATH_HD double smx_mpath_share(const smx_path_axis *p, int src
 }
 
 /* The source offsets a target may receive from: [t - *hi, t - *lo]. Along z
- * (strip = 0) the path [v, v + s], v in [-1/2, 1/2]; along x (strip = 1) the
- * strip above, at most sqrt(3)/2 + |s|/2 from a centre within 1/2 + s/2. */
+ * (strip = 0) the path [v, v + s], v in the row's range (numerics/moments.h);
+ * along x (strip = 1) the strip above, at most sqrt(3)/2 + |s|/2 from a
+ * centre within 1/2 + s/2. */
 static inline SMX_PATH_HD void smx_mpath_span(double s, int strip, int *lo, int *hi)
 {
+    if (!strip) {
+        double a, b;
+        smx_mom_depth_range(s, &a, &b);
+        *lo = (int)floor((s < 0.0 ? a + s : a) + 0.5);
+        *hi = (int)floor((s > 0.0 ? b + s : b) + 0.5);
+        return;
+    }
     *lo = (int)floor(s < 0.0 ? s : 0.0) - strip;
     *hi = (int)floor(s > 0.0 ? s : 0.0) + 1 + strip;
 }

@@ -415,12 +415,15 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
     int *oz = c->step_oz, *ox = c->step_ox;
     int ozmin = 1 << 30, ozmax = -(1 << 30), oxmin = 1 << 30, oxmax = -(1 << 30);
     for (int j = 0; j < nth; j++) {
-        /* Moments: along z a point lands floor(s) or floor(s) + 1 rows on;
+        /* Moments: along z a point lands k0 .. k1 rows on (smx_mom_rows);
          * along x a strip spans up to four columns from floor(s) - 1. Shift:
          * this step's whole-cell move. Bilinear: the four cells from the
          * floor of the move. */
-        const int ez = shift ? 0 : 1, ex = moments ? 3 : shift ? 0 : 1;
-        oz[j] = moments ? (int)floor(st->sz[j]) : shift ? stream_shift(st->sz[j], step) : st->oz[j];
+        int k0 = 0, k1 = 0;
+        if (moments)
+            smx_mom_rows(st->sz[j], &k0, &k1);
+        const int ez = moments ? k1 - k0 : shift ? 0 : 1, ex = moments ? 3 : shift ? 0 : 1;
+        oz[j] = moments ? k0 : shift ? stream_shift(st->sz[j], step) : st->oz[j];
         ox[j] = moments ? (int)floor(st->sx[j]) - 1
                 : shift ? stream_shift(st->sx[j], step)
                         : st->ox[j];
