@@ -19,6 +19,46 @@
 #include "backend_cuda_internal.cuh"
 #include "tiling.cuh"
 
+// The moments scheme over the active region (moments.cuh), in two passes as
+// the fused and media paths: A_theta and A_E a -> b on each component (one
+// medium: the fused kernel, whose deposit map of a moment component is that
+// moment's map; media: the region kernels), a moment component with no early
+// exit and its tallies to a scratch slot; the spread from the maps' region;
+// then the moments' stream b -> a measuring the new state.
+static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
+{
+    float *maps[4] = { c->dmap, c->mmaps.mz, c->mmaps.mx, c->mmaps.qx };
+    if (c->media)
+        CUDA_CHECK_ERR(err,
+                       energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
+    for (int k = 0; k < c->ncomp; k++) {
+        const float *in = c->psi_a + k * c->d.cells;
+        float *out = c->psi_b + k * c->d.cells;
+        double *part = k ? c->partials_discard : c->partials;
+        const float thr = k ? 0.0f : c->threshold;
+        if (c->media) {
+            CUDA_CHECK_ERR(err, angular_direct_region(in, out, c->d, c->at, thr, c->reg, c->stop,
+                                                      part, c->blocks, c->stream));
+            CUDA_CHECK_ERR(err, energy_media_region(out, maps[k], c->d, c->em, c->reg, c->stop,
+                                                    part, c->blocks, c->stream));
+        } else {
+            CUDA_CHECK_ERR(err, fused_theta_energy(in, out, maps[k], c->d, c->at, c->ft, thr,
+                                                   c->box_a, c->reg, c->stop, part, c->blocks,
+                                                   c->cluster_launch, c->opt.cuda.fused_kp_cap,
+                                                   c->tiles, c->split, c->stream));
+        }
+    }
+    CUDA_CHECK_ERR(err, moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, c->reg,
+                                       c->stop, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err,
+                   moments_stream_measure(c->psi_b, c->psi_a, c->d, c->stt, c->reg, c->reach,
+                                          c->box_next, c->stop, c->partials, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
+                                      c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
+                                      c->reg, c->media ? c->et_media : c->et, 0, c->stream));
+    return 0;
+}
+
 // The fused path: A_theta + A_E (with the deposit) in one pass a -> b, then
 // streaming b -> a measuring its own output. Three kernels and a memset.
 // Single pass (shift streaming): one kernel, psi[step & 1] -> the other, which
@@ -43,6 +83,8 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
+    if (c->ncomp > 1)
+        return enqueue_moments_regions(c, err);
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at, c->ft,
                                            c->threshold, c->box_a, c->reg, c->stop, c->partials,
                                            c->blocks, c->cluster_launch, c->opt.cuda.fused_kp_cap,
@@ -68,6 +110,8 @@ static int enqueue_media_step(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
                                         (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
                                         c->stream));
+    if (c->ncomp > 1)
+        return enqueue_moments_regions(c, err);
     if (c->media_single) {
         CUDA_CHECK_ERR(err,
                        energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
@@ -139,8 +183,8 @@ static cudaError_t spread_all(cuda_ctx *c, const float *psi, int moved)
         moments_deposit(psi, c->mmaps, c->d, c->media ? c->em.deposit_mean : c->et.deposit,
                         c->media ? c->em.medium : NULL, c->stop, c->blocks, c->stream);
     if (e == cudaSuccess)
-        e = moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, c->stop, c->blocks,
-                           c->stream);
+        e = moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, NULL, c->stop,
+                           c->blocks, c->stream);
     return e;
 }
 
@@ -250,11 +294,13 @@ static int clear_last_run(cuda_ctx *c, bool *cleared, smx_error *err)
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     CUDA_CHECK_ERR(err, cudaMemcpy(&rg, c->reg, sizeof rg, cudaMemcpyDeviceToHost));
     float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
-    CUDA_CHECK_ERR(err, clear_rows_launch(cur, c->d, rg.occupied.z0, rg.occupied.z1, rg.src_lo,
-                                          rg.src_hi, c->stream));
-    CUDA_CHECK_ERR(err, clear_rows_launch(other, c->d, rg.written.z0, rg.written.z1,
-                                          std::max(rg.wtgt_lo, 0),
-                                          std::min(rg.wtgt_hi, (int)c->d.ne - 1), c->stream));
+    for (int k = 0; k < c->ncomp; k++) {
+        CUDA_CHECK_ERR(err, clear_rows_launch(cur + k * c->d.cells, c->d, rg.occupied.z0,
+                                              rg.occupied.z1, rg.src_lo, rg.src_hi, c->stream));
+        CUDA_CHECK_ERR(err, clear_rows_launch(other + k * c->d.cells, c->d, rg.written.z0,
+                                              rg.written.z1, std::max(rg.wtgt_lo, 0),
+                                              std::min(rg.wtgt_hi, (int)c->d.ne - 1), c->stream));
+    }
     *cleared = true;
     return 0;
 }
@@ -545,7 +591,8 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
                                      cudaMemcpyDeviceToHost));
     float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
     CUDA_CHECK_ERR(err, window_shift_launch(cur, other, c->dose, c->box_a, c->reg, rg, c->d, rows,
-                                            c->slot_boxes, c->slot_pref, c->nslots, c->stream));
+                                            c->slot_boxes, c->slot_pref, c->nslots, c->ncomp,
+                                            c->stream));
     // The deposit map's values lie at the rows before the move, where the
     // slots' boxes no longer say a step rewrites them (fused_step).
     if (c->nslots > 1)

@@ -369,11 +369,9 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
                        c->energy_gather && c->stream_variant == SV_GATHER &&
                        p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
                        p->operator_order[2] == OP_STREAM;
-    // The moments scheme steps the generic path: its own stream, deposit and
-    // spread kernels, A_theta and A_E on each component (moments.cuh).
+    // The moments scheme (moments.cuh) steps in two passes over the active
+    // region where these hold (backend.fused: false, the whole-grid kernels).
     c->ncomp = g->ncomp > 1 ? g->ncomp : 1;
-    if (c->ncomp > 1)
-        c->fused = c->media_regions = 0;
     c->single_pass = c->fused && s->st.scheme == STREAM_SHIFT &&
                      fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
     // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
@@ -588,7 +586,10 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
         int zl = 1 << 30, zh = -(1 << 30), xl = 1 << 30, xh = -(1 << 30);
         for (size_t j = 0; j < nth; j++) {
             int z0, z1, x0, x1;
-            if (s->st.scheme == STREAM_SHIFT) {
+            if (s->st.scheme == STREAM_MOMENTS) { // moments.h: rows k0 .. k1, a strip's columns
+                smx_mom_rows(s->st.sz[j], &z0, &z1);
+                x0 = (int)floor(s->st.sx[j]) - 1, x1 = (int)floor(s->st.sx[j]) + 2;
+            } else if (s->st.scheme == STREAM_SHIFT) {
                 z0 = (int)floor(s->st.sz[j]), z1 = (int)ceil(s->st.sz[j]);
                 x0 = (int)floor(s->st.sx[j]), x1 = (int)ceil(s->st.sx[j]);
             } else {

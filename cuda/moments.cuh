@@ -43,8 +43,19 @@ cudaError_t moments_deposit(const float *psi, moment_maps_dev m, dev_dims d, con
 cudaError_t moments_stream(const float *in, float *out, dev_dims d, stream_tables_dev t,
                            const int *stop, double *partials, int blocks, cudaStream_t s);
 
+// reg: where the maps were written this step (its occupied and written
+// boxes joined; NULL: the whole grid, written by the whole-grid kernels).
 cudaError_t moments_spread(double *dose, const float *dmap, moment_maps_dev m, dev_dims d,
-                           stream_tables_dev st, mass_share_dev mass, const int *stop, int blocks,
-                           cudaStream_t s);
+                           stream_tables_dev st, mass_share_dev mass, const active_regions *reg,
+                           const int *stop, int blocks, cudaStream_t s);
+
+// moments_stream over the active region only (stream_gather_and_measure's
+// region and bins: reach = the rows k0 .. k1 and columns floor(s) - 1 ..
+// floor(s) + 2 over every direction), measuring its output: TF_W_OUT,
+// TF_E_OUT and each bin's non-zero extent joined into box_next (which must
+// start empty). Needs ne * 16 bytes of shared memory.
+cudaError_t moments_stream_measure(const float *in, float *out, dev_dims d, stream_tables_dev t,
+                                   const active_regions *reg, int4 reach, box4 *box_next,
+                                   const int *stop, double *partials, int blocks, cudaStream_t s);
 
 #endif

@@ -69,24 +69,28 @@ __global__ void slot_prefix_kernel(const box4 *slot_boxes, int *slot_pref, int n
 
 cudaError_t window_shift_launch(float *cur, float *other, double *dose, box4 *box_a,
                                 active_regions *reg, const active_regions &rg, dev_dims d, int rows,
-                                box4 *slot_boxes, int *slot_pref, int nslots, cudaStream_t s)
+                                box4 *slot_boxes, int *slot_pref, int nslots, int ncomp,
+                                cudaStream_t s)
 {
-    // The other buffer holds only stale values (the step overwrites or
-    // clears them, by its written region): cleared here instead.
-    cudaError_t e =
-        clear_rows_launch(other, d, rg.written.z0, rg.written.z1, rg.wtgt_lo > 0 ? rg.wtgt_lo : 0,
-                          rg.wtgt_hi < d.ne - 1 ? rg.wtgt_hi : (int)d.ne - 1, s);
-    if (e != cudaSuccess)
-        return e;
-    if (!box_is_empty(rg.occupied) && rg.src_hi >= rg.src_lo) {
-        const int64_t cols = (int64_t)(rg.src_hi - rg.src_lo + 1) * d.nth * d.px;
-        const int blocks = (int)((cols + SMX_THREADS - 1) / SMX_THREADS < 65536
-                                     ? (cols + SMX_THREADS - 1) / SMX_THREADS
-                                     : 65536);
-        shift_psi_kernel<<<blocks, SMX_THREADS, 0, s>>>(cur, d, rg.occupied.z0, rg.occupied.z1,
-                                                        rg.src_lo, rows, cols);
-        if ((e = cudaGetLastError()) != cudaSuccess)
+    cudaError_t e = cudaSuccess;
+    for (int k = 0; k < ncomp; k++) {
+        // The other buffer holds only stale values (the step overwrites or
+        // clears them, by its written region): cleared here instead.
+        e = clear_rows_launch(other + k * d.cells, d, rg.written.z0, rg.written.z1,
+                              rg.wtgt_lo > 0 ? rg.wtgt_lo : 0,
+                              rg.wtgt_hi < d.ne - 1 ? rg.wtgt_hi : (int)d.ne - 1, s);
+        if (e != cudaSuccess)
             return e;
+        if (!box_is_empty(rg.occupied) && rg.src_hi >= rg.src_lo) {
+            const int64_t cols = (int64_t)(rg.src_hi - rg.src_lo + 1) * d.nth * d.px;
+            const int blocks = (int)((cols + SMX_THREADS - 1) / SMX_THREADS < 65536
+                                         ? (cols + SMX_THREADS - 1) / SMX_THREADS
+                                         : 65536);
+            shift_psi_kernel<<<blocks, SMX_THREADS, 0, s>>>(cur + k * d.cells, d, rg.occupied.z0,
+                                                            rg.occupied.z1, rg.src_lo, rows, cols);
+            if ((e = cudaGetLastError()) != cudaSuccess)
+                return e;
+        }
     }
     shift_dose_kernel<<<(int)((d.px + 127) / 128), 128, 0, s>>>(dose, d, rows);
     if ((e = cudaGetLastError()) != cudaSuccess)

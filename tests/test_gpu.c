@@ -268,14 +268,20 @@ static void media_cases(int quick)
         { "media: full steps, one kernel per operator", -1, { "backend.fused=false" }, 1, 1 },
         { "media: full steps, bilinear", -1, { "transport.streaming_scheme=bilinear" }, 1, 1 },
         { "media: full steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
+        { "media: full steps, moments, one kernel per operator",
+          -1,
+          { "backend.fused=false", "transport.streaming_scheme=moments" },
+          2,
+          1 },
     };
     for (size_t i = 0; i < (quick ? 2 : sizeof mc / sizeof mc[0]); i++) {
         /* Full steps with the default kernels: the one-pass step (shift) and
          * the two passes over the active region, each forced; single operators
          * and fused=false take the whole-grid kernels. */
-        const int region = mc[i].only_op < 0 && !strstr(mc[i].sets[0], "fused=false") &&
-                           !strstr(mc[i].sets[0], "moments"); /* moments: the generic path */
-        const int one_pass = region && !strstr(mc[i].sets[0], "bilinear");
+        const int region = mc[i].only_op < 0 && !strstr(mc[i].sets[0], "fused=false");
+        /* Bilinear and moments step in two passes only. */
+        const int one_pass =
+            region && !strstr(mc[i].sets[0], "bilinear") && !strstr(mc[i].sets[0], "moments");
         for (int pass = one_pass ? 1 : -1; pass >= -1; pass -= 2) {
             if (region) /* the hook backend_options_default reads (src/base/test_pause.h) */
                 setenv("SMX2D_TEST_MEDIA_ONE_PASS", pass > 0 ? "1" : "-1", 1);
@@ -532,14 +538,22 @@ static void per_spot_cases(int n_paths)
         { "backend.fused=true", "transport.streaming_scheme=shift", SPOT_MEDIA,
           "backend.early_exit=fixed" },
         { "backend.fused=true", "transport.streaming_scheme=moments", NULL, NULL },
-        { "backend.fused=true", "transport.streaming_scheme=moments", SPOT_MEDIA, NULL }
+        { "backend.fused=true", "transport.streaming_scheme=moments", SPOT_MEDIA, NULL },
+        { "backend.fused=false", "transport.streaming_scheme=moments", NULL, NULL },
+        /* With the early exit the windows move; the rows within 1e-6. */
+        { "backend.fused=true", "transport.streaming_scheme=moments", SPOT_MEDIA,
+          "backend.early_exit=fixed" }
     };
-    const char *names[] = { "one pass",          "two-pass fused",        "one kernel per operator",
-                            "media, two passes", "media, one pass",       "media, per operator",
-                            "moving windows",    "moving windows, media", "moments",
-                            "moments, media" };
-    const char *one_pass[] = { NULL, NULL, NULL, "-1", "1", NULL, NULL, "1", NULL, NULL };
-    for (int i = 0; i < n_paths && i < 10; i++) {
+    const char *names[] = {
+        "one pass",          "two-pass fused",        "one kernel per operator",
+        "media, two passes", "media, one pass",       "media, per operator",
+        "moving windows",    "moving windows, media", "moments",
+        "moments, media",    "moments, per operator", "moments, moving windows, media"
+    };
+    const char *one_pass[] = {
+        NULL, NULL, NULL, "-1", "1", NULL, NULL, "1", NULL, NULL, NULL, NULL
+    };
+    for (int i = 0; i < n_paths && i < 12; i++) {
         const int ns = paths[i][3] ? 4 : paths[i][2] ? 3 : 2;
         if (one_pass[i])
             setenv("SMX2D_TEST_MEDIA_ONE_PASS", one_pass[i], 1);
@@ -805,10 +819,14 @@ int main(int argc, char **argv)
         /* The moments scheme (cuda/moments.cuh): its stream's gather, its
          * deposit's own paths, every component through A_theta and A_E. */
         { "3 steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
-        { "4 steps, moments, 41 bins",
+        /* BASE's +-8 deg with 41 directions: kernels too wide for the two
+         * passes' launch (bilinear fails there the same way, "invalid
+         * argument"): one kernel per operator. */
+        { "4 steps, moments, 41 bins, one kernel per operator",
           -1,
-          { "grid.angle.n_bins=41", "transport.streaming_scheme=moments", "transport.steps=4" },
-          3,
+          { "grid.angle.n_bins=41", "transport.streaming_scheme=moments", "transport.steps=4",
+            "backend.fused=false" },
+          4,
           1 },
         { "3 steps, moments, 13 bins, ds 2 cells",
           -1,
@@ -820,6 +838,18 @@ int main(int argc, char **argv)
           { "grid.angle.mode=full", "grid.angle.n_bins=32", "backend.angular=direct",
             "transport.streaming_scheme=moments" },
           4,
+          1 },
+        { "3 steps, moments, one kernel per operator",
+          -1,
+          { "transport.streaming_scheme=moments", "backend.fused=false" },
+          2,
+          1 },
+        /* 41 directions over +-20 deg (the default window): two passes. */
+        { "3 steps, moments, 41 bins over +-20 deg",
+          -1,
+          { "grid.angle.n_bins=41", "grid.angle.half_width_deg=20",
+            "transport.streaming_scheme=moments" },
+          3,
           1 },
     };
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
@@ -980,7 +1010,7 @@ int main(int argc, char **argv)
     media_whole_run();
 
     printf("3. per-spot dose, CUDA vs CPU:\n");
-    per_spot_cases(10);
+    per_spot_cases(12);
 
     printf("3b. moving windows, whole runs with the early exit (transport/window.h):\n");
     {

@@ -28,17 +28,19 @@ int main(int argc, char **argv)
                            (i % 7 == 0 ? 0.0 : 1.0); /* some points */
         const double s = 8.0 * ((double)rand() / RAND_MAX) - 4.0;
         const float w = 0.5f + (float)rand() / RAND_MAX;
-        const float m = (float)(w * u), q = (float)(w * (u * u + var));
+        /* The state holds the first moments shifted (moments.h). */
+        const float m = (float)(w * (u + SMX_MOM_XSHIFT)), q = (float)(w * (u * u + var));
         /* The float moments are what the state holds; the exact u, var of
          * those floats are what the parts must keep. */
-        const double uf = fmin(fmax((double)m / w, -0.5), 0.5);
+        const double uf = fmin(fmax((double)m / w - SMX_MOM_XSHIFT, -0.5), 0.5);
         const double vf = fmin(fmax((double)q / w - uf * uf, 0.0), 0.25);
 
         /* Along z the offsets a row holds depend on the move (moments.h). */
         double lo, hi;
         smx_mom_depth_range(s, &lo, &hi);
-        const float mzf = (float)(w * (lo + (hi - lo) * ((double)rand() / RAND_MAX)));
-        const double vz = fmin(fmax((double)mzf / w, lo), hi);
+        const float mzf =
+            (float)(w * (lo + (hi - lo) * ((double)rand() / RAND_MAX) + SMX_MOM_ZSHIFT));
+        const double vz = fmin(fmax((double)mzf / w - SMX_MOM_ZSHIFT, lo), hi);
         int k, k0, k1;
         const double off = smx_mom_point(mzf, w, s, &k);
         smx_mom_rows(s, &k0, &k1);
@@ -77,16 +79,16 @@ int main(int argc, char **argv)
 
     /* A point keeps no spread: one column, mean square = mean^2. */
     smx_mom_parts p;
-    smx_mom_split(0.25f, 0.0625f, 1.0f, 0.5, &p);
+    smx_mom_split(1.25f, 0.0625f, 1.0f, 0.5, &p);
     CHECK(p.n == 1 && p.lo == 1 && fabs(p.m[0] + 0.25) < 1e-15 && fabs(p.q[0] - 0.0625) < 1e-15);
     /* A full-cell strip moved by half a cell: two halves, means +-1/4. */
-    smx_mom_split(0.0f, (float)(1.0 / 12.0), 1.0f, 0.5, &p);
+    smx_mom_split(1.0f, (float)(1.0 / 12.0), 1.0f, 0.5, &p);
     CHECK(p.n == 2 && p.lo == 0 && fabs(p.f[0] - 0.5) < 1e-7 && fabs(p.m[0] - 0.25) < 1e-7 &&
           fabs(p.m[1] + 0.25) < 1e-7);
     /* Rounded past the bounds: offset 0.5000001 and variance below 0 clamp. */
     int k;
-    CHECK(fabs(smx_mom_point(0.50000006f, 1.0f, 0.0, &k) + 0.5) < 1e-15 && k == 1);
-    smx_mom_split(0.1f, 0.0f, 1.0f, 0.0, &p); /* mean square below mean^2 */
+    CHECK(fabs(smx_mom_point(4.5000005f, 1.0f, 0.0, &k) + 0.5) < 1e-15 && k == 1);
+    smx_mom_split(1.1f, 0.0f, 1.0f, 0.0, &p); /* mean square below mean^2 */
     CHECK(p.n == 1 && fabs(p.q[0] - p.m[0] * p.m[0]) < 1e-15);
     return check_report(argv[0]);
 }

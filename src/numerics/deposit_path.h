@@ -312,7 +312,7 @@ static inline SMX_PATH_HD void smx_strip_cut(double c, double h, smx_path_axis *
 static inline SMX_PATH_HD void smx_mpath_strip(float D, float mx, float qx, double sx,
                                                smx_path_axis *p)
 {
-    const double u0 = (double)mx / (double)D;
+    const double u0 = smx_mom_mean(mx, D, SMX_MOM_XSHIFT);
     const double u = u0 < -0.5 ? -0.5 : u0 > 0.5 ? 0.5 : u0;
     double var = (double)qx / (double)D - u * u;
     var = var < 0.0 ? 0.0 : var > 0.25 ? 0.25 : var;
@@ -325,7 +325,7 @@ static inline SMX_PATH_HD void smx_mpath_depth(float D, float mz, double sz, smx
 {
     double lo, hi;
     smx_mom_depth_range(sz, &lo, &hi);
-    const double v0 = (double)mz / (double)D;
+    const double v0 = smx_mom_mean(mz, D, SMX_MOM_ZSHIFT);
     smx_path_cut(v0 < lo ? lo : v0 > hi ? hi : v0, sz, p);
 }
 

@@ -29,7 +29,13 @@
  *   one cell lost their spread: widths came out 7-30 % narrow.
  * Offsets are clamped to [-1/2, 1/2] and variances to [0, 1/4] (particles of
  * one cell; the float moments may round past). All in double from the float
- * moments; the backends round what they store. */
+ * moments; the backends round what they store.
+ * The first moments are stored shifted, w (u + SMX_MOM_ZSHIFT) and
+ * w (u + SMX_MOM_XSHIFT), so that every component is non-negative as psi is
+ * (offsets lie within 2.5 cells along z and 1/2 along x): the GPU's region
+ * kernels drop a value below the early exit's threshold, 0 for a moment, and
+ * take a sum of zero for an empty cell. Merging still adds them exactly
+ * (the sum of w (u + c) is W (mean u + c)). */
 #ifndef SMX_MOMENTS_H
 #define SMX_MOMENTS_H
 
@@ -44,6 +50,19 @@
 
 /* Columns a strip may cover: up to sqrt(3) cells wide. */
 #define SMX_MOM_PARTS 3
+/* The shifts of the stored first moments (powers of two: exact). */
+#define SMX_MOM_ZSHIFT 4.0
+#define SMX_MOM_XSHIFT 1.0
+
+/* A stored first moment's mean offset, and a part's stored moment. */
+static inline SMX_MOM_HD double smx_mom_mean(float m, float w, double shift)
+{
+    return (double)m / (double)w - shift;
+}
+static inline SMX_MOM_HD float smx_mom_store(float part, double u, double shift)
+{
+    return (float)((double)part * (u + shift));
+}
 
 /* A weight below FLT_MIN leaves the state at A_stream (tallied with the
  * leak): a subnormal carries no usable offset (w u rounds to a few units of
@@ -87,7 +106,7 @@ static inline SMX_MOM_HD double smx_mom_point(float m, float w, double s, int *k
 {
     double lo, hi;
     smx_mom_depth_range(s, &lo, &hi);
-    const double u = smx_mom_clamp((double)m / (double)w, lo, hi);
+    const double u = smx_mom_clamp(smx_mom_mean(m, w, SMX_MOM_ZSHIFT), lo, hi);
     const double p = u + s, f = floor(p + 0.5 * s + 0.5);
     *k = (int)f;
     return p - f;
@@ -103,7 +122,7 @@ typedef struct smx_mom_parts {
 
 static inline SMX_MOM_HD void smx_mom_split(float m, float q, float w, double s, smx_mom_parts *p)
 {
-    const double u = smx_mom_clamp((double)m / (double)w, -0.5, 0.5);
+    const double u = smx_mom_clamp(smx_mom_mean(m, w, SMX_MOM_XSHIFT), -0.5, 0.5);
     const double var = smx_mom_clamp((double)q / (double)w - u * u, 0.0, 0.25);
     const double c = u + s, h = sqrt(3.0 * var);
     const double a = c - h, b = c + h;

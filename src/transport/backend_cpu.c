@@ -185,7 +185,10 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
                          * edge of its row, and on its cells' centres. */
                         if (c->moments)
                             for (int64_t xx = 0; xx < g->nx; xx++)
-                                comp(c, c->cur, 1)[r + xx] = -0.5f * psi0[r + xx];
+                                comp(c, c->cur, 1)[r + xx] =
+                                    smx_mom_store(psi0[r + xx], -0.5, SMX_MOM_ZSHIFT);
+                        if (c->moments)
+                            memcpy(comp(c, c->cur, 2) + r, psi0 + r, g->nx * sizeof *psi0);
                         break;
                     }
             }

@@ -394,8 +394,8 @@ static double stream_moments_plane(cpu_ctx *c, int ie, int j, box b)
                 }
                 const int64_t o = (int64_t)tz * g->nx + tx;
                 ow[o] = ow[o] + part;
-                omz[o] = omz[o] + (float)((double)part * uz);
-                omx[o] = omx[o] + (float)((double)part * px.m[a]);
+                omz[o] = omz[o] + smx_mom_store(part, uz, SMX_MOM_ZSHIFT);
+                omx[o] = omx[o] + smx_mom_store(part, px.m[a], SMX_MOM_XSHIFT);
                 oqx[o] = oqx[o] + (float)((double)part * px.q[a]);
             }
         }
