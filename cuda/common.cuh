@@ -191,6 +191,55 @@ struct active_regions {
     int wtgt_lo, wtgt_hi; // bins of psi_b that may hold last step's values
 };
 
+// Where a step's deposit map was written: the region's occupied and written
+// boxes joined (the region kernels write only there), or the grid (reg null).
+__device__ __forceinline__ box4 map_region(const dev_dims &d, const active_regions *reg)
+{
+    return reg ? box_join(reg->occupied, reg->written) : box4{ 0, (int)d.nz - 1, 0, (int)d.nx - 1 };
+}
+
+// What a streaming step over the active region writes: the occupied box
+// joined with its image under the moves (reach = min/max move in z (x, y)
+// and x (z, w) over the directions), clipped to the grid.
+__device__ __forceinline__ box4 stream_region(const dev_dims &d, const active_regions *reg,
+                                              int4 reach)
+{
+    const box4 occ = reg->occupied;
+    if (box_is_empty(occ))
+        return box_empty4();
+    const box4 img{ occ.z0 + reach.x, occ.z1 + reach.y, occ.x0 + reach.z, occ.x1 + reach.w };
+    box4 R = box_join(occ, img);
+    R.z0 = max(R.z0, 0);
+    R.x0 = max(R.x0, 0);
+    R.z1 = min(R.z1, (int)d.nz - 1);
+    R.x1 = min(R.x1, (int)d.nx - 1);
+    return R;
+}
+
+// Each energy bin's non-zero extent, collected by a block in shared memory
+// (sbox[ne][4]: z0, z1, x0, x1) and joined into box_next with one global
+// atomic per bin and side. Clear before (then a barrier), flush after one.
+__device__ __forceinline__ void extents_clear(int *sbox, int ne)
+{
+    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
+        sbox[4 * k + 0] = 1 << 30;
+        sbox[4 * k + 1] = -1;
+        sbox[4 * k + 2] = 1 << 30;
+        sbox[4 * k + 3] = -1;
+    }
+}
+__device__ __forceinline__ void extents_flush(const int *sbox, int ne, box4 *box_next)
+{
+    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
+        if (sbox[4 * k + 1] < 0)
+            continue;
+        atomicMin(&box_next[k].z0, sbox[4 * k + 0]);
+        atomicMax(&box_next[k].z1, sbox[4 * k + 1]);
+        atomicMin(&box_next[k].x0, sbox[4 * k + 2]);
+        atomicMax(&box_next[k].x1, sbox[4 * k + 3]);
+    }
+}
+
 // The (ie, z, x) columns an operator restricted to the active region visits:
 // the source bins (src_lo .. src_hi) of the cells where the input holds weight
 // or the output buffer last step's values (occupied joined with written).

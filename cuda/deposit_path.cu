@@ -106,13 +106,6 @@ __global__ void path_kernel(path_scratch_dev ps, dev_dims d, stream_tables_dev s
         ps.reach[threadIdx.x] = reach[threadIdx.x];
 }
 
-// The step's region of the map: the occupied and written boxes joined, or
-// the whole grid.
-__device__ __forceinline__ box4 map_region(dev_dims d, const active_regions *reg)
-{
-    return reg ? box_join(reg->occupied, reg->written) : box4{ 0, (int)d.nz - 1, 0, (int)d.nx - 1 };
-}
-
 // Sharing by capped mass: what each held cell of the region keeps
 // (smx_path_held), one thread per cell, before the spread.
 __global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, path_scratch_dev ps,

@@ -159,23 +159,9 @@ __global__ void stream_measure_kernel(const float *__restrict__ in, float *__res
     if (*stop)
         return;
     const int ne = (int)d.ne;
-    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
-        sbox[4 * k + 0] = 1 << 30;
-        sbox[4 * k + 1] = -1;
-        sbox[4 * k + 2] = 1 << 30;
-        sbox[4 * k + 3] = -1;
-    }
+    extents_clear(sbox, ne);
     __syncthreads();
-    const box4 occ = reg->occupied;
-    box4 R = box_empty4();
-    if (!box_is_empty(occ)) {
-        const box4 img{ occ.z0 + reach.x, occ.z1 + reach.y, occ.x0 + reach.z, occ.x1 + reach.w };
-        R = box_join(occ, img);
-        R.z0 = max(R.z0, 0);
-        R.x0 = max(R.x0, 0);
-        R.z1 = min(R.z1, (int)d.nz - 1);
-        R.x1 = min(R.x1, (int)d.nx - 1);
-    }
+    const box4 R = stream_region(d, reg, reach);
     const int blo = min(reg->src_lo, reg->tgt_lo), bhi = max(reg->src_hi, reg->tgt_hi);
     const int64_t nb = bhi >= blo ? bhi - blo + 1 : 0;
     const int64_t rows = box_is_empty(R) ? 0 : R.z1 - R.z0 + 1, width = R.x1 - R.x0 + 1;
@@ -208,21 +194,7 @@ __global__ void stream_measure_kernel(const float *__restrict__ in, float *__res
     const int f[4] = { TF_W_SPATIAL_LEAK, TF_E_SPATIAL_LEAK, TF_W_OUT, TF_E_OUT };
     block_partials_at<4>(v, f, partials, blocks);
     __syncthreads();
-    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
-        if (sbox[4 * k + 1] < 0)
-            continue;
-        atomicMin(&box_next[k].z0, sbox[4 * k + 0]);
-        atomicMax(&box_next[k].z1, sbox[4 * k + 1]);
-        atomicMin(&box_next[k].x0, sbox[4 * k + 2]);
-        atomicMax(&box_next[k].x1, sbox[4 * k + 3]);
-    }
-}
-
-// Where the maps were written this step: the region's occupied and written
-// boxes joined (the fused and region kernels write only there), or the grid.
-__device__ __forceinline__ box4 maps_region(dev_dims d, const active_regions *reg)
-{
-    return reg ? box_join(reg->occupied, reg->written) : box4{ 0, (int)d.nz - 1, 0, (int)d.nx - 1 };
+    extents_flush(sbox, ne, box_next);
 }
 
 __global__ void held_kernel(double *dose, const float *__restrict__ dmap, moment_maps_dev m,
@@ -231,7 +203,7 @@ __global__ void held_kernel(double *dose, const float *__restrict__ dmap, moment
 {
     if (*stop)
         return;
-    const box4 S = maps_region(d, reg);
+    const box4 S = map_region(d, reg);
     if (box_is_empty(S))
         return;
     const int64_t wd = S.x1 - S.x0 + 1, n = (int64_t)(S.z1 - S.z0 + 1) * wd;
@@ -253,7 +225,7 @@ __global__ void spread_kernel(double *dose, const float *__restrict__ dmap, mome
 {
     if (*stop)
         return;
-    const box4 S = maps_region(d, reg);
+    const box4 S = map_region(d, reg);
     if (box_is_empty(S))
         return;
     int zlo, zhi, xlo, xhi;

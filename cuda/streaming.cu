@@ -302,25 +302,11 @@ __global__ void __launch_bounds__(SMX_THREADS)
     if (*stop)
         return;
     const int ne = (int)d.ne;
-    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
-        sbox[4 * k + 0] = 1 << 30;
-        sbox[4 * k + 1] = -1;
-        sbox[4 * k + 2] = 1 << 30;
-        sbox[4 * k + 3] = -1;
-    }
+    extents_clear(sbox, ne);
     __syncthreads();
     const int64_t n = *step;
-    const box4 occ = reg->occupied;
-    box4 R = box_empty4();
-    if (!box_is_empty(occ)) {
-        // reach = (min dz, max dz, min dx, max dx) over directions, bilinear +1 included
-        box4 img{ occ.z0 + reach.x, occ.z1 + reach.y, occ.x0 + reach.z, occ.x1 + reach.w };
-        R = box_join(occ, img);
-        R.z0 = max(R.z0, 0);
-        R.x0 = max(R.x0, 0);
-        R.z1 = min(R.z1, (int)d.nz - 1);
-        R.x1 = min(R.x1, (int)d.nx - 1);
-    }
+    // reach = (min dz, max dz, min dx, max dx) over directions, bilinear +1 included
+    const box4 R = stream_region(d, reg, reach);
     // Energy bins to touch: those streamed now (the targets of this step's
     // energy loss) and those whose old values in `out` must become zero.
     const int blo = min(reg->src_lo, reg->tgt_lo), bhi = max(reg->src_hi, reg->tgt_hi);
@@ -398,14 +384,7 @@ __global__ void __launch_bounds__(SMX_THREADS)
     block_partials<1>(a, partials, TF_W_OUT, blocks);
     block_partials<1>(b, partials, TF_E_OUT, blocks);
     __syncthreads();
-    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
-        if (sbox[4 * k + 1] < 0)
-            continue;
-        atomicMin(&box_next[k].z0, sbox[4 * k + 0]);
-        atomicMax(&box_next[k].z1, sbox[4 * k + 1]);
-        atomicMin(&box_next[k].x0, sbox[4 * k + 2]);
-        atomicMax(&box_next[k].x1, sbox[4 * k + 3]);
-    }
+    extents_flush(sbox, ne, box_next);
 }
 
 // One lane per SOURCE cell; `out` was zeroed by stream_zero. The loop is per
