@@ -3,11 +3,12 @@
 // Semantics are the CPU's (src/transport/backend_cpu_operators.c, the oracle),
 // bit for bit: the same shared functions in double, float sums in the same
 // order, no atomics. The state is ncomp = 4 blocks of d.cells floats: the
-// weight, then w u_z, w u_x and w <u_x^2>. A_theta and A_E run on each
-// component as on the weight (backend_cuda.cu); these are the kernels that
-// differ:
-//   moments_source:  a source starts on the entrance plane (w u_z = -w / 2)
-//                    at its cells' centres (the x moments zero);
+// weight, then w (u_z + 4), w (u_x + 1) and w <u_x^2> (stored shifted, so
+// non-negative: moments.h). A_theta and A_E run on each component as on the
+// weight (backend_cuda.cu: the region path's fused or region kernels once per
+// component, or the whole-grid kernels); these are the kernels that differ:
+//   moments_source:  a source starts on the entrance plane (u_z = -1/2) at
+//                    its cells' centres (u_x = 0, no spread);
 //   moments_deposit: the deposit's moments, the chains of fma(deposit[e],
 //                    (double)m[e][j], .) over the bins ascending, as float
 //                    maps beside dmap (energy_deposit writes dmap);
@@ -19,7 +20,9 @@
 //                    the weight it sends out of the grid or its slot, and a
 //                    subnormal weight (SPATIAL_LEAK);
 //   moments_spread:  the deposit's spread along each cell's own path
-//                    (smx_mpath_held, then smx_mpath_cell, per dose cell).
+//                    (smx_mpath_held, then smx_mpath_cell, per dose cell);
+//   moments_stream_measure: moments_stream over the active region, measuring
+//                    the new state as the shift scheme's stream does.
 #ifndef SMX_CUDA_MOMENTS_CUH
 #define SMX_CUDA_MOMENTS_CUH
 

@@ -68,7 +68,7 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
     /* Work units are (bin, z row), (bin, direction) or (direction, z row) pairs. */
     int64_t nu = (g->ne > g->nth ? g->ne : g->nth) * (g->nz > g->nth ? g->nz : g->nth);
     /* calloc: pages never touched by a narrow beam are never faulted in. */
-    /* The moments scheme carries psi's first moments in z and x beside it. */
+    /* The moments scheme carries psi's moments beside it (numerics/moments.h). */
     c->ncomp = g->ncomp > 1 ? g->ncomp : 1;
     c->moments = c->ncomp > 1;
     c->cur = calloc((size_t)g->cells * c->ncomp, sizeof(float));
@@ -182,13 +182,14 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
                     if (psi0[r + x] != 0.0f) {
                         memcpy(c->cur + r, psi0 + r, g->nx * sizeof *psi0);
                         /* A source starts on the entrance plane, the upper
-                         * edge of its row, and on its cells' centres. */
-                        if (c->moments)
+                         * edge of its row, and on its cells' centres (the
+                         * stored moments w (u + shift), moments.h). */
+                        if (c->moments) {
                             for (int64_t xx = 0; xx < g->nx; xx++)
                                 comp(c, c->cur, 1)[r + xx] =
                                     smx_mom_store(psi0[r + xx], -0.5, SMX_MOM_ZSHIFT);
-                        if (c->moments)
                             memcpy(comp(c, c->cur, 2) + r, psi0 + r, g->nx * sizeof *psi0);
+                        }
                         break;
                     }
             }
