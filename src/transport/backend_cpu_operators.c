@@ -457,12 +457,15 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
         float *out = plane(c, c->tmp, ie, j);
         step_tally *pt = &c->partial[u];
         tally_clear(pt);
-        /* Clear what this buffer held for the bin last time. */
-        if (!box_empty(old))
+        /* Clear what this buffer held for the bin last time. The moments'
+         * scatter adds into its targets, so their rows are written (zeroed)
+         * first too: a page first read, then written, faults twice. */
+        const box cl = moments && !box_empty(b) ? box_union(old, nb) : old;
+        if (!box_empty(cl))
             for (int k = 0; k < c->ncomp; k++) {
                 float *ok = plane(c, comp(c, c->tmp, k), ie, j);
-                for (int z = old.z0; z <= old.z1; z++)
-                    memset(ok + (int64_t)z * g->nx + old.x0, 0, (old.x1 - old.x0 + 1) * sizeof *ok);
+                for (int z = cl.z0; z <= cl.z1; z++)
+                    memset(ok + (int64_t)z * g->nx + cl.x0, 0, (cl.x1 - cl.x0 + 1) * sizeof *ok);
             }
         if (box_empty(b))
             continue;
