@@ -172,20 +172,28 @@ static cudaError_t energy_move_all(cuda_ctx *c, float *psi)
     return e;
 }
 
-// The deposit's spread: along each cell's own path under the moments scheme
-// (its moment maps first), else along each direction's.
-static cudaError_t spread_all(cuda_ctx *c, const float *psi, int moved)
+// A_E's deposit maps: the weight's, and under the moments scheme each
+// moment's, the same chains over the bins on that component (their tallies
+// to the scratch slot); then the spread, along each cell's own path under
+// the moments scheme, else along each direction's.
+static cudaError_t deposit_all(cuda_ctx *c, const float *psi, int moved)
 {
+    float *maps[4] = { c->dmap, c->mmaps.mz, c->mmaps.mx, c->mmaps.qx };
+    cudaError_t e = cudaSuccess;
+    for (int k = 0; k < c->ncomp && e == cudaSuccess; k++) {
+        double *part = k ? c->partials_discard : c->partials;
+        e = c->media ? energy_media_deposit(psi + k * c->d.cells, maps[k], c->d, c->em, c->stop,
+                                            part, c->blocks, c->stream)
+                     : energy_deposit(psi + k * c->d.cells, maps[k], c->d, c->et, c->stop, part,
+                                      c->blocks, c->stream);
+    }
+    if (e != cudaSuccess)
+        return e;
     if (c->ncomp == 1)
         return deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step,
                               moved, NULL, c->stop, c->blocks, c->stream);
-    cudaError_t e =
-        moments_deposit(psi, c->mmaps, c->d, c->media ? c->em.deposit_mean : c->et.deposit,
-                        c->media ? c->em.medium : NULL, c->stop, c->blocks, c->stream);
-    if (e == cudaSuccess)
-        e = moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, NULL, c->stop,
-                           c->blocks, c->stream);
-    return e;
+    return moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, NULL, c->stop,
+                          c->blocks, c->stream);
 }
 
 // Enqueues one step on c->stream (also used inside graph capture).
@@ -214,17 +222,11 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
         } else if (op == OP_ENERGY && c->media) {
             e = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
             if (e == cudaSuccess)
-                e = energy_media_deposit(cur, c->dmap, c->d, c->em, c->stop, c->partials, c->blocks,
-                                         c->stream);
-            if (e == cudaSuccess)
-                e = spread_all(c, cur, moved);
+                e = deposit_all(c, cur, moved);
             if (e == cudaSuccess)
                 e = energy_move_all(c, cur);
         } else if (op == OP_ENERGY) {
-            e = energy_deposit(cur, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks,
-                               c->stream);
-            if (e == cudaSuccess)
-                e = spread_all(c, cur, moved);
+            e = deposit_all(c, cur, moved);
             if (e == cudaSuccess)
                 e = energy_move_all(c, cur);
         } else {

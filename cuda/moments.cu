@@ -17,30 +17,6 @@ __global__ void source_kernel(float *psi, dev_dims d)
     }
 }
 
-// One thread per (direction, cell): the three chains over the bins ascending.
-__global__ void deposit_kernel(const float *__restrict__ psi, moment_maps_dev m, dev_dims d,
-                               const double *__restrict__ dep, const unsigned char *medium,
-                               const int *stop)
-{
-    if (*stop)
-        return;
-    const int64_t n = d.nth * d.slice, stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const int64_t j = i / d.slice, c = i % d.slice;
-        const double *dm = dep + (medium ? (int64_t)medium[c] * d.ne : 0);
-        double Dz = 0.0, Dx = 0.0, Dq = 0.0;
-        for (int64_t ie = 0; ie < d.ne; ie++) {
-            const int64_t o = (ie * d.nth + j) * d.slice + c;
-            Dz = __fma_rn(dm[ie], (double)psi[d.cells + o], Dz);
-            Dx = __fma_rn(dm[ie], (double)psi[2 * d.cells + o], Dx);
-            Dq = __fma_rn(dm[ie], (double)psi[3 * d.cells + o], Dq);
-        }
-        m.mz[i] = (float)Dz;
-        m.mx[i] = (float)Dx;
-        m.qx[i] = (float)Dq;
-    }
-}
-
 // The target (z, x) of plane `pl`: the part of each candidate source that
 // lands in it (rows z - k1 .. z - k0, columns x - fx - 2 .. x - fx + 1 within
 // its slot, ascending), summed in float from +0 into o[4].
@@ -250,14 +226,6 @@ __global__ void spread_kernel(double *dose, const float *__restrict__ dmap, mome
 cudaError_t moments_source(float *psi, dev_dims d, int blocks, cudaStream_t s)
 {
     source_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d);
-    return cudaGetLastError();
-}
-
-cudaError_t moments_deposit(const float *psi, moment_maps_dev m, dev_dims d, const double *dep,
-                            const unsigned char *medium, const int *stop, int blocks,
-                            cudaStream_t s)
-{
-    deposit_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, m, d, dep, medium, stop);
     return cudaGetLastError();
 }
 

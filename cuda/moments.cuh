@@ -9,9 +9,6 @@
 // component, or the whole-grid kernels); these are the kernels that differ:
 //   moments_source:  a source starts on the entrance plane (u_z = -1/2) at
 //                    its cells' centres (u_x = 0, no spread);
-//   moments_deposit: the deposit's moments, the chains of fma(deposit[e],
-//                    (double)m[e][j], .) over the bins ascending, as float
-//                    maps beside dmap (energy_deposit writes dmap);
 //   moments_stream:  A_stream, one thread per target cell gathering, from the
 //                    two candidate rows and four candidate columns ascending,
 //                    the part of each source that lands in it (the CPU's
@@ -23,6 +20,8 @@
 //                    (smx_mpath_held, then smx_mpath_cell, per dose cell);
 //   moments_stream_measure: moments_stream over the active region, measuring
 //                    the new state as the shift scheme's stream does.
+// The deposit's moment maps are no kernel of their own: the deposit kernels'
+// maps of the moment components (the chains of fma(deposit[e], (double)m, .)).
 #ifndef SMX_CUDA_MOMENTS_CUH
 #define SMX_CUDA_MOMENTS_CUH
 
@@ -36,12 +35,6 @@ struct moment_maps_dev {
 };
 
 cudaError_t moments_source(float *psi, dev_dims d, int blocks, cudaStream_t s);
-
-// dep: [n_media][ne] the mean deposit per unit weight; medium: [nz][px] the
-// cells' media (NULL: medium 0 everywhere).
-cudaError_t moments_deposit(const float *psi, moment_maps_dev m, dev_dims d, const double *dep,
-                            const unsigned char *medium, const int *stop, int blocks,
-                            cudaStream_t s);
 
 cudaError_t moments_stream(const float *in, float *out, dev_dims d, stream_tables_dev t,
                            const int *stop, double *partials, int blocks, cudaStream_t s);

@@ -177,7 +177,7 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
         all = box_union(all, c->box_cur[ie]);
     /* The step's paths: the map's mass shares (deposit_path.h) and the spread. */
     const stream_table *st = &s->st;
-    for (int j = 0; j < nth; j++) {
+    for (int j = 0; j < nth && !c->moments; j++) { /* moments: each cell's own (spread) */
         smx_path_of(st->sz[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, -0.5,
                     &c->path_z[j]);
         smx_path_of(st->sx[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, 0.0,
