@@ -199,6 +199,14 @@ static cudaError_t deposit_all(cuda_ctx *c, const float *psi, int moved)
 // Enqueues one step on c->stream (also used inside graph capture).
 static int enqueue_step(cuda_ctx *c, smx_error *err)
 {
+    // The energy released to secondary protons, from the state the step finds.
+    if (c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY))
+        CUDA_CHECK_ERR(err,
+                       release_launch(c->psi_a, c->psi_b, c->single_pass || c->media_single,
+                                      &c->state->step, c->dose, c->rel_wsum, c->d, c->rel,
+                                      c->medium_dev, c->fused || c->media_regions ? c->reg : NULL,
+                                      c->fused || c->media_regions ? c->box_a : NULL, c->stop,
+                                      c->blocks, c->stream));
     if (c->fused)
         return enqueue_fused_step(c, err);
     if (c->media_regions)
@@ -369,7 +377,7 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
         CUDA_CHECK_ERR(err, cudaDeviceSynchronize());
         CUDA_CHECK_ERR(err, moments_source(c->psi_a, c->d, c->blocks, c->stream));
     }
-    CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * sizeof(double)));
+    CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * c->planes * sizeof(double)));
     CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
     if (p->early_exit == EARLY_EXIT_ADAPTIVE)
         c->threshold = (float)(p->early_exit_threshold * mx);
@@ -588,13 +596,15 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "internal: a window shift of %d rows with weight in row %d", rows,
                         rg.occupied.z0);
-    CUDA_CHECK_ERR(err, cudaMemcpy2D(dose_out, c->d.nx * sizeof(double), c->dose,
-                                     c->d.px * sizeof(double), c->d.nx * sizeof(double), rows,
-                                     cudaMemcpyDeviceToHost));
+    for (int q = 0; q < c->planes; q++)
+        CUDA_CHECK_ERR(err,
+                       cudaMemcpy2D(dose_out + (size_t)q * rows * c->d.nx, c->d.nx * sizeof(double),
+                                    c->dose + q * c->d.slice, c->d.px * sizeof(double),
+                                    c->d.nx * sizeof(double), rows, cudaMemcpyDeviceToHost));
     float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
-    CUDA_CHECK_ERR(err, window_shift_launch(cur, other, c->dose, c->box_a, c->reg, rg, c->d, rows,
-                                            c->slot_boxes, c->slot_pref, c->nslots, c->ncomp,
-                                            c->stream));
+    CUDA_CHECK_ERR(err, window_shift_launch(cur, other, c->dose, c->planes, c->box_a, c->reg, rg,
+                                            c->d, rows, c->slot_boxes, c->slot_pref, c->nslots,
+                                            c->ncomp, c->stream));
     // The deposit map's values lie at the rows before the move, where the
     // slots' boxes no longer say a step rewrites them (fused_step).
     if (c->nslots > 1)
@@ -616,9 +626,11 @@ int cuda_download_dose(void *vctx, double *dose, smx_error *err)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
-    CUDA_CHECK_ERR(err,
-                   cudaMemcpy2D(dose, c->d.nx * sizeof(double), c->dose, c->d.px * sizeof(double),
-                                c->d.nx * sizeof(double), c->d.nz, cudaMemcpyDeviceToHost));
+    for (int q = 0; q < c->planes; q++)
+        CUDA_CHECK_ERR(err,
+                       cudaMemcpy2D(dose + (size_t)q * c->d.nz * c->d.nx, c->d.nx * sizeof(double),
+                                    c->dose + q * c->d.slice, c->d.px * sizeof(double),
+                                    c->d.nx * sizeof(double), c->d.nz, cudaMemcpyDeviceToHost));
     return 0;
 }
 

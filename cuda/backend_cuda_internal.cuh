@@ -23,6 +23,7 @@ extern "C" {
 #include "fused.cuh"
 #include "fused_media.cuh"
 #include "moments.cuh"
+#include "nuclear_release.cuh"
 #include "streaming.cuh"
 #include "window_shift.cuh"
 
@@ -47,7 +48,10 @@ struct cuda_ctx {
     int ncomp; // 4 under the moments scheme (its kernels step the generic path), else 1
     moment_maps_dev mmaps; // the deposit's moments beside dmap (moments scheme)
     double *partials_discard; // what A_theta tallies on a moment component (not a tally)
-    double *dose;
+    double *dose; // [planes][slice]: the dose, then the released energy per band (grid.dose_planes)
+    int planes;
+    release_tables_dev rel; // transport.nuclear: halo (nuclear_release.cuh)
+    double *rel_wsum; // [ne][slice] each bin's weight summed over directions (the release's)
     float *dmap; // [nth] slices: the step's deposit per direction (deposit_path.cuh)
     path_scratch_dev paths; // the step's deposit paths
     double *partials; // [TF_COUNT][blocks]

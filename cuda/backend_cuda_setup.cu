@@ -74,8 +74,14 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     if (ncomp > 1) // the deposit's moment maps and A_theta's discarded tallies
         b += 3 * align_up((size_t)d.nth * d.slice * sizeof(float)) +
              align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double));
-    b += align_up((size_t)d.slice * sizeof(double)) +
+    const size_t planes = g->dose_planes > 1 ? (size_t)g->dose_planes : 1;
+    b += align_up((size_t)d.slice * planes * sizeof(double)) +
          align_up((size_t)d.nth * d.slice * sizeof(float));
+    if (planes > 1) { // the release tables per medium (nuclear_release.cuh)
+        const size_t nm = s ? (size_t)s->n_media : 1;
+        b += align_up(nm * ne * sizeof(double)) + align_up(nm * ne) +
+             align_up(ne * (size_t)d.slice * sizeof(double));
+    }
     b += 2 * align_up((size_t)d.nth * sizeof(smx_path_axis)) +
          align_up((size_t)d.nth * sizeof(path_fast)) + align_up(PATH_REACH * sizeof(int));
     b += align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) +
@@ -418,7 +424,36 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
         c->mmaps.qx = a.take<float>(c->d.nth * c->d.slice);
         c->partials_discard = a.take<double>((size_t)(MAX_RUNS + 1) * TF_COUNT * c->blocks);
     }
-    c->dose = a.take<double>(c->d.slice);
+    c->planes = g->dose_planes > 1 ? g->dose_planes : 1;
+    c->dose = a.take<double>(c->d.slice * c->planes);
+    if (c->planes > 1) {
+        // Each medium's mean table, as the CPU's cpu_release_energy reads it.
+        const size_t nmr = (size_t)s->n_media;
+        double *rel = a.take<double>(nmr * ne);
+        signed char *band = a.take<signed char>(nmr * ne);
+        c->rel_wsum = a.take<double>(ne * (size_t)c->d.slice);
+        std::vector<double> hr(nmr * ne);
+        std::vector<signed char> hb(nmr * ne);
+        for (size_t m = 0; m < nmr; m++)
+            for (size_t i = 0; i < ne; i++) {
+                const energy_lut *l = sim_energy_lut(s, (int)m);
+                hr[m * ne + i] = l->release_MeV[i];
+                hb[m * ne + i] = (signed char)l->release_band[i];
+            }
+        if (upload_array(rel, hr.data(), nmr * ne, err) ||
+            upload_array(band, hb.data(), nmr * ne, err))
+            return SMX_EXIT_RUNTIME;
+        c->rel = release_tables_dev{ rel, band, c->planes - 1, {} };
+        for (int b = 0; b < c->planes - 1 && b < 8; b++) {
+            int first = (int)ne, last = -1;
+            for (size_t k = 0; k < nmr * ne; k++)
+                if (hb[k] == b) {
+                    first = std::min(first, (int)(k % ne));
+                    last = std::max(last, (int)(k % ne));
+                }
+            c->rel.bins[b] = int2{ first, last };
+        }
+    }
     c->dmap = a.take<float>(c->d.nth * c->d.slice);
     c->paths.pz = a.take<smx_path_axis>(c->d.nth);
     c->paths.px = a.take<smx_path_axis>(c->d.nth);

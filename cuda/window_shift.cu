@@ -67,7 +67,7 @@ __global__ void slot_prefix_kernel(const box4 *slot_boxes, int *slot_pref, int n
     slot_prefix(slot_boxes, nslots, slot_pref);
 }
 
-cudaError_t window_shift_launch(float *cur, float *other, double *dose, box4 *box_a,
+cudaError_t window_shift_launch(float *cur, float *other, double *dose, int planes, box4 *box_a,
                                 active_regions *reg, const active_regions &rg, dev_dims d, int rows,
                                 box4 *slot_boxes, int *slot_pref, int nslots, int ncomp,
                                 cudaStream_t s)
@@ -92,9 +92,11 @@ cudaError_t window_shift_launch(float *cur, float *other, double *dose, box4 *bo
                 return e;
         }
     }
-    shift_dose_kernel<<<(int)((d.px + 127) / 128), 128, 0, s>>>(dose, d, rows);
-    if ((e = cudaGetLastError()) != cudaSuccess)
-        return e;
+    for (int q = 0; q < planes; q++) { // the dose, then the released energy's planes
+        shift_dose_kernel<<<(int)((d.px + 127) / 128), 128, 0, s>>>(dose + q * d.slice, d, rows);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return e;
+    }
     if (nslots < 2)
         nslots = 0;
     shift_boxes_kernel<<<(int)((d.ne + 1 + nslots + 127) / 128), 128, 0, s>>>(

@@ -10,8 +10,9 @@
 // the dose, and the boxes and regions in box_a and reg; zeroes the other
 // buffer's written rows. The dose rows that leave must have been copied out
 // before (they are overwritten). nslots > 1: the slots' boxes move too.
-// ncomp: the state's components (moments.cuh), each moved and cleared alike.
-cudaError_t window_shift_launch(float *cur, float *other, double *dose, box4 *box_a,
+// ncomp: the state's components (moments.cuh), each moved and cleared alike;
+// planes: the dose's (the dose, then the released energy's), each moved.
+cudaError_t window_shift_launch(float *cur, float *other, double *dose, int planes, box4 *box_a,
                                 active_regions *reg, const active_regions &rg, dev_dims d, int rows,
                                 box4 *slot_boxes, int *slot_pref, int nslots, int ncomp,
                                 cudaStream_t s);

@@ -28,6 +28,9 @@ static char runner_variants[1024]; /* the last run's kernel_variants (which path
 static const medium_map *runner_mm = NULL; /* tests: the cells' media (NULL: one medium) */
 static const tables *const *runner_mt =
     NULL; /* tests: the table of each of runner_mm's materials */
+/* The last run's released-energy planes (transport.nuclear: halo): [planes - 1][slice], or
+ * NULL; freed by the next run. */
+static double *runner_release = NULL;
 
 static inline int run_backend(const backend_ops *be, const plan *p, const grid *g, const tables *t,
                               int only_op, const float *psi0, int n, float *psi, double *dose,
@@ -71,12 +74,30 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
     }
     for (int64_t i = 0; i < g->cells; i++)
         psi[i] = NAN;
-    for (int64_t i = 0; i < g->slice; i++)
-        dose[i] = NAN;
+    double *planes = malloc((size_t)g->slice * g->dose_planes * sizeof *planes);
+    if (!planes) {
+        rc = SMX_EXIT_RUNTIME;
+        goto done;
+    }
+    for (int64_t i = 0; i < g->slice * g->dose_planes; i++)
+        planes[i] = NAN;
     const float *snap;
     if ((rc = be->snapshot_begin(ctx, err)) || (rc = be->snapshot_wait(ctx, &snap, err)) ||
-        (rc = be->download_dose(ctx, dose, err)))
+        (rc = be->download_dose(ctx, planes, err))) {
+        free(planes);
         goto done;
+    }
+    /* The dose to the caller; the release planes kept for it. */
+    memcpy(dose, planes, (size_t)g->slice * sizeof *dose);
+    free(runner_release);
+    runner_release = NULL;
+    if (g->dose_planes > 1) {
+        runner_release = planes;
+        memmove(planes, planes + g->slice,
+                (size_t)g->slice * (g->dose_planes - 1) * sizeof *planes);
+    } else {
+        free(planes);
+    }
     memcpy(psi, snap, g->cells * sizeof *psi);
     run_result *rr = calloc(1, sizeof *rr);
     if (rr) {

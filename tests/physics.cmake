@@ -40,3 +40,8 @@ set_tests_properties(moments PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_R
 
 add_test(grid_convergence "${SMX_BUILD}/tests/test_grid_convergence")
 set_tests_properties(grid_convergence PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+
+# transport.nuclear: halo against Gottschalk's halo radius, Bortfeld's peak-to-entrance
+# and a Monte Carlo code's energy deposit and halo share.
+add_test(halo "${SMX_BUILD}/tests/test_halo")
+set_tests_properties(halo PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")

@@ -96,9 +96,11 @@ static int run_pencil(double E, double d, const char *scheme, const double *fe, 
     snprintf(dz, sizeof dz, "grid.space.dz_mm=%g", d);
     snprintf(st, sizeof st, "transport.step_mm=%g", d);
     snprintf(sc, sizeof sc, "transport.streaming_scheme=%s", scheme);
-    const char *sets[] = { e, b, nx, nz, dx, dz, st, sc };
+    /* The widths are the transport's against Fermi-Eyges, before the nuclear
+     * halo (a broad tail the rms would take in): its local model. */
+    const char *sets[] = { e, b, nx, nz, dx, dz, st, sc, "transport.nuclear=local" };
     fixture f;
-    if (fixture_run(&f, NULL, sets, 8))
+    if (fixture_run(&f, NULL, sets, 9))
         return 1;
     const grid *g = &f.g;
     double *dd = malloc(g->nz * sizeof *dd), *prof = malloc(g->nx * sizeof *prof);

@@ -96,8 +96,11 @@ typedef struct run_out {
     int violations;
 } run_out;
 
-/* The streaming scheme of every run (run_geo). */
+/* The streaming scheme of every run (run_geo), and its nuclear model (the
+ * default, or local where a width is compared with Fermi-Eyges, which has no
+ * nuclear halo). */
 static const char *run_scheme = "transport.streaming_scheme=shift";
+static const char *run_nuclear = "transport.nuclear=halo";
 
 /* Runs a pencil (or broad, sigma_x_mm > 0) beam through geometry geo, on
  * rows and steps of dz mm. */
@@ -121,8 +124,8 @@ static int run_geo(double E, const geometry *geo, int nx, double dx, double sigm
     snprintf(sx, sizeof sx, "beam.sigma_x_mm=%g", sigma_x_mm);
     snprintf(dzs, sizeof dzs, "grid.space.dz_mm=%g", dz);
     snprintf(st, sizeof st, "transport.step_mm=%g", dz);
-    const char *sets[] = { e, b, nzs, nxs, dxs, sx, dzs, st, run_scheme };
-    if (fixture_load(&f, NULL, sets, 9))
+    const char *sets[] = { e, b, nzs, nxs, dxs, sx, dzs, st, run_scheme, run_nuclear };
+    if (fixture_load(&f, NULL, sets, 10))
         return 1;
     medium_map mm;
     smx_error err = { 0 };
@@ -368,7 +371,10 @@ static void slab_lateral(const tables *w)
     double rho = material_density(&b);
     geometry geo = { 1, &b, rho, z0, z1 };
     run_out o;
-    if (run_geo(E, &geo, 121, 0.5, 0.0, 0.5, &o)) {
+    run_nuclear = "transport.nuclear=local";
+    const int failed = run_geo(E, &geo, 121, 0.5, 0.0, 0.5, &o);
+    run_nuclear = "transport.nuclear=halo";
+    if (failed) {
         CHECK_MSG(0, "lateral run");
         tables_free(&b);
         return;

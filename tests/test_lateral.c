@@ -80,9 +80,11 @@ static int run(double E, const char *model, const char *scheme, const char *scat
      * scheme; a tilted one shows the streaming's own diffusion. */
     snprintf(dir, sizeof dir, "beam.direction_deg=%s",
              strcmp(scattering, "true") == 0 ? "90" : TILTED_DEG);
-    const char *sets[] = { e, b, nz, nxs, mo, sch, sc, dir };
+    /* The rms of the multiple-scattering core, before the nuclear halo's
+     * broad tail (tests/test_halo.c): the local nuclear model. */
+    const char *sets[] = { e, b, nz, nxs, mo, sch, sc, dir, "transport.nuclear=local" };
     fixture f;
-    if (fixture_run(&f, NULL, sets, 8))
+    if (fixture_run(&f, NULL, sets, 9))
         return 1;
     for (int k = 0; k < 3; k++) {
         double z = depths[k] * R;

@@ -388,7 +388,7 @@ static void test_round_trip(void)
         check_plan_and_timing(f, &fx);
         int n = 0;
         H5Ovisit(f, H5_INDEX_NAME, H5_ITER_NATIVE, labelled, &n);
-        CHECK_MSG(n == 8 + 3 + 2 + 16 + 3 + 2 + 7, "%d datasets",
+        CHECK_MSG(n == 8 + 3 + 2 + 18 + 3 + 2 + 7, "%d datasets",
                   n); /* axes, dose, psi, tallies, plan (with the spot map), timing, summary */
         /* The summary is the dose's own figures (the terminal prints the same). */
         dose_figures want;

@@ -20,6 +20,10 @@
 
 enum energy_grid_kind { EGRID_RANGE = 0, EGRID_UNIFORM = 1 };
 enum angle_mode { ANGLE_WINDOW = 0, ANGLE_FULL = 1 };
+/* transport.nuclear: none; the removed energy's fixed local share deposited
+ * in the cell; or its partition, with the secondary protons' share spread by
+ * the halo kernel (physics/nuclear_halo.h). */
+enum nuclear_model { NUCLEAR_OFF = 0, NUCLEAR_LOCAL = 1, NUCLEAR_HALO = 2 };
 enum device_kind { DEVICE_AUTO = 0, DEVICE_CPU = 1, DEVICE_CUDA = 2 };
 enum op_id { OP_THETA = 0, OP_ENERGY = 1, OP_STREAM = 2 };
 enum streaming_scheme { STREAM_BILINEAR = 0, STREAM_SHIFT = 1, STREAM_MOMENTS = 2 };
@@ -96,7 +100,7 @@ typedef struct plan {
     int scattering; /* 0 switches A_theta off (numerical-width studies) */
     int scattering_power; /* enum scattering_power_model */
     int straggling; /* energy-loss straggling in A_E */
-    int nuclear; /* non-elastic nuclear removal of primaries */
+    int nuclear; /* enum nuclear_model: non-elastic interactions of primaries */
     int streaming_scheme; /* enum streaming_scheme */
     int window_mode; /* enum window_mode (transport/window.h) */
     int operator_order[PLAN_ORDER_MAX]; /* enum op_id, applied left to right */

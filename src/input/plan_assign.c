@@ -320,8 +320,14 @@ int plan_assign(loader *L, int ki, const yt_node *v)
         return parse_int(L, k, k->path, v, 1, expected, ints);
     case PT_REAL:
         return parse_real(L, k, k->path, v, (double *)(void *)base);
-    case PT_ENUM:
-        return parse_choice(L, k, k->path, v, expected, ints);
+    case PT_ENUM: {
+        int rc = parse_choice(L, k, k->path, v, expected, ints);
+        /* transport.nuclear was a switch: false is off, true the model it
+         * switched on (local), so that earlier plans keep their results. */
+        if (!rc && !strcmp(k->path, "transport.nuclear") && *ints >= 3)
+            *ints = *ints == 3 ? NUCLEAR_OFF : NUCLEAR_LOCAL;
+        return rc;
+    }
     case PT_STRING:
         if (need_scalar(L, k->path, v, expected))
             return SMX_EXIT_INPUT;

@@ -176,10 +176,12 @@ const plan_key plan_keys[] = {
     { .path = "transport.straggling", .type = PT_BOOL, AT(straggling), .default_value = "true",
       .units = "",
       .doc = "energy-loss straggling (Bohr's variance, applied in residual range) in A_E" },
-    { .path = "transport.nuclear", .type = PT_BOOL, AT(nuclear), .default_value = "true",
-      .units = "",
-      .doc = "non-elastic nuclear interactions: primaries removed at the ICRU 63 rate, "
-             "a local share of their energy deposited, the rest tallied as NUCLEAR" },
+    { .path = "transport.nuclear", .type = PT_ENUM, AT(nuclear), .default_value = "halo",
+      .choices = "off|local|halo|false|true", .units = "",
+      .doc = "non-elastic nuclear interactions: primaries removed at the ICRU 63 rate; "
+             "halo = their energy split between local fragments, secondary protons spread "
+             "by the halo kernel and neutrals that leave; local = a fixed 0.6 deposited in "
+             "the cell, the rest leaves; off = none (false and true: off and local)" },
     { .path = "transport.streaming_scheme", .type = PT_ENUM, AT(streaming_scheme),
       .default_value = "shift", .choices = "bilinear|shift|moments", .units = "",
       .doc = "spatial streaming: bilinear = area weighting over up to four cells; "

@@ -299,6 +299,21 @@ static int write_tallies(output *o, const run_result *r, smx_error *err)
           .data = &r->initial_energy_MeV,
           .units = "MeV",
           .description = "Sum of psi x E after the source" },
+        { .name = "halo_released_MeV",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &r->halo_released_MeV,
+          .units = "MeV",
+          .description =
+              "transport.nuclear: halo: energy non-elastic events handed to secondary "
+              "protons, per unit initial weight (part of NUCLEAR's energy); 0 otherwise" },
+        { .name = "halo_deposited_MeV",
+          .kind = V_F64,
+          .rank = 0,
+          .data = &r->halo_deposited_MeV,
+          .units = "MeV",
+          .description = "Of it, what the halo kernel deposited on the grid (part of the dose), "
+                         "per unit initial weight" },
     };
 
     hid_t grp = H5I_INVALID_HID;

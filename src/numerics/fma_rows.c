@@ -51,6 +51,20 @@ double rows_fma_f64_sum(double *restrict D, const float *restrict src, double de
 }
 
 SMX_FMA_CLONES
+void rows_fma_f64(double *restrict D, const double *restrict src, double c, int64_t n)
+{
+    for (int64_t x = 0; x < n; x++)
+        D[x] = fma(c, src[x], D[x]);
+}
+
+SMX_FMA_CLONES
+void rows_add_f64(double *restrict D, const float *restrict src, int64_t n)
+{
+    for (int64_t x = 0; x < n; x++)
+        D[x] += (double)src[x];
+}
+
+SMX_FMA_CLONES
 double rows_sum_extent(const float *restrict src, int64_t n, int64_t *first, int64_t *last)
 {
     int64_t a = 0, b = n - 1;

@@ -23,6 +23,11 @@ void rows_gather2(float *restrict dst, float c0, const float *restrict s0, float
  * pairwise). D and src must not overlap. */
 double rows_fma_f64_sum(double *restrict D, const float *restrict src, double dep, int64_t n);
 
+/* D[x] = fma(c, src[x], D[x]) in double, each rounded once (the GPU's __fma_rn). */
+void rows_fma_f64(double *restrict D, const double *restrict src, double c, int64_t n);
+/* D[x] += (double)src[x]. */
+void rows_add_f64(double *restrict D, const float *restrict src, int64_t n);
+
 /* The sum of src[0..n) in double in rows_fma_f64_sum's order, and the first
  * and last x with src[x] != 0 (both -1 when there is none). */
 double rows_sum_extent(const float *restrict src, int64_t n, int64_t *first, int64_t *last);

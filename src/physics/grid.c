@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "physics/nuclear_halo.h"
+
 static int axis_alloc(axis *a, int n)
 {
     a->n = n;
@@ -83,6 +85,7 @@ int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
     g->ds = p->step_mm;
     g->density = p->density_g_cm3;
     g->ncomp = p->streaming_scheme == STREAM_MOMENTS ? 4 : 1;
+    g->dose_planes = p->nuclear == NUCLEAR_HALO ? 1 + SMX_HALO_BANDS : 1;
 
     int rc;
     if (p->energy_kind == EGRID_RANGE) {

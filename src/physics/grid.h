@@ -36,6 +36,10 @@ typedef struct grid {
     /* Components of the state per cell: 1, or under the moments scheme 4
      * (the weight and its moments, numerics/moments.h), each a block of cells. */
     int ncomp;
+    /* Planes of the dose map: the dose, then under transport.nuclear: halo
+     * the energy released to secondary protons in each band of the primary's
+     * energy (physics/nuclear_halo.h), each [nz][nx]. 1 otherwise. */
+    int dose_planes;
     /* Columns of one slot, 0 = nx (no slots): a state holding several spots
      * side by side (docs/model.md, "Windows") has nx = slots * slot_nx, and
      * each slot is a domain of its own: weight that would move out of its

@@ -7,6 +7,7 @@
 
 #include "numerics/dither_phase.h"
 #include "physics/nuclear.h"
+#include "physics/nuclear_halo.h"
 #include "physics/straggling.h"
 
 /* E' this close to a bin centre (relative) is that centre: on a range grid the
@@ -78,13 +79,20 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
     lut->deposit_MeV = malloc(ne * sizeof *lut->deposit_MeV);
     lut->nuclear_weight = calloc(ne, sizeof *lut->nuclear_weight);
     lut->nuclear_energy = calloc(ne, sizeof *lut->nuclear_energy);
+    if (g->dose_planes > 1) {
+        lut->release_MeV = calloc(ne, sizeof *lut->release_MeV);
+        lut->release_band = malloc(ne * sizeof *lut->release_band);
+    }
     lut->gather = calloc(ne, sizeof *lut->gather);
     if (!lut->E_after || !lut->target || !lut->coeff || !lut->deposit_MeV || !lut->nuclear_weight ||
-        !lut->nuclear_energy || !lut->gather) {
+        !lut->nuclear_energy || !lut->gather ||
+        (g->dose_planes > 1 && (!lut->release_MeV || !lut->release_band))) {
         energy_lut_free(lut);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy-loss table");
     }
     const double *Ec = g->E.centres;
+    for (int i = 0; lut->release_band && i < ne; i++)
+        lut->release_band[i] = -1;
     for (int i = 0; i < ne; i++) {
         double Ep = E_after[i];
         if (!grid_keeps(g, Ep)) { /* also catches NAN: below the table */
@@ -163,7 +171,19 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
          * float rounding, within the 1e-6 balance). */
         double removed = survival ? 1.0 - kept_w : 0.0;
         lut->nuclear_weight[i] = removed;
-        lut->nuclear_energy[i] = (1.0 - SMX_NUCLEAR_LOCAL_FRACTION) * removed * Ec[i];
+        if (lut->release_MeV) {
+            /* The partition of the event's energy (nuclear_halo.h). */
+            nuclear_partition pt = nuclear_partition_water(Ec[i]);
+            lut->nuclear_energy[i] = (1.0 - pt.local) * removed * Ec[i];
+            lut->release_MeV[i] = pt.protons * removed * Ec[i];
+            lut->release_band[i] = removed > 0.0 ? nuclear_halo_band(Ec[i]) : -1;
+            if (lut->release_band[i] < 0) { /* below the bands: nothing is removed there */
+                lut->nuclear_energy[i] -= lut->release_MeV[i];
+                lut->release_MeV[i] = 0.0;
+            }
+        } else {
+            lut->nuclear_energy[i] = (1.0 - SMX_NUCLEAR_LOCAL_FRACTION) * removed * Ec[i];
+        }
         lut->deposit_MeV[i] = Ec[i] * (kept_w + removed) - kept_E - lut->nuclear_energy[i];
     }
     lut->gather_ok = gather_build(lut);
@@ -463,6 +483,8 @@ void energy_lut_free(energy_lut *lut)
     free(lut->deposit_MeV);
     free(lut->nuclear_weight);
     free(lut->nuclear_energy);
+    free(lut->release_MeV);
+    free(lut->release_band);
     free(lut->gather);
     *lut = (energy_lut){ 0 };
 }

@@ -50,7 +50,13 @@ typedef struct energy_lut {
     double *deposit_MeV; /* per unit weight: E_i - sum_k coeff_k E_k - nuclear_energy, or E_i
                              when stopped */
     double *nuclear_weight; /* per unit weight: removed by non-elastic interactions */
-    double *nuclear_energy; /* per unit weight: MeV those carry out of the problem */
+    double *nuclear_energy; /* per unit weight: MeV those carry out of the step's deposit */
+    /* transport.nuclear: halo (grid.dose_planes > 1): per unit weight, the
+     * MeV of nuclear_energy handed to secondary protons, released into dose
+     * plane 1 + release_band (physics/nuclear_halo.h); the rest of
+     * nuclear_energy is neutral and leaves. NULL otherwise. */
+    double *release_MeV;
+    int32_t *release_band; /* -1: nothing released */
     /* gather form, per target bin */
     energy_gather_entry *gather;
     int gather_ok;

@@ -330,6 +330,10 @@ void report_summary(const run_result *r, const dose_figures *fig)
     smx_info("  weight left / escaped     %.3e / %.6f of initial\n",
              r->n_steps ? r->steps[r->n_steps - 1].weight_out / r->initial_weight : 1.0,
              escaped / r->initial_weight);
+    if (r->halo_released_MeV > 0.0)
+        smx_info("  nuclear halo              %.3f MeV per proton to secondary protons, %.3f of it "
+                 "deposited on the grid\n",
+                 r->halo_released_MeV, r->halo_deposited_MeV);
     smx_info("  conservation (max/step)   weight %.2e, energy %.2e relative, %d violation%s\n",
              r->max_weight_rel_err, r->max_energy_rel_err, r->conservation_violations,
              r->conservation_violations == 1 ? "" : "s");

@@ -93,7 +93,8 @@ typedef struct backend_ops {
      * every step enqueued: moves the state, its dose and what the backend
      * keeps of where psi holds weight `rows` rows towards z = 0 (row z + rows
      * becomes row z); the rows entering at the far end hold nothing. The dose
-     * of the rows that leave is copied to dose_out ([rows][nx], MeV); they
+     * of the rows that leave is copied to dose_out ([dose_planes][rows][nx],
+     * MeV, each of the grid's dose planes in turn); they
      * hold no weight and no step can reach them any more (the caller keeps a
      * margin behind the back row). The tables' medium map (s->mm->cell),
      * which the caller has moved with the window, is read again. NULL, or
@@ -104,7 +105,8 @@ typedef struct backend_ops {
      * where the backend can; wait hands over the host copy (valid until the next begin). */
     int (*snapshot_begin)(void *ctx, smx_error *err);
     int (*snapshot_wait)(void *ctx, const float **psi, smx_error *err);
-    /* Dose in MeV (not normalised), [nz][nx]. */
+    /* Dose in MeV (not normalised), [grid.dose_planes][nz][nx]: the dose, then
+     * under transport.nuclear: halo the energy released per band. */
     int (*download_dose)(void *ctx, double *dose_MeV, smx_error *err);
     void (*describe)(void *ctx, run_result *r);
     void (*release)(void *ctx);

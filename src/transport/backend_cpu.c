@@ -76,7 +76,7 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
     c->box_cur = malloc(g->ne * sizeof(box));
     c->box_tmp = malloc(g->ne * sizeof(box));
     c->box_next = malloc(g->ne * sizeof(box));
-    c->dose = calloc((size_t)g->slice, sizeof(double));
+    c->dose = calloc((size_t)g->slice * g->dose_planes, sizeof(double));
     c->units = malloc(nu * sizeof(unit));
     c->partial = malloc(nu * sizeof(step_tally));
     c->row_w = malloc(nu * sizeof(double));
@@ -85,7 +85,8 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
     c->step_oz = malloc(g->nth * sizeof(int));
     c->step_ox = malloc(g->nth * sizeof(int));
     c->scratch = malloc((size_t)c->nthreads * g->nth * g->nx * sizeof(float));
-    c->dep_row = malloc((size_t)c->nthreads * 4 * g->nx * sizeof(double));
+    c->dep_row = malloc((size_t)c->nthreads * (4 > g->dose_planes ? 4 : g->dose_planes + 1) *
+                        g->nx * sizeof(double));
     c->dmap = malloc((size_t)g->nth * g->slice * sizeof(float));
     if (c->moments) {
         c->dmz = malloc((size_t)g->nth * g->slice * sizeof(float));
@@ -150,7 +151,7 @@ static void cpu_clear(cpu_ctx *c)
                 memset(comp(c, c->tmp, k) + r, 0, (size_t)n * sizeof(float));
             }
     }
-    memset(c->dose, 0, (size_t)g->slice * sizeof(double));
+    memset(c->dose, 0, (size_t)g->slice * g->dose_planes * sizeof(double));
     c->stopped = 0;
     c->have_last = 0;
     c->front = c->back = -1;
@@ -216,6 +217,8 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     c->step = n;
     c->moved = 0;
     cpu_step_tables(c, n);
+    if (c->only_op < 0 || c->only_op == OP_ENERGY)
+        cpu_release_energy(c);
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
         if (c->only_op >= 0 && op != c->only_op)
@@ -339,9 +342,12 @@ static int cpu_shift(void *vctx, int rows, double *dose_out, smx_error *err)
             c->span_z1[ie] = -1;
         }
     }
-    memcpy(dose_out, c->dose, (size_t)rows * nx * sizeof(double));
-    memmove(c->dose, c->dose + rows * nx, (size_t)(nz - rows) * nx * sizeof(double));
-    memset(c->dose + (nz - rows) * nx, 0, (size_t)rows * nx * sizeof(double));
+    for (int q = 0; q < g->dose_planes; q++) { /* the dose, then the released energy */
+        double *d = c->dose + q * g->slice;
+        memcpy(dose_out + (int64_t)q * rows * nx, d, (size_t)rows * nx * sizeof(double));
+        memmove(d, d + rows * nx, (size_t)(nz - rows) * nx * sizeof(double));
+        memset(d + (nz - rows) * nx, 0, (size_t)rows * nx * sizeof(double));
+    }
     if (c->front >= 0)
         c->front -= rows;
     if (c->back >= 0)
@@ -378,7 +384,7 @@ static int cpu_download_dose(void *vctx, double *dose, smx_error *err)
 {
     (void)err;
     cpu_ctx *c = vctx;
-    memcpy(dose, c->dose, (size_t)c->g->slice * sizeof(double));
+    memcpy(dose, c->dose, (size_t)c->g->slice * c->g->dose_planes * sizeof(double));
     return 0;
 }
 
@@ -551,7 +557,7 @@ double backend_host_limit_bytes(const plan *p)
  * tables (slices of doubles), the threads' scratch rows. */
 static double cpu_fixed_bytes(const grid *g, int threads)
 {
-    return (double)g->slice * sizeof(double) * 2 +
+    return (double)g->slice * sizeof(double) * (1 + g->dose_planes) +
            (double)threads * (g->nth * g->nx * sizeof(float) + g->nx * sizeof(double));
 }
 
@@ -571,5 +577,5 @@ double backend_cpu_host_bytes(const grid *g)
      * tables. */
     return (2.0 * (double)g->cells * sizeof(float) + (double)g->nth * g->slice * sizeof(float)) *
                g->ncomp +
-           (double)g->slice * sizeof(double) * 2;
+           (double)g->slice * sizeof(double) * (1 + g->dose_planes);
 }

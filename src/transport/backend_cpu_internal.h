@@ -44,14 +44,14 @@ typedef struct cpu_ctx {
     int moments;
     box *box_cur, *box_tmp; /* [ne] */
     box *box_next; /* [ne] scratch for A_E */
-    double *dose; /* [nz][nx], MeV */
+    double *dose; /* [grid.dose_planes][nz][nx], MeV: the dose, then the released energy */
     unit *units; /* [ne * nz] */
     step_tally *partial; /* [ne * nz] per-unit tallies */
     double *row_w; /* [ne * nz] per-unit weight sums */
     int *row_x0, *row_x1; /* [ne * nz] non-zero x extent per unit */
     int *step_oz, *step_ox; /* [nth] whole-cell moves of the current step */
     float *scratch; /* [threads][nth * nx] */
-    double *dep_row; /* [threads][nx] one direction's deposit along a row, in double */
+    double *dep_row; /* [threads][4 or dose_planes + 1][nx] rows of deposit or release, in double */
     float *dmap; /* [nth][nz][nx] this step's deposit per direction (deposit_path.h) */
     float *dmz, *dmx, *dqx; /* [nth][nz][nx] moments scheme: its moments (deposit_path.h) */
     smx_path_axis *path_z, *path_x; /* [nth] this step's paths */
@@ -114,6 +114,10 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t);
 void cpu_op_energy(cpu_ctx *c, step_tally *t);
 void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t);
 void cpu_measure(cpu_ctx *c, double *wsum, double *esum);
+/* transport.nuclear: halo: the energy the step's non-elastic events hand to
+ * secondary protons, from psi as the step finds it, added to the dose's
+ * release planes (physics/nuclear_halo.h); nothing otherwise. */
+void cpu_release_energy(cpu_ctx *c);
 /* This step's choices in the media other than the reference. */
 void cpu_step_tables(cpu_ctx *c, int64_t step);
 

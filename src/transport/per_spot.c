@@ -5,6 +5,7 @@
 
 #include "base/test_pause.h"
 #include "physics/source.h"
+#include "transport/halo_dose.h"
 
 /* Spots stepped at once at most (backend.per_spot_lanes); with auto, the
  * backend's memory decides how many slots fit. */
@@ -73,7 +74,8 @@ static int batch_rebuild(stepper *sp, double **wdose, const stepper *proto, cons
     free(*wdose);
     *wdose = NULL;
     int rc = batch_state(sp, proto, st, ws, want, slots, err);
-    if (!rc && !(*wdose = malloc((size_t)sp->win.wg.slice * sizeof **wdose)))
+    if (!rc &&
+        !(*wdose = malloc((size_t)sp->win.wg.slice * sp->win.wg.dose_planes * sizeof **wdose)))
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     return rc;
 }
@@ -164,9 +166,15 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
         for (int64_t c = 0; c < g->slice; c++)
             to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
     }
+    halo_dose halo;
+    if (halo_dose_init(&halo, p, g, t, err)) {
+        free(to_ref);
+        return SMX_EXIT_RUNTIME;
+    }
     window_span *spans = malloc((size_t)n_plan * sizeof *spans);
     spot_key *order = malloc((size_t)n * sizeof *order);
     if (!spans || !order) {
+        halo_dose_free(&halo);
         free(to_ref);
         free(spans);
         free(order);
@@ -273,7 +281,8 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
             slots = 1;
             if (want > 1 || ws.nz != probe_nz)
                 rc = batch_rebuild(&sp, &wdose, &proto, &stq, &ws, want, &slots, err);
-            else if (!(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose)))
+            else if (!(wdose =
+                           malloc((size_t)sp.win.wg.slice * sp.win.wg.dose_planes * sizeof *wdose)))
                 rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
             if (rc)
                 break;
@@ -336,12 +345,19 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
         if ((rc = sp.be->download_dose(sp.ctx, wdose, err)))
             break;
         const window *w = &sp.win;
-        const int z1 = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
+        const int z1w = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
         for (int k = 0; k < nb && !rc; k++) {
             const int spot = order[b0 + k].spot;
             window_dose(w, k, wdose, dose);
-            /* Only the rows and columns the slot has covered hold dose. */
-            const int x0 = w->x0[k], x1 = w->x0[k] + w->shape.nx - 1;
+            /* Only the rows and columns the slot has covered hold dose; the
+             * nuclear halo reaches the whole grid. */
+            int x0 = w->x0[k], x1 = w->x0[k] + w->shape.nx - 1, z1 = z1w;
+            if (halo.on) {
+                halo_dose_apply(&halo, g, to_ref, dose, NULL, NULL);
+                x0 = 0;
+                x1 = (int)g->nx - 1;
+                z1 = (int)g->nz - 1;
+            }
             for (int64_t z = 0; z <= z1; z++)
                 for (int64_t c = z * g->nx + x0; c <= z * g->nx + x1; c++)
                     dose[c] /= order[b0 + k].w0;
@@ -399,6 +415,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
         for (int k = 0; k < n; k++)
             spot_dose_free(&rows[k]);
     free(rows);
+    halo_dose_free(&halo);
     free(to_ref);
     free(spans);
     free(order);

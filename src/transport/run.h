@@ -56,6 +56,10 @@ typedef struct run_result {
     double tail_max_weight_rel_err, tail_max_energy_rel_err;
     int stop_reason; /* enum run_stop_reason */
     double *dose_MeV; /* [nz][nx] MeV deposited per unit initial weight */
+    /* transport.nuclear: halo, per unit initial weight: the MeV non-elastic
+     * events handed to secondary protons, and of it what their kernel put on
+     * the grid (part of dose_MeV; the rest left the grid). 0 otherwise. */
+    double halo_released_MeV, halo_deposited_MeV;
     spot_dose per_spot; /* empty unless the plan asks for it */
     char backend_name[32];
     char device_name[256];

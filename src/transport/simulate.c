@@ -10,6 +10,7 @@
 #include "base/progress.h"
 #include "base/test_pause.h"
 #include "physics/source.h"
+#include "transport/halo_dose.h"
 #include "transport/per_spot.h"
 #include "transport/stepper.h"
 
@@ -201,7 +202,7 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
      * a source writes one row, the rest is never touched. */
     const grid g0 = grid_row0(g);
     occupied = malloc((size_t)g->ne * sizeof *occupied);
-    dose = malloc((size_t)g->slice * sizeof *dose);
+    dose = malloc((size_t)g->slice * g->dose_planes * sizeof *dose);
     if (!occupied || !dose) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         goto done;
@@ -218,7 +219,7 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         run_result_phase(r, "setup", stepper_now_s() - t0);
         goto per_spot;
     }
-    if (!(wdose = malloc((size_t)sp.win.wg.slice * sizeof *wdose))) {
+    if (!(wdose = malloc((size_t)sp.win.wg.slice * g->dose_planes * sizeof *wdose))) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         goto done;
     }
@@ -272,12 +273,36 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         rc = rc_dose;
         goto done;
     }
+    run_result_phase(r, "download", stepper_now_s() - t0);
+    if (g->dose_planes > 1) { /* the secondary protons' dose (transport/halo_dose.h) */
+        t0 = stepper_now_s();
+        halo_dose halo;
+        double *to_ref = NULL;
+        const medium_map *mm = media ? media->mm : NULL;
+        if (mm && mm->cell) {
+            if (!(to_ref = malloc((size_t)g->slice * sizeof *to_ref))) {
+                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+                goto done;
+            }
+            for (int64_t c = 0; c < g->slice; c++)
+                to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
+        }
+        if ((rc = halo_dose_init(&halo, p, g, t, err))) {
+            free(to_ref);
+            goto done;
+        }
+        halo_dose_apply(&halo, g, to_ref, dose, &r->halo_released_MeV, &r->halo_deposited_MeV);
+        halo_dose_free(&halo);
+        free(to_ref);
+        r->halo_released_MeV /= r->initial_weight;
+        r->halo_deposited_MeV /= r->initial_weight;
+        run_result_phase(r, "halo", stepper_now_s() - t0);
+    }
     for (int64_t i = 0; i < g->slice; i++)
         dose[i] /= r->initial_weight;
     free(r->dose_MeV);
-    r->dose_MeV = dose;
+    r->dose_MeV = dose; /* its release planes stay behind it, unread */
     dose = NULL;
-    run_result_phase(r, "download", stepper_now_s() - t0);
 
 per_spot:
     /* rc is 0 here unless the total was interrupted. The total's state goes
@@ -286,7 +311,8 @@ per_spot:
         stepper_free(&sp);
     if (!rc && p->per_spot_dose && part->spot_count > 0) {
         t0 = stepper_now_s();
-        if (!dose && !(dose = malloc((size_t)g->slice * sizeof *dose))) /* the total kept its own */
+        if (!dose && !(dose = malloc((size_t)g->slice * g->dose_planes *
+                                     sizeof *dose))) /* the total kept its own */
             rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         else
             rc = per_spot_runs(&sp, &st, t, media, mt, host, occupied, dose, part->spot_first,

@@ -166,8 +166,8 @@ int window_init(window *w, const grid *g, const medium_map *full, const window_s
     if (axis_copy(&wg->E, &g->E) || axis_copy(&wg->theta, &g->theta) ||
         axis_alloc(&wg->x, w->width) || axis_part(&wg->z, &g->z, 0, ws->nz) ||
         !(w->x0 = calloc((size_t)slots, sizeof *w->x0)) ||
-        !(w->left = calloc((size_t)g->nz * w->width, sizeof *w->left)) ||
-        !(w->rows_out = malloc(cells * sizeof *w->rows_out)) ||
+        !(w->left = calloc((size_t)g->nz * w->width * g->dose_planes, sizeof *w->left)) ||
+        !(w->rows_out = malloc(cells * g->dose_planes * sizeof *w->rows_out)) ||
         (w->full && !(w->mm.cell = calloc(cells, 1)))) {
         window_free(w);
         return smx_fail(err, SMX_EXIT_RUNTIME,
@@ -211,7 +211,7 @@ void window_reset(window *w)
     w->band = 0;
     w->overflow = 0;
     memset(w->x0, 0, (size_t)w->shape.slots * sizeof *w->x0);
-    memset(w->left, 0, (size_t)w->g->nz * w->width * sizeof *w->left);
+    memset(w->left, 0, (size_t)w->g->nz * w->width * w->g->dose_planes * sizeof *w->left);
     /* The map: each placed slot writes its columns; a slot that takes no
      * source keeps media of an earlier one (valid, and under no weight). */
 }
@@ -270,8 +270,11 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
     int rc = be->shift(ctx, rows, w->rows_out, err);
     if (rc)
         return rc;
-    for (int64_t i = 0; i < (int64_t)rows * w->width; i++)
-        w->left[(int64_t)z_old * w->width + i] = w->rows_out[i];
+    /* rows_out and left: the dose's planes (grid.dose_planes) one after the other. */
+    for (int q = 0; q < w->g->dose_planes; q++)
+        for (int64_t i = 0; i < (int64_t)rows * w->width; i++)
+            w->left[((int64_t)q * w->g->nz + z_old) * w->width + i] =
+                w->rows_out[(int64_t)q * rows * w->width + i];
     w->shifts++;
     return 0;
 }
@@ -281,13 +284,18 @@ void window_dose(const window *w, int k, const double *win, double *dose)
     const grid *g = w->g;
     const int nx = w->shape.nx;
     const int64_t width = w->width, off = (int64_t)k * nx;
-    memset(dose, 0, (size_t)g->slice * sizeof *dose);
-    for (int z = 0; z < g->nz; z++) {
-        const double *src = z < w->z0                 ? w->left + (int64_t)z * width + off
-                            : z < w->z0 + w->shape.nz ? win + (int64_t)(z - w->z0) * width + off
-                                                      : NULL;
-        if (src)
-            memcpy(dose + (int64_t)z * g->nx + w->x0[k], src, (size_t)nx * sizeof *dose);
+    memset(dose, 0, (size_t)g->slice * g->dose_planes * sizeof *dose);
+    for (int q = 0; q < g->dose_planes; q++) {
+        const double *left = w->left + (int64_t)q * g->nz * width;
+        const double *wq = win + (int64_t)q * w->shape.nz * width;
+        double *dq = dose + q * g->slice;
+        for (int z = 0; z < g->nz; z++) {
+            const double *src = z < w->z0                 ? left + (int64_t)z * width + off
+                                : z < w->z0 + w->shape.nz ? wq + (int64_t)(z - w->z0) * width + off
+                                                          : NULL;
+            if (src)
+                memcpy(dq + (int64_t)z * g->nx + w->x0[k], src, (size_t)nx * sizeof *dose);
+        }
     }
 }
 

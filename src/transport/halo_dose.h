@@ -1,0 +1,47 @@
+/* transport.nuclear: halo: the secondary protons' dose, from the energy their
+ * non-elastic events released in each cell (the dose's release planes,
+ * grid.dose_planes) convolved with the kernel of its band
+ * (physics/nuclear_halo.h). Host code, the same for every backend.
+ *
+ * The kernel reaches centimetres, so the convolution runs on blocks of whole
+ * cells (about 2 mm) by FFT, and its result is
+ * interpolated back from the blocks' centres (bilinearly, each block's
+ * weights scaled to keep its energy: a linear map, so that a field's spots
+ * sum to its total). */
+#ifndef SMX_HALO_DOSE_H
+#define SMX_HALO_DOSE_H
+
+#include "base/error.h"
+#include "input/plan.h"
+#include "physics/grid.h"
+#include "physics/tables.h"
+
+typedef struct halo_dose {
+    int on;
+    int fz, fx; /* grid cells per block */
+    int ox; /* columns the first block reaches left of the grid */
+    int64_t cz, cx; /* blocks */
+    int64_t Z, X; /* FFT size */
+    double *kre, *kim; /* [bands][Z][X] the kernels' transforms */
+    double *re, *im, *acc_re, *acc_im, *scratch; /* work */
+    int threads; /* the transforms' OpenMP threads */
+    int64_t *bz, *bx; /* [2 nz], [2 nx]: the blocks each cell takes from (axis_weights) */
+    double *wz, *wx; /* their weights */
+    double *rows; /* [cz][nx] the blocks interpolated along x */
+} halo_dose;
+
+/* h->on = 0 when the plan's nuclear model is not halo. t: the grid's
+ * reference medium, in which the kernels are built. */
+int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t, smx_error *err);
+/* dose: [g->dose_planes][nz][nx] MeV; adds the secondaries' dose to plane 0.
+ * The kernel is the reference medium's: in a cell of another density the
+ * secondaries' dose per unit mass is kept (their fluence does not jump at a
+ * face), so the energy a cell takes scales with its density. to_ref: [nz][nx]
+ * the reference density over the cell's, NULL where every cell has it.
+ * released, deposited (may be NULL): MeV the planes held, and what the
+ * secondaries deposited on the grid. */
+void halo_dose_apply(halo_dose *h, const grid *g, const double *to_ref, double *dose,
+                     double *released, double *deposited);
+void halo_dose_free(halo_dose *h);
+
+#endif
