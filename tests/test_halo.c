@@ -145,9 +145,12 @@ static void pencils(void)
     for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
         if (test_quick() && ref[i].E > 150.0)
             continue;
-        pencil h, l;
+        pencil h, l = { 0 };
         CHECK(run_pencil(ref[i].E, "halo", 100, &h) == 0);
-        CHECK(run_pencil(ref[i].E, "local", 100, &l) == 0);
+        /* The local model once: it has no halo (the suite's time). */
+        const int with_local = i == 0;
+        if (with_local)
+            CHECK(run_pencil(ref[i].E, "local", 100, &l) == 0);
         printf("%.0f MeV, 3 mm spot, 1 mm grid: peak/entrance %.3f (local %.3f; Bortfeld %.2f), "
                "deposited %.2f MeV (Monte Carlo %.1f), outside 3 sigma at R/2 %.2f %% (local "
                "%.2f %%, Monte Carlo %.1f %%), released to secondaries %.2f MeV, %.2f on the "
@@ -167,7 +170,7 @@ static void pencils(void)
          * docs/physics.md), and the local model has none of it. */
         CHECK_MSG(h.outside > 0.5 * ref[i].mc_out && h.outside < 1.5 * ref[i].mc_out,
                   "%g MeV: %.4f outside 3 sigma", ref[i].E, h.outside);
-        CHECK(l.outside < 0.25 * h.outside);
+        CHECK(!with_local || l.outside < 0.25 * h.outside);
         /* Energy: the run's tallies and the halo's share close to float's rounding. */
         CHECK_MSG(fabs(h.closure) <= 1e-5, "%g MeV: energy closes to %.2e", ref[i].E, h.closure);
         CHECK(h.on_grid > 0.8 * h.released && h.on_grid <= h.released * (1 + 1e-9));
