@@ -8,9 +8,9 @@
 
 /* The partition's table (docs/physics.md, "Nuclear products"): per primary
  * energy, the shares of the energy brought into the event, linear between.
- * Charged 0.57, neutral 0.43: the energy budget of ICRU Report 63 for
- * oxygen, which Bortfeld's 0.6 local share also follows, and what an
- * independent Monte Carlo code's energy deposit per proton in water implies.
+ * Neutral 0.43: what an independent Monte Carlo code's energy deposit per
+ * proton in water implies; the charged 0.57 is close to Bortfeld's 0.6 local
+ * share (after ICRU Report 63, whose table by particle should replace these).
  * Half the secondary protons' energy is taken to be the fast cascade's (the
  * kernel), the rest slow evaporation protons counted as local; below 50 MeV
  * the cascade fades to nothing at the 7 MeV threshold. */
