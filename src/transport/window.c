@@ -206,12 +206,16 @@ static void map_rows(window *w, int z, int count)
 
 void window_reset(window *w)
 {
+    /* Only the rows that have left hold dose (window_follow writes rows below
+     * z0 alone): a batch clears what the last one wrote, not every plane. */
+    for (int q = 0; q < w->g->dose_planes && w->z0 > 0; q++)
+        memset(w->left + (int64_t)q * w->g->nz * w->width, 0,
+               (size_t)w->z0 * w->width * sizeof *w->left);
     w->z0 = 0;
     w->shifts = 0;
     w->band = 0;
     w->overflow = 0;
     memset(w->x0, 0, (size_t)w->shape.slots * sizeof *w->x0);
-    memset(w->left, 0, (size_t)w->g->nz * w->width * w->g->dose_planes * sizeof *w->left);
     /* The map: each placed slot writes its columns; a slot that takes no
      * source keeps media of an earlier one (valid, and under no weight). */
 }
