@@ -153,6 +153,29 @@ static void test_overrides(void)
     CHECK_STREQ(e.msg, "--set beam.energy_MeV=90: beam.energy_MeV: beyond the table");
     plan_free(&p);
 
+    /* transport.nuclear: the model by name, and its old switch's values:
+     * true is the model it switched on (local), false off; halo by default. */
+    static const struct {
+        const char *set;
+        int want;
+    } nuc[] = { { NULL, NUCLEAR_HALO },
+                { "transport.nuclear=true", NUCLEAR_LOCAL },
+                { "transport.nuclear=false", NUCLEAR_OFF },
+                { "transport.nuclear=local", NUCLEAR_LOCAL },
+                { "transport.nuclear=off", NUCLEAR_OFF },
+                { "transport.nuclear=halo", NUCLEAR_HALO } };
+    for (size_t i = 0; i < sizeof nuc / sizeof nuc[0]; i++) {
+        const char *one[] = { nuc[i].set };
+        rc = load(&p, CASES "minimal.yaml", one, nuc[i].set ? 1 : 0, &err);
+        CHECK_MSG(rc == 0 && p.nuclear == nuc[i].want, "%s: %d (%s)",
+                  nuc[i].set ? nuc[i].set : "default", rc ? -1 : p.nuclear, err.msg);
+        if (!rc)
+            plan_free(&p);
+    }
+    const char *bad[] = { "transport.nuclear=hallo" };
+    CHECK(load(&p, CASES "minimal.yaml", bad, 1, &err) == SMX_EXIT_INPUT);
+    CHECK_MSG(strstr(err.msg, "transport.nuclear") && strstr(err.msg, "halo"), "%s", err.msg);
+
     /* --set can supply a key that the file lacks. */
     const char *fill[] = { "output.file=from-cli.h5" };
     rc = load(&p, CASES "missing_section.yaml", fill, 1, &err);
@@ -439,6 +462,7 @@ static void test_names(void)
     CHECK_STREQ(plan_choice_name("backend.streaming", VAR_S_FALLBACK), "fallback");
     CHECK_STREQ(plan_choice_name("backend.early_exit", EARLY_EXIT_OFF), "off");
     CHECK_STREQ(plan_choice_name("transport.streaming_scheme", STREAM_BILINEAR), "bilinear");
+    CHECK_STREQ(plan_choice_name("transport.nuclear", NUCLEAR_HALO), "halo");
     CHECK_STREQ(plan_choice_name("transport.operator_order", OP_STREAM), "stream");
     CHECK(plan_choice_name("backend.device", 3) == NULL);
     CHECK(plan_choice_name("backend.device", -1) == NULL);
