@@ -426,6 +426,10 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     }
     c->planes = g->dose_planes > 1 ? g->dose_planes : 1;
     c->dose = a.take<double>(c->d.slice * c->planes);
+    if (c->planes - 1 > RELEASE_BANDS_MAX)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "internal: %d nuclear halo bands, the CUDA backend keeps at most %d",
+                        c->planes - 1, RELEASE_BANDS_MAX);
     if (c->planes > 1) {
         // Each medium's mean table, as the CPU's cpu_release_energy reads it.
         const size_t nmr = (size_t)s->n_media;
@@ -444,7 +448,7 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
             upload_array(band, hb.data(), nmr * ne, err))
             return SMX_EXIT_RUNTIME;
         c->rel = release_tables_dev{ rel, band, c->planes - 1, {} };
-        for (int b = 0; b < c->planes - 1 && b < 8; b++) {
+        for (int b = 0; b < c->planes - 1; b++) {
             int first = (int)ne, last = -1;
             for (size_t k = 0; k < nmr * ne; k++)
                 if (hb[k] == b) {

@@ -5,11 +5,13 @@
 
 #include "common.cuh"
 
+#define RELEASE_BANDS_MAX 8 // the bands a run may keep (physics/nuclear_halo.h's SMX_HALO_BANDS)
+
 struct release_tables_dev {
     const double *rel; // [n_media][ne] MeV per unit weight (the medium's mean table)
     const signed char *band; // [n_media][ne] its plane - 1, or -1: nothing released
     int nbands;
-    int2 bins[8]; // each band's source bins (first, last): a band holds a run of energies
+    int2 bins[RELEASE_BANDS_MAX]; // each band's source bins (first, last): a run of energies
 };
 
 // From psi as the step finds it: psi_a, or in a one-pass run psi[step & 1]

@@ -167,6 +167,7 @@ typedef struct plan_key {
     double min, max; /* numeric range */
     int min_exclusive, max_exclusive;
     const char *choices; /* PT_ENUM: "a|b|c", stored as the index */
+    const char *aliases; /* PT_ENUM: "old=new|...", older spellings read as a choice; NULL */
     const char *units; /* "" when dimensionless */
     const char *doc; /* one line, shown in the reference plan and schema */
 } plan_key;

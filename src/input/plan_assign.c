@@ -103,6 +103,8 @@ static int parse_choice(loader *L, const plan_key *k, const char *name, const yt
     if (need_scalar(L, name, v, expected))
         return SMX_EXIT_INPUT;
     int i = plan_choice_index(k->choices, v->text);
+    if (i < 0 && k->aliases)
+        i = plan_alias_index(k->choices, k->aliases, v->text);
     if (i >= 0) {
         *out = i;
         return 0;
@@ -320,14 +322,8 @@ int plan_assign(loader *L, int ki, const yt_node *v)
         return parse_int(L, k, k->path, v, 1, expected, ints);
     case PT_REAL:
         return parse_real(L, k, k->path, v, (double *)(void *)base);
-    case PT_ENUM: {
-        int rc = parse_choice(L, k, k->path, v, expected, ints);
-        /* transport.nuclear was a switch: false is off, true the model it
-         * switched on (local), so that earlier plans keep their results. */
-        if (!rc && !strcmp(k->path, "transport.nuclear") && *ints >= 3)
-            *ints = *ints == 3 ? NUCLEAR_OFF : NUCLEAR_LOCAL;
-        return rc;
-    }
+    case PT_ENUM:
+        return parse_choice(L, k, k->path, v, expected, ints);
     case PT_STRING:
         if (need_scalar(L, k->path, v, expected))
             return SMX_EXIT_INPUT;

@@ -56,6 +56,8 @@ int plan_is_section(const char *path, size_t len);
 void plan_names_under(const char *prefix, size_t plen, names *out);
 void plan_join_names(const names *nm, char *buf, size_t n);
 int plan_choice_index(const char *choices, const char *text);
+/* The index in choices of the choice an alias ("old=new|...") names for text; -1 if none. */
+int plan_alias_index(const char *choices, const char *aliases, const char *text);
 void plan_choices_text(const char *choices, char *buf, size_t n);
 int plan_suggest_choice(const char *choices, const char *text, char *buf, size_t n);
 

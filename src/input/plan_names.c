@@ -2,6 +2,7 @@
  * turns a typo into a suggestion. */
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "input/plan_internal.h"
@@ -120,6 +121,23 @@ int plan_choice_index(const char *choices, const char *text)
         size_t len = strcspn(s, "|");
         if (len == tlen && !strncmp(s, text, len))
             return i;
+        s += len;
+        if (*s == '|')
+            s++;
+    }
+    return -1;
+}
+
+int plan_alias_index(const char *choices, const char *aliases, const char *text)
+{
+    size_t tlen = strlen(text);
+    for (const char *s = aliases; *s;) {
+        size_t len = strcspn(s, "|"), eq = strcspn(s, "=");
+        if (eq < len && eq == tlen && !strncmp(s, text, eq)) {
+            char target[64];
+            snprintf(target, sizeof target, "%.*s", (int)(len - eq - 1), s + eq + 1);
+            return plan_choice_index(choices, target);
+        }
         s += len;
         if (*s == '|')
             s++;

@@ -177,11 +177,12 @@ const plan_key plan_keys[] = {
       .units = "",
       .doc = "energy-loss straggling (Bohr's variance, applied in residual range) in A_E" },
     { .path = "transport.nuclear", .type = PT_ENUM, AT(nuclear), .default_value = "halo",
-      .choices = "off|local|halo|false|true", .units = "",
+      .choices = "off|local|halo", .aliases = "false=off|true=local", .units = "",
       .doc = "non-elastic nuclear interactions: primaries removed at the ICRU 63 rate; "
              "halo = their energy split between local fragments, secondary protons spread "
              "by the halo kernel and neutrals that leave; local = a fixed 0.6 deposited in "
-             "the cell, the rest leaves; off = none (false and true: off and local)" },
+             "the cell, the rest leaves; off = none (false and true, from when this was a "
+             "switch, read as off and local)" },
     { .path = "transport.streaming_scheme", .type = PT_ENUM, AT(streaming_scheme),
       .default_value = "shift", .choices = "bilinear|shift|moments", .units = "",
       .doc = "spatial streaming: bilinear = area weighting over up to four cells; "

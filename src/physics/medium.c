@@ -78,6 +78,21 @@ void medium_map_free(medium_map *m)
     *m = (medium_map){ 0 };
 }
 
+int medium_map_to_reference(const medium_map *m, double rho_ref, double **out)
+{
+    *out = NULL;
+    if (!m || !m->cell)
+        return 0;
+    const int64_t n = (int64_t)m->nz * m->nx;
+    double *r = malloc((size_t)n * sizeof *r);
+    if (!r)
+        return -1;
+    for (int64_t c = 0; c < n; c++)
+        r[c] = rho_ref / m->media[m->cell[c]].density_g_cm3;
+    *out = r;
+    return 0;
+}
+
 double medium_quantise_density(double rho, double step)
 {
     if (step <= 0.0)

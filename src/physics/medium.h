@@ -82,6 +82,10 @@ static inline int medium_map_mass_varies(const medium_map *m)
 
 void medium_map_free(medium_map *m);
 
+/* Per cell, the reference density rho_ref over the cell's ([nz][nx]), in
+ * *out; *out NULL where the map has no cells (one medium). -1: out of memory. */
+int medium_map_to_reference(const medium_map *m, double rho_ref, double **out);
+
 /* Density quantisation: rho rounded, in log, to the nearest of (1 + step)^k
  * g/cm3 (k an integer), so the result is within a factor (1 + step)^(1/2)
  * of rho and 1 g/cm3 is kept exactly. step 0 returns rho. */

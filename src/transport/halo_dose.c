@@ -25,6 +25,7 @@ void halo_dose_free(halo_dose *h)
     free(h->scratch);
     free(h->bz);
     free(h->rows);
+    free(h->to_ref);
     free(h->bx);
     free(h->wz);
     free(h->wx);
@@ -72,7 +73,8 @@ static void axis_weights(int64_t n, int f, int64_t nb, int off, int64_t *blk, do
     free(sum);
 }
 
-int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t, smx_error *err)
+int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
+                   const medium_map *mm, smx_error *err)
 {
     memset(h, 0, sizeof *h);
     if (g->dose_planes < 2)
@@ -128,7 +130,8 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t, 
     h->wx = malloc(2 * (size_t)g->nx * sizeof *h->wx);
     h->rows = malloc((size_t)h->cz * g->nx * sizeof *h->rows);
     if (bad || !h->kre || !h->kim || !h->re || !h->im || !h->acc_re || !h->acc_im || !h->scratch ||
-        !h->bz || !h->bx || !h->wz || !h->wx || !h->rows) {
+        !h->bz || !h->bx || !h->wz || !h->wx || !h->rows ||
+        medium_map_to_reference(mm, g->density, &h->to_ref)) {
         for (int b = 0; b < nb; b++)
             halo_kernel_free(&k[b]);
         halo_dose_free(h);
@@ -155,9 +158,9 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t, 
     return 0;
 }
 
-void halo_dose_apply(halo_dose *h, const grid *g, const double *to_ref, double *dose,
-                     double *released, double *deposited)
+void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released, double *deposited)
 {
+    const double *to_ref = h->to_ref;
     if (released)
         *released = 0.0;
     if (deposited)

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "input/plan.h"
 #include "physics/grid.h"
+#include "physics/medium.h"
 #include "physics/tables.h"
 
 typedef struct halo_dose {
@@ -28,20 +29,22 @@ typedef struct halo_dose {
     int64_t *bz, *bx; /* [2 nz], [2 nx]: the blocks each cell takes from (axis_weights) */
     double *wz, *wx; /* their weights */
     double *rows; /* [cz][nx] the blocks interpolated along x */
+    double *to_ref; /* [nz][nx] reference density over the cell's; NULL: one density */
 } halo_dose;
 
 /* h->on = 0 when the plan's nuclear model is not halo. t: the grid's
- * reference medium, in which the kernels are built. */
-int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t, smx_error *err);
+ * reference medium, in which the kernels are built; mm: the run's media (NULL
+ * or without cells: one medium). */
+int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
+                   const medium_map *mm, smx_error *err);
 /* dose: [g->dose_planes][nz][nx] MeV; adds the secondaries' dose to plane 0.
  * The kernel is the reference medium's: in a cell of another density the
  * secondaries' dose per unit mass is kept (their fluence does not jump at a
- * face), so the energy a cell takes scales with its density. to_ref: [nz][nx]
- * the reference density over the cell's, NULL where every cell has it.
+ * face), so the energy a cell takes scales with its density.
  * released, deposited (may be NULL): MeV the planes held, and what the
  * secondaries deposited on the grid. */
-void halo_dose_apply(halo_dose *h, const grid *g, const double *to_ref, double *dose,
-                     double *released, double *deposited);
+void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released,
+                     double *deposited);
 void halo_dose_free(halo_dose *h);
 
 #endif

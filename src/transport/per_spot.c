@@ -5,7 +5,6 @@
 
 #include "base/test_pause.h"
 #include "physics/source.h"
-#include "transport/halo_dose.h"
 
 /* Spots stepped at once at most (backend.per_spot_lanes); with auto, the
  * backend's memory decides how many slots fit. */
@@ -145,8 +144,8 @@ static int spot_class_build(spot_class *k, const plan *p, const grid *g, int ne,
  * run's tables; t, media: what they were built from (a class's tables); mt:
  * its materials' tables (window sizes). */
 int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t,
-                  const sim_media *media, const tables *const *mt, float *host, grid_box *occupied,
-                  double *dose, int first, int n, run_result *r, smx_error *err)
+                  const sim_media *media, const tables *const *mt, halo_dose *halo, float *host,
+                  grid_box *occupied, double *dose, int first, int n, run_result *r, smx_error *err)
 {
     const plan q = per_spot_plan(proto_in->p);
     const plan *p = &q;
@@ -158,23 +157,12 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     spot_dose_free(&r->per_spot);
     r->per_spot.threshold = p->per_spot_threshold;
     /* Dropped values are summed at the reference density (spot_dose). */
-    const medium_map *mm = st->mm;
     double *to_ref = NULL;
-    if (mm && mm->cell) {
-        if (!(to_ref = malloc((size_t)g->slice * sizeof *to_ref)))
-            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-        for (int64_t c = 0; c < g->slice; c++)
-            to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
-    }
-    halo_dose halo;
-    if (halo_dose_init(&halo, p, g, t, err)) {
-        free(to_ref);
-        return SMX_EXIT_RUNTIME;
-    }
+    if (medium_map_to_reference(st->mm, g->density, &to_ref))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     window_span *spans = malloc((size_t)n_plan * sizeof *spans);
     spot_key *order = malloc((size_t)n * sizeof *order);
     if (!spans || !order) {
-        halo_dose_free(&halo);
         free(to_ref);
         free(spans);
         free(order);
@@ -352,8 +340,8 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
             /* Only the rows and columns the slot has covered hold dose; the
              * nuclear halo reaches the whole grid. */
             int x0 = w->x0[k], x1 = w->x0[k] + w->shape.nx - 1, z1 = z1w;
-            if (halo.on) {
-                halo_dose_apply(&halo, g, to_ref, dose, NULL, NULL);
+            if (halo->on) {
+                halo_dose_apply(halo, g, dose, NULL, NULL);
                 x0 = 0;
                 x1 = (int)g->nx - 1;
                 z1 = (int)g->nz - 1;
@@ -415,7 +403,6 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
         for (int k = 0; k < n; k++)
             spot_dose_free(&rows[k]);
     free(rows);
-    halo_dose_free(&halo);
     free(to_ref);
     free(spans);
     free(order);

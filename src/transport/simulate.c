@@ -182,6 +182,12 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
     int rc = simulate_tables_build(&st, p, g, t, media, err);
     if (rc)
         return rc;
+    /* The nuclear halo's kernels, once for the total and the spots. */
+    halo_dose halo;
+    if ((rc = halo_dose_init(&halo, p, g, t, media ? media->mm : NULL, err))) {
+        sim_tables_free(&st);
+        return rc;
+    }
     run_result_phase(r, "tables", stepper_now_s() - t0);
     const tables *one[1] = { t };
     const tables *const *mt = media ? media->mt : one;
@@ -274,26 +280,9 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         goto done;
     }
     run_result_phase(r, "download", stepper_now_s() - t0);
-    if (g->dose_planes > 1) { /* the secondary protons' dose (transport/halo_dose.h) */
+    if (halo.on) { /* the secondary protons' dose (transport/halo_dose.h) */
         t0 = stepper_now_s();
-        halo_dose halo;
-        double *to_ref = NULL;
-        const medium_map *mm = media ? media->mm : NULL;
-        if (mm && mm->cell) {
-            if (!(to_ref = malloc((size_t)g->slice * sizeof *to_ref))) {
-                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-                goto done;
-            }
-            for (int64_t c = 0; c < g->slice; c++)
-                to_ref[c] = g->density / mm->media[mm->cell[c]].density_g_cm3;
-        }
-        if ((rc = halo_dose_init(&halo, p, g, t, err))) {
-            free(to_ref);
-            goto done;
-        }
-        halo_dose_apply(&halo, g, to_ref, dose, &r->halo_released_MeV, &r->halo_deposited_MeV);
-        halo_dose_free(&halo);
-        free(to_ref);
+        halo_dose_apply(&halo, g, dose, &r->halo_released_MeV, &r->halo_deposited_MeV);
         r->halo_released_MeV /= r->initial_weight;
         r->halo_deposited_MeV /= r->initial_weight;
         run_result_phase(r, "halo", stepper_now_s() - t0);
@@ -315,8 +304,8 @@ per_spot:
                                      sizeof *dose))) /* the total kept its own */
             rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         else
-            rc = per_spot_runs(&sp, &st, t, media, mt, host, occupied, dose, part->spot_first,
-                               part->spot_count, r, err);
+            rc = per_spot_runs(&sp, &st, t, media, mt, &halo, host, occupied, dose,
+                               part->spot_first, part->spot_count, r, err);
         run_result_phase(r, "per-spot", stepper_now_s() - t0);
     }
 done:
@@ -325,6 +314,7 @@ done:
     free(occupied);
     free(dose);
     free(wdose);
+    halo_dose_free(&halo);
     sim_tables_free(&st);
     return rc;
 }
