@@ -199,14 +199,15 @@ static cudaError_t deposit_all(cuda_ctx *c, const float *psi, int moved)
 // Enqueues one step on c->stream (also used inside graph capture).
 static int enqueue_step(cuda_ctx *c, smx_error *err)
 {
-    // The energy released to secondary protons, from the state the step finds.
+    // The spectral tallies (the halo's released energy, LET, dose to water),
+    // from the state the step finds.
     if (c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY))
         CUDA_CHECK_ERR(err,
-                       release_launch(c->psi_a, c->psi_b, c->single_pass || c->media_single,
-                                      &c->state->step, c->dose, c->rel_wsum, c->d, c->rel,
-                                      c->medium_dev, c->fused || c->media_regions ? c->reg : NULL,
-                                      c->fused || c->media_regions ? c->box_a : NULL, c->stop,
-                                      c->blocks, c->stream));
+                       spectral_launch(c->psi_a, c->psi_b, c->single_pass || c->media_single,
+                                       &c->state->step, c->dose, c->tally_wsum, c->d, c->tally,
+                                       c->medium_dev, c->fused || c->media_regions ? c->reg : NULL,
+                                       c->fused || c->media_regions ? c->box_a : NULL, c->stop,
+                                       c->blocks, c->stream));
     if (c->fused)
         return enqueue_fused_step(c, err);
     if (c->media_regions)

@@ -23,7 +23,7 @@ extern "C" {
 #include "fused.cuh"
 #include "fused_media.cuh"
 #include "moments.cuh"
-#include "nuclear_release.cuh"
+#include "spectral_tally.cuh"
 #include "streaming.cuh"
 #include "window_shift.cuh"
 
@@ -50,8 +50,8 @@ struct cuda_ctx {
     double *partials_discard; // what A_theta tallies on a moment component (not a tally)
     double *dose; // [planes][slice]: the dose, then the released energy per band (grid.dose_planes)
     int planes;
-    release_tables_dev rel; // transport.nuclear: halo (nuclear_release.cuh)
-    double *rel_wsum; // [ne][slice] each bin's weight summed over directions (the release's)
+    spectral_tables_dev tally; // the dose's planes 1.. (spectral_tally.cuh)
+    double *tally_wsum; // [ne][slice] each bin's weight summed over directions (the tallies')
     float *dmap; // [nth] slices: the step's deposit per direction (deposit_path.cuh)
     path_scratch_dev paths; // the step's deposit paths
     double *partials; // [TF_COUNT][blocks]

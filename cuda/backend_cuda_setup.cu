@@ -77,9 +77,9 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     const size_t planes = g->dose_planes > 1 ? (size_t)g->dose_planes : 1;
     b += align_up((size_t)d.slice * planes * sizeof(double)) +
          align_up((size_t)d.nth * d.slice * sizeof(float));
-    if (planes > 1) { // the release tables per medium (nuclear_release.cuh)
+    if (planes > 1) { // the tallies' coefficients per medium (spectral_tally.cuh)
         const size_t nm = s ? (size_t)s->n_media : 1;
-        b += align_up(nm * ne * sizeof(double)) + align_up(nm * ne) +
+        b += align_up((planes - 1) * nm * ne * sizeof(double)) +
              align_up(ne * (size_t)d.slice * sizeof(double));
     }
     b += 2 * align_up((size_t)d.nth * sizeof(smx_path_axis)) +
@@ -426,37 +426,22 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     }
     c->planes = g->dose_planes > 1 ? g->dose_planes : 1;
     c->dose = a.take<double>(c->d.slice * c->planes);
-    if (c->planes - 1 > RELEASE_BANDS_MAX)
+    if (c->planes - 1 > SPECTRAL_PLANES_MAX || !s->tally_ready ||
+        s->tally.n_planes != c->planes - 1)
         return smx_fail(err, SMX_EXIT_RUNTIME,
-                        "internal: %d nuclear halo bands, the CUDA backend keeps at most %d",
-                        c->planes - 1, RELEASE_BANDS_MAX);
-    if (c->planes > 1) {
-        // Each medium's mean table, as the CPU's cpu_release_energy reads it.
-        const size_t nmr = (size_t)s->n_media;
-        double *rel = a.take<double>(nmr * ne);
-        signed char *band = a.take<signed char>(nmr * ne);
-        c->rel_wsum = a.take<double>(ne * (size_t)c->d.slice);
-        std::vector<double> hr(nmr * ne);
-        std::vector<signed char> hb(nmr * ne);
-        for (size_t m = 0; m < nmr; m++)
-            for (size_t i = 0; i < ne; i++) {
-                const energy_lut *l = sim_energy_lut(s, (int)m);
-                hr[m * ne + i] = l->release_MeV[i];
-                hb[m * ne + i] = (signed char)l->release_band[i];
-            }
-        if (upload_array(rel, hr.data(), nmr * ne, err) ||
-            upload_array(band, hb.data(), nmr * ne, err))
+                        "internal: %d spectral tally planes (built: %d), the CUDA backend keeps "
+                        "at most %d",
+                        c->planes - 1, s->tally.n_planes, SPECTRAL_PLANES_MAX);
+    if (c->planes > 1) { // the tallies' coefficients, as cpu_spectral_tallies reads them
+        const spectral_tallies *st = &s->tally;
+        const size_t n = (size_t)st->n_planes * st->n_media * ne;
+        double *coef = a.take<double>(n);
+        c->tally_wsum = a.take<double>(ne * (size_t)c->d.slice);
+        if (upload_array(coef, st->coef, n, err))
             return SMX_EXIT_RUNTIME;
-        c->rel = release_tables_dev{ rel, band, c->planes - 1, {} };
-        for (int b = 0; b < c->planes - 1; b++) {
-            int first = (int)ne, last = -1;
-            for (size_t k = 0; k < nmr * ne; k++)
-                if (hb[k] == b) {
-                    first = std::min(first, (int)(k % ne));
-                    last = std::max(last, (int)(k % ne));
-                }
-            c->rel.bins[b] = int2{ first, last };
-        }
+        c->tally = spectral_tables_dev{ coef, st->n_planes, st->n_media, {} };
+        for (int q = 0; q < st->n_planes; q++)
+            c->tally.bins[q] = int2{ st->first[q], st->last[q] };
     }
     c->dmap = a.take<float>(c->d.nth * c->d.slice);
     c->paths.pz = a.take<smx_path_axis>(c->d.nth);

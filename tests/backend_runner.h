@@ -38,7 +38,7 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
 {
     sim_tables st;
     void *ctx = NULL;
-    const sim_media media = { runner_mm, runner_mt };
+    const sim_media media = { runner_mm, runner_mt, NULL };
     int rc = simulate_tables_build(&st, p, g, t, runner_mm ? &media : NULL, err);
     if (rc)
         return rc;

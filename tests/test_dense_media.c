@@ -96,7 +96,7 @@ static void one_medium(const fixture *f, const char *label, const char *key, dou
         mt[1] = &f->t;
     sim_tables s;
     if (!rc && !(rc = sim_tables_build(&s, &f->p, &f->g, &f->t, &err))) {
-        rc = sim_tables_set_media(&s, &mm, mt, &err);
+        rc = sim_tables_set_media(&s, &mm, mt, NULL, &err);
         CHECK_MSG(rc == 0, "%s: %s", what, err.msg);
         if (!rc) {
             const int longest = check_lists(&s, s.n_media - 1, what);

@@ -129,7 +129,7 @@ static void compare_case(const kcase *k, int steps)
     CHECK_MSG(run_backend(&backend_cpu, &f.p, g, &f.t, k->only_op, psi0, steps, pc, dc, &rc, &e1) ==
                   0,
               "%s: cpu: %s", k->name, e1.msg);
-    /* transport.nuclear: halo: the released energy's planes too. */
+    /* The spectral tallies' planes too (the halo's released energy, LET, water). */
     const int64_t nrel = g->slice * (g->dose_planes - 1);
     double *relc = nrel && runner_release ? malloc(nrel * sizeof *relc) : NULL;
     if (relc)
@@ -277,6 +277,12 @@ static void media_cases(int quick)
           2,
           1 },
         { "media: full steps, one kernel per operator", -1, { "backend.fused=false" }, 1, 1 },
+        /* The spectral tallies of LET and the dose to water beside the halo's. */
+        { "media: full steps, LET and dose to water",
+          -1,
+          { "output.let=true", "output.dose_to_water=true" },
+          2,
+          1 },
         { "media: full steps, bilinear", -1, { "transport.streaming_scheme=bilinear" }, 1, 1 },
         { "media: full steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
         { "media: full steps, moments, one kernel per operator",
@@ -336,7 +342,7 @@ static void media_whole_run(void)
             return;
         }
         const tables *mt[3] = { &f.t, &lib[0], &lib[1] };
-        sim_media media = { &mm, mt };
+        sim_media media = { &mm, mt, NULL };
         CHECK_MSG(simulate_media(&f.p, &f.g, &f.t, &media, b ? &backend_cuda : &backend_cpu, NULL,
                                  &f.r, &f.err) == 0,
                   "%s", f.err.msg);
@@ -482,7 +488,7 @@ static spot_dose field_rows(const char *device, const char *const *extra, int ne
     if (medium_map_build(&mm, &f.p, &f.g, &f.err) || medium_tables_load(&mtab, &mm, &f.t, &f.err)) {
         CHECK_MSG(0, "media: %s", f.err.msg);
     } else {
-        sim_media media = { &mm, mtab.mt };
+        sim_media media = { &mm, mtab.mt, NULL };
         CHECK_MSG(simulate_media(&f.p, &f.g, &f.t, &media, be, NULL, &f.r, &f.err) == 0, "%s",
                   f.err.msg);
         CHECK(f.r.conservation_violations == 0);

@@ -159,7 +159,7 @@ static int run_geo(double E, const geometry *geo, int nx, double dx, double sigm
                     mm.cell[(int64_t)z * f.g.nx + x] = (uint8_t)med;
             }
     }
-    sim_media media = { &mm, mt };
+    sim_media media = { &mm, mt, NULL };
     if (!rc)
         rc = simulate_media(&f.p, &f.g, &f.t, &media, &backend_cpu, NULL, &f.r, &f.err);
     if (rc) {

@@ -34,7 +34,7 @@ static int run(fixture *f, const char *const *sets, int nsets, int dense)
     int rc = medium_map_build(&mm, &f->p, &f->g, &f->err) ||
              medium_tables_load(&mtab, &mm, &f->t, &f->err);
     if (!rc) {
-        const sim_media media = { &mm, mtab.mt };
+        const sim_media media = { &mm, mtab.mt, NULL };
         const snapshot_sink sink = { drop_snapshot, NULL };
         rc = simulate_media(&f->p, &f->g, &f->t, &media, &backend_cpu, dense ? &sink : NULL, &f->r,
                             &f->err);

@@ -147,6 +147,10 @@ int plan_check_consistency(const plan *p, smx_error *err)
                             num(p->step_mm, a), SMX_PATH_MAX_MOVE,
                             p->dz_mm < p->dx_mm ? "dz_mm" : "dx_mm", num(cell, b),
                             num(SMX_PATH_MAX_MOVE * cell, c), SMX_PATH_MAX_MOVE);
+    if (p->per_spot_let && !(p->per_spot_dose && p->let))
+        return plan_fail_at(p, err, "output.per_spot_let",
+                            "true needs output.per_spot_dose: true and output.let: true (its rows "
+                            "are each spot's LETd times its dose row); expected both, or false");
     for (int i = 0; i < plan_spot_count(p); i++) {
         plan_spot s = plan_spot_at(p, i);
         if (plan_spot_check(p, &s, err))

@@ -276,6 +276,18 @@ const plan_key plan_keys[] = {
       .default_value = "1.0e-4", .min = 0, .max = 1, .units = "",
       .doc = "per-spot values below this fraction of the spot's largest value are not stored "
              "(their sum is, per spot, in /dose/per_spot/dropped)" },
+    { .path = "output.let", .type = PT_BOOL, AT(let), .default_value = "false", .units = "",
+      .doc = "also score the primary protons' linear energy transfer per cell: dose-averaged "
+             "and track-averaged LET in keV/um (/let; docs/physics.md, \"LET\")" },
+    { .path = "output.per_spot_let", .type = PT_BOOL, AT(per_spot_let), .default_value = "false",
+      .units = "",
+      .doc = "with output.per_spot_dose and output.let: each spot's LETd times its dose, "
+             "compressed sparse rows beside /dose/per_spot (/let/per_spot_let_dose)" },
+    { .path = "output.dose_to_water", .type = PT_BOOL, AT(dose_to_water),
+      .default_value = "false", .units = "",
+      .doc = "also write the dose to water (/dose_to_water): each cell's dose to medium times "
+             "the water-to-medium mass stopping-power ratio over the local spectrum; /dose stays "
+             "the dose to medium" },
 };
 /* clang-format on */
 

@@ -81,6 +81,19 @@ int out_put_all(output *o, hid_t grp, const char *path, const dset *list, size_t
 double out_gy_per_MeV(const plan *p, const grid *g);
 /* The same for cell c of a dose map (z * nx + x), from its medium's density. */
 double out_gy_per_MeV_at(const output *o, const plan *p, const grid *g, int64_t c);
+/* Rows of spot_dose as one CSR group (output_spots.c): the values in the
+ * plan's dose unit times what the rows carry besides (units). */
+typedef struct spot_rows_out {
+    const spot_dose *rows;
+    const char *path; /* the group */
+    const char *units, *unit_name; /* "Gy", and the name suffix of peak_ and dropped_ */
+    const char *quantity; /* what a value is, in words */
+    const char *data_doc, *peak_doc, *group_doc;
+} spot_rows_out;
+int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows_out *w,
+                        smx_error *err);
+/* /let and /dose_to_water (output_let.c). */
+int out_write_let(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err);
 /* output_spots.c: /dose/per_spot, when the run has it. */
 int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r,
                        smx_error *err);

@@ -101,10 +101,12 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
                                       .axes = "z_centres_mm,x_centres_mm" },
                              NULL, err);
     if (!rc)
+        rc = out_attr_str(o, grp, "/dose", "quantity", "dose to medium", err);
+    if (!rc)
         rc = out_write_per_spot(o, p, g, r, err);
     out_close_id(&grp, H5Gclose);
     free(gy);
-    return rc;
+    return rc ? rc : out_write_let(o, p, g, r, err);
 }
 
 /* Column-major copies of the per-step balance records, one array per dataset. */

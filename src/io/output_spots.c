@@ -1,13 +1,15 @@
 /* /dose/per_spot: each spot's dose per proton (the dose-influence matrix of a
  * treatment field), as compressed sparse rows that scipy.sparse reads as they
  * are: csr_matrix((data, indices, indptr), shape=shape). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "io/output_internal.h"
 
-int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err)
+int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows_out *w,
+                        smx_error *err)
 {
-    const spot_dose *sd = &r->per_spot;
+    const spot_dose *sd = w->rows;
     if (!sd->indptr || sd->n_spots == 0)
         return 0;
     const hsize_t n = (hsize_t)sd->n_spots, nnz = (hsize_t)sd->nnz;
@@ -18,8 +20,8 @@ int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result
     if (!data || !spot) {
         free(data);
         free(spot);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose/per_spot",
-                        o->final_path);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing %s", o->final_path,
+                        w->path);
     }
     /* MeV per unit weight -> Gy per proton, rounded once to float. */
     for (hsize_t i = 0; i < nnz; i++)
@@ -37,15 +39,20 @@ int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result
             peak[k] = data[j] > peak[k] ? data[j] : peak[k];
     }
     const char *sp = "spot";
+    char peak_name[48], dropped_name[48], dropped_doc[200];
+    snprintf(peak_name, sizeof peak_name, "peak_%s", w->unit_name);
+    snprintf(dropped_name, sizeof dropped_name, "dropped_%s", w->unit_name);
+    snprintf(dropped_doc, sizeof dropped_doc,
+             "Sum over cells of each spot's %s that was not stored (below threshold times %s)",
+             w->quantity, peak_name);
     const dset list[] = {
         { .name = "data",
           .kind = V_F32,
           .rank = 1,
           .dims = { nnz },
           .data = data,
-          .units = "Gy",
-          .description =
-              "Dose per proton of the row's spot in the column's cell (values stored, row by row)" },
+          .units = w->units,
+          .description = w->data_doc },
         { .name = "indices",
           .kind = V_I32,
           .rank = 1,
@@ -93,42 +100,54 @@ int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result
           .units = "mm",
           .axes = sp,
           .description = "Each spot's lateral position" },
-        { .name = "peak_Gy",
+        { .name = peak_name,
           .kind = V_F64,
           .rank = 1,
           .dims = { n },
           .data = peak,
-          .units = "Gy",
+          .units = w->units,
           .axes = sp,
-          .description = "Each spot's largest dose per proton" },
-        { .name = "dropped_Gy",
+          .description = w->peak_doc },
+        { .name = dropped_name,
           .kind = V_F64,
           .rank = 1,
           .dims = { n },
           .data = dropped,
-          .units = "Gy",
+          .units = w->units,
           .axes = sp,
-          .description = "Sum over cells of each spot's dose per proton that was not stored (below "
-                         "threshold times peak_Gy)" },
+          .description = dropped_doc },
     };
     hid_t grp = H5I_INVALID_HID;
-    int rc = out_open_group(o, "/dose/per_spot", &grp, err);
+    int rc = out_open_group(o, w->path, &grp, err);
     if (!rc)
-        rc = out_put_all(o, grp, "/dose/per_spot", list, sizeof list / sizeof list[0], err);
+        rc = out_put_all(o, grp, w->path, list, sizeof list / sizeof list[0], err);
     if (!rc)
-        rc = out_attr_str(o, grp, "/dose/per_spot", "format", "csr", err);
+        rc = out_attr_str(o, grp, w->path, "format", "csr", err);
     if (!rc)
-        rc = out_attr_f64(o, grp, "/dose/per_spot", "threshold", sd->threshold, err);
+        rc = out_attr_f64(o, grp, w->path, "threshold", sd->threshold, err);
     if (!rc)
-        rc = out_attr_str(
-            o, grp, "/dose/per_spot", "description",
-            "Dose per proton of each spot transported alone (output.per_spot_dose), "
-            "compressed sparse rows: scipy.sparse.csr_matrix((data, indices, indptr), "
-            "shape=shape); values below threshold times the spot's peak are not stored "
-            "(their sum: dropped_Gy)",
-            err);
+        rc = out_attr_str(o, grp, w->path, "description", w->group_doc, err);
     out_close_id(&grp, H5Gclose);
     free(data);
     free(spot);
     return rc;
+}
+
+int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err)
+{
+    const spot_rows_out w = {
+        .rows = &r->per_spot,
+        .path = "/dose/per_spot",
+        .units = "Gy",
+        .unit_name = "Gy",
+        .quantity = "dose per proton",
+        .data_doc =
+            "Dose per proton of the row's spot in the column's cell (values stored, row by row)",
+        .peak_doc = "Each spot's largest dose per proton",
+        .group_doc = "Dose per proton of each spot transported alone (output.per_spot_dose), "
+                     "compressed sparse rows: scipy.sparse.csr_matrix((data, indices, indptr), "
+                     "shape=shape); values below threshold times the spot's peak are not stored "
+                     "(their sum: dropped_Gy)"
+    };
+    return out_write_spot_rows(o, p, g, &w, err);
 }

@@ -65,6 +65,25 @@ static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error 
     return 0;
 }
 
+/* The dose's planes (grid.h): the dose, the halo's bands, then the LET's
+ * and the dose to water's tallies, each only when the plan asks for it. */
+static void grid_plane_layout(grid *g, const plan *p)
+{
+    int n = 1;
+    g->halo_bands = p->nuclear == NUCLEAR_HALO ? SMX_HALO_BANDS : 0;
+    n += g->halo_bands;
+    g->plane_edep = g->plane_let_edep = g->plane_track = g->plane_water = 0;
+    if (p->let || p->dose_to_water)
+        g->plane_edep = n++;
+    if (p->let) {
+        g->plane_let_edep = n++;
+        g->plane_track = n++;
+    }
+    if (p->dose_to_water)
+        g->plane_water = n++;
+    g->dose_planes = n;
+}
+
 int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
 {
     *g = (grid){ 0 };
@@ -85,7 +104,7 @@ int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
     g->ds = p->step_mm;
     g->density = p->density_g_cm3;
     g->ncomp = p->streaming_scheme == STREAM_MOMENTS ? 4 : 1;
-    g->dose_planes = p->nuclear == NUCLEAR_HALO ? 1 + SMX_HALO_BANDS : 1;
+    grid_plane_layout(g, p);
 
     int rc;
     if (p->energy_kind == EGRID_RANGE) {

@@ -36,10 +36,22 @@ typedef struct grid {
     /* Components of the state per cell: 1, or under the moments scheme 4
      * (the weight and its moments, numerics/moments.h), each a block of cells. */
     int ncomp;
-    /* Planes of the dose map: the dose, then under transport.nuclear: halo
-     * the energy released to secondary protons in each band of the primary's
-     * energy (physics/nuclear_halo.h), each [nz][nx]. 1 otherwise. */
+    /* Planes of the dose map, each [nz][nx]: the dose (plane 0), then the
+     * spectral tallies (physics/spectral_tally.h), which each step adds from
+     * psi as it finds the cells:
+     *  - under transport.nuclear: halo, planes 1 .. halo_bands: the energy
+     *    released to secondary protons in each band of the primary's energy
+     *    (physics/nuclear_halo.h);
+     *  - with output.let or output.dose_to_water, plane_edep: the primaries'
+     *    electronic energy loss (MeV), the weight of the averages below;
+     *  - with output.let, plane_let_edep: that loss times the step's
+     *    dose-averaged LET (MeV keV/um), and plane_track: the track length (mm);
+     *  - with output.dose_to_water, plane_water: the loss times the
+     *    water-to-medium mass stopping-power ratio (MeV).
+     * A plane index of 0 means the tally is not kept. */
     int dose_planes;
+    int halo_bands;
+    int plane_edep, plane_let_edep, plane_track, plane_water;
     /* Columns of one slot, 0 = nx (no slots): a state holding several spots
      * side by side (docs/model.md, "Windows") has nx = slots * slot_nx, and
      * each slot is a domain of its own: weight that would move out of its

@@ -1,6 +1,9 @@
 #include "physics/medium_tables.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "physics/material_library.h"
 
 int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0, smx_error *err)
 {
@@ -25,8 +28,27 @@ int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0,
     return 0;
 }
 
+int medium_tables_load_water(medium_tables *mt, const medium_map *m, const plan *p, smx_error *err)
+{
+    for (int k = 0; k < m->n_materials; k++)
+        if (!strcmp(m->materials[k].name, "water")) {
+            mt->water = mt->mt[k];
+            return 0;
+        }
+    char rel[PLAN_PATH_MAX], path[PLAN_PATH_MAX];
+    int rc;
+    if (material_library_table_name("water", rel, sizeof rel))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "internal: the water table's name");
+    if ((rc = plan_resolve_data_file(p, "output.dose_to_water", rel, path, err)) ||
+        (rc = tables_load(&mt->water_owned, path, err)))
+        return rc;
+    mt->water = &mt->water_owned;
+    return 0;
+}
+
 void medium_tables_free(medium_tables *mt)
 {
+    tables_free(&mt->water_owned);
     for (int k = 1; mt->owned && k < mt->n; k++)
         tables_free(&mt->owned[k]);
     free(mt->owned);

@@ -5,6 +5,7 @@
 #define SMX_MEDIUM_TABLES_H
 
 #include "base/error.h"
+#include "input/plan.h"
 #include "physics/medium.h"
 #include "physics/tables.h"
 
@@ -12,9 +13,14 @@ typedef struct medium_tables {
     int n; /* the map's materials */
     tables *owned; /* [n]: [0] unused (the caller's) */
     const tables **mt; /* [n]: mt[0] = the caller's, mt[k] = &owned[k] */
+    const tables *water; /* medium_tables_load_water: a material named water, or water_owned */
+    tables water_owned;
 } medium_tables;
 
 int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0, smx_error *err);
+/* output.dose_to_water: the water table the ratio is taken to, that of the
+ * map's material named "water" if it has one, else the library's. */
+int medium_tables_load_water(medium_tables *mt, const medium_map *m, const plan *p, smx_error *err);
 void medium_tables_free(medium_tables *mt);
 
 #endif

@@ -200,6 +200,33 @@ static void choose_energy_form(sim_tables *s)
                  s->el.gather_reason);
 }
 
+/* The spectral tallies of the media of s (one: t) and their tables mt. */
+static int build_tallies(sim_tables *s, const tables *const *mt, const tables *water,
+                         smx_error *err)
+{
+    const grid *g = s->g;
+    spectral_tallies_free(&s->tally);
+    s->tally_ready = 0;
+    if (water) /* else the one sim_tables_build found (the plan's material, water) */
+        s->tally_water = water;
+    water = s->tally_water;
+    if (g->dose_planes < 2)
+        return (s->tally_ready = 1), 0;
+    if (g->plane_water && !water)
+        return 0; /* sim_tables_set_media brings it */
+    spectral_medium *md = malloc((size_t)s->n_media * sizeof *md);
+    if (!md)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the spectral tallies");
+    for (int m = 0; m < s->n_media; m++)
+        md[m] =
+            (spectral_medium){ sim_energy_lut(s, m), s->mm ? mt[s->mm->media[m].material] : mt[0],
+                               s->mm ? s->mm->media[m].density_g_cm3 : g->density };
+    int rc = spectral_tallies_build(&s->tally, g, s->n_media, md, water, err);
+    free(md);
+    s->tally_ready = !rc;
+    return rc;
+}
+
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
     *s = (sim_tables){ .p = p, .g = g, .n_media = 1 };
@@ -226,7 +253,7 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
     }
     rc = build_kernels(s, sig, 1, err);
     free(sig);
-    if (rc)
+    if (rc || (rc = build_tallies(s, &t, strcmp(p->material_name, "water") ? NULL : t, err)))
         goto fail;
     if ((rc = stream_table_build(&s->st, g, p->streaming_scheme, err)))
         goto fail;
@@ -240,7 +267,7 @@ fail:
 }
 
 int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *const *mt,
-                         smx_error *err)
+                         const tables *water, smx_error *err)
 {
     const plan *p = s->p;
     const grid *g = s->g;
@@ -250,7 +277,7 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
     int nm = mm->n_media;
     s->mm = mm;
     if (nm == 1)
-        return 0;
+        return build_tallies(s, mt, water, err);
     s->el_media = calloc((size_t)nm - 1, sizeof *s->el_media);
     double *sig = malloc((size_t)g->ne * nm * sizeof *sig);
     s->dither = calloc((size_t)nm - 1, sizeof *s->dither);
@@ -334,7 +361,7 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
     free(sig);
     if (!rc)
         choose_energy_form(s);
-    return rc;
+    return rc ? rc : build_tallies(s, mt, water, err);
 }
 
 void sim_tables_free(sim_tables *s)
@@ -348,6 +375,7 @@ void sim_tables_free(sim_tables *s)
     free(s->dither);
     s->dither = NULL;
     energy_lut_free(&s->el);
+    spectral_tallies_free(&s->tally);
     angle_kernels_free(&s->ak);
     stream_table_free(&s->st);
     free(s->boundary_frac);

@@ -12,6 +12,7 @@
 #include "physics/lut_energy.h"
 #include "physics/lut_stream.h"
 #include "physics/medium.h"
+#include "physics/spectral_tally.h"
 #include "physics/tables.h"
 
 /* Everything built once on the host before the step loop. */
@@ -31,14 +32,21 @@ typedef struct sim_tables {
     energy_dither_lut *dither; /* [n_media - 1]: how psi moves in media 1, 2, ... */
     int energy_gather; /* 1 = gather LUT, 0 = scatter (chosen by plan and LUT validity) */
     int stream_gather; /* 1 = gather, 0 = scatter */
+    /* The dose's planes 1.. (grid.dose_planes): what each step adds to them
+     * per (medium, bin). Under output.dose_to_water they wait for the water
+     * table: sim_tables_set_media builds them then (tally_ready). */
+    spectral_tallies tally;
+    int tally_ready;
+    const tables *tally_water; /* the water table its dose to water took (not owned) */
 } sim_tables;
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err);
 /* After sim_tables_build: the tables of every medium of mm (mt[k] is the table
- * of mm->materials[k]; mt[0] the one given to sim_tables_build). mm and the
- * tables must outlive s. A uniform map changes nothing. */
+ * of mm->materials[k]; mt[0] the one given to sim_tables_build) and water's
+ * (output.dose_to_water; may be NULL otherwise). mm and the tables must
+ * outlive s. A uniform map changes only the spectral tallies' water. */
 int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *const *mt,
-                         smx_error *err);
+                         const tables *water, smx_error *err);
 
 static inline const energy_lut *sim_energy_lut(const sim_tables *s, int m)
 {

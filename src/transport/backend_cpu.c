@@ -56,6 +56,10 @@ static int build_runs(cpu_ctx *c)
 static int cpu_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err)
 {
     const grid *g = s->g;
+    if (!s->tally_ready || s->tally.n_planes != g->dose_planes - 1)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "internal: the dose's spectral tallies were not built for its %d planes",
+                        g->dose_planes);
     cpu_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
@@ -218,7 +222,7 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     c->moved = 0;
     cpu_step_tables(c, n);
     if (c->only_op < 0 || c->only_op == OP_ENERGY)
-        cpu_release_energy(c);
+        cpu_spectral_tallies(c);
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
         if (c->only_op >= 0 && op != c->only_op)

@@ -117,7 +117,7 @@ void cpu_measure(cpu_ctx *c, double *wsum, double *esum);
 /* transport.nuclear: halo: the energy the step's non-elastic events hand to
  * secondary protons, from psi as the step finds it, added to the dose's
  * release planes (physics/nuclear_halo.h); nothing otherwise. */
-void cpu_release_energy(cpu_ctx *c);
+void cpu_spectral_tallies(cpu_ctx *c);
 /* This step's choices in the media other than the reference. */
 void cpu_step_tables(cpu_ctx *c, int64_t step);
 

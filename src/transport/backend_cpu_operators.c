@@ -559,16 +559,18 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
 
 /* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
  * and finds the front. */
-/* Per row and band: bins ascending, each bin's weight summed over its
- * directions (ascending, in double), then taken times its release by one fma:
- * the order of the CUDA kernel's cell. */
-void cpu_release_energy(cpu_ctx *c)
+/* The spectral tallies (physics/spectral_tally.h), per row and plane: bins
+ * ascending, each bin's weight summed over its directions (ascending, in
+ * double), then taken times its coefficient by one fma: the order of the CUDA
+ * kernel's cell. */
+void cpu_spectral_tallies(cpu_ctx *c)
 {
     const grid *g = c->g;
     if (g->dose_planes < 2)
         return;
     const sim_tables *s = c->s;
-    const int ne = (int)g->ne, nth = (int)g->nth, nb = g->dose_planes - 1;
+    const spectral_tallies *st = &s->tally;
+    const int ne = (int)g->ne, nth = (int)g->nth, nq = g->dose_planes - 1;
     box all = BOX_EMPTY;
     for (int ie = 0; ie < ne; ie++)
         all = box_union(all, c->box_cur[ie]);
@@ -577,10 +579,10 @@ void cpu_release_energy(cpu_ctx *c)
 #pragma omp parallel for schedule(dynamic, 4)
     for (int z = all.z0; z <= all.z1; z++) {
         double *R = c->dep_row + (int64_t)omp_get_thread_num() * g->dose_planes * g->nx;
-        double *W = R + (int64_t)nb * g->nx; /* one bin's direction sums */
-        for (int b = 0; b < nb; b++)
+        double *W = R + (int64_t)nq * g->nx; /* one bin's direction sums */
+        for (int q = 0; q < nq; q++)
             for (int x = all.x0; x <= all.x1; x++)
-                R[(int64_t)b * g->nx + x] = 0.0;
+                R[(int64_t)q * g->nx + x] = 0.0;
         for (int ie = 0; ie < ne; ie++) {
             box bx = c->box_cur[ie];
             if (box_empty(bx) || z < bx.z0 || z > bx.z1)
@@ -595,18 +597,17 @@ void cpu_release_energy(cpu_ctx *c)
                 int x0, x1;
                 if (!run_clip(c, r, bx.x0, bx.x1, &x0, &x1))
                     continue;
-                const energy_lut *mean = sim_energy_lut(s, c->run_m[r]);
-                const int b = mean->release_band[ie];
-                const double rel = mean->release_MeV[ie];
-                if (b < 0 || rel == 0.0)
-                    continue;
-                rows_fma_f64(R + (int64_t)b * g->nx + x0, W + x0, rel, x1 - x0 + 1);
+                for (int q = 1; q <= nq; q++) {
+                    const double k = spectral_coef(st, q, c->run_m[r], ie);
+                    if (k != 0.0)
+                        rows_fma_f64(R + (int64_t)(q - 1) * g->nx + x0, W + x0, k, x1 - x0 + 1);
+                }
             }
         }
-        for (int b = 0; b < nb; b++) {
-            double *d = c->dose + (1 + b) * g->slice + (int64_t)z * g->nx;
+        for (int q = 0; q < nq; q++) {
+            double *d = c->dose + (1 + q) * g->slice + (int64_t)z * g->nx;
             for (int x = all.x0; x <= all.x1; x++)
-                d[x] += R[(int64_t)b * g->nx + x];
+                d[x] += R[(int64_t)q * g->nx + x];
         }
     }
 }

@@ -77,10 +77,10 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
                    const medium_map *mm, smx_error *err)
 {
     memset(h, 0, sizeof *h);
-    if (g->dose_planes < 2)
+    if (g->halo_bands < 1)
         return 0;
     h->on = 1;
-    const int nb = g->dose_planes - 1;
+    const int nb = g->halo_bands;
     h->fz = block_of(HALO_BLOCK_Z_MM, g->dz);
     h->fx = block_of(HALO_BLOCK_X_MM, g->dx);
     /* Across the beam the blocks lie symmetric about the grid's middle (a
@@ -167,7 +167,7 @@ void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released
         *deposited = 0.0;
     if (!h->on)
         return;
-    const int nb = g->dose_planes - 1;
+    const int nb = g->halo_bands;
     const size_t n = (size_t)(h->Z * h->X);
     double rel = 0.0;
     memset(h->acc_re, 0, n * sizeof *h->acc_re);

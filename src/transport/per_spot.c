@@ -144,8 +144,9 @@ static int spot_class_build(spot_class *k, const plan *p, const grid *g, int ne,
  * run's tables; t, media: what they were built from (a class's tables); mt:
  * its materials' tables (window sizes). */
 int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t,
-                  const sim_media *media, const tables *const *mt, halo_dose *halo, float *host,
-                  grid_box *occupied, double *dose, int first, int n, run_result *r, smx_error *err)
+                  const sim_media *media, const tables *const *mt, halo_dose *halo,
+                  const spectral_maps *smaps, float *host, grid_box *occupied, double *dose,
+                  int first, int n, run_result *r, smx_error *err)
 {
     const plan q = per_spot_plan(proto_in->p);
     const plan *p = &q;
@@ -155,7 +156,9 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     const grid g0 = grid_row0(g); /* the layout of host: a source fills row 0 */
     const int n_plan = plan_spot_count(p);
     spot_dose_free(&r->per_spot);
+    spot_dose_free(&r->per_spot_let);
     r->per_spot.threshold = p->per_spot_threshold;
+    r->per_spot_let.threshold = p->per_spot_threshold;
     /* Dropped values are summed at the reference density (spot_dose). */
     double *to_ref = NULL;
     if (medium_map_to_reference(st->mm, g->density, &to_ref))
@@ -209,7 +212,11 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     int slots = 1, want = 1, ne_first = 0;
     double *wdose = NULL;
     spot_dose *rows = rc ? NULL : calloc((size_t)n, sizeof *rows);
-    if (!rc && !rows)
+    /* output.per_spot_let: each spot's LETd x dose on its dose row's cells. */
+    const int with_let = p->per_spot_let && g->plane_let_edep;
+    spot_dose *lrows = rc || !with_let ? NULL : calloc((size_t)n, sizeof *lrows);
+    double *let_d = with_let ? malloc(2 * (size_t)g->slice * sizeof *let_d) : NULL;
+    if (!rc && (!rows || (with_let && (!lrows || !let_d))))
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     double t0 = stepper_now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
     int appended = 0;
@@ -355,6 +362,14 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
                                      order[b0 + k].w0))
                 rc = smx_fail(err, SMX_EXIT_RUNTIME,
                               "out of host memory storing the dose of spot %d", spot + 1);
+            if (!rc && with_let) { /* the LET is a ratio of planes: any normalisation */
+                spectral_let(smaps, dose, let_d, let_d + g->slice);
+                lrows[spot - first].to_reference = to_ref;
+                if (spot_dose_append_like(&lrows[spot - first], 1, &rows[spot - first], 0, dose,
+                                          let_d, g->nx, 0, z1, x0, x1, order[b0 + k].w0))
+                    rc = smx_fail(err, SMX_EXIT_RUNTIME,
+                                  "out of host memory storing the LET of spot %d", spot + 1);
+            }
         }
         r->spot_window_moves += w->shifts;
         if (w->band > r->spot_window_band)
@@ -362,11 +377,14 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
         run_result_add_balance(r, &one);
         t_dose += stepper_now_s() - tc;
         while (!rc && appended < n && rows[appended].n_spots == 1) {
-            if (spot_dose_take_row(&r->per_spot, n, &rows[appended]))
+            if (spot_dose_take_row(&r->per_spot, n, &rows[appended]) ||
+                (with_let && spot_dose_take_row(&r->per_spot_let, n, &lrows[appended])))
                 rc = smx_fail(err, SMX_EXIT_RUNTIME,
                               "out of host memory storing the dose of spot %d",
                               first + appended + 1);
             spot_dose_free(&rows[appended]);
+            if (with_let)
+                spot_dose_free(&lrows[appended]);
             appended++;
             if (!rc && appended == 1)
                 rc = smx_test_fail("per-spot", err);
@@ -403,6 +421,11 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
         for (int k = 0; k < n; k++)
             spot_dose_free(&rows[k]);
     free(rows);
+    if (lrows)
+        for (int k = 0; k < n; k++)
+            spot_dose_free(&lrows[k]);
+    free(lrows);
+    free(let_d);
     free(to_ref);
     free(spans);
     free(order);

@@ -61,6 +61,14 @@ typedef struct run_result {
      * the grid (part of dose_MeV; the rest left the grid). 0 otherwise. */
     double halo_released_MeV, halo_deposited_MeV;
     spot_dose per_spot; /* empty unless the plan asks for it */
+    /* output.let: the primaries' dose-averaged and track-averaged LET per
+     * cell, keV/um ([nz][nx]; 0 where no primary lost energy). */
+    double *let_d, *let_t;
+    /* output.per_spot_let: each spot's LETd times its dose, on the cells of
+     * its per_spot row (MeV keV/um per unit initial weight). */
+    spot_dose per_spot_let;
+    /* output.dose_to_water: dose_MeV times each cell's water/medium factor. */
+    double *dose_water_MeV;
     char backend_name[32];
     char device_name[256];
     char compute_capability[16];
@@ -103,6 +111,11 @@ void run_result_add_balance(run_result *into, const run_result *from);
  * n_spots is the number of rows the caller will append (sizes the arrays on
  * the first call). */
 int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight);
+/* A row on the cells of row `row` of `like` (whose indices ascend), valued
+ * dose[i] * factor[i]; the rest of the box z0..z1, x0..x1 is dropped. */
+int spot_dose_append_like(spot_dose *sd, int n_spots, const spot_dose *like, int row,
+                          const double *dose, const double *factor, int64_t nx, int z0, int z1,
+                          int x0, int x1, double weight);
 /* The same where dose ([..][nx]) is zero outside rows z0..z1, columns x0..x1
  * (a window's part of the grid): only those cells are read. */
 int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, int64_t nx, int z0, int z1,

@@ -21,6 +21,10 @@ void run_result_free(run_result *r)
     free(r->front_depth_mm);
     free(r->dose_MeV);
     spot_dose_free(&r->per_spot);
+    free(r->let_d);
+    free(r->let_t);
+    free(r->dose_water_MeV);
+    spot_dose_free(&r->per_spot_let);
     run_result_init(r);
 }
 
@@ -210,6 +214,34 @@ int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, int64_t
     sd->dropped[row] = dropped;
     sd->weight[row] = weight;
     sd->indptr[row + 1] = sd->nnz;
+    sd->n_spots++;
+    return SMX_OK;
+}
+
+int spot_dose_append_like(spot_dose *sd, int n_spots, const spot_dose *like, int row,
+                          const double *dose, const double *factor, int64_t nx, int z0, int z1,
+                          int x0, int x1, double weight)
+{
+    const int64_t k0 = like->indptr[row], k1 = like->indptr[row + 1];
+    if (spot_dose_reserve(sd, n_spots, k1 - k0))
+        return SMX_EXIT_RUNTIME;
+    const int r = sd->n_spots;
+    double dropped = 0.0;
+    int64_t k = k0;
+    for (int64_t z = z0; z <= z1; z++)
+        for (int64_t i = z * nx + x0; i <= z * nx + x1; i++) {
+            const double v = dose[i] * factor[i];
+            if (k < k1 && like->indices[k] == i) {
+                sd->indices[sd->nnz] = (int32_t)i;
+                sd->values[sd->nnz++] = (float)v;
+                k++;
+            } else {
+                dropped += sd->to_reference ? v * sd->to_reference[i] : v;
+            }
+        }
+    sd->dropped[r] = dropped;
+    sd->weight[r] = weight;
+    sd->indptr[r + 1] = sd->nnz;
     sd->n_spots++;
     return SMX_OK;
 }

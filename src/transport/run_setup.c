@@ -47,8 +47,10 @@ int run_setup_init(run_setup *s, const run_setup_options *o, smx_error *err)
         return rc;
     /* What each cell is made of (docs/geometry.md): the one map the run
      * transports, the result file records and the dry run lists. */
-    if (o->media && ((rc = medium_map_build(&s->media, &s->p, &s->g, err)) ||
-                     (rc = medium_tables_load(&s->mtab, &s->media, &s->t, err))))
+    if (o->media &&
+        ((rc = medium_map_build(&s->media, &s->p, &s->g, err)) ||
+         (rc = medium_tables_load(&s->mtab, &s->media, &s->t, err)) ||
+         (s->p.dose_to_water && (rc = medium_tables_load_water(&s->mtab, &s->media, &s->p, err)))))
         return rc;
     if (!o->backend)
         return 0;

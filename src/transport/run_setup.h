@@ -58,7 +58,7 @@ int run_setup_input(plan *p, tables *t, grid *g, const run_setup_options *o, smx
 /* The media a run transports (simulate.h), from a set-up built with media. */
 static inline sim_media run_setup_media(const run_setup *s)
 {
-    return (sim_media){ &s->media, s->mtab.mt };
+    return (sim_media){ &s->media, s->mtab.mt, s->mtab.water };
 }
 
 #endif

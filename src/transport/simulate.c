@@ -12,6 +12,7 @@
 #include "physics/source.h"
 #include "transport/halo_dose.h"
 #include "transport/per_spot.h"
+#include "transport/spectral_maps.h"
 #include "transport/stepper.h"
 
 int simulate_expected_steps(const plan *p, const grid *g, const tables *t)
@@ -170,6 +171,31 @@ static int total_setup(stepper *sp, const sim_tables *st, const tables *const *m
     }
 }
 
+/* output.let and output.dose_to_water: the maps of the total from its
+ * dose's planes (plane 0 already per unit weight; the others are ratios). */
+static int spectral_results(const spectral_maps *sm, const double *planes, run_result *r,
+                            smx_error *err)
+{
+    const grid *g = sm->g;
+    const size_t n = (size_t)g->slice;
+    if (g->plane_let_edep) {
+        free(r->let_d);
+        free(r->let_t);
+        r->let_d = malloc(n * sizeof *r->let_d);
+        r->let_t = malloc(n * sizeof *r->let_t);
+        if (!r->let_d || !r->let_t)
+            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (the LET maps)");
+        spectral_let(sm, planes, r->let_d, r->let_t);
+    }
+    if (g->plane_water) {
+        free(r->dose_water_MeV);
+        if (!(r->dose_water_MeV = malloc(n * sizeof *r->dose_water_MeV)))
+            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (the dose to water)");
+        spectral_dose_to_water(sm, planes, r->dose_water_MeV);
+    }
+    return 0;
+}
+
 int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
                   const backend_ops *be, const snapshot_sink *out, const sim_part *part,
                   run_result *r, smx_error *err)
@@ -188,9 +214,15 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
         sim_tables_free(&st);
         return rc;
     }
-    run_result_phase(r, "tables", stepper_now_s() - t0);
     const tables *one[1] = { t };
     const tables *const *mt = media ? media->mt : one;
+    spectral_maps smaps;
+    if ((rc = spectral_maps_init(&smaps, g, media ? media->mm : NULL, mt, st.tally_water, err))) {
+        halo_dose_free(&halo);
+        sim_tables_free(&st);
+        return rc;
+    }
+    run_result_phase(r, "tables", stepper_now_s() - t0);
 
     t0 = stepper_now_s();
     stepper sp = { .p = p,
@@ -289,8 +321,10 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
     }
     for (int64_t i = 0; i < g->slice; i++)
         dose[i] /= r->initial_weight;
+    if ((rc = spectral_results(&smaps, dose, r, err)))
+        goto done;
     free(r->dose_MeV);
-    r->dose_MeV = dose; /* its release planes stay behind it, unread */
+    r->dose_MeV = dose; /* its spectral planes stay behind it, read above */
     dose = NULL;
 
 per_spot:
@@ -304,7 +338,7 @@ per_spot:
                                      sizeof *dose))) /* the total kept its own */
             rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
         else
-            rc = per_spot_runs(&sp, &st, t, media, mt, &halo, host, occupied, dose,
+            rc = per_spot_runs(&sp, &st, t, media, mt, &halo, &smaps, host, occupied, dose,
                                part->spot_first, part->spot_count, r, err);
         run_result_phase(r, "per-spot", stepper_now_s() - t0);
     }
@@ -315,6 +349,7 @@ done:
     free(dose);
     free(wdose);
     halo_dose_free(&halo);
+    spectral_maps_free(&smaps);
     sim_tables_free(&st);
     return rc;
 }

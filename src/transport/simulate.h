@@ -30,6 +30,7 @@ int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *b
 typedef struct sim_media {
     const medium_map *mm;
     const tables *const *mt;
+    const tables *water; /* output.dose_to_water: water's table (NULL: none loaded) */
 } sim_media;
 
 /* simulate() through the media of `media` (NULL: the plan's material everywhere). */

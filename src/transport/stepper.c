@@ -240,7 +240,7 @@ int simulate_tables_build(sim_tables *st, const plan *p, const grid *g, const ta
     int rc = sim_tables_build(st, p, g, t, err);
     if (rc)
         return rc;
-    if (media && (rc = sim_tables_set_media(st, media->mm, media->mt, err)))
+    if (media && (rc = sim_tables_set_media(st, media->mm, media->mt, media->water, err)))
         sim_tables_free(st);
     return rc;
 }

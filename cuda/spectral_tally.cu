@@ -1,6 +1,6 @@
-#include "nuclear_release.cuh"
+#include "spectral_tally.cuh"
 
-// Two passes, the order of cpu_release_energy: first each (bin, cell)'s
+// Two passes, the order of cpu_spectral_tallies: first each (bin, cell)'s
 // weight summed over its directions (ascending, in double), a thread per
 // (bin, cell), every load independent; then per (cell, band) the bins
 // ascending, each sum times the bin's release by one fma. Outside a bin's
@@ -8,7 +8,7 @@
 // the first pass skips it and the second adds nothing for it, as a zero
 // would add nothing.
 
-__device__ __forceinline__ bool release_holds(const box4 *boxes, int ie, int z, int x)
+__device__ __forceinline__ bool spectral_holds(const box4 *boxes, int ie, int z, int x)
 {
     if (!boxes)
         return true;
@@ -18,32 +18,33 @@ __device__ __forceinline__ bool release_holds(const box4 *boxes, int ie, int z, 
 
 // The active volume: bins lo..hi, rows z0..z1, columns x0..x1 (the whole
 // grid where the run keeps no region).
-struct release_volume {
+struct spectral_volume {
     int lo, hi, z0, z1, x0, x1;
 };
 
-__device__ __forceinline__ release_volume release_volume_of(const dev_dims &d,
-                                                            const active_regions *reg)
+__device__ __forceinline__ spectral_volume spectral_volume_of(const dev_dims &d,
+                                                              const active_regions *reg)
 {
-    release_volume v{ 0, (int)d.ne - 1, 0, (int)d.nz - 1, 0, (int)d.nx - 1 };
+    spectral_volume v{ 0, (int)d.ne - 1, 0, (int)d.nz - 1, 0, (int)d.nx - 1 };
     if (reg) {
         const box4 o = reg->occupied;
         if (box_is_empty(o) || reg->src_hi < reg->src_lo)
-            return release_volume{ 0, -1, 0, -1, 0, -1 };
-        v = release_volume{ reg->src_lo, reg->src_hi, o.z0, o.z1, o.x0, o.x1 };
+            return spectral_volume{ 0, -1, 0, -1, 0, -1 };
+        v = spectral_volume{ reg->src_lo, reg->src_hi, o.z0, o.z1, o.x0, o.x1 };
     }
     return v;
 }
 
 // Grid-stride over (bin, row, column) of the active volume: the launch is
 // sized once (graph replay), the volume read on the device.
-__global__ void release_sum_kernel(const float *__restrict__ psi_a, const float *__restrict__ psi_b,
-                                   int flip, const int64_t *step, double *wsum, dev_dims d,
-                                   const active_regions *reg, const box4 *boxes, const int *stop)
+__global__ void spectral_sum_kernel(const float *__restrict__ psi_a,
+                                    const float *__restrict__ psi_b, int flip, const int64_t *step,
+                                    double *wsum, dev_dims d, const active_regions *reg,
+                                    const box4 *boxes, const int *stop)
 {
     if (*stop)
         return;
-    const release_volume v = release_volume_of(d, reg);
+    const spectral_volume v = spectral_volume_of(d, reg);
     const int64_t nxv = v.x1 - v.x0 + 1, nzv = v.z1 - v.z0 + 1, nev = v.hi - v.lo + 1;
     if (nxv <= 0 || nzv <= 0 || nev <= 0)
         return;
@@ -52,7 +53,7 @@ __global__ void release_sum_kernel(const float *__restrict__ psi_a, const float 
     for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += stride) {
         const int x = v.x0 + (int)(u % nxv), z = v.z0 + (int)(u / nxv % nzv),
                   ie = v.lo + (int)(u / (nxv * nzv));
-        if (!release_holds(boxes, ie, z, x))
+        if (!spectral_holds(boxes, ie, z, x))
             continue;
         const int64_t c = (int64_t)z * d.px + x;
         const float *p = psi + ie * d.nth * d.slice + c;
@@ -63,43 +64,44 @@ __global__ void release_sum_kernel(const float *__restrict__ psi_a, const float 
     }
 }
 
-__global__ void release_band_kernel(const double *__restrict__ wsum, double *dose, dev_dims d,
-                                    release_tables_dev t, const unsigned char *medium,
-                                    const active_regions *reg, const box4 *boxes, const int *stop)
+__global__ void spectral_plane_kernel(const double *__restrict__ wsum, double *dose, dev_dims d,
+                                      spectral_tables_dev t, const unsigned char *medium,
+                                      const active_regions *reg, const box4 *boxes, const int *stop)
 {
     if (*stop)
         return;
-    const release_volume v = release_volume_of(d, reg);
+    const spectral_volume v = spectral_volume_of(d, reg);
     const int64_t nxv = v.x1 - v.x0 + 1, nzv = v.z1 - v.z0 + 1;
     if (nxv <= 0 || nzv <= 0 || v.hi < v.lo)
         return;
-    const int64_t n = (int64_t)t.nbands * nzv * nxv, stride = (int64_t)gridDim.x * blockDim.x;
+    const int64_t n = (int64_t)t.nplanes * nzv * nxv, stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += stride) {
         const int x = v.x0 + (int)(u % nxv), z = v.z0 + (int)(u / nxv % nzv),
-                  b = (int)(u / (nxv * nzv));
-        const int lo = max(t.bins[b].x, v.lo), hi = min(t.bins[b].y, v.hi);
+                  q = (int)(u / (nxv * nzv));
+        const int lo = max(t.bins[q].x, v.lo), hi = min(t.bins[q].y, v.hi);
         const int64_t c = (int64_t)z * d.px + x;
         const int64_t m = medium ? medium[c] : 0;
+        const double *k = t.coef + ((int64_t)q * t.n_media + m) * d.ne;
         double R = 0.0;
         for (int ie = lo; ie <= hi; ie++) {
-            const double r = t.rel[m * d.ne + ie];
-            if (t.band[m * d.ne + ie] != b || r == 0.0 || !release_holds(boxes, ie, z, x))
+            const double r = k[ie];
+            if (r == 0.0 || !spectral_holds(boxes, ie, z, x))
                 continue;
             R = __fma_rn(r, wsum[ie * d.slice + c], R);
         }
-        dose[(1 + b) * d.slice + c] += R;
+        dose[(1 + q) * d.slice + c] += R;
     }
 }
 
-cudaError_t release_launch(const float *psi_a, const float *psi_b, int flip, const int64_t *step,
-                           double *dose, double *wsum, dev_dims d, release_tables_dev t,
-                           const unsigned char *medium, const active_regions *reg,
-                           const box4 *boxes, const int *stop, int blocks, cudaStream_t s)
+cudaError_t spectral_launch(const float *psi_a, const float *psi_b, int flip, const int64_t *step,
+                            double *dose, double *wsum, dev_dims d, spectral_tables_dev t,
+                            const unsigned char *medium, const active_regions *reg,
+                            const box4 *boxes, const int *stop, int blocks, cudaStream_t s)
 {
-    release_sum_kernel<<<blocks, 256, 0, s>>>(psi_a, psi_b, flip, step, wsum, d, reg, boxes, stop);
+    spectral_sum_kernel<<<blocks, 256, 0, s>>>(psi_a, psi_b, flip, step, wsum, d, reg, boxes, stop);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
-    release_band_kernel<<<blocks, 256, 0, s>>>(wsum, dose, d, t, medium, reg, boxes, stop);
+    spectral_plane_kernel<<<blocks, 256, 0, s>>>(wsum, dose, d, t, medium, reg, boxes, stop);
     return cudaGetLastError();
 }

@@ -1,0 +1,25 @@
+// The spectral tallies (physics/spectral_tally.h): the dose's planes 1.. that
+// each step adds to from psi as it finds the cells, a coefficient per
+// (medium, bin) times the bin's weight summed over its directions (the
+// nuclear halo's released energy per band; LET's and the dose to water's
+// sums). The CPU's cpu_spectral_tallies, bit for bit.
+#pragma once
+
+#include "common.cuh"
+
+#define SPECTRAL_PLANES_MAX 12 // halo bands (physics/nuclear_halo.h) + the 4 of LET and water
+
+struct spectral_tables_dev {
+    const double *coef; // [nplanes][n_media][ne], per unit weight
+    int nplanes, n_media;
+    int2 bins[SPECTRAL_PLANES_MAX]; // each plane's bins with a non-zero coefficient (first, last)
+};
+
+// From psi as the step finds it: psi_a, or in a one-pass run psi[step & 1]
+// (flip). dose: [1 + nplanes][slice]; wsum: [ne][slice] scratch. medium:
+// [nz][px] or NULL (one medium); reg and boxes: the active region and each
+// bin's box (NULL: every cell and bin).
+cudaError_t spectral_launch(const float *psi_a, const float *psi_b, int flip, const int64_t *step,
+                            double *dose, double *wsum, dev_dims d, spectral_tables_dev t,
+                            const unsigned char *medium, const active_regions *reg,
+                            const box4 *boxes, const int *stop, int blocks, cudaStream_t s);
