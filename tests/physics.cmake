@@ -45,3 +45,7 @@ set_tests_properties(grid_convergence PROPERTIES LABELS "regression" WORKING_DIR
 # and a Monte Carlo code's energy deposit and halo share.
 add_test(halo "${SMX_BUILD}/tests/test_halo")
 set_tests_properties(halo PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+# output.let and output.dose_to_water against PSTAR, Wilkens & Oelfke's LET model and
+# PSTAR's water-to-bone stopping-power ratio; the per-spot LETd x dose rows.
+add_test(let "${SMX_BUILD}/tests/test_let")
+set_tests_properties(let PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")

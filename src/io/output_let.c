@@ -19,8 +19,9 @@ static int write_let_maps(output *o, const plan *p, const grid *g, const run_res
           .data = r->let_d,
           .units = "keV/um",
           .axes = axes,
-          .description = "LETd: the primary protons' unrestricted electronic LET in the cell's "
-                         "medium, averaged over the energy they lose there; 0 where none do" },
+          .description =
+              "LETd: the primary protons' unrestricted LET (stopping power) in the cell's "
+              "medium, averaged over the energy they lose there; 0 where none do" },
         { .name = "track_averaged_keV_um",
           .kind = V_F64,
           .rank = 2,

@@ -43,7 +43,7 @@ typedef struct grid {
      *    released to secondary protons in each band of the primary's energy
      *    (physics/nuclear_halo.h);
      *  - with output.let or output.dose_to_water, plane_edep: the primaries'
-     *    electronic energy loss (MeV), the weight of the averages below;
+     *    energy loss (MeV), the weight of the averages below;
      *  - with output.let, plane_let_edep: that loss times the step's
      *    dose-averaged LET (MeV keV/um), and plane_track: the track length (mm);
      *  - with output.dose_to_water, plane_water: the loss times the

@@ -13,9 +13,11 @@
  *    the medium, or to rest):
  *      edep      dE = E_i - E'                        MeV
  *      let_edep  int_{E'}^{E_i} L(E) dE               MeV keV/um
- *      track     the path: ds, or the residual range   mm
+ *      track     int_{E'}^{E_i} dE / L(E), the path     mm
  *      water     int_{E'}^{E_i} s_w,m(E) dE            MeV
- *    with L = rho S_el(E) the medium's unrestricted electronic LET and
+ *    with L = rho S(E) the medium's unrestricted LET (PSTAR's total stopping
+ *    power, as the transport's energy loss; its nuclear part is below 0.2 %
+ *    above 1 MeV) and
  *    s_w,m = (S/rho)_water / (S/rho)_medium. Over a step the dose-averaged
  *    LET is int L^2 dx / int L dx = int L dE / dE, so the sums give
  *    LETd = let_edep / edep, LETt = edep / track and the dose to water's

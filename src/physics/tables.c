@@ -515,11 +515,6 @@ double tables_stopping_power(const tables *t, double E_MeV)
     return t ? lookup(t, t->E_MeV, t->S_total_MeV_cm2_g, E_MeV) : NAN;
 }
 
-double tables_electronic_stopping_power(const tables *t, double E_MeV)
-{
-    return t ? lookup(t, t->E_MeV, t->S_elec_MeV_cm2_g, E_MeV) : NAN;
-}
-
 double tables_scattering_power(const tables *t, double E_MeV)
 {
     return t ? lookup(t, t->E_MeV, t->T_rad2_cm2_g, E_MeV) : NAN;

@@ -39,7 +39,6 @@ void tables_free(tables *t);
 double tables_csda_range(const tables *t, double E_MeV); /* g/cm2 */
 double tables_energy_at_range(const tables *t, double R_g_cm2); /* MeV; NAN below table */
 double tables_stopping_power(const tables *t, double E_MeV); /* MeV cm2/g */
-double tables_electronic_stopping_power(const tables *t, double E_MeV); /* MeV cm2/g: LET */
 double tables_scattering_power(const tables *t, double E_MeV); /* rad2 cm2/g */
 double tables_projected_range(const tables *t, double E_MeV); /* g/cm2 */
 

@@ -14,8 +14,8 @@ int spectral_maps_init(spectral_maps *sm, const grid *g, const medium_map *mm,
     if (!(sm->ratio_no_primary = malloc((size_t)nm * sizeof *sm->ratio_no_primary)))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (the dose to water's factors)");
     for (int m = 0; m < nm; m++)
-        sm->ratio_no_primary[m] = spectral_water_ratio(
-            water, mt[mm ? mm->media[m].material : 0], SPECTRAL_HALO_RATIO_MEV);
+        sm->ratio_no_primary[m] = spectral_water_ratio(water, mt[mm ? mm->media[m].material : 0],
+                                                       SPECTRAL_HALO_RATIO_MEV);
     return 0;
 }
 
