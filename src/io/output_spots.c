@@ -5,7 +5,8 @@
 
 #include "io/output_internal.h"
 
-int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err)
+int out_write_per_spot(output *o, const char *path, const plan *p, const grid *g,
+                       const run_result *r, smx_error *err)
 {
     const spot_dose *sd = &r->per_spot;
     if (!sd->indptr || sd->n_spots == 0)
@@ -18,8 +19,7 @@ int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result
     if (!data || !spot) {
         free(data);
         free(spot);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose/per_spot",
-                        o->final_path);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing %s", o->final_path, path);
     }
     /* MeV per unit weight -> Gy per proton, rounded once to float. */
     for (hsize_t i = 0; i < nnz; i++)
@@ -112,16 +112,16 @@ int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result
                          "threshold times peak_Gy)" },
     };
     hid_t grp = H5I_INVALID_HID;
-    int rc = out_open_group(o, "/dose/per_spot", &grp, err);
+    int rc = out_open_group(o, path, &grp, err);
     if (!rc)
-        rc = out_put_all(o, grp, "/dose/per_spot", list, sizeof list / sizeof list[0], err);
+        rc = out_put_all(o, grp, path, list, sizeof list / sizeof list[0], err);
     if (!rc)
-        rc = out_attr_str(o, grp, "/dose/per_spot", "format", "csr", err);
+        rc = out_attr_str(o, grp, path, "format", "csr", err);
     if (!rc)
-        rc = out_attr_f64(o, grp, "/dose/per_spot", "threshold", sd->threshold, err);
+        rc = out_attr_f64(o, grp, path, "threshold", sd->threshold, err);
     if (!rc)
         rc = out_attr_str(
-            o, grp, "/dose/per_spot", "description",
+            o, grp, path, "description",
             "Dose per proton of each spot transported alone (output.per_spot_dose), "
             "compressed sparse rows: scipy.sparse.csr_matrix((data, indices, indptr), "
             "shape=shape); values below threshold times the spot's peak are not stored "
