@@ -142,13 +142,10 @@ static int check_scenarios(const plan *p, smx_error *err)
             else
                 snprintf(spot, sizeof spot, "the spot at %s:%d (x_mm %s)", p->spots_path, s.line,
                          num(s.x_mm, a));
-            char key[64];
-            snprintf(key, sizeof key, "scenarios.shift_mm[%d]", j);
             return plan_fail_at(p, err, "scenarios.shift_mm",
-                                "%s: %s mm moves %s to x = %s mm, outside the domain (|x| <= %s "
-                                "mm); expected shifts that keep every spot inside the grid",
-                                key, num(p->scenario_shift_mm[j], b), spot, num(x, c),
-                                num(half, d));
+                                "entry %d, %s mm, moves %s to x = %s mm, outside the domain (|x| "
+                                "<= %s mm); expected shifts that keep every spot inside the grid",
+                                j, num(p->scenario_shift_mm[j], b), spot, num(x, c), num(half, d));
         }
     return 0;
 }
