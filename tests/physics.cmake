@@ -45,3 +45,8 @@ set_tests_properties(grid_convergence PROPERTIES LABELS "regression" WORKING_DIR
 # and a Monte Carlo code's energy deposit and halo share.
 add_test(halo "${SMX_BUILD}/tests/test_halo")
 set_tests_properties(halo PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+# Robust scenarios: (0, 0) is the nominal bit for bit, a one-cell shift moves
+# the dose one column, R80 scales with the range error, every density is
+# divided, and each scenario's per-spot rows sum to its total.
+add_test(scenarios "${SMX_BUILD}/tests/test_scenarios")
+set_tests_properties(scenarios PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
