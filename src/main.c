@@ -257,6 +257,7 @@ static void report_dry(const run_setup *s)
 {
     report_dry_run(&s->p, &s->g, &s->t, &s->media, s->mtab.mt, s->be, &s->gi,
                    simulate_expected_steps(&s->p, &s->g, &s->t));
+    report_scenarios_planned(&s->p);
     report_backend(&s->p, &s->gi, s->be, 1);
 }
 

@@ -386,3 +386,13 @@ void report_scenarios(const plan *p, const dose_figures *fig)
                  s.shift_mm, r80_text);
     }
 }
+
+void report_scenarios_planned(const plan *p)
+{
+    const int n = plan_scenario_count(p);
+    if (n < 2)
+        return;
+    printf("scenarios: %d (combine %s; the nominal, then %d more, each a run of its own on its own "
+           "densities and beam positions; /scenarios in the result)\n",
+           n, plan_choice_name("scenarios.combine", p->scenario_combine), n - 1);
+}

@@ -33,5 +33,7 @@ void report_summary(const run_result *r, const dose_figures *f);
  * and R80 (fig[i]: scenario i's figures, fig[0] the nominal's), and how far
  * each R80 lies from the nominal's. Nothing for a plan without scenarios. */
 void report_scenarios(const plan *p, const dose_figures *fig);
+/* The dry run's line about them: how many, how combined. */
+void report_scenarios_planned(const plan *p);
 
 #endif
