@@ -514,12 +514,18 @@ scenarios)
         --set 'scenarios.range_error_percent=[-5, 5]' --set 'scenarios.shift_mm=[1]' \
         --set scenarios.combine=all
     grep -q "scenarios (6, combine all" "$tmp/out" || fail "no scenario summary: $(cat "$tmp/out")"
-    expect 0 "$bin" tiny.yaml --set output.file=plain.h5 --set output.snapshot_final=false
+    expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
+        --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=plain.h5
     "$py" - scen.h5 plain.h5 <<'PY' || fail "the scenarios do not read back"
 import sys, h5py, numpy as np, scipy.sparse as sp
 with h5py.File(sys.argv[2], "r") as f:
     assert "scenarios" not in f, "a plan without scenarios wrote /scenarios"
+    plain = {k: f[k][()] for k in ("/dose/dose_Gy", "/dose/energy_deposit_MeV", "/dose/per_spot/data",
+                                   "/dose/per_spot/indices", "/summary/R80_mm")}
 with h5py.File(sys.argv[1], "r") as f:
+    # The nominal of a plan with scenarios is the plan alone, bit for bit.
+    for k, v in plain.items():
+        assert np.array_equal(f[k][()], v), k
     s = f["/scenarios"]
     r, x = s["range_error_percent"][()], s["shift_mm"][()]
     assert list(r) == [0, 0, -5, -5, 5, 5] and list(x) == [0, 1, 0, 1, 0, 1], (r, x)
