@@ -102,8 +102,7 @@ static void check_shift_one_cell(void)
         double mx = 0.0, diff = 0.0, moved = 0.0;
         for (int64_t z = 0; z < g->nz; z++)
             for (int64_t x = 5; x + 1 < g->nx - 5; x++) {
-                const double d0 = a.r.dose_MeV[z * g->nx + x],
-                             d1 = b.r.dose_MeV[z * g->nx + x + 1];
+                const double d0 = a.r.dose_MeV[z * g->nx + x], d1 = b.r.dose_MeV[z * g->nx + x + 1];
                 mx = fmax(mx, d0);
                 diff = fmax(diff, fabs(d1 - d0));
                 moved = fmax(moved, fabs(b.r.dose_MeV[z * g->nx + x] - d0)); /* unshifted */
