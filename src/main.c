@@ -1,5 +1,6 @@
 /* smx2d-sim: plan -> material tables -> grid -> backend -> step loop -> HDF5 result.
  * The whole flow of a run is run_plan() below; docs/architecture.md maps it to src/. */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,16 +90,59 @@ static int agree(const par_job *job, int rc, smx_error *err, int *agreed)
  * before any work, and by the dry run too, which also builds what the run
  * builds before its first step, so that a plan it calls valid does not fail
  * at once. */
+static run_setup_options setup_options(const cli *c, const par_job *job, int scenario)
+{
+    return (run_setup_options){ .plan_path = c->plan_path,
+                                .sets = c->sets,
+                                .n_sets = c->n_sets,
+                                .media = 1,
+                                .backend = 1,
+                                .check_memory = 1,
+                                .local_rank = job->local_rank,
+                                .scenario = scenario };
+}
+
+/* Scenarios 1.. of a robust plan (scenarios.*), each built as its run will
+ * build it (its grid, media and tables), so that a plan the reader and the
+ * dry run accept does not fail after hours of other scenarios. An MPI job of
+ * several ranks divides spots, not scenarios, yet: it refuses them. */
+static int check_scenarios(const cli *c, const par_job *job, const plan *p, smx_error *err)
+{
+    const int n = plan_scenario_count(p);
+    if (n > 1 && job->size > 1)
+        return plan_fail_at(
+            p, err,
+            p->n_scenario_range_percent ? "scenarios.range_error_percent" : "scenarios.shift_mm",
+            "%d scenarios in an MPI job of %d ranks: this build divides a field's spots over the "
+            "ranks but not yet its scenarios; expected a run in one process (without mpirun), "
+            "or no scenarios",
+            n, job->size);
+    int rc = 0;
+    for (int k = 1; k < n && !rc; k++) {
+        run_setup s;
+        run_setup_options o = setup_options(c, job, k);
+        o.backend = 0;
+        rc = run_setup_init(&s, &o, err);
+        const sim_media sm = run_setup_media(&s);
+        if (!rc && c->dry_run)
+            rc = simulate_check(&s.p, &s.g, &s.t, &sm, err);
+        if (rc) {
+            const plan_scenario sc = plan_scenario_at(&s.p, k);
+            smx_error inner = *err;
+            smx_fail(err, inner.code, "scenario %d (range %+g %%, shift %+g mm): %s", k,
+                     sc.range_error_percent, sc.shift_mm, inner.msg);
+        }
+        run_setup_free(&s);
+    }
+    return rc;
+}
+
 static int read_input(const cli *c, const par_job *job, run_setup *s, smx_error *err)
 {
-    const run_setup_options o = { .plan_path = c->plan_path,
-                                  .sets = c->sets,
-                                  .n_sets = c->n_sets,
-                                  .media = 1,
-                                  .backend = 1,
-                                  .check_memory = 1,
-                                  .local_rank = job->local_rank };
+    const run_setup_options o = setup_options(c, job, 0);
     int rc = run_setup_init(s, &o, err);
+    if (!rc)
+        rc = check_scenarios(c, job, &s->p, err);
     if (!rc && job->rank == 0 && (rc = output_check_target(s->p.output_file, s->p.overwrite, err)))
         rc = plan_blame_key(&s->p, "output.file", rc, err);
     const sim_media sm = run_setup_media(s);
@@ -136,28 +180,76 @@ static int figures_of(const run_setup *s, const run_result *r, dose_figures *f, 
     return 0;
 }
 
+/* What the scenarios of a robust plan leave for the end: each one's figures
+ * (fig[0] the nominal's, filled by write_result) and their conservation. */
+typedef struct scenario_runs {
+    dose_figures *fig; /* [plan_scenario_count] */
+    int violations; /* steps that broke conservation, over every scenario 1.. */
+    double max_weight_rel_err, max_energy_rel_err;
+} scenario_runs;
+
+/* Scenarios 1.. of a robust plan (scenarios.*; scenario 0, the nominal, is
+ * the run itself): each its own set-up (densities, beam positions, grid,
+ * media, tables) on the same kind of backend, the whole field and its spots,
+ * written into the open result as soon as it is done. */
+static int run_scenarios(const cli *c, const par_job *job, const plan *p, output *out,
+                         scenario_runs *sr, smx_error *err)
+{
+    const int n = plan_scenario_count(p);
+    int rc = 0;
+    for (int k = 1; k < n && !rc; k++) {
+        run_setup s;
+        run_result r;
+        run_result_init(&r);
+        const run_setup_options o = setup_options(c, job, k);
+        const plan_scenario sc = plan_scenario_at(p, k);
+        smx_info("\nscenario %d of %d: range error %+g %%, shift %+g mm\n", k, n - 1,
+                 sc.range_error_percent, sc.shift_mm);
+        rc = run_setup_init(&s, &o, err);
+        const sim_media sm = run_setup_media(&s);
+        if (!rc)
+            rc = simulate_part(&s.p, &s.g, &s.t, &sm, s.be, NULL, NULL, &r, err);
+        if (!rc)
+            rc = figures_of(&s, &r, &sr->fig[k], err);
+        if (!rc)
+            rc = output_write_scenario(out, k, &s.p, &s.g, &s.media, &r, err);
+        if (!rc && r.conservation_violations) {
+            sr->violations += r.conservation_violations;
+            sr->max_weight_rel_err = fmax(sr->max_weight_rel_err, r.max_weight_rel_err);
+            sr->max_energy_rel_err = fmax(sr->max_energy_rel_err, r.max_energy_rel_err);
+        }
+        run_result_free(&r);
+        run_setup_free(&s);
+    }
+    return rc;
+}
+
 static int write_result(output **out, const run_setup *s, run_result *r, const provenance *pv,
-                        smx_error *err)
+                        scenario_runs *sr, smx_error *err)
 {
     smx_test_pause("writing", &smx_interrupted);
     const double t_out = now_s();
-    dose_figures f;
+    dose_figures *f = &sr->fig[0];
     int rc;
-    if ((rc = figures_of(s, r, &f, err)) ||
-        (rc = output_write_result(*out, &s->p, &s->g, r, &f, pv, err)) ||
+    if ((rc = figures_of(s, r, f, err)) ||
+        (rc = output_write_result(*out, &s->p, &s->g, r, f, pv, err)) ||
+        (rc = output_write_scenario_index(*out, &s->p, err)) ||
         (rc = check_interrupt("while writing the result", err)) || (rc = output_commit(*out, err)))
         return rc;
     *out = NULL;
     run_result_phase(r, "output", now_s() - t_out);
-    report_summary(r, &f);
-    if (!r->conservation_violations)
+    report_summary(r, f);
+    report_scenarios(&s->p, sr->fig);
+    const int bad = r->conservation_violations + sr->violations;
+    if (!bad)
         return 0;
     return smx_fail(
         err, SMX_EXIT_RUNTIME,
-        "conservation violated in %d step%s (max weight %.3e, energy %.3e; tolerance %.0e); the result "
-        "was written and records them",
-        r->conservation_violations, r->conservation_violations == 1 ? "" : "s",
-        r->max_weight_rel_err, r->max_energy_rel_err, SMX_CONSERVATION_TOL);
+        "conservation violated in %d step%s%s (max weight %.3e, energy %.3e; tolerance %.0e); the "
+        "result was written and records them",
+        bad, bad == 1 ? "" : "s", sr->violations ? ", the scenarios' included" : "",
+        fmax(r->max_weight_rel_err, sr->max_weight_rel_err),
+        fmax(r->max_energy_rel_err, sr->max_energy_rel_err), SMX_CONSERVATION_TOL);
 }
 
 /* The dry run's report: what the plan would do, and on which backend. */
@@ -165,6 +257,7 @@ static void report_dry(const run_setup *s)
 {
     report_dry_run(&s->p, &s->g, &s->t, &s->media, s->mtab.mt, s->be, &s->gi,
                    simulate_expected_steps(&s->p, &s->g, &s->t));
+    report_scenarios_planned(&s->p);
     report_backend(&s->p, &s->gi, s->be, 1);
 }
 
@@ -189,6 +282,7 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
     run_result r;
     run_result_init(&r);
     par_field field = { 0 };
+    scenario_runs sr = { 0 };
     smx_error err = { 0 };
     output *out = NULL;
     int agreed = 0; /* err came from par_agree and names its rank */
@@ -209,6 +303,12 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
         goto end;
     }
     run_result_phase(&r, "input", now_s() - t_start);
+    sr.fig = calloc((size_t)plan_scenario_count(&s.p), sizeof *sr.fig);
+    if (!sr.fig) {
+        rc = smx_fail(&err, SMX_EXIT_RUNTIME, "out of memory for %d scenarios",
+                      plan_scenario_count(&s.p));
+        goto end;
+    }
 
     /* Transport: lookup tables, initial psi, the step loop on the backend;
      * in an MPI job, this rank's share: rank 0 the field's total dose, each
@@ -232,13 +332,20 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
         (rc = par_gather_field(job, &field, s.p.per_spot_threshold, t_wait, &pv, &r, &err)) ||
         !writer)
         goto end;
-    rc = write_result(&out, &s, &r, &pv, &err);
+    if (plan_scenario_count(&s.p) > 1) {
+        const double t_scen = now_s();
+        if ((rc = run_scenarios(c, job, &s.p, out, &sr, &err)))
+            goto end;
+        run_result_phase(&r, "scenarios", now_s() - t_scen);
+    }
+    rc = write_result(&out, &s, &r, &pv, &sr, &err);
 end:
     if (out)
         output_abort(out, s.p.keep_partial);
     par_set_cleanup(NULL, NULL);
     rc = print_error(job, rc, agreed, &err);
     par_field_free(&field);
+    free(sr.fig);
     provenance_free(&pv);
     run_result_free(&r);
     run_setup_free(&s);

@@ -10,6 +10,9 @@ set_tests_properties(cli_quickstart PROPERTIES LABELS "regression" WORKING_DIREC
 # The dose-influence matrix of a field, read back with h5py and scipy.sparse (skips without them).
 add_test(cli_per_spot /bin/sh "${SMX_ROOT}/tests/cli.sh" per_spot "${SMX_BUILD}")
 set_tests_properties(cli_per_spot PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}" SKIP_RETURN_CODE 77)
+# A field's robust scenarios, read back with h5py and scipy.sparse (skips without them).
+add_test(cli_scenarios /bin/sh "${SMX_ROOT}/tests/cli.sh" scenarios "${SMX_BUILD}")
+set_tests_properties(cli_scenarios PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}" SKIP_RETURN_CODE 77)
 # The XDMF sidecar opened and rendered by ParaView (skips without pvpython).
 add_test(cli_paraview /bin/sh "${SMX_ROOT}/tests/cli.sh" paraview "${SMX_BUILD}")
 set_tests_properties(cli_paraview PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}"

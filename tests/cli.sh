@@ -495,6 +495,59 @@ print("per-spot matrix: nnz %d, max |protons @ M - dose_Gy| %.3e Gy (bound %.3e,
 assert err <= bound, err
 PY
     ;;
+scenarios)
+    # A field's robust scenarios read the way schemas/output.md says: every
+    # scenario alike through /scenarios/NNN (000 links to the nominal), each
+    # one's rows times the protons giving its own dose_Gy (the per_spot case's
+    # bound); a plan without scenarios has no /scenarios; a bad list is exit 2
+    # and leaves no file.
+    py=/usr/bin/python3
+    [ -x "$py" ] && "$py" -c 'import h5py, scipy.sparse' 2>/dev/null || { echo "SKIP: no h5py/scipy"; exit 77; }
+    printf 'energy_MeV, x_mm, weight\n30, -2, 2e9\n25, 0, 1e9\n' > "$tmp/run/plans/spots.csv"
+    cd "$tmp/run/plans"
+    expect 2 "$bin" tiny.yaml --set 'scenarios.range_error_percent=[3, 4]' --set scenarios.combine=pairs \
+        --set output.file=bad.h5
+    grep -q "expected lists of equal length" "$tmp/out" || fail "unequal pairs not named: $(cat "$tmp/out")"
+    [ ! -e bad.h5 ] || fail "a refused plan left bad.h5"
+    expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
+        --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=scen.h5 \
+        --set 'scenarios.range_error_percent=[-5, 5]' --set 'scenarios.shift_mm=[1]' \
+        --set scenarios.combine=all
+    grep -q "scenarios (6, combine all" "$tmp/out" || fail "no scenario summary: $(cat "$tmp/out")"
+    expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
+        --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=plain.h5
+    "$py" - scen.h5 plain.h5 <<'PY' || fail "the scenarios do not read back"
+import sys, h5py, numpy as np, scipy.sparse as sp
+with h5py.File(sys.argv[2], "r") as f:
+    assert "scenarios" not in f, "a plan without scenarios wrote /scenarios"
+    plain = {k: f[k][()] for k in ("/dose/dose_Gy", "/dose/energy_deposit_MeV", "/dose/per_spot/data",
+                                   "/dose/per_spot/indices", "/summary/R80_mm")}
+with h5py.File(sys.argv[1], "r") as f:
+    # The nominal of a plan with scenarios is the plan alone, bit for bit.
+    for k, v in plain.items():
+        assert np.array_equal(f[k][()], v), k
+    s = f["/scenarios"]
+    r, x = s["range_error_percent"][()], s["shift_mm"][()]
+    assert list(r) == [0, 0, -5, -5, 5, 5] and list(x) == [0, 1, 0, 1, 0, 1], (r, x)
+    assert f["/scenarios/000/dose"] == f["/dose"], "000/dose is not /dose"
+    r80 = []
+    for i in range(len(r)):
+        g = s["%03d" % i]
+        dose = g["dose/dose_Gy"][()]
+        ps = g["per_spot"]
+        m = sp.csr_matrix((ps["data"][()], ps["indices"][()], ps["indptr"][()]), shape=tuple(ps["shape"][()]))
+        protons, peak, thr = ps["protons"][()], ps["peak_Gy"][()], ps.attrs["threshold"]
+        assert np.allclose(ps["x_mm"][()], np.array([-2, 0]) + x[i]), ps["x_mm"][()]
+        err = np.abs(np.asarray(protons @ m).ravel() - dose.ravel()).max()
+        bound = 1e-5 * dose.max() + thr * (protons * peak).sum()
+        assert err <= bound, (i, err, bound)
+        depth = dose.sum(axis=1)
+        r80.append(np.nonzero(depth >= 0.8 * depth.max())[0][-1])
+    # Longer range, deeper distal 80 % row (rows of the tiny plan's grid).
+    assert r80[2] <= r80[0] <= r80[4], r80
+print("scenarios: %d read back, distal 80 %% rows %s" % (len(r), r80))
+PY
+    ;;
 *)
     fail "unknown case $case_name"
     ;;

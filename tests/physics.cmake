@@ -49,3 +49,8 @@ set_tests_properties(halo PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SM
 # PSTAR's water-to-bone stopping-power ratio; the per-spot LETd x dose rows.
 add_test(let "${SMX_BUILD}/tests/test_let")
 set_tests_properties(let PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+# Robust scenarios: (0, 0) is the nominal bit for bit, a one-cell shift moves
+# the dose one column, R80 scales with the range error, every density is
+# divided, and each scenario's per-spot rows sum to its total.
+add_test(scenarios "${SMX_BUILD}/tests/test_scenarios")
+set_tests_properties(scenarios PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")

@@ -78,8 +78,15 @@ static int run_let(double d, let_run *o)
     snprintf(ds, sizeof ds, "transport.step_mm=%g", d);
     snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)(170.0 / d));
     snprintf(nx, sizeof nx, "grid.space.nx=%d", (int)(30.0 / d) + 1);
-    const char *sets[] = { "grid.energy.E_max_MeV=152", "beam.energy_MeV=150", "beam.sigma_x_mm=3",
-                           "output.let=true", dx, dz, ds, nz, nx };
+    const char *sets[] = { "grid.energy.E_max_MeV=152",
+                           "beam.energy_MeV=150",
+                           "beam.sigma_x_mm=3",
+                           "output.let=true",
+                           dx,
+                           dz,
+                           ds,
+                           nz,
+                           nx };
     fixture f;
     if (fixture_run(&f, NULL, sets, sizeof sets / sizeof sets[0]))
         return 1;

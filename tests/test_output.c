@@ -116,7 +116,8 @@ static void test_run_result(void)
     CHECK(r.cumulative.deposited == sum && r.cumulative.weight[1] == 500.0);
     CHECK(r.max_weight_rel_err == 1e-3);
     for (int i = 0; i < RUN_MAX_PHASES + 2; i++) {
-        char *names[] = { "a", "b", "c", "d", "e", "f", "g", "h", "i", "j" };
+        char *names[] = { "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n" };
+        _Static_assert(sizeof names / sizeof names[0] == RUN_MAX_PHASES + 2, "a name per phase");
         run_result_phase(&r, names[i], 1.0);
     }
     run_result_phase(&r, "a", 1.0);

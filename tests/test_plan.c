@@ -410,6 +410,62 @@ static void test_energy_grid_from_beam(void)
     remove(spots_path);
 }
 
+/* scenarios.*: how many scenarios each combination makes, in which order,
+ * and what a scenario changes in the plan. */
+static void test_scenarios(void)
+{
+    plan p;
+    smx_error err;
+    /* Default: none, the plan alone. */
+    CHECK(load(&p, CASES "minimal.yaml", NULL, 0, &err) == 0);
+    CHECK(plan_scenario_count(&p) == 1 && p.n_scenario_range_percent == 0 &&
+          p.n_scenario_shift_mm == 0 && p.scenario_combine == SCENARIO_SEPARATE);
+    plan_free(&p);
+
+    const char *sep[] = { "scenarios.range_error_percent=[-3.5, 3.5]",
+                          "scenarios.shift_mm=[-2.25, 2.25, 4]" };
+    CHECK(load(&p, CASES "minimal.yaml", sep, 2, &err) == 0);
+    CHECK(plan_scenario_count(&p) == 1 + 2 + 3);
+    plan_scenario a = plan_scenario_at(&p, 0), b = plan_scenario_at(&p, 2),
+                  c = plan_scenario_at(&p, 5);
+    CHECK(a.range_error_percent == 0 && a.shift_mm == 0);
+    CHECK(b.range_error_percent == 3.5 && b.shift_mm == 0);
+    CHECK(c.range_error_percent == 0 && c.shift_mm == 4);
+    plan_free(&p);
+
+    const char *all[] = { sep[0], sep[1], "scenarios.combine=all" };
+    CHECK(load(&p, CASES "minimal.yaml", all, 3, &err) == 0);
+    CHECK(plan_scenario_count(&p) == 3 * 4); /* ({0} u ranges) x ({0} u shifts) */
+    a = plan_scenario_at(&p, 0);
+    b = plan_scenario_at(&p, 1); /* range 0, the first shift */
+    c = plan_scenario_at(&p, 11); /* the last range with the last shift */
+    CHECK(a.range_error_percent == 0 && a.shift_mm == 0);
+    CHECK(b.range_error_percent == 0 && b.shift_mm == -2.25);
+    CHECK(c.range_error_percent == 3.5 && c.shift_mm == 4);
+    plan_free(&p);
+
+    const char *pairs[] = { "scenarios.range_error_percent=[0, 2]", "scenarios.shift_mm=[0, -1]",
+                            "scenarios.combine=pairs" };
+    CHECK(load(&p, CASES "minimal.yaml", pairs, 3, &err) == 0);
+    CHECK(plan_scenario_count(&p) == 3);
+    b = plan_scenario_at(&p, 2);
+    CHECK(b.range_error_percent == 2 && b.shift_mm == -1);
+    /* Scenario 2: densities over 1.02, the beam 1 mm towards -x. */
+    plan_apply_scenario(&p, 2);
+    CHECK(p.scenario_index == 2 && p.density_divisor == 1.02);
+    CHECK(p.density_g_cm3 == 1.0 / 1.02 && p.beam_x_mm == -1.0);
+    plan_free(&p);
+    /* Scenario 1, (0, 0): nothing changes. */
+    CHECK(load(&p, CASES "minimal.yaml", pairs, 3, &err) == 0);
+    plan_apply_scenario(&p, 1);
+    CHECK(p.density_g_cm3 == 1.0 && p.beam_x_mm == 0.0 && p.density_divisor == 0.0);
+    /* The lists round-trip through the resolved plan. */
+    char *text = plan_resolved_text(&p);
+    CHECK_MSG(text && strstr(text, "scenarios.shift_mm: [0, -1]"), "%s", text ? text : "");
+    free(text);
+    plan_free(&p);
+}
+
 /* ---- the table itself ---- */
 
 static void test_table_covers_struct(void)
@@ -425,6 +481,8 @@ static void test_table_covers_struct(void)
             bytes = (k->size + 1) * sizeof(int); /* the count follows the array */
         else if (k->type == PT_OP_LIST)
             bytes = k->size * sizeof(int);
+        else if (k->type == PT_REAL_LIST)
+            bytes = k->size * sizeof(double) + sizeof(int); /* the count follows the array */
         else if (k->type == PT_SHAPE_LIST)
             bytes = k->size * sizeof(plan_shape) + sizeof(int); /* the count follows the array */
         CHECK_MSG(k->offset + bytes <= end, "%s lies outside the key fields", k->path);
@@ -498,6 +556,7 @@ int main(int argc, char **argv)
     test_energy_grid_from_beam();
     test_table_covers_struct();
     test_names();
+    test_scenarios();
     plan_fixture_end(table);
     return check_report(argv[0]);
 }

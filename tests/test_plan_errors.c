@@ -23,10 +23,10 @@ static void test_error_messages(void)
           "expected the value written out" },
         { "empty.yaml",
           "tests/plan_cases/empty.yaml: the plan is empty; expected a mapping with sections "
-          "grid, material, geometry, beam, transport, backend, output" },
+          "grid, material, geometry, beam, transport, backend, output, scenarios" },
         { "top_list.yaml",
           "tests/plan_cases/top_list.yaml:2:1: the top level is a list; expected a mapping "
-          "with sections grid, material, geometry, beam, transport, backend, output" },
+          "with sections grid, material, geometry, beam, transport, backend, output, scenarios" },
         /* keys */
         { "duplicate_key.yaml",
           "tests/plan_cases/duplicate_key.yaml:5:5: grid.energy.E_max_MeV: duplicate key, "
@@ -187,6 +187,25 @@ static void test_error_messages(void)
         { "spots_correlation_alone.yaml",
           "tests/plan_cases/spots_correlation_alone.csv:2:11: correlation: a position-angle correlation needs "
           "both beam.sigma_x_mm and beam.divergence_mrad greater than 0 (beam.spots_file)" },
+        /* scenarios.*: a list of numbers each, in range; pairs of equal lists; shifts
+         * that keep the beam in the domain */
+        { "scenarios_not_a_list.yaml",
+          "tests/plan_cases/scenarios_not_a_list.yaml:9:13: scenarios.shift_mm: got a scalar '3'; "
+          "expected a list of at most 32 numbers, in mm, e.g. [-3.5, 3.5]" },
+        { "scenarios_item_not_number.yaml",
+          "tests/plan_cases/scenarios_item_not_number.yaml:9:19: scenarios.shift_mm[1]: '3' is a "
+          "quoted string; expected a number, in mm" },
+        { "scenarios_range_too_large.yaml",
+          "tests/plan_cases/scenarios_range_too_large.yaml:9:30: scenarios.range_error_percent[1]: "
+          "100 is too large; expected a number in (-50, 100) %" },
+        { "scenarios_pairs_unequal.yaml",
+          "tests/plan_cases/scenarios_pairs_unequal.yaml:9:24: scenarios.range_error_percent: "
+          "combine: pairs takes the i-th range error with the i-th shift, but range_error_percent "
+          "has 2 entries and shift_mm 1; expected lists of equal length" },
+        { "scenarios_shift_outside.yaml",
+          "tests/plan_cases/scenarios_shift_outside.yaml:9:13: scenarios.shift_mm: entry 1, 12 mm, "
+          "moves the beam (beam.x_mm 10) to x = 22 mm, outside the domain (|x| <= 20.25 mm); "
+          "expected shifts that keep every spot inside the grid" },
         /* the table file */
         { "table_missing_absolute.yaml",
           "tests/plan_cases/table_missing_absolute.yaml:7:15: material.table_file: "
@@ -277,6 +296,12 @@ static void test_set_errors(void)
     expect_set_error("transport.scattering=1",
                      "--set transport.scattering=1: transport.scattering: '1' is not a boolean; "
                      "expected true or false");
+    expect_set_error("scenarios.range_error_percent=[-50]",
+                     "--set scenarios.range_error_percent=[-50]: scenarios.range_error_percent[0]: "
+                     "-50 is too small; expected a number in (-50, 100) %");
+    expect_set_error("scenarios.combine=every",
+                     "--set scenarios.combine=every: scenarios.combine: 'every' is not allowed; "
+                     "expected one of separate, all, pairs");
     /* Cross-field errors name the --set that caused them. */
     expect_set_error("grid.energy.E_cutoff_MeV=0.5",
                      "--set grid.energy.E_cutoff_MeV=0.5: grid.energy.E_cutoff_MeV: 0.5 is below "

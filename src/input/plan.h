@@ -17,6 +17,7 @@
 #define PLAN_MAX_SNAPSHOTS 256
 #define PLAN_ORDER_MAX 3
 #define PLAN_MAX_SHAPES 64
+#define PLAN_MAX_SCENARIO_VALUES 32 /* per list of scenarios.*: up to 33 x 33 combined */
 
 enum energy_grid_kind { EGRID_RANGE = 0, EGRID_UNIFORM = 1 };
 enum angle_mode { ANGLE_WINDOW = 0, ANGLE_FULL = 1 };
@@ -39,6 +40,8 @@ enum variant_stream {
     VAR_S_FALLBACK = 4
 };
 enum early_exit_mode { EARLY_EXIT_OFF = 0, EARLY_EXIT_FIXED = 1, EARLY_EXIT_ADAPTIVE = 2 };
+/* scenarios.combine: how the range errors and shifts make scenarios (plan_scenarios.c). */
+enum scenario_combine { SCENARIO_SEPARATE = 0, SCENARIO_ALL = 1, SCENARIO_PAIRS = 2 };
 
 /* Where a value came from, for error messages naming file:line:col. */
 typedef struct plan_loc {
@@ -130,6 +133,12 @@ typedef struct plan {
     int let; /* score LETd and LETt per cell (the dose's spectral planes, grid.h) */
     int per_spot_let; /* each spot's LETd x dose row beside its dose row */
     int dose_to_water; /* also the dose to water, from the local water/medium ratio */
+    /* scenarios (robust planning; docs/planning.md) */
+    double scenario_range_percent[PLAN_MAX_SCENARIO_VALUES]; /* +r: range r % longer */
+    int n_scenario_range_percent;
+    double scenario_shift_mm[PLAN_MAX_SCENARIO_VALUES]; /* +s: the beam moves +s mm in x */
+    int n_scenario_shift_mm;
+    int scenario_combine; /* enum scenario_combine */
 
     /* Not keys: facts about where the plan came from. */
     char path[PLAN_PATH_MAX]; /* plan file as given */
@@ -146,6 +155,12 @@ typedef struct plan {
     char *yaml_text; /* verbatim file contents (owned) */
     size_t yaml_len;
     plan_loc *loc; /* one per plan_keys[] entry (owned) */
+    /* The scenario this plan was turned into (plan_apply_scenario): 0 the
+     * nominal; density_divisor 1 + r/100 of its range error (0 or 1: none),
+     * which the medium map applies to the densities the plan does not hold as
+     * numbers (a library material's nominal density, the map's, the CT's). */
+    int scenario_index;
+    double density_divisor;
 } plan;
 
 /* ---- the schema table ---- */
@@ -158,7 +173,8 @@ enum plan_type {
     PT_INT_LIST,
     PT_INT_OR_AUTO,
     PT_OP_LIST,
-    PT_SHAPE_LIST /* a list of mappings, each one plan_shape (fields: plan_shape_fields[]) */
+    PT_SHAPE_LIST, /* a list of mappings, each one plan_shape (fields: plan_shape_fields[]) */
+    PT_REAL_LIST /* a list of numbers, each checked against min and max */
 };
 
 typedef struct plan_key {
@@ -176,8 +192,8 @@ typedef struct plan_key {
 } plan_key;
 /* default_value "" marks a key that is optional but has no default: it stays 0
  * unless given, and a cross-field rule decides whether it is needed (n_bins of a
- * uniform energy grid). Lists (PT_INT_LIST) keep their count in the int right
- * after the array; size is their capacity in elements, for strings in bytes. */
+ * uniform energy grid). Lists (PT_INT_LIST, PT_REAL_LIST) keep their count in the
+ * int right after the array; size is their capacity in elements, for strings in bytes. */
 
 extern const plan_key plan_keys[];
 extern const size_t plan_key_count;
@@ -246,6 +262,21 @@ int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err);
  * beam.* spot, at the spot's line of the spot file otherwise. */
 int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_error *err,
                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* The scenarios of a robust plan (scenarios.*, plan_scenarios.c): scenario 0
+ * is the nominal plan; 1 when the plan has none. */
+typedef struct plan_scenario {
+    double range_error_percent; /* +r: every density divided by 1 + r/100 */
+    double shift_mm; /* +s: every spot (and beam.x_mm) moved by +s mm in x */
+} plan_scenario;
+int plan_scenario_count(const plan *p);
+plan_scenario plan_scenario_at(const plan *p, int i);
+/* Turns the loaded nominal plan p into its scenario i (0: unchanged): the
+ * background's and the shapes' densities divided by 1 + r/100 (and
+ * density_divisor set for the medium map), beam.x_mm and every spot's x_mm
+ * moved by s. The reader has checked that every scenario keeps its spots in
+ * the domain. */
+void plan_apply_scenario(plan *p, int i);
 
 /* Index of a key path in plan_keys[], or -1. */
 int plan_key_index(const char *path);

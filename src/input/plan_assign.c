@@ -205,6 +205,46 @@ static int shape_field(loader *L, const plan_field *f, const char *name, const y
     }
 }
 
+/* A list of numbers (scenarios.*), each judged on its own against the row's
+ * range: "scenarios.shift_mm[1]: 'x' is not a number; expected a number, in mm".
+ * Parsed into a scratch list first: a bad entry leaves the plan as it was. */
+static int assign_real_list(loader *L, const plan_key *k, const yt_node *v, double *out,
+                            const char *expected)
+{
+    char shown[SHOW_MAX + 4], name[128], range[100], item_expected[300];
+    if (yt_is_null(v))
+        return loader_fail(L, v, "%s: no value; expected %s", k->path, expected);
+    if (v->kind == YT_SCALAR)
+        return loader_fail(L, v, "%s: got a scalar '%s'; expected %s", k->path,
+                           plan_show_node(v, shown, sizeof shown), expected);
+    if (v->kind != YT_SEQUENCE)
+        return loader_fail(L, v, "%s: got %s; expected %s", k->path, yt_kind_name(v), expected);
+    if (v->n > k->size)
+        return loader_fail(L, v, "%s: the list has %zu entries; expected %s", k->path, v->n,
+                           expected);
+    double tmp[PLAN_MAX_SCENARIO_VALUES];
+    if (v->n > PLAN_MAX_SCENARIO_VALUES)
+        return loader_fail(L, v, "%s: list longer than the reader's buffer", k->path);
+    plan_range_text(k, range, sizeof range);
+    snprintf(item_expected, sizeof item_expected, "a number%s%s%s", range,
+             range[0] ? (k->units[0] ? " " : "") : (k->units[0] ? ", in " : ""), k->units);
+    for (size_t i = 0; i < v->n; i++) {
+        const yt_node *item = v->items[i];
+        snprintf(name, sizeof name, "%s[%zu]", k->path, i);
+        double x;
+        if (scalar_number(L, name, item, item_expected, &x, shown))
+            return SMX_EXIT_INPUT;
+        int side = isfinite(x) ? plan_range_side(k, x) : (x > 0 ? 1 : -1);
+        if (side)
+            return loader_fail(L, item, "%s: %s is too %s; expected %s", name, shown,
+                               side < 0 ? "small" : "large", item_expected);
+        tmp[i] = x;
+    }
+    memcpy(out, tmp, v->n * sizeof *tmp);
+    *(int *)(void *)(out + k->size) = (int)v->n;
+    return 0;
+}
+
 /* geometry.shapes: a list of mappings, each checked against plan_shape_fields[]. */
 static int assign_shapes(loader *L, const plan_key *k, const yt_node *v, plan_shape *out,
                          int *count)
@@ -335,6 +375,8 @@ int plan_assign(loader *L, int ki, const yt_node *v)
                                shown, v->len, k->size - 1);
         memcpy(base, v->text, v->len + 1);
         return 0;
+    case PT_REAL_LIST:
+        return assign_real_list(L, k, v, (double *)(void *)base, expected);
     case PT_SHAPE_LIST:
         return assign_shapes(L, k, v, (plan_shape *)(void *)base,
                              (int *)(void *)(base + k->size * sizeof(plan_shape)));

@@ -1,6 +1,7 @@
 /* What single values cannot show: required keys that are missing, and the
  * rules that tie keys together (energy grid, beam inside the grid, ...). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "input/plan_internal.h"
@@ -112,6 +113,43 @@ static int check_geometry(const plan *p, smx_error *err)
     return 0;
 }
 
+/* scenarios.*: pairs need lists of one length, and every shift must keep
+ * every spot in the domain (the nominal's own rule, plan_spot_check), so that
+ * no scenario fails after the others have run. */
+static int check_scenarios(const plan *p, smx_error *err)
+{
+    char a[40], b[40], c[40], d[40];
+    if (p->scenario_combine == SCENARIO_PAIRS &&
+        p->n_scenario_range_percent != p->n_scenario_shift_mm)
+        return plan_fail_at(p, err,
+                            p->n_scenario_range_percent < p->n_scenario_shift_mm
+                                ? "scenarios.shift_mm"
+                                : "scenarios.range_error_percent",
+                            "combine: pairs takes the i-th range error with the i-th shift, but "
+                            "range_error_percent has %d entries and shift_mm %d; expected lists of "
+                            "equal length",
+                            p->n_scenario_range_percent, p->n_scenario_shift_mm);
+    const double half = 0.5 * p->nx * p->dx_mm;
+    for (int j = 0; j < p->n_scenario_shift_mm; j++)
+        for (int i = 0; i < plan_spot_count(p); i++) {
+            const plan_spot s = plan_spot_at(p, i);
+            const double x = s.x_mm + p->scenario_shift_mm[j];
+            if (fabs(x) <= half)
+                continue;
+            char spot[PLAN_PATH_MAX + 100];
+            if (s.line == 0)
+                snprintf(spot, sizeof spot, "the beam (beam.x_mm %s)", num(s.x_mm, a));
+            else
+                snprintf(spot, sizeof spot, "the spot at %s:%d (x_mm %s)", p->spots_path, s.line,
+                         num(s.x_mm, a));
+            return plan_fail_at(p, err, "scenarios.shift_mm",
+                                "entry %d, %s mm, moves %s to x = %s mm, outside the domain (|x| "
+                                "<= %s mm); expected shifts that keep every spot inside the grid",
+                                j, num(p->scenario_shift_mm[j], b), spot, num(x, c), num(half, d));
+        }
+    return 0;
+}
+
 int plan_check_consistency(const plan *p, smx_error *err)
 {
     char a[40], b[40], c[40];
@@ -156,6 +194,8 @@ int plan_check_consistency(const plan *p, smx_error *err)
         if (plan_spot_check(p, &s, err))
             return SMX_EXIT_INPUT;
     }
+    if (check_scenarios(p, err))
+        return SMX_EXIT_INPUT;
     return check_geometry(p, err);
 }
 

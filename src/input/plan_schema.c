@@ -23,6 +23,14 @@ _Static_assert(offsetof(plan, n_snapshot_steps) ==
                    offsetof(plan, snapshot_steps) + sizeof(((plan *)0)->snapshot_steps),
                "n_snapshot_steps must follow snapshot_steps");
 
+_Static_assert(offsetof(plan, n_scenario_range_percent) ==
+                   offsetof(plan, scenario_range_percent) +
+                       sizeof(((plan *)0)->scenario_range_percent),
+               "n_scenario_range_percent must follow scenario_range_percent");
+_Static_assert(offsetof(plan, n_scenario_shift_mm) ==
+                   offsetof(plan, scenario_shift_mm) + sizeof(((plan *)0)->scenario_shift_mm),
+               "n_scenario_shift_mm must follow scenario_shift_mm");
+
 /* A data table, laid out by hand. */
 /* clang-format off */
 const plan_key plan_keys[] = {
@@ -288,6 +296,26 @@ const plan_key plan_keys[] = {
       .doc = "also write the dose to water (/dose_to_water): each cell's dose to medium times "
              "the water-to-medium mass stopping-power ratio over the local spectrum; /dose stays "
              "the dose to medium" },
+
+    /* ---- scenarios (robust planning, docs/planning.md) ---- */
+    /* -50 < r < 100: a density at most doubles or halves. Real range
+     * uncertainties are a few percent; beyond a factor of two the scenario is
+     * no longer a perturbation of the plan but another plan, and r <= -100
+     * would make densities infinite or negative. */
+    { .path = "scenarios.range_error_percent", .type = PT_REAL_LIST,
+      LIST_AT(scenario_range_percent), .default_value = "[]", .min = -50, .min_exclusive = 1,
+      .max = 100, .max_exclusive = 1, .units = "%",
+      .doc = "range errors: +r makes the beam's range r % longer by dividing every density "
+             "(background, shapes, map, CT) by 1 + r/100; one scenario each (see combine)" },
+    { .path = "scenarios.shift_mm", .type = PT_REAL_LIST, LIST_AT(scenario_shift_mm),
+      .default_value = "[]", NO_MIN, NO_MAX, .units = "mm",
+      .doc = "setup errors: +s moves the beam (every spot) by +s mm in x, i.e. the patient "
+             "by -s; one scenario each (see combine)" },
+    { .path = "scenarios.combine", .type = PT_ENUM, AT(scenario_combine),
+      .default_value = "separate", .choices = "separate|all|pairs", .units = "",
+      .doc = "separate = the nominal, then each range error alone, then each shift alone; "
+             "all = every (range, shift) pair including 0 for each, nominal first; pairs = "
+             "the i-th range error with the i-th shift (equal lists), after the nominal" },
 };
 /* clang-format on */
 

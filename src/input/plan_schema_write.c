@@ -290,6 +290,21 @@ static void json_key(FILE *f, const plan_key *k, const plan *defaults, int level
         indent(f, level);
         fprintf(f, "\"maxItems\": %zu,\n", k->size);
         break;
+    case PT_REAL_LIST:
+        indent(f, level);
+        fputs("\"type\": \"array\",\n", f);
+        indent(f, level);
+        fputs("\"items\": {\n", f);
+        indent(f, level + 1);
+        fputs("\"type\": \"number\",\n", f);
+        json_bounds(f, k, level + 1);
+        indent(f, level + 1);
+        fprintf(f, "\"description\": \"a value in %s\"\n", k->units);
+        indent(f, level);
+        fputs("},\n", f);
+        indent(f, level);
+        fprintf(f, "\"maxItems\": %zu,\n", k->size);
+        break;
     case PT_SHAPE_LIST:
         json_shape_items(f, k, level);
         break;

@@ -143,6 +143,10 @@ void plan_key_expected(const plan_key *k, char *buf, size_t n)
         plan_choices_text(k->choices, list, sizeof list);
         snprintf(buf, n, "a list holding each of %s once", list);
         break;
+    case PT_REAL_LIST:
+        snprintf(buf, n, "a list of at most %zu numbers%s%s%s, e.g. [-3.5, 3.5]", k->size, range,
+                 range[0] ? sp : (k->units[0] ? ", in " : ""), k->units);
+        break;
     case PT_SHAPE_LIST:
         snprintf(buf, n,
                  "a list of at most %zu shapes, each a mapping such as {material: bone_compact, "
@@ -273,6 +277,17 @@ void plan_write_value(FILE *f, const plan *p, const plan_key *k, int json)
         fputc('[', f);
         for (int i = 0; i < count; i++)
             fprintf(f, "%s%d", i ? ", " : "", ints[i]);
+        fputc(']', f);
+        break;
+    }
+    case PT_REAL_LIST: {
+        const double *v = (const double *)(const void *)base;
+        int count = *(const int *)(const void *)(v + k->size);
+        fputc('[', f);
+        for (int i = 0; i < count; i++) {
+            plan_format_real(v[i], num, sizeof num);
+            fprintf(f, "%s%s", i ? ", " : "", num);
+        }
         fputc(']', f);
         break;
     }

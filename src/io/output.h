@@ -18,7 +18,7 @@
 #include "transport/run.h"
 
 #define OUTPUT_FILETYPE "smx2d-sim result"
-#define OUTPUT_FORMAT_VERSION "1.3"
+#define OUTPUT_FORMAT_VERSION "1.4"
 
 typedef struct output output;
 
@@ -36,6 +36,16 @@ int output_write_snapshot(output *o, const grid *g, int step, const float *psi, 
 /* Dose, tallies, run summary (fig: the dose's figures, dose_figures_of) and provenance. */
 int output_write_result(output *o, const plan *p, const grid *g, const run_result *r,
                         const dose_figures *fig, const provenance *pv, smx_error *err);
+/* Scenario `index` (1 .. plan_scenario_count - 1) of a robust plan, from its
+ * own set-up (p, g, media: the scenario's plan, grid and medium map) and run:
+ * /scenarios/NNN/dose laid out as /dose, /scenarios/NNN/per_spot as
+ * /dose/per_spot. After output_write_setup. */
+int output_write_scenario(output *o, int index, const plan *p, const grid *g,
+                          const medium_map *media, const run_result *r, smx_error *err);
+/* /scenarios/range_error_percent and shift_mm (row 0 the nominal) and
+ * /scenarios/000, hard links to the nominal's /dose and /dose/per_spot; after
+ * output_write_result. Nothing for a plan without scenarios. */
+int output_write_scenario_index(output *o, const plan *p, smx_error *err);
 /* Closes, renames into place and writes the XDMF sidecar "<final minus .h5>.xdmf". */
 int output_commit(output *o, smx_error *err);
 void output_abort(output *o, int keep_partial);

@@ -94,9 +94,15 @@ int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows
                         smx_error *err);
 /* /let and /dose_to_water (output_let.c). */
 int out_write_let(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err);
-/* output_spots.c: /dose/per_spot, when the run has it. */
-int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r,
-                       smx_error *err);
+/* output_spots.c: the per-spot matrix (/dose/per_spot, a scenario's
+ * /scenarios/NNN/per_spot) into the group at path, when the run has it. */
+int out_write_per_spot(output *o, const char *path, const plan *p, const grid *g,
+                       const run_result *r, smx_error *err);
+/* output_result.c: the dose group (/dose, a scenario's /scenarios/NNN/dose) at
+ * path, in MeV and Gy of the cells' masses (o->media), and the per-spot
+ * matrix at spots_path. */
+int out_write_dose(output *o, const char *path, const char *spots_path, const plan *p,
+                   const grid *g, const run_result *r, smx_error *err);
 /* output_ranks.c: /mpi, the processes of an MPI job (pv->n_ranks > 0). */
 int out_write_ranks(output *o, const provenance *pv, smx_error *err);
 /* output_file.c */

@@ -8,8 +8,11 @@
 #include "io/output_internal.h"
 #include "report/analysis.h"
 
-static int write_dose(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err)
+int out_write_dose(output *o, const char *path, const char *spots_path, const plan *p,
+                   const grid *g, const run_result *r, smx_error *err)
 {
+    char where[128]; /* the dose_Gy dataset, for the messages */
+    snprintf(where, sizeof where, "%s/dose_Gy", path);
     size_t cells = (size_t)(g->nz * g->nx);
     double slab = p->slab_thickness_mm, rho = g->density;
     if (!(slab > 0) || !(rho > 0) || !(g->dx > 0) || !(g->dz > 0))
@@ -27,19 +30,19 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
         protons += plan_spot_at(p, k).weight;
     double *gy = malloc(2 * cells * sizeof *gy), *gy1 = gy + cells;
     if (!gy)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose", o->final_path);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing %s", o->final_path, path);
     for (size_t i = 0; i < cells; i++) {
         gy1[i] = r->dose_MeV[i] * out_gy_per_MeV_at(o, p, g, (int64_t)i);
         gy[i] = gy1[i] * protons;
     }
 
     hid_t grp = H5I_INVALID_HID, ds = H5I_INVALID_HID;
-    int rc = out_open_group(o, "/dose", &grp, err);
+    int rc = out_open_group(o, path, &grp, err);
     const hsize_t nz = (hsize_t)g->nz, nx = (hsize_t)g->nx;
     if (!rc)
         rc = out_put_dataset(o,
                              &(dset){ .parent = grp,
-                                      .parent_path = "/dose",
+                                      .parent_path = path,
                                       .name = "energy_deposit_MeV",
                                       .kind = V_F64,
                                       .rank = 2,
@@ -53,7 +56,7 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
     if (!rc)
         rc = out_put_dataset(o,
                              &(dset){ .parent = grp,
-                                      .parent_path = "/dose",
+                                      .parent_path = path,
                                       .name = "dose_Gy",
                                       .kind = V_F64,
                                       .rank = 2,
@@ -67,25 +70,25 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
                                       .axes = "z_centres_mm,x_centres_mm" },
                              &ds, err);
     if (!rc)
-        rc = out_attr_f64(o, ds, "/dose/dose_Gy", "slab_thickness_mm", slab, err);
+        rc = out_attr_f64(o, ds, where, "slab_thickness_mm", slab, err);
     /* With media the mass is each cell's own: no one density converts the
      * whole map, so the attribute is NaN and `density` says where they are. */
     const int per_cell = o->media && o->media->cell;
     if (!rc)
-        rc = out_attr_f64(o, ds, "/dose/dose_Gy", "density_g_cm3", per_cell ? NAN : rho, err);
+        rc = out_attr_f64(o, ds, where, "density_g_cm3", per_cell ? NAN : rho, err);
     if (!rc)
-        rc = out_attr_str(o, ds, "/dose/dose_Gy", "density",
+        rc = out_attr_str(o, ds, where, "density",
                           per_cell
                               ? "per cell: /geometry/density_g_cm3 (attribute density_g_cm3 is NaN)"
                               : "uniform: attribute density_g_cm3, the plan's material",
                           err);
     if (!rc)
-        rc = out_attr_f64(o, ds, "/dose/dose_Gy", "protons", protons, err);
-    rc = out_close_dataset(o, &ds, "/dose/dose_Gy", rc, err);
+        rc = out_attr_f64(o, ds, where, "protons", protons, err);
+    rc = out_close_dataset(o, &ds, where, rc, err);
     if (!rc)
         rc = out_put_dataset(o,
                              &(dset){ .parent = grp,
-                                      .parent_path = "/dose",
+                                      .parent_path = path,
                                       .name = "dose_Gy_per_proton",
                                       .kind = V_F64,
                                       .rank = 2,
@@ -101,12 +104,12 @@ static int write_dose(output *o, const plan *p, const grid *g, const run_result 
                                       .axes = "z_centres_mm,x_centres_mm" },
                              NULL, err);
     if (!rc)
-        rc = out_attr_str(o, grp, "/dose", "quantity", "dose to medium", err);
+        rc = out_attr_str(o, grp, path, "quantity", "dose to medium", err);
     if (!rc)
-        rc = out_write_per_spot(o, p, g, r, err);
+        rc = out_write_per_spot(o, spots_path, p, g, r, err);
     out_close_id(&grp, H5Gclose);
     free(gy);
-    return rc ? rc : out_write_let(o, p, g, r, err);
+    return rc;
 }
 
 /* Column-major copies of the per-step balance records, one array per dataset. */
@@ -526,7 +529,9 @@ static int result_impl(output *o, const plan *p, const grid *g, const run_result
 {
     int rc = out_ready(o, g, err, "output_write_result");
     if (!rc)
-        rc = write_dose(o, p, g, r, err);
+        rc = out_write_dose(o, "/dose", "/dose/per_spot", p, g, r, err);
+    if (!rc) /* the nominal's LET and dose to water */
+        rc = out_write_let(o, p, g, r, err);
     if (!rc)
         rc = write_summary(o, r, fig, err);
     if (!rc)

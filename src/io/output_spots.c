@@ -133,11 +133,12 @@ int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows
     return rc;
 }
 
-int out_write_per_spot(output *o, const plan *p, const grid *g, const run_result *r, smx_error *err)
+int out_write_per_spot(output *o, const char *path, const plan *p, const grid *g,
+                       const run_result *r, smx_error *err)
 {
     const spot_rows_out w = {
         .rows = &r->per_spot,
-        .path = "/dose/per_spot",
+        .path = path,
         .units = "Gy",
         .unit_name = "Gy",
         .quantity = "dose per proton",

@@ -362,3 +362,37 @@ void report_summary(const run_result *r, const dose_figures *fig)
         for (char *line = strtok(warn, "\n"); line; line = strtok(NULL, "\n"))
             smx_warn("%s\n", line);
 }
+
+void report_scenarios(const plan *p, const dose_figures *fig)
+{
+    const int n = plan_scenario_count(p);
+    if (n < 2)
+        return;
+    smx_info("\nscenarios (%d, combine %s; R80 of the laterally integrated dose)\n", n,
+             plan_choice_name("scenarios.combine", p->scenario_combine));
+    for (int i = 0; i < n; i++) {
+        const plan_scenario s = plan_scenario_at(p, i);
+        const double r80 = fig[i].r80_mm, r0 = fig[0].r80_mm;
+        char r80_text[64];
+        if (!isfinite(r80))
+            snprintf(r80_text, sizeof r80_text, "undefined");
+        else if (i == 0 || !isfinite(r0))
+            snprintf(r80_text, sizeof r80_text, "%.3f mm%s", r80, i == 0 ? " (nominal)" : "");
+        else
+            /* no "-0.000" for a scenario that does not move the range */
+            snprintf(r80_text, sizeof r80_text, "%.3f mm (%+.3f mm)", r80,
+                     fabs(r80 - r0) < 5e-4 ? 0.0 : r80 - r0);
+        smx_info("  %03d  range %+6.2f %%  shift %+7.2f mm  R80 %s\n", i, s.range_error_percent,
+                 s.shift_mm, r80_text);
+    }
+}
+
+void report_scenarios_planned(const plan *p)
+{
+    const int n = plan_scenario_count(p);
+    if (n < 2)
+        return;
+    printf("scenarios: %d (combine %s; the nominal, then %d more, each a run of its own on its own "
+           "densities and beam positions; /scenarios in the result)\n",
+           n, plan_choice_name("scenarios.combine", p->scenario_combine), n - 1);
+}

@@ -29,5 +29,11 @@ void report_media(FILE *f, const medium_map *m);
  * stop reason, conservation, wall time; then a warning for what the grid cut
  * off (report/analysis.h, summary_warnings). */
 void report_summary(const run_result *r, const dose_figures *f);
+/* A robust plan's scenarios (scenarios.*), one line each: range error, shift
+ * and R80 (fig[i]: scenario i's figures, fig[0] the nominal's), and how far
+ * each R80 lies from the nominal's. Nothing for a plan without scenarios. */
+void report_scenarios(const plan *p, const dose_figures *fig);
+/* The dry run's line about them: how many, how combined. */
+void report_scenarios_planned(const plan *p);
 
 #endif

@@ -17,7 +17,7 @@ enum run_stop_reason {
     STOP_FAILED = 4
 };
 
-#define RUN_MAX_PHASES 8
+#define RUN_MAX_PHASES 12
 
 /* Per-spot dose (output.per_spot_dose): one row per spot, one column per dose
  * cell (z * nx + x), compressed sparse rows. A spot's values below threshold

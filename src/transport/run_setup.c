@@ -33,6 +33,14 @@ int run_setup_input(plan *p, tables *t, grid *g, const run_setup_options *o, smx
     int rc = load_plan(p, o, err);
     if (rc)
         return rc;
+    /* A scenario changes densities and positions before anything is built
+     * from them: the grid's energy axis, the media and every table follow. */
+    if (o->scenario > 0) {
+        if (o->scenario >= plan_scenario_count(p))
+            return smx_fail(err, SMX_EXIT_RUNTIME, "internal: scenario %d of a plan with %d",
+                            o->scenario, plan_scenario_count(p));
+        plan_apply_scenario(p, o->scenario);
+    }
     smx_test_pause("input", &smx_interrupted);
     if ((rc = tables_load(t, p->table_path, err)))
         return plan_blame_key(p, "material.table_file", rc, err);

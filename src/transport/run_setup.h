@@ -30,6 +30,8 @@ typedef struct run_setup_options {
     int check_memory; /* with backend: refuse a plan this machine cannot hold (a run) */
     int local_rank; /* with backend: this process's rank on its host; the ranks of a
                                  host share its GPUs in turn (0 without MPI) */
+    int scenario; /* the plan's scenario to build (plan_apply_scenario): its densities
+                     and beam positions; 0 the nominal plan */
 } run_setup_options;
 
 /* The chain as built; what options left out stays zero. */
