@@ -198,6 +198,10 @@ static void test_error_messages(void)
         { "scenarios_range_too_large.yaml",
           "tests/plan_cases/scenarios_range_too_large.yaml:9:30: scenarios.range_error_percent[1]: "
           "100 is too large; expected a number in (-50, 100) %" },
+        { "per_spot_let_alone.yaml",
+          "tests/plan_cases/per_spot_let_alone.yaml:7:50: output.per_spot_let: true needs "
+          "output.per_spot_dose: true and output.let: true (its rows are each spot's LETd times "
+          "its dose row); expected both, or false" },
         { "scenarios_pairs_unequal.yaml",
           "tests/plan_cases/scenarios_pairs_unequal.yaml:9:24: scenarios.range_error_percent: "
           "combine: pairs takes the i-th range error with the i-th shift, but range_error_percent "

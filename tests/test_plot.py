@@ -170,6 +170,31 @@ class Plot(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertFalse(os.path.exists(os.path.join(out, "material_map.png")))
 
+    def test_let(self):
+        # output.let: LETd and LETt along depth (each row weighted by its dose) and the LETd map.
+        path = post_fixture.simulate(os.path.join(TMP, "let.h5"), "output.let=true")
+        out = os.path.join(TMP, "let_out")
+        r = post_fixture.call(plot_cli.main, path, "--out", out, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("let_depth.png", "let_map.png"):
+            post_fixture.png_size(os.path.join(out, name))
+        with h5py.File(path, "r") as f:
+            d, ld, lt = (f[k][()] for k in ("dose/dose_Gy", "let/dose_averaged_keV_um",
+                                            "let/track_averaged_keV_um"))
+        head, rows = read_csv(os.path.join(out, "let_depth.csv"))
+        self.assertEqual(head, ["z_mm", "LETd_keV_um", "LETt_keV_um"])
+        w = d.sum(axis=1)
+        keep = w >= plots.LET_DOSE_FLOOR * w.max()
+        np.testing.assert_allclose(rows[keep, 1], (ld * d).sum(axis=1)[keep] / w[keep], rtol=CSV_REL)
+        np.testing.assert_allclose(rows[keep, 2], (lt * d).sum(axis=1)[keep] / w[keep], rtol=CSV_REL)
+        self.assertTrue(np.all(np.isnan(rows[~keep, 1])))
+        # The LET rises along the depth to beyond the peak (physics in test_let).
+        self.assertGreater(np.nanmax(rows[:, 1]), 3 * rows[0, 1])
+        # A result without /let into the same directory: no stale LET figures.
+        r = post_fixture.call(plot_cli.main, PENCIL, "--out", out, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "let_map.png")))
+
     def test_help(self):
         r = post_fixture.tool("smx2d-plot", "--help")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -12,7 +12,7 @@ from .result import QUANTITIES, InputError, read_result
 
 TOOL = "smx2d-plot"
 FILES = ("summary.png", "depth_dose.png", "lateral_profiles.png", "dose_map.png", "material_map.png",
-         "depth_dose.csv", "lateral_profiles.csv")
+         "let_depth.png", "let_map.png", "depth_dose.csv", "lateral_profiles.csv", "let_depth.csv")
 
 USAGE_EPILOG = """\
 writes into DIR (default: RESULT's name without .h5, plus _plots, in the current directory):
@@ -21,7 +21,9 @@ writes into DIR (default: RESULT's name without .h5, plus _plots, in the current
   lateral_profiles.png  lateral profiles at the depths of --depths
   dose_map.png          the 2-D dose with isodose lines
   material_map.png      the dose over the material map (only when the file has /material)
-  depth_dose.csv, lateral_profiles.csv   the plotted curves
+  let_depth.png         LETd and LETt along depth, each row's weighted by its dose (only with /let)
+  let_map.png           the LETd map where the dose is above 1 % of its maximum (only with /let)
+  depth_dose.csv, lateral_profiles.csv, let_depth.csv   the plotted curves
 Files of these names already in DIR are replaced (a name not written this time is removed).
 exit codes: 0 ok, 1 bad command line, 2 bad input (file, output directory), 3 missing Python modules.
 docs/postprocessing.md has more."""
@@ -71,6 +73,17 @@ def write_profiles_csv(path, res, depths, rows):
             w.writerow(["%.6g" % x] + ["%.9g" % r[i] for r in rows])
 
 
+def write_let_csv(path, res, ld, lt):
+    with open(path, "w", newline="") as fh:
+        fh.write("# %s: the primaries' LETd and LETt of each row, weighted by the row's dose "
+                 "(nan where the row's dose is below %g %% of the largest row's)\n"
+                 % (res.path, 100 * plots.LET_DOSE_FLOOR))
+        w = csv.writer(fh)
+        w.writerow(["z_mm", "LETd_keV_um", "LETt_keV_um"])
+        for z, a, b in zip(res.dose.z, ld, lt):
+            w.writerow(["%.6g" % z, "%.9g" % a, "%.9g" % b])
+
+
 def make_plots(res, outs, depths=None, isodose=plots.ISODOSE_PERCENT, dpi=120.0):
     """Draws every figure of `res` into `outs` (a cli.Outputs). Returns the depth
     dose figures used, the profile depths and the figures drawn, by file name."""
@@ -99,6 +112,16 @@ def make_plots(res, outs, depths=None, isodose=plots.ISODOSE_PERCENT, dpi=120.0)
         fig, ax = plots.figure(plots.map_size(res.dose))
         plots.draw_material(fig, ax, res, isodose)
         drawn["material_map.png"] = fig
+
+    if res.let_d is not None and res.let_t is not None:
+        fig, ax = plots.figure()
+        ld, lt = plots.draw_let_depth(ax, res)
+        ax.set_title("%s: LET along depth" % name, fontsize="medium")
+        drawn["let_depth.png"] = fig
+        write_let_csv(outs.path("let_depth.csv"), res, ld, lt)
+        fig, ax = plots.figure(plots.map_size(res.dose))
+        plots.draw_let_map(fig, ax, res, isodose)
+        drawn["let_map.png"] = fig
 
     drawn["summary.png"] = plots.summary_figure(res, figs, depths, isodose)
     for fname, fig in drawn.items():

@@ -135,6 +135,57 @@ def draw_dose_map(fig, ax, res, levels=ISODOSE_PERCENT):
     return m
 
 
+# LET where the dose is below this share of its maximum is left blank: there it
+# averages a handful of particles of the deep tail or the halo's edge.
+LET_DOSE_FLOOR = 0.01
+
+
+def let_depth_curves(res):
+    """Each row's LETd and LETt weighted by its dose (a broad beam's LET along depth)."""
+    d = res.figure_dose.values
+    w = d.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ld = np.where(w > 0, (res.let_d.values * d).sum(axis=1) / w, np.nan)
+        lt = np.where(w > 0, (res.let_t.values * d).sum(axis=1) / w, np.nan)
+    ld[w < LET_DOSE_FLOOR * np.max(w)] = np.nan
+    lt[w < LET_DOSE_FLOOR * np.max(w)] = np.nan
+    return ld, lt
+
+
+def draw_let_depth(ax, res):
+    """LETd and LETt along depth, over the depth dose."""
+    ld, lt = let_depth_curves(res)
+    z = res.dose.z
+    ax.plot(z, ld, color="C3", label="LETd")
+    ax.plot(z, lt, color="C1", ls="--", label="LETt")
+    ax.set_xlabel("depth z (mm)")
+    ax.set_ylabel("LET of the primary protons (keV/um)")
+    ax.set_xlim(res.dose.z_edges[0], res.dose.z_edges[-1])
+    ax2 = ax.twinx()
+    dd = res.figure_dose.values.sum(axis=1)
+    ax2.plot(z, dd / np.max(dd) * 100.0, color="0.6", lw=0.9, label="depth dose")
+    ax2.set_ylabel("depth dose (% of its maximum)")
+    ax2.set_ylim(0, 110)
+    lines = ax.get_lines() + ax2.get_lines()
+    ax.legend(lines, [l.get_label() for l in lines], loc="upper left", fontsize="small")
+    return ld, lt
+
+
+def draw_let_map(fig, ax, res, levels=ISODOSE_PERCENT):
+    """The LETd map (blank where the dose is below LET_DOSE_FLOOR of its maximum)
+    with the dose's isodose lines."""
+    d = res.figure_dose.values
+    v = np.where(d >= LET_DOSE_FLOOR * np.max(d), res.let_d.values, np.nan)
+    m = ax.pcolormesh(res.dose.z_edges, res.dose.x_edges, np.ma.masked_invalid(v).T, cmap="magma",
+                      shading="flat")
+    colorbar(fig, ax, m, "LETd (keV/um)")
+    _isodose(ax, res.dose, levels, cmap="winter")
+    map_axes(ax, res.dose)
+    ax.set_title("LETd where the dose is above %g %% of its maximum; isodose lines"
+                 % (100 * LET_DOSE_FLOOR), fontsize="small")
+    return m
+
+
 def draw_material(fig, ax, res, levels=ISODOSE_PERCENT):
     """The material map (categories with their names, or a continuous value with
     its units) with the dose's isodose lines over it."""

@@ -97,6 +97,9 @@ class Result:
     warnings: list = field(default_factory=list)  # /summary's attribute warnings, one per line
     plan_resolved: str = ""
     protons: float = math.nan  # the beam's protons (attribute of /dose/dose_Gy)
+    # output.let: the primaries' dose-averaged and track-averaged LET maps (/let), else None
+    let_d: Dose2D = None
+    let_t: Dose2D = None
 
     @property
     def complete(self):
@@ -215,8 +218,18 @@ def read_result(path, quantity="dose_Gy"):
         material = _find_material(f, path, values.shape)
         resolved = text(f["plan/resolved"][()]) if "plan/resolved" in f else ""
         protons = float(f["dose/dose_Gy"].attrs.get("protons", math.nan)) if "dose/dose_Gy" in f else math.nan
+        let = {}
+        for key, name in (("d", "dose_averaged_keV_um"), ("t", "track_averaged_keV_um")):
+            if "let/" + name in f:
+                v = f["let/" + name][()]
+                if v.shape != values.shape:
+                    raise InputError("%s: /let/%s has shape %s, the dose %s" % (path, name, v.shape, values.shape))
+                let[key] = Dose2D(values=np.asarray(v, dtype=float), z=z, x=x, units="keV/um",
+                                  quantity="LET" + key, source="%s:/let/%s" % (path, name),
+                                  z_edges=dose.z_edges, x_edges=dose.x_edges)
     return Result(path=path, dose=dose, attrs=attrs, summary=summary, material=material,
-                  plan_resolved=resolved, protons=protons, figure_dose=figure_dose, warnings=warned)
+                  plan_resolved=resolved, protons=protons, figure_dose=figure_dose, warnings=warned,
+                  let_d=let.get("d"), let_t=let.get("t"))
 
 
 def _coordinate_scale(ds, dim):
