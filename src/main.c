@@ -102,6 +102,17 @@ static run_setup_options setup_options(const cli *c, const par_job *job, int sce
                                 .scenario = scenario };
 }
 
+/* Names scenario k in err's message ("scenario 2 (range +3.5 %, shift +0 mm):
+ * ..."). smx_fail keeps the first error, so the code is cleared first. */
+static int scenario_error(const plan *p, int k, smx_error *err)
+{
+    const plan_scenario sc = plan_scenario_at(p, k);
+    const smx_error inner = *err;
+    err->code = 0;
+    return smx_fail(err, inner.code, "scenario %d (range %+g %%, shift %+g mm): %s", k,
+                    sc.range_error_percent, sc.shift_mm, inner.msg);
+}
+
 /* Scenarios 1.. of a robust plan (scenarios.*), each built as its run will
  * build it (its grid, media and tables), so that a plan the reader and the
  * dry run accept does not fail after hours of other scenarios. Every rank of
@@ -122,12 +133,8 @@ static int check_scenarios(const cli *c, const par_job *job, const plan *p, par_
             rc = simulate_check(&s.p, &s.g, &s.t, &sm, err);
         if (!rc)
             par_field_cost(f, k, &s.p, &s.g, &s.t);
-        if (rc) {
-            const plan_scenario sc = plan_scenario_at(&s.p, k);
-            smx_error inner = *err;
-            smx_fail(err, inner.code, "scenario %d (range %+g %%, shift %+g mm): %s", k,
-                     sc.range_error_percent, sc.shift_mm, inner.msg);
-        }
+        if (rc)
+            scenario_error(p, k, err);
         run_setup_free(&s);
     }
     return rc;
@@ -266,12 +273,8 @@ static int run_scenario_shares(const cli *c, const par_job *job, const plan *p, 
         /* The file's /let is the nominal's alone (docs/planning.md): a
          * scenario's LET rows are not written, so they do not wait or travel. */
         spot_dose_free(&rs[k].per_spot_let);
-        if (rc && rc != SMX_EXIT_INTERRUPTED) {
-            const plan_scenario sc = plan_scenario_at(p, k);
-            smx_error inner = *err;
-            smx_fail(err, inner.code, "scenario %d (range %+g %%, shift %+g mm): %s", k,
-                     sc.range_error_percent, sc.shift_mm, inner.msg);
-        }
+        if (rc && rc != SMX_EXIT_INTERRUPTED)
+            scenario_error(p, k, err);
         run_setup_free(&s);
     }
     return rc;
