@@ -102,21 +102,26 @@ static run_setup_options setup_options(const cli *c, const par_job *job, int sce
                                 .scenario = scenario };
 }
 
+/* Names scenario k in err's message ("scenario 2 (range +3.5 %, shift +0 mm):
+ * ..."). smx_fail keeps the first error, so the code is cleared first. */
+static int scenario_error(const plan *p, int k, smx_error *err)
+{
+    const plan_scenario sc = plan_scenario_at(p, k);
+    const smx_error inner = *err;
+    err->code = 0;
+    return smx_fail(err, inner.code, "scenario %d (range %+g %%, shift %+g mm): %s", k,
+                    sc.range_error_percent, sc.shift_mm, inner.msg);
+}
+
 /* Scenarios 1.. of a robust plan (scenarios.*), each built as its run will
  * build it (its grid, media and tables), so that a plan the reader and the
- * dry run accept does not fail after hours of other scenarios. An MPI job of
- * several ranks divides spots, not scenarios, yet: it refuses them. */
-static int check_scenarios(const cli *c, const par_job *job, const plan *p, smx_error *err)
+ * dry run accept does not fail after hours of other scenarios. Every rank of
+ * an MPI job builds each one here, which also gives the costs the job's
+ * division of the (scenario, spot) pairs rests on (par_field_cost). */
+static int check_scenarios(const cli *c, const par_job *job, const plan *p, par_field *f,
+                           smx_error *err)
 {
     const int n = plan_scenario_count(p);
-    if (n > 1 && job->size > 1)
-        return plan_fail_at(
-            p, err,
-            p->n_scenario_range_percent ? "scenarios.range_error_percent" : "scenarios.shift_mm",
-            "%d scenarios in an MPI job of %d ranks: this build divides a field's spots over the "
-            "ranks but not yet its scenarios; expected a run in one process (without mpirun), "
-            "or no scenarios",
-            n, job->size);
     int rc = 0;
     for (int k = 1; k < n && !rc; k++) {
         run_setup s;
@@ -126,23 +131,23 @@ static int check_scenarios(const cli *c, const par_job *job, const plan *p, smx_
         const sim_media sm = run_setup_media(&s);
         if (!rc && c->dry_run)
             rc = simulate_check(&s.p, &s.g, &s.t, &sm, err);
-        if (rc) {
-            const plan_scenario sc = plan_scenario_at(&s.p, k);
-            smx_error inner = *err;
-            smx_fail(err, inner.code, "scenario %d (range %+g %%, shift %+g mm): %s", k,
-                     sc.range_error_percent, sc.shift_mm, inner.msg);
-        }
+        if (!rc)
+            par_field_cost(f, k, &s.p, &s.g, &s.t);
+        if (rc)
+            scenario_error(p, k, err);
         run_setup_free(&s);
     }
     return rc;
 }
 
-static int read_input(const cli *c, const par_job *job, run_setup *s, smx_error *err)
+static int read_input(const cli *c, const par_job *job, run_setup *s, par_field *f, smx_error *err)
 {
     const run_setup_options o = setup_options(c, job, 0);
     int rc = run_setup_init(s, &o, err);
+    if (!rc && !(rc = par_field_init(job, &s->p, f, err)))
+        par_field_cost(f, 0, &s->p, &s->g, &s->t);
     if (!rc)
-        rc = check_scenarios(c, job, &s->p, err);
+        rc = check_scenarios(c, job, &s->p, f, err);
     if (!rc && job->rank == 0 && (rc = output_check_target(s->p.output_file, s->p.overwrite, err)))
         rc = plan_blame_key(&s->p, "output.file", rc, err);
     const sim_media sm = run_setup_media(s);
@@ -188,10 +193,34 @@ typedef struct scenario_runs {
     double max_weight_rel_err, max_energy_rel_err;
 } scenario_runs;
 
+/* Scenario k's result, its total and rows complete: its figures, its dose
+ * and rows written into the open result, its conservation counted. */
+static int finish_scenario(output *out, int k, const run_setup *s, const run_result *r,
+                           scenario_runs *sr, smx_error *err)
+{
+    int rc = figures_of(s, r, &sr->fig[k], err);
+    if (!rc)
+        rc = output_write_scenario(out, k, &s->p, &s->g, &s->media, r, err);
+    if (!rc && r->conservation_violations) {
+        sr->violations += r->conservation_violations;
+        sr->max_weight_rel_err = fmax(sr->max_weight_rel_err, r->max_weight_rel_err);
+        sr->max_energy_rel_err = fmax(sr->max_energy_rel_err, r->max_energy_rel_err);
+    }
+    return rc;
+}
+
+static void log_scenario(const plan *p, int k)
+{
+    const plan_scenario sc = plan_scenario_at(p, k);
+    smx_info("\nscenario %d of %d: range error %+g %%, shift %+g mm\n", k,
+             plan_scenario_count(p) - 1, sc.range_error_percent, sc.shift_mm);
+}
+
 /* Scenarios 1.. of a robust plan (scenarios.*; scenario 0, the nominal, is
- * the run itself): each its own set-up (densities, beam positions, grid,
- * media, tables) on the same kind of backend, the whole field and its spots,
- * written into the open result as soon as it is done. */
+ * the run itself) in one process: each its own set-up (densities, beam
+ * positions, grid, media, tables) on the same kind of backend, the whole
+ * field and its spots, written into the open result as soon as it is done,
+ * and freed before the next. */
 static int run_scenarios(const cli *c, const par_job *job, const plan *p, output *out,
                          scenario_runs *sr, smx_error *err)
 {
@@ -202,24 +231,84 @@ static int run_scenarios(const cli *c, const par_job *job, const plan *p, output
         run_result r;
         run_result_init(&r);
         const run_setup_options o = setup_options(c, job, k);
-        const plan_scenario sc = plan_scenario_at(p, k);
-        smx_info("\nscenario %d of %d: range error %+g %%, shift %+g mm\n", k, n - 1,
-                 sc.range_error_percent, sc.shift_mm);
+        log_scenario(p, k);
         rc = run_setup_init(&s, &o, err);
         const sim_media sm = run_setup_media(&s);
         if (!rc)
             rc = simulate_part(&s.p, &s.g, &s.t, &sm, s.be, NULL, NULL, &r, err);
         if (!rc)
-            rc = figures_of(&s, &r, &sr->fig[k], err);
-        if (!rc)
-            rc = output_write_scenario(out, k, &s.p, &s.g, &s.media, &r, err);
-        if (!rc && r.conservation_violations) {
-            sr->violations += r.conservation_violations;
-            sr->max_weight_rel_err = fmax(sr->max_weight_rel_err, r.max_weight_rel_err);
-            sr->max_energy_rel_err = fmax(sr->max_energy_rel_err, r.max_energy_rel_err);
-        }
+            rc = finish_scenario(out, k, &s, &r, sr, err);
         run_result_free(&r);
         run_setup_free(&s);
+    }
+    return rc;
+}
+
+/* Scenarios 1.. in an MPI job of several ranks (docs/mpi.md): this rank's
+ * share of each, run now; written after the agreement by write_scenarios.
+ * Rank 0 runs every scenario's total (as it runs the nominal's), each rank
+ * its pairs' rows (par_field_share). A rank builds only the scenarios it has
+ * a share of, on its backend, and frees each before the next: rs[k] keeps the
+ * result (rank 0: the total and its rows; others: their rows) until the
+ * gather, which every rank reaches only after the agreement, so that a
+ * failure anywhere never leaves a rank waiting in a gather. */
+static int run_scenario_shares(const cli *c, const par_job *job, const plan *p, par_field *f,
+                               run_result *rs, smx_error *err)
+{
+    const int n = plan_scenario_count(p);
+    int rc = 0;
+    for (int k = 1; k < n && !rc; k++) {
+        const sim_part part = par_field_share(f, job->rank, k);
+        if (!part.total && part.spot_count == 0)
+            continue;
+        log_scenario(p, k);
+        run_setup s;
+        const run_setup_options o = setup_options(c, job, k);
+        rc = run_setup_init(&s, &o, err);
+        const sim_media sm = run_setup_media(&s);
+        if (!rc)
+            rc = simulate_part(&s.p, &s.g, &s.t, &sm, s.be, NULL, &part, &rs[k], err);
+        if (!rc)
+            par_field_ran(f, &rs[k]);
+        /* The file's /let is the nominal's alone (docs/planning.md): a
+         * scenario's LET rows are not written, so they do not wait or travel. */
+        spot_dose_free(&rs[k].per_spot_let);
+        if (rc && rc != SMX_EXIT_INTERRUPTED)
+            scenario_error(p, k, err);
+        run_setup_free(&s);
+    }
+    return rc;
+}
+
+/* After the agreement: scenario by scenario, every rank's rows of it to rank
+ * 0 (par_gather_scenario), which writes it as a single process does. The
+ * set-up that writing needs (the scenario's grid and the densities of its
+ * cells) was freed after the run; rank 0 builds it again without a backend,
+ * as check_scenarios did, rather than hold every scenario's tables at once.
+ * Each scenario ends with an agreement, so that rank 0's failure to write one
+ * stops every rank before the next gather. */
+static int write_scenarios(const cli *c, const par_job *job, const plan *p, par_field *f,
+                           output *out, run_result *rs, scenario_runs *sr, smx_error *err,
+                           int *agreed)
+{
+    const int n = plan_scenario_count(p);
+    int rc = 0;
+    for (int k = 1; k < n && !rc; k++) {
+        rc = par_gather_scenario(job, f, k, p->per_spot_threshold, &rs[k], err);
+        if (rc)
+            break; /* every rank failed alike: rank 0 could not take the rows */
+        if (job->rank == 0) {
+            run_setup s;
+            run_setup_options o = setup_options(c, job, k);
+            o.backend = 0;
+            rc = run_setup_init(&s, &o, err);
+            if (!rc)
+                rc = finish_scenario(out, k, &s, &rs[k], sr, err);
+            run_setup_free(&s);
+        }
+        run_result_free(&rs[k]);
+        run_result_init(&rs[k]);
+        rc = agree(job, rc, err, agreed);
     }
     return rc;
 }
@@ -283,6 +372,7 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
     run_result_init(&r);
     par_field field = { 0 };
     scenario_runs sr = { 0 };
+    run_result *rs = NULL; /* [scenarios]: this rank's share of each, when divided */
     smx_error err = { 0 };
     output *out = NULL;
     int agreed = 0; /* err came from par_agree and names its rank */
@@ -292,7 +382,7 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
     /* An MPI job (docs/mpi.md): every rank reads the input; rank 0 alone
      * writes the result file. Until the result is gathered, a failure goes to
      * the next agreement, which every rank reaches. */
-    int rc = read_input(c, job, &s, &err);
+    int rc = read_input(c, job, &s, &field, &err);
     if (!rc && !c->dry_run)
         rc = open_result(job, &s, &out, &pv, &err);
     if ((rc = agree(job, rc, &err, &agreed)))
@@ -303,8 +393,14 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
         goto end;
     }
     run_result_phase(&r, "input", now_s() - t_start);
-    sr.fig = calloc((size_t)plan_scenario_count(&s.p), sizeof *sr.fig);
-    if (!sr.fig) {
+    const int n_scen = plan_scenario_count(&s.p);
+    /* Scenarios divided over several ranks keep their results until the gather. */
+    const int divided = n_scen > 1 && job->size > 1;
+    sr.fig = calloc((size_t)n_scen, sizeof *sr.fig);
+    if (divided && (rs = malloc((size_t)n_scen * sizeof *rs)))
+        for (int k = 0; k < n_scen; k++)
+            run_result_init(&rs[k]);
+    if (!sr.fig || (divided && !rs)) {
         rc = smx_fail(&err, SMX_EXIT_RUNTIME, "out of memory for %d scenarios",
                       plan_scenario_count(&s.p));
         goto end;
@@ -317,27 +413,35 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
     report_backend(&s.p, &s.gi, s.be, 0);
     const snapshot_sink snaps = { write_snapshot, out };
     const sim_media sm = run_setup_media(&s);
-    if (!(rc = par_divide_field(job, &s.p, &s.g, &s.t, &field, &err)) &&
-        (writer || field.part.spot_count > 0))
+    if (!(rc = par_divide_field(job, &field, &err)) && (writer || field.part.spot_count > 0)) {
         rc = simulate_part(&s.p, &s.g, &s.t, &sm, s.be, writer ? &snaps : NULL, &field.part, &r,
                            &err);
-    provenance_finish(&pv);
+        if (!rc)
+            par_field_ran(&field, &r);
+    }
     dose_figures fig;
     if (writer && rc == SMX_EXIT_INTERRUPTED && s.p.keep_partial && r.dose_MeV &&
         !figures_of(&s, &r, &fig, &(smx_error){ 0 }))
         output_write_result(out, &s.p, &s.g, &r, &fig, &pv, &(smx_error){ 0 });
+    double t_scen = now_s();
+    if (!rc && divided)
+        rc = run_scenario_shares(c, job, &s.p, &field, rs, &err);
+    double scen_s = now_s() - t_scen;
+    provenance_finish(&pv);
     /* Every rank's rows and facts to rank 0 (nothing to do in one process). */
     const double t_wait = now_s();
     if ((rc = agree(job, rc, &err, &agreed)) ||
-        (rc = par_gather_field(job, &field, s.p.per_spot_threshold, t_wait, &pv, &r, &err)) ||
-        !writer)
+        (rc = par_gather_field(job, &field, s.p.per_spot_threshold, t_wait, &pv, &r, &err)))
         goto end;
-    if (plan_scenario_count(&s.p) > 1) {
-        const double t_scen = now_s();
-        if ((rc = run_scenarios(c, job, &s.p, out, &sr, &err)))
-            goto end;
-        run_result_phase(&r, "scenarios", now_s() - t_scen);
-    }
+    t_scen = now_s();
+    if (divided && (rc = write_scenarios(c, job, &s.p, &field, out, rs, &sr, &err, &agreed)))
+        goto end;
+    if (!writer)
+        goto end;
+    if (n_scen > 1 && !divided && (rc = run_scenarios(c, job, &s.p, out, &sr, &err)))
+        goto end;
+    if (n_scen > 1)
+        run_result_phase(&r, "scenarios", scen_s + now_s() - t_scen);
     rc = write_result(&out, &s, &r, &pv, &sr, &err);
 end:
     if (out)
@@ -345,6 +449,9 @@ end:
     par_set_cleanup(NULL, NULL);
     rc = print_error(job, rc, agreed, &err);
     par_field_free(&field);
+    for (int k = 0; rs && k < plan_scenario_count(&s.p); k++)
+        run_result_free(&rs[k]);
+    free(rs);
     free(sr.fig);
     provenance_free(&pv);
     run_result_free(&r);

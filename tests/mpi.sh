@@ -6,6 +6,11 @@
 #               (the build without MPI in build/, where there is one, and this
 #               binary run alone), also through a medium map; /mpi names each
 #               rank's block; one run log
+#   scenarios   a robust plan (scenarios.*) with per-spot doses and per-spot LET
+#               rows on 1 to 4 ranks: /dose, /scenarios (every scenario's dose
+#               and rows) and /let byte for byte the single process's; /mpi's
+#               (scenario, spot) blocks contiguous and covering; a rank failing
+#               in a scenario's rows; the LET rows of a field without scenarios
 #   total_only  a field without per-spot doses on 2 ranks: the same dose, the log
 #               says the other rank has nothing to do; one dry run
 #   fail        a rank made to fail (SMX2D_TEST_FAIL_RANK) or a bad plan on every
@@ -119,6 +124,77 @@ field)
     expect 0 "$bin" media.yaml $spots --set output.file=media1.h5 --quiet
     expect 0 mpi 2 media.yaml $spots --set output.file=media2.h5
     same_dose media1.h5 media2.h5
+    ls | grep -q "partial" && fail "temporary files left: $(ls)"
+    ;;
+scenarios)
+    # Two range errors and two shifts, each alone: 5 scenarios of 5 spots, 25
+    # rows; with LET and its per-spot rows (gathered like the dose's).
+    robust="$spots --set output.let=true --set output.per_spot_let=true
+        --set scenarios.range_error_percent=[-3.5,3.5] --set scenarios.shift_mm=[-1,1]"
+    plain="$root/build/smx2d-sim"
+    refs=""
+    if [ -x "$plain" ] && ! "$plain" --version | grep -q "^  MPI: "; then
+        expect 0 "$plain" tiny.yaml $robust --set output.file=plain.h5 --quiet
+        refs="plain.h5"
+    fi
+    expect 0 "$bin" tiny.yaml $robust --set output.file=alone.h5 --quiet
+    refs="$refs alone.h5"
+    for n in 1 2 3 4; do
+        expect 0 mpi $n tiny.yaml $robust --set output.file=np$n.h5
+        [ "$(grep -c '^summary' "$tmp/out")" = 1 ] || fail "np $n: not one summary"
+        [ ! -s "$tmp/err" ] || fail "np $n wrote to stderr: $(cat "$tmp/err")"
+        [ "$(grep -c '^  00[0-4]  range' "$tmp/out")" = 5 ] || fail "np $n: not five scenario lines"
+        if [ $n -gt 1 ]; then
+            grep -q "^MPI: $n ranks; rank 0 runs the total dose of each of the 5 scenarios; their 25 per-spot rows" \
+                "$tmp/out" || fail "np $n: no MPI line: $(cat "$tmp/out")"
+        fi
+    done
+    set -- $refs
+    same_dose "$@" np1.h5 np2.h5 np3.h5 np4.h5
+    "$py" "$root/tests/same_dose.py" --group /scenarios --group /let "$@" np1.h5 np2.h5 np3.h5 np4.h5 ||
+        fail "the scenarios or the LET differ"
+    "$py" - alone.h5 np4.h5 <<'PY' || fail "the files lack the scenarios' rows or the LET rows"
+import sys, h5py
+for path in sys.argv[1:]:
+    with h5py.File(path, "r") as f:
+        assert f["/let/per_spot_let_dose/shape"][0] == 5, path
+        for k in range(5):
+            assert f["/scenarios/%03d/per_spot/shape" % k][0] == 5, (path, k)
+PY
+    for n in 1 2 3 4; do
+        ranks_are np$n.h5 $n 5
+        "$py" - np$n.h5 $n <<'PY' || fail "/mpi of np$n.h5: the (scenario, spot) blocks are not the job's"
+import sys, h5py
+path, n = sys.argv[1], int(sys.argv[2])
+with h5py.File(path, "r") as f:
+    g = f["/mpi"]
+    assert g.attrs["scenarios"] == 5 and g.attrs["spots"] == 5, dict(g.attrs)
+    first, count = [int(v) for v in g["pair_first"][()]], [int(v) for v in g["pair_count"][()]]
+    assert first[0] == 0 and min(count) >= 0, (first, count)
+    assert all(first[r + 1] == first[r] + count[r] for r in range(n - 1)), (first, count)
+    assert first[-1] + count[-1] == 25, (first, count)
+    # The nominal's rows (spot_first, spot_count) are each block clipped to scenario 0.
+    for r in range(n):
+        a, b = min(max(first[r], 0), 5), min(max(first[r] + count[r], 0), 5)
+        assert (g["spot_first"][r], g["spot_count"][r]) == (a, b - a), (r, first, count)
+    if n > 1:
+        # Rank 0 pays for five totals: the last rank's block lies in the last scenarios.
+        assert count[0] < count[-1] and first[-1] >= 5, (first, count)
+PY
+    done
+    # A rank that fails in a scenario's rows: on 3 ranks rank 2 has no row of
+    # the nominal (its block is in scenarios 3 and 4), so it fails there.
+    expect 3 env SMX2D_TEST_FAIL_RANK=2 sh -c 'timeout 120 mpirun --oversubscribe -np 3 -x SMX2D_TEST_FAIL_RANK "$@"' \
+        sh "$bin" tiny.yaml $robust --set output.file=failed.h5
+    grep -q "^smx2d-sim: error: rank 2 of 3 on $(hostname): scenario 3 (range +0 %, shift -1 mm): test: failing at per-spot as SMX2D_TEST_FAIL_RANK=2 asks$" \
+        "$tmp/err" || fail "a scenario's failing rank: $(cat "$tmp/err")"
+    [ "$(grep -c 'smx2d-sim: error' "$tmp/err")" = 1 ] || fail "not one error line: $(cat "$tmp/err")"
+    ls | grep -q "^failed" && fail "a failed scenario left files: $(ls)"
+    # The LET rows of a field without scenarios: the same on 2 ranks.
+    let="$spots --set output.let=true --set output.per_spot_let=true"
+    expect 0 "$bin" tiny.yaml $let --set output.file=let1.h5 --quiet
+    expect 0 mpi 2 tiny.yaml $let --set output.file=let2.h5
+    "$py" "$root/tests/same_dose.py" --group /dose --group /let let1.h5 let2.h5 || fail "the LET rows differ"
     ls | grep -q "partial" && fail "temporary files left: $(ls)"
     ;;
 total_only)

@@ -3,6 +3,9 @@
  *    order, contiguous; with equal costs their sizes differ by at most one,
  *    rank 0's the smallest; with rising costs and rank 0's total, each
  *    boundary is where the running cost comes closest to its share;
+ *  - par_field_share: a robust plan's (scenario, spot) pairs divided in
+ *    blocks give each rank, per scenario, a contiguous share; the shares of
+ *    a scenario cover its spots once, in rank order;
  *  - simulate_part: a block of per-spot rows run without the total (as ranks
  *    1.. run it) is bit for bit the same rows of the whole run, and the total
  *    run with an empty block is bit for bit the whole run's total. The MPI
@@ -143,10 +146,53 @@ static void check_parts(void)
     unlink(spots);
 }
 
+/* A robust plan's (scenario, spot) pairs: each rank's share of each scenario
+ * (par_field_share) is its block clipped to the scenario's pairs, so that the
+ * shares of a scenario are contiguous in rank order and cover its spots
+ * once, and the total is rank 0's in every scenario. */
+static void check_scenario_shares(void)
+{
+    int bound[9];
+    for (int size = 1; size <= 8; size++) {
+        for (int n_scen = 1; n_scen <= 4; n_scen++) {
+            for (int n_spots = 0; n_spots <= 6; n_spots++) {
+                par_field f = { .n_scenarios = n_scen, .n_spots = n_spots, .bound = bound };
+                par_spot_blocks(n_scen * n_spots, NULL, 2 * n_scen, size, bound);
+                int pairs = 0;
+                for (int k = 0; k < n_scen; k++) {
+                    int next = 0;
+                    for (int r = 0; r < size; r++) {
+                        const sim_part sp = par_field_share(&f, r, k);
+                        CHECK_MSG(sp.total == (r == 0) && sp.spot_first == next &&
+                                      sp.spot_count >= 0,
+                                  "size %d, %d x %d: rank %d scenario %d: total %d, spots %d + %d "
+                                  "(expected from %d)",
+                                  size, n_scen, n_spots, r, k, sp.total, sp.spot_first,
+                                  sp.spot_count, next);
+                        /* The rank's pairs of scenario k are inside its block. */
+                        if (sp.spot_count > 0)
+                            CHECK_MSG(k * n_spots + sp.spot_first >= bound[r] &&
+                                          k * n_spots + sp.spot_first + sp.spot_count <=
+                                              bound[r + 1],
+                                      "size %d: rank %d scenario %d outside its block", size, r, k);
+                        next = sp.spot_first + sp.spot_count;
+                        pairs += sp.spot_count;
+                    }
+                    CHECK_MSG(next == n_spots, "size %d, %d x %d: scenario %d covered to %d", size,
+                              n_scen, n_spots, k, next);
+                }
+                CHECK_MSG(pairs == n_scen * n_spots, "size %d: %d pairs of %d", size, pairs,
+                          n_scen * n_spots);
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     check_blocks();
+    check_scenario_shares();
     check_parts();
     return check_report(argv[0]);
 }

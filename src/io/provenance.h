@@ -10,6 +10,9 @@ typedef struct provenance_rank {
     char device[192]; /* "cuda device 0: NVIDIA H100 ...", "cpu: CPU (...)", or why none */
     int64_t spot_first; /* its per-spot rows: spots spot_first .. spot_first + spot_count - 1 */
     int64_t spot_count;
+    /* its (scenario, spot) pairs, pair = scenario * mpi_spots + spot: pair_first ..
+     * pair_first + pair_count - 1 (the same as its spots without scenarios) */
+    int64_t pair_first, pair_count;
 } provenance_rank;
 
 typedef struct provenance {
@@ -38,6 +41,7 @@ typedef struct provenance {
     int n_ranks;
     char mpi_library[256]; /* MPI_Get_library_version's first line */
     provenance_rank *ranks; /* [n_ranks], owned (provenance_free) */
+    int mpi_scenarios, mpi_spots; /* the pairs divided: scenarios x per-spot rows of each */
 } provenance;
 
 /* Fills the build facts, host, argv and utc_start. */

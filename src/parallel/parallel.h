@@ -50,27 +50,55 @@ void par_library_version(char *out, size_t cap);
 void par_spot_blocks(int n_spots, const int64_t *cost, int64_t head, int size, int *bound);
 
 /* A field divided over the job (spot_block.c): every rank runs the same
- * flow up to the backend; rank 0 alone runs the field's total dose (and
- * writes the file), each rank its block of the per-spot rows. */
+ * flow up to the backend; rank 0 alone runs the field's total dose (and, in a
+ * plan with robust scenarios, every scenario's total) and writes the file;
+ * the per-spot rows are the work divided. A plan with scenarios
+ * (scenarios.*, docs/planning.md) has a row per (scenario, spot) pair: the
+ * work is the list of pairs, scenario-major (pair = scenario * n_spots +
+ * spot), divided like a field's spots, so a rank may hold the tail of one
+ * scenario and the head of the next. */
 typedef struct par_field {
-    int *bound; /* [size + 1]: rank r's spots are [bound[r], bound[r + 1]) */
-    sim_part part; /* this rank's share, for simulate_part */
+    int n_scenarios; /* 1 without scenarios */
+    int n_spots; /* per-spot rows of each scenario; 0 without output.per_spot_dose */
+    int64_t *cost; /* [n_scenarios * n_spots] each pair's expected steps (par_field_cost) */
+    int64_t head; /* rank 0's totals: the sum of every scenario's expected steps */
+    int *bound; /* [size + 1]: rank r's pairs are [bound[r], bound[r + 1]) */
+    int *rows; /* [size + 1]: scratch, one scenario's rows per rank (par_gather_scenario) */
+    sim_part part; /* this rank's share of scenario 0, the nominal */
+    char device[192]; /* this rank's backend and device, from its first run (par_field_ran) */
 } par_field;
 
-/* Divides the per-spot rows of the plan (none without output.per_spot_dose)
- * in blocks of about equal cost in steps (a spot's expected steps; rank 0's
- * block also pays for the total, which costs about what the field's deepest
- * spot does); rank 0 logs the division. Every rank computes the same one.
- * Fails only when out of host memory; par_field_free in any case. */
-int par_divide_field(const par_job *job, const plan *p, const grid *g, const tables *t,
-                     par_field *f, smx_error *err);
-/* Collective, after a successful par_agree: par_gather_spots and
- * par_gather_ranks for the field f (each rank's device as its r describes it).
- * In a job of several ranks, rank 0 then adds the phase "gather" to r, from
- * t_wait (when its wait for the other ranks began, before par_agree), and logs
- * the wait and the rows' transfer. */
-int par_gather_field(const par_job *job, const par_field *f, double threshold, double t_wait,
+/* Sizes f for the plan p (the nominal) in a job: n_scenarios of
+ * plan_scenario_count(p) and n_spots rows each. Fails only when out of host
+ * memory; par_field_free in any case. */
+int par_field_init(const par_job *job, const plan *p, par_field *f, smx_error *err);
+/* Scenario k's costs, from its own set-up (p, g, t: its densities change its
+ * spots' ranges in steps): each spot's expected steps, and its total's
+ * (about what its deepest spot costs) added to rank 0's head. Every rank
+ * calls it for every scenario before par_divide_field. */
+void par_field_cost(par_field *f, int scenario, const plan *p, const grid *g, const tables *t);
+/* Divides the pairs in contiguous blocks of about equal cost in steps (rank
+ * 0's block also pays the head); rank 0 logs the division. Every rank
+ * computes the same one. */
+int par_divide_field(const par_job *job, par_field *f, smx_error *err);
+/* What `rank` runs of scenario k: the total (rank 0) and the spots of its
+ * block that belong to k, for simulate_part. */
+sim_part par_field_share(const par_field *f, int rank, int scenario);
+/* Notes the device of a run this rank made (the first one with a backend
+ * names it in /mpi: a rank may have no rows of the nominal). */
+void par_field_ran(par_field *f, const run_result *r);
+/* Collective, after a successful par_agree: par_gather_spots (the nominal's
+ * rows) and par_gather_ranks for the field f. In a job of several ranks,
+ * rank 0 then adds the phase "gather" to r, from t_wait (when its wait for
+ * the other ranks began, before par_agree), and logs the wait and the rows'
+ * transfer. */
+int par_gather_field(const par_job *job, par_field *f, double threshold, double t_wait,
                      provenance *pv, run_result *r, smx_error *err);
+/* Collective, after a successful par_agree: scenario k's rows (r: this
+ * rank's result of k, empty where it had no share) to rank 0's r, as
+ * par_gather_spots does for the nominal's. */
+int par_gather_scenario(const par_job *job, par_field *f, int scenario, double threshold,
+                        run_result *r, smx_error *err);
 void par_field_free(par_field *f);
 
 /* Collective. Every rank passes its own rc and err; returns 0 when all
@@ -85,15 +113,25 @@ void par_tag_error(const par_job *job, smx_error *err);
 
 /* Collective, after a successful par_agree. Rank 0's r->per_spot becomes the
  * rows of every rank in rank order (= spot order: par_spot_blocks' bound, of
- * size + 1 entries), bound[size] rows in all, with `threshold`; the
+ * size + 1 entries), bound[size] rows in all, with `threshold`, and so does
+ * r->per_spot_let (output.per_spot_let, the same rows' LETd x dose) where
+ * any rank has it; the
  * conservation figures of every rank's steps (sum of violations, largest
  * relative errors) are added to rank 0's r. Other ranks' r are unchanged. */
 int par_gather_spots(const par_job *job, const int *bound, double threshold, run_result *r,
                      smx_error *err);
 
+/* One rank's block for /mpi: its rows of the nominal (spot_first, spot_count)
+ * and its (scenario, spot) pairs (pair_first, pair_count; the same numbers
+ * without scenarios). */
+typedef struct par_block {
+    int64_t spot_first, spot_count;
+    int64_t pair_first, pair_count;
+} par_block;
+
 /* Collective. Rank 0's pv gets the job's size, MPI library and every rank's
  * host, device (text) and block. Nothing happens without MPI (pv->n_ranks stays 0). */
-int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count,
-                     provenance *pv, smx_error *err);
+int par_gather_ranks(const par_job *job, const char *device, const par_block *block, provenance *pv,
+                     smx_error *err);
 
 #endif

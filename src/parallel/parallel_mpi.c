@@ -271,7 +271,10 @@ static void recv_bytes(void *buf, int64_t bytes, int peer, int tag)
     }
 }
 
-enum { TAG_INDPTR = 1, TAG_INDICES, TAG_VALUES, TAG_DROPPED, TAG_WEIGHT };
+/* The tags of one matrix's five arrays; the LET rows' are after the dose's
+ * (TAG_COUNT on), so that the two matrices' messages can never be matched
+ * with each other. */
+enum { TAG_INDPTR = 1, TAG_INDICES, TAG_VALUES, TAG_DROPPED, TAG_WEIGHT, TAG_COUNT = 5 };
 
 /* Rank 0: a spot_dose of n rows and nnz values, every array allocated. */
 static int spot_dose_alloc(spot_dose *sd, int n, int64_t nnz, double threshold)
@@ -288,6 +291,100 @@ static int spot_dose_alloc(spot_dose *sd, int n, int64_t nnz, double threshold)
         return 1;
     }
     sd->cap = nnz;
+    return 0;
+}
+
+/* Collective: the rows of every rank's *sd (bound[k] .. bound[k + 1] - 1 on
+ * rank k) become rank 0's *sd, in rank order; `what` names the matrix in
+ * errors. Rank 0 sizes the whole matrix and says whether it can hold it
+ * before anyone sends. */
+static int gather_rows(const par_job *job, const int *bound, double threshold, spot_dose *sd,
+                       int tag0, const char *what, smx_error *err)
+{
+    const int n_spots = bound[job->size];
+    MPI_Request req;
+    int64_t mine[2] = { sd->indptr ? sd->n_spots : 0, sd->indptr ? sd->nnz : 0 };
+    int64_t *sizes = NULL;
+    if (job->rank == 0 && !(sizes = malloc(2 * (size_t)job->size * sizeof *sizes)))
+        mpi_fatal("malloc for the ranks' row counts", MPI_ERR_NO_MEM);
+    MPI_CHECK(MPI_Igather(mine, 2, MPI_INT64_T, sizes, 2, MPI_INT64_T, 0, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Igather");
+
+    int ok = 1;
+    spot_dose all = { 0 };
+    if (job->rank == 0) {
+        int64_t nnz = 0;
+        for (int k = 0; k < job->size; k++) {
+            const int count = bound[k + 1] - bound[k];
+            if (sizes[2 * k] != count && ok) {
+                ok = 0;
+                smx_fail(err, SMX_EXIT_RUNTIME,
+                         "rank %d of %d computed %lld %s rows, its block has %d", k, job->size,
+                         (long long)sizes[2 * k], what, count);
+            }
+            nnz += sizes[2 * k + 1];
+        }
+        if (ok && spot_dose_alloc(&all, n_spots, nnz, threshold)) {
+            ok = 0;
+            smx_fail(err, SMX_EXIT_RUNTIME,
+                     "out of host memory for the %s matrix (%d rows, %lld values)", what, n_spots,
+                     (long long)nnz);
+        }
+    }
+    MPI_CHECK(MPI_Ibcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Ibcast");
+    if (!ok) {
+        free(sizes);
+        return job->rank == 0
+                   ? err->code
+                   : smx_fail(err, SMX_EXIT_RUNTIME, "rank 0 could not gather the %s rows", what);
+    }
+
+    if (job->rank != 0) {
+        const int64_t n = mine[0], nnz = mine[1];
+        if (n > 0) {
+            send_bytes(sd->indptr, (n + 1) * (int64_t)sizeof *sd->indptr, tag0 + TAG_INDPTR);
+            send_bytes(sd->indices, nnz * (int64_t)sizeof *sd->indices, tag0 + TAG_INDICES);
+            send_bytes(sd->values, nnz * (int64_t)sizeof *sd->values, tag0 + TAG_VALUES);
+            send_bytes(sd->dropped, n * (int64_t)sizeof *sd->dropped, tag0 + TAG_DROPPED);
+            send_bytes(sd->weight, n * (int64_t)sizeof *sd->weight, tag0 + TAG_WEIGHT);
+        }
+        return 0;
+    }
+
+    /* Rank 0: its own block first, then each rank's after it, rebasing the row pointers. */
+    int64_t row = 0, at = 0;
+    all.indptr[0] = 0;
+    for (int k = 0; k < job->size; k++) {
+        const int64_t n = sizes[2 * k], nnz = sizes[2 * k + 1];
+        if (n == 0)
+            continue;
+        if (k == 0) {
+            memcpy(all.indptr + 1, sd->indptr + 1, (size_t)n * sizeof *all.indptr);
+            memcpy(all.indices, sd->indices, (size_t)nnz * sizeof *all.indices);
+            memcpy(all.values, sd->values, (size_t)nnz * sizeof *all.values);
+            memcpy(all.dropped, sd->dropped, (size_t)n * sizeof *all.dropped);
+            memcpy(all.weight, sd->weight, (size_t)n * sizeof *all.weight);
+        } else {
+            /* The rank's indptr lands on row's slot (whose value, at, is already set) and after. */
+            const int64_t keep = all.indptr[row];
+            recv_bytes(all.indptr + row, (n + 1) * (int64_t)sizeof *all.indptr, k,
+                       tag0 + TAG_INDPTR);
+            for (int64_t i = 0; i <= n; i++)
+                all.indptr[row + i] += keep;
+            recv_bytes(all.indices + at, nnz * (int64_t)sizeof *all.indices, k, tag0 + TAG_INDICES);
+            recv_bytes(all.values + at, nnz * (int64_t)sizeof *all.values, k, tag0 + TAG_VALUES);
+            recv_bytes(all.dropped + row, n * (int64_t)sizeof *all.dropped, k, tag0 + TAG_DROPPED);
+            recv_bytes(all.weight + row, n * (int64_t)sizeof *all.weight, k, tag0 + TAG_WEIGHT);
+        }
+        row += n;
+        at += nnz;
+    }
+    free(sizes);
+    all.n_spots = (int)row;
+    all.nnz = at;
+    spot_dose_free(sd);
+    *sd = all;
     return 0;
 }
 
@@ -319,107 +416,34 @@ int par_gather_spots(const par_job *job, const int *bound, double threshold, run
     }
     if (n_spots == 0)
         return 0;
-
-    const spot_dose *sd = &r->per_spot;
-    int64_t mine[2] = { sd->indptr ? sd->n_spots : 0, sd->indptr ? sd->nnz : 0 };
-    int64_t *sizes = NULL;
-    if (job->rank == 0 && !(sizes = malloc(2 * (size_t)job->size * sizeof *sizes)))
-        mpi_fatal("malloc for the ranks' row counts", MPI_ERR_NO_MEM);
-    MPI_CHECK(MPI_Igather(mine, 2, MPI_INT64_T, sizes, 2, MPI_INT64_T, 0, MPI_COMM_WORLD, &req));
-    wait_quietly(&req, "MPI_Igather");
-
-    /* Rank 0 sizes the whole matrix and says whether it can hold it before anyone sends. */
-    int ok = 1;
-    spot_dose all = { 0 };
-    if (job->rank == 0) {
-        int64_t nnz = 0;
-        for (int k = 0; k < job->size; k++) {
-            const int count = bound[k + 1] - bound[k];
-            if (sizes[2 * k] != count) {
-                ok = 0;
-                smx_fail(err, SMX_EXIT_RUNTIME,
-                         "rank %d of %d computed %lld per-spot rows, its block has %d", k,
-                         job->size, (long long)sizes[2 * k], count);
-            }
-            nnz += sizes[2 * k + 1];
-        }
-        if (ok && spot_dose_alloc(&all, n_spots, nnz, threshold)) {
-            ok = 0;
-            smx_fail(err, SMX_EXIT_RUNTIME,
-                     "out of host memory for the per-spot matrix (%d rows, %lld values)", n_spots,
-                     (long long)nnz);
-        }
-    }
-    MPI_CHECK(MPI_Ibcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD, &req));
-    wait_quietly(&req, "MPI_Ibcast");
-    if (!ok) {
-        free(sizes);
-        return job->rank == 0 ? err->code
-                              : smx_fail(err, SMX_EXIT_RUNTIME, "rank 0 could not gather the rows");
-    }
-
-    if (job->rank != 0) {
-        const int64_t n = mine[0], nnz = mine[1];
-        if (n > 0) {
-            send_bytes(sd->indptr, (n + 1) * (int64_t)sizeof *sd->indptr, TAG_INDPTR);
-            send_bytes(sd->indices, nnz * (int64_t)sizeof *sd->indices, TAG_INDICES);
-            send_bytes(sd->values, nnz * (int64_t)sizeof *sd->values, TAG_VALUES);
-            send_bytes(sd->dropped, n * (int64_t)sizeof *sd->dropped, TAG_DROPPED);
-            send_bytes(sd->weight, n * (int64_t)sizeof *sd->weight, TAG_WEIGHT);
-        }
+    int rc = gather_rows(job, bound, threshold, &r->per_spot, 0, "per-spot", err);
+    if (rc)
+        return rc;
+    /* output.per_spot_let: the same rows' LETd x dose, where the plan and
+     * grid make them (every rank that has rows has them then; a rank without
+     * rows has none, so ask every rank). */
+    int mine_let = r->per_spot_let.indptr != NULL, any_let = 0;
+    MPI_CHECK(MPI_Iallreduce(&mine_let, &any_let, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req));
+    wait_quietly(&req, "MPI_Iallreduce");
+    if (!any_let)
         return 0;
-    }
-
-    /* Rank 0: its own block first, then each rank's after it, rebasing the row pointers. */
-    int64_t row = 0, at = 0;
-    all.indptr[0] = 0;
-    for (int k = 0; k < job->size; k++) {
-        const int64_t n = sizes[2 * k], nnz = sizes[2 * k + 1];
-        if (n == 0)
-            continue;
-        if (k == 0) {
-            memcpy(all.indptr + 1, sd->indptr + 1, (size_t)n * sizeof *all.indptr);
-            memcpy(all.indices, sd->indices, (size_t)nnz * sizeof *all.indices);
-            memcpy(all.values, sd->values, (size_t)nnz * sizeof *all.values);
-            memcpy(all.dropped, sd->dropped, (size_t)n * sizeof *all.dropped);
-            memcpy(all.weight, sd->weight, (size_t)n * sizeof *all.weight);
-        } else {
-            /* The rank's indptr lands on row's slot (whose value, at, is already set) and after. */
-            const int64_t keep = all.indptr[row];
-            recv_bytes(all.indptr + row, (n + 1) * (int64_t)sizeof *all.indptr, k, TAG_INDPTR);
-            for (int64_t i = 0; i <= n; i++)
-                all.indptr[row + i] += keep;
-            recv_bytes(all.indices + at, nnz * (int64_t)sizeof *all.indices, k, TAG_INDICES);
-            recv_bytes(all.values + at, nnz * (int64_t)sizeof *all.values, k, TAG_VALUES);
-            recv_bytes(all.dropped + row, n * (int64_t)sizeof *all.dropped, k, TAG_DROPPED);
-            recv_bytes(all.weight + row, n * (int64_t)sizeof *all.weight, k, TAG_WEIGHT);
-        }
-        row += n;
-        at += nnz;
-    }
-    free(sizes);
-    all.n_spots = (int)row;
-    all.nnz = at;
-    spot_dose_free(&r->per_spot);
-    r->per_spot = all;
-    return 0;
+    return gather_rows(job, bound, threshold, &r->per_spot_let, TAG_COUNT, "per-spot LET", err);
 }
 
 /* One rank's facts for /mpi. */
 typedef struct rank_facts {
     char host[64];
     char device[192];
-    int64_t first, count;
+    par_block block;
 } rank_facts;
 
-int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count,
-                     provenance *pv, smx_error *err)
+int par_gather_ranks(const par_job *job, const char *device, const par_block *block, provenance *pv,
+                     smx_error *err)
 {
     rank_facts mine = { 0 };
     snprintf(mine.host, sizeof mine.host, "%s", job->host);
     snprintf(mine.device, sizeof mine.device, "%s", device && device[0] ? device : "unknown");
-    mine.first = spot_first;
-    mine.count = spot_count;
+    mine.block = *block;
     rank_facts *all = NULL;
     if (job->rank == 0 && !(all = malloc((size_t)job->size * sizeof *all)))
         mpi_fatal("malloc for the ranks' facts", MPI_ERR_NO_MEM);
@@ -441,8 +465,10 @@ int par_gather_ranks(const par_job *job, const char *device, int spot_first, int
         provenance_rank *pr = &pv->ranks[k];
         snprintf(pr->host, sizeof pr->host, "%s", all[k].host);
         snprintf(pr->device, sizeof pr->device, "%s", all[k].device);
-        pr->spot_first = all[k].first;
-        pr->spot_count = all[k].count;
+        pr->spot_first = all[k].block.spot_first;
+        pr->spot_count = all[k].block.spot_count;
+        pr->pair_first = all[k].block.pair_first;
+        pr->pair_count = all[k].block.pair_count;
     }
     free(all);
     return 0;

@@ -54,13 +54,12 @@ int par_gather_spots(const par_job *job, const int *bound, double threshold, run
     return 0;
 }
 
-int par_gather_ranks(const par_job *job, const char *device, int spot_first, int spot_count,
-                     provenance *pv, smx_error *err)
+int par_gather_ranks(const par_job *job, const char *device, const par_block *block, provenance *pv,
+                     smx_error *err)
 {
     (void)job;
     (void)device;
-    (void)spot_first;
-    (void)spot_count;
+    (void)block;
     (void)pv;
     (void)err;
     return 0;

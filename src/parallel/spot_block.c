@@ -1,7 +1,9 @@
-/* A field's spots over the ranks of a job: the deterministic division, each
- * rank's share, and the rows brought back to rank 0. */
+/* A field's spots (a robust plan's (scenario, spot) pairs) over the ranks of
+ * a job: the deterministic division, each rank's share, and the rows brought
+ * back to rank 0. */
 #include "parallel/parallel.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,50 +41,105 @@ void par_spot_blocks(int n_spots, const int64_t *cost, int64_t head, int size, i
         bound[size] = n_spots;
 }
 
-int par_divide_field(const par_job *job, const plan *p, const grid *g, const tables *t,
-                     par_field *f, smx_error *err)
+int par_field_init(const par_job *job, const plan *p, par_field *f, smx_error *err)
 {
-    const int n_spots = p->per_spot_dose ? plan_spot_count(p) : 0;
+    memset(f, 0, sizeof *f);
+    f->n_scenarios = plan_scenario_count(p);
+    f->n_spots = p->per_spot_dose ? plan_spot_count(p) : 0;
     f->part = (sim_part){ job->rank == 0, 0, 0 };
+    const int64_t pairs = (int64_t)f->n_scenarios * f->n_spots;
+    if (pairs > INT_MAX)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "%d scenarios of %d per-spot rows: %lld rows in all, more than %d",
+                        f->n_scenarios, f->n_spots, (long long)pairs, INT_MAX);
     f->bound = malloc((size_t)(job->size + 1) * sizeof *f->bound);
-    int64_t *cost = malloc((size_t)(n_spots > 0 ? n_spots : 1) * sizeof *cost);
-    if (!f->bound || !cost) {
-        free(cost);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory dividing %d spots over %d ranks",
-                        n_spots, job->size);
-    }
-    for (int k = 0; k < n_spots; k++)
+    f->rows = malloc((size_t)(job->size + 1) * sizeof *f->rows);
+    f->cost = malloc((size_t)(pairs > 0 ? pairs : 1) * sizeof *f->cost);
+    if (!f->bound || !f->rows || !f->cost)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "out of host memory dividing %lld rows over %d ranks", (long long)pairs,
+                        job->size);
+    for (int64_t k = 0; k < pairs; k++)
+        f->cost[k] = 1;
+    return 0;
+}
+
+void par_field_cost(par_field *f, int scenario, const plan *p, const grid *g, const tables *t)
+{
+    if (scenario < 0 || scenario >= f->n_scenarios || !f->cost)
+        return;
+    int64_t *cost = f->cost + (int64_t)scenario * f->n_spots;
+    const int n = plan_spot_count(p) < f->n_spots ? plan_spot_count(p) : f->n_spots;
+    for (int k = 0; k < n; k++)
         cost[k] = simulate_spot_steps(p, g, t, plan_spot_at(p, k).energy_MeV);
-    par_spot_blocks(n_spots, cost, simulate_expected_steps(p, g, t), job->size, f->bound);
-    free(cost);
-    f->part.spot_first = f->bound[job->rank];
-    f->part.spot_count = f->bound[job->rank + 1] - f->part.spot_first;
+    f->head += simulate_expected_steps(p, g, t);
+}
+
+/* bound[] over the pairs clipped to scenario k's: each rank's rows of k, in
+ * the scenario's own spot numbers (contiguous, in rank order, covering 0 ..
+ * n_spots - 1). */
+static void scenario_rows(const par_field *f, int size, int scenario, int *rows)
+{
+    const int64_t lo = (int64_t)scenario * f->n_spots;
+    for (int r = 0; r <= size; r++) {
+        int64_t b = f->bound[r] - lo;
+        rows[r] = (int)(b < 0 ? 0 : b > f->n_spots ? f->n_spots : b);
+    }
+}
+
+sim_part par_field_share(const par_field *f, int rank, int scenario)
+{
+    /* scenario_rows' clipping: a rank without rows of k starts where they end
+     * before it, so that the blocks stay contiguous in /mpi. */
+    const int64_t lo = (int64_t)scenario * f->n_spots;
+    int64_t a = f->bound[rank] - lo, b = f->bound[rank + 1] - lo;
+    a = a < 0 ? 0 : a > f->n_spots ? f->n_spots : a;
+    b = b < 0 ? 0 : b > f->n_spots ? f->n_spots : b;
+    return (sim_part){ rank == 0, (int)a, (int)(b - a) };
+}
+
+int par_divide_field(const par_job *job, par_field *f, smx_error *err)
+{
+    (void)err;
+    const int pairs = f->n_scenarios * f->n_spots;
+    par_spot_blocks(pairs, f->cost, f->head, job->size, f->bound);
+    f->part = par_field_share(f, job->rank, 0);
     if (job->size == 1)
         return 0;
-    if (n_spots == 0) {
+    if (pairs == 0) {
         smx_info(
             "MPI: %d ranks; this field has no per-spot dose (output.per_spot_dose), so rank 0 runs it "
             "alone and the other ranks have nothing to do\n",
             job->size);
         return 0;
     }
-    int least = n_spots, most = 0;
+    int least = pairs, most = 0;
     for (int r = 0; r < job->size; r++) {
         int c = f->bound[r + 1] - f->bound[r];
         least = c < least ? c : least;
         most = c > most ? c : most;
     }
-    smx_info(
-        "MPI: %d ranks; rank 0 runs the field's total dose; the %d per-spot rows are divided in contiguous "
-        "blocks of about equal steps, %d to %d spots (rank 0: %d)\n",
-        job->size, n_spots, least, most, f->bound[1]);
+    if (f->n_scenarios == 1)
+        smx_info(
+            "MPI: %d ranks; rank 0 runs the field's total dose; the %d per-spot rows are divided in "
+            "contiguous blocks of about equal steps, %d to %d spots (rank 0: %d)\n",
+            job->size, pairs, least, most, f->bound[1]);
+    else
+        smx_info(
+            "MPI: %d ranks; rank 0 runs the total dose of each of the %d scenarios; their %d per-spot "
+            "rows (%d spots each) are divided in contiguous blocks of about equal steps in scenario "
+            "order, %d to %d rows (rank 0: %d)\n",
+            job->size, f->n_scenarios, pairs, f->n_spots, least, most, f->bound[1]);
     return 0;
 }
 
 void par_field_free(par_field *f)
 {
     free(f->bound);
-    f->bound = NULL;
+    free(f->rows);
+    free(f->cost);
+    f->bound = f->rows = NULL;
+    f->cost = NULL;
 }
 
 static double now_s(void)
@@ -103,15 +160,32 @@ static void describe_device(const run_result *r, char *out, size_t cap)
         snprintf(out, cap, "%.24s: %.150s", r->backend_name, r->device_name);
 }
 
-int par_gather_field(const par_job *job, const par_field *f, double threshold, double t_wait,
+void par_field_ran(par_field *f, const run_result *r)
+{
+    if (!f->device[0] && r->backend_name[0])
+        describe_device(r, f->device, sizeof f->device);
+}
+
+int par_gather_field(const par_job *job, par_field *f, double threshold, double t_wait,
                      provenance *pv, run_result *r, smx_error *err)
 {
     char device[192];
-    describe_device(r, device, sizeof device);
+    par_field_ran(f, r);
+    if (f->device[0])
+        snprintf(device, sizeof device, "%s", f->device);
+    else
+        describe_device(r, device, sizeof device);
     const double t_rows = now_s();
-    int rc = par_gather_spots(job, f->bound, threshold, r, err);
+    scenario_rows(f, job->size, 0, f->rows);
+    int rc = par_gather_spots(job, f->rows, threshold, r, err);
+    const par_block block = { f->part.spot_first, f->part.spot_count, f->bound[job->rank],
+                              f->bound[job->rank + 1] - f->bound[job->rank] };
     if (!rc)
-        rc = par_gather_ranks(job, device, f->part.spot_first, f->part.spot_count, pv, err);
+        rc = par_gather_ranks(job, device, &block, pv, err);
+    if (!rc && pv->n_ranks > 0) {
+        pv->mpi_scenarios = f->n_scenarios;
+        pv->mpi_spots = f->n_spots;
+    }
     if (rc || job->rank != 0 || job->size == 1)
         return rc;
     const double t_end = now_s();
@@ -126,4 +200,11 @@ int par_gather_field(const par_job *job, const par_field *f, double threshold, d
         "%.3f s\n",
         t_rows - t_wait, job->size, mb, t_end - t_rows);
     return 0;
+}
+
+int par_gather_scenario(const par_job *job, par_field *f, int scenario, double threshold,
+                        run_result *r, smx_error *err)
+{
+    scenario_rows(f, job->size, scenario, f->rows);
+    return par_gather_spots(job, f->rows, threshold, r, err);
 }
