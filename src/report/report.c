@@ -271,6 +271,14 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
                  ns == 1 ? "" : "s", psi_gb);
     printf("output:    %s (%s), %s, XDMF sidecar\n", p->output_file,
            p->overwrite ? "overwrite allowed" : "must not exist", snaps);
+    if (p->let || p->dose_to_water) /* docs/planning.md */
+        printf("           also %s%s%s (%d more planes of the grid beside the dose)\n",
+               p->let ? (p->per_spot_let ? "LETd and LETt (/let), each spot's LETd x dose rows"
+                                         : "LETd and LETt (/let)")
+                      : "",
+               p->let && p->dose_to_water ? ", " : "",
+               p->dose_to_water ? "the dose to water (/dose_to_water)" : "",
+               g->dose_planes - 1 - g->halo_bands);
 }
 
 /* The run's wall time is the sum of its phases: input (plan, tables, grid, the
