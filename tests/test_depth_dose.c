@@ -4,9 +4,10 @@
  *    itself when ds and dz are halved (range straggling is physics, not grid);
  *  - peak-to-entrance ratio within 10 % of Bortfeld's with nuclear build-down;
  *  - primaries surviving to 90 % of the range within 1 % (absolute) of the
- *    survival of the ICRU 63 cross sections integrated along the path (the
- *    transport's removal), and within 2 % of Bortfeld's linear fluence model,
- *    which was fitted to Janni's 1982 tables (the physics);
+ *    survival of the ICRU 63 non-elastic and the p-p elastic cross sections
+ *    integrated along the path (the transport's removal), and within 2 % of
+ *    Bortfeld's linear fluence model, which was fitted to Janni's 1982 tables
+ *    (the physics; non-elastic only, so the p-p part is applied to it too);
  *  - R80 within 0.2 mm of the PSTAR projected range;
  *  - no plateau row more than 1 % off its neighbours' mean (plateau.h; the
  *    other grids are test_dose_grid's).
@@ -19,6 +20,7 @@
 #include "check.h"
 #include "plateau.h"
 #include "physics/nuclear.h"
+#include "physics/pp_elastic.h"
 #include "reference_models.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
@@ -98,12 +100,19 @@ static int run_beam(double E, double step_mm, beam_run *out)
         removed += f.r.steps[s].t.weight[CH_NUCLEAR];
     out->survival90 = 1.0 - removed / f.r.initial_weight;
     double z90_cm = (n90 + 1) * step_mm * 0.1;
-    double mu = 0.0;
-    for (int k = 0; k < 4000; k++) /* water: rho = 1, so g/cm2 = cm */
-        mu += nonelastic_water_cm2_g(tables_energy_at_range(&t, R_cm - (k + 0.5) * z90_cm / 4000)) *
-              z90_cm / 4000;
-    out->icru90 = exp(-mu);
-    out->bortfeld90 = bortfeld_fluence(z90_cm, R_cm);
+    /* Removal: ICRU 63's non-elastic cross section and, under the default
+     * halo model, p-p elastic scattering on the hydrogen (physics/pp_elastic.h;
+     * water: 2 H per 18.015 g). Bortfeld's fluence has the non-elastic part
+     * only: ours is compared with it without the p-p part. */
+    double mu = 0.0, mu_pp = 0.0;
+    const double h_per_g = 2.0 * SMX_AVOGADRO / 18.015;
+    for (int k = 0; k < 4000; k++) { /* water: rho = 1, so g/cm2 = cm */
+        const double E = tables_energy_at_range(&t, R_cm - (k + 0.5) * z90_cm / 4000);
+        mu += nonelastic_water_cm2_g(E) * z90_cm / 4000;
+        mu_pp += h_per_g * pp_elastic_mb(E) * SMX_MB_CM2 * z90_cm / 4000;
+    }
+    out->icru90 = exp(-mu - mu_pp);
+    out->bortfeld90 = bortfeld_fluence(z90_cm, R_cm) * exp(-mu_pp);
     CHECK_MSG(f.r.conservation_violations == 0, "%g MeV: %d steps violated conservation", E,
               f.r.conservation_violations);
     free(dd);

@@ -8,7 +8,7 @@
  *  - energy deposited per proton: the same Monte Carlo code, 143.6 MeV at
  *    150 MeV and 210.2 MeV at 230 MeV in a large water phantom;
  *  - the share of a 3 mm spot's energy outside 3 sigma of its core at half
- *    range: that code, 3.4 % at 150 MeV;
+ *    range: that code, 3.4 % at 150 MeV and 6.9 % at 230 MeV;
  * and the arithmetic: the partition sums to 1, a kernel to what it keeps, the
  * run's energy closes, the local model gives no halo. */
 #include <math.h>
@@ -17,9 +17,40 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "physics/nuclear.h"
 #include "physics/nuclear_halo.h"
+#include "physics/pp_elastic.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
+
+/* p-p elastic scattering on hydrogen (physics/pp_elastic.h): the transport's
+ * fit (Buss et al. 2012) against Starkov's independent fit to the p-p data as
+ * Geant4 evaluates it (27.3, 23.6, 23.0 mb at 100, 150, 200 MeV; the two
+ * agree within 5 % from 50 to 250 MeV), and its share of water's nuclear
+ * removal at 150 MeV: 2 x 24 mb per molecule against oxygen's ~300 mb
+ * non-elastic, about 14 %. */
+static void pp_elastic(void)
+{
+    static const struct {
+        double E, mb;
+    } starkov[] = {
+        { 50.0, 51.9 }, { 100.0, 27.3 }, { 150.0, 23.6 }, { 200.0, 23.0 }, { 250.0, 23.0 }
+    };
+    for (size_t i = 0; i < sizeof starkov / sizeof starkov[0]; i++)
+        CHECK_MSG(fabs(pp_elastic_mb(starkov[i].E) / starkov[i].mb - 1.0) <= 0.05,
+                  "p-p elastic at %g MeV: %.2f mb", starkov[i].E, pp_elastic_mb(starkov[i].E));
+    CHECK(pp_elastic_mb(SMX_PP_ELASTIC_MIN_MEV * 0.99) == 0.0);
+    const material_props *w = material_props_by_key("water");
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    const double h = pp_elastic_hydrogen_per_g(w->elements, w->n_elements);
+    CHECK_REL(h, 2.0 * SMX_AVOGADRO / 18.015, 1e-3); /* two H per molecule */
+    const double pp = h * pp_elastic_mb(150.0) * SMX_MB_CM2, ne = nonelastic_water_cm2_g(150.0);
+    printf("p-p elastic at 150 MeV: %.2f mb, %.1f %% of water's nuclear removal\n",
+           pp_elastic_mb(150.0), 100 * pp / (pp + ne));
+    CHECK(pp / (pp + ne) > 0.10 && pp / (pp + ne) < 0.20);
+}
 
 static void partition_and_kernel(void)
 {
@@ -161,15 +192,16 @@ static void pencils(void)
         /* 3 %: the target against Bortfeld's model. */
         CHECK_MSG(fabs(h.p_to_e / ref[i].bortfeld - 1.0) <= 0.03, "%g MeV: peak/entrance %.3f",
                   ref[i].E, h.p_to_e);
-        /* 1 %: the Monte Carlo's phantom is larger than the +-10 cm grid,
-         * and the model leaves the secondaries' own nuclear losses out. */
-        CHECK_MSG(fabs(h.deposited / ref[i].mc_dep - 1.0) <= 0.01, "%g MeV: deposited %.2f",
+        /* 0.5 %: the issue's target against the partition's reference (the
+         * neutral share is calibrated to these two deposits: docs/physics.md). */
+        CHECK_MSG(fabs(h.deposited / ref[i].mc_dep - 1.0) <= 0.005, "%g MeV: deposited %.2f",
                   ref[i].E, h.deposited);
-        /* The halo: within a factor 2 of the Monte Carlo's (the model has the
-         * non-elastic secondaries only, not nuclear elastic scattering:
-         * docs/physics.md), and the local model has none of it. */
-        CHECK_MSG(h.outside > 0.5 * ref[i].mc_out && h.outside < 1.5 * ref[i].mc_out,
-                  "%g MeV: %.4f outside 3 sigma", ref[i].E, h.outside);
+        /* The halo: within 25 % of the Monte Carlo's (the issue's target; the
+         * model has the non-elastic secondaries and p-p elastic scattering,
+         * not nuclear elastic scattering on oxygen: docs/physics.md), and the
+         * local model has none of it. */
+        CHECK_MSG(fabs(h.outside / ref[i].mc_out - 1.0) <= 0.25, "%g MeV: %.4f outside 3 sigma",
+                  ref[i].E, h.outside);
         CHECK(!with_local || l.outside < 0.25 * h.outside);
         /* Energy: the run's tallies and the halo's share close to float's rounding. */
         CHECK_MSG(fabs(h.closure) <= 1e-5, "%g MeV: energy closes to %.2e", ref[i].E, h.closure);
@@ -180,6 +212,7 @@ static void pencils(void)
 int main(int argc, char **argv)
 {
     (void)argc;
+    pp_elastic();
     partition_and_kernel();
     pencils();
     return check_report(argv[0]);

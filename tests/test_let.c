@@ -292,15 +292,18 @@ static void per_spot_let(double d, const char *nuclear)
                d, nuclear, plateau, worst);
         CHECK_MSG(same_cells, "the LET rows' cells differ from the dose rows'");
         /* Before the first spot's peak (64 mm) the spots' LETds differ by 10 %
-         * and their two weights (dose, primaries' loss) by the halo and the
-         * paths' lateral spread, 1-2 %: 3e-3 (a row of the wrong spot: 1e-1). */
-        CHECK(plateau < 3e-3);
+         * and their two weights (dose, primaries' loss) by the halo's share and
+         * the paths' lateral spread, a few %: 5e-3 (a row of the wrong spot:
+         * 1e-1). */
+        CHECK(plateau < 5e-3);
         /* Beyond: the field's LETd weighs a spot by its primaries' loss in the
-         * cell where each step starts, the rows by its dose, which the shift
-         * scheme's sub-cell remainders move by up to half a cell (docs/physics.md,
-         * "Grid dependence"); where one spot stops inside another's plateau,
-         * its LETd climbs 2-3 keV/um per mm: 6 %. */
-        CHECK(worst < 0.06);
+         * cell where each step starts, the rows by its whole dose: the halo's
+         * share differs between a spot that passes and one that stops, and the
+         * shift scheme's sub-cell remainders move the deposit by up to half a
+         * cell (docs/physics.md, "Grid dependence"); where one spot stops inside
+         * another's plateau its LETd climbs 2-3 keV/um per mm: measured up to
+         * 8 % with the halo, 4.5 % without: 10 %. */
+        CHECK(worst < 0.10);
         free(num);
         free(den);
     }

@@ -138,9 +138,9 @@ static void check_lut(const char *name, const fixture *f, const energy_physics *
 
 static void check_luts(const char *grid_name, const fixture *f)
 {
-    const energy_physics strag = { 1, 0, 0.555084, NULL },
-                         nuc = { 0, 1, 0.0, nonelastic_water_cm2_g },
-                         both = { 1, 1, 0.555084, nonelastic_water_cm2_g };
+    const energy_physics strag = { 1, 0, 0.555084, NULL, 0.0 },
+                         nuc = { 0, 1, 0.0, nonelastic_water_cm2_g, 0.0 },
+                         both = { 1, 1, 0.555084, nonelastic_water_cm2_g, 0.0 };
     char name[128];
     snprintf(name, sizeof name, "%s, slowing down only", grid_name);
     check_lut(name, f, NULL);
@@ -407,12 +407,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < lut.ne; i++)
             map[i] = i > 0 ? f.g.E.centres[i - 1] : NAN;
         energy_lut ok, bad;
-        CHECK(energy_lut_from_map(&ok, &f.g, map, NULL, NULL, &err) == 0);
+        CHECK(energy_lut_from_map(&ok, &f.g, map, NULL, NULL, NULL, &err) == 0);
         CHECK(ok.gather_ok == 1);
         double sw = map[50];
         map[50] = map[52];
         map[52] = sw;
-        CHECK(energy_lut_from_map(&bad, &f.g, map, NULL, NULL, &err) == 0);
+        CHECK(energy_lut_from_map(&bad, &f.g, map, NULL, NULL, NULL, &err) == 0);
         CHECK(bad.gather_ok == 0);
         printf("non-monotone map refused: %s\n", bad.gather_reason);
         energy_lut_free(&ok);
@@ -478,7 +478,7 @@ int main(int argc, char **argv)
          * naming the switch and the key to change. */
         const char *fine[] = { "grid.energy.kind=uniform", "grid.energy.n_bins=3000" };
         CHECK(fixture_load(&f, NULL, fine, 2) == 0);
-        const energy_physics strag = { 1, 0, 0.555084, NULL };
+        const energy_physics strag = { 1, 0, 0.555084, NULL, 0.0 };
         energy_lut lut;
         smx_error err = { 0 };
         CHECK(energy_lut_build(&lut, &f.g, &f.t, &strag, &err) == SMX_EXIT_INPUT);

@@ -84,14 +84,15 @@ static void check_zero_is_nominal(void)
  * allows only double rounding in the dose's sums. The halo model gathers the
  * released energy on 2 mm blocks fixed to the grid (transport/halo_dose.c):
  * a one-cell shift moves the beam within its block, which changes the halo's
- * sampling, measured 5.1e-5 of the maximum; 1e-4 bounds it, and a wrong shift
- * (none, or the other way) leaves columns differing by 1e-1. */
+ * sampling, measured 1.8e-4 of the maximum (the halo carries p-p elastic
+ * scattering's energy too); 3e-4 bounds it, and a wrong shift (none, or the
+ * other way) leaves columns differing by 1e-1. */
 static void check_shift_one_cell(void)
 {
     const struct {
         const char *nuclear;
         double tol;
-    } models[] = { { "transport.nuclear=local", 1e-12 }, { "transport.nuclear=halo", 1e-4 } };
+    } models[] = { { "transport.nuclear=local", 1e-12 }, { "transport.nuclear=halo", 3e-4 } };
     for (int m = 0; m < 2; m++) {
         const char *sets[] = { "scenarios.shift_mm=[0.5]", "beam.sigma_x_mm=2", models[m].nuclear };
         scen_run a, b;

@@ -8,6 +8,7 @@
 #include "numerics/dither_phase.h"
 #include "physics/nuclear.h"
 #include "physics/nuclear_halo.h"
+#include "physics/pp_elastic.h"
 #include "physics/straggling.h"
 
 /* E' this close to a bin centre (relative) is that centre: on a range grid the
@@ -69,7 +70,8 @@ static int three_point(double *w, double a, double b, double c, double mu, doubl
 }
 
 int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
-                        const double *var_MeV2, const double *survival, smx_error *err)
+                        const double *var_MeV2, const double *survival, const double *pp_share,
+                        smx_error *err)
 {
     int ne = (int)g->ne;
     *lut = (energy_lut){ .ne = ne };
@@ -172,10 +174,13 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
         double removed = survival ? 1.0 - kept_w : 0.0;
         lut->nuclear_weight[i] = removed;
         if (lut->release_MeV) {
-            /* The partition of the event's energy (nuclear_halo.h). */
+            /* The partition of the event's energy (nuclear_halo.h); a p-p
+             * elastic event's (share f of the removal) goes to the kernel
+             * whole (pp_elastic.h). */
             nuclear_partition pt = nuclear_partition_water(Ec[i]);
-            lut->nuclear_energy[i] = (1.0 - pt.local) * removed * Ec[i];
-            lut->release_MeV[i] = pt.protons * removed * Ec[i];
+            const double f = pp_share ? pp_share[i] : 0.0;
+            lut->nuclear_energy[i] = ((1.0 - pt.local) * (1.0 - f) + f) * removed * Ec[i];
+            lut->release_MeV[i] = (pt.protons * (1.0 - f) + f) * removed * Ec[i];
             lut->release_band[i] = removed > 0.0 ? nuclear_halo_band(Ec[i]) : -1;
             if (lut->release_band[i] < 0) { /* below the bands: nothing is removed there */
                 lut->nuclear_energy[i] -= lut->release_MeV[i];
@@ -190,8 +195,15 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
     return 0;
 }
 
+/* The p-p elastic cross section per unit mass (cm2/g) at E; ctx: H per gram. */
+static double pp_cm2_g(double E_MeV, const void *ctx)
+{
+    return *(const double *)ctx * pp_elastic_mb(E_MeV) * SMX_MB_CM2;
+}
+
 void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
-                       double density_g_cm3, double *E_after, double *var, double *surv)
+                       double density_g_cm3, double *E_after, double *var, double *surv,
+                       double *pp_share)
 {
     double ds_g = g->ds * 0.1 * density_g_cm3;
     int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
@@ -206,6 +218,15 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
             var[i] = straggling_range_variance(t, ph->Z_over_A, E, g->E_stop, ds_g) * S * S;
         }
         surv[i] = nuc ? nuclear_survival(t, ph->nonelastic_cm2_g, E, g->E_stop, ds_g) : 1.0;
+        if (pp_share)
+            pp_share[i] = 0.0;
+        if (nuc && ph->h_per_g > 0.0) {
+            const double ne = -log(surv[i]),
+                         pp = tables_step_integral(t, E, g->E_stop, ds_g, pp_cm2_g, &ph->h_per_g);
+            surv[i] = exp(-(ne + pp));
+            if (pp_share)
+                pp_share[i] = ne + pp > 0.0 ? pp / (ne + pp) : 0.0;
+        }
     }
 }
 
@@ -215,18 +236,22 @@ int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const ener
     double *E_after = malloc(g->ne * sizeof *E_after);
     double *var = calloc(g->ne, sizeof *var);
     double *surv = malloc(g->ne * sizeof *surv);
-    if (!E_after || !var || !surv) {
+    double *pp = malloc(g->ne * sizeof *pp);
+    if (!E_after || !var || !surv || !pp) {
         free(E_after);
         free(var);
         free(surv);
+        free(pp);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy-loss table");
     }
-    energy_step_model(g, t, ph, g->density, E_after, var, surv);
+    energy_step_model(g, t, ph, g->density, E_after, var, surv, pp);
     int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
-    int rc = energy_lut_from_map(lut, g, E_after, strag ? var : NULL, nuc ? surv : NULL, err);
+    int rc = energy_lut_from_map(lut, g, E_after, strag ? var : NULL, nuc ? surv : NULL,
+                                 nuc ? pp : NULL, err);
     free(E_after);
     free(var);
     free(surv);
+    free(pp);
     return rc;
 }
 
@@ -407,8 +432,8 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
             prev = mv;
         }
     }
-    if ((rc = energy_lut_from_map(&d->lower, g, E_lo, var ? v_lo : NULL, surv, err)) ||
-        (rc = energy_lut_from_map(&d->upper, g, E_hi, var ? v_hi : NULL, surv, err)))
+    if ((rc = energy_lut_from_map(&d->lower, g, E_lo, var ? v_lo : NULL, surv, NULL, err)) ||
+        (rc = energy_lut_from_map(&d->upper, g, E_hi, var ? v_hi : NULL, surv, NULL, err)))
         goto done;
     /* Per target, every (source, table) that can reach it, sources ascending:
      * counted, then filled in the same order. */

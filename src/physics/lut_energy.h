@@ -68,16 +68,21 @@ typedef struct energy_physics {
     int straggling, nuclear;
     double Z_over_A; /* straggling: the material's */
     double (*nonelastic_cm2_g)(double); /* nuclear: the material's cross section */
+    /* transport.nuclear: halo: hydrogen nuclei per gram, whose p-p elastic
+     * scattering (physics/pp_elastic.h) removes primaries too; 0: none. */
+    double h_per_g;
 } energy_physics;
 
 /* From the CSDA table and the models of ph (NULL: slowing down only). */
 int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
                      smx_error *err);
 /* The plain model of one step in a medium, per source bin: E' (NAN = stops),
- * the straggling variance added (MeV^2; 0 without straggling) and the survival
- * probability (1 without nuclear removal). */
+ * the straggling variance added (MeV^2; 0 without straggling), the survival
+ * probability (1 without nuclear removal) and, where pp_share is not NULL,
+ * the share of the removal that is p-p elastic scattering (0 without it). */
 void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
-                       double density_g_cm3, double *E_after, double *var, double *surv);
+                       double density_g_cm3, double *E_after, double *var, double *surv,
+                       double *pp_share);
 
 /* A_E in a medium other than the grid's reference. There one step does not
  * move a particle a whole number of bins, and the mean-keeping split of the
@@ -135,10 +140,13 @@ void energy_dither_lut_free(energy_dither_lut *d);
 int energy_dither_low(const energy_dither_lut *d, int ne, int i, int64_t step);
 
 /* From explicit E' values (NAN or < E_stop = stopped), energy variances added
- * over the step (MeV^2; NULL = none) and survival probabilities (NULL = all
- * survive); the tests use it to force a non-monotone map. */
+ * over the step (MeV^2; NULL = none), survival probabilities (NULL = all
+ * survive) and the p-p elastic share of the removal (NULL = none; under
+ * transport.nuclear: halo all of its energy goes to the kernel); the tests
+ * use it to force a non-monotone map. */
 int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
-                        const double *var_MeV2, const double *survival, smx_error *err);
+                        const double *var_MeV2, const double *survival, const double *pp_share,
+                        smx_error *err);
 void energy_lut_free(energy_lut *lut);
 
 /* Lowest and highest target bins of source i that receive weight; -1 when it

@@ -15,8 +15,8 @@
  * kernel), the rest slow evaporation protons counted as local; below 50 MeV
  * the cascade fades to nothing at the 7 MeV threshold. */
 static const double part_E[] = { 7.0, 50.0, 100.0, 150.0, 200.0, 250.0 };
-static const double part_local[] = { 0.57, 0.40, 0.33, 0.32, 0.32, 0.32 };
-static const double part_protons[] = { 0.00, 0.17, 0.24, 0.25, 0.25, 0.25 };
+static const double part_local[] = { 0.57, 0.40, 0.33, 0.32, 0.28, 0.24 };
+static const double part_protons[] = { 0.00, 0.17, 0.24, 0.25, 0.26, 0.27 };
 #define PART_N ((int)(sizeof part_E / sizeof part_E[0]))
 
 nuclear_partition nuclear_partition_water(double E)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "physics/material.h"
+#include "physics/pp_elastic.h"
 #include "physics/scattering_power.h"
 
 /* The scattering power of the plan's model at E (rad2 cm2/g). */
@@ -77,8 +78,11 @@ static int need_material(const plan *p, const tables *t, const material_props **
 /* The energy-loss physics of the plan's models with a material's constants. */
 static energy_physics medium_physics(const plan *p, const material_props *mat)
 {
+    const double h = p->nuclear == NUCLEAR_HALO && mat
+                         ? pp_elastic_hydrogen_per_g(mat->elements, mat->n_elements)
+                         : 0.0;
     return (energy_physics){ p->straggling, p->nuclear, mat ? mat->Z_over_A : 0.0,
-                             mat ? mat->nonelastic_cm2_g : NULL };
+                             mat ? mat->nonelastic_cm2_g : NULL, h };
 }
 
 /* err (the kernels' own error) replaced by msg at the plan key `key`. */
@@ -297,13 +301,14 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
         double *E_after = malloc((size_t)g->ne * sizeof *E_after);
         double *var = malloc((size_t)g->ne * sizeof *var);
         double *surv = malloc((size_t)g->ne * sizeof *surv);
+        double *pp = malloc((size_t)g->ne * sizeof *pp);
 #pragma omp for schedule(dynamic, 1)
         for (int m = 0; m < nm; m++) {
             const tables *t = mt[mm->media[m].material];
             double rho = mm->media[m].density_g_cm3;
             const material_props *mat;
             int rc = 0;
-            if (!E_after || !var || !surv)
+            if (!E_after || !var || !surv || !pp)
                 rc = smx_fail(&errs[m], SMX_EXIT_RUNTIME, "out of memory (tables of %d media)", nm);
             else
                 rc = need_material(p, t, &mat, &errs[m]);
@@ -311,14 +316,15 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
                 m > 0) { /* the step's model once: the plain table, then the whole-bin ones */
                 energy_physics ph = medium_physics(p, mat);
                 const double *v = p->straggling ? var : NULL, *q = p->nuclear ? surv : NULL;
-                energy_step_model(g, t, &ph, rho, E_after, var, surv);
+                energy_step_model(g, t, &ph, rho, E_after, var, surv, pp);
                 /* The plain table gives only the step's deposit here (the
                  * whole-bin tables move psi and carry the straggling), and a
                  * spread that keeps the mean leaves the deposit as it is: it
                  * holds none, so a dense medium whose straggling per step is
                  * wider than its bins' three points can hold (titanium at
                  * twice its density) builds like any other. */
-                if (!(rc = energy_lut_from_map(&s->el_media[m - 1], g, E_after, NULL, q, &errs[m])))
+                if (!(rc = energy_lut_from_map(&s->el_media[m - 1], g, E_after, NULL, q,
+                                               p->nuclear ? pp : NULL, &errs[m])))
                     rc = energy_dither_lut_build(&s->dither[m - 1], g, &s->el_media[m - 1], mt[0],
                                                  v, q, &errs[m]);
             }
@@ -335,6 +341,7 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
         free(E_after);
         free(var);
         free(surv);
+        free(pp);
     }
     int rc = 0;
     for (int m = 0; m < nm && !rc; m++)
