@@ -528,9 +528,11 @@ static double row_diff(const spot_dose *a, int ka, const spot_dose *b, int kb, i
  * on the device (the fused paths by their regions, the others whole). The GPU
  * steps the three spots at once, side by side in the slots of one state (one
  * at a time under the bilinear scheme), the CPU one at a time: each row must
- * be the CPU's bit for bit without the early exit, and within 1e-6 of the
+ * be the CPU's bit for bit without the early exit, and within 5e-6 of the
  * row's peak with it (the CPU drops nothing: the GPU's values below 1e-12
- * and what they would have become). The spot map in reverse order, and one
+ * and what they would have become; under the nuclear halo the energy they
+ * would have released, which its kernel spreads over the row: 3.6e-7 before
+ * p-p elastic scattering fed the halo, 2.1e-6 since). The spot map in reverse order, and one
  * spot at a time on the GPU, must give the same rows bit for bit: every spot
  * then has other neighbours and predecessors, and anything a slot let
  * through or a clear left behind would change it. */
@@ -615,7 +617,7 @@ static void per_spot_cases(int n_paths)
                union_same ? "identical rows" : "ROWS DIFFER");
         CHECK_MSG(s_a == (bilinear ? 1 : 3) && s_b == s_a && s_one == 1 && s_cpu == 1,
                   "%s: %d, %d, %d and %d spots at once", names[i], s_a, s_b, s_one, s_cpu);
-        CHECK_MSG(ok && (exits ? w_cpu <= 1e-6 : cpu_same),
+        CHECK_MSG(ok && (exits ? w_cpu <= 5e-6 : cpu_same),
                   "%s: per-spot rows differ from the CPU's by %.2e", names[i], w_cpu);
         CHECK_MSG(reversed_same, "%s: a spot's row depends on the spots beside it", names[i]);
         CHECK_MSG(one_same, "%s: a spot's row depends on the spots stepped with it", names[i]);

@@ -205,13 +205,12 @@ static int shape_field(loader *L, const plan_field *f, const char *name, const y
     }
 }
 
-/* A list of numbers (scenarios.*), each judged on its own against the row's
- * range: "scenarios.shift_mm[1]: 'x' is not a number; expected a number, in mm".
- * Parsed into a scratch list first: a bad entry leaves the plan as it was. */
-static int assign_real_list(loader *L, const plan_key *k, const yt_node *v, double *out,
-                            const char *expected)
+/* A list key's value must be a sequence of at most k->size entries (exactly
+ * that many when exact): the error names what it got instead. */
+static int list_node_ok(loader *L, const plan_key *k, const yt_node *v, const char *expected,
+                        int exact)
 {
-    char shown[SHOW_MAX + 4], name[128], range[100], item_expected[300];
+    char shown[SHOW_MAX + 4];
     if (yt_is_null(v))
         return loader_fail(L, v, "%s: no value; expected %s", k->path, expected);
     if (v->kind == YT_SCALAR)
@@ -219,9 +218,21 @@ static int assign_real_list(loader *L, const plan_key *k, const yt_node *v, doub
                            plan_show_node(v, shown, sizeof shown), expected);
     if (v->kind != YT_SEQUENCE)
         return loader_fail(L, v, "%s: got %s; expected %s", k->path, yt_kind_name(v), expected);
-    if (v->n > k->size)
+    if (exact ? v->n != k->size : v->n > k->size)
         return loader_fail(L, v, "%s: the list has %zu entries; expected %s", k->path, v->n,
                            expected);
+    return 0;
+}
+
+/* A list of numbers (scenarios.*), each judged on its own against the row's
+ * range: "scenarios.shift_mm[1]: 'x' is not a number; expected a number, in mm".
+ * Parsed into a scratch list first: a bad entry leaves the plan as it was. */
+static int assign_real_list(loader *L, const plan_key *k, const yt_node *v, double *out,
+                            const char *expected)
+{
+    char shown[SHOW_MAX + 4], name[128], range[100], item_expected[300];
+    if (list_node_ok(L, k, v, expected, 0))
+        return SMX_EXIT_INPUT;
     double tmp[PLAN_MAX_SCENARIO_VALUES];
     if (v->n > PLAN_MAX_SCENARIO_VALUES)
         return loader_fail(L, v, "%s: list longer than the reader's buffer", k->path);
@@ -382,16 +393,8 @@ int plan_assign(loader *L, int ki, const yt_node *v)
                              (int *)(void *)(base + k->size * sizeof(plan_shape)));
     case PT_INT_LIST:
     case PT_OP_LIST: {
-        if (yt_is_null(v))
-            return loader_fail(L, v, "%s: no value; expected %s", k->path, expected);
-        if (v->kind == YT_SCALAR)
-            return loader_fail(L, v, "%s: got a scalar '%s'; expected %s", k->path,
-                               plan_show_node(v, shown, sizeof shown), expected);
-        if (v->kind != YT_SEQUENCE)
-            return loader_fail(L, v, "%s: got %s; expected %s", k->path, yt_kind_name(v), expected);
-        if (k->type == PT_INT_LIST ? v->n > k->size : v->n != k->size)
-            return loader_fail(L, v, "%s: the list has %zu entries; expected %s", k->path, v->n,
-                               expected);
+        if (list_node_ok(L, k, v, expected, k->type != PT_INT_LIST))
+            return SMX_EXIT_INPUT;
         int tmp[PLAN_MAX_SNAPSHOTS];
         if (v->n > PLAN_MAX_SNAPSHOTS)
             return loader_fail(L, v, "%s: list longer than the reader's buffer", k->path);
