@@ -69,24 +69,35 @@ static double at_depth(const grid *g, const double *prof, double z_mm)
     return NAN;
 }
 
+/* --set lines for dx = dz = ds = d on a grid depth_mm deep and width_mm wide. */
+typedef struct grid_sets {
+    char line[5][48];
+} grid_sets;
+
+static grid_sets grid_sets_of(double d, double depth_mm, double width_mm)
+{
+    grid_sets s;
+    snprintf(s.line[0], sizeof s.line[0], "grid.space.dx_mm=%g", d);
+    snprintf(s.line[1], sizeof s.line[1], "grid.space.dz_mm=%g", d);
+    snprintf(s.line[2], sizeof s.line[2], "transport.step_mm=%g", d);
+    snprintf(s.line[3], sizeof s.line[3], "grid.space.nz=%d", (int)(depth_mm / d));
+    snprintf(s.line[4], sizeof s.line[4], "grid.space.nx=%d", (int)(width_mm / d) + 1);
+    return s;
+}
+
 /* A 150 MeV, 3 mm spot in water at dx = dz = ds = d. */
 static int run_let(double d, let_run *o)
 {
-    char dx[48], dz[48], ds[48], nz[48], nx[48];
-    snprintf(dx, sizeof dx, "grid.space.dx_mm=%g", d);
-    snprintf(dz, sizeof dz, "grid.space.dz_mm=%g", d);
-    snprintf(ds, sizeof ds, "transport.step_mm=%g", d);
-    snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)(170.0 / d));
-    snprintf(nx, sizeof nx, "grid.space.nx=%d", (int)(30.0 / d) + 1);
+    const grid_sets gs = grid_sets_of(d, 170.0, 30.0);
     const char *sets[] = { "grid.energy.E_max_MeV=152",
                            "beam.energy_MeV=150",
                            "beam.sigma_x_mm=3",
                            "output.let=true",
-                           dx,
-                           dz,
-                           ds,
-                           nz,
-                           nx };
+                           gs.line[0],
+                           gs.line[1],
+                           gs.line[2],
+                           gs.line[3],
+                           gs.line[4] };
     fixture f;
     if (fixture_run(&f, NULL, sets, sizeof sets / sizeof sets[0]))
         return 1;
@@ -243,18 +254,13 @@ static void per_spot_let(double d, const char *nuclear)
     fclose(fp);
     char spots[96];
     snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
-    char dx[48], dz[48], ds[48], nz[48], nx[48];
-    snprintf(dx, sizeof dx, "grid.space.dx_mm=%g", d);
-    snprintf(dz, sizeof dz, "grid.space.dz_mm=%g", d);
-    snprintf(ds, sizeof ds, "transport.step_mm=%g", d);
-    snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)(90.0 / d));
-    snprintf(nx, sizeof nx, "grid.space.nx=%d", (int)(60.0 / d) + 1);
+    const grid_sets gs = grid_sets_of(d, 90.0, 60.0);
     const char *sets[] = { spots,
-                           nx,
-                           nz,
-                           dx,
-                           dz,
-                           ds,
+                           gs.line[0],
+                           gs.line[1],
+                           gs.line[2],
+                           gs.line[3],
+                           gs.line[4],
                            "output.let=true",
                            "output.per_spot_dose=true",
                            "output.per_spot_let=true",

@@ -81,10 +81,11 @@ static int scalar_number(loader *L, const char *name, const yt_node *v, const ch
     return 0;
 }
 
-static int parse_real(loader *L, const plan_key *k, const char *name, const yt_node *v, double *out)
+/* A number within k's range; the errors say `expected`. */
+static int parse_real_as(loader *L, const plan_key *k, const char *name, const yt_node *v,
+                         const char *expected, double *out)
 {
-    char expected[300], shown[SHOW_MAX + 4];
-    plan_key_expected(k, expected, sizeof expected);
+    char shown[SHOW_MAX + 4];
     double x;
     if (scalar_number(L, name, v, expected, &x, shown))
         return SMX_EXIT_INPUT;
@@ -94,6 +95,13 @@ static int parse_real(loader *L, const plan_key *k, const char *name, const yt_n
                            side < 0 ? "small" : "large", expected);
     *out = x;
     return 0;
+}
+
+static int parse_real(loader *L, const plan_key *k, const char *name, const yt_node *v, double *out)
+{
+    char expected[300];
+    plan_key_expected(k, expected, sizeof expected);
+    return parse_real_as(L, k, name, v, expected, out);
 }
 
 static int parse_choice(loader *L, const plan_key *k, const char *name, const yt_node *v,
@@ -230,7 +238,7 @@ static int list_node_ok(loader *L, const plan_key *k, const yt_node *v, const ch
 static int assign_real_list(loader *L, const plan_key *k, const yt_node *v, double *out,
                             const char *expected)
 {
-    char shown[SHOW_MAX + 4], name[128], range[100], item_expected[300];
+    char name[128], range[100], item_expected[300];
     if (list_node_ok(L, k, v, expected, 0))
         return SMX_EXIT_INPUT;
     double tmp[PLAN_MAX_SCENARIO_VALUES];
@@ -242,14 +250,8 @@ static int assign_real_list(loader *L, const plan_key *k, const yt_node *v, doub
     for (size_t i = 0; i < v->n; i++) {
         const yt_node *item = v->items[i];
         snprintf(name, sizeof name, "%s[%zu]", k->path, i);
-        double x;
-        if (scalar_number(L, name, item, item_expected, &x, shown))
+        if (parse_real_as(L, k, name, item, item_expected, &tmp[i]))
             return SMX_EXIT_INPUT;
-        int side = isfinite(x) ? plan_range_side(k, x) : (x > 0 ? 1 : -1);
-        if (side)
-            return loader_fail(L, item, "%s: %s is too %s; expected %s", name, shown,
-                               side < 0 ? "small" : "large", item_expected);
-        tmp[i] = x;
     }
     memcpy(out, tmp, v->n * sizeof *tmp);
     *(int *)(void *)(out + k->size) = (int)v->n;

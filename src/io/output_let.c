@@ -64,18 +64,11 @@ static int write_let_maps(output *o, const plan *p, const grid *g, const run_res
 static int write_dose_to_water(output *o, const plan *p, const grid *g, const run_result *r,
                                smx_error *err)
 {
-    const size_t cells = (size_t)g->slice;
-    double protons = 0.0;
-    for (int k = 0; k < plan_spot_count(p); k++)
-        protons += plan_spot_at(p, k).weight;
-    double *gy = malloc(2 * cells * sizeof *gy), *gy1 = gy + cells;
+    double protons;
+    double *gy = out_dose_gy(o, p, g, r->dose_water_MeV, &protons), *gy1 = gy + g->slice;
     if (!gy)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /dose_to_water",
                         o->final_path);
-    for (size_t i = 0; i < cells; i++) {
-        gy1[i] = r->dose_water_MeV[i] * out_gy_per_MeV_at(o, p, g, (int64_t)i);
-        gy[i] = gy1[i] * protons;
-    }
     const hsize_t nz = (hsize_t)g->nz, nx = (hsize_t)g->nx;
     const char *axes = "z_centres_mm,x_centres_mm";
     const dset list[] = {

@@ -8,6 +8,25 @@
 #include "io/output_internal.h"
 #include "report/analysis.h"
 
+double *out_dose_gy(const output *o, const plan *p, const grid *g, const double *mev,
+                    double *protons)
+{
+    /* Protons: the beam's weight, or the sum of the spots' (beam.weight's
+     * meaning); the run's dose is per unit of it. */
+    *protons = 0.0;
+    for (int k = 0; k < plan_spot_count(p); k++)
+        *protons += plan_spot_at(p, k).weight;
+    const size_t cells = (size_t)g->slice;
+    double *gy = malloc(2 * cells * sizeof *gy), *gy1 = gy + cells;
+    if (!gy)
+        return NULL;
+    for (size_t i = 0; i < cells; i++) {
+        gy1[i] = mev[i] * out_gy_per_MeV_at(o, p, g, (int64_t)i);
+        gy[i] = gy1[i] * *protons;
+    }
+    return gy;
+}
+
 int out_write_dose(output *o, const char *path, const char *spots_path, const plan *p,
                    const grid *g, const run_result *r, smx_error *err)
 {
@@ -23,18 +42,10 @@ int out_write_dose(output *o, const char *path, const char *spots_path, const pl
     if (!r->dose_MeV)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: the run result has no dose array",
                         o->final_path);
-    /* Protons: the beam's weight, or the sum of the spots' (beam.weight's
-     * meaning); the run's dose is per unit of it. */
-    double protons = 0.0;
-    for (int k = 0; k < plan_spot_count(p); k++)
-        protons += plan_spot_at(p, k).weight;
-    double *gy = malloc(2 * cells * sizeof *gy), *gy1 = gy + cells;
+    double protons;
+    double *gy = out_dose_gy(o, p, g, r->dose_MeV, &protons), *gy1 = gy + cells;
     if (!gy)
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing %s", o->final_path, path);
-    for (size_t i = 0; i < cells; i++) {
-        gy1[i] = r->dose_MeV[i] * out_gy_per_MeV_at(o, p, g, (int64_t)i);
-        gy[i] = gy1[i] * protons;
-    }
 
     hid_t grp = H5I_INVALID_HID, ds = H5I_INVALID_HID;
     int rc = out_open_group(o, path, &grp, err);

@@ -215,7 +215,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     /* output.per_spot_let: each spot's LETd x dose on its dose row's cells. */
     const int with_let = p->per_spot_let && g->plane_let_edep;
     spot_dose *lrows = rc || !with_let ? NULL : calloc((size_t)n, sizeof *lrows);
-    double *let_d = with_let ? malloc(2 * (size_t)g->slice * sizeof *let_d) : NULL;
+    double *let_d = with_let ? malloc((size_t)g->slice * sizeof *let_d) : NULL;
     if (!rc && (!rows || (with_let && (!lrows || !let_d))))
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     double t0 = stepper_now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
@@ -363,7 +363,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
                 rc = smx_fail(err, SMX_EXIT_RUNTIME,
                               "out of host memory storing the dose of spot %d", spot + 1);
             if (!rc && with_let) { /* the LET is a ratio of planes: any normalisation */
-                spectral_let(smaps, dose, let_d, let_d + g->slice);
+                spectral_let(smaps, dose, let_d, NULL);
                 lrows[spot - first].to_reference = to_ref;
                 if (spot_dose_append_like(&lrows[spot - first], 1, &rows[spot - first], 0, dose,
                                           let_d, g->nx, 0, z1, x0, x1, order[b0 + k].w0))

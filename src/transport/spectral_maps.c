@@ -34,7 +34,8 @@ void spectral_let(const spectral_maps *sm, const double *planes, double *let_d, 
     for (int64_t c = 0; c < g->slice; c++) {
         const int hit = edep[c] > 0.0 && track[c] > 0.0;
         let_d[c] = hit ? let_edep[c] / edep[c] : 0.0;
-        let_t[c] = hit ? edep[c] / track[c] : 0.0;
+        if (let_t)
+            let_t[c] = hit ? edep[c] / track[c] : 0.0;
     }
 }
 

@@ -29,7 +29,7 @@ int spectral_maps_init(spectral_maps *sm, const grid *g, const medium_map *mm,
 void spectral_maps_free(spectral_maps *sm);
 
 /* planes: [g->dose_planes][nz][nx] as the run left them. let_d, let_t:
- * [nz][nx] keV/um (0 where no primary lost energy). */
+ * [nz][nx] keV/um (0 where no primary lost energy); let_t may be NULL. */
 void spectral_let(const spectral_maps *sm, const double *planes, double *let_d, double *let_t);
 /* dose_w[c] = planes[0][c] times the cell's water/medium factor. */
 void spectral_dose_to_water(const spectral_maps *sm, const double *planes, double *dose_w);
