@@ -98,7 +98,7 @@ int out_write_let(output *o, const plan *p, const grid *g, const run_result *r, 
  * /scenarios/NNN/per_spot) into the group at path, when the run has it. */
 int out_write_per_spot(output *o, const char *path, const plan *p, const grid *g,
                        const run_result *r, smx_error *err);
-/* output_result.c: a dose map mev (MeV per proton, [nz][nx]) in Gy of the
+/* output_geometry.c: a dose map mev (MeV per proton, [nz][nx]) in Gy of the
  * cells' masses: [2][nz][nx], the beam's protons' dose then per proton
  * (free it); *protons: the beam's. NULL: out of memory. */
 double *out_dose_gy(const output *o, const plan *p, const grid *g, const double *mev,

@@ -8,25 +8,6 @@
 #include "io/output_internal.h"
 #include "report/analysis.h"
 
-double *out_dose_gy(const output *o, const plan *p, const grid *g, const double *mev,
-                    double *protons)
-{
-    /* Protons: the beam's weight, or the sum of the spots' (beam.weight's
-     * meaning); the run's dose is per unit of it. */
-    *protons = 0.0;
-    for (int k = 0; k < plan_spot_count(p); k++)
-        *protons += plan_spot_at(p, k).weight;
-    const size_t cells = (size_t)g->slice;
-    double *gy = malloc(2 * cells * sizeof *gy), *gy1 = gy + cells;
-    if (!gy)
-        return NULL;
-    for (size_t i = 0; i < cells; i++) {
-        gy1[i] = mev[i] * out_gy_per_MeV_at(o, p, g, (int64_t)i);
-        gy[i] = gy1[i] * *protons;
-    }
-    return gy;
-}
-
 int out_write_dose(output *o, const char *path, const char *spots_path, const plan *p,
                    const grid *g, const run_result *r, smx_error *err)
 {
