@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numerics/moments.h"
 #include "physics/nuclear_halo.h"
 
 static int axis_alloc(axis *a, int n)
@@ -103,7 +104,7 @@ int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
     g->dz = p->dz_mm;
     g->ds = p->step_mm;
     g->density = p->density_g_cm3;
-    g->ncomp = p->streaming_scheme == STREAM_MOMENTS ? 4 : 1;
+    g->ncomp = p->streaming_scheme == STREAM_MOMENTS ? SMX_MOM_COMPONENTS : 1;
     grid_plane_layout(g, p);
 
     int rc;

@@ -68,7 +68,15 @@ typedef struct grid {
  * NAN (below the table) stops. */
 static inline int grid_keeps(const grid *g, double E)
 {
-    return E >= g->E_stop * (1.0 - 1e-9);
+    if (E >= g->E_stop * (1.0 - 1e-9))
+        return 1;
+    /* Where the grid's lowest centre is the stop, an energy within half a bin
+     * below it is that centre's (rounded to the nearest, not down): stopped
+     * there, a particle in a medium a hair denser than the reference lost
+     * its last step's range, 0.15-0.18 mm of R80 in water of nine media at
+     * densities 1 +- 0.0002 (tests/test_hetero.c). */
+    const double *Ec = g->E.centres;
+    return g->ne > 1 && g->E_stop == Ec[0] && E >= Ec[0] - 0.5 * (Ec[1] - Ec[0]);
 }
 
 /* The columns of one slot of g (nx where g has no slots). */

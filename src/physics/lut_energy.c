@@ -105,7 +105,10 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
         }
         /* Bracketing centres t <= E' < t+1 by bisection over the centres. */
         int lo = 0, hi = ne - 1;
-        if (Ep >= Ec[hi]) {
+        if (Ep < Ec[0]) {
+            hi = 0; /* within half a bin below the lowest centre: that centre (grid_keeps) */
+            Ep = Ec[0];
+        } else if (Ep >= Ec[hi]) {
             lo = hi;
         } else {
             while (hi - lo > 1) {

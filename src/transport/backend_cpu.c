@@ -194,6 +194,8 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
                                 comp(c, c->cur, 1)[r + xx] =
                                     smx_mom_store(psi0[r + xx], -0.5, SMX_MOM_ZSHIFT);
                             memcpy(comp(c, c->cur, 2) + r, psi0 + r, g->nx * sizeof *psi0);
+                            /* At its bins' centres (e = 0, shift 1: w). */
+                            memcpy(comp(c, c->cur, 4) + r, psi0 + r, g->nx * sizeof *psi0);
                         }
                         break;
                     }

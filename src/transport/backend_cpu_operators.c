@@ -157,10 +157,100 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
 void cpu_step_tables(cpu_ctx *c, int64_t step)
 {
     const sim_tables *s = c->s;
-    for (int m = 1; m < s->n_media; m++)
+    for (int m = 1; m < s->n_media && !c->moments; m++) /* moments: per cell */
         for (int ie = 0; ie < c->g->ne; ie++)
             c->lower[(int64_t)m * c->g->ne + ie] =
                 (uint8_t)energy_dither_low(sim_dither(s, m), (int)c->g->ne, (int)ie, step);
+}
+
+/* The moments scheme's deposit of source bin ie along a run of medium m, n
+ * cells from w (weights), me and qe (the energy's stored moments): each
+ * cell deposits the mean table's loss at its particles' mean energy, to first
+ * order in their offset e (moments.h): D = fma(dep, w, D), then
+ * fma(slope, w e, D). Its weight moves by the tables its strip's parts take
+ * (in a medium other than the reference); what their loss differs from the
+ * deposit by is tallied (CH_MEDIUM_ROUNDING), so the balance, counted at the
+ * bins' centres, closes. */
+static void cpu_deposit_moments(const cpu_ctx *c, step_tally *pt, double *D, const float *w,
+                                const float *me, const float *qe, int m, int ie, int64_t n)
+{
+    const sim_tables *s = c->s;
+    const grid *g = c->g;
+    const energy_lut *mean = sim_energy_lut(s, m);
+    const energy_dither_lut *d = m ? sim_dither(s, m) : NULL;
+    const double dep = mean->deposit_MeV[ie], Ei = g->E.centres[ie];
+    const double slope =
+        smx_emom_slope(mean->deposit_MeV, mean->target, g->E.centres, (int)g->ne, ie);
+    for (int64_t x = 0; x < n; x++) {
+        if (w[x] == 0.0f)
+            continue;
+        const double v = (double)w[x], ew = (double)me[x] - SMX_MOM_ESHIFT * v;
+        D[x] = fma(dep, v, D[x]);
+        D[x] = fma(slope, ew, D[x]);
+        smx_emom_parts pa = { { 1.0, 0.0 }, { 0.0, 0.0 }, { 0.0, 0.0 } };
+        if (d)
+            smx_emom_split(me[x], qe[x], w[x], d->p_low[ie], &pa);
+        pt->energy[CH_MEDIUM_ROUNDING] -= slope * ew;
+        for (int k = 0; k < 2; k++) {
+            if (pa.f[k] == 0.0)
+                continue;
+            const energy_lut *el = !d ? mean : k ? &d->upper : &d->lower;
+            const double vk = v * pa.f[k];
+            pt->energy[CH_MEDIUM_ROUNDING] += vk * (el->deposit_MeV[ie] - dep);
+            if (el->target[ie] < 0) {
+                pt->weight[CH_ENERGY_STOPPED] += vk;
+                pt->energy[CH_ENERGY_STOPPED] += vk * Ei;
+            } else if (el->nuclear_weight[ie] != 0.0) {
+                pt->weight[CH_NUCLEAR] += vk * el->nuclear_weight[ie];
+                pt->energy[CH_NUCLEAR] += vk * el->nuclear_energy[ie];
+            }
+        }
+    }
+}
+
+/* The moments scheme's A_E for target bin t along a run of medium m != 0
+ * (cells x0 .. x1 of direction j, row z), in place: every (source, table)
+ * pair that can reach t, sources ascending, takes the part of the source
+ * cell's energy strip that the table's side holds (moments.h,
+ * smx_emom_split): its weight and position moments (the share of each,
+ * rounded once) and its energy moments from its new centre, each times the
+ * pair's coefficient. The first term rounded once, every further one an fma
+ * (the order of the reference's gather). All components of a target are
+ * summed before any is written: a source may be the target itself. */
+static void cpu_energy_moments_run(const cpu_ctx *c, int j, int z, int t, int x0, int x1, int m)
+{
+    const grid *g = c->g;
+    const energy_dither_lut *dl = sim_dither(c->s, m);
+    const int64_t zo = (int64_t)z * g->nx, cells = g->cells;
+    float *cw = c->cur;
+    for (int x = x0; x <= x1; x++) {
+        float a[SMX_MOM_COMPONENTS] = { 0.0f };
+        int first = 1;
+        for (int k = dl->cand_start[t]; k < dl->cand_start[t + 1]; k++) {
+            const energy_candidate *e = &dl->cand[k];
+            const int64_t o = psi_index(g, e->src, j, 0, 0) + zo + x;
+            const float w = cw[o];
+            if (w == 0.0f)
+                continue;
+            smx_emom_parts pa;
+            smx_emom_split(cw[4 * cells + o], cw[5 * cells + o], w, dl->p_low[e->src], &pa);
+            const int u = e->upper;
+            if (pa.f[u] == 0.0)
+                continue; /* the other table's term */
+            float v[SMX_MOM_COMPONENTS];
+            for (int q = 0; q < 4; q++)
+                v[q] = pa.f[u] == 1.0 ? cw[q * cells + o]
+                                      : (float)((double)cw[q * cells + o] * pa.f[u]);
+            v[4] = smx_mom_store(v[0], pa.m[u], SMX_MOM_ESHIFT);
+            v[5] = (float)((double)v[0] * pa.q[u]);
+            for (int q = 0; q < SMX_MOM_COMPONENTS; q++)
+                a[q] = first ? e->coeff * v[q] : fmaf(e->coeff, v[q], a[q]);
+            first = 0;
+        }
+        const int64_t o = psi_index(g, t, j, 0, 0) + zo + x;
+        for (int q = 0; q < SMX_MOM_COMPONENTS; q++)
+            cw[q * cells + o] = a[q];
+    }
 }
 
 /* Every run of one medium along a row steps with that medium's table. */
@@ -204,15 +294,18 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                     continue;
                 /* The dose takes the mean loss; psi moves by the step's table. */
                 const energy_lut *mean = sim_energy_lut(s, c->run_m[r]);
-                const energy_lut *el = cpu_step_lut(c, c->run_m[r], ie);
                 const double dep = mean->deposit_MeV[ie];
-                const double wsum = rows_fma_f64_sum(D + x0, row + x0, dep, x1 - x0 + 1);
                 if (c->moments) {
                     const int64_t o = row - c->cur + x0;
+                    cpu_deposit_moments(c, pt, D + x0, row + x0, comp(c, c->cur, 4) + o,
+                                        comp(c, c->cur, 5) + o, c->run_m[r], ie, x1 - x0 + 1);
                     rows_fma_f64_sum(Dz + x0, comp(c, c->cur, 1) + o, dep, x1 - x0 + 1);
                     rows_fma_f64_sum(Dx + x0, comp(c, c->cur, 2) + o, dep, x1 - x0 + 1);
                     rows_fma_f64_sum(Dq + x0, comp(c, c->cur, 3) + o, dep, x1 - x0 + 1);
+                    continue;
                 }
+                const energy_lut *el = cpu_step_lut(c, c->run_m[r], ie);
+                const double wsum = rows_fma_f64_sum(D + x0, row + x0, dep, x1 - x0 + 1);
                 if (el != mean)
                     pt->energy[CH_MEDIUM_ROUNDING] += wsum * (el->deposit_MeV[ie] - dep);
                 if (el->target[ie] < 0) {
@@ -246,13 +339,19 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
         c->box_next[ie] = BOX_EMPTY;
     for (int m = 0; m < s->n_media; m++) {
         for (int ie = 0; ie < ne; ie++) {
-            const energy_lut *el = cpu_step_lut(c, m, ie);
-            int tg = el->target[ie];
-            if (tg < 0 || box_empty(c->box_cur[ie]))
-                continue;
-            for (int k = 0; k < ENERGY_TARGETS; k++)
-                if (el->coeff[ie][k] != 0.0f)
-                    c->box_next[tg - 1 + k] = box_union(c->box_next[tg - 1 + k], c->box_cur[ie]);
+            /* Moments: each cell chooses, so both whole-bin tables. */
+            for (int u = 0; u < (c->moments && m ? 2 : 1); u++) {
+                const energy_lut *el = !(c->moments && m) ? cpu_step_lut(c, m, ie)
+                                       : u                ? &sim_dither(s, m)->upper
+                                                          : &sim_dither(s, m)->lower;
+                int tg = el->target[ie];
+                if (tg < 0 || box_empty(c->box_cur[ie]))
+                    continue;
+                for (int k = 0; k < ENERGY_TARGETS; k++)
+                    if (el->coeff[ie][k] != 0.0f)
+                        c->box_next[tg - 1 + k] =
+                            box_union(c->box_next[tg - 1 + k], c->box_cur[ie]);
+            }
         }
     }
     /* Every (theta, z) row is independent along energy; within a row, ascending
@@ -265,17 +364,26 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
 #pragma omp parallel for schedule(dynamic, 4)
     for (int64_t u = 0; u < nunits; u++) {
         int j = (int)(u / nrows), z = all.z0 + (int)(u % nrows);
-        /* The moments move with the weight: the same coefficients. */
-        for (int k = 0; k < c->ncomp; k++)
-            for (int ie = 0; ie < ne; ie++) {
+        /* The moments move with the weight: the same coefficients in the
+         * reference medium; in another, each cell's energy moment chooses
+         * (cpu_energy_moments_run, all components at once, as a gather). */
+        for (int ie = 0; ie < ne; ie++)
+            for (int k = 0; k < c->ncomp; k++) {
                 float *cb = comp(c, c->cur, k);
                 box oldb = c->box_cur[ie], newb = c->box_next[ie];
-                box reg = gather ? box_union(oldb, newb) : oldb;
+                box reg = gather || c->moments ? box_union(oldb, newb) : oldb;
                 if (box_empty(reg) || z < reg.z0 || z > reg.z1)
                     continue;
                 for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
                     int x0, x1, m = c->run_m[r];
-                    if (!run_clip(c, r, reg.x0, reg.x1, &x0, &x1))
+                    if (c->moments && m) {
+                        if (k == 0 && run_clip(c, r, reg.x0, reg.x1, &x0, &x1))
+                            cpu_energy_moments_run(c, j, z, ie, x0, x1, m);
+                        continue;
+                    }
+                    const box rg = gather ? reg : oldb;
+                    if (box_empty(rg) || z < rg.z0 || z > rg.z1 ||
+                        !run_clip(c, r, rg.x0, rg.x1, &x0, &x1))
                         continue;
                     float *dst = plane(c, cb, ie, j) + (int64_t)z * g->nx;
                     if (gather && m == 0) {
@@ -366,9 +474,12 @@ static double stream_moments_plane(cpu_ctx *c, int ie, int j, box b)
     const int sw = (int)grid_slot_nx(g);
     const float *w = plane(c, comp(c, c->cur, 0), ie, j), *mz = plane(c, comp(c, c->cur, 1), ie, j),
                 *mx = plane(c, comp(c, c->cur, 2), ie, j),
-                *qx = plane(c, comp(c, c->cur, 3), ie, j);
+                *qx = plane(c, comp(c, c->cur, 3), ie, j),
+                *me = plane(c, comp(c, c->cur, 4), ie, j),
+                *qe = plane(c, comp(c, c->cur, 5), ie, j);
     float *ow = plane(c, comp(c, c->tmp, 0), ie, j), *omz = plane(c, comp(c, c->tmp, 1), ie, j),
-          *omx = plane(c, comp(c, c->tmp, 2), ie, j), *oqx = plane(c, comp(c, c->tmp, 3), ie, j);
+          *omx = plane(c, comp(c, c->tmp, 2), ie, j), *oqx = plane(c, comp(c, c->tmp, 3), ie, j),
+          *ome = plane(c, comp(c, c->tmp, 4), ie, j), *oqe = plane(c, comp(c, c->tmp, 5), ie, j);
     double leak = 0.0;
     for (int z = b.z0; z <= b.z1; z++) {
         const int64_t r = (int64_t)z * g->nx;
@@ -382,6 +493,7 @@ static double stream_moments_plane(cpu_ctx *c, int ie, int j, box b)
             }
             int kz;
             const double uz = smx_mom_point(mz[r + x], v, st->sz[j], &kz);
+            const double ue = smx_mom_energy(me[r + x], v), qu = (double)qe[r + x] / (double)v;
             smx_mom_parts px;
             smx_mom_split(mx[r + x], qx[r + x], v, st->sx[j], &px);
             const int tz = z + kz, sl = x - x % sw;
@@ -397,6 +509,8 @@ static double stream_moments_plane(cpu_ctx *c, int ie, int j, box b)
                 omz[o] = omz[o] + smx_mom_store(part, uz, SMX_MOM_ZSHIFT);
                 omx[o] = omx[o] + smx_mom_store(part, px.m[a], SMX_MOM_XSHIFT);
                 oqx[o] = oqx[o] + (float)((double)part * px.q[a]);
+                ome[o] = ome[o] + smx_mom_store(part, ue, SMX_MOM_ESHIFT);
+                oqe[o] = oqe[o] + (float)((double)part * qu);
             }
         }
     }
