@@ -15,10 +15,12 @@
  *    negative dose, no stripes in the plateau, and the jump in dose (Gy) at
  *    the interface within 3 % of the mass stopping-power ratio;
  *  - every step conserves weight and energy (1e-6).
- * The same slab ranges and faces through titanium under the moments scheme
- * (numerics/moments.h), whose depth is held by the row of the step's
- * midpoint: held by the row of its start, a step through the slab's first
- * row was charged to the water before it (-43 %, and +75 % in the last).
+ * Under the moments scheme (numerics/moments.h), every slab at 100 MeV with
+ * its faces (its depth held by the row of the step's midpoint: held by the
+ * row of its start, a step through titanium's first row was charged to the
+ * water before it, -43 %, and +75 % in the last), R80 within 0.1 mm, and
+ * water with +-2 % and +-5 % random density per cell (a CT's noise): R80
+ * within 0.05 mm and R80 - R20 within 5 % of clean water.
  * The homogeneous water R80 itself is test_range's (PSTAR within 0.2 mm). */
 #include <math.h>
 
@@ -266,6 +268,13 @@ static void faces_on_grids(void)
         }
 }
 
+/* The bounds of slab_ranges: the shift scheme's whole-bin choice (R80 within
+ * one bin, 0.5 mm, the issue's 0.3 mm target reported; fall-off 15 %), and
+ * under the moments scheme, whose energy moments move every crossing
+ * exactly: 0.1 mm and 10 % (measured within 0.06 mm and 7.5 %, titanium at
+ * 3.0 g/cm3 the largest). */
+static double slab_tol_mm = 0.0, slab_tol_fall = 0.15;
+
 static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
 {
     run_out ref;
@@ -307,10 +316,13 @@ static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
          * 0.35 mm. */
         char what[96];
         snprintf(what, sizeof what, "%g MeV %s R80 - expected (mm)", E, sc[i].key);
-        check_target(o.r80 - expected, 0.3, 0.4, what);
+        if (slab_tol_mm > 0.0)
+            CHECK_MSG(fabs(o.r80 - expected) <= slab_tol_mm, "%s", what);
+        else
+            check_target(o.r80 - expected, 0.3, 0.4, what);
         /* The numerical energy spread the slab may add: the 15 %. */
-        CHECK_MSG(fabs(fo / fo_h - 1.0) <= 0.15, "%g MeV %s: R80-R20 %.3f mm vs %.3f homogeneous",
-                  E, sc[i].key, fo, fo_h);
+        CHECK_MSG(fabs(fo / fo_h - 1.0) <= slab_tol_fall,
+                  "%g MeV %s: R80-R20 %.3f mm vs %.3f homogeneous", E, sc[i].key, fo, fo_h);
         CHECK_MSG(o.violations == 0, "%s: %d steps broke conservation", sc[i].key, o.violations);
         interface_rows(&o, sc[i].key, E);
         run_free(&o);
@@ -505,21 +517,24 @@ static void half_plane(const tables *w)
  * one another: the choices act as if drawn at random, and the range spreads
  * numerically (docs/physics.md, Known defects). Measured at 100 MeV: R80
  * -0.180 mm, R80 - R20 +16 % (+30 %, -0.30 mm at +-5 %). */
-static void noisy_density(void)
+static void noisy_density(double amplitude, double r80_mm, double fall)
 {
     const double E = test_energy(100.0);
-    geometry noisy = { 3, NULL, 0.02, 0, 0 }, water = { 0 };
+    geometry noisy = { 3, NULL, amplitude, 0, 0 }, water = { 0 };
     run_out o, ref;
     if (run_geo(E, &noisy, 41, 1.0, 8.0, 0.5, &o) || run_geo(E, &water, 41, 1.0, 8.0, 0.5, &ref)) {
         CHECK_MSG(0, "noisy-density runs");
         return;
     }
     const double fo = o.r20 - o.r80, fo_h = ref.r20 - ref.r80;
-    printf(
-        "noisy water (1 +- 2 %%), %g MeV: R80 %.3f vs %.3f (%+.3f mm), R80-R20 %.3f vs %.3f (%+.1f %%)\n",
-        E, o.r80, ref.r80, o.r80 - ref.r80, fo, fo_h, 100.0 * (fo / fo_h - 1.0));
-    check_target(o.r80 - ref.r80, 0.3, 0.4, "noisy water R80 - water (mm)");
-    check_target(fo / fo_h - 1.0, 0.15, 0.25, "noisy water fall-off / water's - 1");
+    printf("noisy water (1 +- %g %%), %g MeV: R80 %.3f vs %.3f (%+.3f mm), R80-R20 %.3f vs %.3f "
+           "(%+.1f %%)\n",
+           100.0 * amplitude, E, o.r80, ref.r80, o.r80 - ref.r80, fo, fo_h,
+           100.0 * (fo / fo_h - 1.0));
+    CHECK_MSG(fabs(o.r80 - ref.r80) <= r80_mm, "noisy water (%g): R80 %+.3f mm from water's",
+              amplitude, o.r80 - ref.r80);
+    CHECK_MSG(fabs(fo / fo_h - 1.0) <= fall, "noisy water (%g): fall-off %+.1f %% from water's",
+              amplitude, 100.0 * (fo / fo_h - 1.0));
     CHECK_MSG(o.violations == 0, "conservation: %d violations", o.violations);
     run_free(&o);
     run_free(&ref);
@@ -548,11 +563,21 @@ int main(int argc, char **argv)
         slab_lateral(&w);
     }
     half_plane(&w);
+    /* The shift scheme's whole-bin choice per step and medium: measured
+     * -0.08 mm and +16.5 % (docs/physics.md); bounds with a margin. */
     if (!test_quick())
-        noisy_density();
+        noisy_density(0.02, 0.15, 0.25);
     run_scheme = "transport.streaming_scheme=moments";
     printf("moments scheme:\n");
-    slab_ranges(&w, 100.0, slabs + 4, 1);
+    slab_tol_mm = 0.1;
+    slab_tol_fall = 0.10;
+    slab_ranges(&w, 100.0, slabs, nslabs);
+    /* The issue's targets: R80 within 0.05 mm and R80 - R20 within 5 % of
+     * clean water, at +-2 % and +-5 % per cell (measured +0.017 mm, -0.3 %
+     * and +0.031 mm, +3.6 %). */
+    noisy_density(0.02, 0.05, 0.05);
+    if (!test_quick())
+        noisy_density(0.05, 0.05, 0.05);
     tables_free(&w);
     return check_report(argv[0]);
 }
