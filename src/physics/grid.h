@@ -68,15 +68,24 @@ typedef struct grid {
  * NAN (below the table) stops. */
 static inline int grid_keeps(const grid *g, double E)
 {
-    if (E >= g->E_stop * (1.0 - 1e-9))
+    return E >= g->E_stop * (1.0 - 1e-9);
+}
+
+/* Whether a step from bin i to energy E keeps the particle: as grid_keeps,
+ * and where the grid's lowest centre is the stop, a step from a higher bin
+ * to within half a bin below that centre lands on it (rounded to the
+ * nearest, not down). Rounded down, a particle in a medium a hair denser
+ * than the reference stopped one step early and lost that step's range:
+ * 0.15-0.18 mm of R80 in water of nine media at densities 1 +- 0.0002
+ * (tests/test_hetero.c). The lowest bin itself stops as before: kept, it
+ * would never stop in a light medium (lung, air), whose step moves it less
+ * than half a bin. */
+static inline int grid_keeps_from(const grid *g, int i, double E)
+{
+    if (grid_keeps(g, E))
         return 1;
-    /* Where the grid's lowest centre is the stop, an energy within half a bin
-     * below it is that centre's (rounded to the nearest, not down): stopped
-     * there, a particle in a medium a hair denser than the reference lost
-     * its last step's range, 0.15-0.18 mm of R80 in water of nine media at
-     * densities 1 +- 0.0002 (tests/test_hetero.c). */
     const double *Ec = g->E.centres;
-    return g->ne > 1 && g->E_stop == Ec[0] && E >= Ec[0] - 0.5 * (Ec[1] - Ec[0]);
+    return i > 0 && g->ne > 1 && g->E_stop == Ec[0] && E >= Ec[0] - 0.5 * (Ec[1] - Ec[0]);
 }
 
 /* The columns of one slot of g (nx where g has no slots). */

@@ -97,7 +97,7 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
         lut->release_band[i] = -1;
     for (int i = 0; i < ne; i++) {
         double Ep = E_after[i];
-        if (!grid_keeps(g, Ep)) { /* also catches NAN: below the table */
+        if (!grid_keeps_from(g, i, Ep)) { /* also catches NAN: below the table */
             lut->E_after[i] = NAN;
             lut->target[i] = -1;
             lut->deposit_MeV[i] = Ec[i];
@@ -106,7 +106,7 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
         /* Bracketing centres t <= E' < t+1 by bisection over the centres. */
         int lo = 0, hi = ne - 1;
         if (Ep < Ec[0]) {
-            hi = 0; /* within half a bin below the lowest centre: that centre (grid_keeps) */
+            hi = 0; /* within half a bin below the lowest centre: that centre (grid_keeps_from) */
             Ep = Ec[0];
         } else if (Ep >= Ec[hi]) {
             lo = hi;
