@@ -20,34 +20,23 @@
 #include "tiling.cuh"
 
 // The moments scheme over the active region (moments.cuh), in two passes as
-// the fused and media paths: A_theta and A_E a -> b on each component (one
-// medium: the fused kernel, whose deposit map of a moment component is that
-// moment's map; media: the region kernels), a moment component with no early
-// exit and its tallies to a scratch slot; the spread from the maps' region;
-// then the moments' stream b -> a measuring the new state.
+// the media path: A_theta a -> b on each component (the region kernel; a
+// moment component with no early exit and its tallies to a scratch slot),
+// A_E in place on b (every component at once: in a medium other than the
+// reference each cell's energy moments choose its tables), the spread from
+// the maps' region, then the moments' stream b -> a measuring the new state.
 static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
 {
-    float *maps[4] = { c->dmap, c->mmaps.mz, c->mmaps.mx, c->mmaps.qx };
-    if (c->media)
-        CUDA_CHECK_ERR(err,
-                       energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
     for (int k = 0; k < c->ncomp; k++) {
         const float *in = c->psi_a + k * c->d.cells;
         float *out = c->psi_b + k * c->d.cells;
         double *part = k ? c->partials_discard : c->partials;
         const float thr = k ? 0.0f : c->threshold;
-        if (c->media) {
-            CUDA_CHECK_ERR(err, angular_direct_region(in, out, c->d, c->at, thr, c->reg, c->stop,
-                                                      part, c->blocks, c->stream));
-            CUDA_CHECK_ERR(err, energy_media_region(out, maps[k], c->d, c->em, c->reg, c->stop,
-                                                    part, c->blocks, c->stream));
-        } else {
-            CUDA_CHECK_ERR(err, fused_theta_energy(in, out, maps[k], c->d, c->at, c->ft, thr,
-                                                   c->box_a, c->reg, c->stop, part, c->blocks,
-                                                   c->cluster_launch, c->opt.cuda.fused_kp_cap,
-                                                   c->tiles, c->split, c->stream));
-        }
+        CUDA_CHECK_ERR(err, angular_direct_region(in, out, c->d, c->at, thr, c->reg, c->stop, part,
+                                                  c->blocks, c->stream));
     }
+    CUDA_CHECK_ERR(err, moments_energy(c->psi_b, c->dmap, c->mmaps, c->d, c->mt, c->reg, c->stop,
+                                       c->partials, c->blocks, c->stream));
     CUDA_CHECK_ERR(err, moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, c->reg,
                                        c->stop, c->blocks, c->stream));
     CUDA_CHECK_ERR(err,
@@ -160,38 +149,37 @@ static cudaError_t theta_all(cuda_ctx *c, const float *in, float *out)
     return e;
 }
 
-// A_E's move on every component (the same coefficients: it moves no particle).
-static cudaError_t energy_move_all(cuda_ctx *c, float *psi)
+// A_E's move, in place.
+static cudaError_t energy_move_psi(cuda_ctx *c, float *psi)
 {
-    cudaError_t e = cudaSuccess;
-    for (int k = 0; k < c->ncomp && e == cudaSuccess; k++)
-        e = c->media ? energy_media_move(c->energy_gather, psi + k * c->d.cells, c->d, c->em,
-                                         c->stop, c->blocks, c->stream)
-                     : energy_move(c->energy_gather, psi + k * c->d.cells, c->d, c->et, c->stop,
-                                   c->blocks, c->stream);
-    return e;
+    return c->media
+               ? energy_media_move(c->energy_gather, psi, c->d, c->em, c->stop, c->blocks,
+                                   c->stream)
+               : energy_move(c->energy_gather, psi, c->d, c->et, c->stop, c->blocks, c->stream);
 }
 
-// A_E's deposit maps: the weight's, and under the moments scheme each
-// moment's, the same chains over the bins on that component (their tallies
-// to the scratch slot); then the spread, along each cell's own path under
-// the moments scheme, else along each direction's.
+// A_E's deposit map, then the spread along each direction's path.
 static cudaError_t deposit_all(cuda_ctx *c, const float *psi, int moved)
 {
-    float *maps[4] = { c->dmap, c->mmaps.mz, c->mmaps.mx, c->mmaps.qx };
-    cudaError_t e = cudaSuccess;
-    for (int k = 0; k < c->ncomp && e == cudaSuccess; k++) {
-        double *part = k ? c->partials_discard : c->partials;
-        e = c->media ? energy_media_deposit(psi + k * c->d.cells, maps[k], c->d, c->em, c->stop,
-                                            part, c->blocks, c->stream)
-                     : energy_deposit(psi + k * c->d.cells, maps[k], c->d, c->et, c->stop, part,
-                                      c->blocks, c->stream);
-    }
+    cudaError_t e = c->media ? energy_media_deposit(psi, c->dmap, c->d, c->em, c->stop, c->partials,
+                                                    c->blocks, c->stream)
+                             : energy_deposit(psi, c->dmap, c->d, c->et, c->stop, c->partials,
+                                              c->blocks, c->stream);
     if (e != cudaSuccess)
         return e;
-    if (c->ncomp == 1)
-        return deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step,
-                              moved, NULL, c->stop, c->blocks, c->stream);
+    return deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, moved,
+                          NULL, c->stop, c->blocks, c->stream);
+}
+
+// A_E under the moments scheme over the whole grid: the deposit maps and the
+// move of every component in one kernel (moments_energy), then the spread
+// along each cell's own path.
+static cudaError_t energy_moments_all(cuda_ctx *c, float *psi)
+{
+    cudaError_t e = moments_energy(psi, c->dmap, c->mmaps, c->d, c->mt, NULL, c->stop, c->partials,
+                                   c->blocks, c->stream);
+    if (e != cudaSuccess)
+        return e;
     return moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, NULL, c->stop,
                           c->blocks, c->stream);
 }
@@ -228,16 +216,18 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
             float *t = cur;
             cur = oth;
             oth = t;
+        } else if (op == OP_ENERGY && c->ncomp > 1) {
+            e = energy_moments_all(c, cur);
         } else if (op == OP_ENERGY && c->media) {
             e = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
             if (e == cudaSuccess)
                 e = deposit_all(c, cur, moved);
             if (e == cudaSuccess)
-                e = energy_move_all(c, cur);
+                e = energy_move_psi(c, cur);
         } else if (op == OP_ENERGY) {
             e = deposit_all(c, cur, moved);
             if (e == cudaSuccess)
-                e = energy_move_all(c, cur);
+                e = energy_move_psi(c, cur);
         } else {
             e = c->ncomp > 1 ? moments_stream(cur, oth, c->d, c->stt, c->stop, c->partials,
                                               c->blocks, c->stream)

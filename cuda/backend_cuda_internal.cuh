@@ -45,8 +45,9 @@ struct cuda_ctx {
     char *arena;
     size_t arena_bytes;
     float *psi_a, *psi_b; // ncomp blocks of d.cells each (moments.cuh)
-    int ncomp; // 4 under the moments scheme (its kernels step the generic path), else 1
+    int ncomp; // SMX_MOM_COMPONENTS under the moments scheme (moments.cuh), else 1
     moment_maps_dev mmaps; // the deposit's moments beside dmap (moments scheme)
+    moments_energy_dev mt; // A_E's tables under the moments scheme (moments_energy)
     double *partials_discard; // what A_theta tallies on a moment component (not a tally)
     double *dose; // [planes][slice]: the dose, then the released energy per band (grid.dose_planes)
     int planes;

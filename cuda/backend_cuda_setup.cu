@@ -71,9 +71,10 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     size_t b = 0;
     const size_t ncomp = g->ncomp > 1 ? (size_t)g->ncomp : 1;
     b += 2 * align_up((size_t)d.cells * ncomp * sizeof(float));
-    if (ncomp > 1) // the deposit's moment maps and A_theta's discarded tallies
+    if (ncomp > 1) // the deposit's moment maps, A_theta's discarded tallies, A_E's slopes
         b += 3 * align_up((size_t)d.nth * d.slice * sizeof(float)) +
-             align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double));
+             align_up((size_t)(MAX_RUNS + 1) * TF_COUNT * blocks * sizeof(double)) +
+             align_up((s ? (size_t)s->n_media : 1) * ne * sizeof(double));
     const size_t planes = g->dose_planes > 1 ? (size_t)g->dose_planes : 1;
     b += align_up((size_t)d.slice * planes * sizeof(double)) +
          align_up((size_t)d.nth * d.slice * sizeof(float));
@@ -266,6 +267,36 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
                               dep, nw,   nen,   cstart, cand,  E,  (int)nm };
     c->at.medium = med;
     c->et_media.trange = trange; // the rest of et_media is et (cuda_setup)
+    return 0;
+}
+
+// The moments scheme's A_E tables (moments_energy_dev): the mean tables'
+// slopes per medium, the rest the one-medium tables (et) or the media's (em).
+static int upload_moments_energy(cuda_ctx *c, arena_cursor &a, smx_error *err)
+{
+    const sim_tables *s = c->s;
+    const grid *g = c->g;
+    const size_t ne = g->ne, nm = c->media ? (size_t)s->n_media : 1;
+    double *slope = a.take<double>(nm * ne);
+    std::vector<double> hs(nm * ne);
+    for (size_t m = 0; m < nm; m++) {
+        const energy_lut *mean = sim_energy_lut(s, (int)m);
+        for (size_t i = 0; i < ne; i++)
+            hs[m * ne + i] =
+                smx_emom_slope(mean->deposit_MeV, mean->target, g->E.centres, (int)ne, (int)i);
+    }
+    if (upload_array(slope, hs.data(), nm * ne, err))
+        return err->code;
+    const energy_tables_dev &et = c->et;
+    if (c->media) {
+        const energy_media_dev &em = c->em;
+        c->mt = moments_energy_dev{ em.medium,  em.deposit_mean, slope,    em.target,
+                                    em.deposit, em.nuc_w,        em.nuc_e, et.gather,
+                                    em.p_low,   em.cand_start,   em.cand,  et.E };
+    } else {
+        c->mt = moments_energy_dev{ NULL,     et.deposit, slope, et.target, et.deposit, et.nuc_w,
+                                    et.nuc_e, et.gather,  NULL,  NULL,      NULL,       et.E };
+    }
     return 0;
 }
 
@@ -600,6 +631,8 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
         c->et_media.trange = mtr;
     }
     c->stt = stream_tables_dev{ ox, oz, sw, sx, sz, E, s->st.scheme };
+    if (c->ncomp > 1 && (rc = upload_moments_energy(c, a, err)))
+        return rc;
     // The one-pass media step where the shift scheme moves whole cells and its
     // ring and stage fit in shared memory (taken per source: cuda_upload).
     c->media_single_ok =

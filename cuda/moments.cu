@@ -14,20 +14,24 @@ __global__ void source_kernel(float *psi, dev_dims d)
         psi[d.cells + c] = smx_mom_store(psi[c], -0.5, SMX_MOM_ZSHIFT);
         psi[2 * d.cells + c] = smx_mom_store(psi[c], 0.0, SMX_MOM_XSHIFT);
         psi[3 * d.cells + c] = 0.0f;
+        psi[4 * d.cells + c] = psi[c]; // e = 0 at shift 1: w
+        psi[5 * d.cells + c] = 0.0f;
     }
 }
 
 // The target (z, x) of plane `pl`: the part of each candidate source that
 // lands in it (rows z - k1 .. z - k0, columns x - fx - 2 .. x - fx + 1 within
-// its slot, ascending), summed in float from +0 into o[4].
+// its slot, ascending), summed in float from +0 into o[SMX_MOM_COMPONENTS].
 __device__ __forceinline__ void gather_target(const float *__restrict__ in, dev_dims d, int64_t pl,
-                                              double sz, double sx, int z, int x, float (&o)[4])
+                                              double sz, double sx, int z, int x,
+                                              float (&o)[SMX_MOM_COMPONENTS])
 {
-    const float *w = in + pl * d.slice, *mz = w + d.cells, *mx = mz + d.cells, *qx = mx + d.cells;
+    const float *w = in + pl * d.slice, *mz = w + d.cells, *mx = mz + d.cells, *qx = mx + d.cells,
+                *me = qx + d.cells, *qe = me + d.cells;
     const int sw = (int)slot_w(d), nz = (int)d.nz, fx = (int)floor(sx), sl = slot_lo(d, x);
     int k0, k1;
     smx_mom_rows(sz, &k0, &k1);
-    float aw = 0.0f, amz = 0.0f, amx = 0.0f, aqx = 0.0f;
+    float aw = 0.0f, amz = 0.0f, amx = 0.0f, aqx = 0.0f, ame = 0.0f, aqe = 0.0f;
     for (int zs = z - k1; zs <= z - k0; zs++) {
         if (zs < 0 || zs >= nz)
             continue;
@@ -42,6 +46,7 @@ __device__ __forceinline__ void gather_target(const float *__restrict__ in, dev_
             const double uz = smx_mom_point(mz[c], v, sz, &kz);
             if (zs + kz != z)
                 continue;
+            const double ue = smx_mom_energy(me[c], v), qu = (double)qe[c] / (double)v;
             smx_mom_parts p;
             smx_mom_split(mx[c], qx[c], v, sx, &p);
             const int a = x - xs - p.lo;
@@ -52,12 +57,16 @@ __device__ __forceinline__ void gather_target(const float *__restrict__ in, dev_
             amz = amz + smx_mom_store(part, uz, SMX_MOM_ZSHIFT);
             amx = amx + smx_mom_store(part, p.m[a], SMX_MOM_XSHIFT);
             aqx = aqx + (float)((double)part * p.q[a]);
+            ame = ame + smx_mom_store(part, ue, SMX_MOM_ESHIFT);
+            aqe = aqe + (float)((double)part * qu);
         }
     }
     o[0] = aw;
     o[1] = amz;
     o[2] = amx;
     o[3] = aqx;
+    o[4] = ame;
+    o[5] = aqe;
 }
 
 // What source (z, x) of plane `pl` sends out of the grid or its slot (and a
@@ -88,12 +97,11 @@ __device__ __forceinline__ double source_leak(const float *__restrict__ in, dev_
 }
 
 __device__ __forceinline__ void store_target(float *__restrict__ out, dev_dims d, int64_t to,
-                                             const float (&o)[4])
+                                             const float (&o)[SMX_MOM_COMPONENTS])
 {
-    out[to] = o[0];
-    out[d.cells + to] = o[1];
-    out[2 * d.cells + to] = o[2];
-    out[3 * d.cells + to] = o[3];
+#pragma unroll
+    for (int q = 0; q < SMX_MOM_COMPONENTS; q++)
+        out[q * d.cells + to] = o[q];
 }
 
 // One thread per cell (bin, direction, z, x < nx): the gather as a target,
@@ -110,7 +118,7 @@ __global__ void stream_kernel(const float *__restrict__ in, float *__restrict__ 
         const int64_t r = i / d.nx; // (ie, j, z) row
         const int z = (int)(r % d.nz);
         const int64_t pl = r / d.nz, ie = pl / d.nth, j = pl % d.nth;
-        float o[4];
+        float o[SMX_MOM_COMPONENTS];
         gather_target(in, d, pl, t.sz[j], t.sx[j], z, x, o);
         store_target(out, d, pl * d.slice + (int64_t)z * d.px + x, o);
         const double leak = source_leak(in, d, pl, t.sz[j], t.sx[j], z, x);
@@ -151,7 +159,7 @@ __global__ void stream_measure_kernel(const float *__restrict__ in, float *__res
         const int64_t q = r / rows, ie = blo + q / d.nth, j = q % d.nth;
         const int64_t pl = ie * d.nth + j;
         const double E = t.E[ie];
-        float o[4];
+        float o[SMX_MOM_COMPONENTS];
         gather_target(in, d, pl, t.sz[j], t.sx[j], z, x, o);
         store_target(out, d, pl * d.slice + (int64_t)z * d.px + x, o);
         if (o[0] != 0.0f) {
@@ -171,6 +179,149 @@ __global__ void stream_measure_kernel(const float *__restrict__ in, float *__res
     block_partials_at<4>(v, f, partials, blocks);
     __syncthreads();
     extents_flush(sbox, ne, box_next);
+}
+
+// The deposit of one source bin (ie) of one cell (moments.h, the CPU's
+// cpu_deposit_moments): the mean table's deposit at the cell's mean energy,
+// D = fma(dep, w, D) then fma(slope, w e, D), with the tallies of the tables
+// its strip's parts take (in medium 0 the plain table whole); a cell without
+// weight deposits nothing.
+__device__ __forceinline__ double energy_deposit_bin(const moments_energy_dev &t, int64_t ne,
+                                                     int64_t m, int ie, float w, float me, float qe,
+                                                     double D, media_tally &tl)
+{
+    if (w == 0.0f)
+        return D;
+    const int64_t mi = m * ne + ie;
+    const double dep = t.deposit_mean[mi], slope = t.slope[mi];
+    const double v = (double)w, ew = (double)me - SMX_MOM_ESHIFT * v;
+    D = __fma_rn(dep, v, D);
+    D = __fma_rn(slope, ew, D);
+    smx_emom_parts pa = { { 1.0, 0.0 }, { 0.0, 0.0 }, { 0.0, 0.0 } };
+    if (m)
+        smx_emom_split(me, qe, w, t.p_low[mi], &pa);
+    tl.e_round -= slope * ew;
+    for (int k = 0; k < 2; k++) {
+        if (pa.f[k] == 0.0)
+            continue;
+        const int64_t tk = (m * 2 + k) * ne + ie;
+        const double vk = v * pa.f[k];
+        tl.e_round += vk * (t.deposit[tk] - dep);
+        if (t.target[tk] < 0) {
+            tl.w_stop += vk;
+            tl.e_stop += vk * t.E[ie];
+        } else if (t.nuc_w[tk] != 0.0) {
+            tl.w_nuc += vk * t.nuc_w[tk];
+            tl.e_nuc += vk * t.nuc_e[tk];
+        }
+    }
+    return D;
+}
+
+// One thread per (direction, z, x) cell of F: the deposit chains over the
+// source bins lo .. hi, then the move of every bin wl .. wh in place, reading
+// only source bins (the others hold the CPU's zeros, or stale values that
+// stand for them; a zero term changes no bit of a gather, and a source
+// without weight takes no part of a medium's split).
+__global__ void energy_kernel(float *psi, float *__restrict__ dmap, moment_maps_dev mm, dev_dims d,
+                              moments_energy_dev t, const active_regions *reg, const int *stop,
+                              double *partials, int blocks)
+{
+    if (*stop)
+        return;
+    const int64_t ne = d.ne;
+    box4 F;
+    int lo, hi, wl, wh;
+    if (reg) {
+        F = box_join(reg->occupied, reg->written);
+        lo = reg->src_lo, hi = reg->src_hi;
+        wl = max(0, min(reg->tgt_lo, reg->wtgt_lo));
+        wh = min((int)ne - 1, max(hi, max(reg->tgt_hi, reg->wtgt_hi)));
+    } else {
+        F = box4{ 0, (int)d.nz - 1, 0, (int)d.nx - 1 };
+        lo = wl = 0, hi = wh = (int)ne - 1;
+    }
+    const int nxr = box_is_empty(F) ? 0 : F.x1 - F.x0 + 1;
+    const int64_t per = box_is_empty(F) ? 0 : (int64_t)(F.z1 - F.z0 + 1) * nxr;
+    const int64_t items = per * d.nth, es = d.nth * d.slice, cs = d.cells;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    double dep_sum = 0.0;
+    media_tally tl;
+    for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < items; q += stride) {
+        const int64_t j = q / per, r = q - j * per, z = r / nxr;
+        const int64_t c = (F.z0 + z) * d.px + F.x0 + (r - z * nxr);
+        const int64_t m = t.medium ? t.medium[c] : 0;
+        float *p = psi + j * d.slice + c; // (j, z, x); bin stride es, component stride cs
+        double D = 0.0, Dz = 0.0, Dx = 0.0, Dq = 0.0;
+        for (int ie = lo; ie <= hi; ie++) {
+            const float *b = p + ie * es;
+            const double dep = t.deposit_mean[m * ne + ie];
+            D = energy_deposit_bin(t, ne, m, ie, b[0], b[4 * cs], b[5 * cs], D, tl);
+            Dz = __fma_rn(dep, (double)b[cs], Dz);
+            Dx = __fma_rn(dep, (double)b[2 * cs], Dx);
+            Dq = __fma_rn(dep, (double)b[3 * cs], Dq);
+        }
+        const int64_t mo = j * d.slice + c;
+        dmap[mo] = (float)D;
+        mm.mz[mo] = (float)Dz;
+        mm.mx[mo] = (float)Dx;
+        mm.qx[mo] = (float)Dq;
+        dep_sum += D;
+        for (int tb = wl; tb <= wh; tb++) {
+            float a[SMX_MOM_COMPONENTS];
+#pragma unroll
+            for (int k = 0; k < SMX_MOM_COMPONENTS; k++)
+                a[k] = 0.0f;
+            bool first = true;
+            if (m == 0) {
+                // The plain table's coefficients on every component, sources
+                // ascending: the first term rounded once, the others fma.
+                const energy_gather_dev e = t.gather[tb];
+                for (int k = 0; k < e.count; k++) {
+                    const int sb = e.src[k];
+                    if (sb < lo || sb > hi)
+                        continue;
+                    const float *b = p + sb * es, cf = e.coeff[k];
+#pragma unroll
+                    for (int u = 0; u < SMX_MOM_COMPONENTS; u++)
+                        a[u] = first ? __fmul_rn(cf, b[u * cs]) : __fmaf_rn(cf, b[u * cs], a[u]);
+                    first = false;
+                }
+            } else {
+                const int64_t row = m * ne + tb;
+                for (int k = t.cand_start[row]; k < t.cand_start[row + 1]; k++) {
+                    const media_candidate e = t.cand[k];
+                    const int sb = e.src_table >> 1, up = e.src_table & 1;
+                    if (sb < lo || sb > hi)
+                        continue;
+                    const float *b = p + sb * es;
+                    const float w = b[0];
+                    if (w == 0.0f)
+                        continue;
+                    smx_emom_parts pa;
+                    smx_emom_split(b[4 * cs], b[5 * cs], w, t.p_low[m * ne + sb], &pa);
+                    const double f = pa.f[up];
+                    if (f == 0.0)
+                        continue; // the other table's term
+                    float v[SMX_MOM_COMPONENTS];
+#pragma unroll
+                    for (int u = 0; u < 4; u++)
+                        v[u] = f == 1.0 ? b[u * cs] : (float)((double)b[u * cs] * f);
+                    v[4] = smx_mom_store(v[0], pa.m[up], SMX_MOM_ESHIFT);
+                    v[5] = (float)((double)v[0] * pa.q[up]);
+#pragma unroll
+                    for (int u = 0; u < SMX_MOM_COMPONENTS; u++)
+                        a[u] = first ? __fmul_rn(e.coeff, v[u]) : __fmaf_rn(e.coeff, v[u], a[u]);
+                    first = false;
+                }
+            }
+            float *o = p + tb * es;
+#pragma unroll
+            for (int u = 0; u < SMX_MOM_COMPONENTS; u++)
+                o[u * cs] = a[u];
+        }
+    }
+    media_partials(dep_sum, tl, partials, blocks);
 }
 
 __global__ void held_kernel(double *dose, const float *__restrict__ dmap, moment_maps_dev m,
@@ -233,6 +384,14 @@ cudaError_t moments_stream(const float *in, float *out, dev_dims d, stream_table
                            const int *stop, double *partials, int blocks, cudaStream_t s)
 {
     stream_kernel<<<blocks, SMX_THREADS, 0, s>>>(in, out, d, t, stop, partials, blocks);
+    return cudaGetLastError();
+}
+
+cudaError_t moments_energy(float *psi, float *dmap, moment_maps_dev m, dev_dims d,
+                           moments_energy_dev t, const active_regions *reg, const int *stop,
+                           double *partials, int blocks, cudaStream_t s)
+{
+    energy_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, m, d, t, reg, stop, partials, blocks);
     return cudaGetLastError();
 }
 

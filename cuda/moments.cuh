@@ -2,13 +2,24 @@
 // second moments move with it, so the transport does not depend on the cells.
 // Semantics are the CPU's (src/transport/backend_cpu_operators.c, the oracle),
 // bit for bit: the same shared functions in double, float sums in the same
-// order, no atomics. The state is ncomp = 4 blocks of d.cells floats: the
-// weight, then w (u_z + 4), w (u_x + 1) and w <u_x^2> (stored shifted, so
-// non-negative: moments.h). A_theta and A_E run on each component as on the
-// weight (backend_cuda.cu: the region path's fused or region kernels once per
-// component, or the whole-grid kernels); these are the kernels that differ:
+// order, no atomics. The state is ncomp = SMX_MOM_COMPONENTS (6) blocks of
+// d.cells floats: the weight, then w (u_z + 4), w (u_x + 1), w <u_x^2>,
+// w (e + 1) and w <e^2> (stored shifted, so non-negative: moments.h; e is
+// the energy's offset from its bin's centre). A_theta runs on each component
+// as on the weight (backend_cuda.cu: the region kernel once per component, or
+// the whole-grid kernels); these are the kernels that differ:
 //   moments_source:  a source starts on the entrance plane (u_z = -1/2) at
-//                    its cells' centres (u_x = 0, no spread);
+//                    its cells' centres (u_x = 0, no spread) and its bins'
+//                    centres (e = 0, no spread);
+//   moments_energy:  A_E, one thread per (direction, z, x) cell: the deposit
+//                    chains over the bins ascending (the dose's, to first
+//                    order in e through the mean table's slope, and the z/x
+//                    moments' maps), then the move in place, targets
+//                    ascending: in the reference medium every component with
+//                    the plain table's coefficients, in another each source
+//                    cell's energy strip cut between the lower and upper
+//                    whole-bin tables (smx_emom_split), all components of a
+//                    target summed before any is written;
 //   moments_stream:  A_stream, one thread per target cell gathering, from the
 //                    two candidate rows and four candidate columns ascending,
 //                    the part of each source that lands in it (the CPU's
@@ -20,18 +31,37 @@
 //                    (smx_mpath_held, then smx_mpath_cell, per dose cell);
 //   moments_stream_measure: moments_stream over the active region, measuring
 //                    the new state as the shift scheme's stream does.
-// The deposit's moment maps are no kernel of their own: the deposit kernels'
-// maps of the moment components (the chains of fma(deposit[e], (double)m, .)).
 #ifndef SMX_CUDA_MOMENTS_CUH
 #define SMX_CUDA_MOMENTS_CUH
 
 #include "common.cuh"
 #include "deposit_path.cuh"
+#include "energy.cuh"
+#include "energy_media.cuh"
 #include "streaming.cuh"
 
 // The deposit maps beside dmap, [nth] planes of d.slice floats each.
 struct moment_maps_dev {
     float *mz, *mx, *qx;
+};
+
+// A_E's tables (moments_energy). Per medium m at m * ne + ie: the mean
+// table's deposit and its slope over the bins (smx_emom_slope, computed on
+// the host by the same function). Per (medium, table) at (m * 2 + table) * ne
+// + ie the whole-bin tables' fates for the tallies (energy_media_dev's; with
+// one medium the plain table's [ne] arrays, medium 0 taking table 0 only).
+struct moments_energy_dev {
+    const unsigned char *medium; // [nz][px]; NULL: every cell holds medium 0
+    const double *deposit_mean, *slope; // [n_media][ne]
+    const int *target;
+    const double *deposit, *nuc_w, *nuc_e;
+    const energy_gather_dev *gather; // [ne] the reference medium's, per target
+    // The other media (energy_media_dev's): the lower table's share per
+    // source bin and the (source, table) candidates of each target.
+    const double *p_low; // [n_media][ne]
+    const int *cand_start; // [n_media * ne + 1]
+    const media_candidate *cand;
+    const double *E; // [ne] centres
 };
 
 cudaError_t moments_source(float *psi, dev_dims d, int blocks, cudaStream_t s);
@@ -44,6 +74,14 @@ cudaError_t moments_stream(const float *in, float *out, dev_dims d, stream_table
 cudaError_t moments_spread(double *dose, const float *dmap, moment_maps_dev m, dev_dims d,
                            stream_tables_dev st, mass_share_dev mass, const active_regions *reg,
                            const int *stop, int blocks, cudaStream_t s);
+
+// A_E in place on psi (the output of A_theta): the deposit maps dmap and m,
+// then the move. reg: only the cells of its occupied and written boxes, the
+// deposit over its source bins and the move of every bin a target or a
+// stale value may hold (as energy_media_region); NULL: the whole grid.
+cudaError_t moments_energy(float *psi, float *dmap, moment_maps_dev m, dev_dims d,
+                           moments_energy_dev t, const active_regions *reg, const int *stop,
+                           double *partials, int blocks, cudaStream_t s);
 
 // moments_stream over the active region only (stream_gather_and_measure's
 // region and bins: reach = the rows k0 .. k1 and columns floor(s) - 1 ..
