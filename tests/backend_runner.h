@@ -58,7 +58,7 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
             e0 += v * g->E.centres[ie];
         }
     if ((rc = be->setup_with(&ctx, &st, &opt, err)) ||
-        (rc = be->upload(ctx, psi0, NULL, w0, e0, NULL, err)))
+        (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
         goto done;
     memset(last, 0, sizeof *last);
     for (int k = 0; k < n; k++) {

@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numerics/moments.h"
-
 /* Splits a point value v between the two bracketing centres (mean kept). A value
  * below the first or above the last centre goes whole to that end bin. */
 static void split_point(double *w, const double *c, int n, double v)
@@ -24,34 +22,6 @@ static void split_point(double *w, const double *c, int n, double v)
     double f = (v - c[i]) / (c[i + 1] - c[i]);
     w[i] += 1.0 - f;
     w[i + 1] += f;
-}
-
-/* The bin nearest a point energy E and its offset from that bin's centre,
- * in [-1/2, 1/2) bins of residual range (numerics/moments.h), the range
- * taken as Bragg and Kleeman's power law of the energy, R ~ E^1.77 (Bortfeld,
- * Med. Phys. 24 (1997) 2024), between the two bracketing centres: on a range
- * grid their ranges are a step apart, and within a bin the law is the
- * tables' to a few parts in a thousand of the bin. An energy outside the
- * centres goes to the end bin at offset 0. */
-#define SOURCE_RANGE_POWER 1.77
-static int point_bin(const double *c, int n, double E, double *offset)
-{
-    *offset = 0.0;
-    if (E <= c[0])
-        return 0;
-    if (E >= c[n - 1])
-        return n - 1;
-    int i = 0;
-    while (c[i + 1] <= E)
-        i++;
-    const double p = SOURCE_RANGE_POWER, r0 = pow(c[i], p), r1 = pow(c[i + 1], p);
-    const double f = (pow(E, p) - r0) / (r1 - r0);
-    if (f < 0.5) {
-        *offset = f;
-        return i;
-    }
-    *offset = f - 1.0;
-    return i + 1;
 }
 
 /* Gaussian integrated over each bin between its edges, renormalised to the grid. */
@@ -123,7 +93,7 @@ int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error 
 int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g,
                             smx_error *err)
 {
-    *b = (beam_profile){ .e_bin = -1 };
+    *b = (beam_profile){ 0 };
     /* The plan reader's rules for a spot (energy, position, direction,
      * correlation), for callers that changed the plan after reading it. */
     if (plan_spot_check(p, s, err))
@@ -146,9 +116,6 @@ int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, 
                                   "(%g to %g MeV)",
                                   g->E.edges[0], g->E.edges[ne]);
         }
-    } else if (g->ncomp == SMX_MOM_COMPONENTS) {
-        b->e_bin = point_bin(g->E.centres, ne, s->energy_MeV, &b->e_offset);
-        b->wE[b->e_bin] = 1.0;
     } else {
         split_point(b->wE, g->E.centres, ne, s->energy_MeV);
     }
@@ -203,13 +170,13 @@ void beam_profile_free(beam_profile *b)
     free(b->wth);
     free(b->wx);
     free(b->wthx);
-    *b = (beam_profile){ .e_bin = -1 };
+    *b = (beam_profile){ 0 };
 }
 
 int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight,
                 double *energy_MeV, smx_error *err)
 {
-    return source_fill_spot(psi, p, g, -1, occupied, weight, energy_MeV, NULL, err);
+    return source_fill_spot(psi, p, g, -1, occupied, weight, energy_MeV, err);
 }
 
 void source_clear(float *psi, const grid *g, const grid_box *occupied)
@@ -225,17 +192,8 @@ void source_clear(float *psi, const grid *g, const grid_box *occupied)
     }
 }
 
-void source_bin_moments(const double *e_moments, int ne, int ie, double *mean, double *square)
-{
-    *mean = *square = 0.0;
-    if (!e_moments || !(e_moments[ie] > 0.0))
-        return;
-    *mean = e_moments[ne + ie] / e_moments[ie];
-    *square = e_moments[2 * ne + ie] / e_moments[ie];
-}
-
 int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied,
-                     double *weight, double *energy_MeV, double *e_moments, smx_error *err)
+                     double *weight, double *energy_MeV, smx_error *err)
 {
     /* Each spot's rows added in spot order (the same floats for any backend);
      * one spot writes exactly the floats it always wrote (0 + v = v). */
@@ -255,7 +213,6 @@ int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_bo
         for (int64_t ie = 0; ie < g->ne; ie++) {
             if (b.wE[ie] == 0.0)
                 continue;
-            double wk = 0.0; /* this spot's weight in the bin, as stored */
             for (int64_t ith = 0; ith < g->nth; ith++) {
                 if (b.wth[ith] == 0.0)
                     continue;
@@ -265,18 +222,11 @@ int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_bo
                     const float v = (float)(s.weight * b.wE[ie] * wx[ix]);
                     if (v == 0.0f)
                         continue;
-                    wk += v;
                     row[ix] = row[ix] + v;
                     box[ie].z0 = box[ie].z1 = 0;
                     box[ie].x0 = (int)ix < box[ie].x0 ? (int)ix : box[ie].x0;
                     box[ie].x1 = (int)ix > box[ie].x1 ? (int)ix : box[ie].x1;
                 }
-            }
-            if (e_moments) {
-                const double e = (int)ie == b.e_bin ? b.e_offset : 0.0;
-                e_moments[ie] += wk;
-                e_moments[g->ne + ie] += wk * e;
-                e_moments[2 * g->ne + ie] += wk * e * e;
             }
         }
         beam_profile_free(&b);

@@ -13,12 +13,6 @@
  * beam key's effect. */
 typedef struct beam_profile {
     double *wE; /* [ne] */
-    /* Under the moments scheme a point energy goes whole to its nearest bin,
-     * e_bin, at offset e_offset from the centre (bins of residual range,
-     * numerics/moments.h); -1: none (an energy spread, or another scheme,
-     * whose point energy is split between the two bracketing centres). */
-    int e_bin;
-    double e_offset;
     double *wth; /* [nth] */
     double *wx; /* [nx] */
     double *wthx; /* [nth][nx] */
@@ -39,17 +33,9 @@ void beam_profile_free(beam_profile *b);
 int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight,
                 double *energy_MeV, smx_error *err);
 /* The same with one spot of the field (plan_spot_at index), or every spot
- * when spot < 0: the per-spot dose runs each spot alone. Where e_moments is
- * not NULL, each spot's energy moments are added to it per bin (the
- * backends' upload reads them): [0, ne) the weight, [ne, 2 ne) the weight
- * times the offset from the bin's centre, [2 ne, 3 ne) times its square
- * (SOURCE_EMOM doubles; the caller zeroes it). */
-#define SOURCE_EMOM(ne) (3 * (ne))
+ * when spot < 0: the per-spot dose runs each spot alone. */
 int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied,
-                     double *weight, double *energy_MeV, double *e_moments, smx_error *err);
-/* A bin's mean offset and mean squared offset from e_moments (0 where it
- * holds no weight, or e_moments is NULL). */
-void source_bin_moments(const double *e_moments, int ne, int ie, double *mean, double *square);
+                     double *weight, double *energy_MeV, smx_error *err);
 /* Zeroes the rows source_fill wrote (its occupied boxes), so that the buffer
  * is all zero again for the next spot without touching the rest. */
 void source_clear(float *psi, const grid *g, const grid_box *occupied);

@@ -155,7 +155,7 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     else if ((rc = source_fill(psi0, &s.p, g, NULL, &w0, &e0, err)))
         goto done;
     double before = 0, after = 0, bytes = 0;
-    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, NULL, w0, e0, NULL, err)))
+    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
         goto done;
     free(psi0);
     psi0 = NULL;

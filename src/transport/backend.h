@@ -81,11 +81,9 @@ typedef struct backend_ops {
      * of the run (a field's spots, output.per_spot_dose): the previous
      * source's state, dose and records are discarded first. The tables'
      * medium map (s->mm->cell) is read again: a window's map changes with
-     * the spot (transport/window.h). e_moments: the source's energy moments
-     * per bin (source_fill_spot; NULL: every bin's weight at its centre),
-     * read under the moments scheme. */
+     * the spot (transport/window.h). */
     int (*upload)(void *ctx, const float *psi0, const grid_box *occupied, double w0, double e0,
-                  const double *e_moments, smx_error *err);
+                  smx_error *err);
     /* Step n (from 0): psi <- ops(psi), dose accumulated. May only enqueue the
      * work. After the step that stops an auto run, further steps change nothing. */
     int (*step)(void *ctx, int64_t n, smx_error *err);

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "numerics/fma_rows.h"
-#include "physics/source.h"
 #include "transport/backend_cpu_internal.h"
 
 static void cpu_release(void *vctx);
@@ -166,7 +165,7 @@ static void cpu_clear(cpu_ctx *c)
  * field's next spot), whose rows are cleared first: only the source's
  * non-zero rows are copied, so a narrow beam never faults in the rest. */
 static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
-                      const double *e_moments, smx_error *err)
+                      smx_error *err)
 {
     cpu_ctx *c = vctx;
     if (c->uploaded)
@@ -181,8 +180,6 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
     /* Rows inside the given boxes (or every row), copied where non-zero. */
     for (int64_t ie = 0; ie < g->ne; ie++) {
         box b = occupied ? occupied[ie] : (box){ 0, (int)g->nz - 1, 0, (int)g->nx - 1 };
-        double em, eq; /* the bin's energy offset and its mean square */
-        source_bin_moments(e_moments, (int)g->ne, (int)ie, &em, &eq);
         for (int64_t j = 0; j < g->nth && !box_empty(b); j++)
             for (int64_t z = b.z0; z <= b.z1; z++) {
                 const int64_t r = psi_index(g, ie, j, z, 0);
@@ -197,12 +194,8 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
                                 comp(c, c->cur, 1)[r + xx] =
                                     smx_mom_store(psi0[r + xx], -0.5, SMX_MOM_ZSHIFT);
                             memcpy(comp(c, c->cur, 2) + r, psi0 + r, g->nx * sizeof *psi0);
-                            /* At its bin's offset (numerics/moments.h). */
-                            for (int64_t xx = 0; xx < g->nx; xx++) {
-                                comp(c, c->cur, 4)[r + xx] =
-                                    smx_mom_store(psi0[r + xx], em, SMX_MOM_ESHIFT);
-                                comp(c, c->cur, 5)[r + xx] = (float)((double)psi0[r + xx] * eq);
-                            }
+                            /* At its bins' centres (e = 0, shift 1: w). */
+                            memcpy(comp(c, c->cur, 4) + r, psi0 + r, g->nx * sizeof *psi0);
                         }
                         break;
                     }

@@ -176,7 +176,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         double wk = 0.0, ek = 0.0;
-        if ((rc = source_fill_spot(host, p, &g0, first + i, occupied, &wk, &ek, NULL, err)))
+        if ((rc = source_fill_spot(host, p, &g0, first + i, occupied, &wk, &ek, err)))
             break;
         order[i] = (spot_key){ first + i, 0, wk };
         for (int64_t ie = 0; ie < g->ne; ie++)
@@ -301,12 +301,11 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
         /* The batch's sources, each from the all-zero host buffer into its slot. */
         double ta = stepper_now_s(), w0 = 0.0, e0 = 0.0;
         window_reset(&sp.win);
-        memset(sp.emom, 0, (size_t)SOURCE_EMOM(g0.ne) * sizeof *sp.emom);
         for (int k = 0; k < nb && !rc; k++) {
             const int spot = order[b0 + k].spot;
             double wk = 0.0, ek = 0.0;
             window_place_slot(&sp.win, k, spans[spot]);
-            if ((rc = source_fill_spot(host, p, &g0, spot, occupied, &wk, &ek, sp.emom, err)))
+            if ((rc = source_fill_spot(host, p, &g0, spot, occupied, &wk, &ek, err)))
                 break;
             window_source(&sp.win, k, k == 0, host, occupied, sp.wpsi, sp.wocc);
             source_clear(host, &g0, occupied);
@@ -314,7 +313,7 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
             e0 += ek;
         }
         if (!rc)
-            rc = sp.be->upload(sp.ctx, sp.wpsi, sp.wocc, w0, e0, sp.emom, err);
+            rc = sp.be->upload(sp.ctx, sp.wpsi, sp.wocc, w0, e0, err);
         source_clear(sp.wpsi, &sp.win.wg, sp.wocc);
         if (rc)
             break;

@@ -56,15 +56,14 @@ static int upload_source(stepper *sp, float *host, grid_box *occupied, int spot,
                          double *w0, double *e0, smx_error *err)
 {
     const grid gs = source_layout(sp);
-    memset(sp->emom, 0, (size_t)SOURCE_EMOM(gs.ne) * sizeof *sp->emom);
-    int rc = source_fill_spot(host, sp->p, &gs, spot, occupied, w0, e0, sp->emom, err);
+    int rc = source_fill_spot(host, sp->p, &gs, spot, occupied, w0, e0, err);
     if (rc)
         return rc;
     window_place(&sp->win, span);
     if (stepper_holds_grid(sp))
-        return sp->be->upload(sp->ctx, host, occupied, *w0, *e0, sp->emom, err);
+        return sp->be->upload(sp->ctx, host, occupied, *w0, *e0, err);
     window_source(&sp->win, 0, 1, host, occupied, sp->wpsi, sp->wocc);
-    rc = sp->be->upload(sp->ctx, sp->wpsi, sp->wocc, *w0, *e0, sp->emom, err);
+    rc = sp->be->upload(sp->ctx, sp->wpsi, sp->wocc, *w0, *e0, err);
     source_clear(sp->wpsi, &sp->win.wg, sp->wocc);
     return rc;
 }

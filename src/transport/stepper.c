@@ -7,7 +7,6 @@
 
 #include "base/progress.h"
 #include "base/test_pause.h"
-#include "physics/source.h"
 #include "transport/step_log.h"
 
 volatile sig_atomic_t smx_interrupted = 0;
@@ -85,16 +84,13 @@ int stepper_window(stepper *sp, const sim_tables *st, const window_shape *ws, in
     if (st->mm)
         sp->st.mm = &sp->win.mm;
     sp->recs = malloc((size_t)sp->every_collect * sizeof *sp->recs);
-    sp->emom = calloc((size_t)SOURCE_EMOM(sp->g->ne), sizeof *sp->emom);
     const int psi = own_psi || !stepper_holds_grid(sp);
     if (psi) {
         sp->wpsi = calloc((size_t)sp->win.wg.cells, sizeof *sp->wpsi);
         sp->wocc = malloc((size_t)sp->g->ne * sizeof *sp->wocc);
     }
-    if (!sp->recs || !sp->emom || (psi && (!sp->wpsi || !sp->wocc))) {
+    if (!sp->recs || (psi && (!sp->wpsi || !sp->wocc))) {
         free(sp->recs);
-        free(sp->emom);
-        sp->emom = NULL;
         free(sp->wpsi);
         free(sp->wocc);
         window_free(&sp->win);
@@ -112,8 +108,6 @@ void stepper_free(stepper *sp)
     free(sp->recs);
     free(sp->wpsi);
     free(sp->wocc);
-    free(sp->emom);
-    sp->emom = NULL;
     sp->recs = NULL;
     sp->wpsi = NULL;
     sp->wocc = NULL;

@@ -22,7 +22,6 @@ typedef struct stepper {
     window win; /* the part of g the state holds (transport/window.h) */
     float *wpsi; /* [win.wg.cells] all zero: a source on the window; NULL when it is g */
     grid_box *wocc; /* [ne] its boxes */
-    double *emom; /* [SOURCE_EMOM(ne)] a source's energy moments (source_fill_spot) */
 } stepper;
 
 /* A snapshot copied out by the backend but not yet written: writing it waits
