@@ -27,6 +27,8 @@
 // the maps' region, then the moments' stream b -> a measuring the new state.
 static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
 {
+    CUDA_CHECK_ERR(err, moments_drop(c->psi_a, c->d, c->threshold, c->reg, c->stop, c->blocks,
+                                     c->stream));
     for (int k = 0; k < c->ncomp; k++) {
         const float *in = c->psi_a + k * c->d.cells;
         float *out = c->psi_b + k * c->d.cells;
@@ -137,7 +139,11 @@ static int enqueue_media_step(cuda_ctx *c, smx_error *err)
 // and tallies nothing (its partials go to a scratch slot).
 static cudaError_t theta_all(cuda_ctx *c, const float *in, float *out)
 {
-    cudaError_t e = launch_theta(c, in, out);
+    cudaError_t e = c->ncomp > 1 ? moments_drop((float *)in, c->d, c->threshold, NULL, c->stop,
+                                                c->blocks, c->stream)
+                                 : cudaSuccess;
+    if (e == cudaSuccess)
+        e = launch_theta(c, in, out);
     double *partials = c->partials;
     const float threshold = c->threshold;
     c->partials = c->partials_discard;

@@ -79,6 +79,14 @@ cudaError_t moments_spread(double *dose, const float *dmap, moment_maps_dev m, d
 // then the move. reg: only the cells of its occupied and written boxes, the
 // deposit over its source bins and the move of every bin a target or a
 // stale value may hold (as energy_media_region); NULL: the whole grid.
+// The early exit (threshold > 0): A_theta drops every weight below the
+// threshold from its input, and runs the moment components with none; their
+// moments of the dropped weight would then join the kept weight of other
+// directions and give it a false offset (the energy's: per-spot rows 12 %
+// off in titanium). This zeroes them first, over the region (reg) or the
+// whole state.
+cudaError_t moments_drop(float *psi, dev_dims d, float threshold, const active_regions *reg,
+                         const int *stop, int blocks, cudaStream_t s);
 cudaError_t moments_energy(float *psi, float *dmap, moment_maps_dev m, dev_dims d,
                            moments_energy_dev t, const active_regions *reg, const int *stop,
                            double *partials, int blocks, cudaStream_t s);

@@ -253,6 +253,34 @@ static void cpu_energy_moments_run(const cpu_ctx *c, int j, int z, int t, int x0
     }
 }
 
+/* Under the moments scheme a cell without weight takes part in A_E with its
+ * moments as zero, on both backends: the GPU's early exit cuts the weight
+ * alone, and moments left without it gave the cell a false energy offset.
+ * Here (no early exit) they are zero already but for a subnormal product
+ * whose weight rounded to zero; zeroed, they are what the GPU reads. */
+static void cpu_moments_orphans(cpu_ctx *c, box all)
+{
+    const grid *g = c->g;
+    const int nth = (int)g->nth;
+    if (box_empty(all))
+        return;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int ie = 0; ie < (int)g->ne; ie++) {
+        const box b = c->box_cur[ie];
+        if (box_empty(b))
+            continue;
+        for (int j = 0; j < nth; j++)
+            for (int z = b.z0; z <= b.z1; z++) {
+                const int64_t o = psi_index(g, ie, j, z, 0);
+                const float *w = c->cur + o;
+                for (int x = b.x0; x <= b.x1; x++)
+                    if (w[x] == 0.0f)
+                        for (int k = 1; k < c->ncomp; k++)
+                            comp(c, c->cur, k)[o + x] = 0.0f;
+            }
+    }
+}
+
 /* Every run of one medium along a row steps with that medium's table. */
 void cpu_op_energy(cpu_ctx *c, step_tally *t)
 {
@@ -267,6 +295,8 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
         all = box_union(all, c->box_cur[ie]);
     /* The step's paths: the map's mass shares (deposit_path.h) and the spread. */
     const stream_table *st = &s->st;
+    if (c->moments)
+        cpu_moments_orphans(c, all);
     for (int j = 0; j < nth && !c->moments; j++) { /* moments: each cell's own (spread) */
         smx_path_of(st->sz[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, -0.5,
                     &c->path_z[j]);
