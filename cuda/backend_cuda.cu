@@ -27,8 +27,8 @@
 // the maps' region, then the moments' stream b -> a measuring the new state.
 static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
 {
-    CUDA_CHECK_ERR(err, moments_drop(c->psi_a, c->d, c->threshold, c->reg, c->stop, c->blocks,
-                                     c->stream));
+    CUDA_CHECK_ERR(
+        err, moments_drop(c->psi_a, c->d, c->threshold, c->reg, c->stop, c->blocks, c->stream));
     for (int k = 0; k < c->ncomp; k++) {
         const float *in = c->psi_a + k * c->d.cells;
         float *out = c->psi_b + k * c->d.cells;

@@ -403,8 +403,8 @@ __global__ void drop_kernel(float *psi, dev_dims d, float threshold, const activ
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < items; q += stride) {
         const int64_t pl = q / per, r = q - pl * per, z = r / nxr;
-        const int64_t c = lo * d.nth * d.slice + pl * d.slice + (F.z0 + z) * d.px + F.x0 +
-                          (r - z * nxr);
+        const int64_t c =
+            lo * d.nth * d.slice + pl * d.slice + (F.z0 + z) * d.px + F.x0 + (r - z * nxr);
         if (psi[c] < threshold)
             for (int k = 1; k < SMX_MOM_COMPONENTS; k++)
                 psi[k * cs + c] = 0.0f;
