@@ -20,7 +20,8 @@
  * row of its start, a step through titanium's first row was charged to the
  * water before it, -43 %, and +75 % in the last), R80 within 0.1 mm, and
  * water with +-2 % and +-5 % random density per cell (a CT's noise): R80
- * within 0.05 mm and R80 - R20 within 5 % of clean water.
+ * within 0.05 mm and R80 - R20 within 5 % of clean water; the lung slab on
+ * rows and steps of 1.0 and 0.25 mm, R80 within 0.2 mm.
  * The homogeneous water R80 itself is test_range's (PSTAR within 0.2 mm). */
 #include <math.h>
 
@@ -275,11 +276,11 @@ static void faces_on_grids(void)
  * 3.0 g/cm3 the largest). */
 static double slab_tol_mm = 0.0, slab_tol_fall = 0.15;
 
-static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
+static void slab_ranges(const tables *w, double E, const slab_case *sc, int n, double dz)
 {
     run_out ref;
     geometry water = { 0 };
-    CHECK(run_geo(E, &water, 21, 2.0, 0.0, 0.5, &ref) == 0);
+    CHECK(run_geo(E, &water, 21, 2.0, 0.0, dz, &ref) == 0);
     CHECK(ref.violations == 0);
     const double z0 = 20.0;
     for (int i = 0; i < n; i++) {
@@ -294,7 +295,7 @@ static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
         double wet = wet_mm(w, &t, rho, E_in, sc[i].thickness_mm);
         double expected = ref.r80 - (wet - sc[i].thickness_mm);
         run_out o;
-        if (run_geo(E, &geo, 21, 2.0, 0.0, 0.5, &o)) {
+        if (run_geo(E, &geo, 21, 2.0, 0.0, dz, &o)) {
             CHECK_MSG(0, "%s run", sc[i].key);
             tables_free(&t);
             continue;
@@ -305,10 +306,11 @@ static void slab_ranges(const tables *w, double E, const slab_case *sc, int n)
          * the homogeneous beam; what the slab's scheme adds shows here. */
         double fo = o.r20 - o.r80, fo_h = ref.r20 - ref.r80;
         printf(
-            "%6.0f MeV %-14s %5.1f mm rho %.4f: WET %8.3f mm  R80 %8.3f expected %8.3f diff %+6.3f mm"
+            "%6.0f MeV %-14s %5.1f mm rho %.4f dz %.2f: WET %8.3f mm  R80 %8.3f expected %8.3f diff "
+            "%+6.3f mm"
             "  R80-R20 %.3f vs %.3f (%+.1f %%)\n",
-            E, sc[i].key, sc[i].thickness_mm, rho, wet, o.r80, expected, o.r80 - expected, fo, fo_h,
-            100.0 * (fo / fo_h - 1.0));
+            E, sc[i].key, sc[i].thickness_mm, rho, dz, wet, o.r80, expected, o.r80 - expected, fo,
+            fo_h, 100.0 * (fo / fo_h - 1.0));
         /* The issue's target, 0.3 mm. Outside the reference medium a step moves
          * whole bins chosen by the step number: a crossing's water-equivalent
          * length is right within one bin (0.5 mm here), its error set by where
@@ -555,11 +557,11 @@ int main(int argc, char **argv)
                                 { "lung", 20.0, 0.26 },  { "air", 10.0, 0 },
                                 { "titanium", 2.0, 0 },  { "titanium", 2.0, 3.0 } };
     const int nslabs = 6;
-    slab_ranges(&w, 100.0, slabs, nslabs);
+    slab_ranges(&w, 100.0, slabs, nslabs, 0.5);
     faces_on_grids();
     if (!test_quick()) {
         /* At 200 MeV the two real materials that bracket the densities. */
-        slab_ranges(&w, 200.0, slabs + 1, 2);
+        slab_ranges(&w, 200.0, slabs + 1, 2, 0.5);
         slab_lateral(&w);
     }
     half_plane(&w);
@@ -571,13 +573,20 @@ int main(int argc, char **argv)
     printf("moments scheme:\n");
     slab_tol_mm = 0.1;
     slab_tol_fall = 0.10;
-    slab_ranges(&w, 100.0, slabs, nslabs);
+    slab_ranges(&w, 100.0, slabs, nslabs, 0.5);
     /* The issue's targets: R80 within 0.05 mm and R80 - R20 within 5 % of
      * clean water, at +-2 % and +-5 % per cell (measured +0.017 mm, -0.3 %
      * and +0.031 mm, +3.6 %). */
     noisy_density(0.02, 0.05, 0.05);
-    if (!test_quick())
+    if (!test_quick()) {
         noisy_density(0.05, 0.05, 0.05);
+        /* The lung slab on rows and steps of 1.0 and 0.25 mm: the issue's
+         * 0.2 mm at every grid (measured +0.177 and -0.038 mm; fall-off
+         * -4.8 % on both). */
+        slab_tol_mm = 0.2;
+        slab_ranges(&w, 100.0, slabs + 2, 1, 1.0);
+        slab_ranges(&w, 100.0, slabs + 2, 1, 0.25);
+    }
     tables_free(&w);
     return check_report(argv[0]);
 }
