@@ -10,8 +10,9 @@
  *    code does not use), both sides taken over the same cells: the reference
  *    is the rms of the cell-integrated Gaussian of that width. Where the width
  *    is below half a cell the grid does not resolve it and it is reported only.
- * Reported, not required yet (the targets of the sub-bin energy moment and a
- * finer angular grid, docs/physics.md): the Gaussian core's width (a fit of
+ * Reported, not required yet (docs/physics.md, "Known defects": a finer
+ * angular grid for the first, a source that starts at its exact energy for
+ * the 70 MeV peak on 1 mm rows): the Gaussian core's width (a fit of
  * cell-integrated Gaussians within +-2.5 sigma), R80 - R20 and peak/entrance.
  * The shift scheme is run beside it at 0.5 mm and its 70 MeV rms must be
  * wider than the moments scheme's there: the grid dependence it had. */
