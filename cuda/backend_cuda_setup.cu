@@ -277,6 +277,14 @@ static int upload_moments_energy(cuda_ctx *c, arena_cursor &a, smx_error *err)
     const sim_tables *s = c->s;
     const grid *g = c->g;
     const size_t ne = g->ne, nm = c->media ? (size_t)s->n_media : 1;
+    // The kernel moves the reference medium's weight by the gather form
+    // alone (its thread walks a cell's bins, targets ascending).
+    if (!s->el.gather_ok)
+        return smx_fail(err, SMX_EXIT_INPUT,
+                        "transport.streaming_scheme: moments on the GPU needs the energy table's "
+                        "gather form, which this grid does not allow (%s); use grid.energy.kind: "
+                        "range, or backend.device: cpu",
+                        s->el.gather_reason);
     double *slope = a.take<double>(nm * ne);
     std::vector<double> hs(nm * ne);
     for (size_t m = 0; m < nm; m++) {
