@@ -221,11 +221,10 @@ __device__ __forceinline__ double energy_deposit_bin(const moments_energy_dev &t
 // One thread per (direction, z, x) cell of F: the deposit chains over the
 // source bins lo .. hi, then the move of every bin wl .. wh in place, reading
 // only source bins (the others hold the CPU's zeros, or stale values that
-// stand for them; a zero term changes no bit of a gather). A source without
-// weight takes part in nothing, its moments included: the early exit cuts the
-// weight alone (A_theta runs the moments with no threshold), and moments left
-// without their weight gave a cell a false energy offset (per-spot rows 12 %
-// off the CPU's in a medium). The CPU zeroes them first (cpu_op_energy).
+// stand for them; a zero term changes no bit of a gather, and a source
+// without weight takes no part of a medium's split). The early exit's cut
+// takes its moments with it before A_theta (moments_drop), so that no moment
+// reaches A_E without its weight.
 __global__ void energy_kernel(float *psi, float *__restrict__ dmap, moment_maps_dev mm, dev_dims d,
                               moments_energy_dev t, const active_regions *reg, const int *stop,
                               double *partials, int blocks)
@@ -258,8 +257,6 @@ __global__ void energy_kernel(float *psi, float *__restrict__ dmap, moment_maps_
         double D = 0.0, Dz = 0.0, Dx = 0.0, Dq = 0.0;
         for (int ie = lo; ie <= hi; ie++) {
             const float *b = p + ie * es;
-            if (b[0] == 0.0f)
-                continue; // no weight: its moments count as zero (the early exit's cut)
             const double dep = t.deposit_mean[m * ne + ie];
             D = energy_deposit_bin(t, ne, m, ie, b[0], b[4 * cs], b[5 * cs], D, tl);
             Dz = __fma_rn(dep, (double)b[cs], Dz);
@@ -287,8 +284,6 @@ __global__ void energy_kernel(float *psi, float *__restrict__ dmap, moment_maps_
                     if (sb < lo || sb > hi)
                         continue;
                     const float *b = p + sb * es, cf = e.coeff[k];
-                    if (b[0] == 0.0f)
-                        continue; // its moments count as zero, as the CPU's
 #pragma unroll
                     for (int u = 0; u < SMX_MOM_COMPONENTS; u++)
                         a[u] = first ? __fmul_rn(cf, b[u * cs]) : __fmaf_rn(cf, b[u * cs], a[u]);

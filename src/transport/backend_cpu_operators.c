@@ -163,6 +163,19 @@ void cpu_step_tables(cpu_ctx *c, int64_t step)
                 (uint8_t)energy_dither_low(sim_dither(s, m), (int)c->g->ne, (int)ie, step);
 }
 
+/* Weight v of source bin ie (centre Ei) moved by table el: what leaves psi
+ * with it, stopped or removed by non-elastic interactions. */
+static inline void tally_table(step_tally *pt, const energy_lut *el, int ie, double v, double Ei)
+{
+    if (el->target[ie] < 0) {
+        pt->weight[CH_ENERGY_STOPPED] += v;
+        pt->energy[CH_ENERGY_STOPPED] += v * Ei;
+    } else if (el->nuclear_weight[ie] != 0.0) {
+        pt->weight[CH_NUCLEAR] += v * el->nuclear_weight[ie];
+        pt->energy[CH_NUCLEAR] += v * el->nuclear_energy[ie];
+    }
+}
+
 /* The moments scheme's deposit of source bin ie along a run of medium m, n
  * cells from w (weights), me and qe (the energy's stored moments): each
  * cell deposits the mean table's loss at its particles' mean energy, to first
@@ -197,13 +210,7 @@ static void cpu_deposit_moments(const cpu_ctx *c, step_tally *pt, double *D, con
             const energy_lut *el = !d ? mean : k ? &d->upper : &d->lower;
             const double vk = v * pa.f[k];
             pt->energy[CH_MEDIUM_ROUNDING] += vk * (el->deposit_MeV[ie] - dep);
-            if (el->target[ie] < 0) {
-                pt->weight[CH_ENERGY_STOPPED] += vk;
-                pt->energy[CH_ENERGY_STOPPED] += vk * Ei;
-            } else if (el->nuclear_weight[ie] != 0.0) {
-                pt->weight[CH_NUCLEAR] += vk * el->nuclear_weight[ie];
-                pt->energy[CH_NUCLEAR] += vk * el->nuclear_energy[ie];
-            }
+            tally_table(pt, el, ie, vk, Ei);
         }
     }
 }
@@ -253,34 +260,6 @@ static void cpu_energy_moments_run(const cpu_ctx *c, int j, int z, int t, int x0
     }
 }
 
-/* Under the moments scheme a cell without weight takes part in A_E with its
- * moments as zero, on both backends: the GPU's early exit cuts the weight
- * alone, and moments left without it gave the cell a false energy offset.
- * Here (no early exit) they are zero already but for a subnormal product
- * whose weight rounded to zero; zeroed, they are what the GPU reads. */
-static void cpu_moments_orphans(cpu_ctx *c, box all)
-{
-    const grid *g = c->g;
-    const int nth = (int)g->nth;
-    if (box_empty(all))
-        return;
-#pragma omp parallel for schedule(dynamic, 4)
-    for (int ie = 0; ie < (int)g->ne; ie++) {
-        const box b = c->box_cur[ie];
-        if (box_empty(b))
-            continue;
-        for (int j = 0; j < nth; j++)
-            for (int z = b.z0; z <= b.z1; z++) {
-                const int64_t o = psi_index(g, ie, j, z, 0);
-                const float *w = c->cur + o;
-                for (int x = b.x0; x <= b.x1; x++)
-                    if (w[x] == 0.0f)
-                        for (int k = 1; k < c->ncomp; k++)
-                            comp(c, c->cur, k)[o + x] = 0.0f;
-            }
-    }
-}
-
 /* Every run of one medium along a row steps with that medium's table. */
 void cpu_op_energy(cpu_ctx *c, step_tally *t)
 {
@@ -295,8 +274,6 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
         all = box_union(all, c->box_cur[ie]);
     /* The step's paths: the map's mass shares (deposit_path.h) and the spread. */
     const stream_table *st = &s->st;
-    if (c->moments)
-        cpu_moments_orphans(c, all);
     for (int j = 0; j < nth && !c->moments; j++) { /* moments: each cell's own (spread) */
         smx_path_of(st->sz[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, -0.5,
                     &c->path_z[j]);
@@ -338,13 +315,7 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                 const double wsum = rows_fma_f64_sum(D + x0, row + x0, dep, x1 - x0 + 1);
                 if (el != mean)
                     pt->energy[CH_MEDIUM_ROUNDING] += wsum * (el->deposit_MeV[ie] - dep);
-                if (el->target[ie] < 0) {
-                    pt->weight[CH_ENERGY_STOPPED] += wsum;
-                    pt->energy[CH_ENERGY_STOPPED] += wsum * g->E.centres[ie];
-                } else if (el->nuclear_weight[ie] != 0.0) {
-                    pt->weight[CH_NUCLEAR] += wsum * el->nuclear_weight[ie];
-                    pt->energy[CH_NUCLEAR] += wsum * el->nuclear_energy[ie];
-                }
+                tally_table(pt, el, ie, wsum, g->E.centres[ie]);
             }
         }
         const int64_t mo = (int64_t)j * g->slice + (int64_t)z * g->nx;
