@@ -24,6 +24,25 @@ int smx_fail(smx_error *e, int code, const char *fmt, ...)
     return code;
 }
 
+int smx_fail_key(smx_error *e, int code, const char *key, const char *fmt, ...)
+{
+    const int first = e && e->code == 0;
+    va_list ap;
+    va_start(ap, fmt);
+    smx_vfail(e, code, fmt, ap);
+    va_end(ap);
+    if (first && key)
+        snprintf(e->key, sizeof e->key, "%s", key);
+    return code;
+}
+
+int smx_blame_key(smx_error *e, const char *key, int rc)
+{
+    if (e && rc && !e->key[0] && key)
+        snprintf(e->key, sizeof e->key, "%s", key);
+    return rc;
+}
+
 void smx_info(const char *fmt, ...)
 {
     if (smx_quiet)

@@ -25,11 +25,24 @@ typedef struct smx_error {
      * state of the same plan may (transport/simulate.c sets the total's
      * window up again with the rows that fit). */
     int no_room;
+    /* The plan key the error is at ("grid.space.nz", "geometry.shapes[1].material"),
+     * set by a layer that knows the key but not the plan's file (smx_fail_key);
+     * the layer that owns the plan words it with the key's file, line and
+     * column (plan_word_error, input/plan.h). Empty: not a key's fault. */
+    char key[96];
 } smx_error;
 
 /* Records the first error only (later ones are usually consequences); returns code. */
 int smx_fail(smx_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int smx_vfail(smx_error *e, int code, const char *fmt, va_list ap);
+/* smx_fail for an error that is the fault of plan key `key` (its path, as
+ * plan_fail_at takes it): the message says what is wrong with the key's value,
+ * without the key; plan_word_error puts the key and where it was given before it. */
+int smx_fail_key(smx_error *e, int code, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Puts the first error already in e at plan key `key`, as smx_fail_key would
+ * have (a reader's or table builder's error that knows no key); returns rc. */
+int smx_blame_key(smx_error *e, const char *key, int rc);
 
 /* Log levels for the step log and diagnostics on stderr. */
 extern int smx_quiet;

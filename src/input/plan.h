@@ -315,6 +315,13 @@ int plan_fail_at(const plan *p, smx_error *err, const char *path, const char *fm
  * errors are moved (others, out of memory say, are not the key's fault).
  * Returns rc. */
 int plan_blame_key(const plan *p, const char *path, int rc, smx_error *err);
+/* Words an error a lower layer put at a plan key (err->key, smx_fail_key /
+ * smx_blame_key) as plan_fail_at would have: the key's file, line and column
+ * or its --set, the key, then the message; "geometry.shapes[N].FIELD" as
+ * plan_fail_at_shape. Only input errors are moved; err->key is cleared.
+ * Returns err->code. The layer that owns the plan calls it once, where the
+ * chain of calls that could fail returns to it. */
+int plan_word_error(const plan *p, smx_error *err);
 /* The same for field `field` of geometry.shapes[i] ("geometry.shapes[1].material");
  * field NULL names the whole entry. */
 int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt,
