@@ -55,7 +55,7 @@ NVCCFLAGS    ?= -O3 -lineinfo --fmad=false
 ALL_NVCCFLAGS = -std=c++17 $(CUDA_ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror \
                 -Werror all-warnings -Isrc -I$(BUILD)
 
-# src/ is one folder per layer (docs/architecture.md); main.c alone sits on top.
+# src/ is one folder per layer (docs/dev/architecture.md); main.c alone sits on top.
 # src/parallel/ has one implementation with MPI and one without.
 PAR_UNUSED   := src/parallel/parallel_$(if $(filter 1,$(MPI)),none,mpi).c
 LIB_SRC      := $(filter-out $(PAR_UNUSED),$(wildcard src/*/*.c))
@@ -164,7 +164,7 @@ test-mpi:
 update-expected: all
 	sh tests/post.sh test_config_plans.py $(BUILD) all --update
 
-# The include rules of docs/architecture.md: layers in order, *_internal
+# The include rules of docs/dev/architecture.md: layers in order, *_internal
 # headers within their module, no circles inside a folder (sh and awk, no build).
 check-layers:
 	@sh scripts/check-layers.sh
@@ -186,7 +186,7 @@ test-gpu: all
 sanitize-gpu: all
 	sh scripts/sanitize-gpu.sh $(BUILD)/tests/test_gpu $(BIN)
 
-# ---- sanitizers (docs/testing.md) ----------------------------------------
+# ---- sanitizers (docs/dev/testing.md) ----------------------------------------
 # `make asan`: the CPU build with AddressSanitizer and UBSan in build-asan/;
 # any finding stops the program (no recovery), so it fails the test that ran it.
 ASAN_BUILD   ?= build-asan

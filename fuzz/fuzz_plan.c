@@ -5,7 +5,7 @@
  * one per line. They go through plan_load() from files, as a run reads them.
  * A plan that loads must write a resolved plan that loads back to the same
  * values (plan.h promises it); anything else that goes wrong is a sanitizer
- * report. Seeds: fuzz/run.sh; docs/testing.md. */
+ * report. Seeds: fuzz/run.sh; docs/dev/testing.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

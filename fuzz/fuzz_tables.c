@@ -11,7 +11,7 @@
  * lookup inside its energy range is finite.
  *
  * Raw bytes are not fuzzed as an HDF5 file in process: HDF5 1.10 itself
- * crashes within a few hundred mutations of a valid file (docs/testing.md);
+ * crashes within a few hundred mutations of a valid file (docs/dev/testing.md);
  * tables_load() checks each file in a child process for that reason. */
 #include <math.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs each libFuzzer target of fuzz/ for SECONDS and fails on any crash:
-#   sh fuzz/run.sh BUILD_DIR SECONDS [TARGET...]      (make fuzz; docs/testing.md)
+#   sh fuzz/run.sh BUILD_DIR SECONDS [TARGET...]      (make fuzz; docs/dev/testing.md)
 # The seeds are made afresh from the repository's plans and tables; what the
 # fuzzer adds is kept in BUILD_DIR/fuzz/corpus/TARGET, and a crashing input is
 # written to BUILD_DIR/fuzz/crashes/ (rerun it: BUILD_DIR/fuzz/TARGET FILE).

@@ -1,5 +1,5 @@
 /* smx2d-sim: plan -> material tables -> grid -> backend -> step loop -> HDF5 result.
- * The whole flow of a run is run_plan() below; docs/architecture.md maps it to src/. */
+ * The whole flow of a run is run_plan() below; docs/dev/architecture.md maps it to src/. */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>

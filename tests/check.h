@@ -71,7 +71,7 @@ static inline int check_report(const char *name)
     return check_failures ? 1 : 0;
 }
 
-/* SMX_TEST_QUICK=1 (`make test-asan`, docs/testing.md): the long physics
+/* SMX_TEST_QUICK=1 (`make test-asan`, docs/dev/testing.md): the long physics
  * regressions run each case at one low energy, with their checks unchanged, so
  * that a sanitized build (several times slower) runs the same code paths in
  * minutes. test_energy(E) is E, or that energy in quick mode. */

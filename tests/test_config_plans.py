@@ -122,7 +122,7 @@ def tolerance(kind, expected):
     return {WATER: base, MEDIA: base + 0.5, COARSE: base + 2.5}[kind]
 
 
-# Under SMX_TEST_QUICK=1 (`make test-asan`, docs/testing.md) only the short
+# Under SMX_TEST_QUICK=1 (`make test-asan`, docs/dev/testing.md) only the short
 # plans run: the sanitizers need their code paths, not every plan's minutes.
 QUICK = ("quickstart", "plan_reference", "slab_bone")
 

@@ -4,7 +4,7 @@
  * reaches PHASE, says so on stderr ("smx2d-sim: test: paused at PHASE"), and
  * waits until *flag is set (by the SIGINT/SIGTERM handler), at most 60 s; then
  * it carries on, and finds the interrupt where a real one would be found.
- * Without the variable it does nothing. Phases: docs/testing.md. */
+ * Without the variable it does nothing. Phases: docs/dev/testing.md. */
 #ifndef SMX_TEST_PAUSE_H
 #define SMX_TEST_PAUSE_H
 
@@ -18,7 +18,7 @@ void smx_test_pause(const char *phase, volatile sig_atomic_t *flag);
  * SMX2D_TEST_FAIL_RANK=R in the environment, the process whose smx_test_rank
  * is R (its MPI rank, set by src/parallel/; 0 in a single process) fails when
  * it reaches `phase`: err gets a message naming the hook, and its code
- * (SMX_EXIT_RUNTIME) is returned. Otherwise it returns 0. Phases: docs/testing.md. */
+ * (SMX_EXIT_RUNTIME) is returned. Otherwise it returns 0. Phases: docs/dev/testing.md. */
 extern int smx_test_rank;
 int smx_test_fail(const char *phase, smx_error *err);
 
