@@ -164,10 +164,13 @@ test-mpi:
 update-expected: all
 	sh tests/post.sh test_config_plans.py $(BUILD) all --update
 
-# The include rules of docs/dev/architecture.md: layers in order, *_internal
-# headers within their module, no circles inside a folder (sh and awk, no build).
+# The include rules of docs/dev/architecture.md: layers in order (what a folder
+# reaches through other headers too), *_internal headers within their module,
+# no circles inside a folder; and every file and function that document names
+# is in the tree (sh and awk, no build).
 check-layers:
 	@sh scripts/check-layers.sh
+	@sh scripts/check-doc-names.sh
 
 # The sources in the style of .clang-format (clang-format 14): check-format
 # lists the files that differ and fails; format rewrites them.
