@@ -189,8 +189,8 @@ const plan_key plan_keys[] = {
       .doc = "non-elastic nuclear interactions: primaries removed at the ICRU 63 rate; "
              "halo = their energy split between local fragments, secondary protons spread "
              "by the halo kernel and neutrals that leave; local = a fixed 0.6 deposited in "
-             "the cell, the rest leaves; off = none (false and true, from when this was a "
-             "switch, read as off and local)" },
+             "the cell, the rest leaves; off = none (false and true are read as off and "
+             "local)" },
     { .path = "transport.streaming_scheme", .type = PT_ENUM, AT(streaming_scheme),
       .default_value = "shift", .choices = "bilinear|shift|moments", .units = "",
       .doc = "spatial streaming: bilinear = area weighting over up to four cells; "
