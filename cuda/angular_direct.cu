@@ -4,8 +4,8 @@
 //
 // Two direct implementations:
 //
-// 1. angular_direct: shared-memory direct convolution (the default: it beat
-//    cuFFT in every sigma bucket measured, BENCHMARKS.md "Design decisions").
+// 1. angular_direct: shared-memory direct convolution (the default: a step's
+//    kernels are narrow, and K taps from shared memory cost less than a transform).
 //    One work item is one (ie, z, x) column. A block takes
 //    a TILE of TC consecutive columns (consecutive x, so every theta row of the
 //    tile is one coalesced load), stages it in dynamic shared memory as
@@ -43,9 +43,9 @@
 //    row block (conv_rows reading global memory through L1/L2). For nth too
 //    large for the shared tile.
 //
-// Direct against FFT (full circle, one call on an H100): direct is 3x faster
-// for narrow kernels (K <= 4 on the Production grid), the FFT catches up near
-// K ~ nth / 2 (bench/history.md); the autotune chooses per sigma bucket.
+// Direct against FFT (full circle): direct costs K taps a direction, the FFT
+// a forward and an inverse transform whatever K, so direct wins for narrow
+// kernels and the FFT catches up near K ~ nth / 2; the autotune chooses per sigma bucket.
 //
 // error.h is a C header without extern "C" guards: it is included here inside
 // extern "C" (before angular.cuh, whose include of it is then a no-op) so that

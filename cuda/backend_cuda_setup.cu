@@ -21,10 +21,10 @@ static size_t align_up(size_t n)
 // Blocks of the grid-stride kernels per SM, counted in tiles of the fused
 // kernel (its unsplit blocks hold FUSED_SUB tiles each): one wave of the fused
 // kernel for up to 32 directions (two resident blocks of two tiles per SM),
-// two waves of its one-block-per-SM form above. Eight per SM made the dense
-// Production step 1.4 % faster but the pencil run 13 % slower; for 64
-// directions four and eight tie on the dense Stress step and four halves the
-// split scratch (bench/history.md).
+// two waves of its one-block-per-SM form above. More blocks per SM gain a
+// dense step little and split a pencil's few tiles over more blocks, whose
+// partial sums then cost more than they save; the split scratch grows with
+// the blocks.
 #define BLOCKS_PER_SM 4
 static_assert(BLOCKS_PER_SM % (FUSED_SUB * FUSED_CLUSTER) == 0,
               "the fused kernel's unsplit grid (blocks / FUSED_SUB) is whole clusters");
@@ -40,8 +40,7 @@ static int split_tiles_for(const grid *g, int blocks)
 // The device layout of the grid. Rows are padded to row_pitch_for where the
 // fused kernels run (pad_rows): their tiles of 32 columns then read and store
 // whole lines. The kernels of the other paths sweep psi cell by cell and would
-// only sweep the padding too (on the Production grid 12 % more cells, 9-11 %
-// longer dense steps). The test switch cuda_pad_rows (force) pads every path.
+// only sweep the padding too (Nx = 200 padded to 224 is 12 % more cells). The test switch cuda_pad_rows (force) pads every path.
 static dev_dims dev_dims_for(const grid *g, bool pad_rows, bool force)
 {
     const int64_t px = pad_rows || force ? row_pitch_for(g->nx, force) : g->nx, slice = g->nz * px;

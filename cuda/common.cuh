@@ -82,9 +82,8 @@ __host__ __device__ inline int64_t dev_rows(const dev_dims &d)
 // always, `force`: a test hook). The single-pass step moves most directions
 // by whole rows each step; with a pitch of whole lines its tiles of 32 columns
 // (aligned in x, fused.cu) stay line-aligned where they are read and where
-// they are stored: 6 % off the dense Production step (nx = 200 -> 224) and
-// 4 % off Stress (nx = 400 -> 416) on an H100, for psi buffers px / nx larger
-// (bench/history.md).
+// they are stored, so no tile's load or store splits a 128-byte line; the
+// price is psi buffers px / nx larger.
 __host__ __device__ constexpr int64_t row_pitch_for(int64_t nx, bool force)
 {
     const int64_t p = (nx + 31) / 32 * 32;

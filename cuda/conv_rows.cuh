@@ -112,8 +112,8 @@ __device__ __forceinline__ void conv_padded_blocked(const float *x, int K, const
 
 // Fixed K <= 2, with the ROWS central values already in registers (own[r] ==
 // x[r * S], the caller's thresholded inputs): only the 2K halo rows are loaded
-// (loading all ROWS + 2K again made the dense fused step 1-2 % slower;
-// bench/history.md).
+// (the central rows are in registers already: loading them again would only
+// add shared-memory traffic to the hot loop).
 template <int ROWS, int K, int S>
 __device__ __forceinline__ void conv_padded_fixed(const float *x, const float *w,
                                                   const float (&own)[ROWS], float (&acc)[ROWS])

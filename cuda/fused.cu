@@ -55,7 +55,7 @@ struct column_moves {
 
 // The bounds-checked convolution of a kernel wider than the padded stage, kept
 // out of line: the rare path must not shape the register allocation and
-// schedule of the hot loop (inlined, it cost 10 % on the dense Production step).
+// schedule of the hot loop, which it does when inlined.
 template <int M>
 struct conv_out {
     float v[M];
@@ -525,8 +525,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                         bank_copy(b0, v);
                         if constexpr (SPLIT) {
                             // The targets no source reached and T0 through the same
-                            // emit: 2-3 % off the pencil run; in the dense instance
-                            // it cost 3-4 %, so the unsplit instance keeps two.
+                            // emit, which pays where a group leaves many unreached targets;
+                            // the unsplit (dense) instance has few and keeps two.
                             for (int zt = next_out; zt <= T0; zt++)
                                 emit_own(zt, v, zt < T0);
                         } else {
@@ -580,9 +580,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     if (K <= FUSED_EDGE && nth >= 2 * FUSED_EDGE) {
                         bnd = edge_loss<M, EXACT>(cur, s_edge + 2 * s, j0, nth);
                     } else if (A.ft.n_wide > 0) {
-                        // From the block's copy: loads from global memory here,
-                        // the only ones of the bin loop, made the dense Stress
-                        // step 2.5 % slower. Interior directions hold 0
+                        // From the block's copy: a load from global memory here
+                        // would be the only one of the bin loop, and the loop
+                        // would wait on it. Interior directions hold 0
                         // (fma(x, 0, b) == b).
                         const float *bf = s_bfw + s_bfrow[s] * NMAX + j0;
                         float b = 0.0f;

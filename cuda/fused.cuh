@@ -97,8 +97,8 @@ struct fused_split_dev {
     int *count; // [max_tiles]
     int max_tiles;
 };
-// Fewest source bins per group of the split: 2 to 4 tie on the 70 MeV pencil
-// run of the Production grid, 6 and 9 are 8 % and 20 % slower.
+// Fewest source bins per group of the split: more leave a pencil's few tiles
+// fewer groups than there are blocks to take them; fewer add little.
 #define FUSED_SPLIT_MIN_BINS 3
 size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles);
 
@@ -106,23 +106,21 @@ size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles);
 // launches clusters, sm_90 on): adjacent tiles, kept within FUSED_PACE energy
 // bins of each other (cluster_arrive / cluster_wait), so that the two halves of
 // each 32-byte sector that a sideways move makes them share are stored at
-// about the same time (the access probe's model of the kernel moves 17 %
-// faster so). Clusters of 4 were much slower than 2 (bench/history.md).
+// about the same time (a sector stored by halves far apart is written
+// twice). Clusters of 4 would keep more blocks waiting on the slowest.
 #define FUSED_CLUSTER 2
 
 // Bins per round of the cluster barrier. Each round costs every warp a wait
-// for the cluster's slowest (7.5 % of the stall samples with a round per bin,
-// Nsight Compute); two bins a round still keep the shared sectors' halves
-// close. One, two and four bins a round are within 0.5 % of each other.
+// for the cluster's slowest; two bins a round halve those waits and still
+// keep the shared sectors' halves close.
 #define FUSED_PACE 2
 
 // Tiles per block of the unsplit instance (one where the grid's per-bin tables
 // leave no room for FUSED_SUB stage rings): FUSED_SUB groups of warps, each on
 // its own tile with its own (named) barrier, the tiles adjacent, so that a
 // cluster's blocks cover FUSED_CLUSTER * FUSED_SUB adjacent tiles kept within
-// a bin of each other without a barrier wider than one tile (the access
-// probe moves 2 x 32 columns in clusters of 2 as fast as one 128-column
-// block, 10 % faster than 32 columns in clusters of 2).
+// a bin of each other without a barrier wider than one tile (four adjacent
+// tiles then load and store together, as one 128-column block would).
 #define FUSED_SUB 2
 
 // Dynamic shared memory a fused block may use: its stage ring and per-bin

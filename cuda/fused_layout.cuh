@@ -34,9 +34,8 @@
 // Directions per thread: M = 8 keeps every thread's arrays within 128
 // registers (four blocks of 128 threads per SM for 32 directions). For 64
 // directions, 16 per thread needed 231 registers and two blocks of four warps
-// per SM, and was slower on the Stress grid; eight threads of 8 directions
-// keep the 128-register body. (Two threads of 16 for 32 directions were 23 %
-// slower on the dense Production step; bench/history.md.)
+// per SM, too few warps to hide the latency; eight threads of 8 directions
+// keep the 128-register body, as four threads of 8 do for 32 directions.
 __host__ __device__ constexpr int fused_m(int nmax)
 {
     return nmax <= 16 ? 4 : 8;
@@ -53,9 +52,8 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 #define FUSED_THREADS(nmax) (FUSED_COLS * fused_g(nmax))
 // Blocks per SM the register budget must allow (the kernel is bound by
 // instruction latency, so it needs warps): 4 fit without spilling up to 32
-// directions (5 or 6, forced, spill and made the dense Production step 34-44 %
-// slower); wider tiles need the registers (three blocks for 64 directions
-// spill and are no faster on the Stress grid).
+// directions (5 or 6 would spill, and spills cost more than the warps gain);
+// wider tiles need the registers (three blocks for 64 directions spill).
 #define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? 4 : 2)
 // Widest kernel convolved from the padded stage: one thread stages one weight
 // (2 kp + CONV_TAPS_PER_BLOCK <= FUSED_THREADS(16)). Wider kernels (the lowest
@@ -63,8 +61,8 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 #define FUSED_MAX_KP 62
 // Stages in the ring (fused_layout): the bin being convolved and
 // FUSED_RING - 1 bins in flight by cp.async, which holds no registers. Three
-// stages beat four (by 3-5 % on the dense Production step) and one bin ahead
-// in registers: more loads in flight do not shorten their wait.
+// stages, not four, and not one bin ahead in registers: more loads in flight
+// do not shorten their wait, and a fourth stage takes shared memory.
 #define FUSED_RING 3
 
 // Dynamic shared memory of one block:

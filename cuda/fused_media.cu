@@ -13,9 +13,8 @@ constexpr int FM_THREADS = FM_GROUPS * 32;
 // Resident blocks per SM the register budget is cut for (80 registers a
 // thread): at 124 registers 4 blocks (16 warps) fitted, and a block walks its
 // tile's bins with two barriers per bin, so resident warps are what hides
-// them (5.56 against 6.28 ms on the dense Production step with media; staging
-// four bins per barrier pair instead was slower, 7.55 ms: more shared memory
-// and spills).
+// them (staging four bins per barrier pair instead would take more shared
+// memory and spill).
 constexpr int FM_MIN_BLOCKS = 6;
 
 size_t fm_smem_bytes(int nmax, int ring, int64_t ne)

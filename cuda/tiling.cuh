@@ -16,11 +16,9 @@
 // is one aligned line), then the columns left over at the row ends, every
 // row's in turn, 32 to a tile, in runs of FUSED_LEFT_RUN tiles, each run
 // placed after the row in which it ends, so that it runs beside its
-// neighbours. With the rows padded to whole lines, tiles of 32 consecutive
-// columns of the flattened box made the dense Production step (200 columns:
-// 6 blocks and 8 leftover columns a row) 6 % slower, and all the leftover
-// tiles last made the dense Stress step (400 columns) 4 % slower
-// (bench/history.md).
+// neighbours. Tiles of 32 consecutive columns of the flattened box would
+// cross rows, and every load and store of theirs touch two lines; all the
+// leftover tiles last would leave the slow ones to run alone at the step's end.
 // Counts are int: nz * nx < 2^31 (fused_step_supported).
 struct tiling {
     int rows, xa, nb, wl,
@@ -48,9 +46,8 @@ __host__ __device__ inline tiling tiling_of(const box4 &F)
 // bins more slowly than an aligned tile; a run of FUSED_SUB * FUSED_CLUSTER
 // of them fills one cluster's work item on the benchmark grids (16 rows of 8
 // leftover columns after 96 aligned tiles on Production, 8 rows of 16 after
-// 96 on Stress), instead of slowing the aligned tiles of four clusters. Single
-// leftover tiles, and runs of 2, were slower on both grids
-// (bench/history.md).
+// 96 on Stress), instead of slowing the aligned tiles of four clusters, which
+// single leftover tiles, or runs of 2, beside them would.
 #define FUSED_LEFT_RUN (FUSED_SUB * FUSED_CLUSTER)
 
 // Tiles before row z (z <= rows): its whole blocks and the runs of leftover

@@ -31,7 +31,7 @@
  * Why a tree: the directions of a cell are summed by different threads on the
  * GPU (SMX_PATH_LEAVES_MIN groups of L / SMX_PATH_LEAVES_MIN consecutive
  * ones); a running sum over the directions would make each cell one thread's
- * chain of dependent loads and additions (25 us a step for a pencil beam).
+ * chain of dependent loads and additions, the step waiting on the longest.
  * A path's share beyond the grid's edge lands in the edge cell, so the dose
  * map holds all of DEPOSITED (less the float rounding of dmap, < 1e-7). */
 #ifndef SMX_DEPOSIT_PATH_H
