@@ -27,7 +27,7 @@ case "${1:-}" in
 esac
 
 # The layers, first to last: the one place that says the order.
-LAYERS="base numerics input physics transport report io parallel tools"
+LAYERS="base numerics input physics transport report io parallel run tools"
 # What cuda/ (the CUDA backend) may include of src/.
 CUDA_USES="base numerics transport"
 # Headers the build writes into build/ (-I$(BUILD)): every layer may include them.
