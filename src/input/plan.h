@@ -40,6 +40,8 @@ enum variant_stream {
     VAR_S_FALLBACK = 4
 };
 enum early_exit_mode { EARLY_EXIT_OFF = 0, EARLY_EXIT_FIXED = 1, EARLY_EXIT_ADAPTIVE = 2 };
+/* output.beyond_grid: what a beam reaching beyond the grid does to the exit status. */
+enum beyond_grid_mode { BEYOND_GRID_WARN = 0, BEYOND_GRID_FAIL = 1 };
 /* scenarios.combine: how the range errors and shifts make scenarios (plan_scenarios.c). */
 enum scenario_combine { SCENARIO_SEPARATE = 0, SCENARIO_ALL = 1, SCENARIO_PAIRS = 2 };
 
@@ -122,6 +124,7 @@ typedef struct plan {
     /* output */
     char output_file[PLAN_PATH_MAX];
     int overwrite;
+    int beyond_grid; /* enum beyond_grid_mode */
     int snapshot_every; /* 0 = none */
     int snapshot_steps[PLAN_MAX_SNAPSHOTS];
     int n_snapshot_steps;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/sha256.h"
 #include "base/test_pause.h"
@@ -55,6 +56,16 @@ static int agree(const par_job *job, int rc, smx_error *err, int *agreed)
     return rc;
 }
 
+/* output.beyond_grid: fail, for a beam predicted to reach beyond the grid. */
+static int refuse_beyond_grid(const plan *p, smx_error *err)
+{
+    if (p->beyond_grid != BEYOND_GRID_FAIL)
+        return 0;
+    return plan_fail_at(p, err, "output.beyond_grid",
+                        "fail: the beam reaches beyond the grid (the warnings above); expected a "
+                        "grid that holds it (grid.space.nz, grid.space.nx) or warn");
+}
+
 /* Input: the plan, the material it names, the grid it asks for, the media of
  * its cells, a backend (run/run_setup.h), loaded once; each scenario is built
  * from it and checked, as its run will build it. The output path is checked
@@ -75,11 +86,18 @@ static int read_input(const cli *c, const par_job *job, run_setup *s, par_field 
         par_field_cost(f, 0, &s->p, &s->g, &s->t);
     if (!rc)
         rc = scenarios_check(s, f, c->dry_run, err);
-    if (!rc && job->rank == 0 && (rc = output_check_target(s->p.output_file, s->p.overwrite, err)))
+    /* A dry run writes nothing: an existing result is what the run would
+     * refuse, which report_dry says; a path the run cannot write is an error. */
+    const int overwrite = s->p.overwrite || c->dry_run;
+    if (!rc && job->rank == 0 && (rc = output_check_target(s->p.output_file, overwrite, err)))
         rc = plan_blame_key(&s->p, "output.file", rc, err);
     const sim_media sm = run_setup_media(s);
     if (!rc && c->dry_run && (rc = simulate_check(&s->p, &s->g, &s->t, &sm, err)))
         plan_word_error(&s->p, err);
+    /* Said first, before any work (the dry run says it in its report). */
+    if (!rc && !c->dry_run && job->rank == 0 &&
+        report_reach_warnings(&s->p, &s->g, &s->media, s->mtab.mt))
+        rc = refuse_beyond_grid(&s->p, err);
     return rc ? rc : check_interrupt("while reading the input", err);
 }
 
@@ -109,6 +127,20 @@ static int figures_of(const run_setup *s, const run_result *r, dose_figures *f, 
     return 0;
 }
 
+/* output.beyond_grid: fail, for a dose that reached the grid's edges (the
+ * summary's warnings): the result is written, the exit status says so. */
+static int beyond_grid_after(const run_setup *s, const run_result *r, const dose_figures *f,
+                             smx_error *err)
+{
+    char warn[1024];
+    if (s->p.beyond_grid != BEYOND_GRID_FAIL ||
+        !summary_warnings(f, run_leak_fraction(r), warn, sizeof warn))
+        return 0;
+    return smx_fail(err, SMX_EXIT_RUNTIME,
+                    "the beam reached beyond the grid (output.beyond_grid: fail; the summary's "
+                    "warning above); the result was written");
+}
+
 /* Result: dose, tallies and provenance written, then renamed into place (*out
  * is NULL then); an interrupt until the rename leaves nothing under the final
  * name. Then the summary, and a failure for a step that broke conservation. */
@@ -130,7 +162,7 @@ static int write_result(output **out, const run_setup *s, run_result *r, const p
     report_scenarios(&s->p, sr->fig);
     const int bad = r->conservation_violations + sr->violations;
     if (!bad)
-        return 0;
+        return beyond_grid_after(s, r, f, err);
     return smx_fail(
         err, SMX_EXIT_RUNTIME,
         "conservation violated in %d step%s%s (max weight %.3e, energy %.3e; tolerance %.0e); the "
@@ -141,12 +173,18 @@ static int write_result(output **out, const run_setup *s, run_result *r, const p
 }
 
 /* The dry run's report: what the plan would do, and on which backend. */
-static void report_dry(const run_setup *s)
+static int report_dry(const run_setup *s, smx_error *err)
 {
-    report_dry_run(&s->p, &s->g, &s->t, &s->media, s->mtab.mt, s->be, &s->gi,
-                   simulate_expected_steps(&s->p, &s->g, &s->t));
+    const int beyond =
+        report_dry_run(&s->p, &s->g, &s->t, &s->media, s->mtab.mt, s->be, &s->gi,
+                       simulate_expected_steps(&s->p, &s->g, &s->t));
     report_scenarios_planned(&s->p);
     report_backend(&s->p, &s->gi, s->be, 1);
+    if (!s->p.overwrite && access(s->p.output_file, F_OK) == 0)
+        smx_warn("%s exists: the run will refuse to replace it (set output.overwrite: true or "
+                 "pass --overwrite)\n",
+                 s->p.output_file);
+    return beyond ? refuse_beyond_grid(&s->p, err) : 0;
 }
 
 /* Only rank 0 prints the error. After an agreement err names the failed rank;
@@ -225,8 +263,12 @@ static int finish_run(run_state *st, const par_job *job, int rc, double scen_s)
     if (n_scen > 1 && !st->sr.rs &&
         (rc = scenarios_run(s, job, &st->field, st->out, &st->sr, &st->err)))
         return rc;
-    if (n_scen > 1)
-        run_result_phase(&st->r, "scenarios", scen_s + now_s() - t_scen);
+    /* The scenarios' set-up apart from their transport: what a scenario
+     * costs beyond its steps (docs/planning.md). */
+    if (n_scen > 1) {
+        run_result_phase(&st->r, "scenario setup", st->sr.setup_s);
+        run_result_phase(&st->r, "scenarios", scen_s + now_s() - t_scen - st->sr.setup_s);
+    }
     return write_result(&st->out, s, &st->r, &st->pv, &st->sr, &st->err);
 }
 
@@ -241,9 +283,7 @@ static int run_from_input(run_state *st, const cli *c, const par_job *job, doubl
     if ((rc = agree(job, rc, &st->err, &st->agreed)))
         return rc;
     if (c->dry_run) {
-        if (job->rank == 0)
-            report_dry(&st->s);
-        return 0;
+        return job->rank == 0 ? report_dry(&st->s, &st->err) : 0;
     }
     run_result_phase(&st->r, "input", now_s() - t_start);
     /* Scenarios divided over several ranks keep their results until the gather. */

@@ -15,6 +15,8 @@ typedef struct run_scenario {
     grid g;
     medium_map media;
     const run_setup *nominal; /* its tables, material tables and backend */
+    double build_s; /* the time its build took (what a scenario costs beyond its transport,
+                       with its lookup tables: scenario_runs) */
 } run_scenario;
 
 /* Scenario k of set-up s (built with media). Errors are worded with the

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int scenario_runs_init(scenario_runs *sr, const plan *p, int divided, smx_error *err)
 {
@@ -82,6 +83,22 @@ static int finish(output *out, const run_scenario *sc, const run_result *r, scen
     return rc;
 }
 
+/* The scenario's set-up beyond its transport: its build and its run's
+ * lookup tables and backend set-up. */
+static double setup_time(const run_scenario *sc, const run_result *r)
+{
+    double s = sc->build_s;
+    for (int i = 0; i < r->n_phases; i++)
+        if (!strcmp(r->phase_name[i], "tables") || !strcmp(r->phase_name[i], "setup"))
+            s += r->phase_s[i];
+    return s;
+}
+
+static void log_setup(double seconds)
+{
+    smx_info("scenario set-up (build from the loaded plan, tables, backend): %.3f s\n", seconds);
+}
+
 /* A rank builds only the scenarios it has a share of (one process: all). */
 static int has_share(void *ctx, int k)
 {
@@ -101,8 +118,12 @@ static int run_one(void *ctx, const run_scenario *sc, smx_error *err)
         run_result_init(&r);
         int rc = simulate_part(&sc->p, &sc->g, &sc->nominal->t, &sm, sc->nominal->be, NULL, NULL,
                                &r, err);
-        if (!rc)
+        if (!rc) {
+            const double setup_s = setup_time(sc, &r);
+            c->sr->setup_s += setup_s;
+            log_setup(setup_s);
             rc = finish(c->out, sc, &r, c->sr, err);
+        }
         run_result_free(&r);
         return rc ? plan_word_error(&sc->p, err) : 0;
     }
@@ -114,8 +135,12 @@ static int run_one(void *ctx, const run_scenario *sc, smx_error *err)
     run_result *r = &c->sr->rs[k];
     int rc = simulate_part(&sc->p, &sc->g, &sc->nominal->t, &sm, sc->nominal->be, NULL, &part, r,
                            err);
-    if (!rc)
+    if (!rc) {
         par_field_ran(c->f, r);
+        const double setup_s = setup_time(sc, r);
+        c->sr->setup_s += setup_s;
+        log_setup(setup_s);
+    }
     /* The file's /let is the nominal's alone (docs/planning.md): a
      * scenario's LET rows are not written, so they do not wait or travel. */
     spot_dose_free(&r->per_spot_let);

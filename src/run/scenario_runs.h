@@ -17,6 +17,9 @@ typedef struct scenario_runs {
     run_result *rs; /* [plan_scenario_count] this rank's share of each, kept until the
                        gather when an MPI job divides the scenarios; NULL otherwise */
     int violations; /* steps that broke conservation, over every scenario 1.. */
+    double setup_s; /* this process's scenarios' set-up: each one's build from the loaded
+                       set-up, lookup tables and backend set-up (the phases "tables" and
+                       "setup" of its run), beyond its transport */
     double max_weight_rel_err, max_energy_rel_err;
 } scenario_runs;
 
