@@ -108,8 +108,7 @@ int plan_scenario_copy(plan *dst, const plan *src, int i, smx_error *err)
         dup_bytes(&dst->spots, src->spots, (size_t)src->n_spots * sizeof *src->spots) ||
         dup_bytes(&dst->spots_text, src->spots_text, src->spots_len + 1)) {
         plan_free(dst);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory copying the plan for scenario %d",
-                        i);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory copying the plan for scenario %d", i);
     }
     if (i > 0)
         plan_apply_scenario(dst, i);

@@ -166,8 +166,7 @@ int report_reach_warnings(const plan *p, const grid *g, const medium_map *media,
 }
 
 int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                   const tables *const *mt, const backend_ops *be, const gpu_info *gi,
-                   int expected)
+                   const tables *const *mt, const backend_ops *be, const gpu_info *gi, int expected)
 {
     const double deg = 180.0 / M_PI;
     double psi_gb = (double)g->cells * 4e-9;

@@ -25,8 +25,8 @@ void report_backend(const plan *p, const gpu_info *gi, const backend_ops *be, in
 int report_reach_warnings(const plan *p, const grid *g, const medium_map *media,
                           const tables *const *mt);
 int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                    const tables *const *mt, const backend_ops *be, const gpu_info *gi,
-                    int expected_steps);
+                   const tables *const *mt, const backend_ops *be, const gpu_info *gi,
+                   int expected_steps);
 /* The media of a map: materials, how many media, cells per medium (part of the dry run). */
 void report_media(FILE *f, const medium_map *m);
 /* Figures of merit of the laterally integrated dose (R80, R20, distal peak,

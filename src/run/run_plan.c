@@ -175,9 +175,8 @@ static int write_result(output **out, const run_setup *s, run_result *r, const p
 /* The dry run's report: what the plan would do, and on which backend. */
 static int report_dry(const run_setup *s, smx_error *err)
 {
-    const int beyond =
-        report_dry_run(&s->p, &s->g, &s->t, &s->media, s->mtab.mt, s->be, &s->gi,
-                       simulate_expected_steps(&s->p, &s->g, &s->t));
+    const int beyond = report_dry_run(&s->p, &s->g, &s->t, &s->media, s->mtab.mt, s->be, &s->gi,
+                                      simulate_expected_steps(&s->p, &s->g, &s->t));
     report_scenarios_planned(&s->p);
     report_backend(&s->p, &s->gi, s->be, 1);
     if (!s->p.overwrite && access(s->p.output_file, F_OK) == 0)
@@ -224,8 +223,8 @@ static int transport(run_state *st, const par_job *job, double *scen_s)
     const sim_media sm = run_setup_media(s);
     int rc = par_divide_field(job, &st->field, &st->err);
     if (!rc && (writer || st->field.part.spot_count > 0)) {
-        rc = simulate_part(&s->p, &s->g, &s->t, &sm, s->be, writer ? &snaps : NULL,
-                           &st->field.part, &st->r, &st->err);
+        rc = simulate_part(&s->p, &s->g, &s->t, &sm, s->be, writer ? &snaps : NULL, &st->field.part,
+                           &st->r, &st->err);
         if (rc)
             plan_word_error(&s->p, &st->err);
         else
@@ -255,8 +254,8 @@ static int finish_run(run_state *st, const par_job *job, int rc, double scen_s)
                                &st->err)))
         return rc;
     const double t_scen = now_s();
-    if (st->sr.rs && (rc = scenarios_write(s, job, &st->field, st->out, &st->sr, &st->err,
-                                           &st->agreed)))
+    if (st->sr.rs &&
+        (rc = scenarios_write(s, job, &st->field, st->out, &st->sr, &st->err, &st->agreed)))
         return rc;
     if (job->rank != 0)
         return 0;

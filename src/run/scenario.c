@@ -27,8 +27,7 @@ static int build(run_scenario *sc, const run_setup *s, int k, smx_error *err)
     if ((rc = medium_map_scaled(&sc->media, &s->media, divisor, err)))
         return rc;
     /* The scenario's range grid may hold more bins than the nominal's. */
-    if (s->check_memory && s->be &&
-        (rc = backend_check_host_memory(&sc->p, &sc->g, s->be, err)))
+    if (s->check_memory && s->be && (rc = backend_check_host_memory(&sc->p, &sc->g, s->be, err)))
         return plan_word_error(&sc->p, err);
     return 0;
 }

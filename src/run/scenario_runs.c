@@ -133,8 +133,8 @@ static int run_one(void *ctx, const run_scenario *sc, smx_error *err)
      * anywhere never leaves a rank waiting in a gather. */
     const sim_part part = par_field_share(c->f, c->job->rank, k);
     run_result *r = &c->sr->rs[k];
-    int rc = simulate_part(&sc->p, &sc->g, &sc->nominal->t, &sm, sc->nominal->be, NULL, &part, r,
-                           err);
+    int rc =
+        simulate_part(&sc->p, &sc->g, &sc->nominal->t, &sm, sc->nominal->be, NULL, &part, r, err);
     if (!rc) {
         par_field_ran(c->f, r);
         const double setup_s = setup_time(sc, r);
