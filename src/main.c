@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/interrupt.h"
 #include "input/cli.h"
 #include "input/plan.h"
 #include "parallel/parallel.h"
@@ -16,10 +17,11 @@
 
 /* The first SIGINT/SIGTERM asks the run to stop at the next safe point (it
  * then removes its partial file and exits 130); a second one ends it at once,
- * and the next run reports the partial file it leaves. */
+ * removing the partial file first (base/interrupt.h). */
 static void on_signal(int sig)
 {
     if (smx_interrupted) {
+        smx_interrupt_now();
         signal(sig, SIG_DFL);
         raise(sig);
     }

@@ -257,6 +257,15 @@ interrupt)
     [ "$rc" = 130 ] || fail "interrupted run exited $rc, expected 130"
     [ -f tiny.incomplete.h5 ] || fail "keep_partial kept nothing"
     [ ! -e tiny.h5 ] || fail "a partial result took the final name"
+    rm tiny.incomplete.h5
+    # A second signal ends the run at once (the shell sees the signal: 130),
+    # removes the temporary file and says so.
+    "$bin" plans/tiny.yaml "$@" 2>"$tmp/err" & pid=$!
+    sleep 1; kill -INT $pid; kill -INT $pid; wait $pid; rc=$?
+    [ "$rc" = 130 ] || fail "twice interrupted run exited $rc, expected 130"
+    grep -q "interrupted again: stopping at once" "$tmp/err" || fail "no word of the second interrupt: $(cat "$tmp/err")"
+    ! ls | grep -q partial || fail "the second interrupt left a temporary file: $(ls)"
+    [ ! -e tiny.h5 ] || fail "a twice interrupted run left a result"
     ;;
 stale)
     cd "$tmp/run"
