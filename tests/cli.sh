@@ -127,13 +127,15 @@ dry_run)
     grep -q "more than the 0.0007 GB this run may use (backend.host_memory_bytes" "$tmp/out" ||
         fail "the stop does not say why: $(cat "$tmp/out")"
     [ ! -e tiny.h5 ] || fail "a run stopped for memory left a result"
-    # The dry run checks the output path as the run does: an existing result
-    # (without overwrite) and a missing directory are errors naming output.file.
+    # The dry run writes nothing, so an existing result is no error: it says
+    # that the run would refuse it. A missing directory is an error naming
+    # output.file, as in the run.
     : > tiny.h5
-    expect 2 "$bin" plans/tiny.yaml --dry-run
-    grep -q "output.file: .*refusing to overwrite" "$tmp/out" || fail "dry run accepted an existing result: $(cat "$tmp/out")"
+    expect 0 "$bin" plans/tiny.yaml --dry-run
+    grep -q "warning: tiny.h5 exists: the run will refuse to replace it" "$tmp/out" || fail "dry run does not say the result exists: $(cat "$tmp/out")"
     [ ! -s tiny.h5 ] || fail "the dry run touched the existing result"
     expect 0 "$bin" plans/tiny.yaml --dry-run --overwrite
+    ! grep -q "exists: the run will refuse" "$tmp/out" || fail "dry run with --overwrite warns: $(cat "$tmp/out")"
     rm tiny.h5
     expect 2 "$bin" plans/tiny.yaml --dry-run --output missing/tiny.h5
     grep -q "output.file: missing/tiny.h5: output directory missing" "$tmp/out" || fail "dry run accepted a missing directory: $(cat "$tmp/out")"
@@ -255,6 +257,15 @@ interrupt)
     [ "$rc" = 130 ] || fail "interrupted run exited $rc, expected 130"
     [ -f tiny.incomplete.h5 ] || fail "keep_partial kept nothing"
     [ ! -e tiny.h5 ] || fail "a partial result took the final name"
+    rm tiny.incomplete.h5
+    # A second signal ends the run at once (the shell sees the signal: 130),
+    # removes the temporary file and says so.
+    "$bin" plans/tiny.yaml "$@" 2>"$tmp/err" & pid=$!
+    sleep 1; kill -INT $pid; kill -INT $pid; wait $pid; rc=$?
+    [ "$rc" = 130 ] || fail "twice interrupted run exited $rc, expected 130"
+    grep -q "interrupted again: stopping at once" "$tmp/err" || fail "no word of the second interrupt: $(cat "$tmp/err")"
+    ! ls | grep -q partial || fail "the second interrupt left a temporary file: $(ls)"
+    [ ! -e tiny.h5 ] || fail "a twice interrupted run left a result"
     ;;
 stale)
     cd "$tmp/run"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "transport/backend.h"
-#include "transport/run_setup.h"
+#include "run/run_setup.h"
 #include "transport/simulate.h"
 
 typedef struct fixture {

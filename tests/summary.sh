@@ -34,6 +34,23 @@ beyond_depth)
     # Not "nan" alone: the reason.
     has "R80 / R20  *undefined: the depth dose does not fall below half its maximum inside the grid" "run"
     lacks " nan" "run"
+    # The prediction comes first, before the step log (the summary's warning
+    # comes after it).
+    first=$(grep -n "will not stop inside the grid" "$tmp/out" | head -1 | cut -d: -f1)
+    step=$(grep -n "^ *step " "$tmp/out" | head -1 | cut -d: -f1)
+    [ -n "$first" ] && [ -n "$step" ] && [ "$first" -lt "$step" ] ||
+        { cat "$tmp/out" >&2; fail "the run does not say first that the beam leaves the grid"; }
+    # output.beyond_grid: fail refuses the plan before any work, and the dry run too.
+    "$bin" "$tmp/tiny.yaml" --device cpu --overwrite --output "$tmp/f.h5" \
+        --set output.beyond_grid=fail "$@" >"$tmp/out" 2>&1
+    rc=$?
+    [ $rc = 2 ] || { cat "$tmp/out" >&2; fail "beyond_grid=fail: exit $rc, expected 2"; }
+    has "output.beyond_grid: fail: the beam reaches beyond the grid" "refused run"
+    [ ! -e "$tmp/f.h5" ] || fail "a refused run left a result"
+    "$bin" "$tmp/tiny.yaml" --device cpu --dry-run --output "$tmp/f.h5" \
+        --set output.beyond_grid=fail "$@" >"$tmp/out" 2>&1
+    rc=$?
+    [ $rc = 2 ] || { cat "$tmp/out" >&2; fail "beyond_grid=fail dry run: exit $rc, expected 2"; }
     ;;
 beyond_side)
     set -- --set beam.x_mm=4.9

@@ -1,5 +1,6 @@
-/* Robust scenarios (scenarios.*, docs/planning.md), each built by run_setup
- * as the program builds it and run on the CPU backend:
+/* Robust scenarios (scenarios.*, docs/planning.md), each built from the
+ * loaded set-up as the program builds it (run/scenario.h) and run on the CPU
+ * backend:
  *  - a (0, 0) scenario is the nominal, bit for bit (dose and per-spot rows);
  *  - a shift of exactly one cell (dx) in uniform water moves the dose by one
  *    column;
@@ -14,28 +15,45 @@
 
 #include "check.h"
 #include "report/analysis.h"
+#include "run/scenario.h"
 #include "sim_fixture.h"
 
+/* Scenario k's plan, grid and cells: the set-up's own for k = 0. */
 typedef struct scen_run {
     run_setup s;
+    run_scenario sc;
     run_result r;
+    const plan *p;
+    const grid *g;
+    const medium_map *media;
 } scen_run;
 
-/* Scenario k of the fixture's plan with sets, run whole (total and spots). */
-static int run_scenario(const char *const *sets, int n, int k, scen_run *out)
+static int build_scenario(const char *const *sets, int n, int k, scen_run *out, smx_error *err)
 {
     smx_quiet = 1;
     setenv("SMX2D_DATA_DIR", "data", 1);
+    memset(&out->sc, 0, sizeof out->sc);
+    const run_setup_options o = {
+        .plan_text = FIXTURE_BASE_PLAN, .sets = sets, .n_sets = n, .media = 1
+    };
+    int rc = run_setup_init(&out->s, &o, err);
+    if (!rc && k > 0)
+        rc = run_scenario_build(&out->sc, &out->s, k, err);
+    out->p = k > 0 ? &out->sc.p : &out->s.p;
+    out->g = k > 0 ? &out->sc.g : &out->s.g;
+    out->media = k > 0 ? &out->sc.media : &out->s.media;
+    return rc;
+}
+
+/* Scenario k of the fixture's plan with sets, run whole (total and spots). */
+static int run_case(const char *const *sets, int n, int k, scen_run *out)
+{
     run_result_init(&out->r);
     smx_error err = { 0 };
-    const run_setup_options o = {
-        .plan_text = FIXTURE_BASE_PLAN, .sets = sets, .n_sets = n, .media = 1, .scenario = k
-    };
-    int rc = run_setup_init(&out->s, &o, &err);
-    const sim_media sm = run_setup_media(&out->s);
+    int rc = build_scenario(sets, n, k, out, &err);
+    const sim_media sm = { out->media, out->s.mtab.mt, out->s.mtab.water };
     if (!rc)
-        rc = simulate_part(&out->s.p, &out->s.g, &out->s.t, &sm, &backend_cpu, NULL, NULL, &out->r,
-                           &err);
+        rc = simulate_part(out->p, out->g, &out->s.t, &sm, &backend_cpu, NULL, NULL, &out->r, &err);
     CHECK_MSG(rc == 0, "scenario %d: %s", k, err.msg);
     if (!rc)
         CHECK_MSG(out->r.conservation_violations == 0, "scenario %d: %d steps broke conservation",
@@ -46,13 +64,14 @@ static int run_scenario(const char *const *sets, int n, int k, scen_run *out)
 static void scen_free(scen_run *x)
 {
     run_result_free(&x->r);
+    run_scenario_free(&x->sc);
     run_setup_free(&x->s);
 }
 
 static double r80_of(const scen_run *x)
 {
     dose_figures f;
-    if (dose_figures_of(&x->s.g, x->r.dose_MeV, &x->s.media, &f))
+    if (dose_figures_of(x->g, x->r.dose_MeV, x->media, &f))
         return NAN;
     return f.r80_mm;
 }
@@ -64,9 +83,9 @@ static void check_zero_is_nominal(void)
                            "scenarios.combine=pairs", "output.per_spot_dose=true",
                            "beam.sigma_x_mm=1" };
     scen_run a, b;
-    if (run_scenario(sets, 5, 0, &a) || run_scenario(sets, 5, 1, &b))
+    if (run_case(sets, 5, 0, &a) || run_case(sets, 5, 1, &b))
         return;
-    CHECK(memcmp(a.r.dose_MeV, b.r.dose_MeV, a.s.g.slice * sizeof *a.r.dose_MeV) == 0);
+    CHECK(memcmp(a.r.dose_MeV, b.r.dose_MeV, a.g->slice * sizeof *a.r.dose_MeV) == 0);
     const spot_dose *x = &a.r.per_spot, *y = &b.r.per_spot;
     CHECK(x->n_spots == 1 && y->n_spots == 1 && x->nnz == y->nnz && x->nnz > 0);
     if (x->nnz == y->nnz) {
@@ -96,10 +115,10 @@ static void check_shift_one_cell(void)
     for (int m = 0; m < 2; m++) {
         const char *sets[] = { "scenarios.shift_mm=[0.5]", "beam.sigma_x_mm=2", models[m].nuclear };
         scen_run a, b;
-        if (run_scenario(sets, 3, 0, &a) || run_scenario(sets, 3, 1, &b))
+        if (run_case(sets, 3, 0, &a) || run_case(sets, 3, 1, &b))
             return;
-        const grid *g = &a.s.g;
-        CHECK(b.s.p.beam_x_mm == 0.5 && g->dx == 0.5);
+        const grid *g = a.g;
+        CHECK(b.p->beam_x_mm == 0.5 && g->dx == 0.5);
         double mx = 0.0, diff = 0.0, moved = 0.0;
         for (int64_t z = 0; z < g->nz; z++)
             for (int64_t x = 5; x + 1 < g->nx - 5; x++) {
@@ -128,13 +147,13 @@ static void check_range_scaling(void)
 {
     const char *sets[] = { "scenarios.range_error_percent=[-3.5, 3.5, -10]" };
     scen_run nominal;
-    if (run_scenario(sets, 1, 0, &nominal))
+    if (run_case(sets, 1, 0, &nominal))
         return;
     const double r0 = r80_of(&nominal);
     const double r[] = { -3.5, 3.5, -10 };
     for (int k = 1; k <= 3; k++) {
         scen_run x;
-        if (run_scenario(sets, 1, k, &x))
+        if (run_case(sets, 1, k, &x))
             continue;
         const double r80 = r80_of(&x), want = r0 * (1.0 + r[k - 1] / 100.0);
         printf("range error %+g %%: R80 %.3f mm, nominal %.3f x %.3f = %.3f mm (%+.3f mm)\n",
@@ -142,8 +161,8 @@ static void check_range_scaling(void)
         CHECK_MSG(fabs(r80 - want) <= 0.15, "range error %+g %%: R80 %.3f mm, expected %.3f mm",
                   r[k - 1], r80, want);
         /* The densities went down by the same factor: the grid's and the medium's. */
-        CHECK(x.s.g.density == 1.0 / (1.0 + r[k - 1] / 100.0));
-        CHECK(x.s.media.media[0].density_g_cm3 == x.s.g.density);
+        CHECK(x.g->density == 1.0 / (1.0 + r[k - 1] / 100.0));
+        CHECK(x.media->media[0].density_g_cm3 == x.g->density);
         scen_free(&x);
     }
     scen_free(&nominal);
@@ -157,18 +176,13 @@ static void check_every_density(void)
         "geometry.shapes=[{material: bone_compact, z_mm: [10, 20]}, "
         "{material: water, z_mm: [30, 40], density_g_cm3: 1.2}]",
     };
-    smx_quiet = 1;
-    setenv("SMX2D_DATA_DIR", "data", 1);
     for (int k = 0; k < 2; k++) {
-        run_setup s;
+        scen_run s;
         smx_error err = { 0 };
-        const run_setup_options o = {
-            .plan_text = FIXTURE_BASE_PLAN, .sets = sets, .n_sets = 2, .media = 1, .scenario = k
-        };
-        int rc = run_setup_init(&s, &o, &err);
+        int rc = build_scenario(sets, 2, k, &s, &err);
         CHECK_MSG(rc == 0, "%s", err.msg);
         if (!rc) {
-            const medium_map *m = &s.media;
+            const medium_map *m = s.media;
             const double div = k ? 1.25 : 1.0;
             int bone = 0, dense_water = 0;
             for (int i = 0; i < m->n_media; i++) {
@@ -184,7 +198,8 @@ static void check_every_density(void)
             }
             CHECK(bone && dense_water && m->media[0].density_g_cm3 == 1.0 / div);
         }
-        run_setup_free(&s);
+        run_scenario_free(&s.sc);
+        run_setup_free(&s.s);
     }
 }
 
@@ -198,10 +213,10 @@ static void check_rows_sum_to_total(void)
                            "output.per_spot_dose=true", "beam.sigma_x_mm=1" };
     for (int k = 0; k < 3; k++) {
         scen_run x;
-        if (run_scenario(sets, 4, k, &x))
+        if (run_case(sets, 4, k, &x))
             continue;
         const spot_dose *sd = &x.r.per_spot;
-        const grid *g = &x.s.g;
+        const grid *g = x.g;
         double *sum = calloc((size_t)g->slice, sizeof *sum);
         double peak = 0.0, mx = 0.0, diff = 0.0;
         for (int64_t j = sd->indptr[0]; j < sd->indptr[1]; j++) {

@@ -40,6 +40,8 @@ enum variant_stream {
     VAR_S_FALLBACK = 4
 };
 enum early_exit_mode { EARLY_EXIT_OFF = 0, EARLY_EXIT_FIXED = 1, EARLY_EXIT_ADAPTIVE = 2 };
+/* output.beyond_grid: what a beam reaching beyond the grid does to the exit status. */
+enum beyond_grid_mode { BEYOND_GRID_WARN = 0, BEYOND_GRID_FAIL = 1 };
 /* scenarios.combine: how the range errors and shifts make scenarios (plan_scenarios.c). */
 enum scenario_combine { SCENARIO_SEPARATE = 0, SCENARIO_ALL = 1, SCENARIO_PAIRS = 2 };
 
@@ -122,6 +124,7 @@ typedef struct plan {
     /* output */
     char output_file[PLAN_PATH_MAX];
     int overwrite;
+    int beyond_grid; /* enum beyond_grid_mode */
     int snapshot_every; /* 0 = none */
     int snapshot_steps[PLAN_MAX_SNAPSHOTS];
     int n_snapshot_steps;
@@ -277,6 +280,10 @@ plan_scenario plan_scenario_at(const plan *p, int i);
  * moved by s. The reader has checked that every scenario keeps its spots in
  * the domain. */
 void plan_apply_scenario(plan *p, int i);
+/* dst: a copy of the loaded plan src (its own buffers: plan_free it) turned
+ * into scenario i (plan_apply_scenario; 0 the nominal), without reading the
+ * plan's file again. */
+int plan_scenario_copy(plan *dst, const plan *src, int i, smx_error *err);
 
 /* Index of a key path in plan_keys[], or -1. */
 int plan_key_index(const char *path);
@@ -292,6 +299,11 @@ int plan_key_index(const char *path);
  * how plan_write_resolved() writes it, so resolved output loads back. */
 int plan_load(plan *p, const char *path, const char *const *overrides, int n_overrides,
               smx_error *err);
+/* plan_load of YAML text held in memory (the benchmark's plans, the tests'):
+ * `name` stands for the file in messages; the plan has no directory, so its
+ * relative data files are looked up in $SMX2D_DATA_DIR and the installed data. */
+int plan_load_text(plan *p, const char *name, const char *text, const char *const *overrides,
+                   int n_overrides, smx_error *err);
 void plan_free(plan *p);
 
 /* A data file named by key `key` as written (`name`): absolute, next to the

@@ -45,7 +45,7 @@ int plan_resolve_data_file(const plan *p, const char *key, const char *name, cha
                             "'%s' was not found or is not readable; expected an existing file",
                             plan_show(name, strlen(name), shown, sizeof shown));
     }
-    if (try_dir(out, p->dir, name, tried, sizeof tried))
+    if (p->dir[0] && try_dir(out, p->dir, name, tried, sizeof tried)) /* text plans have none */
         return 0;
     const char *env = getenv("SMX2D_DATA_DIR");
     if (env && env[0]) {

@@ -272,6 +272,19 @@ static int read_file(plan *p, const char *path, smx_error *err)
     return 0;
 }
 
+static int copy_text(plan *p, const char *name, const char *text, smx_error *err)
+{
+    const size_t len = strlen(text);
+    if (len >= PLAN_MAX_BYTES)
+        return smx_fail(err, SMX_EXIT_INPUT, "%s: the plan is larger than %u MiB", name,
+                        PLAN_MAX_BYTES >> 20);
+    if (!(p->yaml_text = malloc(len + 1)))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory reading the plan", name);
+    memcpy(p->yaml_text, text, len + 1);
+    p->yaml_len = len;
+    return 0;
+}
+
 static void set_dir(plan *p)
 {
     const char *slash = strrchr(p->path, '/');
@@ -283,8 +296,10 @@ static void set_dir(plan *p)
         snprintf(p->dir, sizeof p->dir, "%.*s", (int)(slash - p->path), p->path);
 }
 
-static int load(plan *p, const char *path, const char *const *overrides, int n_overrides,
-                smx_error *err, loader *L)
+/* text NULL: the plan is read from the file `path`; otherwise it is text
+ * itself and `path` only names it in messages (it has no directory). */
+static int load(plan *p, const char *path, const char *text, const char *const *overrides,
+                int n_overrides, smx_error *err, loader *L)
 {
     if (strlen(path) >= sizeof p->path)
         return smx_fail(err, SMX_EXIT_INPUT,
@@ -292,7 +307,8 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
                         "bytes",
                         path, PLAN_PATH_MAX - 1);
     snprintf(p->path, sizeof p->path, "%s", path);
-    set_dir(p);
+    if (!text)
+        set_dir(p);
     p->loc = calloc(plan_key_count, sizeof *p->loc);
     L->key_line = calloc(plan_key_count, sizeof *L->key_line);
     L->key_col = calloc(plan_key_count, sizeof *L->key_col);
@@ -300,7 +316,7 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
         return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory", path);
     if (plan_set_defaults(p, err))
         return SMX_EXIT_INPUT;
-    if (read_file(p, path, err))
+    if (text ? copy_text(p, path, text, err) : read_file(p, path, err))
         return err->code ? err->code : SMX_EXIT_INPUT;
 
     yt_node *root = NULL;
@@ -364,12 +380,12 @@ static int load(plan *p, const char *path, const char *const *overrides, int n_o
     return 0;
 }
 
-int plan_load(plan *p, const char *path, const char *const *overrides, int n_overrides,
-              smx_error *err)
+static int load_from(plan *p, const char *path, const char *text, const char *const *overrides,
+                     int n_overrides, smx_error *err)
 {
     memset(p, 0, sizeof *p);
     loader L = { .p = p, .err = err, .file = path };
-    int rc = load(p, path, overrides, n_overrides, err, &L);
+    int rc = load(p, path, text, overrides, n_overrides, err, &L);
     free(L.key_line);
     free(L.key_col);
     if (rc) {
@@ -379,6 +395,18 @@ int plan_load(plan *p, const char *path, const char *const *overrides, int n_ove
         return rc;
     }
     return 0;
+}
+
+int plan_load(plan *p, const char *path, const char *const *overrides, int n_overrides,
+              smx_error *err)
+{
+    return load_from(p, path, NULL, overrides, n_overrides, err);
+}
+
+int plan_load_text(plan *p, const char *name, const char *text, const char *const *overrides,
+                   int n_overrides, smx_error *err)
+{
+    return load_from(p, name, text ? text : "", overrides, n_overrides, err);
 }
 
 void plan_free(plan *p)

@@ -2,6 +2,8 @@
  * (range error, shift) pairs the keys make, in which order, and what a
  * scenario changes in a plan. Scenario 0 is always the nominal plan. */
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "input/plan_internal.h"
 
@@ -79,4 +81,36 @@ void plan_apply_scenario(plan *p, int i)
         for (int k = 0; k < p->n_spots; k++)
             p->spots[k].x_mm += s.shift_mm;
     }
+}
+
+/* A copy of src's owned buffer of n bytes into *dst (NULL stays NULL). */
+static int dup_bytes(void *dst_ptr, const void *src, size_t n)
+{
+    void **dst = dst_ptr;
+    *dst = NULL;
+    if (!src)
+        return 0;
+    if (!(*dst = malloc(n ? n : 1)))
+        return -1;
+    memcpy(*dst, src, n);
+    return 0;
+}
+
+int plan_scenario_copy(plan *dst, const plan *src, int i, smx_error *err)
+{
+    *dst = *src;
+    dst->yaml_text = dst->spots_text = NULL;
+    dst->loc = NULL;
+    dst->spots = NULL;
+    /* The copy owns its buffers, so plan_free frees either plan alone. */
+    if (dup_bytes(&dst->yaml_text, src->yaml_text, src->yaml_len + 1) ||
+        dup_bytes(&dst->loc, src->loc, plan_key_count * sizeof *src->loc) ||
+        dup_bytes(&dst->spots, src->spots, (size_t)src->n_spots * sizeof *src->spots) ||
+        dup_bytes(&dst->spots_text, src->spots_text, src->spots_len + 1)) {
+        plan_free(dst);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory copying the plan for scenario %d", i);
+    }
+    if (i > 0)
+        plan_apply_scenario(dst, i);
+    return 0;
 }

@@ -262,6 +262,11 @@ const plan_key plan_keys[] = {
       .units = "", .doc = "HDF5 result file" },
     { .path = "output.overwrite", .type = PT_BOOL, AT(overwrite), .default_value = "false",
       .units = "", .doc = "replace an existing result file" },
+    { .path = "output.beyond_grid", .type = PT_ENUM, AT(beyond_grid), .default_value = "warn",
+      .choices = "warn|fail", .units = "",
+      .doc = "a beam that reaches beyond the grid (predicted from its CSDA range and lateral reach "
+             "before the run, or found in the dose after it): warn = say so first and exit 0; "
+             "fail = refuse the plan before the run (exit 2), or exit 3 after writing the result" },
     { .path = "output.snapshot_every", .type = PT_INT, AT(snapshot_every), .default_value = "0",
       .min = 0, .max = 100000000, .units = "",
       .doc = "write psi every this many steps (0 = none)" },

@@ -14,6 +14,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "base/interrupt.h"
 #include "io/output_internal.h"
 
 static char *dir_of(const char *path)
@@ -138,6 +139,7 @@ static void output_free(output *o)
 {
     if (!o)
         return;
+    smx_interrupt_file(NULL);
     if (o->file >= 0)
         H5Fclose(o->file);
     free(o->final_path);
@@ -231,6 +233,8 @@ static int open_impl(output **out, const char *final_path, int overwrite, smx_er
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0)
         o->file = H5Fcreate(o->temp_path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+    if (o->file >= 0)
+        smx_interrupt_file(o->temp_path);
     /* Before H5Pclose: every API call starts by clearing the error stack. */
     if (o->file < 0)
         rc = out_h5_fail(o, err, "create", "the temporary file");

@@ -70,6 +70,32 @@ int medium_map_cells(medium_map *m, smx_error *err)
     return 0;
 }
 
+int medium_map_scaled(medium_map *dst, const medium_map *src, double divisor, smx_error *err)
+{
+    *dst = *src;
+    dst->materials = NULL;
+    dst->media = NULL;
+    dst->cell = NULL;
+    const size_t cells = src->cell ? (size_t)src->nz * (size_t)src->nx : 0;
+    dst->materials = malloc((size_t)src->n_materials * sizeof *dst->materials);
+    dst->media = malloc((size_t)src->n_media * sizeof *dst->media);
+    dst->cell = cells ? malloc(cells) : NULL;
+    if (!dst->materials || !dst->media || (cells && !dst->cell)) {
+        medium_map_free(dst);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (material map of %d x %d cells)",
+                        src->nz, src->nx);
+    }
+    memcpy(dst->materials, src->materials, (size_t)src->n_materials * sizeof *dst->materials);
+    memcpy(dst->media, src->media, (size_t)src->n_media * sizeof *dst->media);
+    if (cells)
+        memcpy(dst->cell, src->cell, cells);
+    /* 1 leaves every density the same bits (a shift-only scenario). */
+    if (divisor != 1.0)
+        for (int i = 0; i < dst->n_media; i++)
+            dst->media[i].density_g_cm3 = src->media[i].density_g_cm3 / divisor;
+    return 0;
+}
+
 void medium_map_free(medium_map *m)
 {
     free(m->materials);

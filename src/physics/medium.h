@@ -80,6 +80,11 @@ static inline int medium_map_mass_varies(const medium_map *m)
     return 0;
 }
 
+/* dst: a copy of src whose every medium's density is divided by `divisor`
+ * (a robust plan's range scenario, which scales the densities of the loaded
+ * map instead of building it again; the cells keep their media). */
+int medium_map_scaled(medium_map *dst, const medium_map *src, double divisor, smx_error *err);
+
 void medium_map_free(medium_map *m);
 
 /* Per cell, the reference density rho_ref over the cell's ([nz][nx]), in

@@ -87,8 +87,8 @@ void report_media(FILE *f, const medium_map *m)
 /* The dry run's prediction of where the beam goes (physics/beam_reach.h): one line,
  * and a warning for each spot (or summed over a field's spots) that the grid
  * cuts off. */
-static void report_reach(const plan *p, const grid *g, const medium_map *media,
-                         const tables *const *mt)
+static int report_reach(const plan *p, const grid *g, const medium_map *media,
+                        const tables *const *mt, int line)
 {
     const double depth = g->z.edges[g->nz], x_lo = g->x.edges[0], x_hi = g->x.edges[g->nx];
     const int n = plan_spot_count(p);
@@ -116,7 +116,9 @@ static void report_reach(const plan *p, const grid *g, const medium_map *media,
     if (n > 1 && deep >= 0)
         snprintf(who, sizeof who, " (spot %d of %d: %.4g MeV at x = %.4g mm)", deep + 1, n,
                  plan_spot_at(p, deep).energy_MeV, plan_spot_at(p, deep).x_mm);
-    if (isfinite(deepest.stop_mm))
+    if (!line)
+        ;
+    else if (isfinite(deepest.stop_mm))
         printf(
             "reach:     CSDA range %.4g mm along the %s%s, the grid %.4g mm deep; x +- %g sigma from %.4g to "
             "%.4g mm, the grid from %.4g to %.4g mm\n",
@@ -154,11 +156,17 @@ static void report_reach(const plan *p, const grid *g, const medium_map *media,
             p->path, WHICH(side1, n_side), REACH_SIGMAS, side.x_lo_mm, side.x_hi_mm,
             side.exit_side ? " and its path leaves through a side" : "", x_lo, x_hi);
 #undef WHICH
+    return n_far + n_side;
 }
 
-void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                    const tables *const *mt, const backend_ops *be, const gpu_info *gi,
-                    int expected)
+int report_reach_warnings(const plan *p, const grid *g, const medium_map *media,
+                          const tables *const *mt)
+{
+    return report_reach(p, g, media, mt, 0);
+}
+
+int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
+                   const tables *const *mt, const backend_ops *be, const gpu_info *gi, int expected)
 {
     const double deg = 180.0 / M_PI;
     double psi_gb = (double)g->cells * 4e-9;
@@ -180,7 +188,7 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
         (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],
         g->x.edges[g->nx]);
     report_media(stdout, media);
-    report_reach(p, g, media, mt);
+    const int beyond = report_reach(p, g, media, mt, 1);
     if (p->spots_file[0]) {
         double lo = 1e300, hi = 0.0, w = 0.0;
         for (int i = 0; i < p->n_spots; i++) {
@@ -279,6 +287,7 @@ void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_
                p->let && p->dose_to_water ? ", " : "",
                p->dose_to_water ? "the dose to water (/dose_to_water)" : "",
                g->dose_planes - 1 - g->halo_bands);
+    return beyond;
 }
 
 /* The run's wall time is the sum of its phases: input (plan, tables, grid, the

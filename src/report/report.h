@@ -19,9 +19,14 @@ void report_backend(const plan *p, const gpu_info *gi, const backend_ops *be, in
 /* Grid, tables, media, memory, steps and output of a validated plan. */
 /* Also predicts where each spot goes (physics/beam_reach.h) and warns when the grid
  * would cut it off; mt[k]: the tables of the map's material k. */
-void report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                    const tables *const *mt, const backend_ops *be, const gpu_info *gi,
-                    int expected_steps);
+/* Before a run: a warning for each spot (or summed over a field's spots)
+ * whose predicted reach the grid cuts off (the dry run's "reach" line
+ * without the line); returns how many leave through the far edge or a side. */
+int report_reach_warnings(const plan *p, const grid *g, const medium_map *media,
+                          const tables *const *mt);
+int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
+                   const tables *const *mt, const backend_ops *be, const gpu_info *gi,
+                   int expected_steps);
 /* The media of a map: materials, how many media, cells per medium (part of the dry run). */
 void report_media(FILE *f, const medium_map *m);
 /* Figures of merit of the laterally integrated dose (R80, R20, distal peak,

@@ -24,7 +24,7 @@
 #include "physics/source.h"
 #include "transport/backend.h"
 #include "transport/device_query.h"
-#include "transport/run_setup.h"
+#include "run/run_setup.h"
 #include "transport/simulate.h"
 
 /* Untimed steps before the timed ones, in every case. */
@@ -69,7 +69,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The set-up of one case (transport/run_setup.h): the bench plan on grid bg,
+/* The set-up of one case (run/run_setup.h): the bench plan on grid bg,
  * then the extra --set overrides; with media and backend as the options say. */
 static int load_case(run_setup *s, const bench_grid *bg, const char *const *extra, int n_extra,
                      int media, int backend, smx_error *err)

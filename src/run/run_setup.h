@@ -1,10 +1,12 @@
 /* What a run builds before its first step, written once for the program, the
- * benchmark and the tests: plan -> material tables -> grid -> medium map and
- * its materials' tables -> backend; the lookup tables every backend steps
- * from follow, built by simulate_tables_build (transport/simulate.h), which
- * the step loop calls. Every error names what failed: the plan's file,
- * line and column, the key (material.table_file, backend.device, ...) or the
- * file that could not be read. */
+ * benchmark and the tests, and loaded once per run: plan -> material tables
+ * -> grid -> medium map and its materials' tables -> backend; the lookup
+ * tables every backend steps from follow, built by simulate_tables_build
+ * (transport/stepper.c), which the step loop calls. A robust plan's
+ * scenarios are transformations of this set-up (run/scenario.h), not new
+ * loads. This layer owns the plan: every error of the chain is worded here,
+ * with the plan's file, line and column, the key (material.table_file,
+ * backend.device, ...) or the file that could not be read. */
 #ifndef SMX_RUN_SETUP_H
 #define SMX_RUN_SETUP_H
 
@@ -21,17 +23,14 @@
 /* What to build, and from which plan. */
 typedef struct run_setup_options {
     const char *plan_path; /* the plan file; NULL: plan_text */
-    const char
-        *plan_text; /* the plan's YAML, read through a temporary file (the benchmark, tests) */
+    const char *plan_text; /* the plan's YAML held in memory (the benchmark, tests) */
     const char *const *sets; /* --set overrides, applied after the file */
     int n_sets;
     int media; /* 1: the medium map (docs/geometry.md) and its materials' tables */
     int backend; /* 1: the backend backend.device chooses (transport/backend_select.h) */
     int check_memory; /* with backend: refuse a plan this machine cannot hold (a run) */
     int local_rank; /* with backend: this process's rank on its host; the ranks of a
-                                 host share its GPUs in turn (0 without MPI) */
-    int scenario; /* the plan's scenario to build (plan_apply_scenario): its densities
-                     and beam positions; 0 the nominal plan */
+                       host share its GPUs in turn (0 without MPI) */
 } run_setup_options;
 
 /* The chain as built; what options left out stays zero. */
@@ -43,6 +42,7 @@ typedef struct run_setup {
     medium_tables mtab; /* with options.media: the table of each of media's materials */
     gpu_info gi; /* with options.backend: the GPU this process uses, if any */
     const backend_ops *be; /* with options.backend; NULL otherwise */
+    int check_memory; /* options.check_memory, for the scenarios built from it */
 } run_setup;
 
 /* Builds the chain in order, stopping at the first error (err says what

@@ -1,0 +1,79 @@
+#include "run/run_setup.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/test_pause.h"
+#include "physics/medium_plan.h"
+#include "transport/backend_select.h"
+
+static int load_plan(plan *p, const run_setup_options *o, smx_error *err)
+{
+    if (o->plan_path)
+        return plan_load(p, o->plan_path, o->sets, o->n_sets, err);
+    return plan_load_text(p, "(plan text)", o->plan_text, o->sets, o->n_sets, err);
+}
+
+static int build_input(plan *p, tables *t, grid *g, const run_setup_options *o, smx_error *err)
+{
+    int rc = load_plan(p, o, err);
+    if (rc)
+        return rc;
+    smx_test_pause("input", &smx_interrupted);
+    if ((rc = tables_load(t, p->table_path, err)))
+        return plan_blame_key(p, "material.table_file", rc, err);
+    return grid_build(g, p, t, err);
+}
+
+int run_setup_input(plan *p, tables *t, grid *g, const run_setup_options *o, smx_error *err)
+{
+    const int rc = build_input(p, t, g, o, err);
+    return rc ? plan_word_error(p, err) : 0;
+}
+
+/* What each cell is made of (docs/geometry.md): the one map the run
+ * transports, the result file records and the dry run lists. */
+static int build_media(run_setup *s, smx_error *err)
+{
+    int rc;
+    if ((rc = medium_map_build(&s->media, &s->p, &s->g, err)) ||
+        (rc = medium_tables_load(&s->mtab, &s->media, &s->t, err)))
+        return rc;
+    return s->p.dose_to_water ? medium_tables_load_water(&s->mtab, &s->media, &s->p, err) : 0;
+}
+
+static int choose_backend(run_setup *s, int local_rank, smx_error *err)
+{
+    gpu_query(&s->gi);
+    /* The ranks of a host share its GPUs in turn. */
+    if (s->gi.count > 0 && local_rank % s->gi.count != 0) {
+        gpu_select(local_rank % s->gi.count);
+        gpu_query(&s->gi);
+    }
+    int rc = backend_choose(&s->p, &s->gi, &s->be, err);
+    if (!rc && s->check_memory)
+        rc = backend_check_host_memory(&s->p, &s->g, s->be, err);
+    return rc;
+}
+
+int run_setup_init(run_setup *s, const run_setup_options *o, smx_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->check_memory = o->backend && o->check_memory;
+    int rc = build_input(&s->p, &s->t, &s->g, o, err);
+    if (!rc && o->media)
+        rc = build_media(s, err);
+    if (!rc && o->backend)
+        rc = choose_backend(s, o->local_rank, err);
+    return rc ? plan_word_error(&s->p, err) : 0;
+}
+
+void run_setup_free(run_setup *s)
+{
+    medium_tables_free(&s->mtab);
+    medium_map_free(&s->media);
+    grid_free(&s->g);
+    tables_free(&s->t);
+    plan_free(&s->p);
+    s->be = NULL;
+}
