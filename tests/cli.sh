@@ -258,11 +258,13 @@ interrupt)
     [ -f tiny.incomplete.h5 ] || fail "keep_partial kept nothing"
     [ ! -e tiny.h5 ] || fail "a partial result took the final name"
     rm tiny.incomplete.h5
-    # A second signal ends the run at once (the shell sees the signal: 130),
-    # removes the temporary file and says so.
+    # A second signal ends the run at once (the shell sees that signal),
+    # removes the temporary file and says so. Two signals of different kinds,
+    # since a second SIGINT sent before the first is delivered merges with it.
     "$bin" plans/tiny.yaml "$@" 2>"$tmp/err" & pid=$!
-    sleep 1; kill -INT $pid; kill -INT $pid; wait $pid; rc=$?
-    [ "$rc" = 130 ] || fail "twice interrupted run exited $rc, expected 130"
+    sleep 1; kill -INT $pid; kill -TERM $pid; wait $pid; rc=$?
+    # Either may be the second one delivered: 130 (SIGINT) or 143 (SIGTERM).
+    [ "$rc" = 130 ] || [ "$rc" = 143 ] || fail "twice interrupted run exited $rc, expected 130 or 143: $(cat "$tmp/err")"
     grep -q "interrupted again: stopping at once" "$tmp/err" || fail "no word of the second interrupt: $(cat "$tmp/err")"
     ! ls | grep -q partial || fail "the second interrupt left a temporary file: $(ls)"
     [ ! -e tiny.h5 ] || fail "a twice interrupted run left a result"
