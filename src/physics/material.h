@@ -24,13 +24,9 @@
 #ifndef SMX_MATERIAL_H
 #define SMX_MATERIAL_H
 
-#define MATERIAL_MAX_ELEMENTS 16
+#include "physics/element.h"
 
-typedef struct material_element {
-    int Z;
-    double A; /* g/mol, standard atomic weight */
-    double w; /* mass fraction */
-} material_element;
+#define MATERIAL_MAX_ELEMENTS 16
 
 typedef struct material_props {
     const char *name; /* as the table file's `material` attribute */

@@ -4,7 +4,7 @@
 #ifndef SMX_NUCLEAR_H
 #define SMX_NUCLEAR_H
 
-#include "physics/material.h"
+#include "physics/element.h"
 #include "physics/nuclear_icru63.h"
 #include "physics/tables.h"
 
