@@ -108,3 +108,60 @@ def default_depths(d, figs):
         if math.isfinite(z) and all(abs(z - o) > 1e-9 for o in out):
             out.append(z)
     return out
+
+
+def reference_dose(d, figs):
+    """The dose a physicist calls 100 %: the largest dose in the distal peak's
+    row (the Bragg peak; for a spread-out peak its distal end), or, where the
+    depth dose has no distal peak inside the grid, the largest dose past the
+    first row. Not the map's maximum, which for a narrow 2-D beam is its
+    entrance (the beam is narrowest there) or the starting cell's deposit.
+    Returns (value, depth in mm, what it is, in words)."""
+    peak = figs.get("peak_depth_mm", math.nan)
+    if math.isfinite(peak):
+        i = int(np.argmin(np.abs(d.z - peak)))
+        return float(np.max(d.values[i])), float(d.z[i]), "the maximum of the distal peak's row"
+    rows = d.values[1:] if d.values.shape[0] > 1 else d.values
+    i = int(np.argmax(np.max(rows, axis=1)))
+    return float(np.max(rows[i])), float(d.z[i + (1 if d.values.shape[0] > 1 else 0)]), \
+        "the maximum past the first row"
+
+
+def rms_width(x, p):
+    """The rms width (mm) of a lateral profile about its mean; nan without weight."""
+    w = float(np.sum(p))
+    if not w > 0:
+        return math.nan
+    m = float(np.sum(p * x)) / w
+    return math.sqrt(max(float(np.sum(p * (x - m) ** 2)) / w, 0.0))
+
+
+# The core's fit takes the points above this share of the profile's maximum:
+# within +-1.79 sigma of a Gaussian, where a halo of a few per cent adds little.
+CORE_LEVEL = 0.2
+
+
+def core_sigma(x, p):
+    """The sigma (mm) of the Gaussian core of a lateral profile: a least-squares
+    parabola through ln p over the points above CORE_LEVEL of its maximum
+    (contiguous about the maximum). The rms counts the nuclear halo and the
+    scattered tails, which carry a few per cent of the weight far out and can
+    dominate it; the core is the width a beam model or a measurement fits.
+    nan where fewer than three points are above the level or they do not
+    curve down (a flat or too narrow profile)."""
+    p = np.asarray(p, dtype=float)
+    x = np.asarray(x, dtype=float)
+    if not len(p) or not np.max(p) > 0:
+        return math.nan
+    k = int(np.argmax(p))
+    thr = CORE_LEVEL * p[k]
+    lo, hi = k, k
+    while lo > 0 and p[lo - 1] > thr:
+        lo -= 1
+    while hi < len(p) - 1 and p[hi + 1] > thr:
+        hi += 1
+    if hi - lo < 2:
+        return math.nan
+    xs, ys = x[lo:hi + 1], np.log(p[lo:hi + 1])
+    a = np.polyfit(xs - x[k], ys, 2, w=np.sqrt(p[lo:hi + 1] / p[k]))[0]
+    return math.sqrt(-0.5 / a) if a < 0 else math.nan
