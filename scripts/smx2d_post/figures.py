@@ -136,32 +136,67 @@ def rms_width(x, p):
     return math.sqrt(max(float(np.sum(p * (x - m) ** 2)) / w, 0.0))
 
 
-# The core's fit takes the points above this share of the profile's maximum:
-# within +-1.79 sigma of a Gaussian, where a halo of a few per cent adds little.
-CORE_LEVEL = 0.2
+# The core is fitted within this many of its sigmas of its centre (and over at
+# least CORE_MIN_POINTS cells), as docs/physics.md's grid study fits it.
+CORE_SIGMAS = 2.5
+CORE_MIN_POINTS = 5
+
+
+def _cell_gaussian(lo, hi, mu, s):
+    """A unit Gaussian's mean over each cell [lo, hi)."""
+    erf = np.vectorize(math.erf)
+    a = erf((lo - mu) / (s * math.sqrt(2.0)))
+    b = erf((hi - mu) / (s * math.sqrt(2.0)))
+    return 0.5 * (b - a) / (hi - lo)
 
 
 def core_sigma(x, p):
     """The sigma (mm) of the Gaussian core of a lateral profile: a least-squares
-    parabola through ln p over the points above CORE_LEVEL of its maximum
-    (contiguous about the maximum). The rms counts the nuclear halo and the
-    scattered tails, which carry a few per cent of the weight far out and can
-    dominate it; the core is the width a beam model or a measurement fits.
-    nan where fewer than three points are above the level or they do not
-    curve down (a flat or too narrow profile)."""
+    fit of a cell-integrated Gaussian (free height, centred on the region's
+    centroid) to the cells within CORE_SIGMAS sigmas of the centre, repeated
+    until sigma settles. The rms counts the nuclear halo and the scattered
+    tails, which carry a few per cent of the weight far out and can dominate
+    it; the core is the width a beam model or a measured profile is fitted
+    with. nan for a profile without weight or fewer than three cells."""
     p = np.asarray(p, dtype=float)
     x = np.asarray(x, dtype=float)
-    if not len(p) or not np.max(p) > 0:
+    if len(p) < 3 or not np.max(p) > 0:
         return math.nan
+    edges = edges_from_centres(x)
+    lo, hi = edges[:-1], edges[1:]
     k = int(np.argmax(p))
-    thr = CORE_LEVEL * p[k]
-    lo, hi = k, k
-    while lo > 0 and p[lo - 1] > thr:
-        lo -= 1
-    while hi < len(p) - 1 and p[hi + 1] > thr:
-        hi += 1
-    if hi - lo < 2:
-        return math.nan
-    xs, ys = x[lo:hi + 1], np.log(p[lo:hi + 1])
-    a = np.polyfit(xs - x[k], ys, 2, w=np.sqrt(p[lo:hi + 1] / p[k]))[0]
-    return math.sqrt(-0.5 / a) if a < 0 else math.nan
+    dx = float(hi[k] - lo[k])
+    sigma = max(rms_width(x, p), dx)
+    for _ in range(30):
+        near = np.argsort(np.abs(x - x[k]))[:CORE_MIN_POINTS]
+        keep = np.abs(x - x[k]) <= CORE_SIGMAS * sigma
+        keep[near] = True
+        w = p[keep]
+        mu = float(np.sum(w * x[keep]) / np.sum(w))
+
+        def sse(s):
+            m = _cell_gaussian(lo[keep], hi[keep], mu, s)
+            a = float(m @ w) / float(m @ m)
+            return float(np.sum((w - a * m) ** 2))
+        a, b = 0.02 * dx, 4.0 * sigma
+        g = 0.5 * (math.sqrt(5.0) - 1.0)
+        for _ in range(60):   # golden section on [a, b]
+            c, d = b - g * (b - a), a + g * (b - a)
+            if sse(c) < sse(d):
+                b = d
+            else:
+                a = c
+        new = 0.5 * (a + b)
+        done = abs(new - sigma) <= 1e-4 * sigma
+        sigma = new
+        if done:
+            break
+    return sigma
+
+
+def edges_from_centres(c):
+    c = np.asarray(c, dtype=float)
+    if len(c) == 1:
+        return np.array([c[0] - 0.5, c[0] + 0.5])
+    mid = 0.5 * (c[1:] + c[:-1])
+    return np.concatenate(([c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]))

@@ -273,7 +273,7 @@ def core_at_half_r80(res, figs):
         return "-"
     d = res.figure_dose if res.figure_dose is not None else res.dose
     return _fmt(figures.core_sigma(d.x, figures.profile_at(d, 0.5 * r80)), "mm") + \
-        " (Gaussian fit above %g %% of the maximum)" % (100 * figures.CORE_LEVEL)
+        " (Gaussian fit within +-%g sigma)" % figures.CORE_SIGMAS
 
 
 def draw_summary_text(ax, res, figs):
