@@ -56,7 +56,7 @@ static void warn_step(const plan *p)
         warn_once("transport.step_mm = %s mm is longer than grid.space.dz_mm = %s mm: a step "
                   "crosses rows, and the depth dose is resolved to the step, not the row "
                   "(100 MeV in water on 0.5 mm rows with 1 mm steps: R80-R20 1.49 mm against "
-                  "1.24 mm, the peak 5.38 times the entrance against 5.78); expected step_mm = "
+                  "1.23 mm, the peak 5.38 times the entrance against 5.78); expected step_mm = "
                   "dz_mm\n",
                   num(p->step_mm, a), num(p->dz_mm, b));
 }
