@@ -101,7 +101,8 @@ class Plot(unittest.TestCase):
 
         ax = drawn["depth_dose.png"].axes[0]
         # The dose says what it is of: the beam's protons (beam.weight, 1 here) and the slab of y.
-        self.assertEqual(ax.get_ylabel(), "laterally integrated absorbed dose of 1 proton in a 1 mm slab (Gy mm)")
+        self.assertEqual(ax.get_ylabel().replace("\n", " "),
+                         "laterally integrated absorbed dose of 1 proton in a 1 mm slab (Gy mm)")
         np.testing.assert_array_equal(ax.lines[0].get_xdata(), z)
         np.testing.assert_allclose(ax.lines[0].get_ydata(), dose @ np.diff(h5["axes/x_edges_mm"]), rtol=1e-12)
         marks = {l.get_label().split()[0]: l.get_xdata()[0] for l in ax.lines if l.get_label()[:3] in ("R80", "R20")}
@@ -113,7 +114,7 @@ class Plot(unittest.TestCase):
             self.assertAlmostEqual(mine[k], float(h5["summary/" + k]), delta=1e-9, msg=k)
 
         ax = drawn["lateral_profiles.png"].axes[0]
-        self.assertEqual(ax.get_ylabel(), "absorbed dose of 1 proton in a 1 mm slab (Gy)")
+        self.assertEqual(ax.get_ylabel().replace("\n", " "), "absorbed dose of 1 proton in a 1 mm slab (Gy)")
         self.assertIn("rms ", ax.lines[0].get_label())
         self.assertIn("core sigma ", ax.lines[0].get_label())
         np.testing.assert_array_equal(ax.lines[0].get_xdata(), h5["axes/x_centres_mm"])
@@ -123,7 +124,8 @@ class Plot(unittest.TestCase):
         ax = drawn["dose_map.png"].axes[0]
         mesh = ax.collections[0]
         np.testing.assert_array_equal(np.asarray(mesh.get_array()).reshape(dose.T.shape), dose.T)
-        self.assertEqual(ax.child_axes[0].get_ylabel(), "absorbed dose of 1 proton in a 1 mm slab (Gy)")
+        self.assertEqual(ax.child_axes[0].get_ylabel().replace("\n", " "),
+                         "absorbed dose of 1 proton in a 1 mm slab (Gy)")
         # Isodose lines in % of the distal peak's dose (the maximum of its row),
         # not of the map's maximum, which a narrow 2-D pencil has at its entrance.
         ipeak = int(np.argmin(np.abs(z - h5["summary/peak_depth_mm"])))

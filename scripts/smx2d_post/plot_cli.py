@@ -119,6 +119,7 @@ def scale_dose(res, protons=None, prescribe=None):
         d.context += ", %g Gy at the distal peak" % prescribe
     if per_proton:   # no longer per proton: the dose of that many
         d.quantity = "dose_Gy"
+    res.protons = protons   # what the summary page lists: the protons drawn
     return protons
 
 

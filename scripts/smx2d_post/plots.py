@@ -20,6 +20,12 @@ from . import figures  # noqa: E402
 ISODOSE_PERCENT = (10, 20, 50, 80, 90, 95)
 
 
+def axis_label(text, width=48):
+    """An axis label on lines of at most `width` characters: a dose's label says
+    how many protons and which slab, too long for one line beside a plot."""
+    return textwrap.fill(text, width)
+
+
 def figure(size=(7.0, 4.5)):
     fig = Figure(figsize=size, layout="constrained")
     return fig, fig.add_subplot()
@@ -48,7 +54,7 @@ def draw_depth_dose(ax, res, figs):
     dd, units = figures.depth_curve(d)
     ax.plot(d.z, dd, color="C0", lw=1.5, label="laterally integrated")
     ax.set_xlabel("depth z (mm)")
-    ax.set_ylabel("laterally integrated %s (%s)" % (d.label().split(" (")[0], units))
+    ax.set_ylabel(axis_label("laterally integrated %s (%s)" % (d.label().rsplit(" (", 1)[0], units)))
     ax.set_xlim(d.z_edges[0], d.z_edges[-1])
     ax.set_ylim(bottom=0)
     # The markers sit on the drawn curve (its value at their depth): the figures
@@ -90,7 +96,7 @@ def draw_profiles(ax, res, depths):
         ax.plot(d.x, p, color="C%d" % (i % 10), lw=1.3, label="z = %.2f mm: %s" % (z, width_text(d.x, p)))
         rows.append(p)
     ax.set_xlabel("lateral position x (mm)")
-    ax.set_ylabel(d.label())
+    ax.set_ylabel(axis_label(d.label()))
     ax.set_xlim(d.x_edges[0], d.x_edges[-1])
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
@@ -144,7 +150,7 @@ def map_axes(ax, d):
 def draw_dose_map(fig, ax, res, levels=ISODOSE_PERCENT):
     d = res.dose
     m = ax.pcolormesh(d.z_edges, d.x_edges, d.values.T, cmap="viridis", shading="flat")
-    colorbar(fig, ax, m, d.label())
+    colorbar(fig, ax, m, axis_label(d.label()))
     _isodose(ax, d, levels, isodose_reference(res)[0])
     map_axes(ax, d)
     ax.set_title(isodose_title(res), fontsize="small")
