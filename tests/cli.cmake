@@ -1,7 +1,7 @@
 # The binary as a user runs it: exit codes, messages, dry run, overwrite policy,
 # Ctrl-C and SIGTERM in every phase, partial files of killed runs, write errors
 # and a full disk, the quickstart end to end, and the relocatable dist tree.
-foreach(case usage bad_input dry_run overwrite interrupt stale disk_full dist bench no_cufft)
+foreach(case usage bad_input dry_run grid_warnings overwrite interrupt stale disk_full dist bench no_cufft)
   add_test(cli_${case} /bin/sh "${SMX_ROOT}/tests/cli.sh" ${case} "${SMX_BUILD}")
   set_tests_properties(cli_${case} PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 endforeach()

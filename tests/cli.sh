@@ -209,6 +209,33 @@ backend_line)
     fi
     expect 0 env CUDA_VISIBLE_DEVICES= "$bin" plans/tiny.yaml --dry-run --overwrite --threads 2
     grep -q "^backend:   cpu (OpenMP, 2 threads; $why" "$tmp/out" || fail "auto's fallback not explained: $(cat "$tmp/out")"
+    # Asked for, a GPU that is not there is a device error (exit 3), not bad input.
+    expect 3 env CUDA_VISIBLE_DEVICES= "$bin" plans/tiny.yaml --dry-run --overwrite --device cuda
+    grep -q "backend.device: cuda was asked for, but " "$tmp/out" || fail "--device cuda without a GPU: $(cat "$tmp/out")"
+    ;;
+grid_warnings)
+    cd "$tmp/run"
+    # Grids that cost accuracy are accepted with a warning that says what
+    # they do to the dose; the shipped plans' grids raise none.
+    expect 0 "$bin" plans/tiny.yaml --dry-run
+    grep -q "warning" "$tmp/out" && fail "tiny.yaml warned: $(cat "$tmp/out")"
+    expect 0 "$bin" plans/tiny.yaml --dry-run --set grid.space.dz_mm=1 --set grid.space.nz=12
+    grep -q "warning: transport.step_mm = 0.5 mm is shorter than grid.space.dz_mm = 1 mm: .*fall-off" "$tmp/out" ||
+        fail "step < dz: $(cat "$tmp/out")"
+    expect 0 "$bin" plans/tiny.yaml --dry-run --set grid.space.dz_mm=1 --set grid.space.nz=12 \
+        --set transport.streaming_scheme=moments
+    grep -q "warning" "$tmp/out" && fail "step < dz under moments warned: $(cat "$tmp/out")"
+    expect 0 "$bin" plans/tiny.yaml --dry-run --set transport.step_mm=1
+    grep -q "warning: transport.step_mm = 1 mm is longer than grid.space.dz_mm = 0.5 mm: .*resolved to the step" "$tmp/out" ||
+        fail "step > dz: $(cat "$tmp/out")"
+    expect 0 "$bin" plans/tiny.yaml --dry-run --set grid.angle.n_bins=14
+    grep -q "warning: grid.angle.n_bins = 14: the beam's direction 90 deg lies between two direction bins.*expected an odd n_bins" "$tmp/out" ||
+        fail "even n_bins: $(cat "$tmp/out")"
+    [ "$(grep -c warning "$tmp/out")" = 1 ] || fail "said more than once: $(cat "$tmp/out")"
+    for p in "$root"/config/*.yaml "$root"/config/bench/*.yaml; do
+        "$bin" "$p" --dry-run --overwrite --output "$tmp/x.h5" >"$tmp/out" 2>&1
+        grep -q "warning: \(transport.step_mm\|grid.angle.n_bins\)" "$tmp/out" && fail "$p warned: $(cat "$tmp/out")"
+    done
     ;;
 overwrite)
     cd "$tmp/run"

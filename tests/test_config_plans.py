@@ -56,9 +56,9 @@ CASES = {
     # The field's layers do not form one distal edge: its summary must only
     # lie within the spots' ranges (70 to 230 MeV) and raise no warning.
 
-    # The CT phantom is 12 cm deep, mostly lung: a 120 MeV beam leaves through
-    # the far edge, which the summary must say.
-    "ct_phantom": ("config/ct_phantom.yaml", [], 120.0, 0.0, "exits", MEDIA),
+    # The CT phantom is 12 cm deep with 5 cm of lung: the 90 MeV beam stops in
+    # the muscle behind the lung, about 2 cm before the far edge.
+    "ct_phantom": ("config/ct_phantom.yaml", [], 90.0, 0.0, "stops", MEDIA),
     # The spread-out peak: its distal edge is the highest energy's range.
     "sobp": ("config/sobp.yaml", [], 123.4, 0.0, "sobp", WATER),
     "bench_pencil150": ("config/bench/pencil150.yaml", ["grid.space.nx=31", "grid.space.dx_mm=1"],

@@ -100,7 +100,9 @@ class Plot(unittest.TestCase):
                     self.assertTrue(with_units(cax.get_ylabel()), "%s: colour bar '%s'" % (name, cax.get_ylabel()))
 
         ax = drawn["depth_dose.png"].axes[0]
-        self.assertEqual(ax.get_ylabel(), "laterally integrated absorbed dose (Gy mm)")
+        # The dose says what it is of: the beam's protons (beam.weight, 1 here) and the slab of y.
+        self.assertEqual(ax.get_ylabel().replace("\n", " "),
+                         "laterally integrated absorbed dose of 1 proton in a 1 mm slab (Gy mm)")
         np.testing.assert_array_equal(ax.lines[0].get_xdata(), z)
         np.testing.assert_allclose(ax.lines[0].get_ydata(), dose @ np.diff(h5["axes/x_edges_mm"]), rtol=1e-12)
         marks = {l.get_label().split()[0]: l.get_xdata()[0] for l in ax.lines if l.get_label()[:3] in ("R80", "R20")}
@@ -112,7 +114,9 @@ class Plot(unittest.TestCase):
             self.assertAlmostEqual(mine[k], float(h5["summary/" + k]), delta=1e-9, msg=k)
 
         ax = drawn["lateral_profiles.png"].axes[0]
-        self.assertEqual(ax.get_ylabel(), "absorbed dose (Gy)")
+        self.assertEqual(ax.get_ylabel().replace("\n", " "), "absorbed dose of 1 proton in a 1 mm slab (Gy)")
+        self.assertIn("rms ", ax.lines[0].get_label())
+        self.assertIn("core sigma ", ax.lines[0].get_label())
         np.testing.assert_array_equal(ax.lines[0].get_xdata(), h5["axes/x_centres_mm"])
         np.testing.assert_array_equal(ax.lines[0].get_ydata(), dose[3])
         np.testing.assert_allclose(ax.lines[1].get_ydata(), 0.5 * (dose[5] + dose[6]), rtol=1e-12)
@@ -120,11 +124,68 @@ class Plot(unittest.TestCase):
         ax = drawn["dose_map.png"].axes[0]
         mesh = ax.collections[0]
         np.testing.assert_array_equal(np.asarray(mesh.get_array()).reshape(dose.T.shape), dose.T)
-        self.assertEqual(ax.child_axes[0].get_ylabel(), "absorbed dose (Gy)")
+        self.assertEqual(ax.child_axes[0].get_ylabel().replace("\n", " "),
+                         "absorbed dose of 1 proton in a 1 mm slab (Gy)")
+        # Isodose lines in % of the distal peak's dose (the maximum of its row),
+        # not of the map's maximum, which a narrow 2-D pencil has at its entrance.
+        ipeak = int(np.argmin(np.abs(z - h5["summary/peak_depth_mm"])))
+        ref = float(np.max(dose[ipeak]))
+        self.assertLess(ref, float(np.max(dose)))
+        self.assertEqual(plots.isodose_reference(res)[0], ref)
+        self.assertIn("isodose lines in %% of %.4g Gy, the maximum of the distal peak's row" % ref, ax.get_title())
+        fig, ax = plots.figure()
+        cs = plots._isodose(ax, res.dose, plots.ISODOSE_PERCENT, ref)
+        np.testing.assert_allclose(cs.levels, [p / 100.0 * ref for p in sorted(plots.ISODOSE_PERCENT)], rtol=1e-12)
 
         texts = [t.get_text() for t in drawn["summary.png"].axes[3].texts]
+        self.assertIn("core sigma at R80/2", texts)
         self.assertIn("%.4g mm / %.4g mm" % (h5["summary/R80_mm"], h5["summary/R20_mm"]), texts)
         self.assertIn("30 MeV", texts)
+
+    def test_scaled_dose(self):
+        # --protons: the dose of that many protons; --prescribe: GY at the distal peak.
+        h5 = read_h5(PENCIL)
+        dose, dx = h5["dose/dose_Gy"], np.diff(h5["axes/x_edges_mm"])
+        out = os.path.join(TMP, "protons_out")
+        r = post_fixture.call(plot_cli.main, PENCIL, "--out", out, "--quiet", "--protons", "1e9")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, dd = read_csv(os.path.join(out, "depth_dose.csv"))
+        np.testing.assert_allclose(dd[:, 1], 1e9 * (dose @ dx), rtol=CSV_REL)
+        res = read_result(PENCIL)
+        plot_cli.scale_dose(res, protons=1e9)
+        self.assertEqual(res.dose.label(), "absorbed dose of 1e+09 protons in a 1 mm slab (Gy)")
+        out = os.path.join(TMP, "prescribe_out")
+        r = post_fixture.call(plot_cli.main, PENCIL, "--out", out, "--prescribe", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        res = read_result(PENCIL)
+        n = plot_cli.scale_dose(res, prescribe=2.0)
+        self.assertAlmostEqual(plots.isodose_reference(res)[0], 2.0, delta=1e-12)
+        ipeak = int(np.argmin(np.abs(h5["axes/z_centres_mm"] - h5["summary/peak_depth_mm"])))
+        self.assertAlmostEqual(n, 2.0 / float(np.max(dose[ipeak])), delta=1e-9 * n)
+        self.assertIn("--prescribe 2: 2 Gy at the distal peak takes %.4g protons" % n, r.stdout)
+        self.assertIn(", 2 Gy at the distal peak (Gy)", res.dose.label())
+        # Only a dose in Gy scales; the two options exclude each other.
+        r = post_fixture.call(plot_cli.main, PENCIL, "--quantity", "energy_deposit_MeV", "--protons", "10",
+                              "--out", os.path.join(TMP, "no"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--protons and --prescribe scale a dose in Gy", r.stderr)
+        r = post_fixture.call(plot_cli.main, PENCIL, "--protons", "10", "--prescribe", "2")
+        self.assertEqual(r.returncode, 1)
+
+    def test_core_sigma(self):
+        # A Gaussian core (sigma 2 mm) under a wide halo (sigma 12 mm, 10 % of the
+        # weight): the rms follows the halo, the core's fit the core (the halo
+        # inside +-2.5 sigma adds 2 %).
+        x = np.arange(-60.0, 60.0, 0.5) + 0.25
+        g = lambda s: np.exp(-0.5 * (x / s) ** 2) / s  # noqa: E731
+        p = 0.9 * g(2.0) + 0.1 * g(12.0)
+        self.assertGreater(figures.rms_width(x, p), 4.0)
+        self.assertAlmostEqual(figures.core_sigma(x, p), 2.0, delta=0.05)
+        self.assertAlmostEqual(figures.core_sigma(x, g(3.0)), 3.0, delta=0.01)
+        # The fit is of cell means: a core narrower than a cell comes out right.
+        cells = figures._cell_gaussian(x - 0.25, x + 0.25, 0.1, 0.4)
+        self.assertAlmostEqual(figures.core_sigma(x, cells), 0.4, delta=0.002)
+        self.assertTrue(np.isnan(figures.core_sigma(x, np.zeros_like(x))))
 
     def test_energy_deposit_quantity(self):
         res = read_result(PENCIL, "energy_deposit_MeV")

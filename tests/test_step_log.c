@@ -79,10 +79,54 @@ static int next_line(FILE *f, log_line *l)
 
 static void eta_function(void)
 {
-    CHECK_REL(step_eta_s(1.0, 10, 30), 2.0, 1e-15); /* 0.1 s a step, 20 left */
-    CHECK(step_eta_s(1.0, 30, 30) == 0.0);
-    CHECK(step_eta_s(1.0, 31, 30) == 0.0); /* ran past the estimate */
-    CHECK(step_eta_s(0.0, 0, 30) == 0.0); /* nothing to extrapolate */
+    CHECK_REL(step_eta_s(0.1, 10, 30), 2.0, 1e-15); /* 0.1 s a step, 20 left */
+    CHECK(step_eta_s(0.1, 30, 30) == 0.0);
+    CHECK(step_eta_s(0.1, 31, 30) == 0.0); /* ran past the count given */
+    CHECK(step_eta_s(0.0, 0, 30) == 0.0); /* no rate measured yet */
+    /* Past the expected count the horizon moves on by a tenth of it. */
+    CHECK(step_log_horizon(5, 30) == 30);
+    CHECK(step_log_horizon(30, 30) == 33);
+    CHECK(step_log_horizon(32, 30) == 33);
+    CHECK(step_log_horizon(33, 30) == 36);
+    CHECK(step_log_horizon(5, 5) == 6);
+    /* The rate: the first measurement as it is, then an average whose
+     * memory is in steps (a batch of k steps moves it by k / (k + memory)). */
+    CHECK_REL(step_rate_update(0.0, 10, 1.0, 4.0), 0.1, 1e-15);
+    CHECK_REL(step_rate_update(0.1, 1, 0.2, 4.0), 0.12, 1e-15);
+    CHECK_REL(step_rate_update(0.1, 4, 0.8, 4.0), 0.15, 1e-15);
+    CHECK(step_rate_update(0.1, 0, 1.0, 4.0) == 0.1);
+}
+
+/* Steps that slow down as the beam spreads: 10 steps of 0.1 s, then 10 of
+ * 0.3 s, of 40 expected. The mean since the start (0.2 s) would give 4 s
+ * for the 20 left; the recent rate gives near 6 s. Then the run goes past
+ * its count (steps 41 to 45): the ETA stays above 0 until the last line. */
+static void eta_follows_the_recent_rate(void)
+{
+    capture_begin();
+    step_log sl;
+    step_log_begin(&sl, 40, 1, 0.0);
+    double t = 0.0;
+    for (int k = 1; k <= 45; k++) {
+        t += k <= 10 ? 0.1 : 0.3;
+        step_log_step(&sl, k, 0.5 * k, 1.0, k == 45, t);
+    }
+    FILE *f = capture_end();
+    log_line l;
+    int n = 0;
+    while (next_line(f, &l)) {
+        n++;
+        if (l.step == 20)
+            CHECK_MSG(l.eta >= 5.0 && l.eta <= 6.05, "step 20: eta %.2f s, expected about 6 s",
+                      l.eta);
+        if (l.step > 40 && l.step < 45)
+            CHECK_MSG(l.eta > 0.0, "step %d, past the expected 40: eta %.2f s", l.step, l.eta);
+        if (l.step == 45)
+            CHECK(l.eta == 0.0);
+    }
+    if (f)
+        fclose(f);
+    CHECK(n == 45);
 }
 
 /* 20 steps expected, 10 ms each, and a 5 s write between steps 2 and 3. */
@@ -119,6 +163,7 @@ int main(int argc, char **argv)
     (void)argc;
     eta_function();
     log_on_a_made_up_clock();
+    eta_follows_the_recent_rate();
 
     /* 30 MeV in 12 mm of water: about 20 steps. Snapshots at 2, 4, 6 are
      * written during the loop (each when the next is taken), 8 after it. */
@@ -159,12 +204,15 @@ int main(int argc, char **argv)
               sum_ms, 1e3 * steps);
 
     /* The log: on every line ms/step covers the elapsed time less the
-     * writing, the ETA extrapolates that rate, and write_s reaches the three
-     * in-loop writes. Printed rounding: elapsed and write_s 0.05 s each, eta
-     * 0.05 s, ms/step 5e-4 ms. */
+     * writing, the ETA is positive until the last line (0 there) and no more
+     * than the steps left times the slowest rate the log has shown (the
+     * writes stay out of it), and write_s reaches the three in-loop writes.
+     * Printed rounding: elapsed and write_s 0.05 s each, eta 0.05 s,
+     * ms/step 5e-4 ms. */
     log_line l;
     int lines = 0, last_step = 0;
-    double last_write = -1.0;
+    double last_write = -1.0, prev_elapsed = 0.0, prev_write = 0.0, slowest = 0.0;
+    int prev_step = 0;
     while (next_line(log, &l)) {
         lines++;
         last_step = l.step;
@@ -172,9 +220,16 @@ int main(int argc, char **argv)
         CHECK_MSG(fabs(l.elapsed - l.write_s - l.ms * l.step * 1e-3) <= 0.1 + 1e-6 * l.step,
                   "step %d: ms/step %.3f x steps is not elapsed %.1f - write %.1f s", l.step, l.ms,
                   l.elapsed, l.write_s);
-        double want_eta = expected > l.step ? l.ms * 1e-3 * (expected - l.step) : 0.0;
-        CHECK_MSG(fabs(l.eta - want_eta) <= 0.05 + 1e-6 * expected,
-                  "step %d: eta %.1f s, the steps' rate gives %.3f s", l.step, l.eta, want_eta);
+        const double between = (l.elapsed - prev_elapsed) - (l.write_s - prev_write);
+        if (l.step > prev_step && between / (l.step - prev_step) > slowest)
+            slowest = between / (l.step - prev_step);
+        const int left = step_log_horizon(l.step, expected) - l.step;
+        CHECK_MSG(l.eta <= (slowest + 0.1) * left + 0.05,
+                  "step %d: eta %.1f s for %d steps left, the slowest rate %.3f s", l.step, l.eta,
+                  left, slowest);
+        CHECK_MSG(l.step == f.r.n_steps ? l.eta == 0.0 : l.eta >= 0.0, "step %d: eta %.1f s",
+                  l.step, l.eta);
+        prev_step = l.step, prev_elapsed = l.elapsed, prev_write = l.write_s;
     }
     if (log)
         fclose(log);

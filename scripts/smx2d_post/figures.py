@@ -108,3 +108,95 @@ def default_depths(d, figs):
         if math.isfinite(z) and all(abs(z - o) > 1e-9 for o in out):
             out.append(z)
     return out
+
+
+def reference_dose(d, figs):
+    """The dose a physicist calls 100 %: the largest dose in the distal peak's
+    row (the Bragg peak; for a spread-out peak its distal end), or, where the
+    depth dose has no distal peak inside the grid, the largest dose past the
+    first row. Not the map's maximum, which for a narrow 2-D beam is its
+    entrance (the beam is narrowest there) or the starting cell's deposit.
+    Returns (value, depth in mm, what it is, in words)."""
+    peak = figs.get("peak_depth_mm", math.nan)
+    if math.isfinite(peak):
+        i = int(np.argmin(np.abs(d.z - peak)))
+        return float(np.max(d.values[i])), float(d.z[i]), "the maximum of the distal peak's row"
+    rows = d.values[1:] if d.values.shape[0] > 1 else d.values
+    i = int(np.argmax(np.max(rows, axis=1)))
+    return float(np.max(rows[i])), float(d.z[i + (1 if d.values.shape[0] > 1 else 0)]), \
+        "the maximum past the first row"
+
+
+def rms_width(x, p):
+    """The rms width (mm) of a lateral profile about its mean; nan without weight."""
+    w = float(np.sum(p))
+    if not w > 0:
+        return math.nan
+    m = float(np.sum(p * x)) / w
+    return math.sqrt(max(float(np.sum(p * (x - m) ** 2)) / w, 0.0))
+
+
+# The core is fitted within this many of its sigmas of its centre (and over at
+# least CORE_MIN_POINTS cells), as docs/physics.md's grid study fits it.
+CORE_SIGMAS = 2.5
+CORE_MIN_POINTS = 5
+
+
+def _cell_gaussian(lo, hi, mu, s):
+    """A unit Gaussian's mean over each cell [lo, hi)."""
+    erf = np.vectorize(math.erf)
+    a = erf((lo - mu) / (s * math.sqrt(2.0)))
+    b = erf((hi - mu) / (s * math.sqrt(2.0)))
+    return 0.5 * (b - a) / (hi - lo)
+
+
+def core_sigma(x, p):
+    """The sigma (mm) of the Gaussian core of a lateral profile: a least-squares
+    fit of a cell-integrated Gaussian (free height, centred on the region's
+    centroid) to the cells within CORE_SIGMAS sigmas of the centre, repeated
+    until sigma settles. The rms counts the nuclear halo and the scattered
+    tails, which carry a few per cent of the weight far out and can dominate
+    it; the core is the width a beam model or a measured profile is fitted
+    with. nan for a profile without weight or fewer than three cells."""
+    p = np.asarray(p, dtype=float)
+    x = np.asarray(x, dtype=float)
+    if len(p) < 3 or not np.max(p) > 0:
+        return math.nan
+    edges = edges_from_centres(x)
+    lo, hi = edges[:-1], edges[1:]
+    k = int(np.argmax(p))
+    dx = float(hi[k] - lo[k])
+    sigma = max(rms_width(x, p), dx)
+    for _ in range(30):
+        near = np.argsort(np.abs(x - x[k]))[:CORE_MIN_POINTS]
+        keep = np.abs(x - x[k]) <= CORE_SIGMAS * sigma
+        keep[near] = True
+        w = p[keep]
+        mu = float(np.sum(w * x[keep]) / np.sum(w))
+
+        def sse(s):
+            m = _cell_gaussian(lo[keep], hi[keep], mu, s)
+            a = float(m @ w) / float(m @ m)
+            return float(np.sum((w - a * m) ** 2))
+        a, b = 0.02 * dx, 4.0 * sigma
+        g = 0.5 * (math.sqrt(5.0) - 1.0)
+        for _ in range(60):   # golden section on [a, b]
+            c, d = b - g * (b - a), a + g * (b - a)
+            if sse(c) < sse(d):
+                b = d
+            else:
+                a = c
+        new = 0.5 * (a + b)
+        done = abs(new - sigma) <= 1e-4 * sigma
+        sigma = new
+        if done:
+            break
+    return sigma
+
+
+def edges_from_centres(c):
+    c = np.asarray(c, dtype=float)
+    if len(c) == 1:
+        return np.array([c[0] - 0.5, c[0] + 0.5])
+    mid = 0.5 * (c[1:] + c[:-1])
+    return np.concatenate(([c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]))

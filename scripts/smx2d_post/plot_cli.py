@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from . import cli, figures, plots
-from .result import QUANTITIES, InputError, read_result
+from .result import QUANTITIES, InputError, protons_text, read_result
 
 TOOL = "smx2d-plot"
 FILES = ("summary.png", "depth_dose.png", "lateral_profiles.png", "dose_map.png", "material_map.png",
@@ -40,8 +40,16 @@ def parser():
                    help="depths of the lateral profiles in mm (default: first row, R80/2, peak, R80)")
     p.add_argument("--isodose", metavar="PERCENT,...", type=cli.numbers("--isodose", positive=True),
                    default=list(plots.ISODOSE_PERCENT),
-                   help="isodose levels in %% of the maximum (default " +
-                        ",".join(map(str, plots.ISODOSE_PERCENT)) + ")")
+                   help="isodose levels in %% of the distal peak's dose (the maximum of its row; "
+                        "past the first row when the peak is not inside the grid), not of the "
+                        "map's maximum (default " + ",".join(map(str, plots.ISODOSE_PERCENT)) + ")")
+    scale = p.add_mutually_exclusive_group()
+    scale.add_argument("--protons", metavar="N", type=cli.number("--protons", positive=True),
+                       help="plot the dose of N protons (the file's is of its beam's protons, "
+                            "beam.weight; 1 unless the plan says otherwise)")
+    scale.add_argument("--prescribe", metavar="GY", type=cli.number("--prescribe", positive=True),
+                       help="scale the dose so that the isodose lines' 100 %% (the distal peak) "
+                            "receives GY, and say how many protons that takes")
     p.add_argument("--dpi", type=cli.number("--dpi", positive=True), default=120.0, help="resolution (default 120)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     return p
@@ -82,6 +90,37 @@ def write_let_csv(path, res, ld, lt):
         w.writerow(["z_mm", "LETd_keV_um", "LETt_keV_um"])
         for z, a, b in zip(res.dose.z, ld, lt):
             w.writerow(["%.6g" % z, "%.9g" % a, "%.9g" % b])
+
+
+def scale_dose(res, protons=None, prescribe=None):
+    """Scales res's dose in place to `protons` protons or to `prescribe` Gy at
+    the isodose reference (the figures, depths, do not change). Returns the
+    protons the plotted dose is of."""
+    d = res.dose
+    if protons is None and prescribe is None:
+        return res.protons
+    if d.units != "Gy":
+        raise InputError("--protons and --prescribe scale a dose in Gy; --quantity %s is %s"
+                         % (d.quantity, QUANTITIES[d.quantity]))
+    per_proton = d.quantity == "dose_Gy_per_proton"
+    now = 1.0 if per_proton else res.protons
+    if not (math.isfinite(now) and now > 0):
+        raise InputError("%s: /dose/dose_Gy has no attribute protons: cannot scale it" % res.path)
+    if protons is None:
+        ref = plots.isodose_reference(res)[0]
+        if not ref > 0:
+            raise InputError("%s: the dose is zero: nothing to scale to %g Gy" % (res.path, prescribe))
+        protons = now * prescribe / ref
+    factor = protons / now
+    d.values = d.values * factor
+    slab = d.context.split(" in a ", 1)[1] if " in a " in d.context else ""
+    d.context = " of %s%s" % (protons_text(protons), " in a " + slab if slab else "")
+    if prescribe is not None:
+        d.context += ", %g Gy at the distal peak" % prescribe
+    if per_proton:   # no longer per proton: the dose of that many
+        d.quantity = "dose_Gy"
+    res.protons = protons   # what the summary page lists: the protons drawn
+    return protons
 
 
 def make_plots(res, outs, depths=None, isodose=plots.ISODOSE_PERCENT, dpi=120.0):
@@ -139,6 +178,7 @@ def main(argv):
                              % (TOOL, a.result))
         if not np.all(np.isfinite(res.dose.values)):
             raise InputError("%s: %s holds values that are not finite" % (a.result, res.dose.source))
+        protons = scale_dose(res, a.protons, a.prescribe)
         z0, z1 = res.dose.z_edges[0], res.dose.z_edges[-1]
         for z in a.depths or ():
             if not z0 <= z <= z1:
@@ -157,5 +197,7 @@ def main(argv):
         print("%s: R80 %s, R20 %s, distal peak %s; profiles at %s mm" % (
             a.result, f("R80_mm"), f("R20_mm"), ("at " if math.isfinite(figs["peak_depth_mm"]) else "") +
             f("peak_depth_mm"), ", ".join("%.2f" % z for z in depths)))
+        if a.prescribe is not None:
+            print("--prescribe %g: %g Gy at the distal peak takes %.4g protons" % (a.prescribe, a.prescribe, protons))
         print("wrote %s" % ", ".join(written))
     return 0

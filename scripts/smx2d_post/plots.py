@@ -20,6 +20,12 @@ from . import figures  # noqa: E402
 ISODOSE_PERCENT = (10, 20, 50, 80, 90, 95)
 
 
+def axis_label(text, width=48):
+    """An axis label on lines of at most `width` characters: a dose's label says
+    how many protons and which slab, too long for one line beside a plot."""
+    return textwrap.fill(text, width)
+
+
 def figure(size=(7.0, 4.5)):
     fig = Figure(figsize=size, layout="constrained")
     return fig, fig.add_subplot()
@@ -48,7 +54,7 @@ def draw_depth_dose(ax, res, figs):
     dd, units = figures.depth_curve(d)
     ax.plot(d.z, dd, color="C0", lw=1.5, label="laterally integrated")
     ax.set_xlabel("depth z (mm)")
-    ax.set_ylabel("laterally integrated %s (%s)" % (d.label().split(" (")[0], units))
+    ax.set_ylabel(axis_label("laterally integrated %s (%s)" % (d.label().rsplit(" (", 1)[0], units)))
     ax.set_xlim(d.z_edges[0], d.z_edges[-1])
     ax.set_ylim(bottom=0)
     # The markers sit on the drawn curve (its value at their depth): the figures
@@ -76,15 +82,21 @@ def draw_depth_dose(ax, res, figs):
     return dd, units
 
 
+def width_text(x, p):
+    """A profile's widths for a legend: its rms and its Gaussian core's sigma."""
+    rms, core = figures.rms_width(x, p), figures.core_sigma(x, p)
+    return "rms %s, core sigma %s" % (_fmt(rms, "mm"), _fmt(core, "mm"))
+
+
 def draw_profiles(ax, res, depths):
     d = res.dose
     rows = []
     for i, z in enumerate(depths):
         p = figures.profile_at(d, z)
-        ax.plot(d.x, p, color="C%d" % (i % 10), lw=1.3, label="z = %.2f mm" % z)
+        ax.plot(d.x, p, color="C%d" % (i % 10), lw=1.3, label="z = %.2f mm: %s" % (z, width_text(d.x, p)))
         rows.append(p)
     ax.set_xlabel("lateral position x (mm)")
-    ax.set_ylabel(d.label())
+    ax.set_ylabel(axis_label(d.label()))
     ax.set_xlim(d.x_edges[0], d.x_edges[-1])
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
@@ -92,9 +104,19 @@ def draw_profiles(ax, res, depths):
     return rows
 
 
-def _isodose(ax, d, levels, cmap="autumn"):
-    """Isodose lines at `levels` % of the maximum, one colour each, named in a legend."""
-    top = float(np.max(d.values))
+def isodose_reference(res):
+    """The isodose lines' 100 % (figures.reference_dose): the distal peak's, not
+    the map's maximum. Returns (value, depth mm, words)."""
+    return figures.reference_dose(res.dose, result_figures(res))
+
+
+def isodose_title(res):
+    ref, z, what = isodose_reference(res)
+    return "isodose lines in %% of %.4g %s, %s (z = %.2f mm)" % (ref, res.dose.units, what, z)
+
+
+def _isodose(ax, d, levels, top, cmap="autumn"):
+    """Isodose lines at `levels` % of `top`, one colour each, named in a legend."""
     if not top > 0 or min(d.values.shape) < 2:
         return None
     levels = sorted(levels)
@@ -128,10 +150,10 @@ def map_axes(ax, d):
 def draw_dose_map(fig, ax, res, levels=ISODOSE_PERCENT):
     d = res.dose
     m = ax.pcolormesh(d.z_edges, d.x_edges, d.values.T, cmap="viridis", shading="flat")
-    colorbar(fig, ax, m, d.label())
-    _isodose(ax, d, levels)
+    colorbar(fig, ax, m, axis_label(d.label()))
+    _isodose(ax, d, levels, isodose_reference(res)[0])
     map_axes(ax, d)
-    ax.set_title("isodose lines in %% of the maximum, %.4g %s" % (np.max(d.values), d.units), fontsize="small")
+    ax.set_title(isodose_title(res), fontsize="small")
     return m
 
 
@@ -179,10 +201,10 @@ def draw_let_map(fig, ax, res, levels=ISODOSE_PERCENT):
     m = ax.pcolormesh(res.dose.z_edges, res.dose.x_edges, np.ma.masked_invalid(v).T, cmap="magma",
                       shading="flat")
     colorbar(fig, ax, m, "LETd (keV/um)")
-    _isodose(ax, res.dose, levels, cmap="winter")
+    _isodose(ax, res.dose, levels, isodose_reference(res)[0], cmap="winter")
     map_axes(ax, res.dose)
-    ax.set_title("LETd where the dose is above %g %% of its maximum; isodose lines"
-                 % (100 * LET_DOSE_FLOOR), fontsize="small")
+    ax.set_title("LETd where the dose is above %g %% of its maximum; %s"
+                 % (100 * LET_DOSE_FLOOR, isodose_title(res)), fontsize="small", wrap=True)
     return m
 
 
@@ -202,10 +224,11 @@ def draw_material(fig, ax, res, levels=ISODOSE_PERCENT):
         m = ax.pcolormesh(d.z_edges, d.x_edges, mat.values.T, cmap="Greys", shading="flat")
         name = mat.source.rsplit("/", 1)[-1].replace("_", " ")
         colorbar(fig, ax, m, "%s (%s)" % (name, mat.units) if mat.units else name)
-    _isodose(ax, d, levels, cmap="winter")
+    _isodose(ax, d, levels, isodose_reference(res)[0], cmap="winter")
     map_axes(ax, d)
-    ax.set_title("dose (isodose lines, %% of the maximum) over %s" % mat.source.split(":", 1)[-1],
-                 fontsize="small")
+    ref, z, _ = isodose_reference(res)
+    ax.set_title("dose over %s; isodose lines in %% of %.4g %s at the distal peak's row (z = %.2f mm)"
+                 % (mat.source.split(":", 1)[-1], ref, d.units, z), fontsize="small", wrap=True)
 
 
 def _fmt(v, unit=""):
@@ -237,6 +260,7 @@ def summary_lines(res, figs):
         ("depth dose maximum", "%s (%s x the distal peak)" % (
             _fmt(figs.get("maximum_depth_mm", math.nan), "mm"), _fmt(figs.get("maximum_to_peak", math.nan)))),
         ("lateral rms at R80/2", _fmt(s.get("lateral_rms_at_half_R80_mm", float("nan")), "mm")),
+        ("core sigma at R80/2", core_at_half_r80(res, figs)),
         ("maximum", _fmt(float(np.max(res.dose.values)), res.dose.units)),
         ("conservation", "%s violation(s), max rel. error %s" % (
             a.get("conservation_violations", "?"), _fmt(a.get("conservation_max_energy_rel_err", float("nan"))))),
@@ -245,6 +269,17 @@ def summary_lines(res, figs):
     for w in res.warnings:   # what the grid cut off (/summary's attribute warnings)
         lines.append(("warning", w))
     return lines
+
+
+def core_at_half_r80(res, figs):
+    """The Gaussian core's sigma of the dose's profile at R80/2 (figures.core_sigma),
+    beside /summary's rms, which the halo and the tails widen."""
+    r80 = figs.get("R80_mm", math.nan)
+    if not math.isfinite(r80):
+        return "-"
+    d = res.figure_dose if res.figure_dose is not None else res.dose
+    return _fmt(figures.core_sigma(d.x, figures.profile_at(d, 0.5 * r80)), "mm") + \
+        " (Gaussian fit within +-%g sigma)" % figures.CORE_SIGMAS
 
 
 def draw_summary_text(ax, res, figs):

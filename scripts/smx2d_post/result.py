@@ -54,6 +54,9 @@ class Dose2D:
     source: str             # file, or file:/dataset
     z_edges: np.ndarray = None
     x_edges: np.ndarray = None
+    # What the values stand for beyond their name, put before the units in a
+    # label: " of 1 proton in a 1 mm slab" (a 2-D dose is per slab of y).
+    context: str = ""
 
     def __post_init__(self):
         if self.z_edges is None:
@@ -67,7 +70,7 @@ class Dose2D:
 
     def label(self):
         """What the values are, with units, for an axis: 'absorbed dose (Gy)'."""
-        name = QUANTITIES.get(self.quantity, self.quantity.replace("_", " "))
+        name = QUANTITIES.get(self.quantity, self.quantity.replace("_", " ")) + self.context
         return "%s (%s)" % (name, self.units) if self.units else name
 
 
@@ -172,6 +175,21 @@ def _find_material(f, path, shape):
     return None
 
 
+def dose_context(quantity, protons, slab_mm):
+    """How many protons a /dose dataset's values are of, and the slab of y its
+    mass is taken over: " of 1 proton in a 1 mm slab"."""
+    slab = " in a %g mm slab" % slab_mm if math.isfinite(slab_mm) else ""
+    if quantity == "dose_Gy" and math.isfinite(protons):
+        return " of %s%s" % (protons_text(protons), slab)
+    if quantity == "dose_Gy_per_proton":
+        return slab
+    return ""
+
+
+def protons_text(n):
+    return "1 proton" if n == 1 else "%.4g protons" % n
+
+
 def read_result(path, quantity="dose_Gy"):
     """A result file's dose map (the /dose dataset `quantity`), root attributes,
     /summary figures and, where the file has one, its material map."""
@@ -218,6 +236,8 @@ def read_result(path, quantity="dose_Gy"):
         material = _find_material(f, path, values.shape)
         resolved = text(f["plan/resolved"][()]) if "plan/resolved" in f else ""
         protons = float(f["dose/dose_Gy"].attrs.get("protons", math.nan)) if "dose/dose_Gy" in f else math.nan
+        slab = float(f["dose/dose_Gy"].attrs.get("slab_thickness_mm", math.nan)) if "dose/dose_Gy" in f else math.nan
+        dose.context = dose_context(quantity, protons, slab)
         let = {}
         for key, name in (("d", "dose_averaged_keV_um"), ("t", "track_averaged_keV_um")):
             if "let/" + name in f:

@@ -364,6 +364,10 @@ void plan_key_expected(const plan_key *k, char *buf, size_t n);
 /* The value of key k in p as YAML flow text (json = 0) or as JSON (json = 1). */
 void plan_write_value(FILE *f, const plan *p, const plan_key *k, int json);
 /* Shortest decimal text that reads back as exactly v: "0.9", "1000", "1e-06". */
+/* Whether plan_load warns about grids that cost accuracy (a step other than
+ * the row, a pencil direction off a bin centre); 1 unless a tool that loads
+ * its own fixed plan (the benchmark harness) turns it off. */
+extern int plan_warn_grid;
 void plan_format_real(double v, char *buf, size_t n);
 void plan_write_json_string(FILE *f, const char *s);
 

@@ -76,6 +76,9 @@ int plan_assign_text(loader *L, int ki, const char *text);
 /* plan_check.c */
 int plan_check_required(loader *L);
 int plan_check_consistency(const plan *p, smx_error *err);
+/* Warns (smx_warn) about grids the reader accepts that cost accuracy: a step
+ * other than the row, a pencil direction off a bin centre (plan_warn.c). */
+void plan_warn_accuracy(const plan *p);
 /* beam.spots_file: found like the table, read, every spot checked (plan_spots.c). */
 int plan_spots_load(plan *p, smx_error *err);
 

@@ -377,6 +377,7 @@ static int load(plan *p, const char *path, const char *text, const char *const *
          plan_resolve_data_file(p, "geometry.ct.calibration", p->ct_calibration,
                                 p->ct_calibration_path, err)))
         return SMX_EXIT_INPUT;
+    plan_warn_accuracy(p);
     return 0;
 }
 

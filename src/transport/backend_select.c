@@ -7,22 +7,28 @@ int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, sm
 {
 #ifdef SMX_HAVE_CUDA
     if (p->device == DEVICE_CUDA || (p->device == DEVICE_AUTO && gi->count > 0)) {
-        if (gi->count == 0)
-            return plan_fail_at(p, err, "backend.device",
-                                "cuda was asked for, but no CUDA device is usable (%s); expected "
-                                "cpu or auto on this machine",
-                                gi->why_none);
+        /* A device error (exit 3), not bad input: the plan is valid, the
+         * machine lacks what it asks for. */
+        if (gi->count == 0) {
+            plan_fail_at(p, err, "backend.device",
+                         "cuda was asked for, but no CUDA device is usable (%s); expected "
+                         "cpu or auto on this machine",
+                         gi->why_none);
+            return err->code = SMX_EXIT_RUNTIME;
+        }
         *be = &backend_cuda;
         return 0;
     }
     if (gi->no_code)
         smx_warn("running on the CPU: no GPU code here for %s\n", gi->why_none);
 #else
-    if (p->device == DEVICE_CUDA)
-        return plan_fail_at(p, err, "backend.device",
-                            "cuda was asked for, but this build has no CUDA (%s); expected cpu or "
-                            "auto",
-                            gi->why_none);
+    if (p->device == DEVICE_CUDA) {
+        plan_fail_at(p, err, "backend.device",
+                     "cuda was asked for, but this build has no CUDA (%s); expected cpu or "
+                     "auto",
+                     gi->why_none);
+        return err->code = SMX_EXIT_RUNTIME; /* a device error, as above */
+    }
 #endif
     *be = &backend_cpu;
     return 0;

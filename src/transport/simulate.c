@@ -9,6 +9,7 @@
 
 #include "base/progress.h"
 #include "base/test_pause.h"
+#include "physics/beam_reach.h"
 #include "physics/source.h"
 #include "transport/halo_dose.h"
 #include "transport/per_spot.h"
@@ -35,6 +36,29 @@ int simulate_spot_steps(const plan *p, const grid *g, const tables *t, double en
         return simulate_expected_steps(p, g, t);
     int n = (int)ceil(R * 10.0 / g->density / g->ds) + 2;
     return n < p->max_steps ? n : p->max_steps;
+}
+
+/* The steps the step log's ETA counts on: through media, the straight path
+ * of the highest-energy spot until its CSDA range runs out in the cells'
+ * media (or the grid ends), which a medium lighter than the reference (lung,
+ * air) makes longer than the reference's range; in one medium,
+ * simulate_expected_steps. Only the log uses it. */
+static int expected_steps_through(const plan *p, const grid *g, const tables *t,
+                                  const sim_media *media)
+{
+    const int n = simulate_expected_steps(p, g, t);
+    if (!media || !media->mm || p->steps > 0)
+        return n;
+    int top = 0;
+    for (int i = 1; i < plan_spot_count(p); i++)
+        if (plan_spot_at(p, i).energy_MeV > plan_spot_at(p, top).energy_MeV)
+            top = i;
+    const plan_spot s = plan_spot_at(p, top);
+    beam_reach b;
+    beam_reach_of(g, media->mm, media->mt, &s, REACH_SIGMAS, &b);
+    const double path = isfinite(b.stop_mm) ? b.stop_mm + b.straggling_mm : g->z.edges[g->nz];
+    const int m = (int)ceil(path / g->ds) + 2;
+    return m < p->max_steps ? m : p->max_steps;
 }
 
 /* The layout of the host buffer a source of sp is filled into: the run's
@@ -229,7 +253,7 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
                    .g = g,
                    .be = be,
                    .every_collect = be->collect_every > 0 ? be->collect_every : 1,
-                   .expected = simulate_expected_steps(p, g, t) };
+                   .expected = expected_steps_through(p, g, t, media) };
     float *host = NULL;
     grid_box *occupied = NULL;
     double *dose = NULL, *wdose = NULL;

@@ -2,7 +2,15 @@
  * steps (and after the first and the last), with the latest line redrawn in
  * place in between on a terminal. Snapshot writing is timed apart (write_s)
  * and kept out of ms/step and the ETA, which extrapolate the steps alone: a
- * long write neither inflates the rate nor makes the ETA jump. */
+ * long write neither inflates the rate nor makes the ETA jump.
+ *
+ * The ETA multiplies the steps left by a smoothed recent time per step, not
+ * the mean since the start: a step's cost follows the beam (few rows early,
+ * the whole spread-out beam later), so the mean of the cheap first steps
+ * underestimates the rest. Steps left are those of the expected count; a run
+ * that outlives it (a path through media lighter than the reference) is
+ * given another tenth of the count at a time, so the ETA never reads 0
+ * while steps remain to be taken. */
 #ifndef SMX_STEP_LOG_H
 #define SMX_STEP_LOG_H
 
@@ -13,6 +21,9 @@ typedef struct step_log {
     double t0; /* when stepping began (CLOCK_MONOTONIC, s) */
     double write_s; /* spent writing snapshots since t0 */
     double last_draw; /* when the progress line was last drawn */
+    double rate_s; /* smoothed seconds per step (0 until measured) */
+    double rate_at_s; /* steps_s when rate_s was last updated */
+    int rate_at; /* steps done then */
 } step_log;
 
 /* Prints the legend; t0 = now. */
@@ -24,8 +35,15 @@ double step_log_steps_s(const step_log *sl, double now);
 /* Logs the state after `done` steps (last: the run's final step, always a line). */
 void step_log_step(step_log *sl, int done, double front_mm, double weight_left, int last,
                    double now);
-/* Seconds the steps from `done` to `expected` take at the rate of the first
- * `done` (steps_s of stepping, writes excluded); 0 when none remain or none ran. */
-double step_eta_s(double steps_s, int done, int expected);
+/* Seconds the steps from `done` to `expected` take at `rate_s` seconds a
+ * step; 0 when none remain or no rate is known. */
+double step_eta_s(double rate_s, int done, int expected);
+/* The steps the ETA counts on after `done`: `expected`, or past it the next
+ * multiple of a tenth of it (at least one step more than done). */
+int step_log_horizon(int done, int expected);
+/* The smoothed rate after `steps` more steps took `seconds`: an exponential
+ * average whose memory is `memory` steps (the first measurement is taken as
+ * it is). */
+double step_rate_update(double rate_s, int steps, double seconds, double memory);
 
 #endif
