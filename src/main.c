@@ -106,6 +106,7 @@ static run_setup_options setup_options(const cli *c, const par_job *job, int sce
  * ..."). smx_fail keeps the first error, so the code is cleared first. */
 static int scenario_error(const plan *p, int k, smx_error *err)
 {
+    plan_word_error(p, err); /* an error at a key (smx_fail_key): its file and line first */
     const plan_scenario sc = plan_scenario_at(p, k);
     const smx_error inner = *err;
     err->code = 0;
@@ -447,6 +448,8 @@ end:
     if (out)
         output_abort(out, s.p.keep_partial);
     par_set_cleanup(NULL, NULL);
+    if (rc)
+        plan_word_error(&s.p, &err); /* a lower layer's error at a key (smx_fail_key) */
     rc = print_error(job, rc, agreed, &err);
     par_field_free(&field);
     for (int k = 0; rs && k < plan_scenario_count(&s.p); k++)
