@@ -50,32 +50,30 @@ static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
-// The fused path: A_theta + A_E (with the deposit) in one pass a -> b, then
-// streaming b -> a measuring its own output. Three kernels and a memset.
-// Single pass (shift streaming): one kernel, psi[step & 1] -> the other, which
-// writes every partials field itself, and the bookkeeping.
-static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
+// The fused one-pass step (shift streaming): one kernel, psi[step & 1] ->
+// the other, which writes every partials field itself, the deposit's spread
+// and the bookkeeping.
+static int enqueue_fused_one_pass(cuda_ctx *c, smx_error *err)
 {
-    if (c->single_pass) {
-        CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at,
-                                       c->ft, c->stt, c->threshold, c->box_a, c->box_next, c->reg,
-                                       c->stop, c->partials, c->blocks, c->cluster_launch,
-                                       c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->slot_boxes,
-                                       c->slot_pref, c->nslots, c->stream));
-        CUDA_CHECK_ERR(err,
-                       deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
-                                      &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
-        CUDA_CHECK_ERR(err,
-                       finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
-                                     c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg,
-                                     c->et, 1, c->stream, c->slot_boxes, c->slot_pref, c->nslots));
-        return 0;
-    }
-    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
-                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
-                                        c->stream));
-    if (c->ncomp > 1)
-        return enqueue_moments_regions(c, err);
+    CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft,
+                                   c->stt, c->threshold, c->box_a, c->box_next, c->reg, c->stop,
+                                   c->partials, c->blocks, c->cluster_launch,
+                                   c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->slot_boxes,
+                                   c->slot_pref, c->nslots, c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
+                                       &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err,
+                   finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state,
+                                 c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et, 1,
+                                 c->stream, c->slot_boxes, c->slot_pref, c->nslots));
+    return 0;
+}
+
+// The fused two-pass step: A_theta + A_E (with the deposit) in one pass
+// a -> b, then streaming b -> a measuring its own output (after the
+// partials' memset).
+static int enqueue_fused_two_pass(cuda_ctx *c, smx_error *err)
+{
     CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at, c->ft,
                                            c->threshold, c->box_a, c->reg, c->stop, c->partials,
                                            c->blocks, c->cluster_launch, c->opt.cuda.fused_kp_cap,
@@ -91,33 +89,31 @@ static int enqueue_fused_step(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
+// The one-pass step of a run with media (shift scheme, fused_media.cuh):
+// the choice of whole-bin tables, then one kernel a -> b, the deposit's
+// spread and the bookkeeping (after the partials' memset).
+static int enqueue_media_one_pass(cuda_ctx *c, smx_error *err)
+{
+    CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
+    CUDA_CHECK_ERR(err,
+                   fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at,
+                                    c->em, c->stt, c->threshold, c->box_next, c->reg,
+                                    c->media_reach, c->stop, c->partials, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
+                                       &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
+                                      c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
+                                      c->reg, c->et_media, 1, c->stream));
+    return 0;
+}
+
 // The step of a run with media, restricted to the active region like the
 // fused path's two passes: A_theta a -> b (the source bins of the visited
 // columns), the choice of whole-bin tables, A_E's deposit and gather in place
-// on b, the deposit's spread, then streaming b -> a measuring the new state.
-// With the shift scheme the whole step is one kernel (fused_media.cuh).
-static int enqueue_media_step(cuda_ctx *c, smx_error *err)
+// on b, the deposit's spread, then streaming b -> a measuring the new state
+// (after the partials' memset).
+static int enqueue_media_two_pass(cuda_ctx *c, smx_error *err)
 {
-    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
-                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
-                                        c->stream));
-    if (c->ncomp > 1)
-        return enqueue_moments_regions(c, err);
-    if (c->media_single) {
-        CUDA_CHECK_ERR(err,
-                       energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
-        CUDA_CHECK_ERR(err, fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d,
-                                             c->at, c->em, c->stt, c->threshold, c->box_next,
-                                             c->reg, c->media_reach, c->stop, c->partials,
-                                             c->blocks, c->stream));
-        CUDA_CHECK_ERR(err,
-                       deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
-                                      &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
-        CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
-                                          c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
-                                          c->reg, c->et_media, 1, c->stream));
-        return 0;
-    }
     CUDA_CHECK_ERR(err, angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg,
                                               c->stop, c->partials, c->blocks, c->stream));
     CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
@@ -190,30 +186,14 @@ static cudaError_t energy_moments_all(cuda_ctx *c, float *psi)
                           c->blocks, c->stream);
 }
 
-// Enqueues one step on c->stream (also used inside graph capture).
-static int enqueue_step(cuda_ctx *c, smx_error *err)
+// One step with one whole-grid kernel per operator, in the plan's order (the
+// tests' only_op: that operator alone), then the measure and the bookkeeping.
+static int enqueue_per_operator(cuda_ctx *c, smx_error *err)
 {
-    // The spectral tallies (the halo's released energy, LET, dose to water),
-    // from the state the step finds.
-    if (c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY))
-        CUDA_CHECK_ERR(err,
-                       spectral_launch(c->psi_a, c->psi_b, c->single_pass || c->media_single,
-                                       &c->state->step, c->dose, c->tally_wsum, c->d, c->tally,
-                                       c->medium_dev, c->fused || c->media_regions ? c->reg : NULL,
-                                       c->fused || c->media_regions ? c->box_a : NULL, c->stop,
-                                       c->blocks, c->stream));
-    if (c->fused)
-        return enqueue_fused_step(c, err);
-    if (c->media_regions)
-        return enqueue_media_step(c, err);
-    const plan *p = c->s->p;
-    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->partials, 0,
-                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
-                                        c->stream));
     float *cur = c->psi_a, *oth = c->psi_b; // where the data is, and the other buffer
     int moved = 0; // A_stream has run in this step (where the deposit's paths start)
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
-        int op = p->operator_order[k];
+        int op = c->set.operator_order[k];
         if (c->opt.only_op >= 0 && op != c->opt.only_op)
             continue;
         cudaError_t e = cudaSuccess;
@@ -261,6 +241,41 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
+// Enqueues one step on c->stream (also used inside graph capture): the
+// spectral tallies, then the pipeline c->pipe names.
+static int enqueue_step(cuda_ctx *c, smx_error *err)
+{
+    const pipeline_choice &q = c->pipe;
+    // The spectral tallies (the halo's released energy, LET, dose to water),
+    // from the state the step finds.
+    if (c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY))
+        CUDA_CHECK_ERR(err, spectral_launch(c->psi_a, c->psi_b, q.alternates, &c->state->step,
+                                            c->dose, c->tally_wsum, c->d, c->tally, c->medium_dev,
+                                            q.regions ? c->reg : NULL, q.regions ? c->box_a : NULL,
+                                            c->stop, c->blocks, c->stream));
+    // Every pipeline but the fused one pass starts from cleared partials.
+    if (q.kind != PIPE_FUSED_ONE_PASS)
+        CUDA_CHECK_ERR(err,
+                       cudaMemsetAsync(c->partials, 0,
+                                       (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
+                                       c->stream));
+    switch (q.kind) {
+    case PIPE_FUSED_ONE_PASS:
+        return enqueue_fused_one_pass(c, err);
+    case PIPE_FUSED_TWO_PASS:
+        return enqueue_fused_two_pass(c, err);
+    case PIPE_MOMENTS_REGIONS:
+        return enqueue_moments_regions(c, err);
+    case PIPE_MEDIA_ONE_PASS:
+        return enqueue_media_one_pass(c, err);
+    case PIPE_MEDIA_TWO_PASS:
+        return enqueue_media_two_pass(c, err);
+    case PIPE_PER_OPERATOR:
+        break;
+    }
+    return enqueue_per_operator(c, err);
+}
+
 // Per energy bin the smallest box holding psi0's non-zero values, searched
 // inside the given boxes (or the whole grid); the largest value, for the
 // adaptive early exit.
@@ -295,7 +310,7 @@ static void source_boxes(const grid *g, const float *psi0, const grid_box *occup
 static int clear_last_run(cuda_ctx *c, bool *cleared, smx_error *err)
 {
     *cleared = false;
-    if (!c->uploaded || !(c->fused || c->media_regions))
+    if (!c->uploaded || !c->pipe.regions)
         return 0;
     active_regions rg;
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
@@ -312,26 +327,17 @@ static int clear_last_run(cuda_ctx *c, bool *cleared, smx_error *err)
     return 0;
 }
 
-int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
-                smx_error *err)
+// Only the rows of the boxes cross the bus, each bin's in the fewer copies
+// (a row of every direction, or a run of rows of one direction; host rows
+// are nx floats, device rows px); everything else, the rows' padding
+// included, is zeroed on the device, so the time to start a narrow beam
+// does not grow with psi. A state occupying most rows goes in one copy.
+// cleared: the buffers are all zero already (clear_last_run).
+static int copy_source(cuda_ctx *c, const float *psi0, const std::vector<box4> &boxes, bool cleared,
+                       smx_error *err)
 {
-    cuda_ctx *c = (cuda_ctx *)vctx;
-    bool cleared = false;
-    if (int rc = clear_last_run(c, &cleared, err))
-        return rc;
-    if (int rc = cuda_medium_upload(c, err))
-        return rc;
-    const plan *p = c->s->p;
     const grid *g = c->g;
     const size_t bytes = (size_t)c->d.cells * c->ncomp * sizeof(float);
-    std::vector<box4> boxes(g->ne), none(g->ne, box_empty4());
-    float mx = 0.0f;
-    source_boxes(g, psi0, occupied, boxes.data(), &mx);
-    // Only the rows of the boxes cross the bus, each bin's in the fewer copies
-    // (a row of every direction, or a run of rows of one direction; host rows
-    // are nx floats, device rows px); everything else, the rows' padding
-    // included, is zeroed on the device, so the time to start a narrow beam
-    // does not grow with psi. A state occupying most rows goes in one copy.
     int64_t box_rows = 0;
     for (int64_t ie = 0; ie < g->ne; ie++)
         box_rows +=
@@ -370,94 +376,85 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
     }
     if (!cleared)
         CUDA_CHECK_ERR(err, cudaMemset(c->psi_b, 0, bytes));
-    if (c->ncomp > 1) { // the source's moments, from its weights (moments.cuh), once copied
-        CUDA_CHECK_ERR(err, cudaDeviceSynchronize());
-        CUDA_CHECK_ERR(err, moments_source(c->psi_a, c->d, c->blocks, c->stream));
-    }
-    CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * c->planes * sizeof(double)));
-    CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
-    if (p->early_exit == EARLY_EXIT_ADAPTIVE)
-        c->threshold = (float)(p->early_exit_threshold * mx);
-    {
-        box4 occ = box_empty4();
-        for (int64_t ie = 0; ie < g->ne; ie++)
-            occ = box_join(occ, boxes[ie]);
-        // A run with media steps in one pass where its start fills the GPU with
-        // tiles (fused_media.cuh walks a tile's bins in one block); a beam
-        // occupying a few rows steps faster in the two passes, whose kernels
-        // spread the bins of a few tiles over every block (BENCHMARKS.md).
-        const int one_pass = c->opt.cuda.media_one_pass;
-        c->media_single =
-            c->media_single_ok &&
-            (one_pass > 0 || (one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
-        if (c->media_single_ok) // one-pass blocks write FM_SLOTS slots of partials
-            c->slots = c->media_single ? FM_SLOTS : 1;
-        active_regions r0{ occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1 };
-        // The ranges from the host copies of the tables (et points to device memory).
-        std::vector<int2> tr(g->ne);
-        for (int64_t ie = 0; ie < g->ne; ie++)
-            tr[ie] = target_range(c->s, (int)ie);
-        active_bin_ranges(boxes.data(), (int)g->ne, tr.data(), &r0);
-        CUDA_CHECK_ERR(
-            err, cudaMemcpy(c->box_a, boxes.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
-        CUDA_CHECK_ERR(err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4),
-                                       cudaMemcpyHostToDevice));
-        CUDA_CHECK_ERR(err, cudaMemcpy(c->reg, &r0, sizeof r0, cudaMemcpyHostToDevice));
-        if (c->nslots > 1) {
-            // Each slot's start: the union's box within the slot's columns
-            // (a bound; the first step measures it); nothing written yet. The
-            // deposit map holds the last run's values wherever it had weight.
-            std::vector<box4> sb(SB_KINDS * FUSED_SLOTS, box_empty4());
-            const int w = (int)slot_w(c->d);
-            for (int k = 0; k < c->nslots && !box_is_empty(occ); k++) {
-                box4 b{ occ.z0, occ.z1, std::max(occ.x0, k * w), std::min(occ.x1, k * w + w - 1) };
-                if (b.x0 <= b.x1)
-                    sb[SB_OCCUPIED * FUSED_SLOTS + k] = b;
-            }
-            std::vector<int> pref(c->nslots + 1, 0);
-            slot_prefix(sb.data(), c->nslots, pref.data());
-            CUDA_CHECK_ERR(err, cudaMemcpy(c->slot_boxes, sb.data(), sb.size() * sizeof(box4),
-                                           cudaMemcpyHostToDevice));
-            CUDA_CHECK_ERR(err, cudaMemcpy(c->slot_pref, pref.data(), pref.size() * sizeof(int),
-                                           cudaMemcpyHostToDevice));
-            CUDA_CHECK_ERR(err,
-                           cudaMemset(c->dmap, 0, (size_t)c->d.nth * c->d.slice * sizeof(float)));
+    return 0;
+}
+
+// The source's active regions (the boxes, their bins' ranges, each slot's
+// start), and whether a run with media takes its one pass for this source.
+static int start_regions(cuda_ctx *c, const std::vector<box4> &boxes, smx_error *err)
+{
+    const grid *g = c->g;
+    std::vector<box4> none(g->ne, box_empty4());
+    box4 occ = box_empty4();
+    for (int64_t ie = 0; ie < g->ne; ie++)
+        occ = box_join(occ, boxes[ie]);
+    // A run with media steps in one pass where its start fills the GPU with
+    // tiles (fused_media.cuh walks a tile's bins in one block); a beam
+    // occupying a few rows steps faster in the two passes, whose kernels
+    // spread the bins of a few tiles over every block (BENCHMARKS.md).
+    const int one_pass = c->opt.cuda.media_one_pass;
+    c->media_single = c->media_single_ok &&
+                      (one_pass > 0 || (one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
+    if (c->media_single_ok) // one-pass blocks write FM_SLOTS slots of partials
+        c->slots = c->media_single ? FM_SLOTS : 1;
+    active_regions r0{ occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1 };
+    // The ranges from the host copies of the tables (et points to device memory).
+    std::vector<int2> tr(g->ne);
+    for (int64_t ie = 0; ie < g->ne; ie++)
+        tr[ie] = target_range(c->s, (int)ie);
+    active_bin_ranges(boxes.data(), (int)g->ne, tr.data(), &r0);
+    CUDA_CHECK_ERR(
+        err, cudaMemcpy(c->box_a, boxes.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
+    CUDA_CHECK_ERR(
+        err, cudaMemcpy(c->box_next, none.data(), g->ne * sizeof(box4), cudaMemcpyHostToDevice));
+    CUDA_CHECK_ERR(err, cudaMemcpy(c->reg, &r0, sizeof r0, cudaMemcpyHostToDevice));
+    if (c->nslots > 1) {
+        // Each slot's start: the union's box within the slot's columns
+        // (a bound; the first step measures it); nothing written yet. The
+        // deposit map holds the last run's values wherever it had weight.
+        std::vector<box4> sb(SB_KINDS * FUSED_SLOTS, box_empty4());
+        const int w = (int)slot_w(c->d);
+        for (int k = 0; k < c->nslots && !box_is_empty(occ); k++) {
+            box4 b{ occ.z0, occ.z1, std::max(occ.x0, k * w), std::min(occ.x1, k * w + w - 1) };
+            if (b.x0 <= b.x1)
+                sb[SB_OCCUPIED * FUSED_SLOTS + k] = b;
         }
+        std::vector<int> pref(c->nslots + 1, 0);
+        slot_prefix(sb.data(), c->nslots, pref.data());
+        CUDA_CHECK_ERR(err, cudaMemcpy(c->slot_boxes, sb.data(), sb.size() * sizeof(box4),
+                                       cudaMemcpyHostToDevice));
+        CUDA_CHECK_ERR(err, cudaMemcpy(c->slot_pref, pref.data(), pref.size() * sizeof(int),
+                                       cudaMemcpyHostToDevice));
+        CUDA_CHECK_ERR(err, cudaMemset(c->dmap, 0, (size_t)c->d.nth * c->d.slice * sizeof(float)));
     }
-    run_state_dev st{ w0, e0, p->steps == 0 ? p->auto_stop_weight * w0 : -1.0, 0, 0 };
-    c->w0 = w0;
-    c->e0 = e0;
-    CUDA_CHECK_ERR(err, cudaMemcpy(c->state, &st, sizeof st, cudaMemcpyHostToDevice));
+    return 0;
+}
 
-    // Angular method: locked at the first upload for the whole run, a
-    // field's later spots included (backend_cuda_angular.cu).
-    if (!c->uploaded) {
-        if (int rc = cuda_choose_angular(c, err))
-            return rc;
-        if (c->angular != 0)
-            c->fused = c->single_pass = c->media_regions = c->media_single = c->media_single_ok = 0;
-    }
-    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
-    c->uploaded = 1;
-    c->enqueued = 0;
-
-    // The step's graph holds this source's early-exit threshold: captured anew.
+// The step's graph holds this source's early-exit threshold: captured anew.
+static int capture_step(cuda_ctx *c, smx_error *err)
+{
     if (c->graph) {
         CUDA_CHECK_ERR(err, cudaGraphExecDestroy(c->graph));
         c->graph = NULL;
     }
-    if (c->use_graph) {
-        cudaGraph_t graph;
-        CUDA_CHECK_ERR(err, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
-        int rc = enqueue_step(c, err);
-        cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
-        if (rc)
-            return rc;
-        CUDA_CHECK_ERR(err, e);
-        e = cudaGraphInstantiate(&c->graph, graph, 0);
-        cudaGraphDestroy(graph);
-        CUDA_CHECK_ERR(err, e);
-    }
+    if (!c->use_graph)
+        return 0;
+    cudaGraph_t graph;
+    CUDA_CHECK_ERR(err, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+    int rc = enqueue_step(c, err);
+    cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
+    if (rc)
+        return rc;
+    CUDA_CHECK_ERR(err, e);
+    e = cudaGraphInstantiate(&c->graph, graph, 0);
+    cudaGraphDestroy(graph);
+    CUDA_CHECK_ERR(err, e);
+    return 0;
+}
+
+// The kernel_variants line of the provenance: which paths this source runs.
+static void describe_variants(cuda_ctx *c)
+{
     // The fused kernel splits a step's energy range across blocks when the
     // step has few tiles (a pencil beam); the provenance records the limit.
     char split_why[64] = "off";
@@ -473,11 +470,10 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
         : c->stream_variant == SV_ATOMIC ? "atomic"
         : c->stream_variant == SV_WARP   ? "warp"
                                          : "fallback",
-        plan_choice_name("transport.streaming_scheme", c->s->st.scheme),
-        c->use_graph ? "on" : "off",
-        p->early_exit == EARLY_EXIT_OFF     ? "off"
-        : p->early_exit == EARLY_EXIT_FIXED ? "fixed"
-                                            : "adaptive",
+        backend_scheme_name(c->s->st.scheme), c->use_graph ? "on" : "off",
+        c->set.early_exit == EARLY_EXIT_OFF     ? "off"
+        : c->set.early_exit == EARLY_EXIT_FIXED ? "fixed"
+                                                : "adaptive",
         (double)c->threshold,
         c->single_pass     ? "theta+energy+stream (one pass)"
         : c->fused         ? "theta+energy, stream+measure"
@@ -485,13 +481,62 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
         : c->media_regions ? "media (theta, energy, stream+measure; active region)"
                            : "no",
         split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px);
+}
+
+int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
+                smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    bool cleared = false;
+    if (int rc = clear_last_run(c, &cleared, err))
+        return rc;
+    if (int rc = cuda_medium_upload(c, err))
+        return rc;
+    c->set = backend_settings_of(c->s); // the plan as the tables point to it now, as at setup
+    const backend_settings &b = c->set;
+    const grid *g = c->g;
+    std::vector<box4> boxes(g->ne);
+    float mx = 0.0f;
+    source_boxes(g, psi0, occupied, boxes.data(), &mx);
+    if (int rc = copy_source(c, psi0, boxes, cleared, err))
+        return rc;
+    if (c->ncomp > 1) { // the source's moments, from its weights (moments.cuh), once copied
+        CUDA_CHECK_ERR(err, cudaDeviceSynchronize());
+        CUDA_CHECK_ERR(err, moments_source(c->psi_a, c->d, c->blocks, c->stream));
+    }
+    CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * c->planes * sizeof(double)));
+    CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
+    if (b.early_exit == EARLY_EXIT_ADAPTIVE)
+        c->threshold = (float)(b.early_exit_threshold * mx);
+    if (int rc = start_regions(c, boxes, err))
+        return rc;
+    run_state_dev st{ w0, e0, b.steps == 0 ? b.auto_stop_weight * w0 : -1.0, 0, 0 };
+    c->w0 = w0;
+    c->e0 = e0;
+    CUDA_CHECK_ERR(err, cudaMemcpy(c->state, &st, sizeof st, cudaMemcpyHostToDevice));
+
+    // Angular method: locked at the first upload for the whole run, a
+    // field's later spots included (backend_cuda_angular.cu).
+    if (!c->uploaded) {
+        if (int rc = cuda_choose_angular(c, err))
+            return rc;
+        if (c->angular != 0)
+            c->fused = c->single_pass = c->media_regions = c->media_single = c->media_single_ok = 0;
+    }
+    choose_pipeline(c);
+    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
+    c->uploaded = 1;
+    c->enqueued = 0;
+    if (int rc = capture_step(c, err))
+        return rc;
+    describe_variants(c);
     return 0;
 }
 
 // The buffer holding the state after the steps enqueued so far.
 const float *current_psi(const cuda_ctx *c)
 {
-    return (c->single_pass || c->media_single) && (c->enqueued & 1) ? c->psi_b : c->psi_a;
+    return c->pipe.alternates && (c->enqueued & 1) ? c->psi_b : c->psi_a;
 }
 
 int cuda_step(void *vctx, int64_t n, smx_error *err)
@@ -616,7 +661,7 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
 int cuda_can_shift(void *vctx)
 {
     const cuda_ctx *c = (const cuda_ctx *)vctx;
-    return c->fused || c->media_regions;
+    return c->pipe.regions;
 }
 
 int cuda_download_dose(void *vctx, double *dose, smx_error *err)
@@ -686,10 +731,10 @@ int cuda_lanes(void *vctx)
         cudaGetLastError();
         return 1;
     }
-    const plan *p = c->s->p;
-    double cap = p->gpu_memory_fraction * (double)total_b;
-    if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
-        cap = p->gpu_memory_bytes;
+    const backend_settings &b = c->set;
+    double cap = b.gpu_memory_fraction * (double)total_b;
+    if (b.gpu_memory_bytes > 0 && b.gpu_memory_bytes < cap)
+        cap = b.gpu_memory_bytes;
     const double each = (double)c->arena_bytes;
     int by_cap = (int)(cap / each),
         by_free = 1 + (int)(((double)free_b - LANES_RESERVE_BYTES) / each);

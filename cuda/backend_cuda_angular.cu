@@ -144,9 +144,8 @@ static int choose_angular_per_bucket(cuda_ctx *c, smx_error *err)
 // form at most MAX_RUNS runs, else one method for all bins.
 int cuda_choose_angular(cuda_ctx *c, smx_error *err)
 {
-    const plan *p = c->s->p;
     const size_t bytes = (size_t)c->d.cells * sizeof(float);
-    if (c->fft && (p->variant_angular == VAR_A_AUTO || c->opt.cuda.force_fft_from > 0)) {
+    if (c->fft && (c->set.variant_angular == VAR_A_AUTO || c->opt.cuda.force_fft_from > 0)) {
         int rc = choose_angular_per_bucket(c, err);
         if (rc < 0)
             return err->code ? err->code : SMX_EXIT_RUNTIME;

@@ -4,13 +4,15 @@
 // path), backend_cuda.cu (upload, the step as a captured graph, records,
 // snapshots, release), backend_cuda_angular.cu (the start-up choice of the
 // angular method, A_theta launched with it), backend_cuda_bench.cu (the
-// benchmark hooks), backend_cuda_ops.cu (the backend table of them all); the
+// benchmark hooks), backend_cuda_ops.cu (the backend's tables of them all); the
 // end-of-step kernels are bookkeeping.cu's.
 #ifndef SMX_CUDA_BACKEND_INTERNAL_CUH
 #define SMX_CUDA_BACKEND_INTERNAL_CUH
 
 extern "C" {
 #include "transport/backend.h"
+#include "transport/backend_host.h"
+#include "transport/backend_test.h"
 #include "transport/device_query.h"
 }
 #include "angular.cuh"
@@ -29,10 +31,34 @@ extern "C" {
 
 #define MAX_RUNS 32 // theta launches of the hybrid; more runs fall back to one method
 
+// The step's pipelines (enqueue_step, backend_cuda.cu), each a fixed sequence
+// of kernels.
+enum step_pipeline {
+    PIPE_FUSED_ONE_PASS, // fused_step: theta + energy + stream in one kernel (shift scheme)
+    PIPE_FUSED_TWO_PASS, // fused_theta_energy, then stream + measure, over the active region
+    PIPE_MOMENTS_REGIONS, // the moments scheme in two passes over the active region
+    PIPE_MEDIA_ONE_PASS, // fused_media_step: a run with media in one kernel (shift scheme)
+    PIPE_MEDIA_TWO_PASS, // a run with media: theta, energy, stream + measure, active region
+    PIPE_PER_OPERATOR, // one whole-grid kernel per operator, in the plan's order
+};
+
+// The pipeline a step takes, and what the rest of the backend must know of
+// it; worked out in one place (choose_pipeline, backend_cuda_setup.cu) from
+// the choices below it in cuda_ctx: at setup, and again at each upload (a run
+// with media takes its one pass by the source's size; the angular method,
+// locked at the first upload, may rule out the fused pipelines).
+struct pipeline_choice {
+    step_pipeline kind;
+    bool regions; // the step works on the active region (box_a, reg), which the window can move
+    bool alternates; // psi alternates between psi_a and psi_b with the step count
+};
+
 struct cuda_ctx {
     const sim_tables *s;
     const grid *g;
-    backend_options opt; // the tests' switches (transport/backend.h); a run's are the defaults
+    backend_test_options opt; // the tests' switches (transport/backend_test.h); a run's: defaults
+    backend_settings set; // the plan's values (transport/backend_host.h)
+    pipeline_choice pipe; // the step's pipeline (choose_pipeline)
     dev_dims d;
     int blocks;
     int cluster_launch; // the fused kernel runs in thread-block clusters (fused.cuh)
@@ -67,7 +93,7 @@ struct cuda_ctx {
     angular_tables_dev at;
     energy_tables_dev et;
     int media; // cells hold different media: energy_media kernels, no fusion, no FFT
-    int media_regions; // ... in the two-pass step restricted to the active region (enqueue_media_step)
+    int media_regions; // ... in the two-pass step restricted to the active region (PIPE_MEDIA_*)
     int media_single_ok; // the one-pass media step serves this grid (fused_media.cuh; the shift scheme)
     int media_single; // ... and serves this source (cuda_upload): psi alternates as single_pass
     int media_reach; // R of fused_media.cuh: a target's sources lie in T .. T + R
@@ -114,8 +140,10 @@ struct cuda_ctx {
 };
 
 // backend_cuda_setup.cu
-int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err);
 int cuda_setup(void **out, const sim_tables *s, smx_error *err);
+// From the fused, single_pass, media_regions, media_single and ncomp choices:
+// the pipeline enqueue_step takes (c->pipe).
+void choose_pipeline(cuda_ctx *c);
 // The tables' medium map (s->mm->cell) to the device again: a window's map
 // changes with the spot and as the window moves (transport/window.h).
 int cuda_medium_upload(cuda_ctx *c, smx_error *err);
@@ -144,7 +172,7 @@ int cuda_choose_angular(cuda_ctx *c, smx_error *err);
 // A_theta from `in` to `out` with the chosen method(s).
 cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out);
 
-// backend_cuda_bench.cu: the backend table's benchmark hooks.
+// backend_cuda_bench.cu: the benchmark's hooks (transport/backend_bench.h).
 int cuda_bench_steps(void *vctx, int64_t first, int count, double *ms, smx_error *err);
 int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err);
 int cuda_bench_copy(void *vctx, double *bps, smx_error *err);

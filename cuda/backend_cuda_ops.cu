@@ -1,14 +1,18 @@
-// The CUDA backend's table (src/transport/backend.h): the entry points of
-// backend_cuda_setup.cu (setup), backend_cuda.cu (upload to release, lanes)
-// and backend_cuda_bench.cu (the benchmark hooks), gathered here so that none
-// of those files needs another's.
+// The CUDA backend's tables: its entry points (src/transport/backend.h) from
+// backend_cuda_setup.cu (setup) and backend_cuda.cu (upload to release,
+// lanes), and the benchmark's hooks (src/transport/backend_bench.h) from
+// backend_cuda_bench.cu, gathered here so that none of those files needs
+// another's.
 #include "backend_cuda_internal.cuh"
+
+extern "C" {
+#include "transport/backend_bench.h"
+}
 
 extern "C" const backend_ops backend_cuda = {
     "cuda",
     RING,
     cuda_setup,
-    cuda_setup_with,
     cuda_upload,
     cuda_step,
     cuda_collect,
@@ -20,6 +24,9 @@ extern "C" const backend_ops backend_cuda = {
     cuda_describe,
     cuda_release,
     cuda_lanes,
+};
+
+extern "C" const backend_bench_ops backend_cuda_bench = {
     cuda_bench_steps,
     cuda_bench_op,
     cuda_bench_copy,

@@ -149,28 +149,17 @@ static int upload_array(T *dst, const T *src, size_t n, smx_error *err)
 
 int2 target_range(const sim_tables *s, int ie)
 {
-    int lo = energy_lut_low_target(&s->el, ie), hi = energy_lut_top_target(&s->el, ie);
-    for (int m = 1; m < s->n_media; m++)
-        for (int u = 0; u < 2; u++) {
-            const energy_lut *l = u ? &sim_dither(s, m)->upper : &sim_dither(s, m)->lower;
-            const int a = energy_lut_low_target(l, ie), b = energy_lut_top_target(l, ie);
-            if (b < 0)
-                continue;
-            lo = hi < 0 ? a : std::min(lo, a);
-            hi = std::max(hi, b);
-        }
-    return int2{ lo, hi };
+    int2 r;
+    backend_target_range(s, ie, &r.x, &r.y);
+    return r;
 }
 
 int cuda_medium_upload(cuda_ctx *c, smx_error *err)
 {
     if (!c->medium_dev)
         return 0;
-    const grid *g = c->g;
     std::vector<unsigned char> hmed((size_t)c->d.slice, 0);
-    for (int64_t z = 0; z < g->nz; z++)
-        for (int64_t x = 0; x < g->nx; x++)
-            hmed[(size_t)(z * c->d.px + x)] = (unsigned char)medium_of(c->s->mm, (int)z, (int)x);
+    backend_medium_rows(c->s, c->d.px, hmed.data());
     CUDA_CHECK_ERR(err,
                    cudaMemcpy(c->medium_dev, hmed.data(), hmed.size(), cudaMemcpyHostToDevice));
     return 0;
@@ -260,7 +249,7 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     rc = rc || upload_array(density, hrho.data(), nm, err);
     if (rc)
         return err->code;
-    if (s->st.scheme != STREAM_BILINEAR && medium_map_mass_varies(s->mm))
+    if (s->st.scheme != STREAM_BILINEAR && c->set.mass_varies)
         c->mass = mass_share_dev{ med, density };
     c->em = energy_media_dev{ med, plow, steps, lower,  dmean, tg, cf,
                               dep, nw,   nen,   cstart, cand,  E,  (int)nm };
@@ -307,36 +296,28 @@ static int upload_moments_energy(cuda_ctx *c, arena_cursor &a, smx_error *err)
     return 0;
 }
 
-int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err)
+// The device this process uses (gpu_selected: 0, or an MPI rank's own) and
+// the blocks of the grid-stride kernels on it.
+static int open_device(cuda_ctx *c, cudaDeviceProp *prop, smx_error *err)
 {
-    const grid *g = s->g;
-    const plan *p = s->p;
-    cuda_ctx *c = (cuda_ctx *)calloc(1, sizeof *c);
-    if (!c)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
-    *out = NULL;
-    c->s = s;
-    c->g = g;
-    c->opt = o ? *o : backend_options_default();
-    const cuda_test_options *t = &c->opt.cuda;
-    c->d = dev_dims_for(g, true,
-                        t->cuda_pad_rows); // the fused kernels' layout, for their preconditions
     gpu_query(&c->info);
-    if (c->info.count == 0) {
-        smx_fail(err, SMX_EXIT_RUNTIME, "no usable CUDA device: %s", c->info.why_none);
-        free(c);
-        return SMX_EXIT_RUNTIME;
-    }
-    const int dev = gpu_selected(); // 0, or an MPI rank's own device
+    if (c->info.count == 0)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "no usable CUDA device: %s", c->info.why_none);
+    const int dev = gpu_selected();
     CUDA_CHECK_ERR(err, cudaSetDevice(dev));
-    cudaDeviceProp prop;
-    CUDA_CHECK_ERR(err, cudaGetDeviceProperties(&prop, dev));
-    c->blocks = prop.multiProcessorCount * BLOCKS_PER_SM;
-    c->cluster_launch = prop.clusterLaunch != 0; // sm_90 on (fused.cuh, FUSED_CLUSTER)
+    CUDA_CHECK_ERR(err, cudaGetDeviceProperties(prop, dev));
+    c->blocks = prop->multiProcessorCount * BLOCKS_PER_SM;
+    c->cluster_launch = prop->clusterLaunch != 0; // sm_90 on (fused.cuh, FUSED_CLUSTER)
+    return 0;
+}
 
-    // Variants, decided before the arena is sized (the FFT needs memory).
+// The kernel variants of the energy, streaming and angular operators, as the
+// plan and the device allow them.
+static void choose_variants(cuda_ctx *c, const cudaDeviceProp &prop)
+{
+    const sim_tables *s = c->s;
     c->energy_gather = s->energy_gather;
-    switch (p->variant_stream) {
+    switch (c->set.variant_stream) {
     case VAR_S_ATOMIC:
         c->stream_variant = SV_ATOMIC;
         break;
@@ -350,69 +331,92 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
         c->stream_variant = SV_GATHER;
         break; // deterministic and atomic-free
     }
-    int mhw = s->ak.max_half_width;
     // Above 48 KB the direct kernel raises its own dynamic shared-memory limit
     // (angular_direct.cu); the device's opt-in maximum is the bound.
-    size_t smem = angular_direct_smem_bytes(g->nth, mhw);
+    size_t smem = angular_direct_smem_bytes(c->g->nth, s->ak.max_half_width);
     int smem_ok = smem <= (size_t)prop.sharedMemPerBlockOptin;
     c->angular = smem_ok ? 0 : 1;
     snprintf(c->angular_why, sizeof c->angular_why, "%s",
              smem_ok ? "direct" : "direct-global (shared memory limit)");
     c->media = s->n_media > 1;
-    int want_fft = p->variant_angular == VAR_A_FFT ||
-                   (p->variant_angular == VAR_A_AUTO && g->angle_mode == ANGLE_FULL);
+}
+
+// Whether the FFT may serve A_theta (decided before the arena is sized: it
+// needs memory): *want_fft. Fails only where the plan asks for the FFT and
+// cuFFT cannot be loaded.
+static int choose_fft(cuda_ctx *c, int *want_fft, smx_error *err)
+{
+    const backend_settings &b = c->set;
+    const grid *g = c->g;
+    *want_fft = b.variant_angular == VAR_A_FFT ||
+                (b.variant_angular == VAR_A_AUTO && g->angle_mode == ANGLE_FULL);
     // A cell's kernel depends on its medium: the FFT convolves a whole bin with one.
-    if (want_fft && c->media) {
-        if (p->variant_angular == VAR_A_FFT)
+    if (*want_fft && c->media) {
+        if (b.variant_angular == VAR_A_FFT)
             smx_warn("backend.angular: fft convolves every cell of a bin with one kernel; with "
                      "several media the direct kernel runs\n");
-        want_fft = 0;
+        *want_fft = 0;
     }
     // cuFFT cannot read the device stop flag: after an auto run ends on the
     // device, steps still enqueued would run the FFT. Its output is the scratch
     // buffer only when theta comes first, so that is required for auto runs.
-    if (want_fft && p->steps == 0 && p->operator_order[0] != OP_THETA) {
-        if (p->variant_angular == VAR_A_FFT)
+    if (*want_fft && b.steps == 0 && b.operator_order[0] != OP_THETA) {
+        if (b.variant_angular == VAR_A_FFT)
             smx_warn("backend.angular: fft with steps: auto needs theta first in "
                      "transport.operator_order; using direct\n");
-        want_fft = 0;
+        *want_fft = 0;
     }
-    if (want_fft && g->angle_mode != ANGLE_FULL) {
+    if (*want_fft && g->angle_mode != ANGLE_FULL) {
         smx_warn("backend.angular: fft needs the full-circle angular grid; using direct\n");
-        want_fft = 0;
+        *want_fft = 0;
     }
     // cuFFT is loaded here, where the FFT may first serve (cufft_loader.cuh).
     const char *no_cufft = nullptr;
-    if (want_fft && !cufft_load(&no_cufft)) {
-        if (p->variant_angular == VAR_A_FFT) {
-            free(c);
-            return plan_fail_at(p, err, "backend.angular",
+    if (*want_fft && !cufft_load(&no_cufft)) {
+        if (b.variant_angular == VAR_A_FFT)
+            return smx_fail_key(err, SMX_EXIT_INPUT, "backend.angular",
                                 "fft needs cuFFT, which cannot be loaded: %s; expected "
                                 "libcufft.so.%d where the loader finds it (LD_LIBRARY_PATH, or "
                                 "the dist tree's lib/: DIST_BUNDLE_CUDA=1 make dist), or "
                                 "backend.angular: auto or direct",
                                 no_cufft, CUFFT_VER_MAJOR);
-        }
         cufft_warn_unavailable(no_cufft);
-        want_fft = 0;
+        *want_fft = 0;
         snprintf(c->angular_why, sizeof c->angular_why, "%s (cuFFT unavailable)",
-                 smem_ok ? "direct" : "direct-global");
+                 c->angular == 0 ? "direct" : "direct-global");
     }
+    return 0;
+}
+
+// The operators in the fused kernels' order: theta, energy, stream.
+static bool order_theta_energy_stream(const backend_settings &b)
+{
+    return b.operator_order[0] == OP_THETA && b.operator_order[1] == OP_ENERGY &&
+           b.operator_order[2] == OP_STREAM;
+}
+
+// The kernel path (fused one-pass, fused two-pass, media over the active
+// region, or one kernel per operator) and the device layout it steps on.
+static void choose_path(cuda_ctx *c, int want_fft)
+{
+    const sim_tables *s = c->s;
+    const grid *g = c->g;
+    const backend_settings &b = c->set;
+    const cuda_test_options *t = &c->opt.cuda;
+    const int mhw = s->ak.max_half_width;
     // Fusion keeps the exact operations of the unfused kernels, so it is taken
     // whenever its preconditions hold (not where the plan puts every bin on
     // the FFT: cuda_upload turns fusion off when the FFT serves any bin).
-    c->fused = p->fused && !c->media && c->opt.only_op < 0 && c->angular == 0 && c->energy_gather &&
-               !(want_fft && p->variant_angular == VAR_A_FFT && t->force_fft_from == 0) &&
+    c->fused = b.fused && !c->media && c->opt.only_op < 0 && c->angular == 0 && c->energy_gather &&
+               !(want_fft && b.variant_angular == VAR_A_FFT && t->force_fft_from == 0) &&
                c->stream_variant == SV_GATHER &&
                fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
-               p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
-               p->operator_order[2] == OP_STREAM;
+               order_theta_energy_stream(b);
     // A run with media steps in two passes over the active region where the
     // same preconditions hold (the direct kernel, gather everywhere).
-    c->media_regions = p->fused && c->media && c->opt.only_op < 0 && c->angular == 0 &&
+    c->media_regions = b.fused && c->media && c->opt.only_op < 0 && c->angular == 0 &&
                        c->energy_gather && c->stream_variant == SV_GATHER &&
-                       p->operator_order[0] == OP_THETA && p->operator_order[1] == OP_ENERGY &&
-                       p->operator_order[2] == OP_STREAM;
+                       order_theta_energy_stream(b);
     // The moments scheme (moments.cuh) steps in two passes over the active
     // region where these hold (backend.fused: false, the whole-grid kernels).
     c->ncomp = g->ncomp > 1 ? g->ncomp : 1;
@@ -424,24 +428,44 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
                         : 0;
     if (!c->fused)
         c->d = dev_dims_for(g, false, t->cuda_pad_rows);
-    size_t fft_bytes = want_fft ? angular_fft_bytes(c->d, s->ak.n_kernels) : 0;
+}
 
-    size_t need = arena_bytes_for(g, s, c->d, c->blocks, fft_bytes);
-    double cap = p->gpu_memory_fraction * (double)prop.totalGlobalMem;
-    if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
-        cap = p->gpu_memory_bytes;
+void choose_pipeline(cuda_ctx *c)
+{
+    pipeline_choice &q = c->pipe;
+    q.regions = c->fused || c->media_regions;
+    q.alternates = c->single_pass || c->media_single;
+    if (c->single_pass)
+        q.kind = PIPE_FUSED_ONE_PASS;
+    else if (q.regions && c->ncomp > 1)
+        q.kind = PIPE_MOMENTS_REGIONS;
+    else if (c->fused)
+        q.kind = PIPE_FUSED_TWO_PASS;
+    else if (c->media_regions)
+        q.kind = c->media_single ? PIPE_MEDIA_ONE_PASS : PIPE_MEDIA_TWO_PASS;
+    else
+        q.kind = PIPE_PER_OPERATOR;
+}
+
+// The arena: sized from the plan and the layout, within the plan's cap of the
+// device's memory, allocated once.
+static int allocate_arena(cuda_ctx *c, const cudaDeviceProp &prop, size_t fft_bytes, smx_error *err)
+{
+    const backend_settings &b = c->set;
+    size_t need = arena_bytes_for(c->g, c->s, c->d, c->blocks, fft_bytes);
+    double cap = b.gpu_memory_fraction * (double)prop.totalGlobalMem;
+    if (b.gpu_memory_bytes > 0 && b.gpu_memory_bytes < cap)
+        cap = b.gpu_memory_bytes;
     if ((double)need > cap) {
-        free(c);
         if (err)
             err->no_room = 1;
-        return plan_fail_at(p, err, "backend.gpu_memory_fraction",
+        return smx_fail_key(err, SMX_EXIT_INPUT, "backend.gpu_memory_fraction",
                             "the grid needs %.3f GB of device memory, the cap is %.3f GB (%s, "
                             "%.3f GB total); expected a smaller grid or a larger cap",
                             need / 1e9, cap / 1e9, prop.name, prop.totalGlobalMem / 1e9);
     }
     cudaError_t e = cudaMalloc(&c->arena, need);
     if (e != cudaSuccess) {
-        free(c);
         if (err && e == cudaErrorMemoryAllocation)
             err->no_room = 1;
         cudaGetLastError(); // clears the allocation error: a smaller state may follow
@@ -449,11 +473,16 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
                         need / 1e9, cudaGetErrorString(e));
     }
     c->arena_bytes = need;
-    *out = c; // from here on cuda_release cleans up
+    return 0;
+}
 
-    arena_cursor a{ c->arena, 0 };
-    size_t ne = g->ne, nth = g->nth, nk = s->ak.n_kernels;
-    size_t nw = s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1;
+// The state's buffers, the dose and its tallies' coefficients, the deposit's
+// scratch, the step's partials, records and boxes, carved from the arena.
+static int carve_state(cuda_ctx *c, arena_cursor &a, smx_error *err)
+{
+    const sim_tables *s = c->s;
+    const grid *g = c->g;
+    const size_t ne = g->ne;
     c->psi_a = a.take<float>(c->d.cells * c->ncomp);
     c->psi_b = a.take<float>(c->d.cells * c->ncomp);
     if (c->ncomp > 1) {
@@ -517,31 +546,63 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
                                     a.take<int>(st), c->opt.cuda.fused_split_off ? 0 : st };
         CUDA_CHECK_ERR(err, cudaMemset(c->split.count, 0, st * sizeof(int)));
     }
-    float *w = a.take<float>(nw);
-    const size_t nm = (size_t)s->n_media;
-    int *off = a.take<int>(nk), *hw = a.take<int>(nk), *koe = a.take<int>(nm * ne);
-    int4 *bk = a.take<int4>(ne);
-    fused_bin *fb = a.take<fused_bin>(ne);
-    float4 *edge = a.take<float4>(2 * ne);
-    float *bfw = a.take<float>(nk * 64);
-    int *bfrow = a.take<int>(ne);
-    double *wsum = a.take<double>(nk), *bfrac = a.take<double>(nk * nth);
-    double *E = a.take<double>(ne), *dep = a.take<double>(ne);
-    int *tg = a.take<int>(ne);
-    float4 *coef = a.take<float4>(ne);
-    int2 *trange = a.take<int2>(ne);
-    double *nucw = a.take<double>(ne), *nuce = a.take<double>(ne);
-    energy_gather_dev *gat = a.take<energy_gather_dev>(ne);
-    int *ox = a.take<int>(nth), *oz = a.take<int>(nth);
-    float *sw = a.take<float>(4 * nth);
-    double *sx = a.take<double>(nth), *sz = a.take<double>(nth);
-    if (fft_bytes)
-        c->fft_mem = a.take<char>(fft_bytes);
+    return 0;
+}
 
+// The device arrays of the one-medium tables (angular kernels, energy LUT,
+// fused bins, streaming), in their order in the arena.
+struct table_arrays {
+    float *w;
+    int *off, *hw, *koe;
+    int4 *bk;
+    fused_bin *fb;
+    float4 *edge;
+    float *bfw;
+    int *bfrow;
+    double *wsum, *bfrac, *E, *dep;
+    int *tg;
+    float4 *coef;
+    int2 *trange;
+    double *nucw, *nuce;
+    energy_gather_dev *gat;
+    int *ox, *oz;
+    float *sw;
+    double *sx, *sz;
+};
+
+static table_arrays take_tables(const cuda_ctx *c, arena_cursor &a)
+{
+    const sim_tables *s = c->s;
+    const size_t ne = c->g->ne, nth = c->g->nth, nk = s->ak.n_kernels, nm = (size_t)s->n_media;
+    const size_t nw = s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1;
+    table_arrays t;
+    t.w = a.take<float>(nw);
+    t.off = a.take<int>(nk), t.hw = a.take<int>(nk), t.koe = a.take<int>(nm * ne);
+    t.bk = a.take<int4>(ne);
+    t.fb = a.take<fused_bin>(ne);
+    t.edge = a.take<float4>(2 * ne);
+    t.bfw = a.take<float>(nk * 64);
+    t.bfrow = a.take<int>(ne);
+    t.wsum = a.take<double>(nk), t.bfrac = a.take<double>(nk * nth);
+    t.E = a.take<double>(ne), t.dep = a.take<double>(ne);
+    t.tg = a.take<int>(ne);
+    t.coef = a.take<float4>(ne);
+    t.trange = a.take<int2>(ne);
+    t.nucw = a.take<double>(ne), t.nuce = a.take<double>(ne);
+    t.gat = a.take<energy_gather_dev>(ne);
+    t.ox = a.take<int>(nth), t.oz = a.take<int>(nth);
+    t.sw = a.take<float>(4 * nth);
+    t.sx = a.take<double>(nth), t.sz = a.take<double>(nth);
+    return t;
+}
+
+// The energy LUT's per-bin rows in the device's form: gather entries,
+// coefficients, target ranges.
+static void energy_rows_host(const sim_tables *s, std::vector<energy_gather_dev> &hg,
+                             std::vector<float4> &hcoef, std::vector<int2> &htr)
+{
     static_assert(ENERGY_SOURCES == ENERGY_TARGETS, "the gather entries' layout");
-    std::vector<energy_gather_dev> hg(ne);
-    std::vector<float4> hcoef(ne);
-    std::vector<int2> htr(ne);
+    const size_t ne = s->g->ne;
     for (size_t i = 0; i < ne; i++) {
         const energy_gather_entry &ge = s->el.gather[i];
         energy_gather_dev e{};
@@ -551,15 +612,23 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
         hg[i] = e;
         const float *cf = s->el.coeff[i];
         hcoef[i] = float4{ cf[0], cf[1], cf[2], 0.0f };
-        htr[i] =
-            int2{ energy_lut_low_target(&s->el, (int)i), energy_lut_top_target(&s->el, (int)i) };
+        int lo, hi;
+        backend_target_range0(s, (int)i, &lo, &hi);
+        htr[i] = int2{ lo, hi };
     }
-    std::vector<int4> hbk(ne);
+}
+
+// The fused kernels' per-bin records: kernel and target, the bin's
+// constants, the window's edge fractions.
+static void fused_bins_host(const sim_tables *s, std::vector<int4> &hbk,
+                            std::vector<fused_bin> &hfb, std::vector<float4> &hedge)
+{
+    const grid *g = s->g;
+    const size_t ne = g->ne, nth = g->nth;
     for (size_t i = 0; i < ne; i++) {
         const int k = s->ak.kernel_of_energy[i];
         hbk[i] = int4{ k, s->ak.half_width[k], s->ak.offset[k], s->el.target[i] };
     }
-    std::vector<fused_bin> hfb(ne);
     for (size_t i = 0; i < ne; i++) {
         const int k = s->ak.kernel_of_energy[i];
         const float *cf = s->el.coeff[i];
@@ -573,7 +642,6 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
                             0.0f };
     }
     static_assert(FUSED_EDGE == 4, "one float4 per window edge");
-    std::vector<float4> hedge(2 * ne, float4{ 0.0f, 0.0f, 0.0f, 0.0f });
     if (g->angle_mode == ANGLE_WINDOW && nth >= 2 * FUSED_EDGE)
         for (size_t i = 0; i < ne; i++) {
             const double *bf = s->boundary_frac + (size_t)s->ak.kernel_of_energy[i] * nth;
@@ -581,12 +649,18 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
             hedge[2 * i] = float4{ (float)bf[0], (float)bf[1], (float)bf[2], (float)bf[3] };
             hedge[2 * i + 1] = float4{ (float)hi[0], (float)hi[1], (float)hi[2], (float)hi[3] };
         }
-    // The kernels edge_loss does not serve, as float rows of the fused
-    // kernel's direction count, for its shared memory (fused_tables_dev).
+}
+
+// The kernels edge_loss does not serve, as float rows of the fused kernel's
+// direction count, for its shared memory (fused_tables_dev): hbfw the rows,
+// hrow each bin's row (-1: none). Returns the rows' count.
+static int boundary_rows_host(const cuda_ctx *c, std::vector<float> &hbfw, std::vector<int> &hrow)
+{
+    const sim_tables *s = c->s;
+    const size_t ne = c->g->ne, nth = c->g->nth, nk = s->ak.n_kernels;
     const int row_floats = fused_boundary_row_floats((int64_t)nth);
-    std::vector<int> hrow(ne, -1), row_of_kernel(nk, -1);
-    std::vector<float> hbfw;
-    if (c->fused && g->angle_mode == ANGLE_WINDOW && !c->opt.cuda.fused_boundary_global)
+    std::vector<int> row_of_kernel(nk, -1);
+    if (c->fused && c->g->angle_mode == ANGLE_WINDOW && !c->opt.cuda.fused_boundary_global)
         for (size_t i = 0; i < ne; i++) {
             const int k = s->ak.kernel_of_energy[i];
             if (s->ak.half_width[k] <= FUSED_EDGE && nth >= 2 * FUSED_EDGE)
@@ -600,44 +674,160 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
             }
             hrow[i] = row_of_kernel[k];
         }
-    int n_wide = (int)(hbfw.size() / row_floats);
+    return (int)(hbfw.size() / row_floats);
+}
+
+// The one-medium tables to the device (c->at, c->ft, c->et, c->stt), then
+// the media's (upload_media) where the cells hold several.
+static int upload_tables(cuda_ctx *c, arena_cursor &a, size_t fft_bytes, smx_error *err)
+{
+    const sim_tables *s = c->s;
+    const grid *g = c->g;
+    const size_t ne = g->ne, nth = g->nth, nk = s->ak.n_kernels, nm = (size_t)s->n_media;
+    const size_t nw = s->ak.offset[nk - 1] + 2 * s->ak.half_width[nk - 1] + 1;
+    const int mhw = s->ak.max_half_width;
+    const table_arrays t = take_tables(c, a);
+    if (fft_bytes)
+        c->fft_mem = a.take<char>(fft_bytes);
+    std::vector<energy_gather_dev> hg(ne);
+    std::vector<float4> hcoef(ne);
+    std::vector<int2> htr(ne);
+    energy_rows_host(s, hg, hcoef, htr);
+    std::vector<int4> hbk(ne);
+    std::vector<fused_bin> hfb(ne);
+    std::vector<float4> hedge(2 * ne, float4{ 0.0f, 0.0f, 0.0f, 0.0f });
+    fused_bins_host(s, hbk, hfb, hedge);
+    std::vector<int> hrow(ne, -1);
+    std::vector<float> hbfw;
+    int n_wide = boundary_rows_host(c, hbfw, hrow);
     if (n_wide > 0 && !fused_boundary_rows_fit(nth, ne, mhw, c->single_pass,
                                                c->opt.cuda.fused_kp_cap, c->tiles, n_wide))
         n_wide = 0; // edge rows from angular_tables_dev::boundary_frac in global memory
-    c->ft = fused_tables_dev{ bk, fb, edge, bfw, bfrow, n_wide };
-    int rc =
-        upload_array(w, s->ak.weights, nw, err) || upload_array(off, s->ak.offset, nk, err) ||
-        upload_array(bk, hbk.data(), ne, err) || upload_array(fb, hfb.data(), ne, err) ||
-        upload_array(edge, hedge.data(), 2 * ne, err) ||
-        (n_wide > 0 && (upload_array(bfw, hbfw.data(), hbfw.size(), err) ||
-                        upload_array(bfrow, hrow.data(), ne, err))) ||
-        upload_array(hw, s->ak.half_width, nk, err) ||
-        upload_array(koe, s->ak.kernel_of_energy, nm * ne, err) ||
-        upload_array(wsum, s->ak.weight_sum, nk, err) ||
-        upload_array(bfrac, s->boundary_frac, nk * nth, err) ||
-        upload_array(E, g->E.centres, ne, err) || upload_array(dep, s->el.deposit_MeV, ne, err) ||
-        upload_array(tg, (const int *)s->el.target, ne, err) ||
-        upload_array(coef, hcoef.data(), ne, err) || upload_array(trange, htr.data(), ne, err) ||
-        upload_array(nucw, s->el.nuclear_weight, ne, err) ||
-        upload_array(nuce, s->el.nuclear_energy, ne, err) ||
-        upload_array(gat, hg.data(), ne, err) ||
-        upload_array(ox, (const int *)s->st.ox, nth, err) ||
-        upload_array(oz, (const int *)s->st.oz, nth, err) ||
-        upload_array(sw, s->st.w, 4 * nth, err) || upload_array(sx, s->st.sx, nth, err) ||
-        upload_array(sz, s->st.sz, nth, err);
+    c->ft = fused_tables_dev{ t.bk, t.fb, t.edge, t.bfw, t.bfrow, n_wide };
+    int rc = upload_array(t.w, s->ak.weights, nw, err) ||
+             upload_array(t.off, s->ak.offset, nk, err) ||
+             upload_array(t.bk, hbk.data(), ne, err) || upload_array(t.fb, hfb.data(), ne, err) ||
+             upload_array(t.edge, hedge.data(), 2 * ne, err) ||
+             (n_wide > 0 && (upload_array(t.bfw, hbfw.data(), hbfw.size(), err) ||
+                             upload_array(t.bfrow, hrow.data(), ne, err))) ||
+             upload_array(t.hw, s->ak.half_width, nk, err) ||
+             upload_array(t.koe, s->ak.kernel_of_energy, nm * ne, err) ||
+             upload_array(t.wsum, s->ak.weight_sum, nk, err) ||
+             upload_array(t.bfrac, s->boundary_frac, nk * nth, err) ||
+             upload_array(t.E, g->E.centres, ne, err) ||
+             upload_array(t.dep, s->el.deposit_MeV, ne, err) ||
+             upload_array(t.tg, (const int *)s->el.target, ne, err) ||
+             upload_array(t.coef, hcoef.data(), ne, err) ||
+             upload_array(t.trange, htr.data(), ne, err) ||
+             upload_array(t.nucw, s->el.nuclear_weight, ne, err) ||
+             upload_array(t.nuce, s->el.nuclear_energy, ne, err) ||
+             upload_array(t.gat, hg.data(), ne, err) ||
+             upload_array(t.ox, (const int *)s->st.ox, nth, err) ||
+             upload_array(t.oz, (const int *)s->st.oz, nth, err) ||
+             upload_array(t.sw, s->st.w, 4 * nth, err) || upload_array(t.sx, s->st.sx, nth, err) ||
+             upload_array(t.sz, s->st.sz, nth, err);
     if (rc)
         return err->code;
-    c->at = angular_tables_dev{ w,    off,   hw, koe,     NULL, (int64_t)ne,
-                                wsum, bfrac, E,  (int)nk, mhw,  g->angle_mode == ANGLE_FULL };
-    if (c->media && (rc = upload_media(c, a, E, err)))
+    c->at = angular_tables_dev{ t.w,    t.off,   t.hw, t.koe,   NULL, (int64_t)ne,
+                                t.wsum, t.bfrac, t.E,  (int)nk, mhw,  g->angle_mode == ANGLE_FULL };
+    if (c->media && (rc = upload_media(c, a, t.E, err)))
         return rc;
-    c->et = energy_tables_dev{ tg, coef, trange, dep, nucw, nuce, gat, E };
+    c->et = energy_tables_dev{ t.tg, t.coef, t.trange, t.dep, t.nucw, t.nuce, t.gat, t.E };
     if (c->media) {
         const int2 *mtr = c->et_media.trange;
         c->et_media = c->et;
         c->et_media.trange = mtr;
     }
-    c->stt = stream_tables_dev{ ox, oz, sw, sx, sz, E, s->st.scheme };
+    c->stt = stream_tables_dev{ t.ox, t.oz, t.sw, t.sx, t.sz, t.E, s->st.scheme };
+    return 0;
+}
+
+// How far one step can move weight, over all directions (bounds the active region).
+static int4 step_reach(const sim_tables *s)
+{
+    int zl = 1 << 30, zh = -(1 << 30), xl = 1 << 30, xh = -(1 << 30);
+    for (size_t j = 0; j < (size_t)s->g->nth; j++) {
+        int z0, z1, x0, x1;
+        if (s->st.scheme == STREAM_MOMENTS) { // moments.h: rows k0 .. k1, a strip's columns
+            smx_mom_rows(s->st.sz[j], &z0, &z1);
+            x0 = (int)floor(s->st.sx[j]) - 1, x1 = (int)floor(s->st.sx[j]) + 2;
+        } else if (s->st.scheme == STREAM_SHIFT) {
+            z0 = (int)floor(s->st.sz[j]), z1 = (int)ceil(s->st.sz[j]);
+            x0 = (int)floor(s->st.sx[j]), x1 = (int)ceil(s->st.sx[j]);
+        } else {
+            z0 = s->st.oz[j], z1 = s->st.oz[j] + 1, x0 = s->st.ox[j], x1 = s->st.ox[j] + 1;
+        }
+        zl = std::min(zl, z0), zh = std::max(zh, z1), xl = std::min(xl, x0), xh = std::max(xh, x1);
+    }
+    return make_int4(zl, zh, xl, xh);
+}
+
+// The streams and events the steps and copies run on, the FFT's plans, the
+// snapshots' pinned buffer, the early exit's threshold and the graph switch.
+static int open_streams(cuda_ctx *c, size_t fft_bytes, smx_error *err)
+{
+    const sim_tables *s = c->s;
+    const backend_settings &b = c->set;
+    CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking));
+    CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_step, cudaEventDisableTiming));
+    CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_copy, cudaEventDisableTiming));
+    if (fft_bytes) {
+        int rc = angular_fft_create(&c->fft, c->d, c->at, s->ak.weights, s->ak.offset,
+                                    s->ak.half_width, c->fft_mem, c->stream, err);
+        if (rc)
+            return rc;
+    }
+    if (b.snapshots)
+        CUDA_CHECK_ERR(err, cudaMallocHost(&c->pinned, (size_t)c->g->cells * sizeof(float)));
+    switch (b.early_exit) {
+    case EARLY_EXIT_OFF:
+        c->threshold = 0.0f;
+        break;
+    default:
+        c->threshold = (float)b.early_exit_threshold;
+        break; // adaptive: scaled at upload
+    }
+    c->use_graph = b.cuda_graph;
+    return 0;
+}
+
+// The context for the tables s with the switches o (NULL: a run's): the
+// device, the kernel path and its layout, the arena, the tables on the device.
+static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_options *o,
+                           smx_error *err)
+{
+    const grid *g = s->g;
+    cuda_ctx *c = (cuda_ctx *)calloc(1, sizeof *c);
+    if (!c)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
+    *out = NULL;
+    c->s = s;
+    c->g = g;
+    c->opt = o ? *o : backend_test_options_default();
+    c->set = backend_settings_of(s);
+    // the fused kernels' layout, for their preconditions
+    c->d = dev_dims_for(g, true, c->opt.cuda.cuda_pad_rows);
+    cudaDeviceProp prop;
+    int want_fft = 0, rc = open_device(c, &prop, err);
+    if (!rc) {
+        choose_variants(c, prop);
+        rc = choose_fft(c, &want_fft, err);
+    }
+    size_t fft_bytes = 0;
+    if (!rc) {
+        choose_path(c, want_fft);
+        fft_bytes = want_fft ? angular_fft_bytes(c->d, s->ak.n_kernels) : 0;
+        rc = allocate_arena(c, prop, fft_bytes, err);
+    }
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    *out = c; // from here on cuda_release cleans up
+    arena_cursor a{ c->arena, 0 };
+    if ((rc = carve_state(c, a, err)) || (rc = upload_tables(c, a, fft_bytes, err)))
+        return rc;
     if (c->ncomp > 1 && (rc = upload_moments_energy(c, a, err)))
         return rc;
     // The one-pass media step where the shift scheme moves whole cells and its
@@ -645,51 +835,18 @@ int cuda_setup_with(void **out, const sim_tables *s, const backend_options *o, s
     c->media_single_ok =
         c->media_regions && s->st.scheme == STREAM_SHIFT &&
         fused_media_supported(g->nth, g->ne, c->media_reach, prop.sharedMemPerBlockOptin);
-    // How far one step can move weight, over all directions (bounds the active region).
-    {
-        int zl = 1 << 30, zh = -(1 << 30), xl = 1 << 30, xh = -(1 << 30);
-        for (size_t j = 0; j < nth; j++) {
-            int z0, z1, x0, x1;
-            if (s->st.scheme == STREAM_MOMENTS) { // moments.h: rows k0 .. k1, a strip's columns
-                smx_mom_rows(s->st.sz[j], &z0, &z1);
-                x0 = (int)floor(s->st.sx[j]) - 1, x1 = (int)floor(s->st.sx[j]) + 2;
-            } else if (s->st.scheme == STREAM_SHIFT) {
-                z0 = (int)floor(s->st.sz[j]), z1 = (int)ceil(s->st.sz[j]);
-                x0 = (int)floor(s->st.sx[j]), x1 = (int)ceil(s->st.sx[j]);
-            } else {
-                z0 = s->st.oz[j], z1 = s->st.oz[j] + 1, x0 = s->st.ox[j], x1 = s->st.ox[j] + 1;
-            }
-            zl = std::min(zl, z0), zh = std::max(zh, z1), xl = std::min(xl, x0),
-            xh = std::max(xh, x1);
-        }
-        c->reach = make_int4(zl, zh, xl, xh);
-    }
-
-    CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking));
-    CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_step, cudaEventDisableTiming));
-    CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_copy, cudaEventDisableTiming));
-    if (fft_bytes) {
-        rc = angular_fft_create(&c->fft, c->d, c->at, s->ak.weights, s->ak.offset, s->ak.half_width,
-                                c->fft_mem, c->stream, err);
-        if (rc)
-            return rc;
-    }
-    if (p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final)
-        CUDA_CHECK_ERR(err, cudaMallocHost(&c->pinned, (size_t)g->cells * sizeof(float)));
-    switch (p->early_exit) {
-    case EARLY_EXIT_OFF:
-        c->threshold = 0.0f;
-        break;
-    default:
-        c->threshold = (float)p->early_exit_threshold;
-        break; // adaptive: scaled at upload
-    }
-    c->use_graph = p->cuda_graph;
-    return 0;
+    c->reach = step_reach(s);
+    choose_pipeline(c);
+    return open_streams(c, fft_bytes, err);
 }
 
 int cuda_setup(void **out, const sim_tables *s, smx_error *err)
 {
     return cuda_setup_with(out, s, nullptr, err);
+}
+
+extern "C" int backend_cuda_setup_test(void **out, const sim_tables *s,
+                                       const backend_test_options *o, smx_error *err)
+{
+    return cuda_setup_with(out, s, o, err);
 }

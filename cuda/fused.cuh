@@ -46,6 +46,7 @@
 
 #include "angular.cuh"
 #include "common.cuh"
+#include "fused_shape.cuh"
 #include "streaming.cuh"
 
 // One source bin's constants, in one aligned record (three 16-byte shared
@@ -101,27 +102,6 @@ struct fused_split_dev {
 // fewer groups than there are blocks to take them; fewer add little.
 #define FUSED_SPLIT_MIN_BINS 3
 size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles);
-
-// Blocks per thread-block cluster of the unsplit instance (where the device
-// launches clusters, sm_90 on): adjacent tiles, kept within FUSED_PACE energy
-// bins of each other (cluster_arrive / cluster_wait), so that the two halves of
-// each 32-byte sector that a sideways move makes them share are stored at
-// about the same time (a sector stored by halves far apart is written
-// twice). Clusters of 4 would keep more blocks waiting on the slowest.
-#define FUSED_CLUSTER 2
-
-// Bins per round of the cluster barrier. Each round costs every warp a wait
-// for the cluster's slowest; two bins a round halve those waits and still
-// keep the shared sectors' halves close.
-#define FUSED_PACE 2
-
-// Tiles per block of the unsplit instance (one where the grid's per-bin tables
-// leave no room for FUSED_SUB stage rings): FUSED_SUB groups of warps, each on
-// its own tile with its own (named) barrier, the tiles adjacent, so that a
-// cluster's blocks cover FUSED_CLUSTER * FUSED_SUB adjacent tiles kept within
-// a bin of each other without a barrier wider than one tile (four adjacent
-// tiles then load and store together, as one 128-column block would).
-#define FUSED_SUB 2
 
 // Dynamic shared memory a fused block may use: its stage ring and per-bin
 // tables (sm_90 allows 227 KB per block; the rest is left to static shared memory).

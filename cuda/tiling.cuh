@@ -5,7 +5,7 @@
 #define SMX_CUDA_TILING_CUH
 
 #include "common.cuh"
-#include "fused.cuh"
+#include "fused_shape.cuh"
 
 // Columns per tile: one warp's lanes, consecutive in x.
 #define FUSED_COLS 32

@@ -11,6 +11,7 @@
 
 #include "transport/backend.h"
 #include "run/run_setup.h"
+#include "transport/backend_test.h"
 
 /* only_op: -1 = full steps, else one enum op_id per step. Returns 0 or an exit code. */
 static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see cuda_test_options) */
@@ -24,6 +25,7 @@ static int runner_cuda_pad_rows =
     0; /* tests: CUDA rows padded on every grid (see cuda_test_options) */
 static int runner_fused_boundary_global =
     0; /* tests: wide kernels' boundary fractions from global memory */
+static int runner_media_one_pass = 0; /* tests: CUDA media step in one pass (1), two (-1) */
 static char runner_variants[1024]; /* the last run's kernel_variants (which paths ran) */
 static const medium_map *runner_mm = NULL; /* tests: the cells' media (NULL: one medium) */
 static const tables *const *runner_mt =
@@ -42,7 +44,7 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
     int rc = simulate_tables_build(&st, p, g, t, runner_mm ? &media : NULL, err);
     if (rc)
         return rc;
-    backend_options opt = backend_options_default();
+    backend_test_options opt = backend_test_options_default();
     opt.only_op = only_op;
     opt.cuda.force_fft_from = runner_force_fft_from;
     opt.cuda.fused_kp_cap = runner_fused_kp_cap;
@@ -50,6 +52,7 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
     opt.cuda.fused_one_tile = runner_fused_one_tile;
     opt.cuda.cuda_pad_rows = runner_cuda_pad_rows;
     opt.cuda.fused_boundary_global = runner_fused_boundary_global;
+    opt.cuda.media_one_pass = runner_media_one_pass;
     double w0 = 0.0, e0 = 0.0;
     for (int64_t ie = 0; ie < g->ne; ie++)
         for (int64_t k = 0; k < g->nth * g->slice; k++) {
@@ -57,7 +60,7 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
             w0 += v;
             e0 += v * g->E.centres[ie];
         }
-    if ((rc = be->setup_with(&ctx, &st, &opt, err)) ||
+    if ((rc = backend_setup_test(be, &ctx, &st, &opt, err)) ||
         (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
         goto done;
     memset(last, 0, sizeof *last);

@@ -300,8 +300,8 @@ static void media_cases(int quick)
         const int one_pass =
             region && !strstr(mc[i].sets[0], "bilinear") && !strstr(mc[i].sets[0], "moments");
         for (int pass = one_pass ? 1 : -1; pass >= -1; pass -= 2) {
-            if (region) /* the hook backend_options_default reads (src/base/test_pause.h) */
-                setenv("SMX2D_TEST_MEDIA_ONE_PASS", pass > 0 ? "1" : "-1", 1);
+            if (region) /* the test switch (transport/backend_test.h) */
+                runner_media_one_pass = pass > 0 ? 1 : -1;
             kcase k = mc[i];
             char name[96];
             snprintf(name, sizeof name, "%s%s", k.name,
@@ -314,7 +314,7 @@ static void media_cases(int quick)
                                : pass > 0 ? "fused=media (one pass)"
                                           : "fused=media (theta";
             CHECK_MSG(strstr(runner_variants, want), "%s: ran %s", k.name, runner_variants);
-            unsetenv("SMX2D_TEST_MEDIA_ONE_PASS");
+            runner_media_one_pass = 0;
         }
     }
     runner_mm = NULL;
@@ -450,6 +450,18 @@ static void whole_run(const char *device, const char *const *extra, int nextra, 
 /* A field of three spots with output.per_spot_dose (every value stored) on
  * one backend, the spot map's lines in reverse order when `reverse`: the
  * rows, in a copy owned by the caller; *slots: how many spots stepped at once. */
+/* The CUDA switches of field_rows' runs (transport/backend_test.h). A run's
+ * code passes none: the field runs through a copy of the CUDA table whose
+ * setup hands them over. */
+static cuda_test_options field_cuda;
+
+static int field_cuda_setup(void **ctx, const sim_tables *s, smx_error *err)
+{
+    backend_test_options o = backend_test_options_default();
+    o.cuda = field_cuda;
+    return backend_cuda_setup_test(ctx, s, &o, err);
+}
+
 static spot_dose field_rows(const char *device, const char *const *extra, int nextra, int reverse,
                             int *slots)
 {
@@ -481,7 +493,9 @@ static spot_dose field_rows(const char *device, const char *const *extra, int ne
         CHECK(0);
         return out;
     }
-    const backend_ops *be = strcmp(device, "cuda") == 0 ? &backend_cuda : &backend_cpu;
+    backend_ops cuda_with = backend_cuda;
+    cuda_with.setup = field_cuda_setup;
+    const backend_ops *be = strcmp(device, "cuda") == 0 ? &cuda_with : &backend_cpu;
     /* The plan's geometry (one medium without geometry keys), as the program builds it. */
     medium_map mm = { 0 };
     medium_tables mtab = { 0 };
@@ -569,13 +583,10 @@ static void per_spot_cases(int n_paths)
         "moving windows",    "moving windows, media", "moments",
         "moments, media",    "moments, per operator", "moments, moving windows, media"
     };
-    const char *one_pass[] = {
-        NULL, NULL, NULL, "-1", "1", NULL, NULL, "1", NULL, NULL, NULL, NULL
-    };
+    const int one_pass[] = { 0, 0, 0, -1, 1, 0, 0, 1, 0, 0, 0, 0 };
     for (int i = 0; i < n_paths && i < 12; i++) {
         const int ns = paths[i][3] ? 4 : paths[i][2] ? 3 : 2;
-        if (one_pass[i])
-            setenv("SMX2D_TEST_MEDIA_ONE_PASS", one_pass[i], 1);
+        field_cuda.media_one_pass = one_pass[i];
         /* The CPU with the same transport (the streaming scheme and the
          * geometry; backend.fused is the GPU's alone). */
         int s_cpu = 0, s_a = 0, s_b = 0, s_one = 0;
@@ -587,11 +598,10 @@ static void per_spot_cases(int n_paths)
         spot_dose one = field_rows("cuda", single, ns + 1, 0, &s_one);
         /* The one-pass step on the union of the slots' boxes instead of each
          * slot's own (cuda/common.cuh, slot_boxes): the same rows. */
-        setenv("SMX2D_TEST_SLOT_BOXES", "0", 1);
+        field_cuda.slot_boxes_off = 1;
         int s_u = 0;
         spot_dose un = field_rows("cuda", paths[i], ns, 0, &s_u);
-        unsetenv("SMX2D_TEST_SLOT_BOXES");
-        unsetenv("SMX2D_TEST_MEDIA_ONE_PASS");
+        field_cuda = (cuda_test_options){ 0 };
         const int exits = paths[i][2] && strstr(paths[i][ns - 1], "early_exit=fixed");
         const int bilinear = strstr(paths[i][1], "bilinear") != NULL;
         double w_cpu = 0.0;

@@ -11,39 +11,13 @@
 #include <stdio.h>
 
 #include "base/error.h"
+#include "base/plan_choices.h"
 
 #define PLAN_PATH_MAX 4096
 #define PLAN_NAME_MAX 64
 #define PLAN_MAX_SNAPSHOTS 256
-#define PLAN_ORDER_MAX 3
 #define PLAN_MAX_SHAPES 64
 #define PLAN_MAX_SCENARIO_VALUES 32 /* per list of scenarios.*: up to 33 x 33 combined */
-
-enum energy_grid_kind { EGRID_RANGE = 0, EGRID_UNIFORM = 1 };
-enum angle_mode { ANGLE_WINDOW = 0, ANGLE_FULL = 1 };
-/* transport.nuclear: none; the removed energy's fixed local share deposited
- * in the cell; or its partition, with the secondary protons' share spread by
- * the halo kernel (physics/nuclear_halo.h). */
-enum nuclear_model { NUCLEAR_OFF = 0, NUCLEAR_LOCAL = 1, NUCLEAR_HALO = 2 };
-enum device_kind { DEVICE_AUTO = 0, DEVICE_CPU = 1, DEVICE_CUDA = 2 };
-enum op_id { OP_THETA = 0, OP_ENERGY = 1, OP_STREAM = 2 };
-enum streaming_scheme { STREAM_BILINEAR = 0, STREAM_SHIFT = 1, STREAM_MOMENTS = 2 };
-enum window_mode { WINDOW_MOVING = 0, WINDOW_GRID = 1 };
-enum scattering_power_model { SCAT_HIGHLAND = 0, SCAT_FERMI_ROSSI = 1 };
-enum variant_energy { VAR_E_AUTO = 0, VAR_E_GATHER = 1, VAR_E_SCATTER = 2 };
-enum variant_angular { VAR_A_AUTO = 0, VAR_A_DIRECT = 1, VAR_A_FFT = 2 };
-enum variant_stream {
-    VAR_S_AUTO = 0,
-    VAR_S_GATHER = 1,
-    VAR_S_ATOMIC = 2,
-    VAR_S_WARP = 3,
-    VAR_S_FALLBACK = 4
-};
-enum early_exit_mode { EARLY_EXIT_OFF = 0, EARLY_EXIT_FIXED = 1, EARLY_EXIT_ADAPTIVE = 2 };
-/* output.beyond_grid: what a beam reaching beyond the grid does to the exit status. */
-enum beyond_grid_mode { BEYOND_GRID_WARN = 0, BEYOND_GRID_FAIL = 1 };
-/* scenarios.combine: how the range errors and shifts make scenarios (plan_scenarios.c). */
-enum scenario_combine { SCENARIO_SEPARATE = 0, SCENARIO_ALL = 1, SCENARIO_PAIRS = 2 };
 
 /* Where a value came from, for error messages naming file:line:col. */
 typedef struct plan_loc {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/plan.h"
 #include "numerics/moments.h"
 #include "physics/nuclear_halo.h"
 

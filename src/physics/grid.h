@@ -6,8 +6,11 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "input/plan.h"
+#include "base/plan_choices.h"
 #include "physics/tables.h"
+
+/* The plan (input/plan.h) is only passed through here. */
+typedef struct plan plan;
 
 typedef struct axis {
     int n;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/plan.h"
 #include "physics/material.h"
 #include "physics/pp_elastic.h"
 #include "physics/scattering_power.h"

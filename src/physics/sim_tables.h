@@ -6,7 +6,7 @@
 #define SMX_SIM_TABLES_H
 
 #include "base/error.h"
-#include "input/plan.h"
+#include "base/plan_choices.h"
 #include "physics/grid.h"
 #include "physics/lut_angle.h"
 #include "physics/lut_energy.h"
@@ -14,6 +14,9 @@
 #include "physics/medium.h"
 #include "physics/spectral_tally.h"
 #include "physics/tables.h"
+
+/* The plan (input/plan.h) is only passed through here. */
+typedef struct plan plan;
 
 /* Everything built once on the host before the step loop. */
 typedef struct sim_tables {

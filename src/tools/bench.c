@@ -23,6 +23,7 @@
 
 #include "physics/source.h"
 #include "transport/backend.h"
+#include "transport/backend_bench.h"
 #include "transport/device_query.h"
 #include "run/run_setup.h"
 #include "transport/simulate.h"
@@ -118,6 +119,7 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
                     const char *label, const char *const *extra, int n_extra, case_result *cr,
                     smx_error *err)
 {
+    const backend_bench_ops *bo = backend_bench_of(be);
     run_setup s = { 0 };
     sim_tables st = { 0 };
     void *ctx = NULL;
@@ -162,24 +164,24 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
         goto done;
     free(psi0);
     psi0 = NULL;
-    be->bench_facts(ctx, &cr->launches, &bytes, &before);
+    bo->facts(ctx, &cr->launches, &bytes, &before);
     /* Warm-up, then the timed steps, each batch enqueued as a run enqueues
      * (the warm-up's times into their own array: steps may be fewer). */
     double warm_ms[BENCH_WARMUP];
-    if ((rc = be->bench_steps(ctx, 0, BENCH_WARMUP, warm_ms, err)) ||
-        (rc = be->bench_steps(ctx, BENCH_WARMUP, steps, ms, err)))
+    if ((rc = bo->steps(ctx, 0, BENCH_WARMUP, warm_ms, err)) ||
+        (rc = bo->steps(ctx, BENCH_WARMUP, steps, ms, err)))
         goto done;
-    be->bench_facts(ctx, &cr->launches, &bytes, &after);
+    bo->facts(ctx, &cr->launches, &bytes, &after);
     for (int op = 0; op < 4; op++) {
         double best = 1e30, v;
         for (int rep = 0; rep < 3; rep++) {
-            if ((rc = be->bench_op(ctx, op, &v, err)))
+            if ((rc = bo->op(ctx, op, &v, err)))
                 goto done;
             best = v < best ? v : best;
         }
         cr->op_ms[op] = best;
     }
-    if ((rc = be->bench_copy(ctx, &cr->copy_bps, err)))
+    if ((rc = bo->copy(ctx, &cr->copy_bps, err)))
         goto done;
     double sum = 0.0;
     for (int i = 0; i < steps; i++)

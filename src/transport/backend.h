@@ -4,15 +4,14 @@
 #define SMX_BACKEND_H
 
 #include <stdint.h>
-#include <string.h>
 
 #include "base/error.h"
-#include "base/test_pause.h"
-#include "input/plan.h"
 #include "physics/grid.h"
 #include "physics/sim_tables.h"
 #include "transport/run.h"
 #include "transport/tally.h"
+
+typedef struct plan plan;
 
 /* One step's outcome, as the backend reports it. */
 typedef struct step_record {
@@ -23,57 +22,14 @@ typedef struct step_record {
     int stopped; /* this step ended the run (steps: auto, weight below threshold) */
 } step_record;
 
-/* Switches of the CUDA backend for the tests (tests/backend_runner.h,
- * test_gpu): each sends a small grid down a path of the CUDA kernels that
- * only larger grids or other devices would take, so that the path is
- * compared with the CPU. A run leaves them at 0 (backend_options_default);
- * other backends ignore them. */
-typedef struct cuda_test_options {
-    int force_fft_from; /* the hybrid angular method with bins >= this on the FFT; 0 = off */
-    int fused_kp_cap; /* widest kernel the fused step convolves from its padded stage
-                                  (wider ones take the bounds-checked path); 0 = default */
-    int fused_split_off; /* 1 = the fused step never splits a tile's energy range */
-    int media_one_pass; /* 1 = a run with media steps in one pass wherever it can,
-                                  -1 = never (two passes), 0 = by its start (cuda_upload) */
-    int fused_one_tile; /* 1 = the fused step's unsplit blocks walk one tile each, as on
-                                  grids whose bins leave no room for two stage rings */
-    int fused_boundary_global; /* 1 = the fused step reads the window's boundary fractions of
-                                  wide kernels from global memory, not shared */
-    int cuda_pad_rows; /* 1 = every grid's rows padded to whole 128-byte lines
-                                  (row_pitch_for), not only the fused kernels' */
-    int slot_boxes_off; /* 1 = spots side by side step on the union of their boxes, not
-                                  each slot's own (cuda/common.cuh, slot_boxes) */
-} cuda_test_options;
-
-/* What a backend is told besides the tables: switches of the tests. */
-typedef struct backend_options {
-    int only_op; /* apply only this enum op_id per step; -1 = every operator */
-    cuda_test_options cuda; /* the CUDA backend's */
-} backend_options;
-
-/* A run's options: every operator, every CUDA switch off except
- * media_one_pass and slot_boxes_off, which $SMX2D_TEST_MEDIA_ONE_PASS and
- * $SMX2D_TEST_SLOT_BOXES may set (base/test_pause.h). */
-static inline backend_options backend_options_default(void)
-{
-    backend_options o;
-    memset(&o, 0, sizeof o);
-    o.only_op = -1;
-    o.cuda.media_one_pass = smx_test_media_one_pass();
-    o.cuda.slot_boxes_off = !smx_test_slot_boxes();
-    return o;
-}
-
 typedef struct backend_ops {
     const char *name;
     /* Steps between collect() calls that keep the device busy without a host
      * sync in the loop (1 for the CPU). */
     int collect_every;
-    /* A run's context for the tables s (which must outlive it), with
-     * backend_options_default(); setup_with takes the options from o (NULL:
-     * the defaults), for the tests. */
+    /* A run's context for the tables s (which must outlive it). The tests'
+     * switches have a setup of their own (transport/backend_test.h). */
     int (*setup)(void **ctx, const sim_tables *s, smx_error *err);
-    int (*setup_with)(void **ctx, const sim_tables *s, const backend_options *o, smx_error *err);
     /* Initial state and its weight / energy (the auto-stop rule refers to w0).
      * occupied: per energy bin a box holding every non-zero value of psi0
      * (source_fill's), so that only those rows are read; NULL: the backend
@@ -116,27 +72,15 @@ typedef struct backend_ops {
      * could compute a spot differently (a method chosen by timing). */
     int (*lanes)(void *ctx);
 
-    /* Benchmark hooks (src/tools/bench.c). */
-    /* Steps first .. first+count-1, enqueued back to back as in a run (no host
-     * wait between them), each timed on the device into ms[k]; blocks until
-     * all are done. */
-    int (*bench_steps)(void *ctx, int64_t first, int count, double *ms, smx_error *err);
-    /* One operator (enum op_id, or 3 = end-of-step bookkeeping) on the current
-     * state, timed; the state is not kept consistent (benchmark only). */
-    int (*bench_op)(void *ctx, int op, double *ms, smx_error *err);
-    /* Read+write bytes per second of a psi-sized device-to-device copy. */
-    int (*bench_copy)(void *ctx, double *bytes_per_s, smx_error *err);
-    /* Kernel launches per step, bytes the step moves with every cell occupied,
-     * and device memory in use now (bytes). */
-    void (*bench_facts)(void *ctx, int *launches, double *bytes_dense, double *mem_used);
 } backend_ops;
 
-/* The auto-stop rule, shared by every backend: the weight in flight below
+/* The auto-stop rule, shared by every backend (steps and auto_stop_weight:
+ * transport.*, backend_settings): the weight in flight below
  * auto_stop_weight of the initial weight, or none left at all (a spot's run
  * with slots: auto_stop_weight 0, simulate.c). */
-static inline int backend_auto_stop(const plan *p, double w_out, double w0)
+static inline int backend_auto_stop(int steps, double auto_stop_weight, double w_out, double w0)
 {
-    return p->steps == 0 && (w_out < p->auto_stop_weight * w0 || w_out <= 0.0);
+    return steps == 0 && (w_out < auto_stop_weight * w0 || w_out <= 0.0);
 }
 
 extern const backend_ops backend_cpu;

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "numerics/fma_rows.h"
+#include "transport/backend_bench.h"
 #include "transport/backend_cpu_internal.h"
+#include "transport/backend_test.h"
 
 static void cpu_release(void *vctx);
 
@@ -53,7 +55,8 @@ static int build_runs(cpu_ctx *c)
     return 0;
 }
 
-static int cpu_setup_with(void **out, const sim_tables *s, const backend_options *o, smx_error *err)
+int backend_cpu_setup_test(void **out, const sim_tables *s, const backend_test_options *o,
+                           smx_error *err)
 {
     const grid *g = s->g;
     if (!s->tally_ready || s->tally.n_planes != g->dose_planes - 1)
@@ -65,7 +68,7 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
     c->s = s;
     c->g = g;
-    c->only_op = o ? o->only_op : backend_options_default().only_op;
+    c->only_op = o ? o->only_op : backend_test_options_default().only_op;
     if (s->p->threads > 0)
         omp_set_num_threads(s->p->threads);
     c->nthreads = omp_get_max_threads();
@@ -129,7 +132,7 @@ static int cpu_setup_with(void **out, const sim_tables *s, const backend_options
 
 static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
 {
-    return cpu_setup_with(out, s, NULL, err);
+    return backend_cpu_setup_test(out, s, NULL, err);
 }
 
 /* Back to the state after setup (buffers and dose all zero) after a run:
@@ -282,7 +285,8 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     c->e_prev = b->energy_out;
     c->last.front_row = c->front;
     c->last.back_row = c->back;
-    c->last.stopped = c->stopped = backend_auto_stop(p, b->weight_out, c->w0);
+    c->last.stopped = c->stopped =
+        backend_auto_stop(p->steps, p->auto_stop_weight, b->weight_out, c->w0);
     c->have_last = 1;
     return 0;
 }
@@ -519,6 +523,13 @@ static void cpu_bench_facts(void *vctx, int *launches, double *bytes_dense, doub
     *mem_used = 2.0 * psi;
 }
 
+const backend_bench_ops backend_cpu_bench = {
+    .steps = cpu_bench_steps,
+    .op = cpu_bench_op,
+    .copy = cpu_bench_copy,
+    .facts = cpu_bench_facts,
+};
+
 /* One state: the operators already use every core. */
 static int cpu_lanes(void *vctx)
 {
@@ -530,7 +541,6 @@ const backend_ops backend_cpu = {
     .name = "cpu",
     .collect_every = 1,
     .setup = cpu_setup,
-    .setup_with = cpu_setup_with,
     .upload = cpu_upload,
     .step = cpu_step,
     .collect = cpu_collect,
@@ -542,10 +552,6 @@ const backend_ops backend_cpu = {
     .describe = cpu_describe,
     .release = cpu_release,
     .lanes = cpu_lanes,
-    .bench_steps = cpu_bench_steps,
-    .bench_op = cpu_bench_op,
-    .bench_copy = cpu_bench_copy,
-    .bench_facts = cpu_bench_facts,
 };
 
 static double physical_memory_bytes(void)

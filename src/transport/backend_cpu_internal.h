@@ -3,6 +3,7 @@
 #ifndef SMX_BACKEND_CPU_INTERNAL_H
 #define SMX_BACKEND_CPU_INTERNAL_H
 
+#include "input/plan.h"
 #include "numerics/deposit_path.h"
 #include "numerics/moments.h"
 #include "transport/backend.h"
@@ -34,7 +35,7 @@ typedef struct unit {
 typedef struct cpu_ctx {
     const sim_tables *s;
     const grid *g;
-    int only_op; /* backend_options.only_op: -1 = every operator */
+    int only_op; /* backend_test_options.only_op: -1 = every operator */
     /* psi, and under the moments scheme its moments after it: buffer k of
      * cur (comp()) is component k: 0 the weight; 1 and 2 the weight times its
      * mean offset from the cell's centre along z and x (cells); 3 the weight

@@ -4,7 +4,6 @@
 
 #include <stdint.h>
 
-#include "input/plan.h"
 #include "physics/grid.h"
 #include "physics/tables.h"
 #include "transport/tally.h"
