@@ -58,3 +58,6 @@ set_tests_properties(scenarios PROPERTIES LABELS "regression" WORKING_DIRECTORY 
 # uniform-in-energy grid's numerical straggling (docs/physics.md).
 add_test(range_report "${SMX_BUILD}/tests/test_range" report)
 set_tests_properties(range_report PROPERTIES LABELS "report" WORKING_DIRECTORY "${SMX_ROOT}")
+# The grids' core widths and, off 0.5 mm rows, fall-off and peak/entrance (known defects).
+add_test(grid_convergence_report "${SMX_BUILD}/tests/test_grid_convergence" report)
+set_tests_properties(grid_convergence_report PROPERTIES LABELS "report" WORKING_DIRECTORY "${SMX_ROOT}")
