@@ -174,13 +174,14 @@ static int run_pencil(double E, const char *model, int half, pencil *out)
     }
     out->outside = out3 / all;
     /* The dose's reach: the furthest column from the axis whose dose over all
-     * depths holds 1e-4 of the total, as the kernel's above. */
+     * depths holds 1e-4 of the halo's energy on the grid, as the kernel's
+     * above (the core, a few mm wide, lies well inside). */
     out->reach = 0.0;
     for (int64_t x = 0; x < g->nx; x++) {
         double col = 0.0;
         for (int64_t zz = 0; zz < g->nz; zz++)
             col += f.r.dose_MeV[zz * g->nx + x];
-        if (col > 1e-4 * total)
+        if (col > 1e-4 * f.r.halo_deposited_MeV)
             out->reach = fmax(out->reach, fabs(g->x.centres[x]));
     }
     /* The run's energy: what the source brought = deposited + what left
