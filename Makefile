@@ -87,7 +87,7 @@ ALL_CFLAGS   += -DSMX_MPI=1 $(MPI_CFLAGS)
 LDLIBS       += $(MPI_LIBS)
 endif
 
-.PHONY: all run test test-mpi update-expected test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables \
+.PHONY: all run test report test-mpi update-expected test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables \
         dist schema clean check-layers check-format format deps-format
 all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
@@ -145,9 +145,14 @@ run: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
 	$(BIN) config/quickstart.yaml --overwrite
 
+# Tests labelled `report` print figures that are not requirements (known defects,
+# documented numerical effects): `make report` runs them, `make test` leaves them out.
 test: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
-	cd $(BUILD) && ctest --output-on-failure $(CTEST_ARGS)
+	cd $(BUILD) && ctest --output-on-failure -LE report $(CTEST_ARGS)
+
+report: all
+	cd $(BUILD) && ctest --output-on-failure -L report $(CTEST_ARGS)
 
 # The MPI build's own tests (docs/mpi.md): the binary and tests/mpi.cmake's
 # programs in build-mpi/, then its MPI jobs on the CPU under mpirun; the
@@ -160,7 +165,10 @@ test-mpi:
 	cd $(MPI_BUILD) && ctest --output-on-failure -R '^(mpi_|parallel$$)' $(CTEST_ARGS)
 
 # Rewrites the stored expected results of the shipped plans
-# (tests/regression/*/expected.txt) from this build's CPU runs; read the diff.
+# (tests/regression/*/expected.txt) from this build's CPU runs, printing what
+# changed in each; a plan whose independent checks fail (its R80 against the
+# water-equivalent prediction from PSTAR, the SOBP's plateau, the warnings)
+# keeps its stored result and the target fails. Read the diff.
 update-expected: all
 	sh tests/post.sh test_config_plans.py $(BUILD) all --update
 
@@ -200,7 +208,7 @@ asan: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(ASAN_BUILD) CUDA=0 OPT=-O1 \
 	    SANITIZE='$(ASAN_FLAGS)' all
 test-asan: asan
-	cd $(ASAN_BUILD) && $(ASAN_ENV) ctest --output-on-failure $(CTEST_ARGS)
+	cd $(ASAN_BUILD) && $(ASAN_ENV) ctest --output-on-failure -LE report $(CTEST_ARGS)
 
 # `make fuzz`: libFuzzer targets for the plan and table readers (fuzz/), built
 # with clang into build-fuzz/ and run FUZZ_SECONDS each; a crash fails it.

@@ -54,3 +54,10 @@ set_tests_properties(let PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX
 # divided, and each scenario's per-spot rows sum to its total.
 add_test(scenarios "${SMX_BUILD}/tests/test_scenarios")
 set_tests_properties(scenarios PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+# Reports, not requirements (label `report`, outside the regression suite): the
+# uniform-in-energy grid's numerical straggling (docs/physics.md).
+add_test(range_report "${SMX_BUILD}/tests/test_range" report)
+set_tests_properties(range_report PROPERTIES LABELS "report" WORKING_DIRECTORY "${SMX_ROOT}")
+# The grids' core widths and, off 0.5 mm rows, fall-off and peak/entrance (known defects).
+add_test(grid_convergence_report "${SMX_BUILD}/tests/test_grid_convergence" report)
+set_tests_properties(grid_convergence_report PROPERTIES LABELS "report" WORKING_DIRECTORY "${SMX_ROOT}")

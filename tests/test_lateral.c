@@ -1,22 +1,33 @@
 /* Lateral spread of zero-width pencil beams on the default grid (dx = dz = ds
- * = 0.5 mm, 41 directions over +-20 deg) against Fermi-Eyges theory, two ways:
+ * = 0.5 mm, 41 directions over +-20 deg, shift scheme) against Fermi-Eyges
+ * theory, two ways:
  *  (a) physics: with Highland's theta_0 of the slab traversed so far
- *      (tests/reference_models.h), a formula the code does not use;
- *  (b) transport: with the scattering power the code uses (differential
- *      Highland, or Fermi-Rossi from the table), which isolates the numerical
- *      widening of the transport.
- * Required:
- *  - the model: Fermi-Eyges with the code's differential Highland within 3.5 %
- *    of Fermi-Eyges with Highland's theta_0 at 50, 80 and 95 % of the range
- *    (the fit's own deviation, 3.3 % at most, at 70 MeV and half range);
- *  - the simulation: within 3 % of (a) at every depth and a numerical share
- *    sqrt(sim^2 - FE^2) below 25 % of FE at half range, at 230 MeV. At 150 and
- *    70 MeV the shift scheme's numerical widening (a direction change costs up
- *    to a quarter cell^2 of variance, docs/physics.md) is larger than that and
- *    the widths are held to their measured values plus 2 %, so that they can
- *    only improve; the per-cell first moment that removes the widening is not
- *    implemented.
- * Fermi-Rossi is reported against (a) too: it is the wider model.
+ *      (tests/reference_models.h, from Gottschalk et al., NIM B 74 (1993)
+ *      467), a formula the code does not use;
+ *  (b) the model: with the scattering power the code uses (differential
+ *      Highland, or Fermi-Rossi from the table).
+ * Required, at 50, 80 and 95 % of the range, 70, 150 and 230 MeV:
+ *  - the model: Fermi-Eyges with the code's differential Highland within
+ *    3.5 % of (a) (the fit's own deviation, 3.3 % at most, at 70 MeV and
+ *    half range);
+ *  - the simulation: sim^2 <= ((1 + 3.5 %) FE)^2 + NUM_VAR_CELLS2 dx^2 and
+ *    sim >= (1 - 3.5 %) FE, FE of (a). The 3.5 % is (b)'s deviation from
+ *    (a); NUM_VAR_CELLS2 is the shift scheme's known numerical widening
+ *    (docs/physics.md, Known defects: mass that changes direction bin takes
+ *    the sub-cell remainder of its new direction, a position error of up to
+ *    half a cell, a quarter cell^2 of variance at most per change), allowed
+ *    as a variance in cells^2, not as a percentage of the width: at 230 MeV
+ *    (FE 4.4 to 13 cells) it is 1.5 % of the width at most and a 10 % error
+ *    of the width fails; at 150 MeV from 80 % of the range on (4.6 cells and
+ *    more) likewise. Where the width is below two cells (70 MeV, FE 0.5 to
+ *    1.6 cells; 150 MeV at half range, 2.1 cells) the grid does not resolve
+ *    it and the walk dominates: the same bound holds there, but a 10 %
+ *    error of the width may pass (70 MeV's widths are resolved, under the
+ *    moments scheme, in test_grid_convergence);
+ *  - at 230 MeV a numerical share sqrt(sim^2 - FE_own^2) below 25 % of FE at
+ *    half range (the NUM_VAR_CELLS2 bound there is 26 %).
+ * Fermi-Rossi is reported against (a) too: it is the wider model (required:
+ * 10 % wider at 80 % of the range).
  * Scattering off: a tilted beam keeps zero width under the shift scheme and
  * spreads under bilinear (the streaming's own diffusion). */
 #include <math.h>
@@ -103,9 +114,14 @@ static double pct(double a, double b)
     return 100.0 * (a / b - 1.0);
 }
 
-/* Measured excess over (a) at 50, 80 and 95 % of the range on the default
- * grid, per cent, where it exceeds the 3 % target (see above). */
-static const double held[2][3] = { { 51.6, 17.2, 21.9 }, { 5.5, 2.5, 0.3 } };
+/* (b) against (a): differential Highland reproduces Highland's theta_0 of
+ * the slab traversed within 3.3 % (docs/physics.md). */
+#define MODEL_TOL 0.035
+/* The shift scheme's numerical variance, in cells^2: five direction changes'
+ * worth at a quarter cell^2 each (a particle at 70 MeV stays about 20 steps
+ * in a bin over the 80 steps to 95 % of its range; docs/physics.md). */
+#define NUM_VAR_CELLS2 1.25
+#define DX_MM 0.5
 
 int main(int argc, char **argv)
 {
@@ -141,11 +157,12 @@ int main(int argc, char **argv)
                 fabs(pct(w.fe_own[k], w.fe_highland[k])) <= 3.5,
                 "%g MeV: differential Highland's FE %.4f mm at %.0f %% of range, Highland's %.4f mm",
                 E, w.fe_own[k], 100 * depths[k], w.fe_highland[k]);
-            double limit = i == 2 ? 3.0 : fmax(3.0, held[i][k] + 2.0);
-            CHECK_MSG(
-                fabs(pct(w.sim[k], w.fe_highland[k])) <= limit,
-                "%g MeV: width at %.0f %% of range %.4f mm, Highland FE %.4f mm (limit %.1f %%)", E,
-                100 * depths[k], w.sim[k], w.fe_highland[k], limit);
+            const double fe = w.fe_highland[k];
+            const double hi = sqrt(pow((1.0 + MODEL_TOL) * fe, 2) + NUM_VAR_CELLS2 * DX_MM * DX_MM);
+            CHECK_MSG(w.sim[k] <= hi && w.sim[k] >= (1.0 - MODEL_TOL) * fe,
+                      "%g MeV: width at %.0f %% of range %.4f mm, Highland FE %.4f mm (%.1f "
+                      "cells): outside %.4f .. %.4f mm",
+                      E, 100 * depths[k], w.sim[k], fe, fe / DX_MM, (1.0 - MODEL_TOL) * fe, hi);
         }
         if (i == 2)
             CHECK_MSG(share <= 0.25, "%g MeV: numerical share %.3f of FE at 50 %%", E, share);

@@ -6,8 +6,8 @@
  *    30 (2003) 806: primaries' fluence-averaged (LETt) and dose-averaged
  *    (LETd) unrestricted stopping power over a Gaussian spread of residual
  *    ranges (sigma = 0.012 R^0.935 cm, Bortfeld 1997), PSTAR stopping
- *    powers down to 1 keV; its values at 150 MeV, computed once with that
- *    model and kept below;
+ *    powers down to 1 keV; its values at 150 MeV are written by
+ *    scripts/reference/wilkens_let.py to tests/reference/wilkens_let_150MeV.txt;
  *  - the dose to water in bone: PSTAR's (S/rho)_water / (S/rho)_medium for
  *    ICRU compact bone, 1.0754 at 100 MeV and 1.077 at 50 MeV (the notion
  *    and its size in bone, up to about 10 %: Paganetti, Phys. Med. Biol. 54
@@ -23,20 +23,23 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "reference_data.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
 
 /* The model's 150 MeV pencil without energy spread (R0 = 157.7 mm):
  * LETt and LETd (keV/um) at half range, the peak and the distal 80, 50 and
- * 20 % of the peak dose. */
-static const struct {
+ * 20 % of the peak dose, read from tests/reference/wilkens_let_150MeV.txt
+ * (level: 0 half range, 1 the peak, else the distal dose level). */
+typedef struct wilkens_point {
     const char *where;
     double frac; /* distal dose level; 0: half range; 1: the peak */
     double let_t, let_d;
-} WILKENS[] = {
-    { "half range", 0.0, 0.722, 0.722 }, { "peak", 1.0, 4.83, 7.83 },
-    { "distal 80 %", 0.8, 6.37, 10.91 }, { "distal 50 %", 0.5, 7.42, 12.76 },
-    { "distal 20 %", 0.2, 8.56, 14.59 },
+} wilkens_point;
+static wilkens_point WILKENS[] = {
+    { "half range", 0.0, NAN, NAN },  { "peak", 1.0, NAN, NAN },
+    { "distal 80 %", 0.8, NAN, NAN }, { "distal 50 %", 0.5, NAN, NAN },
+    { "distal 20 %", 0.2, NAN, NAN },
 };
 #define N_WILKENS (sizeof WILKENS / sizeof WILKENS[0])
 
@@ -136,8 +139,28 @@ static int run_let(double d, let_run *o)
     return 0;
 }
 
+/* Fills WILKENS from the reference file; 0 when every point was found. */
+static int load_wilkens(void)
+{
+    ref_table t;
+    if (ref_table_load(&t, "wilkens_let_150MeV.txt", 4))
+        return 1;
+    int found = 0;
+    for (size_t k = 0; k < N_WILKENS; k++) {
+        const int i = ref_row_of(&t, 0, WILKENS[k].frac);
+        if (i >= 0) {
+            WILKENS[k].let_t = ref_at(&t, i, 2);
+            WILKENS[k].let_d = ref_at(&t, i, 3);
+            found++;
+        }
+    }
+    ref_table_free(&t);
+    return found == (int)N_WILKENS ? 0 : 1;
+}
+
 static void let_along_depth(void)
 {
+    CHECK_MSG(load_wilkens() == 0, "tests/reference/wilkens_let_150MeV.txt: unreadable");
     const double grids[] = { 1.0, 0.5 };
     let_run o[2];
     for (int i = 0; i < 2; i++) {

@@ -1,16 +1,33 @@
-/* Range of monoenergetic pencil beams against NIST PSTAR.
- * R80 must equal the PSTAR projected range (CSDA x detour) within 0.5 mm or
- * 0.5 % (the target in docs/physics.md, Measured accuracy), and not move by
- * more than 0.2 mm when ds is halved.
- * With straggling switched off, the default range-uniform energy grid adds no
- * numerical straggling of its own: R80 - R20 must then stay within one 0.5 mm
- * row (the physical fall-off, 2 mm at 150 MeV, is test_depth_dose's).
- * At ds = 1 mm (rows of 0.5 mm) R80 must be within 0.15 mm of PSTAR too. */
+/* Range of monoenergetic pencil beams against NIST PSTAR's published
+ * projected ranges (tests/reference/pstar_water_ranges.txt, read apart from
+ * the simulator's table, so that an error anywhere from data/pstar_water.csv
+ * to the dose moves R80 away from them).
+ * Required:
+ *  - R80 within 0.2 mm of PSTAR's projected range at 70, 100 and 150 MeV
+ *    (why 0.2: at RANGE_TOL_MM below), so that a range error of 0.5 mm, or
+ *    0.5 % of the stopping power at 100 MeV and above, fails;
+ *  - R80 moves by no more than 0.2 mm when ds is halved;
+ *  - with straggling off, R80 - R20 within one 0.5 mm row: the default
+ *    range-uniform energy grid adds no numerical straggling of its own (the
+ *    physical fall-off is test_depth_dose's);
+ *  - at ds = 1 mm (rows of 0.5 mm) R80 within 0.15 mm of PSTAR.
+ * `test_range report` (CTest `range_report`, label `report`, not part of the
+ * regression suite) prints the uniform-in-energy grid's range and fall-off,
+ * whose numerical straggling is documented (docs/physics.md), not required. */
 #include <math.h>
 
 #include "check.h"
+#include "reference_data.h"
 #include "report/analysis.h"
 #include "sim_fixture.h"
+
+/* 0.2 mm: R80 of a straggled Bragg curve is its mean range within 0.01 mm
+ * on 0.5 mm rows (Bortfeld's eq. 29, tests/reference/bortfeld_water.txt);
+ * the 2-D model's detour is half PSTAR's (docs/model.md: +0.1 mm at 150 MeV)
+ * and PSTAR prints 4 digits (0.03 mm at 150 MeV); the range grid stops a
+ * particle at the lowest bin centre and deposits its rest there (up to a
+ * quarter row, 0.12 mm, at 0.5 mm). A 0.5 mm range error is outside it. */
+#define RANGE_TOL_MM 0.2
 
 typedef struct range_result {
     double r80, r20, expected, wall_s;
@@ -28,10 +45,11 @@ static int run_beam(double E, const char *step, const char *kind, const char *st
         smx_error err = { 0 };
         if (tables_load(&t, "data/pstar_water.h5", &err))
             return 1;
-        R_mm = tables_csda_range(&t, E) * 10.0;
-        out->expected = tables_projected_range(&t, E) * 10.0;
+        R_mm = tables_csda_range(&t, E) * 10.0; /* sizes the grid only */
         tables_free(&t);
     }
+    out->expected = pstar_reference_mm(E, PSTAR_PROJECTED);
+    CHECK_MSG(!isnan(out->expected), "%g MeV: no PSTAR reference range", E);
     snprintf(e, sizeof e, "grid.energy.E_max_MeV=%g", E);
     snprintf(b, sizeof b, "beam.energy_MeV=%g", E);
     snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)(R_mm / 0.5) + 20);
@@ -60,9 +78,22 @@ static int run_beam(double E, const char *step, const char *kind, const char *st
     return 0;
 }
 
+/* Uniform-in-energy grid: its numerical straggling, printed for
+ * docs/physics.md (a report, not a requirement: label `report`). */
+static int report_uniform(const char *name)
+{
+    range_result uni;
+    const double E = test_energy(150.0);
+    CHECK(run_beam(E, "0.5", "uniform", "true", &uni) == 0);
+    printf("%g MeV, uniform grid of 300 bins: R80 %.3f mm (PSTAR %.3f), R80-R20 %.3f mm\n", E,
+           uni.r80, uni.expected, uni.r20 - uni.r80);
+    return check_report(name);
+}
+
 int main(int argc, char **argv)
 {
-    (void)argc;
+    if (argc > 1 && strcmp(argv[1], "report") == 0)
+        return report_uniform(argv[0]);
     const double energies[] = { 70.0, 100.0, 150.0 };
     printf("%8s %10s %10s %9s %9s %10s %10s %8s\n", "E_MeV", "R80_mm", "PSTAR_mm", "diff_mm",
            "diff_%", "R80-R20", "", "wall_s");
@@ -70,8 +101,7 @@ int main(int argc, char **argv)
         range_result r;
         CHECK(run_beam(energies[i], "0.5", "range", "true", &r) == 0);
         double diff = r.r80 - r.expected;
-        /* The requirement: within 0.5 mm or 0.5 %, whichever is larger. */
-        double tol = fmax(0.5, 0.005 * r.expected);
+        const double tol = RANGE_TOL_MM;
         printf("%8.1f %10.3f %10.3f %9.3f %9.3f %10.3f %10s %8.2f\n", energies[i], r.r80,
                r.expected, diff, 100.0 * diff / r.expected, r.r20 - r.r80, "", r.wall_s);
         CHECK_MSG(fabs(diff) <= tol, "%g MeV: R80 %.3f mm vs PSTAR %.3f mm", energies[i], r.r80,
@@ -79,7 +109,7 @@ int main(int argc, char **argv)
     }
     /* No straggling: the range grid's own fall-off, a fraction of a row. */
     range_result ns;
-    const double E_ns = test_energy(150.0), E_ds = test_energy(100.0), E_uni = test_energy(150.0);
+    const double E_ns = test_energy(150.0), E_ds = test_energy(100.0);
     CHECK(run_beam(E_ns, "0.5", "range", "false", &ns) == 0);
     double falloff_limit =
         0.5; /* one row: a beam that stops within a row, read between row centres */
@@ -94,7 +124,11 @@ int main(int argc, char **argv)
     CHECK(run_beam(E_ds, "0.25", "range", "true", &half) == 0);
     printf("%g MeV: R80 %.3f mm at ds 0.5, %.3f mm at ds 0.25 (moved %.3f mm)\n", E_ds, full.r80,
            half.r80, half.r80 - full.r80);
-    CHECK_ABS(half.r80, full.r80, 0.2); /* issue requirement */
+    /* 0.2 mm: the range grid moves every particle from bin centre to bin
+     * centre, so halving ds changes only where the last step ends (half of
+     * the lowest bin's residual range, 0.12 mm at 0.5 mm) and the row
+     * attribution of the deposit. */
+    CHECK_ABS(half.r80, full.r80, 0.2);
 
     /* ds = 1 mm: the bin above the lowest lands on the lowest centre through
      * a round trip in the range table, a few ulps below it at this step; it
@@ -106,11 +140,5 @@ int main(int argc, char **argv)
     printf("%g MeV at ds 1 mm: R80 %.3f mm, PSTAR %.3f mm (%+.3f)\n", E_c, coarse.r80,
            coarse.expected, coarse.r80 - coarse.expected);
     CHECK_ABS(coarse.r80, coarse.expected, 0.15);
-
-    /* Uniform-in-energy grid: numerical straggling, reported (not a requirement). */
-    range_result uni;
-    CHECK(run_beam(E_uni, "0.5", "uniform", "true", &uni) == 0);
-    printf("%g MeV, uniform grid of 300 bins: R80 %.3f mm (PSTAR %.3f), R80-R20 %.3f mm\n", E_uni,
-           uni.r80, uni.expected, uni.r20 - uni.r80);
     return check_report(argv[0]);
 }
