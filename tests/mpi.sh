@@ -267,7 +267,9 @@ dist)
             d=$1; shift; mpirun --version >/dev/null 2>&1 && { echo "the system mpirun still runs"; exit 1; }
             run "$d" timeout 120 "$d/bin/mpirun" --oversubscribe -np 2 "$d/bin/smx2d-sim" "$@" --set output.file=hidden2.h5 &&
             run "$d" "$d/bin/smx2d-sim" "$@" --set output.file=hidden1.h5 --quiet' sh "$d" tiny.yaml $spots
+        # Something of this machine's was hidden, or the runs below prove nothing.
         grep "^hidden:" "$tmp/out"
+        grep -q "^hidden: [1-9][0-9]* files" "$tmp/out" || fail "nothing of this machine's Open MPI was hidden"
         same_dose alone.h5 hidden1.h5 hidden2.h5
     else
         echo "SKIP: no private mount namespace here (needs root and unshare -m): the tree ran, but with the system's Open MPI visible"

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The Python of the shell tests, sourced after their argument handling:
 #   . tests/python.sh    (from the repository root)
 # py: the interpreter the build found (SMX_PYTHON: scripts/find-python.sh,
