@@ -23,7 +23,7 @@ for m in sys.argv[1:]:
 PY
 ) || { echo "SKIP: $py does not run: $lacks"; exit 77; }
     [ -z "$lacks" ] && return 0
-    echo "SKIP: $py lacks the module(s) $(echo $lacks) (make deps, or apt-get install" \
+    echo "SKIP: $py cannot import $(echo $lacks) (make deps, or apt-get install" \
         "$(for m in $lacks; do printf 'python3-%s ' "${m%%.*}"; done | sed 's/ $//'))"
     exit 77
 }
