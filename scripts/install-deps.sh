@@ -13,20 +13,27 @@
 #   --mpi:  also what `make MPI=1` needs: Open MPI's headers, mpicc and mpirun
 #           (libopenmpi-dev, openmpi-bin; docs/mpi.md), and patchelf for the
 #           Open MPI runtime that `make dist MPI=1` bundles.
+#   --tests: everything `make test` runs, for CI: the Python modules above
+#           become required (a python3 that imports all four, else exit 1),
+#           and the programs the shell tests call (script, flock, unshare,
+#           mount, hostname, readelf) are checked and installed.
 # Debian/Ubuntu (apt) is supported directly; elsewhere it prints what to install.
-# Missing Python modules never fail this script: the tools then say what to
-# install, and their tests are skipped.
+# Without --tests, missing Python modules never fail this script: the tools
+# then say what to install, and the tests that need them skip, which
+# `make test` reports as a failure naming them (tests/allowed-skips.txt).
 set -u
 check_only=0
 fuzz=0
 mpi=0
 format=0
+tests=0
 for arg in "$@"; do
     case "$arg" in
     --check-only) check_only=1 ;;
     --fuzz) fuzz=1 ;;
     --mpi) mpi=1 ;;
     --format) format=1 ;;
+    --tests) tests=1 ;;
     esac
 done
 
@@ -42,6 +49,16 @@ if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists libcjson 2>/dev/null || missing="$missing libcjson-dev"
 else
     missing="$missing libhdf5-dev libyaml-dev nettle-dev libcjson-dev"
+fi
+
+if [ "$tests" = 1 ]; then
+    # What the shell tests (tests/*.sh) call beyond the build's tools; most
+    # are Essential in Debian, but a slim image may lack mount or hostname.
+    command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
+    command -v flock >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 || missing="$missing util-linux"
+    command -v mount >/dev/null 2>&1 || missing="$missing mount"
+    command -v hostname >/dev/null 2>&1 || missing="$missing hostname"
+    command -v readelf >/dev/null 2>&1 || missing="$missing binutils"
 fi
 
 if [ "$mpi" = 1 ]; then
@@ -63,7 +80,7 @@ py_has_modules() {
     command -v "$1" >/dev/null 2>&1 && "$1" -c "import numpy, h5py, matplotlib, scipy" >/dev/null 2>&1
 }
 py_missing=""
-if [ "$check_only" = 0 ] && ! py_has_modules python3 && ! py_has_modules /usr/bin/python3; then
+if { [ "$check_only" = 0 ] || [ "$tests" = 1 ]; } && ! py_has_modules python3 && ! py_has_modules /usr/bin/python3; then
     command -v /usr/bin/python3 >/dev/null 2>&1 || py_missing=" python3"
     for m in $py_modules; do
         /usr/bin/python3 -c "import $m" >/dev/null 2>&1 || py_missing="$py_missing python3-$m"
@@ -92,16 +109,24 @@ fi
 [ -z "$missing" ] && [ -z "$py_missing" ] && exit 0
 
 if [ "$check_only" = 1 ]; then
-    echo "smx2d-sim: missing build dependencies:$missing" >&2
-    echo "  run 'make deps' (or: apt-get install$missing)" >&2
+    echo "smx2d-sim: missing dependencies:$missing$py_missing" >&2
+    echo "  run 'make deps' (or: apt-get install$missing$py_missing)" >&2
     exit 1
 fi
 
-# py_note WHY: the tools' modules are missing and were not installed because WHY.
+# py_note WHY: the tools' modules are missing and were not installed because
+# WHY; with --tests that fails this script (the caller's status).
 py_note() {
+    if [ "$tests" = 1 ]; then
+        echo "smx2d-sim: error: the tests need Python 3 with $py_modules," >&2
+        echo "  not installed ($1): apt-get install$py_missing" >&2
+        return 1
+    fi
     echo "smx2d-sim: note: smx2d-plot and smx2d-compare need Python 3 with $py_modules," >&2
     echo "  not installed ($1): apt-get install$py_missing, or pip install $py_modules;" >&2
-    echo "  the build and the simulator do not need them (their tests are skipped)" >&2
+    echo "  the build and the simulator do not need them (their tests skip, and make test" >&2
+    echo "  fails naming them)" >&2
+    return 0
 }
 
 if ! command -v apt-get >/dev/null 2>&1; then
@@ -114,7 +139,7 @@ if ! command -v apt-get >/dev/null 2>&1; then
         [ "$fuzz" = 1 ] && echo "  and clang with libFuzzer, the sanitizer runtimes and libomp" >&2
         [ "$format" = 1 ] && echo "  and clang-format 14" >&2
     fi
-    [ -n "$py_missing" ] && py_note "this is not an apt-based system"
+    if [ -n "$py_missing" ]; then py_note "this is not an apt-based system" || exit 1; fi
     [ -z "$missing" ]
     exit
 fi
@@ -129,7 +154,7 @@ else
         echo "  install them with:" >&2
         echo "    sudo apt-get update && sudo apt-get install -y$missing" >&2
     fi
-    [ -n "$py_missing" ] && py_note "that needs root or sudo"
+    if [ -n "$py_missing" ]; then py_note "that needs root or sudo" || exit 1; fi
     [ -z "$missing" ]
     exit
 fi
@@ -143,6 +168,10 @@ if [ -n "$missing" ]; then
 fi
 if [ -n "$py_missing" ]; then
     # shellcheck disable=SC2086
-    $SUDO apt-get install -y -qq --no-install-recommends $py_missing || py_note "apt-get failed"
+    $SUDO apt-get install -y -qq --no-install-recommends $py_missing || { py_note "apt-get failed" || exit 1; }
+fi
+if [ "$tests" = 1 ] && ! py_has_modules python3 && ! py_has_modules /usr/bin/python3; then
+    echo "smx2d-sim: error: installed$py_missing, but no python3 imports $py_modules" >&2
+    exit 1
 fi
 exit 0

@@ -4,7 +4,8 @@
 add_test(geometry "${SMX_BUILD}/tests/test_geometry")
 set_tests_properties(geometry PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(geometry_output /bin/sh "${SMX_ROOT}/tests/post.sh" "test_geometry_output.py" "${SMX_BUILD}")
-set_tests_properties(geometry_output PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(geometry_output PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}"
+                     ENVIRONMENT "SMX_PYTHON=${SMX_PYTHON}")
 # Transport through media against references computed from the PSTAR ranges,
 # Highland over the layers (Fermi-Eyges) and Bortfeld's Bragg curve.
 add_test(hetero "${SMX_BUILD}/tests/test_hetero")

@@ -20,17 +20,18 @@
 #               private mount namespace can be made, this machine's Open MPI and
 #               bundled libraries hidden) its mpirun on 2 ranks and the binary
 #               alone give the same bytes as this build
-# Skips (77) when BUILD_DIR's binary has no MPI, or mpirun or h5py is missing.
+# Skips (77), saying why, when BUILD_DIR's binary has no MPI, or mpirun,
+# patchelf (dist) or the test interpreter's h5py (tests/python.sh) is missing.
 # Runs from the repository root; each case works in its own temporary directory.
 set -u
 case_name=$1
 build=$2
 bin="$(cd "$build" && pwd)/smx2d-sim"
 root=$(pwd)
-py=/usr/bin/python3
+. "$root/tests/python.sh"
 "$bin" --version 2>/dev/null | grep -q "^  MPI: " || { echo "SKIP: $bin was built without MPI (make MPI=1)"; exit 77; }
 command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun (apt-get install openmpi-bin)"; exit 77; }
-[ -x "$py" ] && "$py" -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: no h5py/numpy for $py"; exit 77; }
+need_python h5py numpy
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -266,10 +267,13 @@ dist)
             d=$1; shift; mpirun --version >/dev/null 2>&1 && { echo "the system mpirun still runs"; exit 1; }
             run "$d" timeout 120 "$d/bin/mpirun" --oversubscribe -np 2 "$d/bin/smx2d-sim" "$@" --set output.file=hidden2.h5 &&
             run "$d" "$d/bin/smx2d-sim" "$@" --set output.file=hidden1.h5 --quiet' sh "$d" tiny.yaml $spots
+        # Something of this machine's was hidden, or the runs below prove nothing.
         grep "^hidden:" "$tmp/out"
+        grep -q "^hidden: [1-9][0-9]* files" "$tmp/out" || fail "nothing of this machine's Open MPI was hidden"
         same_dose alone.h5 hidden1.h5 hidden2.h5
     else
-        echo "note: no private mount namespace here (needs root and unshare -m): the system's Open MPI stayed visible"
+        echo "SKIP: no private mount namespace here (needs root and unshare -m): the tree ran, but with the system's Open MPI visible"
+        exit 77
     fi
     ;;
 *)

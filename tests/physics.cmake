@@ -7,8 +7,10 @@ set_tests_properties(step_log PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_
 # No carriage-return redraws in a file or an MPI job's output (script(1) gives the pty).
 add_test(step_log_terminal /bin/sh "${SMX_ROOT}/tests/log_terminal.sh" "${SMX_BUILD}")
 set_tests_properties(step_log_terminal PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
+# Conservation: the weight and energy identities of docs/physics.md at every step
+# (exact identities of the code, no physics reference: unit).
 add_test(conservation "${SMX_BUILD}/tests/test_conservation")
-set_tests_properties(conservation PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(conservation PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(range "${SMX_BUILD}/tests/test_range")
 set_tests_properties(range PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(depth_dose "${SMX_BUILD}/tests/test_depth_dose")

@@ -8,6 +8,7 @@ foreach(case beyond_depth beyond_side inside media)
   set_tests_properties(summary_${case} PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 endforeach()
 # /summary and dose_Gy's attributes with media, smx2d-plot's markers on its curve
-# (Python with numpy, h5py and matplotlib; skipped without them).
+# (the build's Python, SMX_PYTHON, with numpy, h5py and matplotlib; skipped without them).
 add_test(summary_file /bin/sh "${SMX_ROOT}/tests/post.sh" test_summary_file.py "${SMX_BUILD}")
-set_tests_properties(summary_file PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(summary_file PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}"
+                     ENVIRONMENT "SMX_PYTHON=${SMX_PYTHON}")
