@@ -107,6 +107,7 @@ static run_setup_options setup_options(const cli *c, const par_job *job, int sce
 static int scenario_error(const plan *p, int k, smx_error *err)
 {
     const plan_scenario sc = plan_scenario_at(p, k);
+    plan_word_error(p, err);
     const smx_error inner = *err;
     err->code = 0;
     return smx_fail(err, inner.code, "scenario %d (range %+g %%, shift %+g mm): %s", k,
@@ -153,6 +154,8 @@ static int read_input(const cli *c, const par_job *job, run_setup *s, par_field 
     const sim_media sm = run_setup_media(s);
     if (!rc && c->dry_run)
         rc = simulate_check(&s->p, &s->g, &s->t, &sm, err);
+    if (rc)
+        plan_word_error(&s->p, err);
     return rc ? rc : check_interrupt("while reading the input", err);
 }
 
@@ -418,6 +421,8 @@ static int run_plan(const cli *c, const par_job *job, int argc, char **argv)
                            &err);
         if (!rc)
             par_field_ran(&field, &r);
+        else
+            plan_word_error(&s.p, &err); /* before the agreement, which sends the message alone */
     }
     dose_figures fig;
     if (writer && rc == SMX_EXIT_INTERRUPTED && s.p.keep_partial && r.dose_MeV &&
@@ -447,6 +452,7 @@ end:
     if (out)
         output_abort(out, s.p.keep_partial);
     par_set_cleanup(NULL, NULL);
+    plan_word_error(&s.p, &err);
     rc = print_error(job, rc, agreed, &err);
     par_field_free(&field);
     for (int k = 0; rs && k < plan_scenario_count(&s.p); k++)

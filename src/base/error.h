@@ -25,7 +25,8 @@ typedef struct smx_error {
      * state of the same plan may (transport/simulate.c sets the total's
      * window up again with the rows that fit). */
     int no_room;
-    /* The plan key the error is at ("grid.space.nz", "geometry.shapes[1].material"),
+    /* The plan key the error is at ("grid.space.nz", "geometry.shapes[1].material",
+     * "beam.spots[3].weight": a column of spot 3 of the field),
      * set by a layer that knows the key but not the plan's file (smx_fail_key);
      * the layer that owns the plan words it with the key's file, line and
      * column (plan_word_error, input/plan.h). Empty: not a key's fault. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "input/plan_access.h"
 #include "buildinfo.h"
 #include "report/analysis.h"
 #include "physics/beam_reach.h"

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "input/plan_access.h"
 #include "numerics/fma_rows.h"
 #include "transport/backend_cpu_internal.h"
 
@@ -403,7 +404,7 @@ static void cpu_describe(void *vctx, run_result *r)
     snprintf(r->kernel_variants, sizeof r->kernel_variants,
              "energy=%s stream=%s streaming_scheme=%s angular=direct",
              c->s->energy_gather ? "gather" : "scatter", c->s->stream_gather ? "gather" : "scatter",
-             plan_choice_name("transport.streaming_scheme", c->s->st.scheme));
+             plan_streaming_scheme_name(c->s->st.scheme));
 }
 
 static void cpu_release(void *vctx)

@@ -8,7 +8,7 @@ int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, sm
 #ifdef SMX_HAVE_CUDA
     if (p->device == DEVICE_CUDA || (p->device == DEVICE_AUTO && gi->count > 0)) {
         if (gi->count == 0)
-            return plan_fail_at(p, err, "backend.device",
+            return smx_fail_key(err, SMX_EXIT_INPUT, "backend.device",
                                 "cuda was asked for, but no CUDA device is usable (%s); expected "
                                 "cpu or auto on this machine",
                                 gi->why_none);
@@ -19,7 +19,7 @@ int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, sm
         smx_warn("running on the CPU: no GPU code here for %s\n", gi->why_none);
 #else
     if (p->device == DEVICE_CUDA)
-        return plan_fail_at(p, err, "backend.device",
+        return smx_fail_key(err, SMX_EXIT_INPUT, "backend.device",
                             "cuda was asked for, but this build has no CUDA (%s); expected cpu or "
                             "auto",
                             gi->why_none);
@@ -81,8 +81,8 @@ int backend_check_host_memory(const plan *p, const grid *g, const backend_ops *b
     double need = backend_host_min_bytes(p, g, be), have = backend_host_limit_bytes(p);
     if (need <= have)
         return 0;
-    return plan_fail_at(
-        p, err, "grid.space.nx",
+    return smx_fail_key(
+        err, SMX_EXIT_INPUT, "grid.space.nx",
         "the grid (%lld x %lld x %lld x %lld) needs at least %.3g GB of host memory "
         "for the %s backend, this run may use %.3g GB (%s); expected a smaller grid%s",
         (long long)g->ne, (long long)g->nth, (long long)g->nz, (long long)g->nx, need * 1e-9,

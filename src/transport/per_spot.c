@@ -183,10 +183,8 @@ int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t
             if (occupied[ie].z0 <= occupied[ie].z1 && occupied[ie].x0 <= occupied[ie].x1)
                 order[i].top = (int)ie;
         source_clear(host, &g0, occupied);
-        if (!(wk > 0.0)) {
-            plan_spot s = plan_spot_at(p, first + i);
-            rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
-        }
+        if (!(wk > 0.0))
+            rc = source_spot_fail(err, first + i, "weight", "this spot puts no weight on the grid");
     }
     qsort(order, (size_t)n, sizeof *order, by_top_desc);
     /* Fewer bins where every state computes a spot the same: in window mode,

@@ -44,7 +44,9 @@ int run_setup_input(plan *p, tables *t, grid *g, const run_setup_options *o, smx
     smx_test_pause("input", &smx_interrupted);
     if ((rc = tables_load(t, p->table_path, err)))
         return plan_blame_key(p, "material.table_file", rc, err);
-    return grid_build(g, p, t, err);
+    if ((rc = grid_build(g, p, t, err)))
+        plan_word_error(p, err);
+    return rc;
 }
 
 int run_setup_init(run_setup *s, const run_setup_options *o, smx_error *err)
@@ -55,11 +57,13 @@ int run_setup_init(run_setup *s, const run_setup_options *o, smx_error *err)
         return rc;
     /* What each cell is made of (docs/geometry.md): the one map the run
      * transports, the result file records and the dry run lists. */
-    if (o->media &&
-        ((rc = medium_map_build(&s->media, &s->p, &s->g, err)) ||
-         (rc = medium_tables_load(&s->mtab, &s->media, &s->t, err)) ||
-         (s->p.dose_to_water && (rc = medium_tables_load_water(&s->mtab, &s->media, &s->p, err)))))
+    if (o->media && ((rc = medium_map_build(&s->media, &s->p, &s->g, err)) ||
+                     (rc = medium_tables_load(&s->mtab, &s->media, &s->t, err)) ||
+                     (s->p.dose_to_water &&
+                      (rc = medium_tables_load_water(&s->mtab, &s->media, &s->p, err))))) {
+        plan_word_error(&s->p, err);
         return rc;
+    }
     if (!o->backend)
         return 0;
     gpu_query(&s->gi);
@@ -68,9 +72,10 @@ int run_setup_init(run_setup *s, const run_setup_options *o, smx_error *err)
         gpu_select(o->local_rank % s->gi.count);
         gpu_query(&s->gi);
     }
-    if ((rc = backend_choose(&s->p, &s->gi, &s->be, err)))
-        return rc;
-    return o->check_memory ? backend_check_host_memory(&s->p, &s->g, s->be, err) : 0;
+    if ((rc = backend_choose(&s->p, &s->gi, &s->be, err)) ||
+        (o->check_memory && (rc = backend_check_host_memory(&s->p, &s->g, s->be, err))))
+        plan_word_error(&s->p, err);
+    return rc;
 }
 
 void run_setup_free(run_setup *s)

@@ -101,7 +101,7 @@ int simulate_check(const plan *p, const grid *g, const tables *t, const sim_medi
     for (int k = 0; k < plan_spot_count(p) && !rc; k++) {
         plan_spot s = plan_spot_at(p, k);
         beam_profile b;
-        if (!(rc = beam_profile_build_spot(&b, p, &s, g, err)))
+        if (!(rc = beam_profile_build_spot(&b, &s, k, g, err)))
             beam_profile_free(&b);
     }
     return rc;
