@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/test_pause.h"
+#include "base/test_hooks.h"
 #include "physics/source.h"
 
 /* Spots stepped at once at most (backend.per_spot_lanes); with auto, the

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "base/progress.h"
-#include "base/test_pause.h"
 #include "physics/source.h"
 #include "transport/halo_dose.h"
 #include "transport/per_spot.h"
