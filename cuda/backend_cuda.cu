@@ -424,7 +424,7 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
                            cudaMemset(c->dmap, 0, (size_t)c->d.nth * c->d.slice * sizeof(float)));
         }
     }
-    run_state_dev st{ w0, e0, p->steps == 0 ? p->auto_stop_weight * w0 : -1.0, 0, 0 };
+    run_state_dev st{ w0, e0, p->steps == 0 ? c->s->auto_stop_weight * w0 : -1.0, 0, 0 };
     c->w0 = w0;
     c->e0 = e0;
     CUDA_CHECK_ERR(err, cudaMemcpy(c->state, &st, sizeof st, cudaMemcpyHostToDevice));

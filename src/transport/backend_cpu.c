@@ -283,7 +283,9 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     c->e_prev = b->energy_out;
     c->last.front_row = c->front;
     c->last.back_row = c->back;
-    c->last.stopped = c->stopped = backend_auto_stop(p, b->weight_out, c->w0);
+    /* backend_auto_stop's rule, with the tables' weight (a per-spot state's is 0). */
+    c->last.stopped = c->stopped =
+        p->steps == 0 && (b->weight_out < c->s->auto_stop_weight * c->w0 || b->weight_out <= 0.0);
     c->have_last = 1;
     return 0;
 }
