@@ -65,6 +65,9 @@ CU_OBJ       := $(CU_SRC:cuda/%.cu=$(BUILD)/obj/cuda/%.o)
 TEST_SRC     := $(wildcard tests/test_*.c)
 TEST_BIN     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN          := $(BUILD)/smx2d-sim
+# The program with its test seams installed (tests/hooks_main.c): what the
+# command-line and MPI tests pause and fail; never installed.
+HOOKS_BIN    := $(BUILD)/tests/smx2d-sim-hooks
 # The memory-pattern probe (scripts/access_probe.cu, docs/tuning.md): CUDA builds only.
 PROBE        := $(if $(filter 1,$(CUDA)),$(BUILD)/access-probe)
 LIBSMX       := $(BUILD)/libsmx2d.a
@@ -89,7 +92,7 @@ endif
 
 .PHONY: all run test test-mpi test-report update-expected test-gpu sanitize-gpu asan test-asan fuzz fuzz-build deps tables \
         dist schema clean check-layers check-format format deps-format
-all: deps-check $(BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
+all: deps-check $(BIN) $(HOOKS_BIN) $(TEST_BIN) $(BUILD)/make_tables $(BUILD)/CTestTestfile.cmake $(PROBE)
 
 # ---- dependencies -------------------------------------------------------
 DEPS_ARGS    := $(if $(filter 1,$(MPI)),--mpi)
@@ -122,6 +125,14 @@ $(LIBSMX): $(LIB_OBJ) $(CU_OBJ)
 
 $(BIN): $(BUILD)/obj/main.o $(LIBSMX)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The product's main renamed, behind the test main that installs the hooks.
+$(BUILD)/obj/tests/main_product.o: src/main.c | $(BUILD)/buildinfo.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Dmain=smx_product_main -MMD -MP -c $< -o $@
+
+$(HOOKS_BIN): tests/hooks_main.c $(BUILD)/obj/tests/main_product.o $(LIBSMX) | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) $< $(BUILD)/obj/tests/main_product.o $(LIBSMX) $(LDFLAGS) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIBSMX) | $(BUILD)/tests
 	$(CC) $(ALL_CFLAGS) -Itests $< $(LIBSMX) $(LDFLAGS) $(LDLIBS) -o $@
@@ -173,7 +184,8 @@ MPI_BUILD    ?= build-mpi
 test-mpi:
 	@sh scripts/install-deps.sh --mpi
 	@$(MAKE) --no-print-directory -j$(JOBS) MPI=1 BUILD=$(MPI_BUILD) deps-check \
-	    $(MPI_BUILD)/smx2d-sim $(MPI_BUILD)/tests/test_parallel $(MPI_BUILD)/CTestTestfile.cmake
+	    $(MPI_BUILD)/smx2d-sim $(MPI_BUILD)/tests/smx2d-sim-hooks $(MPI_BUILD)/tests/test_parallel \
+	    $(MPI_BUILD)/CTestTestfile.cmake
 	sh tests/ctest-checked.sh $(MPI_BUILD) -R '^(mpi_|parallel$$)' $(CTEST_ARGS)
 
 # Rewrites the stored expected results of the shipped plans

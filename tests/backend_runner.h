@@ -12,6 +12,7 @@
 #include "transport/backend.h"
 #include "run/run_setup.h"
 #include "transport/backend_test.h"
+#include "transport/stepper.h"
 
 /* only_op: -1 = full steps, else one enum op_id per step. Returns 0 or an exit code. */
 static int runner_force_fft_from = 0; /* tests: CUDA hybrid split (see cuda_test_options) */

@@ -32,14 +32,14 @@ nothing_left() {
     return 0
 }
 # paused_run PHASE ARGS...: starts the tiny plan in the background with the
-# test pause at PHASE (src/base/test_pause.h) and returns once it has paused
-# there; its pid is $pid, its stderr $tmp/err.
+# test pause at PHASE (the program with its test seams, tests/hooks_main.c)
+# and returns once it has paused there; its pid is $pid, its stderr $tmp/err.
 paused_run() {
     phase=$1; shift
     # Emptied here, not only by the background run's redirection, which may
     # come after the first grep: the last run's "paused at" would match.
     : >"$tmp/err"
-    SMX2D_TEST_PAUSE_AT=$phase "$bin" plans/tiny.yaml --quiet "$@" 2>"$tmp/err" & pid=$!
+    SMX2D_TEST_PAUSE_AT=$phase "$hooks" plans/tiny.yaml --quiet "$@" 2>"$tmp/err" & pid=$!
     n=0
     until grep -q "paused at $phase" "$tmp/err"; do
         kill -0 $pid 2>/dev/null || { wait $pid; fail "exit $? before the pause at $phase: $(cat "$tmp/err")"; }
@@ -263,6 +263,10 @@ interrupt)
         grep -q "^smx2d-sim: error: interrupted" "$tmp/err" || fail "SIG$sig at $phase: no message: $(cat "$tmp/err")"
         nothing_left tiny
     done
+    # The product has no test seams: the same setting does not stop it.
+    expect 0 env SMX2D_TEST_PAUSE_AT=steps SMX2D_TEST_FAIL_RANK=0 timeout 60 "$bin" plans/tiny.yaml --quiet
+    grep -q "paused\|test:" "$tmp/out" && fail "the product read a test setting: $(cat "$tmp/out")"
+    rm -f tiny.h5 tiny.xdmf
     # With keep_partial, an interrupt while writing keeps what was written, marked incomplete.
     paused_run writing --set output.keep_partial=true
     kill -TERM $pid; wait $pid; rc=$?

@@ -27,6 +27,7 @@ set -u
 case_name=$1
 build=$2
 bin="$(cd "$build" && pwd)/smx2d-sim"
+hooks="$(cd "$build" && pwd)/tests/smx2d-sim-hooks" # with the test seams (tests/hooks_main.c)
 root=$(pwd)
 . "$root/tests/python.sh"
 "$bin" --version 2>/dev/null | grep -q "^  MPI: " || { echo "SKIP: $bin was built without MPI (make MPI=1)"; exit 77; }
@@ -186,7 +187,7 @@ PY
     # A rank that fails in a scenario's rows: on 3 ranks rank 2 has no row of
     # the nominal (its block is in scenarios 3 and 4), so it fails there.
     expect 3 env SMX2D_TEST_FAIL_RANK=2 sh -c 'timeout 120 mpirun --oversubscribe -np 3 -x SMX2D_TEST_FAIL_RANK "$@"' \
-        sh "$bin" tiny.yaml $robust --set output.file=failed.h5
+        sh "$hooks" tiny.yaml $robust --set output.file=failed.h5
     grep -q "^smx2d-sim: error: rank 2 of 3 on $(hostname): scenario 3 (range +0 %, shift -1 mm): test: failing at per-spot as SMX2D_TEST_FAIL_RANK=2 asks$" \
         "$tmp/err" || fail "a scenario's failing rank: $(cat "$tmp/err")"
     [ "$(grep -c 'smx2d-sim: error' "$tmp/err")" = 1 ] || fail "not one error line: $(cat "$tmp/err")"
@@ -217,7 +218,7 @@ fail)
     # fails N R: N ranks with rank R failing in its per-spot runs.
     fails() {
         expect 3 env SMX2D_TEST_FAIL_RANK=$2 sh -c 'mpi() { n=$1; shift; timeout 120 mpirun --oversubscribe -np "$n" -x SMX2D_TEST_FAIL_RANK "$@"; }; mpi "$@"' \
-            sh "$1" "$bin" tiny.yaml $spots --set output.file=failed.h5
+            sh "$1" "$hooks" tiny.yaml $spots --set output.file=failed.h5
         msg="smx2d-sim: error: rank $2 of $1 on $host: test: failing at per-spot as SMX2D_TEST_FAIL_RANK=$2 asks"
         grep -qxF "$msg" "$tmp/err" || fail "np $1, rank $2: the message is not there: $(cat "$tmp/err")"
         [ "$(grep -c 'smx2d-sim: error' "$tmp/err")" = 1 ] || fail "np $1: not one error line: $(cat "$tmp/err")"

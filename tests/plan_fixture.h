@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "input/plan.h"
+#include "input/plan_access.h"
 
 #define CASES "tests/plan_cases/"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "input/plan_access.h"
 #include "transport/backend.h"
 #include "run/run_setup.h"
 #include "transport/simulate.h"
@@ -52,6 +53,8 @@ static inline int fixture_run(fixture *f, const char *yaml, const char *const *s
     int rc = fixture_load(f, yaml, sets, nsets);
     if (!rc)
         rc = simulate(&f->p, &f->g, &f->t, &backend_cpu, NULL, &f->r, &f->err);
+    if (rc)
+        plan_word_error(&f->p, &f->err);
     if (rc)
         fprintf(stderr, "fixture: %s\n", f->err.msg);
     return rc;

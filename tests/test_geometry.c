@@ -99,6 +99,8 @@ static int build(medium_map *m, smx_error *err)
         rc = grid_build(&g, &p, &t, err);
     if (!rc)
         rc = medium_map_build(m, &p, &g, err);
+    if (rc)
+        plan_word_error(&p, err); /* the key an error is at, with its line */
     grid_free(&g);
     tables_free(&t);
     plan_free(&p);

@@ -365,6 +365,21 @@ static void test_resolved_round_trip(void)
     remove(plan_path);
 }
 
+/* An error a lower layer put at column `column` of spot i (key
+ * "beam.spots[i].COLUMN", physics/source.h) is worded as plan_spot_fail
+ * words its own: at the spot file's line and column. */
+static void check_spot_wording(const plan *p, int i, const char *column)
+{
+    char key[64];
+    snprintf(key, sizeof key, "beam.spots[%d].%s", i, column);
+    smx_error low = { 0 }, want = { 0 };
+    smx_fail_key(&low, SMX_EXIT_INPUT, key, "this spot puts no weight on the grid");
+    CHECK(plan_word_error(p, &low) == SMX_EXIT_INPUT && !low.key[0]);
+    const plan_spot s = plan_spot_at(p, i);
+    plan_spot_fail(p, &s, column, &want, "this spot puts no weight on the grid");
+    CHECK_STREQ(low.msg, want.msg);
+}
+
 /* A plan that leaves grid.energy.E_max_MeV out gets the highest beam or spot
  * energy plus four energy spreads, rounded up to a whole MeV, marked as
  * derived in the resolved plan (which then states it). */
@@ -389,6 +404,7 @@ static void test_energy_grid_from_beam(void)
     CHECK_MSG(text && strstr(text, "grid.energy.E_max_MeV: 103  # from the beam\n"), "%s",
               text ? text : "");
     free(text);
+    check_spot_wording(&p, 0, "weight"); /* the beam.* spot: at the key beam.weight */
     plan_free(&p);
     /* A field: its highest spot (the spread column defaults to beam.energy_sigma_MeV). */
     write_text(spots_path, "energy_MeV, x_mm, weight\n90, 0, 1\n120.2, 1, 0.5\n");
@@ -397,6 +413,8 @@ static void test_energy_grid_from_beam(void)
     CHECK_MSG(rc == 0, "%s", err.msg);
     if (!rc) {
         CHECK(p.E_max_MeV == 121.0 && p.n_spots == 2);
+        check_spot_wording(&p, 1, "weight");
+        check_spot_wording(&p, 0, "sigma_x_mm"); /* a column the file leaves to beam.* */
         plan_free(&p);
     }
     /* Given, it is kept, and a spot above it is an error at the spot. */
@@ -526,6 +544,13 @@ static void test_names(void)
     CHECK(plan_choice_name("backend.device", -1) == NULL);
     CHECK(plan_choice_name("grid.space.nx", 0) == NULL);
     CHECK(plan_choice_name("nope", 0) == NULL);
+    /* The inline name the layers above use is the schema's. */
+    for (int i = -1; i <= STREAM_MOMENTS + 1; i++) {
+        const char *a = plan_streaming_scheme_name(i),
+                   *b = plan_choice_name("transport.streaming_scheme", i);
+        CHECK_MSG(a == b || (a && b && !strcmp(a, b)), "streaming scheme %d: %s, %s", i,
+                  a ? a : "NULL", b ? b : "NULL");
+    }
 
     char buf[40];
     plan_format_real(0.9, buf, sizeof buf);

@@ -38,7 +38,8 @@ int smx_fail_key(smx_error *e, int code, const char *key, const char *fmt, ...)
 
 int smx_blame_key(smx_error *e, const char *key, int rc)
 {
-    if (e && rc && !e->key[0] && key)
+    /* Only input errors are the key's fault (out of memory, say, is not). */
+    if (e && rc && e->code == SMX_EXIT_INPUT && !e->key[0] && key)
         snprintf(e->key, sizeof e->key, "%s", key);
     return rc;
 }

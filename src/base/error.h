@@ -25,7 +25,8 @@ typedef struct smx_error {
      * state of the same plan may (transport/simulate.c sets the total's
      * window up again with the rows that fit). */
     int no_room;
-    /* The plan key the error is at ("grid.space.nz", "geometry.shapes[1].material"),
+    /* The plan key the error is at ("grid.space.nz", "geometry.shapes[1].material",
+     * "beam.spots[3].weight": a column of spot 3 of the field),
      * set by a layer that knows the key but not the plan's file (smx_fail_key);
      * the layer that owns the plan words it with the key's file, line and
      * column (plan_word_error, input/plan.h). Empty: not a key's fault. */
@@ -41,7 +42,8 @@ int smx_vfail(smx_error *e, int code, const char *fmt, va_list ap);
 int smx_fail_key(smx_error *e, int code, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Puts the first error already in e at plan key `key`, as smx_fail_key would
- * have (a reader's or table builder's error that knows no key); returns rc. */
+ * have (a reader's or table builder's error that knows no key), when it is an
+ * input error (out of memory is not the key's fault); returns rc. */
 int smx_blame_key(smx_error *e, const char *key, int rc);
 
 /* Log levels for the step log and diagnostics on stderr. */

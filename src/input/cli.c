@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "input/cli.h"
 #include "input/plan.h"
 
@@ -70,7 +71,7 @@ static void unknown_option(const char *arg, const struct option *opts)
     while (*s == '-')
         s++;
     snprintf(word, sizeof word, "%.*s", (int)strcspn(s, "="), s);
-    const char *near = word[0] ? plan_closest_name(word, names, n) : NULL;
+    const char *near = word[0] ? smx_closest_name(word, names, n) : NULL;
     if (near)
         fprintf(stderr, "smx2d-sim: unknown option '%s'; did you mean --%s? (see --help)\n", arg,
                 near);

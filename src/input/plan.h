@@ -175,26 +175,6 @@ typedef struct plan_key {
 extern const plan_key plan_keys[];
 extern const size_t plan_key_count;
 
-/* The cells [*first, *last] of an axis of n cells of width d starting at
- * origin whose centre c = origin + d (i + 0.5) satisfies lo <= c < hi (the
- * same expression as the grid's centres, so the plan check and the map
- * builder agree on every cell). Returns 0 when no centre is inside. */
-static inline int plan_axis_cells(double lo, double hi, double origin, double d, int n, int *first,
-                                  int *last)
-{
-    *first = -1;
-    *last = -2;
-    for (int i = 0; i < n; i++) {
-        double c = origin + d * (i + 0.5);
-        if (lo <= c && c < hi) {
-            if (*first < 0)
-                *first = i;
-            *last = i;
-        }
-    }
-    return *first >= 0;
-}
-
 /* The fields of one geometry.shapes entry, declared once like the keys: the
  * reader, the JSON Schema and the reference plan follow this table. */
 enum plan_field_type { PF_STRING, PF_REAL, PF_RANGE /* [lo, hi], lo < hi */ };
@@ -220,18 +200,8 @@ typedef struct plan_spot {
     int col[8]; /* the file's column of each value above, in that order (0: the beam.* default) */
 } plan_spot;
 
-/* The field's spots: the spot file's, or one from the beam.* keys as they are
- * now. */
-int plan_spot_count(const plan *p);
-plan_spot plan_spot_at(const plan *p, int i);
-/* The highest spot energy (the differential Highland scattering power's
- * reference energy, docs/physics.md). */
-double plan_reference_energy_MeV(const plan *p);
-/* The top of a spot's energy spectrum that the grid must hold: its energy
- * plus PLAN_SPECTRUM_SIGMAS energy spreads. The one rule behind the grid a
- * plan without grid.energy.E_max_MeV gets and the check of one that has it. */
-#define PLAN_SPECTRUM_SIGMAS 4.0
-double plan_spectrum_top_MeV(const plan_spot *s);
+/* The field's spots (plan_spot_count, plan_spot_at) and the other accessors
+ * that the layers above read the plan through: input/plan_access.h. */
 /* A spot's energy, position, direction and correlation against the plan's
  * grid: the reader's rules, also for callers that change a plan afterwards. */
 int plan_spot_check(const plan *p, const plan_spot *s, smx_error *err);
@@ -304,7 +274,9 @@ int plan_blame_key(const plan *p, const char *path, int rc, smx_error *err);
 /* Words an error a lower layer put at a plan key (err->key, smx_fail_key /
  * smx_blame_key) as plan_fail_at would have: the key's file, line and column
  * or its --set, the key, then the message; "geometry.shapes[N].FIELD" as
- * plan_fail_at_shape. Only input errors are moved; err->key is cleared.
+ * plan_fail_at_shape, "beam.spots[N].COLUMN" (spot N of plan_spot_at) as
+ * plan_spot_fail. The error keeps its code (a device error at a key, such as
+ * backend.device, stays one); err->key is cleared.
  * Returns err->code. The layer that owns the plan calls it once, where the
  * chain of calls that could fail returns to it. */
 int plan_word_error(const plan *p, smx_error *err);
@@ -312,8 +284,6 @@ int plan_word_error(const plan *p, smx_error *err);
  * field NULL names the whole entry. */
 int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt,
                        ...) __attribute__((format(printf, 5, 6)));
-/* The closest of names[0..n) to text, for "did you mean" (NULL when none is close). */
-const char *plan_closest_name(const char *text, const char *const *names, int n);
 
 /* Writers driven by the schema table. */
 void plan_write_json_schema(FILE *f);

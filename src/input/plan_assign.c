@@ -310,7 +310,7 @@ static int assign_shapes(loader *L, const plan_key *k, const yt_node *v, plan_sh
                 const char *names[16];
                 for (size_t f = 0; f < plan_shape_field_count; f++)
                     names[f] = plan_shape_fields[f].name;
-                const char *near = plan_closest_name(key->text, names, (int)plan_shape_field_count);
+                const char *near = smx_closest_name(key->text, names, (int)plan_shape_field_count);
                 plan_show_node(key, shown, sizeof shown);
                 if (near)
                     rc = loader_fail(L, key, "%s[%zu]: unknown key '%s'; did you mean '%s'?",
@@ -443,7 +443,7 @@ int plan_assign_text(loader *L, int ki, const char *text)
         char expected[300], shown[SHOW_MAX + 4];
         plan_key_expected(&plan_keys[ki], expected, sizeof expected);
         return loader_fail(L, NULL, "%s: '%s' is not valid YAML; expected %s", plan_keys[ki].path,
-                           plan_show(text, strlen(text), shown, sizeof shown), expected);
+                           smx_show(text, strlen(text), shown, sizeof shown), expected);
     }
     int rc = plan_assign(L, ki, v);
     yt_free(v);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "input/plan_access.h"
 #include "input/plan_internal.h"
 #include "numerics/deposit_path.h"
 

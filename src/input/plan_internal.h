@@ -13,12 +13,13 @@
 
 #include <stddef.h>
 
+#include "base/text.h"
 #include "input/plan.h"
 #include "input/yaml_tree.h"
 
 /* A plan is a few kilobytes; anything this large is the wrong file. */
 #define PLAN_MAX_BYTES (16u << 20)
-#define SHOW_MAX 80
+#define SHOW_MAX SMX_SHOW_MAX
 #define MAX_SECTIONS 32
 
 typedef struct names {
@@ -48,9 +49,6 @@ typedef struct loader {
 } loader;
 
 /* plan_names.c */
-int plan_edit_distance(const char *a, size_t la, const char *b, size_t lb);
-int plan_close_enough(int dist, size_t len);
-const char *plan_show(const char *text, size_t len, char *buf, size_t n);
 const char *plan_show_node(const yt_node *v, char *buf, size_t n);
 int plan_is_section(const char *path, size_t len);
 void plan_names_under(const char *prefix, size_t plen, names *out);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/plan_access.h"
 #include "input/plan_internal.h"
 
 static void record_section(loader *L, const char *path, const yt_node *at)
@@ -38,13 +39,13 @@ static int unknown_key(loader *L, const yt_node *at, const char *path, size_t pl
     int best = INT_MAX;
     size_t bi = 0;
     for (size_t i = 0; i < nm.n; i++) {
-        int d = plan_edit_distance(name, nlen, nm.name[i], nm.len[i]);
+        int d = smx_edit_distance(name, nlen, nm.name[i], nm.len[i]);
         if (d < best) {
             best = d;
             bi = i;
         }
     }
-    if (best != INT_MAX && plan_close_enough(best, nlen))
+    if (best != INT_MAX && smx_close_enough(best, nlen))
         return loader_fail(L, at, "unknown key '%s'; did you mean '%.*s'?", full, (int)nm.len[bi],
                            nm.name[bi]);
     plan_join_names(&nm, list, sizeof list);
@@ -79,7 +80,7 @@ static int walk_pair(loader *L, const yt_node *key, const yt_node *val, const ch
             if (s[len] == '.')
                 return loader_fail(L, key, "unknown key '%s%s%s'; %s is a key, not a section",
                                    prefix, prefix[0] ? "." : "",
-                                   plan_show(key->text, key->len, shown, sizeof shown), path);
+                                   smx_show(key->text, key->len, shown, sizeof shown), path);
             if (L->key_line[ki])
                 return loader_fail(L, key,
                                    "%s: duplicate key, first given at %d:%d; expected each "
@@ -177,7 +178,7 @@ static int apply_override(loader *L, const char *arg)
         return smx_fail(L->err, SMX_EXIT_INPUT,
                         "--set %s: missing '='; expected --set key.path=value, e.g. "
                         "--set beam.energy_MeV=150",
-                        plan_show(arg, strlen(arg), shown, sizeof shown));
+                        smx_show(arg, strlen(arg), shown, sizeof shown));
     }
     size_t klen = (size_t)(eq - arg);
     if (klen == 0)
@@ -200,10 +201,10 @@ static int apply_override(loader *L, const char *arg)
         int bare = strchr(key, '.') == NULL;
         for (size_t i = 0; i < plan_key_count; i++) {
             const char *path = plan_keys[i].path;
-            int d = plan_edit_distance(key, strlen(key), path, strlen(path));
+            int d = smx_edit_distance(key, strlen(key), path, strlen(path));
             if (bare) {
                 const char *leaf = strrchr(path, '.') + 1;
-                int dl = plan_edit_distance(key, strlen(key), leaf, strlen(leaf));
+                int dl = smx_edit_distance(key, strlen(key), leaf, strlen(leaf));
                 if (dl < d)
                     d = dl;
             }
@@ -212,7 +213,7 @@ static int apply_override(loader *L, const char *arg)
                 bi = (int)i;
             }
         }
-        if (bi >= 0 && plan_close_enough(best, strlen(key)))
+        if (bi >= 0 && smx_close_enough(best, strlen(key)))
             return loader_fail(L, NULL, "unknown key '%s'; did you mean '%s'?", key,
                                plan_keys[bi].path);
         return loader_fail(L, NULL,

@@ -1,5 +1,5 @@
-/* Key and choice names of the schema table, and the "did you mean" that
- * turns a typo into a suggestion. */
+/* Key and choice names of the schema table, and the "did you mean" among
+ * them (the typo distance itself: base/text.h). */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -7,57 +7,9 @@
 
 #include "input/plan_internal.h"
 
-/* Optimal-string-alignment distance: Levenshtein plus adjacent transpositions,
- * the commonest typo ("cdua" for "cuda"), at cost 1. */
-int plan_edit_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-    /* Key names are short; longer inputs are never a typo of one. */
-    if (la > 63 || lb > 63)
-        return INT_MAX;
-    int d[64][64];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        for (size_t j = 1; j <= lb; j++) {
-            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best)
-                best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    }
-    return d[la][lb];
-}
-
-int plan_close_enough(int dist, size_t len)
-{
-    int limit = (int)(len / 3);
-    return dist <= (limit > 2 ? limit : 2);
-}
-
-/* Quotes user text for a message: bounded length, no control characters. */
-const char *plan_show(const char *text, size_t len, char *buf, size_t n)
-{
-    size_t max = n - 4 < SHOW_MAX ? n - 4 : SHOW_MAX, o = 0;
-    for (size_t i = 0; i < len && o < max; i++)
-        buf[o++] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
-    if (len > max) {
-        memcpy(buf + o, "...", 3);
-        o += 3;
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
 const char *plan_show_node(const yt_node *v, char *buf, size_t n)
 {
-    return plan_show(v->text, v->len, buf, n);
+    return smx_show(v->text, v->len, buf, n);
 }
 
 int plan_is_section(const char *path, size_t len)
@@ -168,7 +120,7 @@ int plan_suggest_choice(const char *choices, const char *text, char *buf, size_t
     int best = INT_MAX;
     for (const char *s = choices; *s;) {
         size_t len = strcspn(s, "|");
-        int d = plan_edit_distance(text, tlen, s, len);
+        int d = smx_edit_distance(text, tlen, s, len);
         if (d < best) {
             best = d;
             snprintf(buf, n, "%.*s", (int)len, s);
@@ -177,22 +129,7 @@ int plan_suggest_choice(const char *choices, const char *text, char *buf, size_t
         if (*s == '|')
             s++;
     }
-    return best != INT_MAX && plan_close_enough(best, tlen);
-}
-
-const char *plan_closest_name(const char *text, const char *const *names, int n)
-{
-    size_t tlen = strlen(text);
-    int best = INT_MAX;
-    const char *found = NULL;
-    for (int i = 0; i < n; i++) {
-        int d = plan_edit_distance(text, tlen, names[i], strlen(names[i]));
-        if (d < best) {
-            best = d;
-            found = names[i];
-        }
-    }
-    return found && plan_close_enough(best, tlen) ? found : NULL;
+    return best != INT_MAX && smx_close_enough(best, tlen);
 }
 
 /* ---- choice names ----

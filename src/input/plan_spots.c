@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/plan_access.h"
 #include "input/plan_internal.h"
 
 /* A spot map of more lines than this is the wrong file. */
@@ -44,46 +45,6 @@ static double *spot_field(plan_spot *s, int c)
     double *f[COL_COUNT] = { &s->energy_MeV, &s->energy_sigma_MeV, &s->direction_deg, &s->x_mm,
                              &s->sigma_x_mm, &s->divergence_mrad,  &s->correlation,   &s->weight };
     return f[c];
-}
-
-int plan_spot_count(const plan *p)
-{
-    return p->spots_file[0] ? p->n_spots : 1;
-}
-
-/* The spot of the beam.* keys (also every column's default). */
-static plan_spot beam_spot(const plan *p)
-{
-    return (plan_spot){ p->beam_energy_MeV,
-                        p->beam_energy_sigma_MeV,
-                        p->beam_direction_deg,
-                        p->beam_x_mm,
-                        p->beam_sigma_x_mm,
-                        p->beam_divergence_mrad,
-                        p->beam_correlation,
-                        p->beam_weight,
-                        0,
-                        { 0 } };
-}
-
-plan_spot plan_spot_at(const plan *p, int i)
-{
-    return p->spots_file[0] ? p->spots[i] : beam_spot(p);
-}
-
-double plan_reference_energy_MeV(const plan *p)
-{
-    double e = 0.0;
-    for (int i = 0; i < plan_spot_count(p); i++) {
-        double v = plan_spot_at(p, i).energy_MeV;
-        e = v > e ? v : e;
-    }
-    return e;
-}
-
-double plan_spectrum_top_MeV(const plan_spot *s)
-{
-    return s->energy_MeV + PLAN_SPECTRUM_SIGMAS * s->energy_sigma_MeV;
 }
 
 int plan_spot_fail(const plan *p, const plan_spot *s, const char *column, smx_error *err,
@@ -155,7 +116,7 @@ static int read_header(const plan *p, smx_error *err, const char *text, int line
                 p, err, line, col,
                 "unknown column '%s'; expected the header's names from energy_MeV, x_mm, weight, "
                 "direction_deg, energy_sigma_MeV, sigma_x_mm, divergence_mrad, correlation",
-                plan_show(b, (size_t)(t - b), shown, sizeof shown));
+                smx_show(b, (size_t)(t - b), shown, sizeof shown));
         if (seen[found])
             return fail_at(p, err, line, col,
                            "column '%s' appears twice; expected each column once", col_name[found]);
@@ -180,7 +141,7 @@ static int read_header(const plan *p, smx_error *err, const char *text, int line
 static int read_spot(const plan *p, smx_error *err, const char *text, int line, const int *map,
                      int ncells, plan_spot *s)
 {
-    *s = beam_spot(p);
+    *s = plan_beam_spot(p);
     s->line = line;
     const char *c = text;
     for (int k = 0; k < ncells; k++) {
@@ -204,7 +165,7 @@ static int read_spot(const plan *p, smx_error *err, const char *text, int line, 
         double v = strtod(cell, &stop);
         if (*stop || errno == ERANGE || !isfinite(v))
             return fail_at(p, err, line, col, "%s: '%s' is not a finite number; expected a number",
-                           col_name[map[k]], plan_show(cell, (size_t)len, shown, sizeof shown));
+                           col_name[map[k]], smx_show(cell, (size_t)len, shown, sizeof shown));
         *spot_field(s, map[k]) = v;
         s->col[map[k]] = col;
         if (k + 1 == ncells && e)

@@ -357,26 +357,6 @@ int plan_blame_key(const plan *p, const char *path, int rc, smx_error *err)
     return rc;
 }
 
-int plan_word_error(const plan *p, smx_error *err)
-{
-    if (!err->key[0])
-        return err->code;
-    char key[sizeof err->key];
-    memcpy(key, err->key, sizeof key);
-    err->key[0] = '\0';
-    if (err->code != SMX_EXIT_INPUT)
-        return err->code;
-    smx_error at_key = { 0 }; /* smx_fail keeps the first error set: start afresh */
-    int i = -1, n = 0;
-    if (sscanf(key, "geometry.shapes[%d]%n", &i, &n) == 1 && n > 0 && i >= 0 && i < p->n_shapes &&
-        (key[n] == '\0' || key[n] == '.'))
-        plan_fail_at_shape(p, &at_key, i, key[n] ? key + n + 1 : NULL, "%s", err->msg);
-    else
-        plan_fail_at(p, &at_key, key, "%s", err->msg);
-    *err = at_key;
-    return err->code;
-}
-
 int plan_fail_at_shape(const plan *p, smx_error *err, int i, const char *field, const char *fmt,
                        ...)
 {

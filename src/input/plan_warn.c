@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "input/plan_access.h"
 #include "input/plan_internal.h"
 
 static const char *num(double v, char *buf)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/sha256.h"
+#include "input/plan_access.h"
 #include "io/output_internal.h"
 
 static int geometry_impl(output *o, const medium_map *m, smx_error *err)

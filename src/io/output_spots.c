@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "input/plan_access.h"
 #include "io/output_internal.h"
 
 int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows_out *w,

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/test_pause.h"
+#include "base/test_hooks.h"
 #include "parallel/parallel.h"
 
 static par_job self; /* for the messages of mpi_fatal */

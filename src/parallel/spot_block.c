@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "input/plan_access.h"
 #include "transport/device_query.h"
 
 void par_spot_blocks(int n_spots, const int64_t *cost, int64_t head, int size, int *bound)

@@ -43,17 +43,17 @@ static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error 
     double R_hi = tables_csda_range(t, p->E_max_MeV);
     int n = (int)ceil((R_hi - R_lo) / ds_g + 0.5 - 1e-9);
     if (n < 2)
-        return plan_fail_at(p, err, "transport.step_mm",
+        return smx_fail_key(err, SMX_EXIT_INPUT, "transport.step_mm",
                             "%g mm spans the whole energy range in %d bin%s; expected a step "
                             "shorter than the CSDA range of E_max (%.4g mm)",
                             p->step_mm, n, n == 1 ? "" : "s",
                             (R_hi - R_lo) * 10.0 / p->density_g_cm3);
     if (n > 100000)
-        return plan_fail_at(p, err, "transport.step_mm",
+        return smx_fail_key(err, SMX_EXIT_INPUT, "transport.step_mm",
                             "%g mm gives %d range bins; expected at most 100000", p->step_mm, n);
     double R_top = R_lo + n * ds_g;
     if (!(R_top <= t->csda_g_cm2[t->n - 1]))
-        return plan_fail_at(p, err, "grid.energy.E_max_MeV",
+        return smx_fail_key(err, SMX_EXIT_INPUT, "grid.energy.E_max_MeV",
                             "%g MeV: the range grid's top edge (%.6g g/cm2) is beyond the table "
                             "'%s' (max %.6g MeV); expected a lower E_max or a longer table",
                             p->E_max_MeV, R_top, t->path, t->E_MeV[t->n - 1]);
@@ -91,11 +91,11 @@ int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
     *g = (grid){ 0 };
     double tmin = t->E_MeV[0], tmax = t->E_MeV[t->n - 1];
     if (p->E_min_MeV < tmin)
-        return plan_fail_at(p, err, "grid.energy.E_min_MeV",
+        return smx_fail_key(err, SMX_EXIT_INPUT, "grid.energy.E_min_MeV",
                             "%g MeV is below the table '%s' (%g to %g MeV); expected E_min >= %g",
                             p->E_min_MeV, t->path, tmin, tmax, tmin);
     if (p->E_max_MeV > tmax)
-        return plan_fail_at(p, err, "grid.energy.E_max_MeV",
+        return smx_fail_key(err, SMX_EXIT_INPUT, "grid.energy.E_max_MeV",
                             "%g MeV is above the table '%s' (%g to %g MeV); expected E_max <= %g",
                             p->E_max_MeV, t->path, tmin, tmax, tmax);
 

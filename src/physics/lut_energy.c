@@ -69,9 +69,8 @@ static int three_point(double *w, double a, double b, double c, double mu, doubl
     return w[0] < 0.0 || w[1] < 0.0 || w[2] < 0.0 ? -1 : 0;
 }
 
-int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
-                        const double *var_MeV2, const double *survival, const double *pp_share,
-                        smx_error *err)
+/* The table's arrays for ne bins (release_*: with the halo's planes). */
+static int lut_alloc(energy_lut *lut, const grid *g, smx_error *err)
 {
     int ne = (int)g->ne;
     *lut = (energy_lut){ .ne = ne };
@@ -92,9 +91,76 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
         energy_lut_free(lut);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy-loss table");
     }
-    const double *Ec = g->E.centres;
     for (int i = 0; lut->release_band && i < ne; i++)
         lut->release_band[i] = -1;
+    return 0;
+}
+
+/* The lower bracketing centre t of E' (*Ep, moved up to the lowest centre
+ * when it is within half a bin below it) and the share *f_hi of t + 1 in the
+ * split; a centre within SNAP_REL takes it whole. */
+static int bracket(const double *Ec, int ne, double *Ep, double *f_hi)
+{
+    /* Bracketing centres t <= E' < t+1 by bisection over the centres. */
+    int lo = 0, hi = ne - 1;
+    if (*Ep < Ec[0]) {
+        hi = 0; /* within half a bin below the lowest centre: that centre (grid_keeps_from) */
+        *Ep = Ec[0];
+    } else if (*Ep >= Ec[hi]) {
+        lo = hi;
+    } else {
+        while (hi - lo > 1) {
+            int mid = (lo + hi) / 2;
+            if (Ec[mid] <= *Ep)
+                lo = mid;
+            else
+                hi = mid;
+        }
+    }
+    int t = lo;
+    if (fabs(*Ep - Ec[t]) <= SNAP_REL * Ec[t] || t == ne - 1) {
+        *f_hi = 0.0;
+    } else if (fabs(Ec[t + 1] - *Ep) <= SNAP_REL * Ec[t + 1]) {
+        t = t + 1;
+        *f_hi = 0.0;
+    } else {
+        /* Mean energy kept: (1 - f) E_t + f E_t+1 = E'. */
+        *f_hi = (*Ep - Ec[t]) / (Ec[t + 1] - Ec[t]);
+    }
+    return t;
+}
+
+/* The energy the removed weight of bin i takes (nuclear_energy) and, with
+ * the halo's planes, what its kernel spreads (release_*). */
+static void nuclear_share(energy_lut *lut, int i, double E, double removed, const double *pp_share)
+{
+    if (lut->release_MeV) {
+        /* The partition of the event's energy (nuclear_halo.h); a p-p
+         * elastic event's (share f of the removal) goes to the kernel
+         * whole (pp_elastic.h). */
+        nuclear_partition pt = nuclear_partition_water(E);
+        const double f = pp_share ? pp_share[i] : 0.0;
+        lut->nuclear_energy[i] = ((1.0 - pt.local) * (1.0 - f) + f) * removed * E;
+        lut->release_MeV[i] = (pt.protons * (1.0 - f) + f) * removed * E;
+        lut->release_band[i] = removed > 0.0 ? nuclear_halo_band(E) : -1;
+        if (lut->release_band[i] < 0) { /* below the bands: nothing is removed there */
+            lut->nuclear_energy[i] -= lut->release_MeV[i];
+            lut->release_MeV[i] = 0.0;
+        }
+    } else {
+        lut->nuclear_energy[i] = (1.0 - SMX_NUCLEAR_LOCAL_FRACTION) * removed * E;
+    }
+}
+
+int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
+                        const double *var_MeV2, const double *survival, const double *pp_share,
+                        smx_error *err)
+{
+    int ne = (int)g->ne;
+    int rc = lut_alloc(lut, g, err);
+    if (rc)
+        return rc;
+    const double *Ec = g->E.centres;
     for (int i = 0; i < ne; i++) {
         double Ep = E_after[i];
         if (!grid_keeps_from(g, i, Ep)) { /* also catches NAN: below the table */
@@ -103,33 +169,8 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
             lut->deposit_MeV[i] = Ec[i];
             continue;
         }
-        /* Bracketing centres t <= E' < t+1 by bisection over the centres. */
-        int lo = 0, hi = ne - 1;
-        if (Ep < Ec[0]) {
-            hi = 0; /* within half a bin below the lowest centre: that centre (grid_keeps_from) */
-            Ep = Ec[0];
-        } else if (Ep >= Ec[hi]) {
-            lo = hi;
-        } else {
-            while (hi - lo > 1) {
-                int mid = (lo + hi) / 2;
-                if (Ec[mid] <= Ep)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-        }
-        int t = lo;
         double f_hi; /* share of t+1 in the split */
-        if (fabs(Ep - Ec[t]) <= SNAP_REL * Ec[t] || t == ne - 1) {
-            f_hi = 0.0;
-        } else if (fabs(Ec[t + 1] - Ep) <= SNAP_REL * Ec[t + 1]) {
-            t = t + 1;
-            f_hi = 0.0;
-        } else {
-            /* Mean energy kept: (1 - f) E_t + f E_t+1 = E'. */
-            f_hi = (Ep - Ec[t]) / (Ec[t + 1] - Ec[t]);
-        }
+        int t = bracket(Ec, ne, &Ep, &f_hi);
         /* w[k] goes to bin t - 1 + k: the split (t the lower bracketing bin),
          * or with straggling three points about the centre nearest to E' (so
          * that any E' leaves room for the added variance), kept at or below
@@ -176,22 +217,7 @@ int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
          * float rounding, within the 1e-6 balance). */
         double removed = survival ? 1.0 - kept_w : 0.0;
         lut->nuclear_weight[i] = removed;
-        if (lut->release_MeV) {
-            /* The partition of the event's energy (nuclear_halo.h); a p-p
-             * elastic event's (share f of the removal) goes to the kernel
-             * whole (pp_elastic.h). */
-            nuclear_partition pt = nuclear_partition_water(Ec[i]);
-            const double f = pp_share ? pp_share[i] : 0.0;
-            lut->nuclear_energy[i] = ((1.0 - pt.local) * (1.0 - f) + f) * removed * Ec[i];
-            lut->release_MeV[i] = (pt.protons * (1.0 - f) + f) * removed * Ec[i];
-            lut->release_band[i] = removed > 0.0 ? nuclear_halo_band(Ec[i]) : -1;
-            if (lut->release_band[i] < 0) { /* below the bands: nothing is removed there */
-                lut->nuclear_energy[i] -= lut->release_MeV[i];
-                lut->release_MeV[i] = 0.0;
-            }
-        } else {
-            lut->nuclear_energy[i] = (1.0 - SMX_NUCLEAR_LOCAL_FRACTION) * removed * Ec[i];
-        }
+        nuclear_share(lut, i, Ec[i], removed, pp_share);
         lut->deposit_MeV[i] = Ec[i] * (kept_w + removed) - kept_E - lut->nuclear_energy[i];
     }
     lut->gather_ok = gather_build(lut);

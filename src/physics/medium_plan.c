@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/data_file.h"
+#include "base/text.h"
+#include "input/plan_access.h"
 #include "physics/ct_calibration.h"
 #include "physics/material.h"
 #include "physics/material_library.h"
@@ -29,6 +32,15 @@ typedef struct origin {
     const char *what; /* ... and this item, e.g. "/materials[2]" */
 } origin;
 
+/* An error at geometry.shapes[i] (field "" the whole entry, else ".material"),
+ * which the plan's owner words with the entry's line (plan_word_error). */
+static int fail_shape(smx_error *err, int i, const char *field, const char *msg)
+{
+    char key[64];
+    snprintf(key, sizeof key, "geometry.shapes[%d]%s", i, field);
+    return smx_fail_key(err, SMX_EXIT_INPUT, key, "%s", msg);
+}
+
 static int fail_origin(const origin *o, smx_error *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int fail_origin(const origin *o, smx_error *err, const char *fmt, ...)
@@ -39,7 +51,7 @@ static int fail_origin(const origin *o, smx_error *err, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (o->shape >= 0)
-        return plan_fail_at_shape(o->p, err, o->shape, "material", "%s", msg);
+        return fail_shape(err, o->shape, ".material", msg);
     if (o->line > 0)
         return smx_fail(err, SMX_EXIT_INPUT, "%s:%d:%d: %s: %s", o->file, o->line, o->col, o->what,
                         msg);
@@ -58,7 +70,7 @@ static int resolve(medium_map *m, const plan *p, const char *name, const origin 
         for (int i = 0; i < MATERIAL_LIBRARY_N; i++)
             keys[i] = material_library_key(i);
         keys[MATERIAL_LIBRARY_N] = p->material_name;
-        const char *near = plan_closest_name(name, keys, MATERIAL_LIBRARY_N + 1);
+        const char *near = smx_closest_name(name, keys, MATERIAL_LIBRARY_N + 1);
         char list[400] = "";
         for (int i = 0; i < MATERIAL_LIBRARY_N; i++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ", keys[i]);
@@ -74,14 +86,8 @@ static int resolve(medium_map *m, const plan *p, const char *name, const origin 
     char rel[PLAN_PATH_MAX], path[PLAN_PATH_MAX];
     smx_error e = { 0 };
     if (material_library_table_name(name, rel, sizeof rel) ||
-        plan_resolve_data_file(p, NULL, rel, path, &e)) {
-        /* The resolver's message starts with the plan's path; ours names the material's place instead. */
-        const char *msg = e.msg;
-        size_t plen = strlen(p->path);
-        if (!strncmp(msg, p->path, plen) && !strncmp(msg + plen, ": ", 2))
-            msg += plen + 2;
-        return fail_origin(o, err, "the table of library material '%s': %s", name, msg), -1;
-    }
+        data_file_find(p->dir, rel, path, sizeof path, &e))
+        return fail_origin(o, err, "the table of library material '%s': %s", name, e.msg), -1;
     return medium_map_add_material(m, name, path, err);
 }
 
@@ -151,7 +157,7 @@ static int from_map(medium_map *m, const plan *p, const grid *g, int reserve, sm
     medium_file f;
     int rc = medium_file_read_map(&f, p->map_path, err);
     if (rc)
-        return plan_blame_key(p, "geometry.map_file", rc, err); /* a file the reader refused */
+        return smx_blame_key(err, "geometry.map_file", rc); /* a file the reader refused */
     int *mat_of = NULL, *mat = NULL;
     double *rho = NULL;
     const size_t n = (size_t)g->nz * (size_t)g->nx;
@@ -205,7 +211,7 @@ static int from_ct(medium_map *m, const plan *p, const grid *g, int reserve, smx
         return rc;
     if ((rc = medium_file_read_ct(&f, p->ct_path, err))) {
         ct_calibration_free(&cal);
-        return plan_blame_key(p, "geometry.ct.file", rc, err);
+        return smx_blame_key(err, "geometry.ct.file", rc);
     }
     int *mat_of = NULL, *mat = NULL;
     double *rho = NULL;
@@ -313,10 +319,9 @@ static int shapes(medium_map *m, const plan *p, const grid *g, smx_error *err)
             kept[owner[c]] = 1;
     for (int i = 0; !rc && i < p->n_shapes; i++)
         if (!kept[i])
-            rc =
-                plan_fail_at_shape(p, err, i, NULL,
-                                   "every cell of this shape is taken by later shapes (later "
-                                   "shapes win); expected each shape to show in at least one cell");
+            rc = fail_shape(err, i, "",
+                            "every cell of this shape is taken by later shapes (later shapes win); "
+                            "expected each shape to show in at least one cell");
     free(kept);
     free(owner);
     if (!rc)

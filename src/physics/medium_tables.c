@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/data_file.h"
 #include "physics/material_library.h"
 
 int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0, smx_error *err)
@@ -39,8 +40,9 @@ int medium_tables_load_water(medium_tables *mt, const medium_map *m, const plan 
     int rc;
     if (material_library_table_name("water", rel, sizeof rel))
         return smx_fail(err, SMX_EXIT_RUNTIME, "internal: the water table's name");
-    if ((rc = plan_resolve_data_file(p, "output.dose_to_water", rel, path, err)) ||
-        (rc = tables_load(&mt->water_owned, path, err)))
+    if ((rc = data_file_find(p->dir, rel, path, sizeof path, err)))
+        return smx_blame_key(err, "output.dose_to_water", rc);
+    if ((rc = tables_load(&mt->water_owned, path, err)))
         return rc;
     mt->water = &mt->water_owned;
     return 0;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input/plan.h"
+#include "input/plan_access.h"
 #include "physics/material.h"
 #include "physics/pp_elastic.h"
 #include "physics/scattering_power.h"
@@ -69,7 +69,7 @@ static int need_material(const plan *p, const tables *t, const material_props **
                                       : NULL;
     if (!key)
         return 0;
-    return plan_fail_at(p, err, key,
+    return smx_fail_key(err, SMX_EXIT_INPUT, key,
                         "the material '%s' of %s has no scattering length, Z/A or non-elastic "
                         "cross section here yet; switch the model off, "
                         "or use transport.scattering_power: fermi_rossi",
@@ -87,10 +87,10 @@ static energy_physics medium_physics(const plan *p, const material_props *mat)
 }
 
 /* err (the kernels' own error) replaced by msg at the plan key `key`. */
-static int blame_at(const plan *p, const char *key, const char *msg, smx_error *err)
+static int blame_at(const char *key, const char *msg, smx_error *err)
 {
     *err = (smx_error){ 0 }; /* smx_fail keeps the first error set: start afresh */
-    return plan_fail_at(p, err, key, "%s", msg);
+    return smx_fail_key(err, SMX_EXIT_INPUT, key, "%s", msg);
 }
 
 /* v rounded up to 3 significant digits: a value to suggest that passes. */
@@ -122,7 +122,7 @@ static int blame_scattering(const sim_tables *s, const double *sig, int n_media,
                  "%d bin%s cannot hold any scattering; expected at least %d bins, or "
                  "transport.scattering: false",
                  n, n == 1 ? "" : "s", full ? 3 : 2);
-        return blame_at(p, "grid.angle.n_bins", msg, err);
+        return blame_at("grid.angle.n_bins", msg, err);
     }
     const int m = (int)(at / g->ne);
     const double E = g->E.centres[at % g->ne], sigma = sig[at] * g->dtheta;
@@ -142,7 +142,7 @@ static int blame_scattering(const sim_tables *s, const double *sig, int n_media,
             "%.4g MeV in %s), more than the full circle of grid.angle.n_bins = %d bins can hold (%.3g deg, "
             "whatever the bins); expected a shorter step, about %.3g mm or less",
             p->step_mm, sigma * deg, E, where, n, limit * g->dtheta * deg, step);
-        return blame_at(p, "transport.step_mm", msg, err);
+        return blame_at("transport.step_mm", msg, err);
     }
     /* With the widest support (n - 1 bins) the limit is L(n) bins of 2 hw / n rad. */
     const double hw = round_up3(sigma * n / (2.0 * limit) * deg);
@@ -162,7 +162,7 @@ static int blame_scattering(const sim_tables *s, const double *sig, int n_media,
             "%s), more than any window can hold; expected grid.angle.mode: full and a shorter "
             "transport.step_mm (about %.3g mm or less)",
             hw_now, sigma * deg, E, where, step);
-    return blame_at(p, "grid.angle.half_width_deg", msg, err);
+    return blame_at("grid.angle.half_width_deg", msg, err);
 }
 
 /* Angular kernels for n_media media (sigmas of medium m at [m * ne ...]) and
@@ -234,7 +234,7 @@ static int build_tallies(sim_tables *s, const tables *const *mt, const tables *w
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
-    *s = (sim_tables){ .p = p, .g = g, .n_media = 1 };
+    *s = (sim_tables){ .p = p, .g = g, .auto_stop_weight = p->auto_stop_weight, .n_media = 1 };
     const material_props *mat;
     int rc = need_material(p, t, &mat, err);
     if (rc)
@@ -242,7 +242,7 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
     energy_physics ph = medium_physics(p, mat);
     /* Its one input error: straggling wider than the bins. */
     if ((rc = energy_lut_build(&s->el, g, t, &ph, err)))
-        return plan_blame_key(p, "transport.straggling", rc, err);
+        return smx_blame_key(err, "transport.straggling", rc);
     double *sig = malloc(g->ne * sizeof *sig);
     if (!sig) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
@@ -250,7 +250,7 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
     }
     if (angular_sigmas(sig, p, g, t, mat, g->density)) {
         free(sig);
-        rc = plan_fail_at(p, err, "material.table_file",
+        rc = smx_fail_key(err, SMX_EXIT_INPUT, "material.table_file",
                           "%s: scattering power undefined on the energy grid (%.4g "
                           "to %.4g MeV); expected a table that covers it",
                           t->path, g->E.edges[0], g->E.edges[g->ne]);

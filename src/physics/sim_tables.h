@@ -22,6 +22,11 @@ typedef struct plan plan;
 typedef struct sim_tables {
     const plan *p;
     const grid *g;
+    /* With steps: auto, the run stops when the weight in flight falls below
+     * this fraction of the initial weight, or none is left: the plan's
+     * transport.auto_stop_weight, or 0 for a per-spot state, whose spots must
+     * run until their weight is gone (transport/per_spot.c). */
+    double auto_stop_weight;
     energy_lut el; /* medium 0's (the plan's material) */
     angle_kernels ak; /* kernel of medium m, energy bin i: kernel_of_energy[m * ne + i] */
     stream_table st;

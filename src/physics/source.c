@@ -1,6 +1,8 @@
 #include "physics/source.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,20 +86,27 @@ static int direction_profile(double *w, const grid *g, double mean, double sigma
     return 0;
 }
 
+int source_spot_fail(smx_error *err, int spot, const char *column, const char *fmt, ...)
+{
+    char key[sizeof err->key], msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(key, sizeof key, "beam.spots[%d].%s", spot, column);
+    return smx_fail_key(err, SMX_EXIT_INPUT, key, "%s", msg);
+}
+
 int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err)
 {
     plan_spot s0 = plan_spot_at(p, 0);
-    return beam_profile_build_spot(b, p, &s0, g, err);
+    return beam_profile_build_spot(b, &s0, 0, g, err);
 }
 
-int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g,
+int beam_profile_build_spot(beam_profile *b, const plan_spot *s, int spot, const grid *g,
                             smx_error *err)
 {
     *b = (beam_profile){ 0 };
-    /* The plan reader's rules for a spot (energy, position, direction,
-     * correlation), for callers that changed the plan after reading it. */
-    if (plan_spot_check(p, s, err))
-        return SMX_EXIT_INPUT;
     b->wE = calloc(g->ne, sizeof *b->wE);
     b->wth = calloc(g->nth, sizeof *b->wth);
     b->wx = calloc(g->nx, sizeof *b->wx);
@@ -111,10 +120,10 @@ int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, 
     if (s->energy_sigma_MeV > 0.0) {
         if (gaussian_bins(b->wE, g->E.edges, ne, s->energy_MeV, s->energy_sigma_MeV)) {
             beam_profile_free(b);
-            return plan_spot_fail(p, s, "energy_sigma_MeV", err,
-                                  "the beam's energy spectrum lies outside the energy grid "
-                                  "(%g to %g MeV)",
-                                  g->E.edges[0], g->E.edges[ne]);
+            return source_spot_fail(err, spot, "energy_sigma_MeV",
+                                    "the beam's energy spectrum lies outside the energy grid "
+                                    "(%g to %g MeV)",
+                                    g->E.edges[0], g->E.edges[ne]);
         }
     } else {
         split_point(b->wE, g->E.centres, ne, s->energy_MeV);
@@ -123,8 +132,8 @@ int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, 
     if (s->sigma_x_mm > 0.0) {
         if (gaussian_bins(b->wx, g->x.edges, nx, s->x_mm, s->sigma_x_mm)) {
             beam_profile_free(b);
-            return plan_spot_fail(p, s, "sigma_x_mm", err,
-                                  "the beam's lateral profile lies outside the domain");
+            return source_spot_fail(err, spot, "sigma_x_mm",
+                                    "the beam's lateral profile lies outside the domain");
         }
     } else {
         split_point(b->wx, g->x.centres, nx, s->x_mm);
@@ -149,11 +158,11 @@ int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, 
         if (direction_profile(col, g, mean, s_cond)) {
             free(col);
             beam_profile_free(b);
-            return plan_spot_fail(p, s, "divergence_mrad", err,
-                                  "the beam's angular spread lies outside the angular window "
-                                  "(%g to %g deg)",
-                                  g->theta.edges[0] * 180.0 / M_PI,
-                                  g->theta.edges[nth] * 180.0 / M_PI);
+            return source_spot_fail(err, spot, "divergence_mrad",
+                                    "the beam's angular spread lies outside the angular window "
+                                    "(%g to %g deg)",
+                                    g->theta.edges[0] * 180.0 / M_PI,
+                                    g->theta.edges[nth] * 180.0 / M_PI);
         }
         for (int ith = 0; ith < nth; ith++) {
             b->wthx[(size_t)ith * nx + ix] = col[ith] * b->wx[ix];
@@ -208,7 +217,7 @@ int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_bo
     for (int k = k0; k < k1 && !rc; k++) {
         plan_spot s = plan_spot_at(p, k);
         beam_profile b;
-        if ((rc = beam_profile_build_spot(&b, p, &s, g, err)))
+        if ((rc = beam_profile_build_spot(&b, &s, k, g, err)))
             break;
         for (int64_t ie = 0; ie < g->ne; ie++) {
             if (b.wE[ie] == 0.0)

@@ -3,7 +3,7 @@
 #define SMX_SOURCE_H
 
 #include "base/error.h"
-#include "input/plan.h"
+#include "input/plan_access.h"
 #include "physics/grid.h"
 
 /* The beam's weight profiles: energy wE times the joint direction-position
@@ -18,8 +18,12 @@ typedef struct beam_profile {
     double *wthx; /* [nth][nx] */
 } beam_profile;
 
-int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err); /* spot 0 */
-int beam_profile_build_spot(beam_profile *b, const plan *p, const plan_spot *s, const grid *g,
+/* The profiles of spot 0 of the plan, or of spot s, index `spot` of the
+ * field (plan_spot_at), which the reader checked (plan_spot_check: a caller
+ * that changes a plan's spots afterwards checks them again). A spot the grid
+ * cannot hold is an error at the spot (source_spot_fail). */
+int beam_profile_build(beam_profile *b, const plan *p, const grid *g, smx_error *err);
+int beam_profile_build_spot(beam_profile *b, const plan_spot *s, int spot, const grid *g,
                             smx_error *err);
 void beam_profile_free(beam_profile *b);
 
@@ -36,6 +40,12 @@ int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, do
  * when spot < 0: the per-spot dose runs each spot alone. */
 int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied,
                      double *weight, double *energy_MeV, smx_error *err);
+/* An input error about column `column` (a beam.* key's name: "weight",
+ * "sigma_x_mm") of spot `spot` of the field, at the key "beam.spots[SPOT].COLUMN":
+ * the plan's owner words it at beam.COLUMN in the plan for the beam.* spot, at
+ * the spot's line and column of the spot file otherwise (plan_word_error). */
+int source_spot_fail(smx_error *err, int spot, const char *column, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Zeroes the rows source_fill wrote (its occupied boxes), so that the buffer
  * is all zero again for the next spot without touching the rest. */
 void source_clear(float *psi, const grid *g, const grid_box *occupied);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "input/plan_access.h"
 #include "buildinfo.h"
 #include "report/analysis.h"
 #include "physics/beam_reach.h"
@@ -165,14 +166,26 @@ int report_reach_warnings(const plan *p, const grid *g, const medium_map *media,
     return report_reach(p, g, media, mt, 0);
 }
 
-int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                   const tables *const *mt, const backend_ops *be, const gpu_info *gi, int expected)
+/* What the dry run reports on (report_dry_run's arguments). */
+typedef struct dry_run {
+    const plan *p;
+    const grid *g;
+    const tables *t;
+    const medium_map *media;
+    const tables *const *mt;
+    const backend_ops *be;
+    const gpu_info *gi;
+    int expected;
+} dry_run;
+
+/* The plan, its tables and the grid's three axes. */
+static void print_axes(const dry_run *d)
 {
+    const plan *p = d->p;
+    const grid *g = d->g;
     const double deg = 180.0 / M_PI;
-    double psi_gb = (double)g->cells * 4e-9;
-    (void)gi; /* a build without CUDA has no lanes to count */
     printf("plan:      %s (valid)\n", p->path);
-    printf("tables:    %s (%s, sha256 %.16s...)\n", t->path, t->material, t->sha256);
+    printf("tables:    %s (%s, sha256 %.16s...)\n", d->t->path, d->t->material, d->t->sha256);
     int emax = plan_key_index("grid.energy.E_max_MeV");
     printf("energy:    %lld bins, %s grid, %.4g to %.4g MeV, stop below %.4g MeV%s\n",
            (long long)g->ne, g->energy_kind == EGRID_RANGE ? "range" : "uniform", g->E.edges[0],
@@ -187,8 +200,11 @@ int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_m
         "space:     nz %lld x nx %lld cells of %.4g x %.4g mm (depth 0 to %.4g mm, x %.4g to %.4g mm)\n",
         (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],
         g->x.edges[g->nx]);
-    report_media(stdout, media);
-    const int beyond = report_reach(p, g, media, mt, 1);
+}
+
+/* The field's spots, or the one beam. */
+static void print_beam(const plan *p)
+{
     if (p->spots_file[0]) {
         double lo = 1e300, hi = 0.0, w = 0.0;
         for (int i = 0; i < p->n_spots; i++) {
@@ -203,60 +219,83 @@ int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_m
         printf("beam:      one spot, %.4g MeV at x = %.4g mm, weight %.6g\n", p->beam_energy_MeV,
                p->beam_x_mm, p->beam_weight);
     }
-    /* The windows the run's states hold (transport/window.h): the total's,
-     * and each spot's with output.per_spot_dose. */
-    const int every = be->collect_every > 0 ? be->collect_every : 1;
+}
+
+/* The windows the run's states hold (transport/window.h): the total's (tw),
+ * and each spot's with output.per_spot_dose (sw), and *sg, the grid of a
+ * spot's window: the grid's bins and directions on its rows and columns. */
+static void window_shapes(const dry_run *d, window_shape *tw, window_shape *sw, grid *sg)
+{
+    const plan *p = d->p;
+    const grid *g = d->g;
+    const int every = d->be->collect_every > 0 ? d->be->collect_every : 1;
     const int snaps_wanted = p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final;
-    window_shape tw = { (int)g->nx, (int)g->nz, 0, 0, 1 }, sw = tw;
+    *tw = (window_shape){ (int)g->nx, (int)g->nz, 0, 0, 1 };
+    *sw = *tw;
     smx_error werr = { 0 };
-    window_shape_of(&tw, NULL, p, g, media, mt, 0, 1, 1, window_sigmas(0.0), every, !snaps_wanted,
-                    &werr);
+    window_shape_of(tw, NULL, p, g, d->media, d->mt, 0, 1, 1, window_sigmas(0.0), every,
+                    !snaps_wanted, &werr);
     if (p->per_spot_dose) { /* as the run starts them (simulate.c, per_spot_runs) */
-        window_shape_of(&sw, NULL, p, g, media, mt, 0, plan_spot_count(p), 0,
+        window_shape_of(sw, NULL, p, g, d->media, d->mt, 0, plan_spot_count(p), 0,
                         window_sigmas(p->per_spot_threshold),
                         every < WINDOW_SPOT_COLLECT ? every : WINDOW_SPOT_COLLECT, 1, &werr);
         /* The band of WINDOW_SPOT_BAND rows where spots go side by side (the
          * CPU takes one at a time unless the plan says otherwise). */
-        const int many = p->per_spot_lanes > 1 || (p->per_spot_lanes <= 0 && be != &backend_cpu);
-        if (sw.nz < g->nz && many)
-            sw.nz = window_rows_for_band(&sw, WINDOW_SPOT_BAND);
+        const int many = p->per_spot_lanes > 1 || (p->per_spot_lanes <= 0 && d->be != &backend_cpu);
+        if (sw->nz < g->nz && many)
+            sw->nz = window_rows_for_band(sw, WINDOW_SPOT_BAND);
     }
-    grid sg = *g; /* a spot's window: the grid's bins and directions on its rows and columns */
-    sg.nx = sw.nx;
-    sg.nz = sw.nz;
-    sg.slice = sg.nz * sg.nx;
-    sg.cells = sg.ne * sg.nth * sg.slice;
-    if (p->per_spot_dose) {
-        printf(
-            "per-spot:  each of the %d spot%s on a window of its own after the field; values below %.1e of a "
-            "spot's peak not stored\n",
-            plan_spot_count(p), plan_spot_count(p) == 1 ? "" : "s", p->per_spot_threshold);
+    *sg = *g;
+    sg->nx = sw->nx;
+    sg->nz = sw->nz;
+    sg->slice = sg->nz * sg->nx;
+    sg->cells = sg->ne * sg->nth * sg->slice;
+}
+
+/* output.per_spot_dose: the spots' runs and how many go at once. */
+static void print_per_spot(const dry_run *d, const grid *sg)
+{
+    const plan *p = d->p;
+    const backend_ops *be = d->be;
+    (void)sg; /* a build without CUDA has no lanes to count */
+    printf("per-spot:  each of the %d spot%s on a window of its own after the field; values below "
+           "%.1e of a "
+           "spot's peak not stored\n",
+           plan_spot_count(p), plan_spot_count(p) == 1 ? "" : "s", p->per_spot_threshold);
 #ifdef SMX_HAVE_CUDA
-        if (be == &backend_cuda) {
-            /* The lanes a GPU of this size holds (the run counts the memory free then). */
-            double each = backend_cuda_device_bytes(&sg), total = gi->total_bytes;
-            double cap = p->gpu_memory_fraction * total;
-            if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
-                cap = p->gpu_memory_bytes;
-            int fit = each > 0 ? (int)(cap / each) : 1,
-                want = p->per_spot_lanes > 0 ? p->per_spot_lanes : 64;
-            int lanes = fit < want ? fit : want;
-            printf(
-                "           spots at once (side by side in one state, each window %.4g GB): up to "
-                "%d on this GPU (backend.per_spot_lanes %s)\n",
-                each * 1e-9, lanes < 1 ? 1 : lanes, p->per_spot_lanes > 0 ? "set" : "auto");
-        } else
+    if (be == &backend_cuda) {
+        /* The lanes a GPU of this size holds (the run counts the memory free then). */
+        double each = backend_cuda_device_bytes(sg), total = d->gi->total_bytes;
+        double cap = p->gpu_memory_fraction * total;
+        if (p->gpu_memory_bytes > 0 && p->gpu_memory_bytes < cap)
+            cap = p->gpu_memory_bytes;
+        int fit = each > 0 ? (int)(cap / each) : 1,
+            want = p->per_spot_lanes > 0 ? p->per_spot_lanes : 64;
+        int lanes = fit < want ? fit : want;
+        printf("           spots at once (side by side in one state, each window %.4g GB): up to "
+               "%d on this GPU (backend.per_spot_lanes %s)\n",
+               each * 1e-9, lanes < 1 ? 1 : lanes, p->per_spot_lanes > 0 ? "set" : "auto");
+    } else
 #endif
-            printf("           spots at once: %d (backend.per_spot_lanes; auto: one on the %s "
-                   "backend, whose operators use every core)\n",
-                   p->per_spot_lanes > 0 ? p->per_spot_lanes : 1, be->name);
-    }
-    printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells, psi_gb);
-    printf("window:    the total's %d rows x %d columns (%s; transport.window)", tw.nz, tw.nx,
-           tw.nz < g->nz ? "a band of rows that follows the beam" : "every row");
+        printf("           spots at once: %d (backend.per_spot_lanes; auto: one on the %s "
+               "backend, whose operators use every core)\n",
+               p->per_spot_lanes > 0 ? p->per_spot_lanes : 1, be->name);
+}
+
+/* psi, the windows and the memory the run needs. */
+static void print_memory(const dry_run *d, const window_shape *tw, const window_shape *sw,
+                         const grid *sg)
+{
+    const plan *p = d->p;
+    const grid *g = d->g;
+    const backend_ops *be = d->be;
+    printf("psi:       %lld cells, %.4g GB per copy\n", (long long)g->cells,
+           (double)g->cells * 4e-9);
+    printf("window:    the total's %d rows x %d columns (%s; transport.window)", tw->nz, tw->nx,
+           tw->nz < g->nz ? "a band of rows that follows the beam" : "every row");
     if (p->per_spot_dose)
-        printf(", each spot's %d x %d, %.4g GB of psi per copy", sw.nz, sw.nx,
-               (double)sg.cells * 4e-9);
+        printf(", each spot's %d x %d, %.4g GB of psi per copy", sw->nz, sw->nx,
+               (double)sg->cells * 4e-9);
     printf("\n");
     printf(
         "memory:    host %.4g GB if the beam filled the grid, at least %.4g GB (this run may use %.4g GB), "
@@ -270,13 +309,20 @@ int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_m
             "code: %s\n",
             backend_cuda_device_bytes(g) * 1e-9, SMX_CUDA_ARCHS);
 #endif
+}
+
+/* The steps and what the result file will hold. */
+static void print_output(const dry_run *d)
+{
+    const plan *p = d->p;
+    const grid *g = d->g;
     printf("steps:     %s, step %.4g mm (expected %d)\n", p->steps ? "fixed" : "auto", g->ds,
-           expected);
-    int ns = snapshot_count(p, expected);
+           d->expected);
+    int ns = snapshot_count(p, d->expected);
     char snaps[96] = "no psi snapshots";
     if (ns > 0)
         snprintf(snaps, sizeof snaps, "%d psi snapshot%s of %.4g GB uncompressed", ns,
-                 ns == 1 ? "" : "s", psi_gb);
+                 ns == 1 ? "" : "s", (double)g->cells * 4e-9);
     printf("output:    %s (%s), %s, XDMF sidecar\n", p->output_file,
            p->overwrite ? "overwrite allowed" : "must not exist", snaps);
     if (p->let || p->dose_to_water) /* docs/planning.md */
@@ -287,6 +333,23 @@ int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_m
                p->let && p->dose_to_water ? ", " : "",
                p->dose_to_water ? "the dose to water (/dose_to_water)" : "",
                g->dose_planes - 1 - g->halo_bands);
+}
+
+int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
+                   const tables *const *mt, const backend_ops *be, const gpu_info *gi, int expected)
+{
+    const dry_run d = { p, g, t, media, mt, be, gi, expected };
+    print_axes(&d);
+    report_media(stdout, media);
+    const int beyond = report_reach(p, g, media, mt, 1);
+    print_beam(p);
+    window_shape tw, sw;
+    grid sg;
+    window_shapes(&d, &tw, &sw, &sg);
+    if (p->per_spot_dose)
+        print_per_spot(&d, &sg);
+    print_memory(&d, &tw, &sw, &sg);
+    print_output(&d);
     return beyond;
 }
 

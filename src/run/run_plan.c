@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "base/sha256.h"
-#include "base/test_pause.h"
+#include "base/test_hooks.h"
 #include "buildinfo.h"
 #include "io/output.h"
 #include "io/provenance.h"
@@ -305,6 +305,8 @@ int run_plan(const cli *c, const par_job *job, int argc, char **argv)
     if (st.out)
         output_abort(st.out, st.s.p.keep_partial);
     par_set_cleanup(NULL, NULL);
+    if (rc)
+        plan_word_error(&st.s.p, &st.err); /* any error at a key not yet worded */
     rc = print_error(job, rc, st.agreed, &st.err);
     par_field_free(&st.field);
     scenario_runs_free(&st.sr, &st.s.p);

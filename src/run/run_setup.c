@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/test_pause.h"
+#include "base/test_hooks.h"
 #include "physics/medium_plan.h"
 #include "transport/backend_select.h"
 

@@ -27,6 +27,7 @@
 #include "transport/device_query.h"
 #include "run/run_setup.h"
 #include "transport/simulate.h"
+#include "transport/stepper.h"
 
 /* Untimed steps before the timed ones, in every case. */
 #define BENCH_WARMUP 5
@@ -204,6 +205,8 @@ done:
         sim_tables_free(&st);
     free(psi0);
     free(ms);
+    if (rc)
+        plan_word_error(&s.p, err); /* an error at a key of the case's plan */
     run_setup_free(&s);
     return rc;
 }
@@ -230,6 +233,8 @@ static int run_pencil_to_end(const backend_ops *be, double *total_ms, int *n_ste
                 *total_ms = r.phase_s[i] * 1e3;
         *n_steps = r.n_steps;
         *r_mean = *total_ms / (r.n_steps ? r.n_steps : 1);
+    } else {
+        plan_word_error(&s.p, err);
     }
     run_result_free(&r);
     run_setup_free(&s);

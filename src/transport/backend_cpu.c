@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "input/plan_access.h"
 #include "numerics/fma_rows.h"
 #include "transport/backend_bench.h"
 #include "transport/backend_cpu_internal.h"
@@ -285,8 +286,9 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     c->e_prev = b->energy_out;
     c->last.front_row = c->front;
     c->last.back_row = c->back;
+    /* The tables' auto-stop weight: 0 in a per-spot state. */
     c->last.stopped = c->stopped =
-        backend_auto_stop(p->steps, p->auto_stop_weight, b->weight_out, c->w0);
+        backend_auto_stop(p->steps, c->s->auto_stop_weight, b->weight_out, c->w0);
     c->have_last = 1;
     return 0;
 }
@@ -407,7 +409,7 @@ static void cpu_describe(void *vctx, run_result *r)
     snprintf(r->kernel_variants, sizeof r->kernel_variants,
              "energy=%s stream=%s streaming_scheme=%s angular=direct",
              c->s->energy_gather ? "gather" : "scatter", c->s->stream_gather ? "gather" : "scatter",
-             plan_choice_name("transport.streaming_scheme", c->s->st.scheme));
+             plan_streaming_scheme_name(c->s->st.scheme));
 }
 
 static void cpu_release(void *vctx)

@@ -12,7 +12,7 @@ backend_settings backend_settings_of(const sim_tables *s)
     const plan *p = s->p;
     backend_settings b = {
         .steps = p->steps,
-        .auto_stop_weight = p->auto_stop_weight,
+        .auto_stop_weight = s->auto_stop_weight, /* the tables': 0 in a per-spot state */
         .variant_angular = p->variant_angular,
         .variant_stream = p->variant_stream,
         .fused = p->fused,

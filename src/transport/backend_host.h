@@ -13,7 +13,7 @@
  * a field's spots run with a plan of their own, transport/per_spot.c). */
 typedef struct backend_settings {
     int steps; /* transport.steps: 0 = auto */
-    double auto_stop_weight; /* transport.auto_stop_weight */
+    double auto_stop_weight; /* the tables' (sim_tables.auto_stop_weight): 0 in a per-spot state */
     int operator_order[PLAN_ORDER_MAX]; /* transport.operator_order: enum op_id */
     int variant_angular, variant_stream; /* backend.angular, backend.stream: enum variant_* */
     int fused, cuda_graph; /* backend.fused, backend.cuda_graph */

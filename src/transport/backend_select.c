@@ -9,26 +9,22 @@ int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, sm
     if (p->device == DEVICE_CUDA || (p->device == DEVICE_AUTO && gi->count > 0)) {
         /* A device error (exit 3), not bad input: the plan is valid, the
          * machine lacks what it asks for. */
-        if (gi->count == 0) {
-            plan_fail_at(p, err, "backend.device",
-                         "cuda was asked for, but no CUDA device is usable (%s); expected "
-                         "cpu or auto on this machine",
-                         gi->why_none);
-            return err->code = SMX_EXIT_RUNTIME;
-        }
+        if (gi->count == 0)
+            return smx_fail_key(err, SMX_EXIT_RUNTIME, "backend.device",
+                                "cuda was asked for, but no CUDA device is usable (%s); expected "
+                                "cpu or auto on this machine",
+                                gi->why_none);
         *be = &backend_cuda;
         return 0;
     }
     if (gi->no_code)
         smx_warn("running on the CPU: no GPU code here for %s\n", gi->why_none);
 #else
-    if (p->device == DEVICE_CUDA) {
-        plan_fail_at(p, err, "backend.device",
-                     "cuda was asked for, but this build has no CUDA (%s); expected cpu or "
-                     "auto",
-                     gi->why_none);
-        return err->code = SMX_EXIT_RUNTIME; /* a device error, as above */
-    }
+    if (p->device == DEVICE_CUDA)
+        return smx_fail_key(err, SMX_EXIT_RUNTIME, "backend.device",
+                            "cuda was asked for, but this build has no CUDA (%s); expected cpu or "
+                            "auto",
+                            gi->why_none);
 #endif
     *be = &backend_cpu;
     return 0;
@@ -87,8 +83,8 @@ int backend_check_host_memory(const plan *p, const grid *g, const backend_ops *b
     double need = backend_host_min_bytes(p, g, be), have = backend_host_limit_bytes(p);
     if (need <= have)
         return 0;
-    return plan_fail_at(
-        p, err, "grid.space.nx",
+    return smx_fail_key(
+        err, SMX_EXIT_INPUT, "grid.space.nx",
         "the grid (%lld x %lld x %lld x %lld) needs at least %.3g GB of host memory "
         "for the %s backend, this run may use %.3g GB (%s); expected a smaller grid%s",
         (long long)g->ne, (long long)g->nth, (long long)g->nz, (long long)g->nx, need * 1e-9,

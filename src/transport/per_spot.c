@@ -1,9 +1,10 @@
 #include "transport/per_spot.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/test_pause.h"
+#include "base/test_hooks.h"
 #include "physics/source.h"
 
 /* Spots stepped at once at most (backend.per_spot_lanes); with auto, the
@@ -14,23 +15,10 @@
  * does not depend on what it shares it with: under the shift and moments
  * schemes, whose moves the slots bound (the bilinear one's are not), and without the
  * adaptive early exit, whose threshold scales with the largest value of the
- * whole state. */
+ * whole state (and with auto_stop_weight 0: spot_class_build). */
 static int slots_allowed(const plan *p)
 {
     return p->streaming_scheme != STREAM_BILINEAR && p->early_exit != EARLY_EXIT_ADAPTIVE;
-}
-
-/* The plan a spot's run steps under: with steps: auto, it ends when its
- * state holds no weight at all (auto_stop_weight 0, backend_auto_stop; every
- * particle stops at the energy cut-off or leaves), not below a fraction of
- * it, so that a spot that has ended and still shares its state with others
- * changes no more, and its row is the same in any batch, alone or not: the
- * run of that spot alone with transport.auto_stop_weight: 0. */
-static plan per_spot_plan(const plan *p)
-{
-    plan q = *p;
-    q.auto_stop_weight = 0.0;
-    return q;
 }
 
 /* The per-spot state of `slots` slots of shape ws (a copy with ws.slots set):
@@ -45,37 +33,6 @@ static int batch_setup(stepper *sp, const stepper *proto, const sim_tables *st,
     int rc = stepper_window(sp, st, &w, 1, err);
     if (!rc && (rc = proto->be->setup(&sp->ctx, &sp->st, err)))
         stepper_free(sp);
-    return rc;
-}
-
-/* The per-spot state of shape ws with `want` slots, or fewer where the
- * backend's memory does not hold them (halved, with a warning); *slots: how
- * many it has. */
-static int batch_state(stepper *sp, const stepper *proto, const sim_tables *st,
-                       const window_shape *ws, int want, int *slots, smx_error *err)
-{
-    for (*slots = want;; *slots /= 2) {
-        int rc = batch_setup(sp, proto, st, ws, *slots, err);
-        if (!rc || *slots == 1)
-            return rc;
-        smx_warn("a per-spot state of %d slots could not be set up (%s); trying %d\n", *slots,
-                 err->msg, *slots / 2);
-        *err = (smx_error){ 0 };
-    }
-}
-
-/* batch_state anew (sp and its dose scratch *wdose freed first), and the
- * scratch for the state's window dose. */
-static int batch_rebuild(stepper *sp, double **wdose, const stepper *proto, const sim_tables *st,
-                         const window_shape *ws, int want, int *slots, smx_error *err)
-{
-    stepper_free(sp);
-    free(*wdose);
-    *wdose = NULL;
-    int rc = batch_state(sp, proto, st, ws, want, slots, err);
-    if (!rc &&
-        !(*wdose = malloc((size_t)sp->win.wg.slice * sp->win.wg.dose_planes * sizeof **wdose)))
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     return rc;
 }
 
@@ -116,19 +73,432 @@ static void spot_class_free(spot_class *k)
     memset(k, 0, sizeof *k);
 }
 
-static int spot_class_build(spot_class *k, const plan *p, const grid *g, int ne, const tables *t,
-                            const sim_media *media, smx_error *err)
+/* The class of the job's run's lowest ne bins: its grid and its tables,
+ * those of a per-spot state (auto_stop_weight 0). */
+static int spot_class_build(spot_class *k, const per_spot_job *J, int ne, smx_error *err)
 {
+    const plan *p = J->proto->p;
+    const grid *g = J->proto->g;
     spot_class_free(k);
     if (grid_energy_prefix(&k->g, g, ne))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    int rc = simulate_tables_build(&k->st, p, &k->g, t, media, err);
+    int rc = simulate_tables_build(&k->st, p, &k->g, J->t, J->media, err);
     if (rc) {
         grid_free(&k->g);
         return rc;
     }
+    /* With steps: auto, a spot's run ends when its state holds no weight at
+     * all (every particle stops at the energy cut-off or leaves), not below
+     * a fraction of it, so that a spot that has ended and still shares its
+     * state with others changes no more, and its row is the same in any
+     * batch, alone or not: the run of that spot alone with
+     * transport.auto_stop_weight: 0. */
+    k->st.auto_stop_weight = 0.0;
     k->built = 1;
     return 0;
+}
+
+/* The per-spot runs of a block as they go: the job, the order of its spots,
+ * the state the current batch steps on and the rows it has made. */
+typedef struct spot_runs {
+    const per_spot_job *job;
+    const plan *p;
+    const grid *g; /* the run's grid */
+    grid g0; /* the layout of host: a source fills row 0 */
+    int n_plan; /* the plan's spots (a block is n of them) */
+    stepper proto; /* the run's settings; its grid the current class's */
+    double *to_ref; /* dropped values are summed at the reference density (spot_dose) */
+    window_span *spans; /* [n_plan]: each spot's columns */
+    spot_key *order; /* [n]: the batches' order */
+    int classes; /* fewer bins for a batch that needs fewer (spot_class) */
+    window_shape bound, ws; /* what window_shape_of allows; the state's shape */
+    int band, regrown, n_classes;
+    stepper sp; /* the current state */
+    spot_class cls; /* its bins */
+    int slots, want, ne_first;
+    double *wdose; /* [sp.win.wg.slice x planes]: the state's window dose */
+    spot_dose *rows, *lrows; /* [n]: the block's dose rows; LETd x dose rows */
+    int with_let; /* output.per_spot_let */
+    double *let_d; /* [g->slice] */
+    run_result one; /* a batch's steps */
+    int appended; /* rows handed to r, in spot order */
+    double t0, last, t_upload, t_steps, t_dose;
+} spot_runs;
+
+static void spot_runs_free(spot_runs *R)
+{
+    const int n = R->job->n;
+    run_result_free(&R->one);
+    stepper_free(&R->sp);
+    spot_class_free(&R->cls);
+    for (int k = 0; R->rows && k < n; k++)
+        spot_dose_free(&R->rows[k]);
+    free(R->rows);
+    for (int k = 0; R->lrows && k < n; k++)
+        spot_dose_free(&R->lrows[k]);
+    free(R->lrows);
+    free(R->let_d);
+    free(R->to_ref);
+    free(R->spans);
+    free(R->order);
+    free(R->wdose);
+}
+
+/* Each spot's highest occupied energy bin and weight, from its source
+ * (filled again when its batch starts: a fill writes one row), and the
+ * block's spots in their batches' order. */
+static int spot_order(spot_runs *R, smx_error *err)
+{
+    const per_spot_job *J = R->job;
+    const grid *g = R->g;
+    int rc = 0;
+    for (int i = 0; i < J->n && !rc; i++) {
+        double wk = 0.0, ek = 0.0;
+        if ((rc =
+                 source_fill_spot(J->host, R->p, &R->g0, J->first + i, J->occupied, &wk, &ek, err)))
+            break;
+        R->order[i] = (spot_key){ J->first + i, 0, wk };
+        for (int64_t ie = 0; ie < g->ne; ie++)
+            if (J->occupied[ie].z0 <= J->occupied[ie].z1 &&
+                J->occupied[ie].x0 <= J->occupied[ie].x1)
+                R->order[i].top = (int)ie;
+        source_clear(J->host, &R->g0, J->occupied);
+        if (!(wk > 0.0))
+            rc = source_spot_fail(err, J->first + i, "weight",
+                                  "this spot puts no weight on the grid");
+    }
+    qsort(R->order, (size_t)J->n, sizeof *R->order, by_top_desc);
+    return rc;
+}
+
+/* What the runs need before the first batch: the spots' order, the rows'
+ * buffers. */
+static int spot_runs_init(spot_runs *R, const per_spot_job *J, run_result *r, smx_error *err)
+{
+    const plan *p = J->proto->p;
+    const grid *g = J->proto->g;
+    *R = (spot_runs){ .job = J,
+                      .p = p,
+                      .g = g,
+                      .g0 = grid_row0(g),
+                      .n_plan = plan_spot_count(p),
+                      .proto = *J->proto,
+                      .band = smx_test_spot_band(WINDOW_SPOT_BAND),
+                      .slots = 1,
+                      .want = 1 };
+    run_result_init(&R->one);
+    spot_dose_free(&r->per_spot);
+    spot_dose_free(&r->per_spot_let);
+    r->per_spot.threshold = p->per_spot_threshold;
+    r->per_spot_let.threshold = p->per_spot_threshold;
+    if (medium_map_to_reference(J->st->mm, g->density, &R->to_ref))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    R->spans = malloc((size_t)R->n_plan * sizeof *R->spans);
+    R->order = malloc((size_t)J->n * sizeof *R->order);
+    if (!R->spans || !R->order)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d spots", J->n);
+    int rc = spot_order(R, err);
+    if (rc)
+        return rc;
+    /* Fewer bins where every state computes a spot the same: in window mode,
+     * whose angular method is not chosen by timing (backend_ops.lanes), and
+     * in one medium. With several, a medium's choice between its two energy
+     * tables (numerics/dither_phase.h) follows its range table over the
+     * state's bins, extrapolated above the top one: a state of fewer bins
+     * would choose otherwise for a particle that has crossed a lighter
+     * medium. */
+    R->classes = slots_allowed(p) && g->angle_mode == ANGLE_WINDOW && J->st->n_media <= 1;
+    /* The windows' collect interval: a moving window is moved at collects. */
+    if (R->proto.every_collect > WINDOW_SPOT_COLLECT)
+        R->proto.every_collect = WINDOW_SPOT_COLLECT;
+    R->rows = calloc((size_t)J->n, sizeof *R->rows);
+    /* output.per_spot_let: each spot's LETd x dose on its dose row's cells. */
+    R->with_let = p->per_spot_let && g->plane_let_edep;
+    if (R->with_let) {
+        R->lrows = calloc((size_t)J->n, sizeof *R->lrows);
+        R->let_d = malloc((size_t)g->slice * sizeof *R->let_d);
+    }
+    if (!R->rows || (R->with_let && (!R->lrows || !R->let_d)))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    R->t0 = R->last = stepper_now_s();
+    return 0;
+}
+
+/* The per-spot state of shape R->ws with R->want slots, or fewer where the
+ * backend's memory does not hold them (halved, with a warning; R->slots: how
+ * many it has), the old state and its dose scratch freed first, and the
+ * scratch for its window dose. */
+static int batch_rebuild(spot_runs *R, smx_error *err)
+{
+    stepper_free(&R->sp);
+    free(R->wdose);
+    R->wdose = NULL;
+    int rc;
+    for (R->slots = R->want;; R->slots /= 2) {
+        rc = batch_setup(&R->sp, &R->proto, &R->cls.st, &R->ws, R->slots, err);
+        if (!rc || R->slots == 1)
+            break;
+        smx_warn("a per-spot state of %d slots could not be set up (%s); trying %d\n", R->slots,
+                 err->msg, R->slots / 2);
+        *err = (smx_error){ 0 };
+    }
+    if (!rc && !(R->wdose = malloc((size_t)R->sp.win.wg.slice * R->sp.win.wg.dose_planes *
+                                   sizeof *R->wdose)))
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    return rc;
+}
+
+/* The windows' shape, from every spot of the plan, not one block's, so that
+ * a row does not depend on the spots it ran beside (an MPI rank's block, the
+ * batches), and a probe state of one slot on the current class: moving
+ * where the backend can move it, else again with every row. A moving window
+ * starts with a band of R->band rows (bound: what window_shape_of allows). */
+static int probe_state(spot_runs *R, smx_error *err)
+{
+    const per_spot_job *J = R->job;
+    const plan *p = R->p;
+    int rc = 0;
+    for (int moving = !R->bound.nz ? 1 : R->bound.nz < R->g->nz;; moving = 0) {
+        if (!R->bound.nz || !moving) {
+            rc = window_shape_of(&R->bound, R->spans, p, R->g, J->st->mm, J->mt, 0, R->n_plan, 0,
+                                 window_sigmas(p->per_spot_threshold), R->proto.every_collect,
+                                 moving, err);
+            R->ws = R->bound;
+            if (!rc && R->bound.nz < R->g->nz)
+                R->ws.nz = window_rows_for_band(&R->bound, R->band);
+        }
+        if (!rc)
+            rc = batch_setup(&R->sp, &R->proto, &R->cls.st, &R->ws, 1, err);
+        if (rc || stepper_moves_ok(&R->sp))
+            return rc;
+        stepper_free(&R->sp);
+    }
+}
+
+/* The first state's line of the log: how many spots, how many at once, on
+ * which windows. */
+static void announce_states(const spot_runs *R)
+{
+    const per_spot_job *J = R->job;
+    const int n = J->n;
+    char which[96];
+    if (n == R->n_plan)
+        snprintf(which, sizeof which, "%d spot%s", n, n == 1 ? "" : "s");
+    else
+        snprintf(which, sizeof which, "spots %d-%d of %d here (other processes run the rest)",
+                 J->first + 1, J->first + n, R->n_plan);
+    smx_info("per-spot dose: %s, %d at once (windows of %d x %d cells side by side, "
+             "%d energy bins), values below %.1e of each spot's peak dropped\n",
+             which, R->slots, R->ws.nz, R->ws.nx, (int)R->cls.g.ne, R->p->per_spot_threshold);
+}
+
+/* The state for the batch that starts at b0: a class of fewer bins where it
+ * needs few enough, and how many spots it holds at once (a state of one slot
+ * asks the backend's memory). Kept while the batch fits the current one. */
+static int class_state(spot_runs *R, int b0, run_result *r, smx_error *err)
+{
+    const per_spot_job *J = R->job;
+    const int need = R->classes ? R->order[b0].top + 1 : (int)R->g->ne;
+    if (R->cls.built && need <= R->cls.g.ne && need > SPOT_CLASS_SHRINK * R->cls.g.ne)
+        return 0;
+    stepper_free(&R->sp);
+    free(R->wdose);
+    R->wdose = NULL;
+    int rc = spot_class_build(&R->cls, J, need, err);
+    if (rc)
+        return rc;
+    R->n_classes++;
+    R->proto.g = &R->cls.g;
+    if ((rc = probe_state(R, err)))
+        return rc;
+    if (!r->backend_name[0]) /* an MPI rank without the total */
+        R->proto.be->describe(R->sp.ctx, r);
+    const int n_left = J->n - b0;
+    const int fit = R->proto.be->lanes ? R->proto.be->lanes(R->sp.ctx) : 1;
+    int want = R->p->per_spot_lanes > 0 ? R->p->per_spot_lanes : fit;
+    want = want > n_left ? n_left : want > SLOTS_MAX ? SLOTS_MAX : want;
+    R->want = slots_allowed(R->p) ? want : 1;
+    /* One spot at a time keeps the bound's rows: the band's would only cost
+     * moves (a CPU move copies every row its bins have touched). The probe
+     * is the state where nothing changes. */
+    const int probe_nz = R->ws.nz;
+    if (R->want == 1 && R->n_classes == 1)
+        R->ws.nz = R->bound.nz;
+    R->slots = 1;
+    if (R->want > 1 || R->ws.nz != probe_nz)
+        rc = batch_rebuild(R, err);
+    else if (!(R->wdose = malloc((size_t)R->sp.win.wg.slice * R->sp.win.wg.dose_planes *
+                                 sizeof *R->wdose)))
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    if (rc)
+        return rc;
+    if (R->n_classes == 1) {
+        R->ne_first = (int)R->cls.g.ne;
+        r->spot_slots = R->slots;
+        announce_states(R);
+    }
+    r->spot_slots = R->slots > r->spot_slots ? R->slots : r->spot_slots;
+    return 0;
+}
+
+/* The batch's sources (spots order[b0 .. b0 + nb)), each from the all-zero
+ * host buffer into its slot, uploaded as one source. */
+static int batch_upload(spot_runs *R, int b0, int nb, smx_error *err)
+{
+    const per_spot_job *J = R->job;
+    stepper *sp = &R->sp;
+    double w0 = 0.0, e0 = 0.0;
+    int rc = 0;
+    window_reset(&sp->win);
+    for (int k = 0; k < nb && !rc; k++) {
+        const int spot = R->order[b0 + k].spot;
+        double wk = 0.0, ek = 0.0;
+        window_place_slot(&sp->win, k, R->spans[spot]);
+        if ((rc = source_fill_spot(J->host, R->p, &R->g0, spot, J->occupied, &wk, &ek, err)))
+            break;
+        window_source(&sp->win, k, k == 0, J->host, J->occupied, sp->wpsi, sp->wocc);
+        source_clear(J->host, &R->g0, J->occupied);
+        w0 += wk;
+        e0 += ek;
+    }
+    if (!rc)
+        rc = sp->be->upload(sp->ctx, sp->wpsi, sp->wocc, w0, e0, err);
+    source_clear(sp->wpsi, &sp->win.wg, sp->wocc);
+    if (!rc)
+        run_result_restart(&R->one, w0, e0);
+    return rc;
+}
+
+/* Spot k of the batch (order[b0 + k]): its dose per unit weight from the
+ * state's window dose, with the run's nuclear halo, into its sparse rows. */
+static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
+{
+    const per_spot_job *J = R->job;
+    const grid *g = R->g;
+    const window *w = &R->sp.win;
+    double *dose = J->dose;
+    const spot_key key = R->order[b0 + k];
+    const int row = key.spot - J->first;
+    window_dose(w, k, R->wdose, dose);
+    /* Only the rows and columns the slot has covered hold dose; the nuclear
+     * halo reaches the whole grid. */
+    int x0 = w->x0[k], x1 = w->x0[k] + w->shape.nx - 1;
+    int z1 = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
+    if (J->halo->on) {
+        halo_dose_apply(J->halo, g, dose, NULL, NULL);
+        x0 = 0;
+        x1 = (int)g->nx - 1;
+        z1 = (int)g->nz - 1;
+    }
+    for (int64_t z = 0; z <= z1; z++)
+        for (int64_t c = z * g->nx + x0; c <= z * g->nx + x1; c++)
+            dose[c] /= key.w0;
+    R->rows[row].threshold = R->p->per_spot_threshold;
+    R->rows[row].to_reference = R->to_ref;
+    if (spot_dose_append_box(&R->rows[row], 1, dose, g->nx, 0, z1, x0, x1, key.w0))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d",
+                        key.spot + 1);
+    if (!R->with_let)
+        return 0;
+    /* The LET is a ratio of planes: any normalisation. */
+    spectral_let(J->smaps, dose, R->let_d, NULL);
+    R->lrows[row].to_reference = R->to_ref;
+    if (spot_dose_append_like(&R->lrows[row], 1, &R->rows[row], 0, dose, R->let_d, g->nx, 0, z1, x0,
+                              x1, key.w0))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the LET of spot %d",
+                        key.spot + 1);
+    return 0;
+}
+
+/* The rows finished in spot order, handed to r as they complete. */
+static int take_rows(spot_runs *R, run_result *r, smx_error *err)
+{
+    const per_spot_job *J = R->job;
+    const int n = J->n;
+    int rc = 0;
+    while (!rc && R->appended < n && R->rows[R->appended].n_spots == 1) {
+        if (spot_dose_take_row(&r->per_spot, n, &R->rows[R->appended]) ||
+            (R->with_let && spot_dose_take_row(&r->per_spot_let, n, &R->lrows[R->appended])))
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d",
+                          J->first + R->appended + 1);
+        spot_dose_free(&R->rows[R->appended]);
+        if (R->with_let)
+            spot_dose_free(&R->lrows[R->appended]);
+        R->appended++;
+        if (!rc && R->appended == 1)
+            rc = smx_test_fail("per-spot", err);
+    }
+    return rc;
+}
+
+/* One batch, spots order[b0 .. b0 + nb), on the current state: uploaded,
+ * stepped, its rows made. *again: its rows outgrew the state's band, which
+ * is then twice as wide (fewer slots where memory then holds fewer); the
+ * batch runs again. */
+static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, smx_error *err)
+{
+    double ta = stepper_now_s();
+    int rc = batch_upload(R, b0, nb, err);
+    if (rc)
+        return rc;
+    double tb = stepper_now_s();
+    R->t_upload += tb - ta;
+    rc = stepper_run(&R->sp, &R->one, NULL, 0, NULL, NULL, err);
+    double tc = stepper_now_s();
+    R->t_steps += tc - tb;
+    *again = 0;
+    if (rc && R->sp.win.overflow && R->ws.nz < R->bound.nz) {
+        *err = (smx_error){ 0 };
+        R->band *= 2;
+        R->ws.nz = window_rows_for_band(&R->bound, R->band);
+        R->regrown++;
+        *again = 1;
+        return batch_rebuild(R, err);
+    }
+    if (rc || (rc = R->sp.be->download_dose(R->sp.ctx, R->wdose, err)))
+        return rc;
+    for (int k = 0; k < nb && !rc; k++)
+        rc = batch_row(R, b0, k, err);
+    r->spot_window_moves += R->sp.win.shifts;
+    if (R->sp.win.band > r->spot_window_band)
+        r->spot_window_band = R->sp.win.band;
+    run_result_add_balance(r, &R->one);
+    R->t_dose += stepper_now_s() - tc;
+    return rc ? rc : take_rows(R, r, err);
+}
+
+/* The progress line, at most once a second and after the last batch. */
+static void log_progress(spot_runs *R, int done)
+{
+    const int n = R->job->n;
+    double now = stepper_now_s();
+    if (now - R->last > 1.0 || done == n) {
+        double el = now - R->t0;
+        smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", done, n, el, done / el,
+                 el / done * (n - done));
+        R->last = now;
+    }
+}
+
+/* What the runs leave in r besides the rows, and the closing lines of the log. */
+static void report_runs(const spot_runs *R, int rc, run_result *r)
+{
+    r->spot_window_nz = R->ws.nz;
+    r->spot_window_nx = R->ws.nx;
+    r->spot_window_grew = R->regrown;
+    r->spot_classes = R->n_classes;
+    r->spot_bins_first = R->ne_first;
+    r->spot_bins_last = (int)R->cls.g.ne;
+    if (rc)
+        return;
+    if (R->regrown)
+        smx_info("  per-spot windows grew %d time%s to %d rows (a batch's rows outgrew the "
+                 "band)\n",
+                 R->regrown, R->regrown == 1 ? "" : "s", R->ws.nz);
+    smx_info("  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
+             "(up to %d spots at once; %d state%s, %d to %d energy bins)\n",
+             R->t_upload, R->t_steps, R->t_dose, r->spot_slots, R->n_classes,
+             R->n_classes == 1 ? "" : "s", R->ne_first, (int)R->cls.g.ne);
 }
 
 /* output.per_spot_dose: every spot transported on its own window (its
@@ -138,297 +508,29 @@ static int spot_class_build(spot_class *k, const plan *p, const grid *g, int ne,
  * holds; physics/grid.h, slot_nx), so that one launch sequence steps them
  * all, on the energy bins the batch needs (spot_class); each spot's dose per
  * unit weight becomes its row of r->per_spot, in spot order. A row does not
- * depend on the spots stepped beside it (slots_allowed, per_spot_plan). The
- * steps' balances count in r's conservation figures. Spots first .. first +
- * n - 1 of the plan (all of them, or an MPI rank's block); n > 0. st: the
- * run's tables; t, media: what they were built from (a class's tables); mt:
- * its materials' tables (window sizes). */
-int per_spot_runs(const stepper *proto_in, const sim_tables *st, const tables *t,
-                  const sim_media *media, const tables *const *mt, halo_dose *halo,
-                  const spectral_maps *smaps, float *host, grid_box *occupied, double *dose,
-                  int first, int n, run_result *r, smx_error *err)
+ * depend on the spots stepped beside it (slots_allowed, spot_class_build).
+ * The steps' balances count in r's conservation figures. */
+int per_spot_runs(const per_spot_job *job, run_result *r, smx_error *err)
 {
-    const plan q = per_spot_plan(proto_in->p);
-    const plan *p = &q;
-    stepper proto = *proto_in;
-    proto.p = p;
-    const grid *g = proto_in->g;
-    const grid g0 = grid_row0(g); /* the layout of host: a source fills row 0 */
-    const int n_plan = plan_spot_count(p);
-    spot_dose_free(&r->per_spot);
-    spot_dose_free(&r->per_spot_let);
-    r->per_spot.threshold = p->per_spot_threshold;
-    r->per_spot_let.threshold = p->per_spot_threshold;
-    /* Dropped values are summed at the reference density (spot_dose). */
-    double *to_ref = NULL;
-    if (medium_map_to_reference(st->mm, g->density, &to_ref))
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    window_span *spans = malloc((size_t)n_plan * sizeof *spans);
-    spot_key *order = malloc((size_t)n * sizeof *order);
-    if (!spans || !order) {
-        free(to_ref);
-        free(spans);
-        free(order);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for %d spots", n);
-    }
-    /* Each spot's highest occupied energy bin and weight, from its source
-     * (filled again when its batch starts: a fill writes one row). */
-    int rc = 0;
-    for (int i = 0; i < n && !rc; i++) {
-        double wk = 0.0, ek = 0.0;
-        if ((rc = source_fill_spot(host, p, &g0, first + i, occupied, &wk, &ek, err)))
-            break;
-        order[i] = (spot_key){ first + i, 0, wk };
-        for (int64_t ie = 0; ie < g->ne; ie++)
-            if (occupied[ie].z0 <= occupied[ie].z1 && occupied[ie].x0 <= occupied[ie].x1)
-                order[i].top = (int)ie;
-        source_clear(host, &g0, occupied);
-        if (!(wk > 0.0)) {
-            plan_spot s = plan_spot_at(p, first + i);
-            rc = plan_spot_fail(p, &s, "weight", err, "this spot puts no weight on the grid");
-        }
-    }
-    qsort(order, (size_t)n, sizeof *order, by_top_desc);
-    /* Fewer bins where every state computes a spot the same: in window mode,
-     * whose angular method is not chosen by timing (backend_ops.lanes), and
-     * in one medium. With several, a medium's choice between its two energy
-     * tables (numerics/dither_phase.h) follows its range table over the
-     * state's bins, extrapolated above the top one: a state of fewer bins
-     * would choose otherwise for a particle that has crossed a lighter
-     * medium. */
-    const int classes = slots_allowed(p) && g->angle_mode == ANGLE_WINDOW && st->n_media <= 1;
-
-    /* The windows' shape, from every spot of the plan, not one block's, so
-     * that a row does not depend on the spots it ran beside (an MPI rank's
-     * block, the batches); moving where the backend can move it, else again
-     * with every row. A moving window starts with a band of
-     * WINDOW_SPOT_BAND rows (bound: what window_shape_of allows). */
-    if (proto.every_collect > WINDOW_SPOT_COLLECT)
-        proto.every_collect = WINDOW_SPOT_COLLECT;
-    window_shape bound = { 0 }, ws = { 0 };
-    int band = smx_test_spot_band(WINDOW_SPOT_BAND), regrown = 0, n_classes = 0;
-    stepper sp = { 0 };
-    spot_class cls = { 0 };
-    int slots = 1, want = 1, ne_first = 0;
-    double *wdose = NULL;
-    spot_dose *rows = rc ? NULL : calloc((size_t)n, sizeof *rows);
-    /* output.per_spot_let: each spot's LETd x dose on its dose row's cells. */
-    const int with_let = p->per_spot_let && g->plane_let_edep;
-    spot_dose *lrows = rc || !with_let ? NULL : calloc((size_t)n, sizeof *lrows);
-    double *let_d = with_let ? malloc((size_t)g->slice * sizeof *let_d) : NULL;
-    if (!rc && (!rows || (with_let && (!lrows || !let_d))))
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    double t0 = stepper_now_s(), last = t0, t_upload = 0.0, t_steps = 0.0, t_dose = 0.0;
-    int appended = 0;
-    run_result one;
-    run_result_init(&one);
+    spot_runs R;
+    int rc = spot_runs_init(&R, job, r, err);
     int b0 = 0;
-    while (!rc && b0 < n) {
+    while (!rc && b0 < job->n) {
         if (smx_interrupted) {
             rc = smx_fail(err, SMX_EXIT_INTERRUPTED,
-                          "interrupted during the per-spot runs (%d of %d spots done)", b0, n);
+                          "interrupted during the per-spot runs (%d of %d spots done)", b0, job->n);
             break;
         }
-        /* The state for this batch: a class of fewer bins where it needs
-         * few enough, and how many spots it holds at once (a state of one
-         * slot asks the backend's memory). */
-        const int need = classes ? order[b0].top + 1 : (int)g->ne;
-        if (!cls.built || need > cls.g.ne || need <= SPOT_CLASS_SHRINK * cls.g.ne) {
-            stepper_free(&sp);
-            free(wdose);
-            wdose = NULL;
-            if ((rc = spot_class_build(&cls, p, g, need, t, media, err)))
-                break;
-            n_classes++;
-            proto.g = &cls.g;
-            sim_tables stq = cls.st;
-            stq.p = p;
-            for (int moving = !bound.nz ? 1 : bound.nz < g->nz;; moving = 0) {
-                if (!bound.nz || !moving) {
-                    rc = window_shape_of(&bound, spans, p, g, st->mm, mt, 0, n_plan, 0,
-                                         window_sigmas(p->per_spot_threshold), proto.every_collect,
-                                         moving, err);
-                    ws = bound;
-                    if (!rc && bound.nz < g->nz)
-                        ws.nz = window_rows_for_band(&bound, band);
-                }
-                if (!rc)
-                    rc = batch_setup(&sp, &proto, &stq, &ws, 1, err);
-                if (rc || stepper_moves_ok(&sp))
-                    break;
-                stepper_free(&sp);
-            }
-            if (rc)
-                break;
-            if (!r->backend_name[0]) /* an MPI rank without the total */
-                proto.be->describe(sp.ctx, r);
-            int fit = proto.be->lanes ? proto.be->lanes(sp.ctx) : 1;
-            want = p->per_spot_lanes > 0 ? p->per_spot_lanes : fit;
-            want = want > n - b0 ? n - b0 : want > SLOTS_MAX ? SLOTS_MAX : want;
-            if (!slots_allowed(p))
-                want = 1;
-            /* One spot at a time keeps the bound's rows: the band's would
-             * only cost moves (a CPU move copies every row its bins have
-             * touched). The probe is the state where nothing changes. */
-            const int probe_nz = ws.nz;
-            if (want == 1 && n_classes == 1)
-                ws.nz = bound.nz;
-            slots = 1;
-            if (want > 1 || ws.nz != probe_nz)
-                rc = batch_rebuild(&sp, &wdose, &proto, &stq, &ws, want, &slots, err);
-            else if (!(wdose =
-                           malloc((size_t)sp.win.wg.slice * sp.win.wg.dose_planes * sizeof *wdose)))
-                rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-            if (rc)
-                break;
-            if (n_classes == 1) {
-                ne_first = (int)cls.g.ne;
-                r->spot_slots = slots;
-                char which[96];
-                if (n == n_plan)
-                    snprintf(which, sizeof which, "%d spot%s", n, n == 1 ? "" : "s");
-                else
-                    snprintf(which, sizeof which,
-                             "spots %d-%d of %d here (other processes run the rest)", first + 1,
-                             first + n, n_plan);
-                smx_info("per-spot dose: %s, %d at once (windows of %d x %d cells side by side, "
-                         "%d energy bins), values below %.1e of each spot's peak dropped\n",
-                         which, slots, ws.nz, ws.nx, (int)cls.g.ne, p->per_spot_threshold);
-            }
-            r->spot_slots = slots > r->spot_slots ? slots : r->spot_slots;
-        }
-        const int nb = n - b0 < slots ? n - b0 : slots;
-        /* The batch's sources, each from the all-zero host buffer into its slot. */
-        double ta = stepper_now_s(), w0 = 0.0, e0 = 0.0;
-        window_reset(&sp.win);
-        for (int k = 0; k < nb && !rc; k++) {
-            const int spot = order[b0 + k].spot;
-            double wk = 0.0, ek = 0.0;
-            window_place_slot(&sp.win, k, spans[spot]);
-            if ((rc = source_fill_spot(host, p, &g0, spot, occupied, &wk, &ek, err)))
-                break;
-            window_source(&sp.win, k, k == 0, host, occupied, sp.wpsi, sp.wocc);
-            source_clear(host, &g0, occupied);
-            w0 += wk;
-            e0 += ek;
-        }
-        if (!rc)
-            rc = sp.be->upload(sp.ctx, sp.wpsi, sp.wocc, w0, e0, err);
-        source_clear(sp.wpsi, &sp.win.wg, sp.wocc);
-        if (rc)
+        if ((rc = class_state(&R, b0, r, err)))
             break;
-        run_result_restart(&one, w0, e0);
-        double tb = stepper_now_s();
-        t_upload += tb - ta;
-        rc = stepper_run(&sp, &one, NULL, 0, NULL, NULL, err);
-        double tc = stepper_now_s();
-        t_steps += tc - tb;
-        if (rc && sp.win.overflow && ws.nz < bound.nz) {
-            /* The batch's rows outgrew its band: the batch again, on twice
-             * the band (fewer slots where memory then holds fewer). */
-            *err = (smx_error){ 0 };
-            band *= 2;
-            ws.nz = window_rows_for_band(&bound, band);
-            regrown++;
-            sim_tables stq = cls.st;
-            stq.p = p;
-            rc = batch_rebuild(&sp, &wdose, &proto, &stq, &ws, want, &slots, err);
+        const int nb = job->n - b0 < R.slots ? job->n - b0 : R.slots;
+        int again = 0;
+        if ((rc = run_batch(&R, b0, nb, r, &again, err)) || again)
             continue;
-        }
-        if (rc)
-            break;
-        if ((rc = sp.be->download_dose(sp.ctx, wdose, err)))
-            break;
-        const window *w = &sp.win;
-        const int z1w = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
-        for (int k = 0; k < nb && !rc; k++) {
-            const int spot = order[b0 + k].spot;
-            window_dose(w, k, wdose, dose);
-            /* Only the rows and columns the slot has covered hold dose; the
-             * nuclear halo reaches the whole grid. */
-            int x0 = w->x0[k], x1 = w->x0[k] + w->shape.nx - 1, z1 = z1w;
-            if (halo->on) {
-                halo_dose_apply(halo, g, dose, NULL, NULL);
-                x0 = 0;
-                x1 = (int)g->nx - 1;
-                z1 = (int)g->nz - 1;
-            }
-            for (int64_t z = 0; z <= z1; z++)
-                for (int64_t c = z * g->nx + x0; c <= z * g->nx + x1; c++)
-                    dose[c] /= order[b0 + k].w0;
-            rows[spot - first].threshold = p->per_spot_threshold;
-            rows[spot - first].to_reference = to_ref;
-            if (spot_dose_append_box(&rows[spot - first], 1, dose, g->nx, 0, z1, x0, x1,
-                                     order[b0 + k].w0))
-                rc = smx_fail(err, SMX_EXIT_RUNTIME,
-                              "out of host memory storing the dose of spot %d", spot + 1);
-            if (!rc && with_let) { /* the LET is a ratio of planes: any normalisation */
-                spectral_let(smaps, dose, let_d, NULL);
-                lrows[spot - first].to_reference = to_ref;
-                if (spot_dose_append_like(&lrows[spot - first], 1, &rows[spot - first], 0, dose,
-                                          let_d, g->nx, 0, z1, x0, x1, order[b0 + k].w0))
-                    rc = smx_fail(err, SMX_EXIT_RUNTIME,
-                                  "out of host memory storing the LET of spot %d", spot + 1);
-            }
-        }
-        r->spot_window_moves += w->shifts;
-        if (w->band > r->spot_window_band)
-            r->spot_window_band = w->band;
-        run_result_add_balance(r, &one);
-        t_dose += stepper_now_s() - tc;
-        while (!rc && appended < n && rows[appended].n_spots == 1) {
-            if (spot_dose_take_row(&r->per_spot, n, &rows[appended]) ||
-                (with_let && spot_dose_take_row(&r->per_spot_let, n, &lrows[appended])))
-                rc = smx_fail(err, SMX_EXIT_RUNTIME,
-                              "out of host memory storing the dose of spot %d",
-                              first + appended + 1);
-            spot_dose_free(&rows[appended]);
-            if (with_let)
-                spot_dose_free(&lrows[appended]);
-            appended++;
-            if (!rc && appended == 1)
-                rc = smx_test_fail("per-spot", err);
-        }
-        double now = stepper_now_s();
-        if (!rc && (now - last > 1.0 || b0 + nb == n)) {
-            double el = now - t0;
-            smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", b0 + nb, n, el,
-                     (b0 + nb) / el, el / (b0 + nb) * (n - b0 - nb));
-            last = now;
-        }
+        log_progress(&R, b0 + nb);
         b0 += nb;
     }
-    r->spot_window_nz = ws.nz;
-    r->spot_window_nx = ws.nx;
-    r->spot_window_grew = regrown;
-    r->spot_classes = n_classes;
-    r->spot_bins_first = ne_first;
-    r->spot_bins_last = (int)cls.g.ne;
-    if (!rc && regrown)
-        smx_info("  per-spot windows grew %d time%s to %d rows (a batch's rows outgrew the "
-                 "band)\n",
-                 regrown, regrown == 1 ? "" : "s", ws.nz);
-    if (!rc)
-        smx_info(
-            "  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
-            "(up to %d spots at once; %d state%s, %d to %d energy bins)\n",
-            t_upload, t_steps, t_dose, r->spot_slots, n_classes, n_classes == 1 ? "" : "s",
-            ne_first, (int)cls.g.ne);
-    run_result_free(&one);
-    stepper_free(&sp);
-    spot_class_free(&cls);
-    if (rows)
-        for (int k = 0; k < n; k++)
-            spot_dose_free(&rows[k]);
-    free(rows);
-    if (lrows)
-        for (int k = 0; k < n; k++)
-            spot_dose_free(&lrows[k]);
-    free(lrows);
-    free(let_d);
-    free(to_ref);
-    free(spans);
-    free(order);
-    free(wdose);
+    report_runs(&R, rc, r);
+    spot_runs_free(&R);
     return rc;
 }

@@ -8,18 +8,29 @@
 #include "transport/spectral_maps.h"
 #include "transport/stepper.h"
 
-/* Spots first .. first + n - 1 of the plan (n > 0) into r->per_spot (rows
- * in spot order, the steps' conservation figures into r's). proto: the
- * run's stepper settings (plan, grid, backend, collect interval; no state);
- * st: the run's tables; t, media: what they were built from; mt: the
- * materials' tables; host, occupied: an all-zero psi of the run's grid's
- * row 0 (grid_row0) and its boxes (all zero again on return); halo: the run's
- * nuclear halo, added to each spot's dose; smaps: its LET maps
- * (output.per_spot_let: rows into r->per_spot_let); dose:
- * [g->dose_planes][g->slice] scratch. */
-int per_spot_runs(const stepper *proto, const sim_tables *st, const tables *t,
-                  const sim_media *media, const tables *const *mt, halo_dose *halo,
-                  const spectral_maps *smaps, float *host, grid_box *occupied, double *dose,
-                  int first, int n, run_result *r, smx_error *err);
+/* A block of a field's spots and what their runs share with the run: the
+ * run's stepper settings (plan, grid, backend, collect interval; no state),
+ * its tables (st) and what they were built from (t, media), the materials'
+ * tables (mt: window sizes), its nuclear halo (added to each spot's dose) and
+ * LET maps (output.per_spot_let), and its scratch. A spot's run differs from
+ * the total's in what its own tables say (auto_stop_weight 0), never through
+ * a plan of its own. */
+typedef struct per_spot_job {
+    const stepper *proto;
+    const sim_tables *st;
+    const tables *t;
+    const sim_media *media;
+    const tables *const *mt;
+    halo_dose *halo;
+    const spectral_maps *smaps;
+    float *host; /* an all-zero psi of the run's grid's row 0 (grid_row0) ... */
+    grid_box *occupied; /* ... and its boxes (all zero again on return) */
+    double *dose; /* [g->dose_planes][g->slice] scratch */
+    int first, n; /* spots first .. first + n - 1 of the plan (n > 0) */
+} per_spot_job;
+
+/* The block's rows into r->per_spot (in spot order; output.per_spot_let: and
+ * r->per_spot_let), the steps' conservation figures into r's. */
+int per_spot_runs(const per_spot_job *job, run_result *r, smx_error *err);
 
 #endif

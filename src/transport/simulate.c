@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "base/progress.h"
-#include "base/test_pause.h"
+#include "base/test_hooks.h"
 #include "physics/beam_reach.h"
 #include "physics/source.h"
 #include "transport/halo_dose.h"
@@ -70,28 +70,6 @@ static grid source_layout(const stepper *sp)
     return stepper_holds_grid(sp) ? *sp->g : grid_row0(sp->g);
 }
 
-/* Uploads one source (the whole field: spot < 0) from the all-zero host
- * buffer (source_layout's), which the caller zeroes again (source_clear with
- * occupied); the window is placed over `span` first. The weight and energy
- * are the source's on the grid (the dose is per unit of it, as on the whole
- * grid); what a narrower window leaves out of its columns is not
- * transported. */
-static int upload_source(stepper *sp, float *host, grid_box *occupied, int spot, window_span span,
-                         double *w0, double *e0, smx_error *err)
-{
-    const grid gs = source_layout(sp);
-    int rc = source_fill_spot(host, sp->p, &gs, spot, occupied, w0, e0, err);
-    if (rc)
-        return rc;
-    window_place(&sp->win, span);
-    if (stepper_holds_grid(sp))
-        return sp->be->upload(sp->ctx, host, occupied, *w0, *e0, err);
-    window_source(&sp->win, 0, 1, host, occupied, sp->wpsi, sp->wocc);
-    rc = sp->be->upload(sp->ctx, sp->wpsi, sp->wocc, *w0, *e0, err);
-    source_clear(sp->wpsi, &sp->win.wg, sp->wocc);
-    return rc;
-}
-
 /* The source's dose on the run's grid (MeV): the window's, placed, and the
  * rows that have left it. wdose: [win.wg.slice] scratch. */
 static int download_dose(stepper *sp, double *wdose, double *dose, smx_error *err)
@@ -125,7 +103,7 @@ int simulate_check(const plan *p, const grid *g, const tables *t, const sim_medi
     for (int k = 0; k < plan_spot_count(p) && !rc; k++) {
         plan_spot s = plan_spot_at(p, k);
         beam_profile b;
-        if (!(rc = beam_profile_build_spot(&b, p, &s, g, err)))
+        if (!(rc = beam_profile_build_spot(&b, &s, k, g, err)))
             beam_profile_free(&b);
     }
     return rc;
@@ -220,6 +198,200 @@ static int spectral_results(const spectral_maps *sm, const double *planes, run_r
     return 0;
 }
 
+/* What one call of simulate_part builds and steps on: the run's tables,
+ * nuclear halo and spectral maps, its stepper, and the host buffers its
+ * sources and doses pass through. */
+typedef struct sim_run {
+    const plan *p;
+    const grid *g;
+    const tables *t;
+    const sim_media *media;
+    const tables *one[1]; /* mt without media: the plan's material */
+    const tables *const *mt;
+    sim_tables st;
+    halo_dose halo;
+    spectral_maps smaps;
+    int have_st, have_halo, have_smaps;
+    stepper sp;
+    float *host; /* the sources' buffer: source_layout's, all zero */
+    grid_box *occupied; /* [ne] its boxes */
+    double *dose; /* [g->dose_planes][g->slice] */
+    double *wdose; /* the total's window dose */
+} sim_run;
+
+static void sim_run_free(sim_run *R)
+{
+    stepper_free(&R->sp);
+    free(R->host);
+    free(R->occupied);
+    free(R->dose);
+    free(R->wdose);
+    if (R->have_halo)
+        halo_dose_free(&R->halo);
+    if (R->have_smaps)
+        spectral_maps_free(&R->smaps);
+    if (R->have_st)
+        sim_tables_free(&R->st);
+}
+
+/* The lookup tables and, once for the total and the spots, the nuclear
+ * halo's kernels and the spectral maps. */
+static int sim_run_tables(sim_run *R, run_result *r, smx_error *err)
+{
+    const double t0 = stepper_now_s();
+    const medium_map *mm = R->media ? R->media->mm : NULL;
+    int rc = simulate_tables_build(&R->st, R->p, R->g, R->t, R->media, err);
+    if (rc)
+        return rc;
+    R->have_st = 1;
+    if ((rc = halo_dose_init(&R->halo, R->p, R->g, R->t, mm, err)))
+        return rc;
+    R->have_halo = 1;
+    if ((rc = spectral_maps_init(&R->smaps, R->g, mm, R->mt, R->st.tally_water, err)))
+        return rc;
+    R->have_smaps = 1;
+    run_result_phase(r, "tables", stepper_now_s() - t0);
+    return 0;
+}
+
+/* Uploads the whole field as one source from the all-zero host buffer
+ * (source_layout's), which the caller zeroes again (source_clear with
+ * occupied); the window is placed over `span` first. The weight and energy
+ * are the source's on the grid (the dose is per unit of it, as on the whole
+ * grid), into r; what a narrower window leaves out of its columns is not
+ * transported. */
+static int upload_total(sim_run *R, window_span span, run_result *r, smx_error *err)
+{
+    stepper *sp = &R->sp;
+    const grid gs = source_layout(sp);
+    double *w0 = &r->initial_weight, *e0 = &r->initial_energy_MeV;
+    int rc = source_fill_spot(R->host, sp->p, &gs, -1, R->occupied, w0, e0, err);
+    if (rc)
+        return rc;
+    window_place(&sp->win, span);
+    if (stepper_holds_grid(sp))
+        return sp->be->upload(sp->ctx, R->host, R->occupied, *w0, *e0, err);
+    window_source(&sp->win, 0, 1, R->host, R->occupied, sp->wpsi, sp->wocc);
+    rc = sp->be->upload(sp->ctx, sp->wpsi, sp->wocc, *w0, *e0, err);
+    source_clear(sp->wpsi, &sp->win.wg, sp->wocc);
+    return rc;
+}
+
+/* The snapshots after the steps (rc 0): one taken at the step that ended
+ * the run is the final state, written once, not again as the final
+ * snapshot. */
+static int final_snapshots(sim_run *R, const snapshot_sink *out, pending_snapshot *ps,
+                           run_result *r, double *write_s, smx_error *err)
+{
+    const backend_ops *be = R->sp.be;
+    const int final_taken = ps->active && ps->step == r->n_steps;
+    int rc = stepper_snapshot_flush(be, R->sp.ctx, out, R->g, ps, r->n_steps, 1, write_s, err);
+    if (!rc && R->p->snapshot_final && !final_taken && !(rc = be->snapshot_begin(R->sp.ctx, err))) {
+        *ps = (pending_snapshot){ 1, r->n_steps };
+        rc = stepper_snapshot_flush(be, R->sp.ctx, out, R->g, ps, r->n_steps, 1, write_s, err);
+    }
+    return rc;
+}
+
+/* The total's dose per unit weight from the backend, with the nuclear halo
+ * and the spectral maps, into r (rc: the steps' outcome, 0 or an interrupt,
+ * whose dose so far is handed back as well). */
+static int total_dose(sim_run *R, run_result *r, smx_error *err)
+{
+    const grid *g = R->g;
+    double t0 = stepper_now_s();
+    int rc = download_dose(&R->sp, R->wdose, R->dose, err);
+    if (rc)
+        return rc;
+    run_result_phase(r, "download", stepper_now_s() - t0);
+    if (R->halo.on) { /* the secondary protons' dose (transport/halo_dose.h) */
+        t0 = stepper_now_s();
+        halo_dose_apply(&R->halo, g, R->dose, &r->halo_released_MeV, &r->halo_deposited_MeV);
+        r->halo_released_MeV /= r->initial_weight;
+        r->halo_deposited_MeV /= r->initial_weight;
+        run_result_phase(r, "halo", stepper_now_s() - t0);
+    }
+    for (int64_t i = 0; i < g->slice; i++)
+        R->dose[i] /= r->initial_weight;
+    if ((rc = spectral_results(&R->smaps, R->dose, r, err)))
+        return rc;
+    free(r->dose_MeV);
+    r->dose_MeV = R->dose; /* its spectral planes stay behind it, read above */
+    R->dose = NULL;
+    return 0;
+}
+
+/* The whole field as one source: uploaded, stepped with the step log and
+ * the snapshots the plan asks for, its dose into r. An interrupted run
+ * still hands back its dose so far (SMX_EXIT_INTERRUPTED): the caller may
+ * keep it as a partial result, marked incomplete. */
+static int run_total(sim_run *R, const snapshot_sink *out, window_span span, double t_setup,
+                     run_result *r, smx_error *err)
+{
+    const grid *g = R->g;
+    stepper *sp = &R->sp;
+    if (!(R->wdose = malloc((size_t)sp->win.wg.slice * g->dose_planes * sizeof *R->wdose)))
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    int rc = upload_total(R, span, r, err);
+    if (rc)
+        return rc;
+    sp->be->describe(sp->ctx, r);
+    run_result_phase(r, "setup", stepper_now_s() - t_setup);
+    double write_s = 0.0; /* every snapshot write: the "snapshots" phase */
+    if (out && stepper_wants_snapshot(R->p, 0)) {
+        double tw = stepper_now_s();
+        rc = stepper_snapshot_write(out, g, 0, R->host, 1, err);
+        write_s += stepper_now_s() - tw;
+        if (rc)
+            return rc;
+    }
+    const grid gs = source_layout(sp);
+    source_clear(R->host, &gs, R->occupied);
+
+    pending_snapshot ps = { 0 };
+    double loop0 = stepper_now_s(), loop_write_s = 0.0;
+    rc = stepper_run(sp, r, out, 1, &ps, &loop_write_s, err);
+    r->window_nz = sp->win.shape.nz;
+    r->window_nx = sp->win.shape.nx;
+    r->window_moves = sp->win.shifts;
+    r->window_band = sp->win.band;
+    run_result_phase(r, "steps", stepper_now_s() - loop0 - loop_write_s);
+    write_s += loop_write_s;
+    const int interrupted = rc == SMX_EXIT_INTERRUPTED;
+    if (rc && !interrupted)
+        return rc;
+    if (!interrupted && out)
+        rc = final_snapshots(R, out, &ps, r, &write_s, err);
+    if (write_s > 0.0)
+        run_result_phase(r, "snapshots", write_s);
+    if (rc && !interrupted)
+        return rc;
+    /* An interrupt stays in err (smx_fail keeps the first error) and in
+     * smx_interrupted, where the caller and the per-spot runs find it; what
+     * is returned is the dose's outcome. */
+    return total_dose(R, r, err);
+}
+
+/* The part's per-spot rows (transport/per_spot.c), after the total's state
+ * has gone: the spots' windows take its memory. */
+static int run_spots(sim_run *R, const sim_part *part, run_result *r, smx_error *err)
+{
+    const grid *g = R->g;
+    stepper_free(&R->sp);
+    const double t0 = stepper_now_s();
+    int rc;
+    if (!R->dose && !(R->dose = malloc((size_t)g->slice * g->dose_planes *
+                                       sizeof *R->dose))) /* the total kept its own */
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    else
+        rc = per_spot_runs(&(per_spot_job){ &R->sp, &R->st, R->t, R->media, R->mt, &R->halo,
+                                            &R->smaps, R->host, R->occupied, R->dose,
+                                            part->spot_first, part->spot_count },
+                           r, err);
+    run_result_phase(r, "per-spot", stepper_now_s() - t0);
+    return rc;
+}
+
 int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
                   const backend_ops *be, const snapshot_sink *out, const sim_part *part,
                   run_result *r, smx_error *err)
@@ -227,153 +399,39 @@ int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media
     const sim_part whole = { 1, 0, p->per_spot_dose ? plan_spot_count(p) : 0 };
     if (!part)
         part = &whole;
-    double t0 = stepper_now_s();
-    sim_tables st;
-    int rc = simulate_tables_build(&st, p, g, t, media, err);
-    if (rc)
-        return rc;
-    /* The nuclear halo's kernels, once for the total and the spots. */
-    halo_dose halo;
-    if ((rc = halo_dose_init(&halo, p, g, t, media ? media->mm : NULL, err))) {
-        sim_tables_free(&st);
-        return rc;
-    }
-    const tables *one[1] = { t };
-    const tables *const *mt = media ? media->mt : one;
-    spectral_maps smaps;
-    if ((rc = spectral_maps_init(&smaps, g, media ? media->mm : NULL, mt, st.tally_water, err))) {
-        halo_dose_free(&halo);
-        sim_tables_free(&st);
-        return rc;
-    }
-    run_result_phase(r, "tables", stepper_now_s() - t0);
-
-    t0 = stepper_now_s();
-    stepper sp = { .p = p,
-                   .g = g,
-                   .be = be,
-                   .every_collect = be->collect_every > 0 ? be->collect_every : 1,
-                   .expected = expected_steps_through(p, g, t, media) };
-    float *host = NULL;
-    grid_box *occupied = NULL;
-    double *dose = NULL, *wdose = NULL;
-    pending_snapshot ps = { 0 };
+    sim_run R = { .p = p, .g = g, .t = t, .media = media, .one = { t } };
+    R.mt = media ? media->mt : R.one;
+    int rc = sim_run_tables(&R, r, err);
+    const double t0 = stepper_now_s();
+    R.sp = (stepper){ .p = p,
+                      .g = g,
+                      .be = be,
+                      .every_collect = be->collect_every > 0 ? be->collect_every : 1,
+                      .expected = expected_steps_through(p, g, t, media) };
     window_span span = { 0, (int)g->nx - 1 };
     /* The sources' host buffer: source_layout's (the per-spot runs' is the
      * row's; a buffer of the grid's layout, all zero, holds that too). calloc:
      * a source writes one row, the rest is never touched. */
-    const grid g0 = grid_row0(g);
-    occupied = malloc((size_t)g->ne * sizeof *occupied);
-    dose = malloc((size_t)g->slice * g->dose_planes * sizeof *dose);
-    if (!occupied || !dose) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-        goto done;
+    if (!rc) {
+        R.occupied = malloc((size_t)g->ne * sizeof *R.occupied);
+        R.dose = malloc((size_t)g->slice * g->dose_planes * sizeof *R.dose);
+        if (!R.occupied || !R.dose)
+            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     }
-    if (part->total && (rc = total_setup(&sp, &st, mt, out && wants_any_snapshot(p), &span, err)))
-        goto done;
-    const int64_t host_cells = part->total ? source_layout(&sp).cells : g0.cells;
-    if (!(host = calloc((size_t)host_cells, sizeof *host))) {
+    if (!rc && part->total)
+        rc = total_setup(&R.sp, &R.st, R.mt, out && wants_any_snapshot(p), &span, err);
+    const int64_t host_cells = rc            ? 0
+                               : part->total ? source_layout(&R.sp).cells
+                                             : grid_row0(g).cells;
+    if (!rc && !(R.host = calloc((size_t)host_cells, sizeof *R.host)))
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory (%.3g GB for a source's psi)",
                       (double)host_cells * 4e-9);
-        goto done;
-    }
-    if (!part->total) { /* an MPI rank's per-spot rows alone */
+    if (!rc && !part->total) /* an MPI rank's per-spot rows alone */
         run_result_phase(r, "setup", stepper_now_s() - t0);
-        goto per_spot;
-    }
-    if (!(wdose = malloc((size_t)sp.win.wg.slice * g->dose_planes * sizeof *wdose))) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-        goto done;
-    }
-    if ((rc = upload_source(&sp, host, occupied, -1, span, &r->initial_weight,
-                            &r->initial_energy_MeV, err)))
-        goto done;
-    be->describe(sp.ctx, r);
-    run_result_phase(r, "setup", stepper_now_s() - t0);
-    double write_s = 0.0; /* every snapshot write: the "snapshots" phase */
-    if (out && stepper_wants_snapshot(p, 0)) {
-        double tw = stepper_now_s();
-        rc = stepper_snapshot_write(out, g, 0, host, 1, err);
-        write_s += stepper_now_s() - tw;
-        if (rc)
-            goto done;
-    }
-    const grid gs = source_layout(&sp);
-    source_clear(host, &gs, occupied);
-
-    double loop0 = stepper_now_s(), loop_write_s = 0.0;
-    rc = stepper_run(&sp, r, out, 1, &ps, &loop_write_s, err);
-    r->window_nz = sp.win.shape.nz;
-    r->window_nx = sp.win.shape.nx;
-    r->window_moves = sp.win.shifts;
-    r->window_band = sp.win.band;
-    run_result_phase(r, "steps", stepper_now_s() - loop0 - loop_write_s);
-    write_s += loop_write_s;
-    /* An interrupted run still hands back its dose so far: the caller may keep
-     * it as a partial result, marked incomplete. */
-    int interrupted = rc == SMX_EXIT_INTERRUPTED;
-    if (rc && !interrupted)
-        goto done;
-
-    if (!interrupted && out) { /* rc is 0 here */
-        /* A snapshot taken at the step that ended the run is the final state:
-         * written once, not again as the final snapshot. */
-        int final_taken = ps.active && ps.step == r->n_steps;
-        rc = stepper_snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
-        if (!rc && p->snapshot_final && !final_taken && !(rc = be->snapshot_begin(sp.ctx, err))) {
-            ps = (pending_snapshot){ 1, r->n_steps };
-            rc = stepper_snapshot_flush(be, sp.ctx, out, g, &ps, r->n_steps, 1, &write_s, err);
-        }
-    }
-    if (write_s > 0.0)
-        run_result_phase(r, "snapshots", write_s);
-    if (rc && !interrupted)
-        goto done;
-    t0 = stepper_now_s();
-    int rc_dose = download_dose(&sp, wdose, dose, err);
-    if (rc_dose) {
-        rc = rc_dose;
-        goto done;
-    }
-    run_result_phase(r, "download", stepper_now_s() - t0);
-    if (halo.on) { /* the secondary protons' dose (transport/halo_dose.h) */
-        t0 = stepper_now_s();
-        halo_dose_apply(&halo, g, dose, &r->halo_released_MeV, &r->halo_deposited_MeV);
-        r->halo_released_MeV /= r->initial_weight;
-        r->halo_deposited_MeV /= r->initial_weight;
-        run_result_phase(r, "halo", stepper_now_s() - t0);
-    }
-    for (int64_t i = 0; i < g->slice; i++)
-        dose[i] /= r->initial_weight;
-    if ((rc = spectral_results(&smaps, dose, r, err)))
-        goto done;
-    free(r->dose_MeV);
-    r->dose_MeV = dose; /* its spectral planes stay behind it, read above */
-    dose = NULL;
-
-per_spot:
-    /* rc is 0 here unless the total was interrupted. The total's state goes
-     * first: the spots' windows take its memory. */
-    if (sp.ctx && !rc && p->per_spot_dose && part->spot_count > 0)
-        stepper_free(&sp);
-    if (!rc && p->per_spot_dose && part->spot_count > 0) {
-        t0 = stepper_now_s();
-        if (!dose && !(dose = malloc((size_t)g->slice * g->dose_planes *
-                                     sizeof *dose))) /* the total kept its own */
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-        else
-            rc = per_spot_runs(&sp, &st, t, media, mt, &halo, &smaps, host, occupied, dose,
-                               part->spot_first, part->spot_count, r, err);
-        run_result_phase(r, "per-spot", stepper_now_s() - t0);
-    }
-done:
-    stepper_free(&sp);
-    free(host);
-    free(occupied);
-    free(dose);
-    free(wdose);
-    halo_dose_free(&halo);
-    spectral_maps_free(&smaps);
-    sim_tables_free(&st);
+    else if (!rc)
+        rc = run_total(&R, out, span, t0, r, err);
+    if (!rc && p->per_spot_dose && part->spot_count > 0)
+        rc = run_spots(&R, part, r, err);
+    sim_run_free(&R);
     return rc;
 }

@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "base/progress.h"
-#include "base/test_pause.h"
+#include "base/test_hooks.h"
 #include "transport/step_log.h"
 
 volatile sig_atomic_t smx_interrupted = 0;

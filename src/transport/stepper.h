@@ -6,8 +6,15 @@
 #ifndef SMX_STEPPER_H
 #define SMX_STEPPER_H
 
-#include "transport/simulate.h"
+#include "transport/sim_types.h"
 #include "transport/window.h"
+
+/* The lookup tables of a run (physics/sim_tables.h), with the media of
+ * `media` when there are any (NULL: the plan's material everywhere): what
+ * simulate_part, the dry run's check, the benchmark and the tests' backend
+ * runner step from. Nothing is left to free after an error. */
+int simulate_tables_build(sim_tables *st, const plan *p, const grid *g, const tables *t,
+                          const sim_media *media, smx_error *err);
 
 /* A backend set up for a plan, and what every run of a source on it shares. */
 typedef struct stepper {

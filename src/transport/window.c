@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/plan_access.h"
 #include "numerics/deposit_path.h"
 #include "physics/beam_reach.h"
 
