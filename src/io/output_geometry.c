@@ -9,6 +9,82 @@
 #include "input/plan_access.h"
 #include "io/output_internal.h"
 
+/* The arrays /geometry holds, made from the medium map. */
+typedef struct geometry_arrays {
+    uint8_t *index, *medium; /* [nz * nx]: each cell's material and medium */
+    float *density; /* [nz * nx] */
+    const char **names, **paths, **shas; /* [n_materials] */
+    char (*sha)[65]; /* [n_materials]: the hashes shas points to */
+    int *medium_material; /* [n_media] */
+    double *medium_density; /* [n_media] */
+    char *joined; /* the names, comma-separated (material_index's attribute) */
+} geometry_arrays;
+
+static void geometry_arrays_free(geometry_arrays *a)
+{
+    free(a->joined);
+    free(a->medium);
+    free(a->index);
+    free(a->density);
+    free(a->names);
+    free(a->paths);
+    free(a->sha);
+    free(a->shas);
+    free(a->medium_material);
+    free(a->medium_density);
+    *a = (geometry_arrays){ 0 };
+}
+
+/* The names as one attribute too, which is how smx2d-plot labels a map. */
+static char *joined_names(const medium_map *m)
+{
+    size_t names_len = 1;
+    for (int i = 0; i < m->n_materials; i++)
+        names_len += strlen(m->materials[i].name) + 1;
+    char *joined = calloc(names_len, 1);
+    for (int i = 0; joined && i < m->n_materials; i++)
+        snprintf(joined + strlen(joined), names_len - strlen(joined), "%s%s", i ? "," : "",
+                 m->materials[i].name);
+    return joined;
+}
+
+static int geometry_arrays_of(geometry_arrays *a, const medium_map *m)
+{
+    const size_t n = (size_t)m->nz * (size_t)m->nx;
+    *a = (geometry_arrays){ 0 };
+    a->index = calloc(n ? n : 1, 1);
+    a->medium = calloc(n ? n : 1, 1);
+    a->density = malloc((n ? n : 1) * sizeof *a->density);
+    a->names = calloc((size_t)m->n_materials, sizeof *a->names);
+    a->paths = calloc((size_t)m->n_materials, sizeof *a->paths);
+    a->sha = calloc((size_t)m->n_materials, sizeof *a->sha);
+    a->shas = calloc((size_t)m->n_materials, sizeof *a->shas);
+    a->medium_material = malloc((size_t)m->n_media * sizeof *a->medium_material);
+    a->medium_density = malloc((size_t)m->n_media * sizeof *a->medium_density);
+    a->joined = joined_names(m);
+    if (!a->index || !a->medium || !a->density || !a->names || !a->paths || !a->sha || !a->shas ||
+        !a->medium_material || !a->medium_density || !a->joined)
+        return -1;
+    for (size_t c = 0; c < n; c++) {
+        a->medium[c] = m->cell ? m->cell[c] : 0;
+        a->index[c] = (uint8_t)m->media[a->medium[c]].material;
+        a->density[c] = (float)m->media[a->medium[c]].density_g_cm3;
+    }
+    for (int i = 0; i < m->n_materials; i++) {
+        a->names[i] = m->materials[i].name;
+        a->paths[i] = m->materials[i].table_path;
+        /* The table as it is now; the lead's loader records the hash of the bytes it read. */
+        if (sha256_file_hex(a->paths[i], a->sha[i]) != 0)
+            a->sha[i][0] = '\0';
+        a->shas[i] = a->sha[i];
+    }
+    for (int i = 0; i < m->n_media; i++) {
+        a->medium_material[i] = m->media[i].material;
+        a->medium_density[i] = m->media[i].density_g_cm3;
+    }
+    return 0;
+}
+
 static int geometry_impl(output *o, const medium_map *m, smx_error *err)
 {
     if (!o || o->file < 0 || !o->setup_done)
@@ -17,51 +93,12 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "%s: the material map is %d x %d cells, the dose grid %lld x %lld",
                         o->final_path, m->nz, m->nx, (long long)o->mesh.nz, (long long)o->mesh.nx);
-    const size_t n = (size_t)m->nz * (size_t)m->nx;
-    uint8_t *index = calloc(n ? n : 1, 1), *medium = calloc(n ? n : 1, 1);
-    float *density = malloc((n ? n : 1) * sizeof *density);
-    const char **names = calloc((size_t)m->n_materials, sizeof *names);
-    const char **paths = calloc((size_t)m->n_materials, sizeof *paths);
-    char(*sha)[65] = calloc((size_t)m->n_materials, sizeof *sha);
-    const char **shas = calloc((size_t)m->n_materials, sizeof *shas);
-    int *medium_material = malloc((size_t)m->n_media * sizeof *medium_material);
-    double *medium_density = malloc((size_t)m->n_media * sizeof *medium_density);
+    geometry_arrays a;
     hid_t grp = H5I_INVALID_HID, ds = H5I_INVALID_HID;
-    char *joined = NULL;
     int rc = 0;
-    if (!index || !medium || !density || !names || !paths || !sha || !shas || !medium_material ||
-        !medium_density) {
+    if (geometry_arrays_of(&a, m)) {
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /geometry", o->final_path);
         goto done;
-    }
-    for (size_t c = 0; c < n; c++) {
-        medium[c] = m->cell ? m->cell[c] : 0;
-        index[c] = (uint8_t)m->media[medium[c]].material;
-        density[c] = (float)m->media[medium[c]].density_g_cm3;
-    }
-    /* The names as one attribute too, which is how smx2d-plot labels a map. */
-    size_t names_len = 1;
-    for (int i = 0; i < m->n_materials; i++)
-        names_len += strlen(m->materials[i].name) + 1;
-    joined = calloc(names_len, 1);
-    if (!joined) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing /geometry", o->final_path);
-        goto done;
-    }
-    for (int i = 0; i < m->n_materials; i++)
-        snprintf(joined + strlen(joined), names_len - strlen(joined), "%s%s", i ? "," : "",
-                 m->materials[i].name);
-    for (int i = 0; i < m->n_materials; i++) {
-        names[i] = m->materials[i].name;
-        paths[i] = m->materials[i].table_path;
-        /* The table as it is now; the lead's loader records the hash of the bytes it read. */
-        if (sha256_file_hex(paths[i], sha[i]) != 0)
-            sha[i][0] = '\0';
-        shas[i] = sha[i];
-    }
-    for (int i = 0; i < m->n_media; i++) {
-        medium_material[i] = m->media[i].material;
-        medium_density[i] = m->media[i].density_g_cm3;
     }
     const hsize_t nm = (hsize_t)m->n_materials, nd = (hsize_t)m->n_media;
     const dset list[] = {
@@ -69,7 +106,7 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
           .kind = V_U8,
           .rank = 2,
           .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
-          .data = medium,
+          .data = a.medium,
           .units = "",
           .axes = "z_centres_mm,x_centres_mm",
           .description =
@@ -79,7 +116,7 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
           .kind = V_F32,
           .rank = 2,
           .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
-          .data = density,
+          .data = a.density,
           .units = "g/cm^3",
           .axes = "z_centres_mm,x_centres_mm",
           .description =
@@ -89,7 +126,7 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
           .kind = V_TEXTS,
           .rank = 1,
           .dims = { nm },
-          .data = names,
+          .data = a.names,
           .units = "",
           .description =
               "Material names (library keys, or the plan's material.name for material 0)" },
@@ -97,14 +134,14 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
           .kind = V_TEXTS,
           .rank = 1,
           .dims = { nm },
-          .data = paths,
+          .data = a.paths,
           .units = "",
           .description = "Each material's HDF5 table, as resolved" },
         { .name = "material_table_sha256",
           .kind = V_TEXTS,
           .rank = 1,
           .dims = { nm },
-          .data = shas,
+          .data = a.shas,
           .units = "",
           .description =
               "SHA-256 of each table file when the result was set up (empty: not readable)" },
@@ -112,14 +149,14 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
           .kind = V_I32,
           .rank = 1,
           .dims = { nd },
-          .data = medium_material,
+          .data = a.medium_material,
           .units = "",
           .description = "Each medium's material: an index into /geometry/materials" },
         { .name = "medium_density_g_cm3",
           .kind = V_F64,
           .rank = 1,
           .dims = { nd },
-          .data = medium_density,
+          .data = a.medium_density,
           .units = "g/cm^3",
           .description = "Each medium's mass density" },
     };
@@ -131,14 +168,14 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
                                        .kind = V_U8,
                                        .rank = 2,
                                        .dims = { (hsize_t)m->nz, (hsize_t)m->nx },
-                                       .data = index,
+                                       .data = a.index,
                                        .units = "",
                                        .axes = "z_centres_mm,x_centres_mm",
                                        .description =
                                            "Material of each cell: an index into "
                                            "/geometry/materials (0 = the plan's material:)" },
                               &ds, err)) ||
-        (rc = out_attr_str(o, ds, "/geometry/material_index", "names", joined, err)) ||
+        (rc = out_attr_str(o, ds, "/geometry/material_index", "names", a.joined, err)) ||
         (rc = out_put_all(o, grp, "/geometry", list, sizeof list / sizeof list[0], err)) ||
         (rc = out_attr_str(o, grp, "/geometry", "rule", m->rule, err)) ||
         (rc = out_attr_f64(o, grp, "/geometry", "density_step", m->density_step, err)) ||
@@ -148,16 +185,7 @@ static int geometry_impl(output *o, const medium_map *m, smx_error *err)
 done:
     out_close_id(&ds, H5Dclose);
     out_close_id(&grp, H5Gclose);
-    free(joined);
-    free(medium);
-    free(index);
-    free(density);
-    free(names);
-    free(paths);
-    free(sha);
-    free(shas);
-    free(medium_material);
-    free(medium_density);
+    geometry_arrays_free(&a);
     return rc;
 }
 
