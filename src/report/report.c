@@ -233,12 +233,17 @@ static void window_shapes(const dry_run *d, window_shape *tw, window_shape *sw, 
     *tw = (window_shape){ (int)g->nx, (int)g->nz, 0, 0, 1 };
     *sw = *tw;
     smx_error werr = { 0 };
-    window_shape_of(tw, NULL, p, g, d->media, d->mt, 0, 1, 1, window_sigmas(0.0), every,
-                    !snaps_wanted, &werr);
+    window_shape_of(tw, NULL,
+                    &(window_request){ p, g, d->media, d->mt, 0, 1, 1, window_sigmas(0.0), every,
+                                       !snaps_wanted },
+                    &werr);
     if (p->per_spot_dose) { /* as the run starts them (simulate.c, per_spot_runs) */
-        window_shape_of(sw, NULL, p, g, d->media, d->mt, 0, plan_spot_count(p), 0,
-                        window_sigmas(p->per_spot_threshold),
-                        every < WINDOW_SPOT_COLLECT ? every : WINDOW_SPOT_COLLECT, 1, &werr);
+        window_shape_of(
+            sw, NULL,
+            &(window_request){ p, g, d->media, d->mt, 0, plan_spot_count(p), 0,
+                               window_sigmas(p->per_spot_threshold),
+                               every < WINDOW_SPOT_COLLECT ? every : WINDOW_SPOT_COLLECT, 1 },
+            &werr);
         /* The band of WINDOW_SPOT_BAND rows where spots go side by side (the
          * CPU takes one at a time unless the plan says otherwise). */
         const int many = p->per_spot_lanes > 1 || (p->per_spot_lanes <= 0 && d->be != &backend_cpu);

@@ -260,9 +260,17 @@ static int probe_state(spot_runs *R, smx_error *err)
     int rc = 0;
     for (int moving = !R->bound.nz ? 1 : R->bound.nz < R->g->nz;; moving = 0) {
         if (!R->bound.nz || !moving) {
-            rc = window_shape_of(&R->bound, R->spans, p, R->g, J->st->mm, J->mt, 0, R->n_plan, 0,
-                                 window_sigmas(p->per_spot_threshold), R->proto.every_collect,
-                                 moving, err);
+            const window_request q = { p,
+                                       R->g,
+                                       J->st->mm,
+                                       J->mt,
+                                       0,
+                                       R->n_plan,
+                                       0,
+                                       window_sigmas(p->per_spot_threshold),
+                                       R->proto.every_collect,
+                                       moving };
+            rc = window_shape_of(&R->bound, R->spans, &q, err);
             R->ws = R->bound;
             if (!rc && R->bound.nz < R->g->nz)
                 R->ws.nz = window_rows_for_band(&R->bound, R->band);
@@ -395,7 +403,8 @@ static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
             dose[c] /= key.w0;
     R->rows[row].threshold = R->p->per_spot_threshold;
     R->rows[row].to_reference = R->to_ref;
-    if (spot_dose_append_box(&R->rows[row], 1, dose, g->nx, 0, z1, x0, x1, key.w0))
+    const spot_box box = { g->nx, 0, z1, x0, x1 };
+    if (spot_dose_append_box(&R->rows[row], 1, dose, box, key.w0))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d",
                         key.spot + 1);
     if (!R->with_let)
@@ -403,8 +412,7 @@ static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
     /* The LET is a ratio of planes: any normalisation. */
     spectral_let(J->smaps, dose, R->let_d, NULL);
     R->lrows[row].to_reference = R->to_ref;
-    if (spot_dose_append_like(&R->lrows[row], 1, &R->rows[row], 0, dose, R->let_d, g->nx, 0, z1, x0,
-                              x1, key.w0))
+    if (spot_dose_append_like(&R->lrows[row], 1, &R->rows[row], 0, dose, R->let_d, box, key.w0))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the LET of spot %d",
                         key.spot + 1);
     return 0;

@@ -110,15 +110,18 @@ void run_result_add_balance(run_result *into, const run_result *from);
  * n_spots is the number of rows the caller will append (sizes the arrays on
  * the first call). */
 int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight);
+/* The cells of a dose map ([..][nx]) a row is read from: rows z0..z1,
+ * columns x0..x1 (a window's part of the grid). */
+typedef struct spot_box {
+    int64_t nx;
+    int z0, z1, x0, x1;
+} spot_box;
 /* A row on the cells of row `row` of `like` (whose indices ascend), valued
- * dose[i] * factor[i]; the rest of the box z0..z1, x0..x1 is dropped. */
+ * dose[i] * factor[i]; the rest of box b is dropped. */
 int spot_dose_append_like(spot_dose *sd, int n_spots, const spot_dose *like, int row,
-                          const double *dose, const double *factor, int64_t nx, int z0, int z1,
-                          int x0, int x1, double weight);
-/* The same where dose ([..][nx]) is zero outside rows z0..z1, columns x0..x1
- * (a window's part of the grid): only those cells are read. */
-int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, int64_t nx, int z0, int z1,
-                         int x0, int x1, double weight);
+                          const double *dose, const double *factor, spot_box b, double weight);
+/* The same where dose is zero outside box b: only its cells are read. */
+int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, spot_box b, double weight);
 /* Appends the one row of `one` (a spot_dose of one spot) as sd's next row. */
 int spot_dose_take_row(spot_dose *sd, int n_spots, const spot_dose *one);
 void spot_dose_free(spot_dose *sd);

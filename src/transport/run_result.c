@@ -186,9 +186,10 @@ void spot_dose_free(spot_dose *sd)
     sd->to_reference = keep; /* not owned: the caller's setting stays */
 }
 
-int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, int64_t nx, int z0, int z1,
-                         int x0, int x1, double weight)
+int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, spot_box b, double weight)
 {
+    const int64_t nx = b.nx;
+    const int z0 = b.z0, z1 = b.z1, x0 = b.x0, x1 = b.x1;
     double peak = 0.0;
     int64_t keep = 0;
     for (int64_t z = z0; z <= z1; z++)
@@ -219,9 +220,10 @@ int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, int64_t
 }
 
 int spot_dose_append_like(spot_dose *sd, int n_spots, const spot_dose *like, int row,
-                          const double *dose, const double *factor, int64_t nx, int z0, int z1,
-                          int x0, int x1, double weight)
+                          const double *dose, const double *factor, spot_box b, double weight)
 {
+    const int64_t nx = b.nx;
+    const int z0 = b.z0, z1 = b.z1, x0 = b.x0, x1 = b.x1;
     const int64_t k0 = like->indptr[row], k1 = like->indptr[row + 1];
     if (spot_dose_reserve(sd, n_spots, k1 - k0))
         return SMX_EXIT_RUNTIME;
@@ -248,5 +250,6 @@ int spot_dose_append_like(spot_dose *sd, int n_spots, const spot_dose *like, int
 
 int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight)
 {
-    return spot_dose_append_box(sd, n_spots, dose, cells, 0, 0, 0, (int)cells - 1, weight);
+    return spot_dose_append_box(sd, n_spots, dose, (spot_box){ cells, 0, 0, 0, (int)cells - 1 },
+                                weight);
 }

@@ -161,8 +161,10 @@ static int total_setup(stepper *sp, const sim_tables *st, const tables *const *m
     const grid *g = sp->g;
     for (int moving = !want_snapshots;; moving = 0) {
         window_shape ws;
-        int rc = window_shape_of(&ws, span, p, g, st->mm, mt, 0, 1, 1, window_sigmas(0.0),
-                                 sp->every_collect, moving, err);
+        const window_request q = {
+            p, g, st->mm, mt, 0, 1, 1, window_sigmas(0.0), sp->every_collect, moving
+        };
+        int rc = window_shape_of(&ws, span, &q, err);
         if (!rc)
             rc = total_state(sp, st, &ws, err);
         if (rc)

@@ -29,10 +29,15 @@ static window_span span_join(window_span a, window_span b)
     return (window_span){ a.x_lo < b.x_lo ? a.x_lo : b.x_lo, a.x_hi > b.x_hi ? a.x_hi : b.x_hi };
 }
 
-int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const grid *g,
-                    const medium_map *m, const tables *const *mt, int first, int n, int field,
-                    double sigmas, int collect_every, int moving, smx_error *err)
+int window_shape_of(window_shape *ws, window_span *spans, const window_request *q, smx_error *err)
 {
+    const plan *p = q->p;
+    const grid *g = q->g;
+    const medium_map *m = q->m;
+    const tables *const *mt = q->mt;
+    const int first = q->first, n = q->n, field = q->field, collect_every = q->collect_every;
+    int moving = q->moving;
+    const double sigmas = q->sigmas;
     /* Each step moves a direction up to ds along its path, a deposit path
      * reaches SMX_PATH_CELLS cells: this many columns beyond the reach on
      * each side keep the steps' own moves inside. */

@@ -39,15 +39,24 @@ typedef struct window_span {
     int x_lo, x_hi;
 } window_span;
 
-/* The shape for sources 'first .. first + n - 1' of the plan (spot < 0 in
- * spots: the whole field in one), each needing the columns its spots reach
+/* What a window is shaped for: sources 'first .. first + n - 1' of the plan
+ * (field: the whole field in one), each needing the columns its spots reach
  * to `sigmas` standard deviations (window_sigmas), with `collect_every`
  * steps between the host's looks at the front (backend_ops). moving = 0: the
- * window keeps every row (snapshots, a backend that cannot shift). spans:
- * [n] each source's columns (may be NULL). mt: the tables of m's materials. */
-int window_shape_of(window_shape *ws, window_span *spans, const plan *p, const grid *g,
-                    const medium_map *m, const tables *const *mt, int first, int n, int field,
-                    double sigmas, int collect_every, int moving, smx_error *err);
+ * window keeps every row (snapshots, a backend that cannot shift). mt: the
+ * tables of m's materials. */
+typedef struct window_request {
+    const plan *p;
+    const grid *g;
+    const medium_map *m;
+    const tables *const *mt;
+    int first, n, field;
+    double sigmas;
+    int collect_every, moving;
+} window_request;
+
+/* The shape for request q; spans: [q->n] each source's columns (may be NULL). */
+int window_shape_of(window_shape *ws, window_span *spans, const window_request *q, smx_error *err);
 
 /* A field's per-spot windows: the host looks at the fronts every
  * WINDOW_SPOT_COLLECT steps at most (a smaller front margin than the
