@@ -7,6 +7,7 @@
  * tests/plan_cases/. SMX2D_DATA_DIR points at a temporary directory holding an
  * empty pstar_water.h5: plan_load only checks that the table file exists. */
 #include "plan_fixture.h"
+#include "transport/backend_host.h"
 
 /* ---- valid plans ---- */
 
@@ -470,13 +471,13 @@ static void test_scenarios(void)
     CHECK(b.range_error_percent == 2 && b.shift_mm == -1);
     /* Scenario 2: densities over 1.02, the beam 1 mm towards -x. */
     plan_apply_scenario(&p, 2);
-    CHECK(p.scenario_index == 2 && p.density_divisor == 1.02);
+    CHECK(p.scenario_index == 2);
     CHECK(p.density_g_cm3 == 1.0 / 1.02 && p.beam_x_mm == -1.0);
     plan_free(&p);
     /* Scenario 1, (0, 0): nothing changes. */
     CHECK(load(&p, CASES "minimal.yaml", pairs, 3, &err) == 0);
     plan_apply_scenario(&p, 1);
-    CHECK(p.density_g_cm3 == 1.0 && p.beam_x_mm == 0.0 && p.density_divisor == 0.0);
+    CHECK(p.density_g_cm3 == 1.0 && p.beam_x_mm == 0.0);
     /* The lists round-trip through the resolved plan. */
     char *text = plan_resolved_text(&p);
     CHECK_MSG(text && strstr(text, "scenarios.shift_mm: [0, -1]"), "%s", text ? text : "");
@@ -544,9 +545,9 @@ static void test_names(void)
     CHECK(plan_choice_name("backend.device", -1) == NULL);
     CHECK(plan_choice_name("grid.space.nx", 0) == NULL);
     CHECK(plan_choice_name("nope", 0) == NULL);
-    /* The inline name the layers above use is the schema's. */
+    /* The name the backends print (transport/backend_host.h) is the schema's. */
     for (int i = -1; i <= STREAM_MOMENTS + 1; i++) {
-        const char *a = plan_streaming_scheme_name(i),
+        const char *a = backend_scheme_name(i),
                    *b = plan_choice_name("transport.streaming_scheme", i);
         CHECK_MSG(a == b || (a && b && !strcmp(a, b)), "streaming scheme %d: %s, %s", i,
                   a ? a : "NULL", b ? b : "NULL");

@@ -133,11 +133,8 @@ typedef struct plan {
     size_t yaml_len;
     plan_loc *loc; /* one per plan_keys[] entry (owned) */
     /* The scenario this plan was turned into (plan_apply_scenario): 0 the
-     * nominal; density_divisor 1 + r/100 of its range error (0 or 1: none),
-     * which the medium map applies to the densities the plan does not hold as
-     * numbers (a library material's nominal density, the map's, the CT's). */
+     * nominal. The medium map's densities are scaled by run/scenario.c. */
     int scenario_index;
-    double density_divisor;
 } plan;
 
 /* ---- the schema table ---- */
@@ -219,8 +216,8 @@ typedef struct plan_scenario {
 int plan_scenario_count(const plan *p);
 plan_scenario plan_scenario_at(const plan *p, int i);
 /* Turns the loaded nominal plan p into its scenario i (0: unchanged): the
- * background's and the shapes' densities divided by 1 + r/100 (and
- * density_divisor set for the medium map), beam.x_mm and every spot's x_mm
+ * background's and the shapes' densities divided by 1 + r/100 (the loaded
+ * medium map's by medium_map_scaled), beam.x_mm and every spot's x_mm
  * moved by s. The reader has checked that every scenario keeps its spots in
  * the domain. */
 void plan_apply_scenario(plan *p, int i);

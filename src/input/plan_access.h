@@ -77,12 +77,4 @@ static inline int plan_axis_cells(double lo, double hi, double origin, double d,
     return *first >= 0;
 }
 
-/* The name of a transport.streaming_scheme (enum streaming_scheme), as the
- * schema's choices spell it (test_plan checks that they agree). */
-static inline const char *plan_streaming_scheme_name(int scheme)
-{
-    static const char *const names[] = { "bilinear", "shift", "moments" };
-    return scheme >= 0 && scheme < (int)(sizeof names / sizeof names[0]) ? names[scheme] : NULL;
-}
-
 #endif

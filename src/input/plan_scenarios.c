@@ -70,7 +70,6 @@ void plan_apply_scenario(plan *p, int i)
          * scales every water-equivalent depth by 1 / (1 + r/100), so the
          * range in mm grows by 1 + r/100 and the CSDA range in g/cm2 stays. */
         const double divisor = 1.0 + s.range_error_percent / 100.0;
-        p->density_divisor = divisor;
         p->density_g_cm3 = p->density_g_cm3 / divisor;
         for (int k = 0; k < p->n_shapes; k++)
             if (p->shapes[k].density_g_cm3 > 0) /* 0: the library's, divided by the map */

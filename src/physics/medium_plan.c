@@ -91,21 +91,11 @@ static int resolve(medium_map *m, const plan *p, const char *name, const origin 
     return medium_map_add_material(m, name, path, err);
 }
 
-/* A density the plan does not hold as a number (a library material's
- * nominal one, the map's, the CT's) in the plan's range scenario: divided by
- * 1 + r/100 like the plan's own (input/plan_scenarios.c). Left untouched in
- * the nominal, so that it stays the same bits. */
-static double scenario_density(const plan *p, double rho)
-{
-    return p->density_divisor > 0 && p->density_divisor != 1.0 ? rho / p->density_divisor : rho;
-}
-
 /* The density a name gets when none is given: the plan's own for material 0. */
 static double default_density(const medium_map *m, const plan *p, int material)
 {
-    return material == 0
-               ? p->density_g_cm3
-               : scenario_density(p, medium_nominal_density_g_cm3(m->materials[material].name));
+    return material == 0 ? p->density_g_cm3
+                         : medium_nominal_density_g_cm3(m->materials[material].name);
 }
 
 static void append_rule(medium_map *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -184,8 +174,7 @@ static int from_map(medium_map *m, const plan *p, const grid *g, int reserve, sm
             int64_t at = 0, c = (int64_t)iz * g->nx + ix;
             image_cell(&f, g, iz, ix, &at); /* inside: check_cover */
             mat[c] = mat_of[f.index[at]];
-            rho[c] = f.density ? scenario_density(p, (double)f.density[at])
-                               : default_density(m, p, mat[c]);
+            rho[c] = f.density ? (double)f.density[at] : default_density(m, p, mat[c]);
         }
     if ((rc = medium_map_fill_cells(m, mat, rho, reserve, err)))
         goto done;
@@ -251,7 +240,6 @@ static int from_ct(medium_map *m, const plan *p, const grid *g, int reserve, smx
                 goto done;
             }
             mat[c] = mat_of[row];
-            rho[c] = scenario_density(p, rho[c]);
         }
     if ((rc = medium_map_fill_cells(m, mat, rho, reserve, err)))
         goto done;

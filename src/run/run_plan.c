@@ -3,7 +3,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/sha256.h"
@@ -14,6 +13,7 @@
 #include "report/report.h"
 #include "run/run_setup.h"
 #include "run/scenario_runs.h"
+#include "transport/stepper.h"
 
 int run_print_error(const smx_error *err)
 {
@@ -30,13 +30,6 @@ static int check_interrupt(const char *when, smx_error *err)
 static int write_snapshot(void *out, const grid *g, int step, const float *psi, smx_error *err)
 {
     return output_write_snapshot(out, g, step, psi, err);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
 /* MPI's last resort (an MPI call failed, src/parallel/): remove rank 0's temporary file. */
@@ -148,7 +141,7 @@ static int write_result(output **out, const run_setup *s, run_result *r, const p
                         scenario_runs *sr, smx_error *err)
 {
     smx_test_pause("writing", &smx_interrupted);
-    const double t_out = now_s();
+    const double t_out = stepper_now_s();
     dose_figures *f = &sr->fig[0];
     int rc;
     if ((rc = figures_of(s, r, f, err)) ||
@@ -157,7 +150,7 @@ static int write_result(output **out, const run_setup *s, run_result *r, const p
         (rc = check_interrupt("while writing the result", err)) || (rc = output_commit(*out, err)))
         return rc;
     *out = NULL;
-    run_result_phase(r, "output", now_s() - t_out);
+    run_result_phase(r, "output", stepper_now_s() - t_out);
     report_summary(r, f);
     report_scenarios(&s->p, sr->fig);
     const int bad = r->conservation_violations + sr->violations;
@@ -234,10 +227,10 @@ static int transport(run_state *st, const par_job *job, double *scen_s)
     if (writer && rc == SMX_EXIT_INTERRUPTED && s->p.keep_partial && st->r.dose_MeV &&
         !figures_of(s, &st->r, &fig, &(smx_error){ 0 }))
         output_write_result(st->out, &s->p, &s->g, &st->r, &fig, &st->pv, &(smx_error){ 0 });
-    const double t_scen = now_s();
+    const double t_scen = stepper_now_s();
     if (!rc && st->sr.rs)
         rc = scenarios_run(s, job, &st->field, NULL, &st->sr, &st->err);
-    *scen_s = now_s() - t_scen;
+    *scen_s = stepper_now_s() - t_scen;
     return rc;
 }
 
@@ -248,12 +241,12 @@ static int finish_run(run_state *st, const par_job *job, int rc, double scen_s)
     run_setup *s = &st->s;
     const int n_scen = plan_scenario_count(&s->p);
     provenance_finish(&st->pv);
-    const double t_wait = now_s();
+    const double t_wait = stepper_now_s();
     if ((rc = agree(job, rc, &st->err, &st->agreed)) ||
         (rc = par_gather_field(job, &st->field, s->p.per_spot_threshold, t_wait, &st->pv, &st->r,
                                &st->err)))
         return rc;
-    const double t_scen = now_s();
+    const double t_scen = stepper_now_s();
     if (st->sr.rs &&
         (rc = scenarios_write(s, job, &st->field, st->out, &st->sr, &st->err, &st->agreed)))
         return rc;
@@ -266,7 +259,7 @@ static int finish_run(run_state *st, const par_job *job, int rc, double scen_s)
      * costs beyond its steps (docs/planning.md). */
     if (n_scen > 1) {
         run_result_phase(&st->r, "scenario setup", st->sr.setup_s);
-        run_result_phase(&st->r, "scenarios", scen_s + now_s() - t_scen - st->sr.setup_s);
+        run_result_phase(&st->r, "scenarios", scen_s + stepper_now_s() - t_scen - st->sr.setup_s);
     }
     return write_result(&st->out, s, &st->r, &st->pv, &st->sr, &st->err);
 }
@@ -284,7 +277,7 @@ static int run_from_input(run_state *st, const cli *c, const par_job *job, doubl
     if (c->dry_run) {
         return job->rank == 0 ? report_dry(&st->s, &st->err) : 0;
     }
-    run_result_phase(&st->r, "input", now_s() - t_start);
+    run_result_phase(&st->r, "input", stepper_now_s() - t_start);
     /* Scenarios divided over several ranks keep their results until the gather. */
     const int divided = plan_scenario_count(&st->s.p) > 1 && job->size > 1;
     if ((rc = scenario_runs_init(&st->sr, &st->s.p, divided, &st->err)))
@@ -296,7 +289,7 @@ static int run_from_input(run_state *st, const cli *c, const par_job *job, doubl
 
 int run_plan(const cli *c, const par_job *job, int argc, char **argv)
 {
-    const double t_start = now_s();
+    const double t_start = stepper_now_s();
     run_state st = { 0 };
     provenance_init(&st.pv, argc, argv);
     run_result_init(&st.r);

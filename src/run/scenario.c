@@ -1,9 +1,9 @@
 #include "run/scenario.h"
 
 #include <string.h>
-#include <time.h>
 
 #include "transport/backend_select.h"
+#include "transport/stepper.h"
 
 int run_scenario_error(const plan *p, int k, smx_error *err)
 {
@@ -32,16 +32,9 @@ static int build(run_scenario *sc, const run_setup *s, int k, smx_error *err)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 int run_scenario_build(run_scenario *sc, const run_setup *s, int k, smx_error *err)
 {
-    const double t0 = now_s();
+    const double t0 = stepper_now_s();
     memset(sc, 0, sizeof *sc);
     sc->index = k;
     sc->nominal = s;
@@ -49,7 +42,7 @@ int run_scenario_build(run_scenario *sc, const run_setup *s, int k, smx_error *e
         return smx_fail(err, SMX_EXIT_RUNTIME, "internal: scenario %d of a plan with %d", k,
                         plan_scenario_count(&s->p));
     const int rc = build(sc, s, k, err);
-    sc->build_s = now_s() - t0;
+    sc->build_s = stepper_now_s() - t0;
     return rc ? run_scenario_error(&s->p, k, err) : 0;
 }
 

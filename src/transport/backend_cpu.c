@@ -12,6 +12,7 @@
 #include "numerics/fma_rows.h"
 #include "transport/backend_bench.h"
 #include "transport/backend_cpu_internal.h"
+#include "transport/backend_host.h"
 #include "transport/backend_test.h"
 
 static void cpu_release(void *vctx);
@@ -409,7 +410,7 @@ static void cpu_describe(void *vctx, run_result *r)
     snprintf(r->kernel_variants, sizeof r->kernel_variants,
              "energy=%s stream=%s streaming_scheme=%s angular=direct",
              c->s->energy_gather ? "gather" : "scatter", c->s->stream_gather ? "gather" : "scatter",
-             plan_streaming_scheme_name(c->s->st.scheme));
+             backend_scheme_name(c->s->st.scheme));
 }
 
 static void cpu_release(void *vctx)

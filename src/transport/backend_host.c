@@ -59,7 +59,8 @@ void backend_medium_rows(const sim_tables *s, int64_t pitch, unsigned char *out)
 
 const char *backend_scheme_name(int scheme)
 {
-    /* transport.streaming_scheme's choices (input/plan_schema.c), in enum order. */
+    /* transport.streaming_scheme's choices (input/plan_schema.c), in enum order;
+     * test_plan checks that they agree. */
     static const char *const names[] = { "bilinear", "shift", "moments" };
     return scheme >= 0 && scheme < 3 ? names[scheme] : NULL;
 }
