@@ -11,8 +11,19 @@ set_tests_properties(step_log_terminal PROPERTIES LABELS "unit" SKIP_RETURN_CODE
 # (exact identities of the code, no physics reference: unit).
 add_test(conservation "${SMX_BUILD}/tests/test_conservation")
 set_tests_properties(conservation PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+# The out-of-plane detour against Highland's theta_0 and PSTAR's projected range.
+add_test(out_of_plane "${SMX_BUILD}/tests/test_out_of_plane")
+set_tests_properties(out_of_plane PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(range "${SMX_BUILD}/tests/test_range")
 set_tests_properties(range PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+# R80 against PSTAR at 70-230 MeV on the 0.5 mm and the 1 mm grid, side by side;
+# 200 and 230 MeV on 0.5 mm take the longest (each step holds 500-700 energy bins).
+add_test(range_05 "${SMX_BUILD}/tests/test_range" grid 0.5 70,100,150)
+set_tests_properties(range_05 PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(range_05_high "${SMX_BUILD}/tests/test_range" grid 0.5 200,230)
+set_tests_properties(range_05_high PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+add_test(range_10 "${SMX_BUILD}/tests/test_range" grid 1.0 70,100,150,200,230)
+set_tests_properties(range_10 PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(depth_dose "${SMX_BUILD}/tests/test_depth_dose")
 set_tests_properties(depth_dose PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(dose_grid "${SMX_BUILD}/tests/test_dose_grid")

@@ -499,7 +499,9 @@ static spot_dose field_rows(const char *device, const char *const *extra, int ne
     /* The plan's geometry (one medium without geometry keys), as the program builds it. */
     medium_map mm = { 0 };
     medium_tables mtab = { 0 };
-    if (medium_map_build(&mm, &f.p, &f.g, &f.err) || medium_tables_load(&mtab, &mm, &f.t, &f.err)) {
+    const out_of_plane_model detour = out_of_plane_of_plan(&f.p, &f.t); /* as run_setup */
+    if (medium_map_build(&mm, &f.p, &f.g, &f.err) ||
+        medium_tables_load(&mtab, &mm, &f.t, &detour, &f.err)) {
         CHECK_MSG(0, "media: %s", f.err.msg);
     } else {
         sim_media media = { &mm, mtab.mt, NULL };

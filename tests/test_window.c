@@ -32,8 +32,9 @@ static int run(fixture *f, const char *const *sets, int nsets, int dense)
         return -1;
     medium_map mm = { 0 };
     medium_tables mtab = { 0 };
+    const out_of_plane_model detour = out_of_plane_of_plan(&f->p, &f->t); /* as run_setup */
     int rc = medium_map_build(&mm, &f->p, &f->g, &f->err) ||
-             medium_tables_load(&mtab, &mm, &f->t, &f->err);
+             medium_tables_load(&mtab, &mm, &f->t, &detour, &f->err);
     if (!rc) {
         const sim_media media = { &mm, mtab.mt, NULL };
         const snapshot_sink sink = { drop_snapshot, NULL };

@@ -79,6 +79,7 @@ typedef struct plan {
     int scattering; /* 0 switches A_theta off (numerical-width studies) */
     int scattering_power; /* enum scattering_power_model */
     int straggling; /* energy-loss straggling in A_E */
+    int out_of_plane_detour; /* the path across the plane in the energy loss (physics/out_of_plane.h) */
     int nuclear; /* enum nuclear_model: non-elastic interactions of primaries */
     int streaming_scheme; /* enum streaming_scheme */
     int window_mode; /* enum window_mode (transport/window.h) */

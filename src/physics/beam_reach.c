@@ -23,7 +23,7 @@ void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, 
         if (zm >= z_max || xm < x_min || xm >= x_max) {
             out->exit_MeV = E;
             out->exit_side = !(zm >= z_max);
-            out->exit_residual_g_cm2 = tables_csda_range(t, E);
+            out->exit_residual_g_cm2 = tables_path_range(t, E);
             break;
         }
         int64_t iz = (int64_t)floor((zm - g->z.edges[0]) / g->dz),
@@ -34,14 +34,14 @@ void beam_reach_of(const grid *g, const medium_map *m, const tables *const *mt, 
         const medium *md = m ? &m->media[medium_of(m, (int)iz, (int)ix)] : &one;
         t = mt[md->material];
         double rho = md->density_g_cm3;
-        double R = tables_csda_range(t, E), dR = rho * h * 0.1; /* g/cm2 */
+        double R = tables_path_range(t, E), dR = rho * h * 0.1; /* g/cm2 */
         double T = tables_scattering_power(t, E) * rho, u = (path + 0.5 * h) * 0.1, du = h * 0.1;
         if (isfinite(T)) {
             a0 += T * du;
             a1 += T * u * du;
             a2 += T * u * u * du;
         }
-        double E1 = R > dR ? tables_energy_at_range(t, R - dR) : NAN;
+        double E1 = R > dR ? tables_energy_at_path_range(t, R - dR) : NAN;
         if (!(R > dR) || !isfinite(E1) || !grid_keeps(g, E1)) {
             /* The whole range left, also below the transport's stopping
              * energy: that energy is deposited there, but the CSDA range is

@@ -32,15 +32,16 @@ static void axis_uniform(axis *a, double lo, double width)
         a->centres[i] = lo + width * (i + 0.5);
 }
 
-/* Range grid: bins uniform in CSDA residual range with spacing ds, so that one
+/* Range grid: bins uniform in residual range (the transport's, the in-plane
+ * path range of physics/out_of_plane.h) with spacing ds, so that one
  * step moves a particle from one bin centre exactly onto the next lower one.
  * The top bin is added until its centre reaches E_max, so that any beam
  * energy up to E_max lies between two centres. */
 static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error *err)
 {
     double ds_g = p->step_mm * 0.1 * p->density_g_cm3; /* g/cm2 per step */
-    double R_lo = tables_csda_range(t, p->E_min_MeV);
-    double R_hi = tables_csda_range(t, p->E_max_MeV);
+    double R_lo = tables_path_range(t, p->E_min_MeV);
+    double R_hi = tables_path_range(t, p->E_max_MeV);
     int n = (int)ceil((R_hi - R_lo) / ds_g + 0.5 - 1e-9);
     if (n < 2)
         return smx_fail_key(err, SMX_EXIT_INPUT, "transport.step_mm",
@@ -52,7 +53,7 @@ static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error 
         return smx_fail_key(err, SMX_EXIT_INPUT, "transport.step_mm",
                             "%g mm gives %d range bins; expected at most 100000", p->step_mm, n);
     double R_top = R_lo + n * ds_g;
-    if (!(R_top <= t->csda_g_cm2[t->n - 1]))
+    if (!(R_top <= tables_path_range(t, t->E_MeV[t->n - 1])))
         return smx_fail_key(err, SMX_EXIT_INPUT, "grid.energy.E_max_MeV",
                             "%g MeV: the range grid's top edge (%.6g g/cm2) is beyond the table "
                             "'%s' (max %.6g MeV); expected a lower E_max or a longer table",
@@ -60,10 +61,10 @@ static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error 
     if (axis_alloc(&g->E, n))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy axis");
     for (int i = 0; i <= n; i++)
-        g->E.edges[i] = tables_energy_at_range(t, R_lo + ds_g * i);
+        g->E.edges[i] = tables_energy_at_path_range(t, R_lo + ds_g * i);
     g->E.edges[0] = p->E_min_MeV; /* exact, not a round trip through R */
     for (int i = 0; i < n; i++)
-        g->E.centres[i] = tables_energy_at_range(t, R_lo + ds_g * (i + 0.5));
+        g->E.centres[i] = tables_energy_at_path_range(t, R_lo + ds_g * (i + 0.5));
     return 0;
 }
 

@@ -238,8 +238,8 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
     int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
     for (int64_t i = 0; i < g->ne; i++) {
         double E = g->E.centres[i];
-        double R = tables_csda_range(t, E);
-        E_after[i] = tables_energy_at_range(t, R - ds_g); /* NAN below the table: stops */
+        double R = tables_path_range(t, E);
+        E_after[i] = tables_energy_at_path_range(t, R - ds_g); /* NAN below the table: stops */
         var[i] = 0.0;
         if (strag && grid_keeps(g, E_after[i])) {
             /* Range variance of the step, in energy at the bins it lands on. */
@@ -330,8 +330,8 @@ static int dither_bracket(const grid *g, const energy_lut *mean, int i)
 static double ref_share(const grid *g, const tables *ref, int t, double Ep)
 {
     const double *Ec = g->E.centres;
-    double R1 = tables_csda_range(ref, Ec[t + 1]), R0 = tables_csda_range(ref, Ec[t]);
-    double f = (R1 - tables_csda_range(ref, Ep)) / (R1 - R0);
+    double R1 = tables_path_range(ref, Ec[t + 1]), R0 = tables_path_range(ref, Ec[t]);
+    double f = (R1 - tables_path_range(ref, Ep)) / (R1 - R0);
     return isfinite(f) ? f : (Ec[t + 1] - Ep) / (Ec[t + 1] - Ec[t]);
 }
 

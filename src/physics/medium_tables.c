@@ -6,7 +6,8 @@
 #include "base/data_file.h"
 #include "physics/material_library.h"
 
-int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0, smx_error *err)
+int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0,
+                       const out_of_plane_model *detour, smx_error *err)
 {
     *mt = (medium_tables){ 0 };
     mt->owned = calloc((size_t)m->n_materials, sizeof *mt->owned);
@@ -20,6 +21,8 @@ int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0,
     mt->mt[0] = t0;
     for (int k = 1; k < m->n_materials; k++) {
         int rc = tables_load(&mt->owned[k], m->materials[k].table_path, err);
+        if (!rc)
+            rc = tables_set_path_range(&mt->owned[k], t0, detour, err);
         if (rc) {
             medium_tables_free(mt);
             return rc;

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "input/plan.h"
 #include "physics/medium.h"
+#include "physics/out_of_plane.h"
 #include "physics/tables.h"
 
 typedef struct medium_tables {
@@ -17,7 +18,10 @@ typedef struct medium_tables {
     tables water_owned;
 } medium_tables;
 
-int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0, smx_error *err);
+/* Each further material's table with its in-plane path range, theta_0
+ * gathered in t0's material by the model m (NULL: the CSDA range). */
+int medium_tables_load(medium_tables *mt, const medium_map *m, const tables *t0,
+                       const out_of_plane_model *detour, smx_error *err);
 /* output.dose_to_water: the water table the ratio is taken to, that of the
  * map's material named "water" if it has one, else the library's. */
 int medium_tables_load_water(medium_tables *mt, const medium_map *m, const plan *p, smx_error *err);

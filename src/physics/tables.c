@@ -88,6 +88,7 @@ void tables_free(tables *t)
         return;
     for (int k = 0; k < TABLES_NDATASETS; k++)
         free(*column_slot(t, k));
+    free(t->path_g_cm2);
     memset(t, 0, sizeof *t);
 }
 
@@ -508,6 +509,16 @@ double tables_energy_at_range(const tables *t, double R_g_cm2)
     /* Same segments as tables_csda_range with the axes swapped: the inverse
      * of a power law is a power law, so no iteration and no mismatch. */
     return t ? lookup(t, t->csda_g_cm2, t->E_MeV, R_g_cm2) : NAN;
+}
+
+double tables_path_range(const tables *t, double E_MeV)
+{
+    return t ? lookup(t, t->E_MeV, t->path_g_cm2 ? t->path_g_cm2 : t->csda_g_cm2, E_MeV) : NAN;
+}
+
+double tables_energy_at_path_range(const tables *t, double R_g_cm2)
+{
+    return t ? lookup(t, t->path_g_cm2 ? t->path_g_cm2 : t->csda_g_cm2, t->E_MeV, R_g_cm2) : NAN;
 }
 
 double tables_stopping_power(const tables *t, double E_MeV)

@@ -18,6 +18,10 @@ typedef struct tables {
     double *projected_g_cm2; /* projected range */
     double *detour; /* projected / CSDA */
     double *T_rad2_cm2_g; /* mass scattering power T/rho (projected angle) */
+    /* The transport's range: the in-plane path range, the CSDA range less the
+     * out-of-plane detour (physics/out_of_plane.h); NULL: the CSDA range. Not
+     * a dataset of the file: set after loading, freed with the tables. */
+    double *path_g_cm2;
     char material[64];
     char source[2048]; /* provenance of the numbers */
     char scattering_model[512];
@@ -41,6 +45,11 @@ double tables_energy_at_range(const tables *t, double R_g_cm2); /* MeV; NAN belo
 double tables_stopping_power(const tables *t, double E_MeV); /* MeV cm2/g */
 double tables_scattering_power(const tables *t, double E_MeV); /* rad2 cm2/g */
 double tables_projected_range(const tables *t, double E_MeV); /* g/cm2 */
+/* The range the transport steps through (path_g_cm2, else the CSDA range)
+ * and its inverse: what the energy grid, the energy-loss step and the beam's
+ * predicted reach use. */
+double tables_path_range(const tables *t, double E_MeV); /* g/cm2 */
+double tables_energy_at_path_range(const tables *t, double R_g_cm2); /* MeV; NAN below table */
 
 /* The integral of f(E) over the path of one step, in residual range (g/cm2):
  * from R(E) down by ds_g, or to R(E_stop) if that comes first (a particle that

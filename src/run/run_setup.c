@@ -5,6 +5,7 @@
 
 #include "base/test_hooks.h"
 #include "physics/medium_plan.h"
+#include "physics/out_of_plane.h"
 #include "transport/backend_select.h"
 
 static int load_plan(plan *p, const run_setup_options *o, smx_error *err)
@@ -22,6 +23,9 @@ static int build_input(plan *p, tables *t, grid *g, const run_setup_options *o, 
     smx_test_pause("input", &smx_interrupted);
     if ((rc = tables_load(t, p->table_path, err)))
         return plan_blame_key(p, "material.table_file", rc, err);
+    const out_of_plane_model m = out_of_plane_of_plan(p, t);
+    if ((rc = tables_set_path_range(t, t, &m, err)))
+        return plan_blame_key(p, "transport.out_of_plane_detour", rc, err);
     return grid_build(g, p, t, err);
 }
 
@@ -35,9 +39,10 @@ int run_setup_input(plan *p, tables *t, grid *g, const run_setup_options *o, smx
  * transports, the result file records and the dry run lists. */
 static int build_media(run_setup *s, smx_error *err)
 {
+    const out_of_plane_model detour = out_of_plane_of_plan(&s->p, &s->t);
     int rc;
     if ((rc = medium_map_build(&s->media, &s->p, &s->g, err)) ||
-        (rc = medium_tables_load(&s->mtab, &s->media, &s->t, err)))
+        (rc = medium_tables_load(&s->mtab, &s->media, &s->t, &detour, err)))
         return rc;
     return s->p.dose_to_water ? medium_tables_load_water(&s->mtab, &s->media, &s->p, err) : 0;
 }

@@ -20,9 +20,9 @@ int simulate_expected_steps(const plan *p, const grid *g, const tables *t)
 {
     if (p->steps > 0)
         return p->steps;
-    double R = tables_csda_range(t, g->E.edges[g->ne]);
+    double R = tables_path_range(t, g->E.edges[g->ne]);
     if (!isfinite(R))
-        R = tables_csda_range(t, p->E_max_MeV);
+        R = tables_path_range(t, p->E_max_MeV);
     int n = (int)ceil(R * 10.0 / g->density / g->ds) + 2;
     return n < p->max_steps ? n : p->max_steps;
 }
@@ -31,7 +31,7 @@ int simulate_spot_steps(const plan *p, const grid *g, const tables *t, double en
 {
     if (p->steps > 0)
         return p->steps;
-    double R = tables_csda_range(t, energy_MeV);
+    double R = tables_path_range(t, energy_MeV);
     if (!isfinite(R))
         return simulate_expected_steps(p, g, t);
     int n = (int)ceil(R * 10.0 / g->density / g->ds) + 2;
