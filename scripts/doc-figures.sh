@@ -4,6 +4,7 @@
 # rather than carried over from an older build:
 #   sh scripts/doc-figures.sh BUILD_DIR [SECTION...]
 # SECTION: grid (docs/model.md, "Choosing the grid": the 100 MeV rows),
+# grid_all (the same table's every row: 70, 100 and 150 MeV, both schemes),
 # window (docs/model.md, "The direction window"), warnings (the plan warnings'
 # figures, src/input/plan_warn.c and docs/accuracy-and-speed.md), compare
 # (docs/postprocessing.md's smx2d-compare example), csv (the README's excerpt
@@ -20,6 +21,17 @@ python3 -c 'import h5py, numpy' 2>/dev/null || py=/usr/bin/python3
 tmp=$(mktemp -d /tmp/smx-doc-figures-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 sections=${*:-grid window warnings compare csv}
+
+# row E D NZ NX PSTAR_MM: one beam energy on one grid, both schemes.
+row() {
+    for scheme in shift moments; do
+        run "r$1_$2_$scheme" --set beam.energy_MeV=$1 --set grid.energy.E_max_MeV=$1 \
+            --set grid.space.nz=$3 --set grid.space.nx=$4 --set grid.space.dx_mm=$2 \
+            --set grid.space.dz_mm=$2 --set transport.step_mm=$2 \
+            --set transport.streaming_scheme=$scheme
+        echo "$1 MeV, $2 mm, $3 x $4, $scheme: $(figures "r$1_$2_$scheme" $5)"
+    done
+}
 
 # run NAME --set ...: the quickstart plan with the sets, CPU, no snapshots.
 run() {
@@ -72,6 +84,16 @@ grid)
     echo "0.5 mm, 170 x 81, shift (the quickstart plan): $(figures g100_05 77.07)"
     run g100_05m --set transport.streaming_scheme=moments
     echo "0.5 mm, 170 x 81, moments: $(figures g100_05m 77.07)"
+    ;;
+grid_all)
+    echo "== docs/model.md, Choosing the grid: every row (PSTAR projected ranges)"
+    row 70 1.0 50 31 40.75
+    row 70 0.5 100 61 40.75
+    row 70 0.25 200 121 40.75
+    row 100 1.0 85 41 77.07
+    row 100 0.5 170 81 77.07
+    row 150 1.0 170 41 157.60
+    row 150 0.5 340 81 157.60
     ;;
 window)
     echo "== docs/model.md, The direction window: 100 MeV, 0.5 mm"

@@ -9,3 +9,6 @@ foreach(mode missing none present)
   set_tests_properties(cufft_loader_${mode} PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77
                        WORKING_DIRECTORY "${SMX_ROOT}")
 endforeach()
+# The direction bins a plan that leaves grid.angle out gets from its beam.
+add_test(angle_grid "${SMX_BUILD}/tests/test_angle_grid")
+set_tests_properties(angle_grid PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")

@@ -19,6 +19,9 @@
 #define PLAN_MAX_SHAPES 64
 #define PLAN_MAX_SCENARIO_VALUES 32 /* per list of scenarios.*: up to 33 x 33 combined */
 
+#define PLAN_ANGLE_BINS 1 /* grid.angle.n_bins left out */
+#define PLAN_ANGLE_WIDTH 2 /* grid.angle.half_width_deg left out (window mode) */
+
 /* Where a value came from, for error messages naming file:line:col. */
 typedef struct plan_loc {
     int line, col; /* 1-based; 0 = not given (default used) */
@@ -49,6 +52,10 @@ typedef struct plan {
     int angle_mode; /* enum angle_mode */
     int angle_bins;
     double angle_centre_deg, angle_half_width_deg;
+    /* PLAN_ANGLE_*: what the plan left out of grid.angle, worked out from the
+     * beam once its material's table is loaded (physics/angle_grid.h); until
+     * then provisional values that pass the plan's checks. */
+    int angle_auto;
     /* grid.space */
     int nx, nz;
     double dx_mm, dz_mm;

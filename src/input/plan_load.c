@@ -299,6 +299,44 @@ static void set_dir(plan *p)
 
 /* text NULL: the plan is read from the file `path`; otherwise it is text
  * itself and `path` only names it in messages (it has no directory). */
+/* grid.angle's keys the plan left out: marked for the set-up to work out
+ * from the beam (physics/angle_grid.h) and given meanwhile values that pass
+ * the plan's checks: the bins of a 41-bin window over +-20 deg, a window wide
+ * enough for every spot's direction. */
+static void provisional_angles(plan *p)
+{
+    const int nb = plan_key_index("grid.angle.n_bins"),
+              hw = plan_key_index("grid.angle.half_width_deg");
+    p->angle_auto = 0;
+    if (!(p->loc[nb].line > 0 || p->loc[nb].from_cli)) {
+        p->angle_auto |= PLAN_ANGLE_BINS;
+        p->angle_bins = 41;
+        p->loc[nb].derived = 1;
+    }
+    if (!(p->loc[hw].line > 0 || p->loc[hw].from_cli)) {
+        /* One direction for every spot and no centre given: the window
+         * centred on it, so that the beam starts on a bin centre. */
+        const int ce = plan_key_index("grid.angle.centre_deg");
+        int one = plan_spot_count(p) > 0;
+        for (int i = 1; one && i < plan_spot_count(p); i++)
+            one = plan_spot_at(p, i).direction_deg == plan_spot_at(p, 0).direction_deg;
+        if (one && p->angle_mode == ANGLE_WINDOW && !(p->loc[ce].line > 0 || p->loc[ce].from_cli)) {
+            p->angle_centre_deg = plan_spot_at(p, 0).direction_deg;
+            p->loc[ce].derived = p->angle_centre_deg != 90.0;
+        }
+        double off = 0.0;
+        for (int i = 0; i < plan_spot_count(p); i++) {
+            double d = fmod(plan_spot_at(p, i).direction_deg - p->angle_centre_deg, 360.0);
+            d = d > 180.0 ? d - 360.0 : d < -180.0 ? d + 360.0 : d;
+            off = fmax(off, fabs(d));
+        }
+        p->angle_half_width_deg = fmin(180.0, 20.0 + off);
+        p->loc[hw].derived = 1;
+        if (p->angle_mode == ANGLE_WINDOW)
+            p->angle_auto |= PLAN_ANGLE_WIDTH;
+    }
+}
+
 static int load(plan *p, const char *path, const char *text, const char *const *overrides,
                 int n_overrides, smx_error *err, loader *L)
 {
@@ -365,6 +403,7 @@ static int load(plan *p, const char *path, const char *text, const char *const *
         p->E_max_MeV = ceil(top);
         p->loc[emax].derived = 1;
     }
+    provisional_angles(p);
     if (plan_check_consistency(p, err) ||
         plan_resolve_data_file(p, "material.table_file", p->table_file, p->table_path, err))
         return SMX_EXIT_INPUT;

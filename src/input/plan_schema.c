@@ -60,15 +60,19 @@ const plan_key plan_keys[] = {
       .choices = "window|full", .units = "",
       .doc = "angular grid: window = n_bins over centre +- half_width with absorbing "
              "edges; full = n_bins over 360 deg, periodic" },
-    { .path = "grid.angle.n_bins", .type = PT_INT, AT(angle_bins), .default_value = "41",
+    { .path = "grid.angle.n_bins", .type = PT_INT, AT(angle_bins), .default_value = "",
       .min = 1, .max = 100000, .units = "",
-      .doc = "number of direction bins (odd puts the window centre on a bin centre)" },
+      .doc = "number of direction bins (odd puts the window centre on a bin centre); left "
+             "out: bins of theta_0 / 1.5 at half the beam's path (docs/model.md, \"The "
+             "direction window\")" },
     { .path = "grid.angle.centre_deg", .type = PT_REAL, AT(angle_centre_deg),
       .default_value = "90", .min = 0, .max = 360, .max_exclusive = 1, .units = "deg",
-      .doc = "centre of the angular window, from the +x axis (90 = +z, into depth)" },
+      .doc = "centre of the angular window, from the +x axis (90 = +z, into depth); left "
+             "out with half_width_deg, the spots' direction when they all have one" },
     { .path = "grid.angle.half_width_deg", .type = PT_REAL, AT(angle_half_width_deg),
-      .default_value = "20", .min = 0, .min_exclusive = 1, .max = 180, .units = "deg",
-      .doc = "half width of the angular window (window mode only)" },
+      .default_value = "", .min = 0, .min_exclusive = 1, .max = 180, .units = "deg",
+      .doc = "half width of the angular window (window mode only); left out: the spots' "
+             "directions plus 4.6 theta_0 of the beam at its last step in the grid" },
 
     /* ---- grid.space ---- */
     { .path = "grid.space.nx", .type = PT_INT, AT(nx), .default_value = NULL,

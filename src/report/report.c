@@ -9,6 +9,7 @@
 #include "input/plan_access.h"
 #include "buildinfo.h"
 #include "report/analysis.h"
+#include "physics/angle_grid.h"
 #include "physics/beam_reach.h"
 #include "transport/backend_select.h"
 #include "transport/device_query.h"
@@ -196,6 +197,21 @@ static void print_axes(const dry_run *d)
     printf("angle:     %lld bins, %s, %.4g to %.4g deg, %.4g deg per bin\n", (long long)g->nth,
            g->angle_mode == ANGLE_FULL ? "full circle" : "window", g->theta.edges[0] * deg,
            g->theta.edges[g->nth] * deg, g->dtheta * deg);
+    angle_choice c;
+    if (p->angle_auto && angle_grid_from_beam(p, d->t, &c) == 0)
+        printf("           (grid.angle %s left out: from the beam, theta_0 %.3g deg at half its "
+               "%.4g mm path in the grid%s, %.3g deg at its last step%s)\n",
+               p->angle_auto == (PLAN_ANGLE_BINS | PLAN_ANGLE_WIDTH) ? "n_bins and half_width_deg"
+               : p->angle_auto & PLAN_ANGLE_BINS                     ? "n_bins"
+                                                                     : "half_width_deg",
+               c.theta_half_deg, c.path_mm,
+               p->angle_auto & PLAN_ANGLE_BINS ? ": bins of theta_0 / 1.5" : "", c.theta_end_deg,
+               p->angle_auto & PLAN_ANGLE_WIDTH
+                   ? ": the window the spots' directions +- 4.6 times that"
+                   : "");
+    else if (p->angle_auto)
+        printf("           (grid.angle left out, and no scattering to size it from: 41 bins over "
+               "+-20 deg)\n");
     printf(
         "space:     nz %lld x nx %lld cells of %.4g x %.4g mm (depth 0 to %.4g mm, x %.4g to %.4g mm)\n",
         (long long)g->nz, (long long)g->nx, g->dz, g->dx, g->z.edges[g->nz], g->x.edges[0],

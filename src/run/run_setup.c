@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/test_hooks.h"
+#include "physics/angle_grid.h"
 #include "physics/medium_plan.h"
 #include "physics/out_of_plane.h"
 #include "transport/backend_select.h"
@@ -26,6 +27,11 @@ static int build_input(plan *p, tables *t, grid *g, const run_setup_options *o, 
     const out_of_plane_model m = out_of_plane_of_plan(p, t);
     if ((rc = tables_set_path_range(t, t, &m, err)))
         return plan_blame_key(p, "transport.out_of_plane_detour", rc, err);
+    angle_choice c;
+    if (p->angle_auto && angle_grid_from_beam(p, t, &c) == 0) {
+        p->angle_bins = c.n_bins;
+        p->angle_half_width_deg = c.half_width_deg;
+    }
     return grid_build(g, p, t, err);
 }
 
