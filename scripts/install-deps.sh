@@ -3,7 +3,7 @@
 # Nettle and cJSON headers, CTest) with the system package manager, when it can, and the Python
 # modules of the post-processing tools (scripts/smx2d-plot, scripts/smx2d-compare:
 # numpy, h5py, matplotlib), of the DICOM tools (scripts/smx2d-import-ct,
-# scripts/smx2d-export-dose: pydicom) and of the per-spot dose test (scipy.sparse
+# smx2d-import-spots, smx2d-export-dose: pydicom) and of the per-spot dose test (scipy.sparse
 # reads the matrix as a user would).
 #   --check-only: only report what the build is missing (exit 1 if anything is);
 #                 the Python modules are not needed to build and are not checked.
@@ -123,8 +123,8 @@ py_note() {
         echo "  not installed ($1): apt-get install$py_missing" >&2
         return 1
     fi
-    echo "smx2d-sim: note: the Python tools (smx2d-plot, smx2d-compare, smx2d-import-ct," >&2
-    echo "  smx2d-export-dose) need Python 3 with $py_modules," >&2
+    echo "smx2d-sim: note: the Python tools (smx2d-plot, smx2d-compare and the DICOM tools," >&2
+    echo "  docs/dicom.md) need Python 3 with $py_modules," >&2
     echo "  not installed ($1): apt-get install$py_missing, or pip install $py_modules;" >&2
     echo "  the build and the simulator do not need them (their tests skip, and make test" >&2
     echo "  fails naming them)" >&2

@@ -13,7 +13,7 @@ from pydicom.errors import InvalidDicomError
 
 from smx2d_post.result import InputError
 
-from .axial_slice import AxialSlice, check_axial
+from .axial_slice import AXIAL_TOLERANCE, AxialSlice, check_axial
 
 CT_IMAGE_STORAGE = "1.2.840.10008.5.1.4.1.1.2"
 # Tags every slice must carry (DICOM CT Image IOD, type 1), with what each is for.
@@ -40,8 +40,6 @@ SPACING_TOLERANCE_MM = 0.01
 # A shift of the slices' x or y along the series beyond the positions'
 # rounding: the mark of a tilted gantry reconstructed as axial images.
 SHEAR_TOLERANCE_MM = 0.01
-# The isocentre's z may lie within half a slice's spacing (or, for one slice,
-# half its thickness) of the slice taken.
 
 
 def _read(path, pixels):
@@ -89,6 +87,8 @@ def _header(path, ds):
                          "acquisition's slices are sheared, which the importer does not undo" % (path, tilt))
     iop = _floats(ds, "ImageOrientationPatient", 6, path)
     row_dir, col_dir = iop[:3], iop[3:]
+    # Cosines written to 6 digits make unit vectors within 1e-5: 1e-3 only
+    # catches vectors that are not directions at all.
     if not (abs(np.linalg.norm(row_dir) - 1) < 1e-3 and abs(np.linalg.norm(col_dir) - 1) < 1e-3):
         raise InputError("%s: ImageOrientationPatient %s is not two unit vectors" % (path, list(iop)))
     why = check_axial(path, row_dir, col_dir)
@@ -223,9 +223,9 @@ def _series(directory, series_uid):
     return next(iter(found.values()))
 
 
-def _choose(directory, slices, z, thickness):
+def _choose(directory, slices, z):
     """The slice nearest z, after checking that the series is one stack of axial
-    slices at even spacing: (index, path, header, spacing)."""
+    slices at even spacing: (index, path, header, spacing, number of slices)."""
     heads = [(p, ds, _header(p, ds)) for p, ds in slices]
     p0, _, h0 = heads[0]
     for p, _, h in heads[1:]:
@@ -233,7 +233,9 @@ def _choose(directory, slices, z, thickness):
             if not np.all(np.asarray(h[key]) == np.asarray(h0[key])):
                 raise InputError("%s: %s %s differs from %s's %s; expected one series on one grid"
                                  % (p, what, h[key], p0, h0[key]))
-        if np.max(np.abs(h["row_dir"] - h0["row_dir"])) > 1e-4 or np.max(np.abs(h["col_dir"] - h0["col_dir"])) > 1e-4:
+        # The same orientation written twice differs by its cosines' rounding (AXIAL_TOLERANCE's).
+        if (np.max(np.abs(h["row_dir"] - h0["row_dir"])) > AXIAL_TOLERANCE
+                or np.max(np.abs(h["col_dir"] - h0["col_dir"])) > AXIAL_TOLERANCE):
             raise InputError("%s: image orientation differs from %s's; expected one series" % (p, p0))
     heads.sort(key=lambda t: t[2]["position"][2])
     zs = np.array([h["position"][2] for _, _, h in heads])
@@ -259,8 +261,8 @@ def _choose(directory, slices, z, thickness):
     else:
         spacing = float("nan")
     i = int(np.argmin(np.abs(zs - z)))
-    reach = 0.5 * spacing if len(heads) > 1 else max(0.5 * thickness(heads[0][1]), SPACING_TOLERANCE_MM)
-    if not abs(zs[i] - z) <= reach + 1e-9:
+    reach = 0.5 * spacing if len(heads) > 1 else max(0.5 * _thickness(heads[0][1]), SPACING_TOLERANCE_MM)
+    if not abs(zs[i] - z) <= reach + 1e-9:  # 1e-9: an isocentre exactly half-way, after the subtraction's rounding
         where = ("z = %g mm" % zs[0]) if len(zs) == 1 else ("z = %g .. %g mm, every %g mm" % (zs[0], zs[-1], spacing))
         raise InputError("%s: no slice at z = %g mm: the %s at %s; expected the isocentre's z within %g mm "
                          "of a slice" % (directory, z, "slice is" if len(zs) == 1 else "slices are", where, reach))
@@ -284,7 +286,7 @@ def read_slice(source, z, series_uid=None):
     else:
         ds = _read(source, pixels=False)
         slices, directory = [(source, ds)], source
-    i, path, head, spacing, n = _choose(directory, slices, z, _thickness)
+    i, path, head, spacing, n = _choose(directory, slices, z)
     ds = _read(path, pixels=True)
     _header(path, ds)  # the file may have changed since; and a header read alone may have been cut
     stored = _pixels(path, ds)

@@ -135,7 +135,7 @@ def read_slice(path, z):
     nk = values.shape[0]
     zs = offset[2] + np.arange(nk) * spacing[2] * dirs[2][2]
     k = int(np.argmin(np.abs(zs - z)))
-    if not abs(zs[k] - z) <= 0.5 * spacing[2] + 1e-9:
+    if not abs(zs[k] - z) <= 0.5 * spacing[2] + 1e-9:  # 1e-9: exactly half-way, after rounding
         raise InputError("%s: no slice at z = %g mm: its %d slices are at z = %g .. %g mm, every %g mm; expected the "
                          "isocentre's z within half a slice of one" % (path, z, nk, zs.min(), zs.max(), spacing[2]))
     order = np.argsort(zs)

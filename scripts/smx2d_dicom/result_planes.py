@@ -27,6 +27,7 @@ def read_planes(path, scenarios=False):
     if not res.complete:
         raise InputError("%s: complete = 0: an incomplete run's dose is not exported" % path)
     d = res.dose
+    # The simulator writes centres as edge + (i + 1/2) d: equal steps to rounding (1e-9 relative).
     for axis, c in (("z", d.z), ("x", d.x)):
         if len(c) > 1 and np.ptp(np.diff(c)) > 1e-9 * max(1.0, abs(c[-1])):
             raise InputError("%s: /axes/%s_centres_mm are unevenly spaced; expected the simulator's uniform grid"
