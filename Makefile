@@ -142,8 +142,8 @@ $(BUILD)/make_tables: scripts/make_tables.c $(LIBSMX)
 
 # CTest reads this file; each area keeps its tests in its own tests/*.cmake.
 # SMX_PYTHON: the Python tests' interpreter (scripts/find-python.sh: the first
-# of python3 on PATH and /usr/bin/python3 with numpy, h5py, matplotlib and
-# scipy; `make TEST_PYTHON=...` names one), looked for on every build, as
+# of python3 on PATH and /usr/bin/python3 with numpy, h5py, matplotlib, scipy
+# and pydicom; `make TEST_PYTHON=...` names one), looked for on every build, as
 # modules may have been installed since; the file is rewritten only when it changes.
 # Each test carries one label: unit (a part or the binary against its
 # specification), regression (physics against an independent reference or a

@@ -4,12 +4,12 @@
 # test that runs Python; tests/python.sh reads it):
 #   sh scripts/find-python.sh [PYTHON]
 # PYTHON (make TEST_PYTHON=...) when given; else the first of python3 on PATH
-# and /usr/bin/python3 that imports numpy, h5py, matplotlib and scipy, as an
+# and /usr/bin/python3 that imports numpy, h5py, matplotlib, scipy and pydicom, as an
 # absolute path. When neither does, the first that exists, with a note on
 # stderr: its tests then skip, naming the modules it lacks, and `make test`
 # fails naming them (tests/allowed-skips.txt does not list a missing module).
 set -u
-modules="numpy, h5py, matplotlib, scipy"
+modules="numpy, h5py, matplotlib, scipy, pydicom"
 if [ -n "${1:-}" ]; then
     command -v "$1" 2>/dev/null || echo "$1"
     exit 0

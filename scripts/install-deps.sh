@@ -2,8 +2,9 @@
 # Installs what the build needs (a C compiler, make, pkg-config, HDF5, libyaml,
 # Nettle and cJSON headers, CTest) with the system package manager, when it can, and the Python
 # modules of the post-processing tools (scripts/smx2d-plot, scripts/smx2d-compare:
-# numpy, h5py, matplotlib) and of the per-spot dose test (scipy.sparse reads the
-# matrix as a user would).
+# numpy, h5py, matplotlib), of the DICOM tools (scripts/smx2d-import-ct,
+# smx2d-import-spots, smx2d-export-dose: pydicom) and of the per-spot dose test (scipy.sparse
+# reads the matrix as a user would).
 #   --check-only: only report what the build is missing (exit 1 if anything is);
 #                 the Python modules are not needed to build and are not checked.
 #   --fuzz: also what `make fuzz` needs: clang with libFuzzer and the sanitizer
@@ -14,7 +15,7 @@
 #           (libopenmpi-dev, openmpi-bin; docs/mpi.md), and patchelf for the
 #           Open MPI runtime that `make dist MPI=1` bundles.
 #   --tests: everything `make test` runs, for CI: the Python modules above
-#           become required (a python3 that imports all four, else exit 1),
+#           become required (a python3 that imports all five, else exit 1),
 #           and the programs the shell tests call (script, flock, unshare,
 #           mount, hostname, readelf) are checked and installed.
 # Debian/Ubuntu (apt) is supported directly; elsewhere it prints what to install.
@@ -74,10 +75,10 @@ fi
 
 # The tools start with `#!/usr/bin/env python3` and, when that python3 lacks the
 # modules, run again under /usr/bin/python3 (where Debian's packages put them):
-# they work when either interpreter has all three.
-py_modules="numpy h5py matplotlib scipy"
+# they work when either interpreter has them all.
+py_modules="numpy h5py matplotlib scipy pydicom"
 py_has_modules() {
-    command -v "$1" >/dev/null 2>&1 && "$1" -c "import numpy, h5py, matplotlib, scipy" >/dev/null 2>&1
+    command -v "$1" >/dev/null 2>&1 && "$1" -c "import numpy, h5py, matplotlib, scipy, pydicom" >/dev/null 2>&1
 }
 py_missing=""
 if { [ "$check_only" = 0 ] || [ "$tests" = 1 ]; } && ! py_has_modules python3 && ! py_has_modules /usr/bin/python3; then
@@ -122,7 +123,8 @@ py_note() {
         echo "  not installed ($1): apt-get install$py_missing" >&2
         return 1
     fi
-    echo "smx2d-sim: note: smx2d-plot and smx2d-compare need Python 3 with $py_modules," >&2
+    echo "smx2d-sim: note: the Python tools (smx2d-plot, smx2d-compare and the DICOM tools," >&2
+    echo "  docs/dicom.md) need Python 3 with $py_modules," >&2
     echo "  not installed ($1): apt-get install$py_missing, or pip install $py_modules;" >&2
     echo "  the build and the simulator do not need them (their tests skip, and make test" >&2
     echo "  fails naming them)" >&2

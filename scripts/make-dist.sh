@@ -4,6 +4,9 @@
 #   bin/smx2d-plot, bin/smx2d-compare   the post-processing tools (Python 3 with
 #                      numpy, h5py, matplotlib on the target), their package in
 #                      share/smx2d-sim/python/smx2d_post
+#   bin/smx2d-import-ct, bin/smx2d-import-spots, bin/smx2d-export-dose   DICOM CT
+#                      and RT Ion Plan spots in, RT Dose out (numpy, h5py, pydicom),
+#                      their package share/smx2d-sim/python/smx2d_dicom
 #   lib/               every shared library it needs that is not part of the C
 #                      runtime or the GPU driver (libyaml, HDF5 and theirs)
 #   share/smx2d-sim/   data/ (tables), config/ (example plans), schemas/, README.md,
@@ -26,10 +29,14 @@ mkdir -p "$dest/bin" "$dest/lib" "$dest/share/smx2d-sim"
 cp "$bin" "$dest/bin/smx2d-sim"
 # The tools find their package in ../share/smx2d-sim/python.
 tools=$(dirname "$0")
-cp "$tools/smx2d-plot" "$tools/smx2d-compare" "$dest/bin/"
-chmod 755 "$dest/bin/smx2d-plot" "$dest/bin/smx2d-compare"
-mkdir -p "$dest/share/smx2d-sim/python/smx2d_post"
-cp "$tools"/smx2d_post/*.py "$dest/share/smx2d-sim/python/smx2d_post/"
+for t in smx2d-plot smx2d-compare smx2d-import-ct smx2d-import-spots smx2d-export-dose; do
+    cp "$tools/$t" "$dest/bin/"
+    chmod 755 "$dest/bin/$t"
+done
+for pkg in smx2d_post smx2d_dicom; do
+    mkdir -p "$dest/share/smx2d-sim/python/$pkg"
+    cp "$tools/$pkg"/*.py "$dest/share/smx2d-sim/python/$pkg/"
+done
 
 # Libraries every Linux system has (glibc family, gcc runtime) and the GPU driver,
 # which must come from the target machine itself.

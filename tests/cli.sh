@@ -485,15 +485,23 @@ dist)
     # The post-processing tools, which find their package in share/smx2d-sim/python,
     # started with the tests' interpreter. Where it lacks their modules the
     # other checks still run, and the case then skips, saying so.
-    for t in smx2d-plot smx2d-compare; do
+    for t in smx2d-plot smx2d-compare smx2d-import-ct smx2d-import-spots smx2d-export-dose; do
         [ -x "$d/bin/$t" ] || fail "no bin/$t"
     done
     [ -f "$d/share/smx2d-sim/python/smx2d_post/gamma.py" ] || fail "the tools' package is not in share/smx2d-sim/python"
+    [ -f "$d/share/smx2d-sim/python/smx2d_dicom/rtdose.py" ] || fail "the DICOM tools' package is not in share/smx2d-sim/python"
     tools_skip=""
     if (need_python numpy h5py matplotlib) >"$tmp/need"; then
         "$py" "$d/bin/smx2d-plot" --help >"$tmp/out" 2>&1 || fail "bin/smx2d-plot does not start: $(cat "$tmp/out")"
     else
         tools_skip="$(cat "$tmp/need"): bin/smx2d-plot was not started"
+    fi
+    if (need_python numpy h5py pydicom) >"$tmp/need"; then
+        for t in smx2d-import-ct smx2d-import-spots smx2d-export-dose; do
+            "$py" "$d/bin/$t" --help >"$tmp/out" 2>&1 || fail "bin/$t does not start: $(cat "$tmp/out")"
+        done
+    else
+        tools_skip="$(cat "$tmp/need"): bin/smx2d-import-ct was not started"
     fi
     # Starts with a clean environment, from another directory, and runs a shipped plan.
     cd "$tmp"

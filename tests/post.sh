@@ -11,6 +11,8 @@ shift
 case "$test" in
 # The plans' runs read back with h5py alone (tests/test_config_plans.py).
 test_config_plans.py) need_python numpy h5py ;;
+# The DICOM tools' tests read DICOM with pydicom and check resampling with SciPy.
+test_import_ct.py | test_dicom_dose.py | test_import_spots.py) need_python numpy h5py scipy pydicom ;;
 # The tools' tests import smx2d_post, whose plots need matplotlib.
 *) need_python numpy h5py matplotlib ;;
 esac

@@ -1,26 +1,27 @@
-"""What the command-line tools do before importing numpy, h5py or matplotlib:
-check that this interpreter has them, and otherwise say what to install.
+"""What the command-line tools do before importing numpy, h5py, matplotlib or
+pydicom: check that this interpreter has them, and otherwise say what to install.
 Standard library only, so that the message can always be printed."""
 import importlib.util
 import os
 import sys
 
 MODULES = ("numpy", "h5py", "matplotlib")
-APT_PACKAGES = "python3-numpy python3-h5py python3-matplotlib"
+# Debian's package of each module is python3-MODULE.
 SYSTEM_PYTHON = "/usr/bin/python3"
 # Set when the tool has re-run itself under the system interpreter, so that it does it once.
 _RETRIED = "SMX2D_POST_SYSTEM_PYTHON"
 
 
-def missing_modules():
-    return [m for m in MODULES if importlib.util.find_spec(m) is None]
+def missing_modules(modules=MODULES):
+    return [m for m in modules if importlib.util.find_spec(m) is None]
 
 
-def require_modules(tool, script):
-    """Returns when numpy, h5py and matplotlib import; otherwise runs the tool again
-    under /usr/bin/python3 (where the Debian packages install them) if that is
-    another interpreter, or exits 3 naming what is missing and how to install it."""
-    missing = missing_modules()
+def require_modules(tool, script, modules=MODULES):
+    """Returns when `modules` (numpy, h5py and matplotlib unless named) import;
+    otherwise runs the tool again under /usr/bin/python3 (where the Debian
+    packages install them) if that is another interpreter, or exits 3 naming
+    what is missing and how to install it."""
+    missing = missing_modules(modules)
     if not missing:
         return
     here = os.path.realpath(sys.executable)
@@ -32,6 +33,6 @@ def require_modules(tool, script):
     pythons = here if tried is None else "%s and %s" % (tried, here)
     sys.stderr.write(
         "%s: error: Python modules missing: %s (looked in %s)\n"
-        "  Debian/Ubuntu: apt-get install %s (or 'make deps'); elsewhere: pip install numpy h5py matplotlib\n"
-        % (tool, ", ".join(missing), pythons, APT_PACKAGES))
+        "  Debian/Ubuntu: apt-get install %s (or 'make deps'); elsewhere: pip install %s\n"
+        % (tool, ", ".join(missing), pythons, " ".join("python3-" + m for m in modules), " ".join(modules)))
     sys.exit(3)
