@@ -14,14 +14,13 @@
 #include "sim_fixture.h"
 
 /* The fixture's plan with grid.angle left out. */
-static const char *const AUTO_PLAN =
-    "grid:\n"
-    "  energy: {kind: range, E_min_MeV: 1.0, E_cutoff_MeV: 1.0}\n"
-    "  space: {nx: 81, nz: 170, dx_mm: 0.5, dz_mm: 0.5}\n"
-    "material: {table_file: pstar_water.h5}\n"
-    "beam: {energy_MeV: 100.0}\n"
-    "transport: {step_mm: 0.5, steps: auto}\n"
-    "output: {file: unused.h5, snapshot_final: false}\n";
+static const char *const AUTO_PLAN = "grid:\n"
+                                     "  energy: {kind: range, E_min_MeV: 1.0, E_cutoff_MeV: 1.0}\n"
+                                     "  space: {nx: 81, nz: 170, dx_mm: 0.5, dz_mm: 0.5}\n"
+                                     "material: {table_file: pstar_water.h5}\n"
+                                     "beam: {energy_MeV: 100.0}\n"
+                                     "transport: {step_mm: 0.5, steps: auto}\n"
+                                     "output: {file: unused.h5, snapshot_final: false}\n";
 
 static double lost_past_edges(const fixture *f)
 {
