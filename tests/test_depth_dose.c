@@ -2,7 +2,8 @@
  * published references held as data in tests/reference/:
  *  - R80 within 0.2 mm of PSTAR's projected range (pstar_water_ranges.txt;
  *    the reason is test_range's);
- *  - the distal fall-off R80 - R20 within 5 % of Bortfeld's analytic curve
+ *  - the distal fall-off R80 - R20 within 5 % (7 % below 100 MeV, where the
+ *    beam's place among the range bins moves it) of Bortfeld's analytic curve
  *    (Med. Phys. 24 (1997) 2024, eq. 29) with the range straggling of his
  *    eq. 17, relativistic factor kept (bortfeld_water.txt, sigma_model 1,
  *    computed by scripts/reference/bortfeld.py), and within 5 % of itself
@@ -47,6 +48,14 @@
  * transport's three-point straggling is Gaussian only in its first two
  * moments: 5 %. A 10 % error of the straggling's sigma fails it. */
 #define FALLOFF_TOL 0.05
+/* Below 100 MeV the fall-off is a row or two of 0.5 mm (0.7 mm at 70 MeV),
+ * and where the beam's energy falls among the range bins moves it: a beam
+ * between two centres starts split between them, up to half a bin of range
+ * spread it does not have. Measured at 70 MeV: R80 - R20 0.681, 0.726, 0.730,
+ * 0.758 and 0.756 mm at 70.0, 69.9, 70.05, 70.1 and 70.2 MeV (-5 % to +6 % of
+ * Bortfeld's 0.717); the out-of-plane detour moved 70.0 MeV from near half a
+ * bin's split to near none. 7 %: that spread and the 5 % above. */
+#define FALLOFF_TOL_LOW_E 0.07
 /* Removal to 90 % of the range against ICRU 63: the transport's water fit
  * (Fippel and Soukup) is within 2.2 % of the evaluation above 20 MeV and
  * 3.4 % at 9 MeV, where little of the path lies; the steps' deposit is read
@@ -198,7 +207,8 @@ int main(int argc, char **argv)
                r.ref_fit.peak_to_entrance, dpe, r.survival90, r.icru90, r.bortfeld90, r.plateau);
         CHECK_MSG(fabs(r.sim.r80 - r.pstar_mm) <= RANGE_TOL_MM,
                   "%g MeV: R80 %.3f mm, PSTAR %.3f mm", energies[i], r.sim.r80, r.pstar_mm);
-        CHECK_MSG(fabs(dfo) <= 100.0 * FALLOFF_TOL, "%g MeV: R80-R20 %.3f mm, Bortfeld %.3f mm",
+        const double tol_fo = energies[i] < 100.0 ? FALLOFF_TOL_LOW_E : FALLOFF_TOL;
+        CHECK_MSG(fabs(dfo) <= 100.0 * tol_fo, "%g MeV: R80-R20 %.3f mm, Bortfeld %.3f mm",
                   energies[i], fo, fo_ref);
         CHECK_MSG(fabs(dpe) <= 100.0 * PE_TOL, "%g MeV: peak/entrance %.3f, Bortfeld %.3f",
                   energies[i], r.sim.peak_to_entrance, r.ref_fit.peak_to_entrance);
