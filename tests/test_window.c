@@ -285,23 +285,25 @@ static void slots_rows(const char *const cells[6], int full)
 static void class_rows(void)
 {
     static const char *const lines[] = { "80, -5, 1.0", "45, 0, 0.5", "30, 6, 2.0" };
-    /* Fermi-Rossi: a scattering power that does not depend on the plan's
-     * reference energy (the highest spot's), which the plans of one spot
-     * alone would change. */
+    /* Fermi-Rossi and no out-of-plane detour: a scattering power and a range
+     * that do not depend on the plan's reference energy (the highest spot's),
+     * which the plans of one spot alone would change. */
     const char *grid[] = { "grid.space.nx=81", "grid.space.nz=120", "grid.energy.E_max_MeV=90",
-                           "transport.scattering_power=fermi_rossi" };
+                           "transport.scattering_power=fermi_rossi",
+                           "transport.out_of_plane_detour=false" };
     char path[] = "/tmp/smx-window-class-XXXXXX", spots[96];
     spot_file(path, spots, sizeof spots, lines, 3);
     const char *sets[] = { grid[0],
                            grid[1],
                            grid[2],
                            grid[3],
+                           grid[4],
                            spots,
                            "output.per_spot_dose=true",
                            "output.per_spot_threshold=0",
                            "backend.per_spot_lanes=2" };
     fixture f;
-    int ok = run(&f, sets, 8, 0) == 0;
+    int ok = run(&f, sets, 9, 0) == 0;
     unlink(path);
     const spot_dose *sd = &f.r.per_spot;
     ok = ok && sd->n_spots == 3;
@@ -310,10 +312,10 @@ static void class_rows(void)
         char p1[] = "/tmp/smx-window-one-XXXXXX", s1[96];
         spot_file(p1, s1, sizeof s1, &lines[k], 1);
         const char *one[] = {
-            grid[0], grid[1], grid[2], grid[3], s1, "transport.auto_stop_weight=0"
+            grid[0], grid[1], grid[2], grid[3], grid[4], s1, "transport.auto_stop_weight=0"
         };
         fixture o;
-        ok = run(&o, one, 6, 0) == 0;
+        ok = run(&o, one, 7, 0) == 0;
         unlink(p1);
         for (int64_t j = sd->indptr[k]; ok && j < sd->indptr[k + 1]; j++, compared++)
             differ += sd->values[j] != (float)o.r.dose_MeV[sd->indices[j]];
