@@ -198,11 +198,13 @@ update-expected: all
 
 # The include rules of docs/dev/architecture.md: layers in order (what a folder
 # reaches through other headers too), *_internal headers within their module,
-# no circles inside a folder; and every file and function that document names
-# is in the tree (sh and awk, no build).
+# no circles inside a folder; every file and function that document names is
+# in the tree; and no function in src/ or cuda/ over 120 lines or with more
+# than 6 host parameters outside the script's ALLOW list (sh and awk, no build).
 check-layers:
 	@sh scripts/check-layers.sh
 	@sh scripts/check-doc-names.sh
+	@sh scripts/check-function-size.sh
 
 # The sources in the style of .clang-format (clang-format 14): check-format
 # lists the files that differ and fails; format rewrites them.

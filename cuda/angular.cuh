@@ -44,19 +44,28 @@ __device__ inline int kernel_at(const angular_tables_dev &t, int64_t ie, int64_t
 // the device's limit and uses angular_direct_global when it does not fit.
 size_t angular_direct_smem_bytes(int64_t nth, int max_half_width);
 
-cudaError_t angular_direct(const float *in, float *out, dev_dims d, angular_tables_dev t,
-                           float threshold, const int *stop, double *partials, int blocks,
-                           cudaStream_t s);
+// What an A_theta launch reads, writes and tallies: psi in and out (in !=
+// out), the device's stop flag (set: the kernels do nothing), the per-block
+// partials its tallies go to and the number of blocks it runs.
+struct angular_io {
+    const float *in;
+    float *out;
+    const int *stop;
+    double *partials;
+    int blocks;
+};
+
+// The direct convolution on grid d with tables t and the early exit's threshold.
+cudaError_t angular_direct(const angular_io &io, dev_dims d, const angular_tables_dev &t,
+                           float threshold, cudaStream_t s);
 // The same restricted to the active region (region_cols, common.cuh): only the
 // source bins of the columns in reg->occupied joined with reg->written are
 // read and written; the output elsewhere is left as it is.
-cudaError_t angular_direct_region(const float *in, float *out, dev_dims d, angular_tables_dev t,
-                                  float threshold, const active_regions *reg, const int *stop,
-                                  double *partials, int blocks, cudaStream_t s);
+cudaError_t angular_direct_region(const angular_io &io, dev_dims d, const angular_tables_dev &t,
+                                  float threshold, const active_regions *reg, cudaStream_t s);
 // Same semantics without shared memory (large Ntheta).
-cudaError_t angular_direct_global(const float *in, float *out, dev_dims d, angular_tables_dev t,
-                                  float threshold, const int *stop, double *partials, int blocks,
-                                  cudaStream_t s);
+cudaError_t angular_direct_global(const angular_io &io, dev_dims d, const angular_tables_dev &t,
+                                  float threshold, cudaStream_t s);
 
 // cuFFT path: circular convolution along theta by R2C / pointwise product with
 // each energy bin's kernel spectrum / C2R. Full mode only (window mode returns
@@ -65,16 +74,21 @@ cudaError_t angular_direct_global(const float *in, float *out, dev_dims d, angul
 struct angular_fft;
 // Device bytes the FFT path needs (spectra + work buffers), for the arena.
 size_t angular_fft_bytes(dev_dims d, int n_kernels);
-// `mem` is angular_fft_bytes of device memory from the backend's arena; host_*
-// are the host copies of the kernel tables (to build the spectra).
-int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const float *host_weights,
-                       const int *host_offset, const int *host_half_width, void *mem,
-                       cudaStream_t s, smx_error *err);
-cudaError_t angular_fft_apply(angular_fft *f, const float *in, float *out, const int *stop,
-                              double *partials, int blocks, cudaStream_t s);
+// What the FFT path is built from: the grid and the device tables; the host
+// copies of the kernel tables (host_*: to build the spectra); `mem`,
+// angular_fft_bytes of device memory from the backend's arena.
+struct angular_fft_setup {
+    dev_dims d;
+    angular_tables_dev t;
+    const float *host_weights;
+    const int *host_offset, *host_half_width;
+    void *mem;
+};
+int angular_fft_create(angular_fft **f, const angular_fft_setup &u, cudaStream_t s, smx_error *err);
+// On the grid and tables f was built for.
+cudaError_t angular_fft_apply(angular_fft *f, const angular_io &io, cudaStream_t s);
 // The same on energy bins lo..hi only (the per-sigma-bucket hybrid).
-cudaError_t angular_fft_apply_range(angular_fft *f, const float *in, float *out, int64_t lo,
-                                    int64_t hi, const int *stop, double *partials, int blocks,
+cudaError_t angular_fft_apply_range(angular_fft *f, const angular_io &io, int64_t lo, int64_t hi,
                                     cudaStream_t s);
 void angular_fft_destroy(angular_fft *f);
 

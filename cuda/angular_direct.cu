@@ -244,9 +244,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
 }
 
 template <int TC>
-cudaError_t launch_direct_shared(const float *in, float *out, dev_dims d, angular_tables_dev t,
-                                 float threshold, const active_regions *reg, const int *stop,
-                                 double *partials, int blocks, cudaStream_t s)
+cudaError_t launch_direct_shared(const angular_io &io, dev_dims d, const angular_tables_dev &t,
+                                 float threshold, const active_regions *reg, cudaStream_t s)
 {
     const size_t dyn = direct_dyn_bytes(d.nth, TC);
     if (dyn > (size_t)INT_MAX)
@@ -260,8 +259,8 @@ cudaError_t launch_direct_shared(const float *in, float *out, dev_dims d, angula
         if (e != cudaSuccess)
             return e;
     }
-    k_theta_direct_shared<TC>
-        <<<blocks, SMX_THREADS, dyn, s>>>(in, out, d, t, threshold, reg, stop, partials, blocks);
+    k_theta_direct_shared<TC><<<io.blocks, SMX_THREADS, dyn, s>>>(
+        io.in, io.out, d, t, threshold, reg, io.stop, io.partials, io.blocks);
     return cudaGetLastError();
 }
 
@@ -273,34 +272,31 @@ size_t angular_direct_smem_bytes(int64_t nth, int max_half_width)
     return direct_dyn_bytes(nth, direct_tile_cols(nth)) + kStaticSmemReserve;
 }
 
-cudaError_t angular_direct(const float *in, float *out, dev_dims d, angular_tables_dev t,
-                           float threshold, const int *stop, double *partials, int blocks,
-                           cudaStream_t s)
+cudaError_t angular_direct(const angular_io &io, dev_dims d, const angular_tables_dev &t,
+                           float threshold, cudaStream_t s)
 {
-    return angular_direct_region(in, out, d, t, threshold, nullptr, stop, partials, blocks, s);
+    return angular_direct_region(io, d, t, threshold, nullptr, s);
 }
 
-cudaError_t angular_direct_region(const float *in, float *out, dev_dims d, angular_tables_dev t,
-                                  float threshold, const active_regions *reg, const int *stop,
-                                  double *partials, int blocks, cudaStream_t s)
+cudaError_t angular_direct_region(const angular_io &io, dev_dims d, const angular_tables_dev &t,
+                                  float threshold, const active_regions *reg, cudaStream_t s)
 {
     switch (direct_tile_cols(d.nth)) {
     case 256:
-        return launch_direct_shared<256>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+        return launch_direct_shared<256>(io, d, t, threshold, reg, s);
     case 128:
-        return launch_direct_shared<128>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+        return launch_direct_shared<128>(io, d, t, threshold, reg, s);
     case 64:
-        return launch_direct_shared<64>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+        return launch_direct_shared<64>(io, d, t, threshold, reg, s);
     default:
-        return launch_direct_shared<32>(in, out, d, t, threshold, reg, stop, partials, blocks, s);
+        return launch_direct_shared<32>(io, d, t, threshold, reg, s);
     }
 }
 
-cudaError_t angular_direct_global(const float *in, float *out, dev_dims d, angular_tables_dev t,
-                                  float threshold, const int *stop, double *partials, int blocks,
-                                  cudaStream_t s)
+cudaError_t angular_direct_global(const angular_io &io, dev_dims d, const angular_tables_dev &t,
+                                  float threshold, cudaStream_t s)
 {
-    k_theta_direct_global<<<blocks, SMX_THREADS, 0, s>>>(in, out, d, t, threshold, stop, partials,
-                                                         blocks);
+    k_theta_direct_global<<<io.blocks, SMX_THREADS, 0, s>>>(io.in, io.out, d, t, threshold, io.stop,
+                                                            io.partials, io.blocks);
     return cudaGetLastError();
 }

@@ -282,10 +282,12 @@ size_t angular_fft_bytes(dev_dims d, int n_kernels)
 // S_k[m] = (1/nth) sum_{d=-K..K} w[d] exp(-2 pi i m d / nth), i.e. the DFT of
 // the kernel placed circularly with w[d] at index d mod nth (the convolution
 // centre at index 0). Exact integer phases (m * d mod nth) index one table.
-static int build_spectra(cufftComplex *S, dev_dims d, int n_kernels, const float *hw,
-                         const int *hoff, const int *hhw, smx_error *err)
+static int build_spectra(cufftComplex *S, const angular_fft_setup &u, smx_error *err)
 {
-    const int64_t nth = d.nth, nf = nth / 2 + 1;
+    const int n_kernels = u.t.n_kernels;
+    const float *hw = u.host_weights;
+    const int *hoff = u.host_offset, *hhw = u.host_half_width;
+    const int64_t nth = u.d.nth, nf = nth / 2 + 1;
     double *cs = (double *)malloc(2 * (size_t)nth * sizeof(double));
     if (!cs)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (FFT kernel spectra)");
@@ -316,10 +318,11 @@ static int build_spectra(cufftComplex *S, dev_dims d, int n_kernels, const float
     return 0;
 }
 
-static int fft_create_into(angular_fft *f, dev_dims d, angular_tables_dev t,
-                           const float *host_weights, const int *host_offset,
-                           const int *host_half_width, void *mem, cudaStream_t s, smx_error *err)
+static int fft_create_into(angular_fft *f, const angular_fft_setup &u, cudaStream_t s,
+                           smx_error *err)
 {
+    const dev_dims d = u.d;
+    const angular_tables_dev &t = u.t;
     // The sizing angular_fft_bytes did (deterministic for one device and grid),
     // repeated so that a cuFFT failure in it is reported here.
     const cufft_api &cf = *f->fft;
@@ -335,7 +338,7 @@ static int fft_create_into(angular_fft *f, dev_dims d, angular_tables_dev t,
                         "A_theta FFT: cuFFT asks for a %zu-byte work area, more than the %zu "
                         "bytes reserved by angular_fft_bytes",
                         f->work_bytes, avail - L.work);
-    char *base = static_cast<char *>(mem);
+    char *base = static_cast<char *>(u.mem);
     f->spectra = reinterpret_cast<cufftComplex *>(base + L.spectra);
     f->cbuf = reinterpret_cast<cufftComplex *>(base + L.cbuf);
     f->rbuf = reinterpret_cast<float *>(base + L.rbuf);
@@ -349,7 +352,7 @@ static int fft_create_into(angular_fft *f, dev_dims d, angular_tables_dev t,
     cufftComplex *hs = (cufftComplex *)malloc(sbytes ? sbytes : 1);
     if (!hs)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory (FFT kernel spectra)");
-    int rc = build_spectra(hs, d, t.n_kernels, host_weights, host_offset, host_half_width, err);
+    int rc = build_spectra(hs, u, err);
     if (rc) {
         free(hs);
         return rc;
@@ -366,10 +369,10 @@ static int fft_create_into(angular_fft *f, dev_dims d, angular_tables_dev t,
     return 0;
 }
 
-int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const float *host_weights,
-                       const int *host_offset, const int *host_half_width, void *mem,
-                       cudaStream_t s, smx_error *err)
+int angular_fft_create(angular_fft **f, const angular_fft_setup &u, cudaStream_t s, smx_error *err)
 {
+    const dev_dims d = u.d;
+    const angular_tables_dev &t = u.t;
     *f = nullptr;
     if (!t.circular)
         return smx_fail(
@@ -381,7 +384,7 @@ int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const 
                         "A_theta FFT path: empty grid (nth %lld, nz*nx %lld, "
                         "ne %lld, %d kernels)",
                         (long long)d.nth, (long long)d.slice, (long long)d.ne, t.n_kernels);
-    if (!mem)
+    if (!u.mem)
         return smx_fail(err, SMX_EXIT_RUNTIME, "A_theta FFT path: no device memory given");
     const char *why = nullptr;
     const cufft_api *cf = cufft_load(&why);
@@ -394,7 +397,7 @@ int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const 
     p->d = d;
     p->t = t;
     p->nf = (int)(d.nth / 2 + 1);
-    int rc = fft_create_into(p, d, t, host_weights, host_offset, host_half_width, mem, s, err);
+    int rc = fft_create_into(p, u, s, err);
     if (rc) {
         angular_fft_destroy(p);
         return rc;
@@ -403,10 +406,12 @@ int angular_fft_create(angular_fft **f, dev_dims d, angular_tables_dev t, const 
     return 0;
 }
 
-cudaError_t angular_fft_apply_range(angular_fft *f, const float *in, float *out, int64_t lo,
-                                    int64_t hi, const int *stop, double *partials, int blocks,
+cudaError_t angular_fft_apply_range(angular_fft *f, const angular_io &io, int64_t lo, int64_t hi,
                                     cudaStream_t s)
 {
+    const float *in = io.in;
+    float *out = io.out;
+    const int blocks = io.blocks;
     const dev_dims &d = f->d;
     const cufft_api &cf = *f->fft;
     const int64_t bin = d.nth * d.slice;
@@ -420,7 +425,7 @@ cudaError_t angular_fft_apply_range(angular_fft *f, const float *in, float *out,
     angular_tables_dev tr = f->t;
     tr.kernel_of_energy += lo;
     tr.E += lo;
-    k_fft_tally<<<blocks, SMX_THREADS, 0, s>>>(in + lo * bin, dr, tr, stop, partials, blocks);
+    k_fft_tally<<<blocks, SMX_THREADS, 0, s>>>(in + lo * bin, dr, tr, io.stop, io.partials, blocks);
     LAUNCH_RETURN();
     const size_t bin_bytes = (size_t)bin * sizeof(float);
     for (int64_t ie = lo; ie <= hi; ie++) {
@@ -448,10 +453,9 @@ cudaError_t angular_fft_apply_range(angular_fft *f, const float *in, float *out,
     return cudaGetLastError();
 }
 
-cudaError_t angular_fft_apply(angular_fft *f, const float *in, float *out, const int *stop,
-                              double *partials, int blocks, cudaStream_t s)
+cudaError_t angular_fft_apply(angular_fft *f, const angular_io &io, cudaStream_t s)
 {
-    return angular_fft_apply_range(f, in, out, 0, f->d.ne - 1, stop, partials, blocks, s);
+    return angular_fft_apply_range(f, io, 0, f->d.ne - 1, s);
 }
 
 void angular_fft_destroy(angular_fft *f)

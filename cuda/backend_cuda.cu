@@ -27,26 +27,17 @@
 // the maps' region, then the moments' stream b -> a measuring the new state.
 static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
 {
-    CUDA_CHECK_ERR(
-        err, moments_drop(c->psi_a, c->d, c->threshold, c->reg, c->stop, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, moments_drop(moments_of(c, c->psi_a), c->threshold, c->stream));
     for (int k = 0; k < c->ncomp; k++) {
-        const float *in = c->psi_a + k * c->d.cells;
-        float *out = c->psi_b + k * c->d.cells;
-        double *part = k ? c->partials_discard : c->partials;
+        angular_io io = angular_io_of(c, c->psi_a + k * c->d.cells, c->psi_b + k * c->d.cells);
+        io.partials = k ? c->partials_discard : c->partials;
         const float thr = k ? 0.0f : c->threshold;
-        CUDA_CHECK_ERR(err, angular_direct_region(in, out, c->d, c->at, thr, c->reg, c->stop, part,
-                                                  c->blocks, c->stream));
+        CUDA_CHECK_ERR(err, angular_direct_region(io, c->d, c->at, thr, c->reg, c->stream));
     }
-    CUDA_CHECK_ERR(err, moments_energy(c->psi_b, c->dmap, c->mmaps, c->d, c->mt, c->reg, c->stop,
-                                       c->partials, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, c->reg,
-                                       c->stop, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err,
-                   moments_stream_measure(c->psi_b, c->psi_a, c->d, c->stt, c->reg, c->reach,
-                                          c->box_next, c->stop, c->partials, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
-                                      c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
-                                      c->reg, c->media ? c->et_media : c->et, 0, c->stream));
+    CUDA_CHECK_ERR(err, moments_energy(moments_of(c, c->psi_b), c->stream));
+    CUDA_CHECK_ERR(err, moments_spread(spread_of(c, 0, c->reg), c->mmaps, c->stream));
+    CUDA_CHECK_ERR(err, moments_stream_measure(stream_of(c, c->psi_b, c->psi_a), c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(finish_of(c, c->media ? c->et_media : c->et, 0), c->stream));
     return 0;
 }
 
@@ -55,17 +46,13 @@ static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
 // and the bookkeeping.
 static int enqueue_fused_one_pass(cuda_ctx *c, smx_error *err)
 {
-    CUDA_CHECK_ERR(err, fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft,
-                                   c->stt, c->threshold, c->box_a, c->box_next, c->reg, c->stop,
-                                   c->partials, c->blocks, c->cluster_launch,
-                                   c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->slot_boxes,
-                                   c->slot_pref, c->nslots, c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
-                                       &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err,
-                   finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state,
-                                 c->stop, (int)c->d.ne, c->box_a, c->box_next, c->reg, c->et, 1,
-                                 c->stream, c->slot_boxes, c->slot_pref, c->nslots));
+    CUDA_CHECK_ERR(err, fused_step(fused_of(c), c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
+    finish_args f = finish_of(c, c->et, 1);
+    f.slot_boxes = c->slot_boxes;
+    f.slot_pref = c->slot_pref;
+    f.nslots = c->nslots;
+    CUDA_CHECK_ERR(err, finish_launch(f, c->stream));
     return 0;
 }
 
@@ -74,18 +61,10 @@ static int enqueue_fused_one_pass(cuda_ctx *c, smx_error *err)
 // partials' memset).
 static int enqueue_fused_two_pass(cuda_ctx *c, smx_error *err)
 {
-    CUDA_CHECK_ERR(err, fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at, c->ft,
-                                           c->threshold, c->box_a, c->reg, c->stop, c->partials,
-                                           c->blocks, c->cluster_launch, c->opt.cuda.fused_kp_cap,
-                                           c->tiles, c->split, c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
-                                       &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
-                                                  c->reg, c->reach, c->box_next, c->stop,
-                                                  c->partials, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
-                                      c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
-                                      c->reg, c->et, 0, c->stream));
+    CUDA_CHECK_ERR(err, fused_theta_energy(fused_of(c), c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
+    CUDA_CHECK_ERR(err, stream_gather_and_measure(stream_of(c, c->psi_b, c->psi_a), c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(finish_of(c, c->et, 0), c->stream));
     return 0;
 }
 
@@ -95,15 +74,9 @@ static int enqueue_fused_two_pass(cuda_ctx *c, smx_error *err)
 static int enqueue_media_one_pass(cuda_ctx *c, smx_error *err)
 {
     CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
-    CUDA_CHECK_ERR(err,
-                   fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at,
-                                    c->em, c->stt, c->threshold, c->box_next, c->reg,
-                                    c->media_reach, c->stop, c->partials, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
-                                       &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
-                                      c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
-                                      c->reg, c->et_media, 1, c->stream));
+    CUDA_CHECK_ERR(err, fused_media_step(fused_media_of(c), c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(finish_of(c, c->et_media, 1), c->stream));
     return 0;
 }
 
@@ -114,19 +87,13 @@ static int enqueue_media_one_pass(cuda_ctx *c, smx_error *err)
 // (after the partials' memset).
 static int enqueue_media_two_pass(cuda_ctx *c, smx_error *err)
 {
-    CUDA_CHECK_ERR(err, angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg,
-                                              c->stop, c->partials, c->blocks, c->stream));
+    CUDA_CHECK_ERR(err, angular_direct_region(angular_io_of(c, c->psi_a, c->psi_b), c->d, c->at,
+                                              c->threshold, c->reg, c->stream));
     CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
-    CUDA_CHECK_ERR(err, energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop,
-                                            c->partials, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass,
-                                       &c->state->step, 0, c->reg, c->stop, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt,
-                                                  c->reg, c->reach, c->box_next, c->stop,
-                                                  c->partials, c->blocks, c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring,
-                                      c->state, c->stop, (int)c->d.ne, c->box_a, c->box_next,
-                                      c->reg, c->et_media, 0, c->stream));
+    CUDA_CHECK_ERR(err, energy_media_region(energy_media_of(c, c->psi_b), c->stream));
+    CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
+    CUDA_CHECK_ERR(err, stream_gather_and_measure(stream_of(c, c->psi_b, c->psi_a), c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(finish_of(c, c->et_media, 0), c->stream));
     return 0;
 }
 
@@ -135,9 +102,9 @@ static int enqueue_media_two_pass(cuda_ctx *c, smx_error *err)
 // and tallies nothing (its partials go to a scratch slot).
 static cudaError_t theta_all(cuda_ctx *c, const float *in, float *out)
 {
-    cudaError_t e = c->ncomp > 1 ? moments_drop((float *)in, c->d, c->threshold, NULL, c->stop,
-                                                c->blocks, c->stream)
-                                 : cudaSuccess;
+    moments_args drop = moments_of(c, (float *)in);
+    drop.reg = NULL; // the whole grid
+    cudaError_t e = c->ncomp > 1 ? moments_drop(drop, c->threshold, c->stream) : cudaSuccess;
     if (e == cudaSuccess)
         e = launch_theta(c, in, out);
     double *partials = c->partials;
@@ -154,23 +121,18 @@ static cudaError_t theta_all(cuda_ctx *c, const float *in, float *out)
 // A_E's move, in place.
 static cudaError_t energy_move_psi(cuda_ctx *c, float *psi)
 {
-    return c->media
-               ? energy_media_move(c->energy_gather, psi, c->d, c->em, c->stop, c->blocks,
-                                   c->stream)
-               : energy_move(c->energy_gather, psi, c->d, c->et, c->stop, c->blocks, c->stream);
+    return c->media ? energy_media_move(c->energy_gather, energy_media_of(c, psi), c->stream)
+                    : energy_move(c->energy_gather, energy_of(c, psi), c->stream);
 }
 
 // A_E's deposit map, then the spread along each direction's path.
-static cudaError_t deposit_all(cuda_ctx *c, const float *psi, int moved)
+static cudaError_t deposit_all(cuda_ctx *c, float *psi, int moved)
 {
-    cudaError_t e = c->media ? energy_media_deposit(psi, c->dmap, c->d, c->em, c->stop, c->partials,
-                                                    c->blocks, c->stream)
-                             : energy_deposit(psi, c->dmap, c->d, c->et, c->stop, c->partials,
-                                              c->blocks, c->stream);
+    cudaError_t e = c->media ? energy_media_deposit(energy_media_of(c, psi), c->stream)
+                             : energy_deposit(energy_of(c, psi), c->stream);
     if (e != cudaSuccess)
         return e;
-    return deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, moved,
-                          NULL, c->stop, c->blocks, c->stream);
+    return deposit_spread(spread_of(c, moved, NULL), c->stream);
 }
 
 // A_E under the moments scheme over the whole grid: the deposit maps and the
@@ -178,12 +140,12 @@ static cudaError_t deposit_all(cuda_ctx *c, const float *psi, int moved)
 // along each cell's own path.
 static cudaError_t energy_moments_all(cuda_ctx *c, float *psi)
 {
-    cudaError_t e = moments_energy(psi, c->dmap, c->mmaps, c->d, c->mt, NULL, c->stop, c->partials,
-                                   c->blocks, c->stream);
+    moments_args a = moments_of(c, psi);
+    a.reg = NULL; // the whole grid
+    cudaError_t e = moments_energy(a, c->stream);
     if (e != cudaSuccess)
         return e;
-    return moments_spread(c->dose, c->dmap, c->mmaps, c->d, c->stt, c->mass, NULL, c->stop,
-                          c->blocks, c->stream);
+    return moments_spread(spread_of(c, 0, NULL), c->mmaps, c->stream);
 }
 
 // One step with one whole-grid kernel per operator, in the plan's order (the
@@ -215,10 +177,8 @@ static int enqueue_per_operator(cuda_ctx *c, smx_error *err)
             if (e == cudaSuccess)
                 e = energy_move_psi(c, cur);
         } else {
-            e = c->ncomp > 1 ? moments_stream(cur, oth, c->d, c->stt, c->stop, c->partials,
-                                              c->blocks, c->stream)
-                             : stream_launch(c->stream_variant, cur, oth, &c->state->step, c->d,
-                                             c->stt, c->stop, c->partials, c->blocks, c->stream);
+            e = c->ncomp > 1 ? moments_stream(stream_of(c, cur, oth), c->stream)
+                             : stream_launch(c->stream_variant, stream_of(c, cur, oth), c->stream);
             moved = 1;
             float *t = cur;
             cur = oth;
@@ -233,11 +193,11 @@ static int enqueue_per_operator(cuda_ctx *c, smx_error *err)
         CUDA_CHECK_ERR(err,
                        cudaMemcpyAsync(c->psi_a, cur, (size_t)c->d.cells * c->ncomp * sizeof(float),
                                        cudaMemcpyDeviceToDevice, c->stream));
-    CUDA_CHECK_ERR(err, measure_launch(c->psi_a, c->d, c->et.E, c->stop, c->partials, c->front_part,
-                                       c->blocks, c->stream));
-    CUDA_CHECK_ERR(err,
-                   finish_launch(c->partials, c->slots, c->front_part, c->blocks, c->ring, c->state,
-                                 c->stop, (int)c->d.ne, NULL, NULL, NULL, c->et, 0, c->stream));
+    CUDA_CHECK_ERR(err, measure_launch(measure_of(c), c->stream));
+    finish_args f = finish_of(c, c->et, 0);
+    f.box_a = f.box_next = NULL; // no boxes or regions on this path
+    f.reg = NULL;
+    CUDA_CHECK_ERR(err, finish_launch(f, c->stream));
     return 0;
 }
 
@@ -249,10 +209,12 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     // The spectral tallies (the halo's released energy, LET, dose to water),
     // from the state the step finds.
     if (c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY))
-        CUDA_CHECK_ERR(err, spectral_launch(c->psi_a, c->psi_b, q.alternates, &c->state->step,
-                                            c->dose, c->tally_wsum, c->d, c->tally, c->medium_dev,
-                                            q.regions ? c->reg : NULL, q.regions ? c->box_a : NULL,
-                                            c->stop, c->blocks, c->stream));
+        CUDA_CHECK_ERR(
+            err, spectral_launch(spectral_args{ c->psi_a, c->psi_b, q.alternates, &c->state->step,
+                                                c->dose, c->tally_wsum, c->d, c->tally,
+                                                c->medium_dev, q.regions ? c->reg : NULL,
+                                                q.regions ? c->box_a : NULL, c->stop, c->blocks },
+                                 c->stream));
     // Every pipeline but the fused one pass starts from cleared partials.
     if (q.kind != PIPE_FUSED_ONE_PASS)
         CUDA_CHECK_ERR(err,
@@ -316,12 +278,12 @@ static int clear_last_run(cuda_ctx *c, bool *cleared, smx_error *err)
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     CUDA_CHECK_ERR(err, cudaMemcpy(&rg, c->reg, sizeof rg, cudaMemcpyDeviceToHost));
     float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
+    const bin_rows occupied = { rg.occupied.z0, rg.occupied.z1, rg.src_lo, rg.src_hi };
+    const bin_rows written = { rg.written.z0, rg.written.z1, std::max(rg.wtgt_lo, 0),
+                               std::min(rg.wtgt_hi, (int)c->d.ne - 1) };
     for (int k = 0; k < c->ncomp; k++) {
-        CUDA_CHECK_ERR(err, clear_rows_launch(cur + k * c->d.cells, c->d, rg.occupied.z0,
-                                              rg.occupied.z1, rg.src_lo, rg.src_hi, c->stream));
-        CUDA_CHECK_ERR(err, clear_rows_launch(other + k * c->d.cells, c->d, rg.written.z0,
-                                              rg.written.z1, std::max(rg.wtgt_lo, 0),
-                                              std::min(rg.wtgt_hi, (int)c->d.ne - 1), c->stream));
+        CUDA_CHECK_ERR(err, clear_rows_launch(cur + k * c->d.cells, c->d, occupied, c->stream));
+        CUDA_CHECK_ERR(err, clear_rows_launch(other + k * c->d.cells, c->d, written, c->stream));
     }
     *cleared = true;
     return 0;
@@ -644,9 +606,20 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
                                     c->dose + q * c->d.slice, c->d.px * sizeof(double),
                                     c->d.nx * sizeof(double), rows, cudaMemcpyDeviceToHost));
     float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
-    CUDA_CHECK_ERR(err, window_shift_launch(cur, other, c->dose, c->planes, c->box_a, c->reg, rg,
-                                            c->d, rows, c->slot_boxes, c->slot_pref, c->nslots,
-                                            c->ncomp, c->stream));
+    window_shift_args w;
+    w.cur = cur;
+    w.other = other;
+    w.ncomp = c->ncomp;
+    w.dose = c->dose;
+    w.planes = c->planes;
+    w.box_a = c->box_a;
+    w.reg = c->reg;
+    w.rg = rg;
+    w.d = c->d;
+    w.slot_boxes = c->slot_boxes;
+    w.slot_pref = c->slot_pref;
+    w.nslots = c->nslots;
+    CUDA_CHECK_ERR(err, window_shift_launch(w, rows, c->stream));
     // The deposit map's values lie at the rows before the move, where the
     // slots' boxes no longer say a step rewrites them (fused_step).
     if (c->nslots > 1)

@@ -13,12 +13,11 @@
 
 // A_theta on energy bins lo..hi only, with one method: the kernels see the
 // range as a grid of its own (pointers and per-bin tables offset to lo).
-static cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int lo, int hi, int fft,
-                                  double *part)
+// io: the whole grid's psi in and out, and where the range's tallies go.
+static cudaError_t theta_on_range(cuda_ctx *c, const angular_io &io, int lo, int hi, int fft)
 {
     if (fft)
-        return angular_fft_apply_range(c->fft, in, out, lo, hi, c->stop, part, c->blocks,
-                                       c->stream);
+        return angular_fft_apply_range(c->fft, io, lo, hi, c->stream);
     const int64_t bin = c->d.nth * c->d.slice;
     dev_dims dr = c->d;
     dr.ne = hi - lo + 1;
@@ -26,24 +25,26 @@ static cudaError_t theta_on_range(cuda_ctx *c, const float *in, float *out, int 
     angular_tables_dev tr = c->at;
     tr.kernel_of_energy += lo;
     tr.E += lo;
-    return angular_direct(in + lo * bin, out + lo * bin, dr, tr, c->threshold, c->stop, part,
-                          c->blocks, c->stream);
+    angular_io r = io;
+    r.in += lo * bin;
+    r.out += lo * bin;
+    return angular_direct(r, dr, tr, c->threshold, c->stream);
 }
 
 // A_theta from `in` to `out` with the chosen method(s).
 cudaError_t launch_theta(cuda_ctx *c, const float *in, float *out)
 {
+    const angular_io io = { in, out, c->stop, c->partials, c->blocks };
     if (c->angular == 2)
-        return angular_fft_apply(c->fft, in, out, c->stop, c->partials, c->blocks, c->stream);
+        return angular_fft_apply(c->fft, io, c->stream);
     if (c->angular == 1)
-        return angular_direct_global(in, out, c->d, c->at, c->threshold, c->stop, c->partials,
-                                     c->blocks, c->stream);
+        return angular_direct_global(io, c->d, c->at, c->threshold, c->stream);
     if (c->angular == 0)
-        return angular_direct(in, out, c->d, c->at, c->threshold, c->stop, c->partials, c->blocks,
-                              c->stream);
+        return angular_direct(io, c->d, c->at, c->threshold, c->stream);
     for (int r = 0; r < c->n_runs; r++) {
-        double *part = c->partials + (int64_t)(r + 1) * TF_COUNT * c->blocks;
-        cudaError_t e = theta_on_range(c, in, out, c->run_lo[r], c->run_hi[r], c->run_fft[r], part);
+        angular_io run = io;
+        run.partials = c->partials + (int64_t)(r + 1) * TF_COUNT * c->blocks;
+        cudaError_t e = theta_on_range(c, run, c->run_lo[r], c->run_hi[r], c->run_fft[r]);
         if (e != cudaSuccess)
             return e;
     }
@@ -61,7 +62,8 @@ static float time_angular(cuda_ctx *c, int fft, int lo, int hi, smx_error *err)
     float best = 1e30f;
     for (int rep = 0; rep < 4; rep++) {
         cudaEventRecord(t0, c->stream);
-        cudaError_t e = theta_on_range(c, c->psi_a, c->psi_b, lo, hi, fft, part);
+        const angular_io io = { c->psi_a, c->psi_b, c->stop, part, c->blocks };
+        cudaError_t e = theta_on_range(c, io, lo, hi, fft);
         cudaEventRecord(t1, c->stream);
         if (e != cudaSuccess || cudaEventSynchronize(t1) != cudaSuccess) {
             smx_fail(err, SMX_EXIT_RUNTIME, "angular microbenchmark failed: %s",

@@ -74,75 +74,53 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     if (c->media_single && op == OP_THETA) { // media: the choice and the whole step
         ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
         if (ce == cudaSuccess)
-            ce = fused_media_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->em,
-                                  c->stt, c->threshold, c->box_next, c->reg, c->media_reach,
-                                  c->stop, c->partials, c->blocks, c->stream);
+            ce = fused_media_step(fused_media_of(c), c->stream);
     } else if (c->media_regions && op == OP_THETA) { // media, two passes: A_theta over the region
-        ce = angular_direct_region(c->psi_a, c->psi_b, c->d, c->at, c->threshold, c->reg, c->stop,
-                                   c->partials, c->blocks, c->stream);
+        ce = angular_direct_region(angular_io_of(c, c->psi_a, c->psi_b), c->d, c->at, c->threshold,
+                                   c->reg, c->stream);
     } else if (c->media_regions && !c->media_single &&
                op == OP_ENERGY) { // the choice, deposit+gather, spread
         ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
         if (ce == cudaSuccess)
-            ce = energy_media_region(c->psi_b, c->dmap, c->d, c->em, c->reg, c->stop, c->partials,
-                                     c->blocks, c->stream);
+            ce = energy_media_region(energy_media_of(c, c->psi_b), c->stream);
         if (ce == cudaSuccess)
-            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step,
-                                0, c->reg, c->stop, c->blocks, c->stream);
+            ce = deposit_spread(spread_of(c, 0, c->reg), c->stream);
     } else if (c->media_regions && !c->media_single && op == OP_STREAM) {
-        ce = stream_gather_and_measure(c->psi_b, c->psi_a, &c->state->step, c->d, c->stt, c->reg,
-                                       c->reach, c->box_next, c->stop, c->partials, c->blocks,
-                                       c->stream);
+        ce = stream_gather_and_measure(stream_of(c, c->psi_b, c->psi_a), c->stream);
     } else if (c->media_single && op == OP_ENERGY) { // the deposit's spread
-        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0,
-                            c->reg, c->stop, c->blocks, c->stream);
+        ce = deposit_spread(spread_of(c, 0, c->reg), c->stream);
     } else if (c->media_regions) {
         ce = cudaSuccess; // inside the kernels above
     } else if (c->single_pass &&
                op == OP_THETA) { // the whole step, one kernel: rewrites the next state
-        ce = fused_step(c->psi_a, c->psi_b, &c->state->step, c->dmap, c->d, c->at, c->ft, c->stt,
-                        c->threshold, c->box_a, c->box_next, c->reg, c->stop, c->partials,
-                        c->blocks, c->cluster_launch, c->opt.cuda.fused_kp_cap, c->tiles, c->split,
-                        c->slot_boxes, c->slot_pref, c->nslots, c->stream);
+        ce = fused_step(fused_of(c), c->stream);
     } else if (c->single_pass &&
                op == OP_ENERGY) { // the deposit's spread (the step's second kernel)
-        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0,
-                            c->reg, c->stop, c->blocks, c->stream);
+        ce = deposit_spread(spread_of(c, 0, c->reg), c->stream);
     } else if (c->single_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
-        ce =
-            fused_theta_energy(c->psi_a, c->psi_b, c->dmap, c->d, c->at, c->ft, c->threshold,
-                               c->box_a, c->reg, c->stop, c->partials, c->blocks, c->cluster_launch,
-                               c->opt.cuda.fused_kp_cap, c->tiles, c->split, c->stream);
+        ce = fused_theta_energy(fused_of(c), c->stream);
     } else if (c->fused &&
                op == OP_ENERGY) { // the deposit's spread; A_E is inside the theta+energy kernel
-        ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step, 0,
-                            c->reg, c->stop, c->blocks, c->stream);
+        ce = deposit_spread(spread_of(c, 0, c->reg), c->stream);
     } else if (c->fused && op == OP_STREAM) {
         // Into the scratch buffer, with a scratch box list (the state is not kept).
-        ce = stream_gather_and_measure(c->psi_a, c->psi_b, &c->state->step, c->d, c->stt, c->reg,
-                                       c->reach, c->box_next, c->stop, c->partials, c->blocks,
-                                       c->stream);
+        ce = stream_gather_and_measure(stream_of(c, c->psi_a, c->psi_b), c->stream);
     } else if (c->fused) {
         ce = cudaSuccess; // the measure is inside streaming
     } else if (op == OP_THETA) {
         ce = launch_theta(c, c->psi_a, c->psi_b);
     } else if (op == OP_ENERGY) {
-        ce = energy_deposit(c->psi_a, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks,
-                            c->stream);
+        ce = energy_deposit(energy_of(c, c->psi_a), c->stream);
         if (ce == cudaSuccess)
-            ce = deposit_spread(c->dose, c->dmap, c->paths, c->d, c->stt, c->mass, &c->state->step,
-                                0, NULL, c->stop, c->blocks, c->stream);
+            ce = deposit_spread(spread_of(c, 0, NULL), c->stream);
         if (ce == cudaSuccess)
-            ce =
-                energy_move(c->energy_gather, c->psi_a, c->d, c->et, c->stop, c->blocks, c->stream);
+            ce = energy_move(c->energy_gather, energy_of(c, c->psi_a), c->stream);
     } else if (op == OP_STREAM) {
-        ce = stream_launch(c->stream_variant, c->psi_a, c->psi_b, &c->state->step, c->d, c->stt,
-                           c->stop, c->partials, c->blocks, c->stream);
+        ce = stream_launch(c->stream_variant, stream_of(c, c->psi_a, c->psi_b), c->stream);
     } else {
-        ce = measure_launch(c->psi_a, c->d, c->et.E, c->stop, c->partials, c->front_part, c->blocks,
-                            c->stream);
+        ce = measure_launch(measure_of(c), c->stream);
     }
     cudaEventRecord(e.b, c->stream);
     if (ce != cudaSuccess)

@@ -139,6 +139,134 @@ struct cuda_ctx {
     char angular_why[240];
 };
 
+// What each kernel family is handed on c's state, built in one place for the
+// step's pipelines (backend_cuda.cu) and the benchmark's single operators
+// (backend_cuda_bench.cu); a caller changes what its launch takes otherwise.
+
+// A_theta from in to out, tallied into c's partials.
+inline angular_io angular_io_of(const cuda_ctx *c, const float *in, float *out)
+{
+    return angular_io{ in, out, c->stop, c->partials, c->blocks };
+}
+
+// A_E in place on psi, one medium (c->et).
+inline energy_args energy_of(const cuda_ctx *c, float *psi)
+{
+    return energy_args{ psi, c->dmap, c->d, c->et, c->stop, c->partials, c->blocks };
+}
+
+// A_E in place on psi with media (c->em), over c's active region.
+inline energy_media_args energy_media_of(const cuda_ctx *c, float *psi)
+{
+    return energy_media_args{ psi, c->dmap, c->d, c->em, c->reg, c->stop, c->partials, c->blocks };
+}
+
+// The moments scheme in place on psi, over c's active region.
+inline moments_args moments_of(const cuda_ctx *c, float *psi)
+{
+    return moments_args{ psi,    c->dmap, c->mmaps,    c->d,     c->mt,
+                         c->reg, c->stop, c->partials, c->blocks };
+}
+
+// A_stream from in to out, measuring into box_next over c's active region
+// where the launch measures.
+inline stream_args stream_of(const cuda_ctx *c, const float *in, float *out)
+{
+    return stream_args{ in,       out,         &c->state->step, c->d,        c->stt,   c->reg,
+                        c->reach, c->box_next, c->stop,         c->partials, c->blocks };
+}
+
+// The deposit's spread into the dose; moved: A_stream has run in this step;
+// reg: the step's source region (NULL: the whole grid).
+inline spread_args spread_of(const cuda_ctx *c, int moved, const active_regions *reg)
+{
+    return spread_args{ c->dose,         c->dmap, c->paths, c->d,    c->stt,   c->mass,
+                        &c->state->step, moved,   reg,      c->stop, c->blocks };
+}
+
+// The fused kernel psi_a -> psi_b (fused_theta_energy), or the whole step
+// alternating between them (fused_step).
+inline fused_args fused_of(const cuda_ctx *c)
+{
+    fused_args A;
+    A.psi0 = c->psi_a;
+    A.psi1 = c->psi_b;
+    A.step = &c->state->step;
+    A.dmap = c->dmap;
+    A.d = c->d;
+    A.at = c->at;
+    A.ft = c->ft;
+    A.st = c->stt;
+    A.threshold = c->threshold;
+    A.box_a = c->box_a;
+    A.box_next = c->box_next;
+    A.reg = c->reg;
+    A.stop = c->stop;
+    A.partials = c->partials;
+    A.blocks = c->blocks;
+    A.kp = c->opt.cuda.fused_kp_cap;
+    A.tiles = c->tiles;
+    A.split = c->split;
+    A.cluster_launch = c->cluster_launch;
+    A.slot_boxes = c->slot_boxes;
+    A.slot_pref = c->slot_pref;
+    A.nslots = c->nslots;
+    return A;
+}
+
+// The one-pass step of a run with media, psi alternating between psi_a and psi_b.
+inline fused_media_args fused_media_of(const cuda_ctx *c)
+{
+    fused_media_args A;
+    A.psi0 = c->psi_a;
+    A.psi1 = c->psi_b;
+    A.step = &c->state->step;
+    A.dmap = c->dmap;
+    A.d = c->d;
+    A.at = c->at;
+    A.em = c->em;
+    A.st = c->stt;
+    A.threshold = c->threshold;
+    A.box_next = c->box_next;
+    A.reg = c->reg;
+    A.reach = c->media_reach;
+    A.stop = c->stop;
+    A.partials = c->partials;
+    A.blocks = c->blocks;
+    return A;
+}
+
+// The measure of psi_a (the paths that do not measure inside a kernel).
+inline measure_args measure_of(const cuda_ctx *c)
+{
+    return measure_args{ c->psi_a, c->d, c->et.E, c->stop, c->partials, c->front_part, c->blocks };
+}
+
+// The end-of-step bookkeeping with the energy tables et (each bin's target
+// range) and the boxes and regions of the paths that keep them; single_pass:
+// psi alternates. Without slots (nslots 0).
+inline finish_args finish_of(const cuda_ctx *c, const energy_tables_dev &et, int single_pass)
+{
+    finish_args a;
+    a.partials = c->partials;
+    a.slots = c->slots;
+    a.front_part = c->front_part;
+    a.blocks = c->blocks;
+    a.ring = c->ring;
+    a.st = c->state;
+    a.stop = c->stop;
+    a.ne = (int)c->d.ne;
+    a.box_a = c->box_a;
+    a.box_next = c->box_next;
+    a.reg = c->reg;
+    a.et = et;
+    a.single_pass = single_pass;
+    a.slot_boxes = nullptr;
+    a.slot_pref = nullptr;
+    a.nslots = 0;
+    return a;
+}
+
 // backend_cuda_setup.cu
 int cuda_setup(void **out, const sim_tables *s, smx_error *err);
 // From the fused, single_pass, media_regions, media_single and ncomp choices:

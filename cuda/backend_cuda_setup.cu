@@ -423,9 +423,8 @@ static void choose_path(cuda_ctx *c, int want_fft)
     c->single_pass = c->fused && s->st.scheme == STREAM_SHIFT &&
                      fused_step_supported(g->nth, c->d.slice, g->ne, mhw);
     // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
-    c->tiles = c->fused ? fused_tiles_per_block(g->nth, g->ne, mhw, c->single_pass, t->fused_kp_cap,
-                                                t->fused_one_tile)
-                        : 0;
+    const fused_sizes z = { g->nth, g->ne, mhw, c->single_pass, t->fused_kp_cap };
+    c->tiles = c->fused ? fused_tiles_per_block(z, t->fused_one_tile) : 0;
     if (!c->fused)
         c->d = dev_dims_for(g, false, t->cuda_pad_rows);
 }
@@ -700,8 +699,9 @@ static int upload_tables(cuda_ctx *c, arena_cursor &a, size_t fft_bytes, smx_err
     std::vector<int> hrow(ne, -1);
     std::vector<float> hbfw;
     int n_wide = boundary_rows_host(c, hbfw, hrow);
-    if (n_wide > 0 && !fused_boundary_rows_fit(nth, ne, mhw, c->single_pass,
-                                               c->opt.cuda.fused_kp_cap, c->tiles, n_wide))
+    const fused_sizes z = { (int64_t)nth, (int64_t)ne, mhw, c->single_pass,
+                            c->opt.cuda.fused_kp_cap };
+    if (n_wide > 0 && !fused_boundary_rows_fit(z, c->tiles, n_wide))
         n_wide = 0; // edge rows from angular_tables_dev::boundary_frac in global memory
     c->ft = fused_tables_dev{ t.bk, t.fb, t.edge, t.bfw, t.bfrow, n_wide };
     int rc = upload_array(t.w, s->ak.weights, nw, err) ||
@@ -773,8 +773,10 @@ static int open_streams(cuda_ctx *c, size_t fft_bytes, smx_error *err)
     CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_step, cudaEventDisableTiming));
     CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_copy, cudaEventDisableTiming));
     if (fft_bytes) {
-        int rc = angular_fft_create(&c->fft, c->d, c->at, s->ak.weights, s->ak.offset,
-                                    s->ak.half_width, c->fft_mem, c->stream, err);
+        const angular_fft_setup u = {
+            c->d, c->at, s->ak.weights, s->ak.offset, s->ak.half_width, c->fft_mem
+        };
+        int rc = angular_fft_create(&c->fft, u, c->stream, err);
         if (rc)
             return rc;
     }

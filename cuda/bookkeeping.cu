@@ -222,24 +222,20 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         *stop = 1;
 }
 
-cudaError_t measure_launch(const float *psi, dev_dims d, const double *E, const int *stop,
-                           double *partials, int *front_part, int blocks, cudaStream_t s)
+cudaError_t measure_launch(const measure_args &a, cudaStream_t s)
 {
-    measure_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, E, stop, partials, front_part, blocks);
+    measure_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.d, a.E, a.stop, a.partials,
+                                                    a.front_part, a.blocks);
     return cudaGetLastError();
 }
 
-cudaError_t finish_launch(const double *partials, int slots, const int *front_part, int blocks,
-                          step_rec_dev *ring, run_state_dev *st, int *stop, int ne, box4 *box_a,
-                          box4 *box_next, active_regions *reg, energy_tables_dev et,
-                          int single_pass, cudaStream_t s, box4 *slot_boxes, int *slot_pref,
-                          int nslots)
+cudaError_t finish_launch(const finish_args &a, cudaStream_t s)
 {
-    if (nslots > FUSED_SLOTS)
+    if (a.nslots > FUSED_SLOTS)
         return cudaErrorInvalidValue;
-    finish_kernel<<<1, 32 * TF_COUNT, 0, s>>>(partials, slots, front_part, blocks, ring, st, stop,
-                                              ne, box_a, box_next, reg, et, single_pass, slot_boxes,
-                                              slot_pref, nslots);
+    finish_kernel<<<1, 32 * TF_COUNT, 0, s>>>(a.partials, a.slots, a.front_part, a.blocks, a.ring,
+                                              a.st, a.stop, a.ne, a.box_a, a.box_next, a.reg, a.et,
+                                              a.single_pass, a.slot_boxes, a.slot_pref, a.nslots);
     return cudaGetLastError();
 }
 
@@ -253,9 +249,9 @@ __global__ void clear_rows_kernel(float *psi, dev_dims d, int z0, int nrow, int 
     }
 }
 
-cudaError_t clear_rows_launch(float *psi, dev_dims d, int z0, int z1, int lo, int hi,
-                              cudaStream_t s)
+cudaError_t clear_rows_launch(float *psi, dev_dims d, bin_rows r, cudaStream_t s)
 {
+    const int z0 = r.z0, z1 = r.z1, lo = r.lo, hi = r.hi;
     if (z1 < z0 || hi < lo)
         return cudaSuccess;
     const int nrow = z1 - z0 + 1;

@@ -230,12 +230,17 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
 
 } // namespace
 
-cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d,
-                           stream_tables_dev st, mass_share_dev mass, const int64_t *step,
-                           int moved, const active_regions *reg, const int *stop, int blocks,
-                           cudaStream_t s)
+cudaError_t deposit_spread(const spread_args &a, cudaStream_t s)
 {
-    path_kernel<<<1, SMX_THREADS, 0, s>>>(ps, d, st, step, moved, stop);
+    double *dose = a.dose;
+    const float *dmap = a.dmap;
+    const path_scratch_dev ps = a.ps;
+    const dev_dims d = a.d;
+    const mass_share_dev mass = a.mass;
+    const active_regions *reg = a.reg;
+    const int *stop = a.stop;
+    const int blocks = a.blocks;
+    path_kernel<<<1, SMX_THREADS, 0, s>>>(ps, d, a.st, a.step, a.moved, stop);
     if (mass.medium)
         held_rest_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
     if (mass.medium)

@@ -37,17 +37,30 @@ struct mass_share_dev {
     const double *density;
 };
 
-// dose += the spread of dmap ([nth] planes of d.slice floats, rows of d.px),
-// read only inside the step's source region: reg's occupied and written boxes
-// joined (where the fused kernel wrote the map), or the whole grid (reg NULL:
-// energy_deposit writes every cell). step: the device's step counter; moved:
-// A_stream has already run in this step.
-// ps: scratch for the step's paths. mass: sharing by capped mass when its
-// medium is set. Launches: the paths (one block), what the held cells keep
-// (with mass), then the spread.
-cudaError_t deposit_spread(double *dose, const float *dmap, path_scratch_dev ps, dev_dims d,
-                           stream_tables_dev st, mass_share_dev mass, const int64_t *step,
-                           int moved, const active_regions *reg, const int *stop, int blocks,
-                           cudaStream_t s);
+// What the deposit's spread is handed: the dose it adds to and the deposit
+// map it spreads (dmap: [nth] planes of d.slice floats, rows of d.px); ps:
+// scratch for the step's paths, found from the streaming tables st, the
+// device's step counter and moved (A_stream has already run in this step);
+// mass: sharing by capped mass when its medium is set; reg: the step's source
+// region, read only there (its occupied and written boxes joined, where the
+// fused kernel wrote the map), or the whole grid (NULL: energy_deposit writes
+// every cell); the stop flag and the blocks of the spread.
+struct spread_args {
+    double *dose;
+    const float *dmap;
+    path_scratch_dev ps;
+    dev_dims d;
+    stream_tables_dev st;
+    mass_share_dev mass;
+    const int64_t *step;
+    int moved;
+    const active_regions *reg;
+    const int *stop;
+    int blocks;
+};
+
+// dose += the spread of dmap. Launches: the paths (one block), what the held
+// cells keep (with mass), then the spread.
+cudaError_t deposit_spread(const spread_args &a, cudaStream_t s);
 
 #endif

@@ -84,19 +84,18 @@ __global__ void energy_scatter_kernel(float *psi, dev_dims d, energy_tables_dev 
     }
 }
 
-cudaError_t energy_deposit(const float *psi, float *dmap, dev_dims d, energy_tables_dev t,
-                           const int *stop, double *partials, int blocks, cudaStream_t s)
+cudaError_t energy_deposit(const energy_args &a, cudaStream_t s)
 {
-    energy_deposit_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, stop, partials, blocks);
+    energy_deposit_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.dmap, a.d, a.t, a.stop,
+                                                           a.partials, a.blocks);
     return cudaGetLastError();
 }
 
-cudaError_t energy_move(int gather, float *psi, dev_dims d, energy_tables_dev t, const int *stop,
-                        int blocks, cudaStream_t s)
+cudaError_t energy_move(int gather, const energy_args &a, cudaStream_t s)
 {
     if (gather)
-        energy_gather_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
+        energy_gather_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.d, a.t, a.stop);
     else
-        energy_scatter_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
+        energy_scatter_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.d, a.t, a.stop);
     return cudaGetLastError();
 }

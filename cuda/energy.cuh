@@ -38,9 +38,21 @@ struct energy_tables_dev {
     const double *E; // [ne] centres
 };
 
-cudaError_t energy_deposit(const float *psi, float *dmap, dev_dims d, energy_tables_dev t,
-                           const int *stop, double *partials, int blocks, cudaStream_t s);
-cudaError_t energy_move(int gather, float *psi, dev_dims d, energy_tables_dev t, const int *stop,
-                        int blocks, cudaStream_t s);
+// What A_E's launches are handed: psi on grid d (read by the deposit, moved
+// in place), the deposit map dmap, the tables, the stop flag, the per-block
+// partials the deposit tallies into and the number of blocks.
+struct energy_args {
+    float *psi;
+    float *dmap;
+    dev_dims d;
+    energy_tables_dev t;
+    const int *stop;
+    double *partials;
+    int blocks;
+};
+
+cudaError_t energy_deposit(const energy_args &a, cudaStream_t s);
+// gather: energy_gather, else energy_scatter (dmap and partials unused).
+cudaError_t energy_move(int gather, const energy_args &a, cudaStream_t s);
 
 #endif

@@ -147,28 +147,25 @@ cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *s
     return cudaGetLastError();
 }
 
-cudaError_t energy_media_deposit(const float *psi, float *dmap, dev_dims d, energy_media_dev t,
-                                 const int *stop, double *partials, int blocks, cudaStream_t s)
+cudaError_t energy_media_deposit(const energy_media_args &a, cudaStream_t s)
 {
-    media_deposit_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, stop, partials, blocks);
+    media_deposit_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.dmap, a.d, a.t, a.stop,
+                                                          a.partials, a.blocks);
     return cudaGetLastError();
 }
 
-cudaError_t energy_media_move(int gather, float *psi, dev_dims d, energy_media_dev t,
-                              const int *stop, int blocks, cudaStream_t s)
+cudaError_t energy_media_move(int gather, const energy_media_args &a, cudaStream_t s)
 {
     if (gather)
-        media_gather_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
+        media_gather_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.d, a.t, a.stop);
     else
-        media_scatter_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, t, stop);
+        media_scatter_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.d, a.t, a.stop);
     return cudaGetLastError();
 }
 
-cudaError_t energy_media_region(float *psi, float *dmap, dev_dims d, energy_media_dev t,
-                                const active_regions *reg, const int *stop, double *partials,
-                                int blocks, cudaStream_t s)
+cudaError_t energy_media_region(const energy_media_args &a, cudaStream_t s)
 {
-    media_region_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, d, t, reg, stop, partials,
-                                                       blocks);
+    media_region_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.dmap, a.d, a.t, a.reg, a.stop,
+                                                         a.partials, a.blocks);
     return cudaGetLastError();
 }

@@ -21,30 +21,6 @@ __device__ __forceinline__ T *opaque(T *p)
     return p;
 }
 
-struct fused_args {
-    float *psi0, *psi1; // single pass: in = psi[n & 1], out = the other; else in psi0, out psi1
-    const int64_t *step;
-    float *dmap; // [nth] planes: this step's deposit per direction (deposit_path.h)
-    dev_dims d;
-    angular_tables_dev at;
-    fused_tables_dev ft;
-    stream_tables_dev st;
-    float threshold;
-    const box4 *box_a;
-    box4 *box_next;
-    const active_regions *reg;
-    const int *stop;
-    double *partials;
-    int blocks;
-    int kp; // kernels of half-width K <= kp convolve from the padded stage (fused_layout)
-    int tiles; // tiles per block of the unsplit instance (fused_tiles_per_block)
-    fused_split_dev split;
-    int cluster_launch; // 1: the unsplit instance is launched in clusters of FUSED_CLUSTER blocks
-    box4 *slot_boxes; // [SB_KINDS][FUSED_SLOTS] (common.cuh), with nslots > 1
-    const int *slot_pref; // [nslots + 1] tiles before each slot's (slot_tiles)
-    int nslots; // > 1: the single pass visits each slot's box (0 or 1: the union's)
-};
-
 // Per column of a tile, the facts about this thread's directions that do not
 // change from bin to bin: which targets lie in the domain, which own cells no
 // visited column reaches, and the extent of the in-domain targets.
@@ -942,12 +918,13 @@ int fused_boundary_row_floats(int64_t nth)
     return fused_nmax(nth);
 }
 
-int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap,
-                            int tiles, int n_wide)
+int fused_boundary_rows_fit(const fused_sizes &z, int tiles, int n_wide)
 {
+    const int64_t nth = z.nth, ne = z.ne;
+    const int stream = z.stream;
     if (nth > 64 || (tiles != 1 && tiles != FUSED_SUB))
         return 0;
-    const int kp = padded_kp(max_half_width, kp_cap);
+    const int kp = padded_kp(z.max_half_width, z.kp_cap);
     switch (fused_nmax(nth)) {
     case 16:
         return stream ? boundary_rows_fit_n<16, true>(kp, ne, tiles, n_wide)
@@ -964,52 +941,26 @@ int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int str
     }
 }
 
-cudaError_t fused_theta_energy(const float *in, float *out, float *dmap, dev_dims d,
-                               angular_tables_dev at, fused_tables_dev ft, float threshold,
-                               const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int cluster_launch, int kp_cap,
-                               int tiles, fused_split_dev split, cudaStream_t s)
+cudaError_t fused_theta_energy(const fused_args &A, cudaStream_t s)
 {
-    if (!fused_theta_energy_supported(d.nth, d.slice, d.ne, at.max_half_width))
+    if (!fused_theta_energy_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width))
         return cudaErrorInvalidValue;
-    fused_args A{ const_cast<float *>(in),
-                  out,
-                  nullptr,
-                  dmap,
-                  d,
-                  at,
-                  ft,
-                  stream_tables_dev{},
-                  threshold,
-                  box_a,
-                  nullptr,
-                  reg,
-                  stop,
-                  partials,
-                  blocks,
-                  kp_cap,
-                  tiles,
-                  split,
-                  cluster_launch,
-                  nullptr,
-                  nullptr,
-                  0 };
-    return launch<false>(A, s);
+    fused_args B = A; // what the two-pass instance does not use, as it was never set
+    B.step = nullptr;
+    B.st = stream_tables_dev{};
+    B.box_next = nullptr;
+    B.slot_boxes = nullptr;
+    B.slot_pref = nullptr;
+    B.nslots = 0;
+    return launch<false>(B, s);
 }
 
-cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
-                       angular_tables_dev at, fused_tables_dev ft, stream_tables_dev st,
-                       float threshold, const box4 *box_a, box4 *box_next,
-                       const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int cluster_launch, int kp_cap, int tiles, fused_split_dev split,
-                       box4 *slot_boxes, const int *slot_pref, int nslots, cudaStream_t s)
+cudaError_t fused_step(const fused_args &A, cudaStream_t s)
 {
-    if (st.scheme != 1 || !fused_step_supported(d.nth, d.slice, d.ne, at.max_half_width) ||
-        (nslots > 1 &&
-         (!slot_boxes || !slot_pref || nslots > FUSED_SLOTS || nslots != slot_count(d))))
+    if (A.st.scheme != 1 ||
+        !fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width) ||
+        (A.nslots > 1 &&
+         (!A.slot_boxes || !A.slot_pref || A.nslots > FUSED_SLOTS || A.nslots != slot_count(A.d))))
         return cudaErrorInvalidValue;
-    fused_args A{ psi0,      psi1,  step,           dmap,       d,         at,       ft,     st,
-                  threshold, box_a, box_next,       reg,        stop,      partials, blocks, kp_cap,
-                  tiles,     split, cluster_launch, slot_boxes, slot_pref, nslots };
     return launch<true>(A, s);
 }

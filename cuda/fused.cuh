@@ -113,32 +113,62 @@ size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles);
 int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
 // 1 when the single pass can serve it (the shift scheme is the caller's check).
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
+// What a fused block's shared memory depends on: the directions and energy
+// bins, the widest kernel, whether the instance streams (fused_step) and the
+// padded stage's cap (kp_cap, as for fused_args::kp).
+struct fused_sizes {
+    int64_t nth, ne;
+    int max_half_width;
+    int stream;
+    int kp_cap;
+};
 // Tiles per block of the unsplit instance on a grid it serves: FUSED_SUB, or
 // 1 where that many stage rings do not fit (or one_tile, a test hook, asks).
-// kp_cap as for fused_step. Decided once at setup and passed to every launch.
-int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap,
-                          int one_tile);
+// Decided once at setup and passed to every launch.
+int fused_tiles_per_block(const fused_sizes &z, int one_tile);
 // Floats per row of fused_tables_dev::bf_wide: the direction count the
 // fused kernel is compiled for (nth rounded up to 16, 32, 48 or 64).
 int fused_boundary_row_floats(int64_t nth);
 // 1 when n_wide rows of fused_tables_dev::bf_wide fit beside the block's
 // stage rings and tables without costing the SM a resident block (tiles:
 // fused_tiles_per_block; the split instance's one-tile blocks need less).
-int fused_boundary_rows_fit(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap,
-                            int tiles, int n_wide);
+int fused_boundary_rows_fit(const fused_sizes &z, int tiles, int n_wide);
 
-// blocks: a multiple of FUSED_SUB * FUSED_CLUSTER. cluster_launch: 1 where the
-// device launches thread-block clusters (sm_90 on). kp_cap: 0, or (tests) the
-// widest kernel convolved from the padded stage. tiles: fused_tiles_per_block
-// of the same grid and kp_cap.
-// Only the columns of reg->occupied (where psi_a holds weight) and reg->written
-// (where psi_b holds last step's values) are visited; a source bin is read only
-// inside its box_a (outside it psi_a is zero). Elsewhere psi_b must be zero.
-cudaError_t fused_theta_energy(const float *in, float *out, float *dmap, dev_dims d,
-                               angular_tables_dev at, fused_tables_dev ft, float threshold,
-                               const box4 *box_a, const active_regions *reg, const int *stop,
-                               double *partials, int blocks, int cluster_launch, int kp_cap,
-                               int tiles, fused_split_dev split, cudaStream_t s);
+// What the fused kernel is handed (fused_theta_energy and fused_step; the
+// kernel takes it whole, by value).
+struct fused_args {
+    float *psi0, *psi1; // single pass: in = psi[n & 1], out = the other; else in psi0, out psi1
+    const int64_t *step; // the device's step count n (single pass)
+    float *dmap; // [nth] planes: this step's deposit per direction (deposit_path.h)
+    dev_dims d;
+    angular_tables_dev at;
+    fused_tables_dev ft;
+    stream_tables_dev st; // single pass
+    float threshold; // the early exit's
+    const box4 *box_a; // [ne] where the input holds weight
+    box4 *box_next; // [ne] the output's extent, joined in (single pass)
+    const active_regions *reg;
+    const int *stop;
+    double *partials;
+    int blocks; // a multiple of FUSED_SUB * FUSED_CLUSTER
+    // The launcher's caller: 0, or (tests) the widest kernel convolved from
+    // the padded stage (kp_cap). The kernel: kernels of half-width K <= kp
+    // convolve from the padded stage (fused_layout), the launcher pads it.
+    int kp;
+    int tiles; // tiles per block of the unsplit instance (fused_tiles_per_block, same kp_cap)
+    fused_split_dev split;
+    int cluster_launch; // 1: the unsplit instance is launched in clusters of FUSED_CLUSTER blocks
+        // (where the device launches them, sm_90 on)
+    box4 *slot_boxes; // [SB_KINDS][FUSED_SLOTS] (common.cuh), with nslots > 1 (single pass)
+    const int *slot_pref; // [nslots + 1] tiles before each slot's (slot_tiles)
+    int nslots; // > 1: the single pass visits each slot's box (0 or 1: the union's)
+};
+
+// A_theta and A_E, psi0 -> psi1: A's step, st, box_next and slots are not used.
+// Only the columns of reg->occupied (where psi0 holds weight) and reg->written
+// (where psi1 holds last step's values) are visited; a source bin is read only
+// inside its box_a (outside it psi0 is zero). Elsewhere psi1 must be zero.
+cudaError_t fused_theta_energy(const fused_args &A, cudaStream_t s);
 
 // One whole step, psi[*step & 1] -> the other buffer (see above). reg->written
 // and reg->wtgt_* describe where the output buffer holds the previous state;
@@ -148,11 +178,6 @@ cudaError_t fused_theta_energy(const float *in, float *out, float *dmap, dev_dim
 // [nslots + 1] the tiles before each slot's, slot_tiles), and each slot's
 // new extent is joined into its SB_NEXT box, which must start empty.
 // Every column of the deposit map that no slot's box holds must be zero.
-cudaError_t fused_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
-                       angular_tables_dev at, fused_tables_dev ft, stream_tables_dev st,
-                       float threshold, const box4 *box_a, box4 *box_next,
-                       const active_regions *reg, const int *stop, double *partials, int blocks,
-                       int cluster_launch, int kp_cap, int tiles, fused_split_dev split,
-                       box4 *slot_boxes, const int *slot_pref, int nslots, cudaStream_t s);
+cudaError_t fused_step(const fused_args &A, cudaStream_t s);
 
 #endif

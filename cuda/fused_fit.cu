@@ -34,10 +34,9 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_wi
 
 // FUSED_SUB tiles per block where their stage rings fit beside the per-bin
 // tables, one otherwise (fused_fits).
-int fused_tiles_per_block(int64_t nth, int64_t ne, int max_half_width, int stream, int kp_cap,
-                          int one_tile)
+int fused_tiles_per_block(const fused_sizes &z, int one_tile)
 {
-    const fused_layout L = fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, kp_cap), ne,
-                                           stream != 0, FUSED_SUB, 0);
+    const fused_layout L = fused_layout_of(fused_nmax(z.nth), padded_kp(z.max_half_width, z.kp_cap),
+                                           z.ne, z.stream != 0, FUSED_SUB, 0);
     return !one_tile && L.bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB : 1;
 }

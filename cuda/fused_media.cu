@@ -28,25 +28,8 @@ int fm_nmax(int64_t nth)
     return nth <= 16 ? 16 : nth <= 32 ? 32 : nth <= 48 ? 48 : 64;
 }
 
-struct fm_args {
-    float *psi0, *psi1;
-    const int64_t *step;
-    float *dmap;
-    dev_dims d;
-    angular_tables_dev at;
-    energy_media_dev em;
-    stream_tables_dev st;
-    float threshold;
-    box4 *box_next;
-    const active_regions *reg;
-    int reach; // R: a target's sources lie in T .. T + R
-    const int *stop;
-    double *partials;
-    int blocks;
-};
-
 template <int M>
-__global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(fm_args A)
+__global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(fused_media_args A)
 {
     constexpr int NMAX = M * FM_GROUPS;
     extern __shared__ float fm_smem[];
@@ -259,7 +242,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
 }
 
 template <int M>
-cudaError_t launch(const fm_args &a, cudaStream_t s)
+cudaError_t launch(const fused_media_args &a, cudaStream_t s)
 {
     const size_t smem = fm_smem_bytes(M * FM_GROUPS, a.reach + 1, a.d.ne);
     cudaError_t e = cudaFuncSetAttribute(fused_media_kernel<M>,
@@ -280,15 +263,9 @@ int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, size_t smem_o
     return fm_smem_bytes(fm_nmax(nth), reach_bins + 1, ne) + 1024 <= smem_optin;
 }
 
-cudaError_t fused_media_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
-                             angular_tables_dev at, energy_media_dev em, stream_tables_dev st,
-                             float threshold, box4 *box_next, const active_regions *reg,
-                             int reach_bins, const int *stop, double *partials, int blocks,
-                             cudaStream_t s)
+cudaError_t fused_media_step(const fused_media_args &a, cudaStream_t s)
 {
-    const fm_args a{ psi0,      psi1,     step, dmap,       d,    at,       em,    st,
-                     threshold, box_next, reg,  reach_bins, stop, partials, blocks };
-    switch (fm_nmax(d.nth)) {
+    switch (fm_nmax(a.d.nth)) {
     case 16:
         return launch<4>(a, s);
     case 32:

@@ -37,12 +37,30 @@
 // and its shared memory (the ring, the stage, a box per bin) fits.
 int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, size_t smem_optin);
 
+// What the kernel is handed (by value): psi[*step & 1] -> the other buffer,
+// the deposit map, the grid, the angular, energy and streaming tables, the
+// early exit's threshold, box_next and reg as fused_step's, reach (R: a
+// target's sources lie in T .. T + R), the stop flag, the partials and the
+// blocks per slot of them.
+struct fused_media_args {
+    float *psi0, *psi1;
+    const int64_t *step;
+    float *dmap;
+    dev_dims d;
+    angular_tables_dev at;
+    energy_media_dev em;
+    stream_tables_dev st;
+    float threshold;
+    box4 *box_next;
+    const active_regions *reg;
+    int reach;
+    const int *stop;
+    double *partials;
+    int blocks;
+};
+
 // blocks * FM_SLOTS blocks of FM_GROUPS * 32 threads, writing FM_SLOTS slots of
-// partials (the caller sums them: finish_launch's slots); reg, box_next as fused_step.
-cudaError_t fused_media_step(float *psi0, float *psi1, const int64_t *step, float *dmap, dev_dims d,
-                             angular_tables_dev at, energy_media_dev em, stream_tables_dev st,
-                             float threshold, box4 *box_next, const active_regions *reg,
-                             int reach_bins, const int *stop, double *partials, int blocks,
-                             cudaStream_t s);
+// partials (the caller sums them: finish_launch's slots).
+cudaError_t fused_media_step(const fused_media_args &a, cudaStream_t s);
 
 #endif

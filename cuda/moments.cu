@@ -408,12 +408,11 @@ __global__ void drop_kernel(float *psi, dev_dims d, float threshold, const activ
 
 } // namespace
 
-cudaError_t moments_drop(float *psi, dev_dims d, float threshold, const active_regions *reg,
-                         const int *stop, int blocks, cudaStream_t s)
+cudaError_t moments_drop(const moments_args &a, float threshold, cudaStream_t s)
 {
     if (!(threshold > 0.0f))
         return cudaSuccess;
-    drop_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, d, threshold, reg, stop);
+    drop_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.d, threshold, a.reg, a.stop);
     return cudaGetLastError();
 }
 
@@ -423,37 +422,34 @@ cudaError_t moments_source(float *psi, dev_dims d, int blocks, cudaStream_t s)
     return cudaGetLastError();
 }
 
-cudaError_t moments_stream(const float *in, float *out, dev_dims d, stream_tables_dev t,
-                           const int *stop, double *partials, int blocks, cudaStream_t s)
+cudaError_t moments_stream(const stream_args &a, cudaStream_t s)
 {
-    stream_kernel<<<blocks, SMX_THREADS, 0, s>>>(in, out, d, t, stop, partials, blocks);
+    stream_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.in, a.out, a.d, a.t, a.stop, a.partials,
+                                                   a.blocks);
     return cudaGetLastError();
 }
 
-cudaError_t moments_energy(float *psi, float *dmap, moment_maps_dev m, dev_dims d,
-                           moments_energy_dev t, const active_regions *reg, const int *stop,
-                           double *partials, int blocks, cudaStream_t s)
+cudaError_t moments_energy(const moments_args &a, cudaStream_t s)
 {
-    energy_kernel<<<blocks, SMX_THREADS, 0, s>>>(psi, dmap, m, d, t, reg, stop, partials, blocks);
+    energy_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.psi, a.dmap, a.m, a.d, a.t, a.reg, a.stop,
+                                                   a.partials, a.blocks);
     return cudaGetLastError();
 }
 
-cudaError_t moments_spread(double *dose, const float *dmap, moment_maps_dev m, dev_dims d,
-                           stream_tables_dev st, mass_share_dev mass, const active_regions *reg,
-                           const int *stop, int blocks, cudaStream_t s)
+cudaError_t moments_spread(const spread_args &a, moment_maps_dev m, cudaStream_t s)
 {
-    if (mass.medium)
-        held_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, m, d, st, mass, reg, stop);
-    spread_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, m, d, st, mass, reg, stop);
+    if (a.mass.medium)
+        held_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.dose, a.dmap, m, a.d, a.st, a.mass, a.reg,
+                                                     a.stop);
+    spread_kernel<<<a.blocks, SMX_THREADS, 0, s>>>(a.dose, a.dmap, m, a.d, a.st, a.mass, a.reg,
+                                                   a.stop);
     return cudaGetLastError();
 }
 
-cudaError_t moments_stream_measure(const float *in, float *out, dev_dims d, stream_tables_dev t,
-                                   const active_regions *reg, int4 reach, box4 *box_next,
-                                   const int *stop, double *partials, int blocks, cudaStream_t s)
+cudaError_t moments_stream_measure(const stream_args &a, cudaStream_t s)
 {
-    const size_t smem = (size_t)d.ne * 4 * sizeof(int);
-    stream_measure_kernel<<<blocks, SMX_THREADS, smem, s>>>(in, out, d, t, reg, reach, box_next,
-                                                            stop, partials, blocks);
+    const size_t smem = (size_t)a.d.ne * 4 * sizeof(int);
+    stream_measure_kernel<<<a.blocks, SMX_THREADS, smem, s>>>(
+        a.in, a.out, a.d, a.t, a.reg, a.reach, a.box_next, a.stop, a.partials, a.blocks);
     return cudaGetLastError();
 }

@@ -66,14 +66,30 @@ struct moments_energy_dev {
 
 cudaError_t moments_source(float *psi, dev_dims d, int blocks, cudaStream_t s);
 
-cudaError_t moments_stream(const float *in, float *out, dev_dims d, stream_tables_dev t,
-                           const int *stop, double *partials, int blocks, cudaStream_t s);
+// The whole grid (a's step, reg, reach and box_next unused).
+cudaError_t moments_stream(const stream_args &a, cudaStream_t s);
 
-// reg: where the maps were written this step (its occupied and written
-// boxes joined; NULL: the whole grid, written by the whole-grid kernels).
-cudaError_t moments_spread(double *dose, const float *dmap, moment_maps_dev m, dev_dims d,
-                           stream_tables_dev st, mass_share_dev mass, const active_regions *reg,
-                           const int *stop, int blocks, cudaStream_t s);
+// The deposit's spread along each cell's own path, from dmap and the maps m:
+// a's dose, dmap, d, st, mass, stop and blocks (its paths' scratch, step and
+// moved unused); a.reg: where the maps were written this step (its occupied
+// and written boxes joined; NULL: the whole grid, written by the whole-grid
+// kernels).
+cudaError_t moments_spread(const spread_args &a, moment_maps_dev m, cudaStream_t s);
+
+// What the in-place launches below are handed: psi on grid d, the deposit
+// map dmap and the maps m beside it, A_E's tables, the active region (NULL:
+// the whole grid), the stop flag, the per-block partials and the blocks.
+struct moments_args {
+    float *psi;
+    float *dmap;
+    moment_maps_dev m;
+    dev_dims d;
+    moments_energy_dev t;
+    const active_regions *reg;
+    const int *stop;
+    double *partials;
+    int blocks;
+};
 
 // A_E in place on psi (the output of A_theta): the deposit maps dmap and m,
 // then the move. reg: only the cells of its occupied and written boxes, the
@@ -84,20 +100,15 @@ cudaError_t moments_spread(double *dose, const float *dmap, moment_maps_dev m, d
 // moments of the dropped weight would then join the kept weight of other
 // directions and give it a false offset (the energy's: per-spot rows 12 %
 // off in titanium). This zeroes them first, over the region (reg) or the
-// whole state.
-cudaError_t moments_drop(float *psi, dev_dims d, float threshold, const active_regions *reg,
-                         const int *stop, int blocks, cudaStream_t s);
-cudaError_t moments_energy(float *psi, float *dmap, moment_maps_dev m, dev_dims d,
-                           moments_energy_dev t, const active_regions *reg, const int *stop,
-                           double *partials, int blocks, cudaStream_t s);
+// whole state (a's psi, d, reg, stop and blocks).
+cudaError_t moments_drop(const moments_args &a, float threshold, cudaStream_t s);
+cudaError_t moments_energy(const moments_args &a, cudaStream_t s);
 
 // moments_stream over the active region only (stream_gather_and_measure's
-// region and bins: reach = the rows k0 .. k1 and columns floor(s) - 1 ..
+// region and bins: a.reach = the rows k0 .. k1 and columns floor(s) - 1 ..
 // floor(s) + 2 over every direction), measuring its output: TF_W_OUT,
 // TF_E_OUT and each bin's non-zero extent joined into box_next (which must
-// start empty). Needs ne * 16 bytes of shared memory.
-cudaError_t moments_stream_measure(const float *in, float *out, dev_dims d, stream_tables_dev t,
-                                   const active_regions *reg, int4 reach, box4 *box_next,
-                                   const int *stop, double *partials, int blocks, cudaStream_t s);
+// start empty); a.step unused. Needs ne * 16 bytes of shared memory.
+cudaError_t moments_stream_measure(const stream_args &a, cudaStream_t s);
 
 #endif

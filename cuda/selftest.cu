@@ -56,7 +56,7 @@ extern "C" int cuda_check_scatter_aggregation(double *worst, smx_error *err)
     const int variants[] = { SV_ATOMIC, SV_WARP, SV_FALLBACK };
     for (int v : variants) {
         CUDA_CHECK_ERR(err, cudaMemset(d_o, 0, ntarget * sizeof(float)));
-        CUDA_CHECK_ERR(err, stream_scatter_selftest(v, d_t, d_v, n, d_o, 264, 0));
+        CUDA_CHECK_ERR(err, stream_scatter_selftest(v, scatter_adds{ d_t, d_v, n }, d_o, 264, 0));
         CUDA_CHECK_ERR(
             err, cudaMemcpy(out.data(), d_o, ntarget * sizeof(float), cudaMemcpyDeviceToHost));
         double e = 0.0;

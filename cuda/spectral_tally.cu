@@ -93,15 +93,14 @@ __global__ void spectral_plane_kernel(const double *__restrict__ wsum, double *d
     }
 }
 
-cudaError_t spectral_launch(const float *psi_a, const float *psi_b, int flip, const int64_t *step,
-                            double *dose, double *wsum, dev_dims d, spectral_tables_dev t,
-                            const unsigned char *medium, const active_regions *reg,
-                            const box4 *boxes, const int *stop, int blocks, cudaStream_t s)
+cudaError_t spectral_launch(const spectral_args &a, cudaStream_t s)
 {
-    spectral_sum_kernel<<<blocks, 256, 0, s>>>(psi_a, psi_b, flip, step, wsum, d, reg, boxes, stop);
+    spectral_sum_kernel<<<a.blocks, 256, 0, s>>>(a.psi_a, a.psi_b, a.flip, a.step, a.wsum, a.d,
+                                                 a.reg, a.boxes, a.stop);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
-    spectral_plane_kernel<<<blocks, 256, 0, s>>>(wsum, dose, d, t, medium, reg, boxes, stop);
+    spectral_plane_kernel<<<a.blocks, 256, 0, s>>>(a.wsum, a.dose, a.d, a.t, a.medium, a.reg,
+                                                   a.boxes, a.stop);
     return cudaGetLastError();
 }

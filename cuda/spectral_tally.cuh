@@ -15,11 +15,22 @@ struct spectral_tables_dev {
     int2 bins[SPECTRAL_PLANES_MAX]; // each plane's bins with a non-zero coefficient (first, last)
 };
 
-// From psi as the step finds it: psi_a, or in a one-pass run psi[step & 1]
-// (flip). dose: [1 + nplanes][slice]; wsum: [ne][slice] scratch. medium:
+// What the tallies are handed: psi as the step finds it, psi_a, or in a
+// one-pass run psi[*step & 1] of (psi_a, psi_b) (flip); dose: [1 + nplanes]
+// [slice]; wsum: [ne][slice] scratch; the grid and the coefficients; medium:
 // [nz][px] or NULL (one medium); reg and boxes: the active region and each
-// bin's box (NULL: every cell and bin).
-cudaError_t spectral_launch(const float *psi_a, const float *psi_b, int flip, const int64_t *step,
-                            double *dose, double *wsum, dev_dims d, spectral_tables_dev t,
-                            const unsigned char *medium, const active_regions *reg,
-                            const box4 *boxes, const int *stop, int blocks, cudaStream_t s);
+// bin's box (NULL: every cell and bin); the stop flag and the blocks.
+struct spectral_args {
+    const float *psi_a, *psi_b;
+    int flip;
+    const int64_t *step;
+    double *dose, *wsum;
+    dev_dims d;
+    spectral_tables_dev t;
+    const unsigned char *medium;
+    const active_regions *reg;
+    const box4 *boxes;
+    const int *stop;
+    int blocks;
+};
+cudaError_t spectral_launch(const spectral_args &a, cudaStream_t s);

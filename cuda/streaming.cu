@@ -464,10 +464,16 @@ __global__ void __launch_bounds__(SMX_THREADS)
 }
 
 template <bool SHIFT>
-cudaError_t launch_scheme(int variant, const float *in, float *out, const int64_t *step, dev_dims d,
-                          stream_tables_dev t, const int *stop, double *partials, int blocks,
-                          cudaStream_t s)
+cudaError_t launch_scheme(int variant, const stream_args &a, cudaStream_t s)
 {
+    const float *in = a.in;
+    float *out = a.out;
+    const int64_t *step = a.step;
+    const dev_dims d = a.d;
+    const stream_tables_dev &t = a.t;
+    const int *stop = a.stop;
+    double *partials = a.partials;
+    const int blocks = a.blocks;
     if (variant == SV_GATHER) {
         stream_gather<SHIFT>
             <<<blocks, SMX_THREADS, 0, s>>>(in, out, step, d, t, stop, partials, blocks);
@@ -496,25 +502,25 @@ cudaError_t launch_scheme(int variant, const float *in, float *out, const int64_
 
 } // namespace
 
-cudaError_t stream_launch(int variant, const float *in, float *out, const int64_t *step, dev_dims d,
-                          stream_tables_dev t, const int *stop, double *partials, int blocks,
-                          cudaStream_t s)
+cudaError_t stream_launch(int variant, const stream_args &a, cudaStream_t s)
 {
-    if (blocks < 1 || variant < SV_GATHER || variant > SV_FALLBACK ||
-        (t.scheme != 0 && t.scheme != 1))
+    if (a.blocks < 1 || variant < SV_GATHER || variant > SV_FALLBACK ||
+        (a.t.scheme != 0 && a.t.scheme != 1))
         return cudaErrorInvalidValue;
-    return t.scheme == 1
-               ? launch_scheme<true>(variant, in, out, step, d, t, stop, partials, blocks, s)
-               : launch_scheme<false>(variant, in, out, step, d, t, stop, partials, blocks, s);
+    return a.t.scheme == 1 ? launch_scheme<true>(variant, a, s)
+                           : launch_scheme<false>(variant, a, s);
 }
 
 // Test hook (declare it where used): adds values[i] into out[targets[i]] for
 // targets[i] >= 0 with the add of `variant` (SV_ATOMIC, SV_WARP or SV_FALLBACK),
 // i in 0 .. n-1, on the fixed grid `blocks` x SMX_THREADS. `out` is NOT
 // cleared. Results equal a per-target sum to float rounding (order differs).
-cudaError_t stream_scatter_selftest(int variant, const long long *targets, const float *values,
-                                    int64_t n, float *out, int blocks, cudaStream_t s)
+cudaError_t stream_scatter_selftest(int variant, const scatter_adds &adds, float *out, int blocks,
+                                    cudaStream_t s)
 {
+    const long long *targets = adds.targets;
+    const float *values = adds.values;
+    const int64_t n = adds.n;
     if (blocks < 1)
         return cudaErrorInvalidValue;
     switch (variant) {
@@ -533,17 +539,16 @@ cudaError_t stream_scatter_selftest(int variant, const long long *targets, const
     return cudaGetLastError();
 }
 
-cudaError_t stream_gather_and_measure(const float *in, float *out, const int64_t *step, dev_dims d,
-                                      stream_tables_dev t, const active_regions *reg, int4 reach,
-                                      box4 *box_next, const int *stop, double *partials, int blocks,
-                                      cudaStream_t s)
+cudaError_t stream_gather_and_measure(const stream_args &a, cudaStream_t s)
 {
-    const size_t smem = (size_t)d.ne * 4 * sizeof(int);
-    if (t.scheme == 1)
-        stream_gather_measure<true><<<blocks, SMX_THREADS, smem, s>>>(
-            in, out, step, d, t, reg, reach, box_next, stop, partials, blocks);
+    const size_t smem = (size_t)a.d.ne * 4 * sizeof(int);
+    if (a.t.scheme == 1)
+        stream_gather_measure<true>
+            <<<a.blocks, SMX_THREADS, smem, s>>>(a.in, a.out, a.step, a.d, a.t, a.reg, a.reach,
+                                                 a.box_next, a.stop, a.partials, a.blocks);
     else
-        stream_gather_measure<false><<<blocks, SMX_THREADS, smem, s>>>(
-            in, out, step, d, t, reg, reach, box_next, stop, partials, blocks);
+        stream_gather_measure<false>
+            <<<a.blocks, SMX_THREADS, smem, s>>>(a.in, a.out, a.step, a.d, a.t, a.reg, a.reach,
+                                                 a.box_next, a.stop, a.partials, a.blocks);
     return cudaGetLastError();
 }

@@ -41,26 +41,47 @@ __host__ __device__ __forceinline__ int64_t stream_shift_of(double s, int64_t n)
 
 enum stream_variant_dev { SV_GATHER = 0, SV_ATOMIC = 1, SV_WARP = 2, SV_FALLBACK = 3 };
 
-cudaError_t stream_launch(int variant, const float *in, float *out, const int64_t *step, dev_dims d,
-                          stream_tables_dev t, const int *stop, double *partials, int blocks,
-                          cudaStream_t s);
+// What A_stream's launches are handed: psi in and out (in != out), the
+// device's step count (the shift scheme's moves), the grid and the tables;
+// for the launches that measure their output over the active region, reg,
+// reach (min/max whole-cell move in z (x, y) and x (z, w), the bilinear
+// second cell included) and box_next; the stop flag, the per-block partials
+// and the number of blocks.
+struct stream_args {
+    const float *in;
+    float *out;
+    const int64_t *step;
+    dev_dims d;
+    stream_tables_dev t;
+    const active_regions *reg;
+    int4 reach;
+    box4 *box_next;
+    const int *stop;
+    double *partials;
+    int blocks;
+};
+
+// The whole grid with the add of `variant` (reg, reach and box_next unused).
+cudaError_t stream_launch(int variant, const stream_args &a, cudaStream_t s);
 
 // Gather that also measures its output, for a step whose last operator is
 // streaming, over the active region only (occupied rows and their image under
-// the moves; reach = min/max whole-cell move in z (x, y) and x (z, w), the
-// bilinear second cell included): TF_W_OUT, TF_E_OUT, and each energy bin's
-// non-zero extent merged into box_next (must start empty). Needs ne * 16 bytes
-// of shared memory.
-cudaError_t stream_gather_and_measure(const float *in, float *out, const int64_t *step, dev_dims d,
-                                      stream_tables_dev t, const active_regions *reg, int4 reach,
-                                      box4 *box_next, const int *stop, double *partials, int blocks,
-                                      cudaStream_t s);
+// the moves): TF_W_OUT, TF_E_OUT, and each energy bin's non-zero extent
+// merged into box_next (must start empty). Needs ne * 16 bytes of shared
+// memory.
+cudaError_t stream_gather_and_measure(const stream_args &a, cudaStream_t s);
 
+// The adds of the scatter self-test: out[targets[i]] += values[i], i < n.
+struct scatter_adds {
+    const long long *targets;
+    const float *values;
+    int64_t n;
+};
 // Test hook: runs the scatter variants' per-warp add on arbitrary (target, value)
 // pairs (target -1 = none), adding into out (not cleared). Real streaming never
 // puts two live lanes of a warp on one target, so this is how the warp
 // aggregation is tested where many lanes share a target and many do not.
-cudaError_t stream_scatter_selftest(int variant, const long long *targets, const float *values,
-                                    int64_t n, float *out, int blocks, cudaStream_t s);
+cudaError_t stream_scatter_selftest(int variant, const scatter_adds &adds, float *out, int blocks,
+                                    cudaStream_t s);
 
 #endif

@@ -67,18 +67,21 @@ __global__ void slot_prefix_kernel(const box4 *slot_boxes, int *slot_pref, int n
     slot_prefix(slot_boxes, nslots, slot_pref);
 }
 
-cudaError_t window_shift_launch(float *cur, float *other, double *dose, int planes, box4 *box_a,
-                                active_regions *reg, const active_regions &rg, dev_dims d, int rows,
-                                box4 *slot_boxes, int *slot_pref, int nslots, int ncomp,
-                                cudaStream_t s)
+cudaError_t window_shift_launch(const window_shift_args &a, int rows, cudaStream_t s)
 {
+    float *cur = a.cur, *other = a.other;
+    double *dose = a.dose;
+    const active_regions &rg = a.rg;
+    const dev_dims d = a.d;
+    const int planes = a.planes, ncomp = a.ncomp;
+    int nslots = a.nslots;
     cudaError_t e = cudaSuccess;
     for (int k = 0; k < ncomp; k++) {
         // The other buffer holds only stale values (the step overwrites or
         // clears them, by its written region): cleared here instead.
-        e = clear_rows_launch(other + k * d.cells, d, rg.written.z0, rg.written.z1,
-                              rg.wtgt_lo > 0 ? rg.wtgt_lo : 0,
-                              rg.wtgt_hi < d.ne - 1 ? rg.wtgt_hi : (int)d.ne - 1, s);
+        const bin_rows written = { rg.written.z0, rg.written.z1, rg.wtgt_lo > 0 ? rg.wtgt_lo : 0,
+                                   rg.wtgt_hi < d.ne - 1 ? rg.wtgt_hi : (int)d.ne - 1 };
+        e = clear_rows_launch(other + k * d.cells, d, written, s);
         if (e != cudaSuccess)
             return e;
         if (!box_is_empty(rg.occupied) && rg.src_hi >= rg.src_lo) {
@@ -100,8 +103,8 @@ cudaError_t window_shift_launch(float *cur, float *other, double *dose, int plan
     if (nslots < 2)
         nslots = 0;
     shift_boxes_kernel<<<(int)((d.ne + 1 + nslots + 127) / 128), 128, 0, s>>>(
-        box_a, (int)d.ne, reg, slot_boxes, nslots, rows);
+        a.box_a, (int)d.ne, a.reg, a.slot_boxes, nslots, rows);
     if (nslots > 1 && (e = cudaGetLastError()) == cudaSuccess)
-        slot_prefix_kernel<<<1, 1, 0, s>>>(slot_boxes, slot_pref, nslots);
+        slot_prefix_kernel<<<1, 1, 0, s>>>(a.slot_boxes, a.slot_pref, nslots);
     return cudaGetLastError();
 }

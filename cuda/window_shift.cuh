@@ -5,16 +5,30 @@
 #include "bookkeeping.cuh"
 #include "common.cuh"
 
+// What a shift of the window moves: the state's buffer (cur, ncomp
+// components of d.cells each, moments.cuh) and the other one (other); the
+// dose's planes (the dose, then the released energy's); the boxes and regions
+// on the device (box_a, reg) and the regions as the host read them after the
+// last step (rg); with nslots > 1 the slots' boxes and tiles.
+struct window_shift_args {
+    float *cur, *other;
+    int ncomp;
+    double *dose;
+    int planes;
+    box4 *box_a;
+    active_regions *reg;
+    active_regions rg;
+    dev_dims d;
+    box4 *slot_boxes;
+    int *slot_pref;
+    int nslots;
+};
+
 // Moves the state `rows` rows towards z = 0: cur's occupied rows over its
-// source bins (rg: the regions as the host read them after the last step),
-// the dose, and the boxes and regions in box_a and reg; zeroes the other
-// buffer's written rows. The dose rows that leave must have been copied out
-// before (they are overwritten). nslots > 1: the slots' boxes move too.
-// ncomp: the state's components (moments.cuh), each moved and cleared alike;
-// planes: the dose's (the dose, then the released energy's), each moved.
-cudaError_t window_shift_launch(float *cur, float *other, double *dose, int planes, box4 *box_a,
-                                active_regions *reg, const active_regions &rg, dev_dims d, int rows,
-                                box4 *slot_boxes, int *slot_pref, int nslots, int ncomp,
-                                cudaStream_t s);
+// source bins, the dose, and the boxes and regions in box_a and reg; zeroes
+// the other buffer's written rows. The dose rows that leave must have been
+// copied out before (they are overwritten). nslots > 1: the slots' boxes move
+// too. Each component is moved and cleared alike; each plane of the dose moved.
+cudaError_t window_shift_launch(const window_shift_args &a, int rows, cudaStream_t s);
 
 #endif

@@ -325,7 +325,8 @@ static inline int write_all(const char *path, int overwrite, fixture *fx, smx_er
     if (!(rc = output_write_setup(o, &fx->p, &fx->g, &fx->t, err)) &&
         !(rc = output_write_snapshot(o, &fx->g, 0, fx->psi0, err)) &&
         !(rc = output_write_snapshot(o, &fx->g, 5, fx->psi5, err)) &&
-        !(rc = output_write_result(o, &fx->p, &fx->g, &fx->r, &fx->fig, &fx->pv, err)))
+        !(rc = output_write_result(o, &(output_run){ &fx->p, &fx->g, &fx->r }, &fx->fig, &fx->pv,
+                                   err)))
         rc = output_commit(o, err);
     if (rc)
         output_abort(o, 0);

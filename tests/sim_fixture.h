@@ -52,7 +52,8 @@ static inline int fixture_run(fixture *f, const char *yaml, const char *const *s
 {
     int rc = fixture_load(f, yaml, sets, nsets);
     if (!rc)
-        rc = simulate(&f->p, &f->g, &f->t, &backend_cpu, NULL, &f->r, &f->err);
+        rc =
+            simulate(&(sim_input){ &f->p, &f->g, &f->t, NULL }, &backend_cpu, NULL, &f->r, &f->err);
     if (rc)
         plan_word_error(&f->p, &f->err);
     if (rc)

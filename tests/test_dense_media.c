@@ -81,9 +81,9 @@ static void one_medium(const fixture *f, const char *label, const char *key, dou
     snprintf(path, sizeof path, "data/%s", name);
     snprintf(what, sizeof what, "%s, %s at %.4g g/cm3", label, key, rho);
     const tables *mt[2] = { &f->t, &t };
-    int rc =
-        tables_load(&t, path, &err) || medium_map_uniform(&mm, (int)f->g.nz, (int)f->g.nx, "water",
-                                                          f->p.table_path, f->g.density, &err);
+    const uniform_medium water = { "water", f->p.table_path, f->g.density };
+    int rc = tables_load(&t, path, &err) ||
+             medium_map_uniform(&mm, (int)f->g.nz, (int)f->g.nx, &water, &err);
     if (rc) {
         CHECK_MSG(0, "%s: %s", what, err.msg);
         tables_free(&t);

@@ -212,7 +212,7 @@ static void check_sobp(void)
     CHECK_MSG(run_setup_init(&s, &(run_setup_options){ .plan_path = "config/sobp.yaml" }, &err) ==
                   0,
               "%s", err.msg);
-    CHECK(simulate(&s.p, &s.g, &s.t, &backend_cpu, NULL, &r, &err) == 0);
+    CHECK(simulate(&(sim_input){ &s.p, &s.g, &s.t, NULL }, &backend_cpu, NULL, &r, &err) == 0);
     const grid *g = &s.g;
     double *dd = malloc(g->nz * sizeof *dd), mean = 0.0, lo = 1e300, hi = 0.0;
     depth_dose(g, r.dose_MeV, dd);

@@ -191,8 +191,8 @@ static void compare_cases_as(const kcase *cases, size_t n, const char *suffix, c
 static int media_map(medium_map *mm, const fixture *f, const tables *lib)
 {
     smx_error err = { 0 };
-    if (medium_map_uniform(mm, (int)f->g.nz, (int)f->g.nx, "water", f->p.table_path, f->g.density,
-                           &err) ||
+    const uniform_medium water = { "water", f->p.table_path, f->g.density };
+    if (medium_map_uniform(mm, (int)f->g.nz, (int)f->g.nx, &water, &err) ||
         medium_map_cells(mm, &err))
         return 1;
     const double rho[3] = { 1.5, 0.3, 1.1 };
@@ -343,8 +343,8 @@ static void media_whole_run(void)
         }
         const tables *mt[3] = { &f.t, &lib[0], &lib[1] };
         sim_media media = { &mm, mt, NULL };
-        CHECK_MSG(simulate_media(&f.p, &f.g, &f.t, &media, b ? &backend_cuda : &backend_cpu, NULL,
-                                 &f.r, &f.err) == 0,
+        CHECK_MSG(simulate(&(sim_input){ &f.p, &f.g, &f.t, &media },
+                           b ? &backend_cuda : &backend_cpu, NULL, &f.r, &f.err) == 0,
                   "%s", f.err.msg);
         double *dd = malloc(f.g.nz * sizeof *dd);
         depth_dose(&f.g, f.r.dose_MeV, dd);
@@ -431,7 +431,8 @@ static void whole_run(const char *device, const char *const *extra, int nextra, 
         return;
     }
     const backend_ops *be = strcmp(device, "cuda") == 0 ? &backend_cuda : &backend_cpu;
-    CHECK_MSG(simulate(&f.p, &f.g, &f.t, be, NULL, &f.r, &f.err) == 0, "%s", f.err.msg);
+    CHECK_MSG(simulate(&(sim_input){ &f.p, &f.g, &f.t, NULL }, be, NULL, &f.r, &f.err) == 0, "%s",
+              f.err.msg);
     double *dd = malloc(f.g.nz * sizeof *dd);
     depth_dose(&f.g, f.r.dose_MeV, dd);
     m->r80 = distal_depth_mm(&f.g, dd, 0.8);
@@ -505,8 +506,8 @@ static spot_dose field_rows(const char *device, const char *const *extra, int ne
         CHECK_MSG(0, "media: %s", f.err.msg);
     } else {
         sim_media media = { &mm, mtab.mt, NULL };
-        CHECK_MSG(simulate_media(&f.p, &f.g, &f.t, &media, be, NULL, &f.r, &f.err) == 0, "%s",
-                  f.err.msg);
+        CHECK_MSG(simulate(&(sim_input){ &f.p, &f.g, &f.t, &media }, be, NULL, &f.r, &f.err) == 0,
+                  "%s", f.err.msg);
         CHECK(f.r.conservation_violations == 0);
     }
     medium_tables_free(&mtab);
@@ -670,7 +671,9 @@ static int stress(const gpu_info *gi)
     printf("stress grid: %lld cells (%.1f GB per psi copy)\n", (long long)f.g.cells,
            f.g.cells * 4e-9);
     CHECK(f.g.cells > (int64_t)INT32_MAX); /* the point: indices past 2^31 */
-    CHECK_MSG(simulate(&f.p, &f.g, &f.t, &backend_cuda, NULL, &f.r, &f.err) == 0, "%s", f.err.msg);
+    CHECK_MSG(simulate(&(sim_input){ &f.p, &f.g, &f.t, NULL }, &backend_cuda, NULL, &f.r, &f.err) ==
+                  0,
+              "%s", f.err.msg);
     for (int n = 0; n < f.r.n_steps; n++)
         printf("  step %d: weight %.9f, balance weight %.2e energy %.2e, %.1f ms\n", n + 1,
                f.r.steps[n].weight_out, f.r.steps[n].weight_rel_err, f.r.steps[n].energy_rel_err,

@@ -151,8 +151,8 @@ static int run_geo(double E, const geometry *geo, int nx, double dx, double sigm
         return 1;
     medium_map mm;
     smx_error err = { 0 };
-    int rc = medium_map_uniform(&mm, (int)f.g.nz, (int)f.g.nx, "water", f.p.table_path, f.g.density,
-                                &err);
+    const uniform_medium water = { "water", f.p.table_path, f.g.density };
+    int rc = medium_map_uniform(&mm, (int)f.g.nz, (int)f.g.nx, &water, &err);
     const tables *mt[2] = { &f.t, geo->t };
     if (!rc && geo->kind == 3) {
         /* Water whose density is 1 + rho (k - 4) / 4 in every cell, k in 0..8
@@ -183,7 +183,7 @@ static int run_geo(double E, const geometry *geo, int nx, double dx, double sigm
     }
     sim_media media = { &mm, mt, NULL };
     if (!rc)
-        rc = simulate_media(&f.p, &f.g, &f.t, &media, &backend_cpu, NULL, &f.r, &f.err);
+        rc = simulate(&(sim_input){ &f.p, &f.g, &f.t, &media }, &backend_cpu, NULL, &f.r, &f.err);
     if (rc) {
         fprintf(stderr, "run: %s%s\n", err.msg, f.err.msg);
         medium_map_free(&mm);

@@ -209,7 +209,7 @@ static int run_plan_text(const char *yaml, const char *const *sets, int n, run_s
     int rc = run_setup_init(s, &o, &err);
     const sim_media sm = run_setup_media(s);
     if (!rc)
-        rc = simulate_media(&s->p, &s->g, &s->t, &sm, &backend_cpu, NULL, r, &err);
+        rc = simulate(&(sim_input){ &s->p, &s->g, &s->t, &sm }, &backend_cpu, NULL, r, &err);
     if (rc)
         fprintf(stderr, "run: %s\n", err.msg);
     return rc;

@@ -570,8 +570,9 @@ int main(int argc, char **argv)
         CHECK_REL(mx, -3.3, 1e-12);
         beam_profile_free(&b);
         float *psi = calloc(f.g.cells, sizeof *psi);
-        double W, En;
-        CHECK(source_fill(psi, &f.p, &f.g, NULL, &W, &En, &err) == 0);
+        source_buf sb = { psi, NULL, 0.0, 0.0 };
+        CHECK(source_fill(&sb, &f.p, &f.g, &err) == 0);
+        double W = sb.weight, En = sb.energy_MeV;
         CHECK_REL(W, 2.5, 1e-6); /* float storage of each cell */
         CHECK_REL(En / W, 63.3, 1e-6);
         free(psi);
@@ -600,7 +601,8 @@ int main(int argc, char **argv)
         {
             float *q = calloc(f.g.cells, sizeof *q);
             grid_box *occ = malloc(f.g.ne * sizeof *occ);
-            CHECK(source_fill(q, &f.p, &f.g, occ, &W, &En, &err) == 0);
+            sb = (source_buf){ q, occ, 0.0, 0.0 };
+            CHECK(source_fill(&sb, &f.p, &f.g, &err) == 0);
             int wrong = 0, bins = 0;
             for (int64_t ie = 0; ie < f.g.ne; ie++) {
                 grid_box t = { 1, 0, (int)f.g.nx, -1 };

@@ -362,7 +362,8 @@ static void test_round_trip(void)
     CHECK(output_write_setup(o, &fx.p, &fx.g, &fx.t, &err) == SMX_OK);
     CHECK(output_write_snapshot(o, &fx.g, 0, fx.psi0, &err) == SMX_OK);
     CHECK(output_write_snapshot(o, &fx.g, 5, fx.psi5, &err) == SMX_OK);
-    CHECK(output_write_result(o, &fx.p, &fx.g, &fx.r, &fx.fig, &fx.pv, &err) == SMX_OK);
+    CHECK(output_write_result(o, &(output_run){ &fx.p, &fx.g, &fx.r }, &fx.fig, &fx.pv, &err) ==
+          SMX_OK);
     CHECK(output_commit(o, &err) == SMX_OK);
     CHECK_MSG(err.code == 0, "%s", err.msg);
     CHECK(exists(final) && !exists(temp));

@@ -49,7 +49,8 @@ static void test_overwrite(void)
     memset(&err, 0, sizeof err);
     CHECK(output_open(&o, late, 0, &err) == SMX_OK);
     CHECK(output_write_setup(o, &fx.p, &fx.g, &fx.t, &err) == SMX_OK);
-    CHECK(output_write_result(o, &fx.p, &fx.g, &fx.r, &fx.fig, &fx.pv, &err) == SMX_OK);
+    CHECK(output_write_result(o, &(output_run){ &fx.p, &fx.g, &fx.r }, &fx.fig, &fx.pv, &err) ==
+          SMX_OK);
     FILE *lf = fopen(late, "w");
     fputs("someone else's file\n", lf);
     fclose(lf);

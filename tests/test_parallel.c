@@ -120,8 +120,8 @@ static void check_parts(void)
                     return;
                 }
                 const sim_part sp = { total, first, count };
-                CHECK(simulate_part(&part.p, &part.g, &part.t, NULL, &backend_cpu, NULL, &sp,
-                                    &part.r, &part.err) == 0);
+                CHECK(simulate_part(&(sim_input){ &part.p, &part.g, &part.t, NULL }, &backend_cpu,
+                                    NULL, &sp, &part.r, &part.err) == 0);
                 const spot_dose *s = &part.r.per_spot;
                 CHECK_MSG(s->n_spots == count, "block [%d, +%d): %d rows", first, count,
                           s->n_spots);

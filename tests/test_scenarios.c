@@ -53,7 +53,8 @@ static int run_case(const char *const *sets, int n, int k, scen_run *out)
     int rc = build_scenario(sets, n, k, out, &err);
     const sim_media sm = { out->media, out->s.mtab.mt, out->s.mtab.water };
     if (!rc)
-        rc = simulate_part(out->p, out->g, &out->s.t, &sm, &backend_cpu, NULL, NULL, &out->r, &err);
+        rc = simulate_part(&(sim_input){ out->p, out->g, &out->s.t, &sm }, &backend_cpu, NULL, NULL,
+                           &out->r, &err);
     CHECK_MSG(rc == 0, "scenario %d: %s", k, err.msg);
     if (!rc)
         CHECK_MSG(out->r.conservation_violations == 0, "scenario %d: %d steps broke conservation",

@@ -180,7 +180,7 @@ int main(int argc, char **argv)
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     snapshot_sink sink = { slow_sink, NULL };
-    int rc = simulate(&f.p, &f.g, &f.t, &backend_cpu, &sink, &f.r, &f.err);
+    int rc = simulate(&(sim_input){ &f.p, &f.g, &f.t, NULL }, &backend_cpu, &sink, &f.r, &f.err);
     clock_gettime(CLOCK_MONOTONIC, &b);
     FILE *log = capture_end();
     const double wall = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);

@@ -38,8 +38,8 @@ static int run(fixture *f, const char *const *sets, int nsets, int dense)
     if (!rc) {
         const sim_media media = { &mm, mtab.mt, NULL };
         const snapshot_sink sink = { drop_snapshot, NULL };
-        rc = simulate_media(&f->p, &f->g, &f->t, &media, &backend_cpu, dense ? &sink : NULL, &f->r,
-                            &f->err);
+        rc = simulate(&(sim_input){ &f->p, &f->g, &f->t, &media }, &backend_cpu,
+                      dense ? &sink : NULL, &f->r, &f->err);
     }
     if (rc)
         fprintf(stderr, "run: %s\n", f->err.msg);
@@ -375,8 +375,8 @@ static void total_rows_that_fit(void)
     small.lanes = small_lanes;
     const int bound = w.r.window_nz;
     room_rows = bound - 1;
-    int rc =
-        fixture_load(&s, NULL, sets, 7) || simulate(&s.p, &s.g, &s.t, &small, NULL, &s.r, &s.err);
+    int rc = fixture_load(&s, NULL, sets, 7) ||
+             simulate(&(sim_input){ &s.p, &s.g, &s.t, NULL }, &small, NULL, &s.r, &s.err);
     const int same =
         !rc && memcmp(s.r.dose_MeV, d.r.dose_MeV, (size_t)d.g.slice * sizeof(double)) == 0;
     printf("  total, room for %d of the bound's %d rows: window of %d rows, moved %d times, "
@@ -390,7 +390,7 @@ static void total_rows_that_fit(void)
     room_rows = 8; /* less than any band's state */
     rc = fixture_load(&s, NULL, sets, 7);
     if (!rc)
-        rc = simulate(&s.p, &s.g, &s.t, &small, NULL, &s.r, &s.err);
+        rc = simulate(&(sim_input){ &s.p, &s.g, &s.t, NULL }, &small, NULL, &s.r, &s.err);
     CHECK_MSG(rc == SMX_EXIT_INPUT && strstr(s.err.msg, "do not fit 8"),
               "no room for any band: exit %d, \"%s\"", rc, s.err.msg);
     fixture_free(&s);

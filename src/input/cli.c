@@ -118,112 +118,110 @@ enum {
     OPT_PRINT_REFERENCE
 };
 
-/* Every option also takes the --opt=value form (getopt_long). The aliases
- * become --set strings so that their errors name the plan key. */
-int cli_parse(cli *c, int argc, char **argv)
+/* Every option also takes the --opt=value form (getopt_long). */
+static const struct option cli_options[] = {
+    { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+    { "set", required_argument, NULL, OPT_SET },
+    { "device", required_argument, NULL, OPT_DEVICE },
+    { "output", required_argument, NULL, OPT_OUTPUT },
+    { "overwrite", no_argument, NULL, OPT_OVERWRITE },
+    { "threads", required_argument, NULL, OPT_THREADS },
+    { "quiet", no_argument, NULL, 'q' },
+    { "version", no_argument, NULL, OPT_VERSION },
+    { "help", no_argument, NULL, 'h' },
+    { "bench", optional_argument, NULL, OPT_BENCH },
+    { "bench-steps", required_argument, NULL, OPT_BENCH_STEPS },
+    { "bench-variants", no_argument, NULL, OPT_BENCH_VARIANTS },
+    { "bench-json", required_argument, NULL, OPT_BENCH_JSON },
+    { "print-plan-schema", no_argument, NULL, OPT_PRINT_SCHEMA },
+    { "print-reference-plan", no_argument, NULL, OPT_PRINT_REFERENCE },
+    { NULL, 0, NULL, 0 },
+};
+
+/* --bench-steps N: 1 to a million. */
+static int parse_bench_steps(cli *c, const char *arg)
 {
-    memset(c, 0, sizeof *c);
-    static const struct option opts[] = {
-        { "dry-run", no_argument, NULL, OPT_DRY_RUN },
-        { "set", required_argument, NULL, OPT_SET },
-        { "device", required_argument, NULL, OPT_DEVICE },
-        { "output", required_argument, NULL, OPT_OUTPUT },
-        { "overwrite", no_argument, NULL, OPT_OVERWRITE },
-        { "threads", required_argument, NULL, OPT_THREADS },
-        { "quiet", no_argument, NULL, 'q' },
-        { "version", no_argument, NULL, OPT_VERSION },
-        { "help", no_argument, NULL, 'h' },
-        { "bench", optional_argument, NULL, OPT_BENCH },
-        { "bench-steps", required_argument, NULL, OPT_BENCH_STEPS },
-        { "bench-variants", no_argument, NULL, OPT_BENCH_VARIANTS },
-        { "bench-json", required_argument, NULL, OPT_BENCH_JSON },
-        { "print-plan-schema", no_argument, NULL, OPT_PRINT_SCHEMA },
-        { "print-reference-plan", no_argument, NULL, OPT_PRINT_REFERENCE },
-        { NULL, 0, NULL, 0 },
-    };
-    int rc = 0, opt;
-    opterr = 0; /* our own messages, which name the option as given */
-    optind = 1;
-    while (!rc && (opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
-        switch (opt) {
-        case OPT_DRY_RUN:
-            c->dry_run = 1;
-            break;
-        case OPT_SET:
-            if (c->n_sets >= CLI_MAX_SETS) {
-                fprintf(stderr, "smx2d-sim: too many --set options\n");
-                rc = SMX_EXIT_USAGE;
-            } else if (!(rc = check_set(optarg))) {
-                c->sets[c->n_sets++] = optarg;
-            }
-            break;
-        case OPT_DEVICE:
-            rc = add_option(c, "--device", optarg);
-            break;
-        case OPT_OUTPUT:
-            rc = add_option(c, "--output", optarg);
-            break;
-        case OPT_THREADS:
-            rc = add_option(c, "--threads", optarg);
-            break;
-        case OPT_OVERWRITE:
-            rc = add_option(c, "--overwrite", NULL);
-            break;
-        case 'q':
-            c->quiet = 1;
-            break;
-        case OPT_VERSION:
-            c->version = 1;
-            break;
-        case 'h':
-            c->help = 1;
-            break;
-        case OPT_BENCH:
-            c->bench = 1;
-            c->bench_grids = 3;
-            if (optarg)
-                rc = parse_bench_grids(c, optarg);
-            break;
-        case OPT_BENCH_STEPS: {
-            char *end = NULL;
-            long n = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || n < 1 || n > 1000000) {
-                fprintf(stderr, "smx2d-sim: --bench-steps needs a positive number, got '%s'\n",
-                        optarg);
-                rc = SMX_EXIT_USAGE;
-            }
-            c->bench_steps = (int)n;
-            break;
-        }
-        case OPT_BENCH_VARIANTS:
-            c->bench_variants = 1;
-            break;
-        case OPT_BENCH_JSON:
-            c->bench_json = optarg;
-            break;
-        case OPT_PRINT_SCHEMA:
-            c->print_schema = 1;
-            break;
-        case OPT_PRINT_REFERENCE:
-            c->print_reference = 1;
-            break;
-        case ':':
-            fprintf(stderr, "smx2d-sim: %s needs a value (see --help)\n", argv[optind - 1]);
-            rc = SMX_EXIT_USAGE;
-            break;
-        default:
-            unknown_option(argv[optind - 1], opts);
-            rc = SMX_EXIT_USAGE;
-            break;
-        }
-    }
-    if (rc) {
-        if (rc != SMX_EXIT_USAGE)
-            fprintf(stderr, "smx2d-sim: too many options\n");
+    char *end = NULL;
+    long n = strtol(arg, &end, 10);
+    c->bench_steps = (int)n;
+    if (*arg == '\0' || *end != '\0' || n < 1 || n > 1000000) {
+        fprintf(stderr, "smx2d-sim: --bench-steps needs a positive number, got '%s'\n", arg);
         return SMX_EXIT_USAGE;
     }
-    /* Operands: the plan; with --bench (which takes no plan), `--bench GRIDS`
-     * written with a space leaves the grid list here. */
+    return 0;
+}
+
+/* --set KEY=VALUE, kept as it is. */
+static int take_set(cli *c, const char *arg)
+{
+    if (c->n_sets >= CLI_MAX_SETS) {
+        fprintf(stderr, "smx2d-sim: too many --set options\n");
+        return SMX_EXIT_USAGE;
+    }
+    int rc = check_set(arg);
+    if (!rc)
+        c->sets[c->n_sets++] = arg;
+    return rc;
+}
+
+/* One option getopt_long returned (opt; its value in optarg). The aliases
+ * become --set strings so that their errors name the plan key. */
+static int take_option(cli *c, int opt, char **argv)
+{
+    switch (opt) {
+    case OPT_DRY_RUN:
+        c->dry_run = 1;
+        return 0;
+    case OPT_SET:
+        return take_set(c, optarg);
+    case OPT_DEVICE:
+        return add_option(c, "--device", optarg);
+    case OPT_OUTPUT:
+        return add_option(c, "--output", optarg);
+    case OPT_THREADS:
+        return add_option(c, "--threads", optarg);
+    case OPT_OVERWRITE:
+        return add_option(c, "--overwrite", NULL);
+    case 'q':
+        c->quiet = 1;
+        return 0;
+    case OPT_VERSION:
+        c->version = 1;
+        return 0;
+    case 'h':
+        c->help = 1;
+        return 0;
+    case OPT_BENCH:
+        c->bench = 1;
+        c->bench_grids = 3;
+        return optarg ? parse_bench_grids(c, optarg) : 0;
+    case OPT_BENCH_STEPS:
+        return parse_bench_steps(c, optarg);
+    case OPT_BENCH_VARIANTS:
+        c->bench_variants = 1;
+        return 0;
+    case OPT_BENCH_JSON:
+        c->bench_json = optarg;
+        return 0;
+    case OPT_PRINT_SCHEMA:
+        c->print_schema = 1;
+        return 0;
+    case OPT_PRINT_REFERENCE:
+        c->print_reference = 1;
+        return 0;
+    case ':':
+        fprintf(stderr, "smx2d-sim: %s needs a value (see --help)\n", argv[optind - 1]);
+        return SMX_EXIT_USAGE;
+    default:
+        unknown_option(argv[optind - 1], cli_options);
+        return SMX_EXIT_USAGE;
+    }
+}
+
+/* Operands: the plan; with --bench (which takes no plan), `--bench GRIDS`
+ * written with a space leaves the grid list here. */
+static int take_operands(cli *c, int argc, char **argv)
+{
     for (int i = optind; i < argc; i++) {
         if (c->bench && !c->plan_path && i == optind) {
             if (parse_bench_grids(c, argv[i]))
@@ -239,6 +237,24 @@ int cli_parse(cli *c, int argc, char **argv)
             c->plan_path = argv[i];
         }
     }
+    return 0;
+}
+
+int cli_parse(cli *c, int argc, char **argv)
+{
+    memset(c, 0, sizeof *c);
+    int rc = 0, opt;
+    opterr = 0; /* our own messages, which name the option as given */
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, ":qh", cli_options, NULL)) != -1)
+        rc = take_option(c, opt, argv);
+    if (rc) {
+        if (rc != SMX_EXIT_USAGE)
+            fprintf(stderr, "smx2d-sim: too many options\n");
+        return SMX_EXIT_USAGE;
+    }
+    if (take_operands(c, argc, argv))
+        return SMX_EXIT_USAGE;
     if (c->bench_steps == 0)
         c->bench_steps = 100;
     if (!c->plan_path && !c->version && !c->help && !c->print_schema && !c->print_reference &&

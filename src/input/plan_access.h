@@ -57,17 +57,22 @@ static inline double plan_spectrum_top_MeV(const plan_spot *s)
     return s->energy_MeV + PLAN_SPECTRUM_SIGMAS * s->energy_sigma_MeV;
 }
 
-/* The cells [*first, *last] of an axis of n cells of width d starting at
- * origin whose centre c = origin + d (i + 0.5) satisfies lo <= c < hi (the
- * same expression as the grid's centres, so the plan check and the map
- * builder agree on every cell). Returns 0 when no centre is inside. */
-static inline int plan_axis_cells(double lo, double hi, double origin, double d, int n, int *first,
-                                  int *last)
+/* An axis of n cells of width d starting at origin. */
+typedef struct plan_axis {
+    double origin, d;
+    int n;
+} plan_axis;
+
+/* The cells [*first, *last] of axis a whose centre c = origin + d (i + 0.5)
+ * satisfies lo <= c < hi (the same expression as the grid's centres, so the
+ * plan check and the map builder agree on every cell). Returns 0 when no
+ * centre is inside. */
+static inline int plan_axis_cells(const plan_axis *a, double lo, double hi, int *first, int *last)
 {
     *first = -1;
     *last = -2;
-    for (int i = 0; i < n; i++) {
-        double c = origin + d * (i + 0.5);
+    for (int i = 0; i < a->n; i++) {
+        double c = a->origin + a->d * (i + 0.5);
         if (lo <= c && c < hi) {
             if (*first < 0)
                 *first = i;

@@ -36,9 +36,11 @@ static int need_scalar(loader *L, const char *name, const yt_node *v, const char
     return 0;
 }
 
+/* An integer, or "auto" (0) for a key of type PT_INT_OR_AUTO. */
 static int parse_int(loader *L, const plan_key *k, const char *name, const yt_node *v,
-                     int allow_auto, const char *expected, int *out)
+                     const char *expected, int *out)
 {
+    const int allow_auto = k->type == PT_INT_OR_AUTO;
     char shown[SHOW_MAX + 4];
     if (need_scalar(L, name, v, expected))
         return SMX_EXIT_INPUT;
@@ -370,9 +372,8 @@ int plan_assign(loader *L, int ki, const yt_node *v)
                                expected);
         return 0;
     case PT_INT:
-        return parse_int(L, k, k->path, v, 0, expected, ints);
     case PT_INT_OR_AUTO:
-        return parse_int(L, k, k->path, v, 1, expected, ints);
+        return parse_int(L, k, k->path, v, expected, ints);
     case PT_REAL:
         return parse_real(L, k, k->path, v, (double *)(void *)base);
     case PT_ENUM:
@@ -413,7 +414,7 @@ int plan_assign(loader *L, int ki, const yt_node *v)
             const yt_node *item = v->items[i];
             snprintf(name, sizeof name, "%s[%zu]", k->path, i);
             int rc = k->type == PT_INT_LIST
-                         ? parse_int(L, k, name, item, 0, item_expected, &tmp[i])
+                         ? parse_int(L, k, name, item, item_expected, &tmp[i])
                          : parse_choice(L, k, name, item, item_expected, &tmp[i]);
             if (rc)
                 return rc;

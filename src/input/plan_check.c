@@ -52,12 +52,21 @@ static const char *num(double v, char *buf)
     return buf;
 }
 
+/* An axis of the domain as a shape's range is checked against: its name,
+ * its extent [lo, hi] mm and its cells (from lo). */
+typedef struct domain_axis {
+    const char *name;
+    double lo, hi;
+    plan_axis cells;
+} domain_axis;
+
 /* A shape's range on one axis: inside the domain [lo, hi] (to rounding) and
  * holding at least one cell centre. */
 static int check_shape_axis(const plan *p, smx_error *err, int i, const char *field,
-                            const double r[2], double lo, double hi, double d, int n,
-                            const char *axis)
+                            const double r[2], const domain_axis *ax)
 {
+    const char *axis = ax->name;
+    const double lo = ax->lo, hi = ax->hi, d = ax->cells.d;
     char a[40], b[40], c[40], e[40];
     double slack = 1e-9 * (hi - lo);
     if (r[0] < lo - slack || r[1] > hi + slack)
@@ -67,7 +76,7 @@ static int check_shape_axis(const plan *p, smx_error *err, int i, const char *fi
             "inside it",
             num(r[0], a), num(r[1], b), axis, num(lo, c), num(hi, e));
     int first, last;
-    if (!plan_axis_cells(r[0], r[1], lo, d, n, &first, &last))
+    if (!plan_axis_cells(&ax->cells, r[0], r[1], &first, &last))
         return plan_fail_at_shape(
             p, err, i, field,
             "[%s, %s] mm holds no cell centre (cells of %s mm; centres at %s + %s (k + 0.5)); "
@@ -103,12 +112,12 @@ static int check_geometry(const plan *p, smx_error *err)
             "a calibration without geometry.ct.file has nothing to calibrate; expected "
             "geometry.ct.file too, or no calibration");
     double half = 0.5 * p->nx * p->dx_mm;
+    const domain_axis z = { "z", 0.0, p->nz * p->dz_mm, { 0.0, p->dz_mm, p->nz } };
+    const domain_axis x = { "x", -half, half, { -half, p->dx_mm, p->nx } };
     for (int i = 0; i < p->n_shapes; i++) {
         const plan_shape *s = &p->shapes[i];
-        if (check_shape_axis(p, err, i, "z_mm", s->z_mm, 0.0, p->nz * p->dz_mm, p->dz_mm, p->nz,
-                             "z") ||
-            (s->has_x &&
-             check_shape_axis(p, err, i, "x_mm", s->x_mm, -half, half, p->dx_mm, p->nx, "x")))
+        if (check_shape_axis(p, err, i, "z_mm", s->z_mm, &z) ||
+            (s->has_x && check_shape_axis(p, err, i, "x_mm", s->x_mm, &x)))
             return SMX_EXIT_INPUT;
     }
     return 0;

@@ -297,8 +297,6 @@ static void set_dir(plan *p)
         snprintf(p->dir, sizeof p->dir, "%.*s", (int)(slash - p->path), p->path);
 }
 
-/* text NULL: the plan is read from the file `path`; otherwise it is text
- * itself and `path` only names it in messages (it has no directory). */
 /* grid.angle's keys the plan left out: marked for the set-up to work out
  * from the beam (physics/angle_grid.h) and given meanwhile values that pass
  * the plan's checks: the bins of a 41-bin window over +-20 deg, a window wide
@@ -337,9 +335,13 @@ static void provisional_angles(plan *p)
     }
 }
 
-static int load(plan *p, const char *path, const char *text, const char *const *overrides,
-                int n_overrides, smx_error *err, loader *L)
+/* Into L's plan: text NULL: the plan is read from L's file; otherwise it is
+ * text itself and the file only names it in messages (it has no directory). */
+static int load(loader *L, const char *text, const char *const *overrides, int n_overrides)
 {
+    plan *p = L->p;
+    const char *path = L->file;
+    smx_error *err = L->err;
     if (strlen(path) >= sizeof p->path)
         return smx_fail(err, SMX_EXIT_INPUT,
                         "%.200s...: the plan's path is longer than %d "
@@ -426,7 +428,7 @@ static int load_from(plan *p, const char *path, const char *text, const char *co
 {
     memset(p, 0, sizeof *p);
     loader L = { .p = p, .err = err, .file = path };
-    int rc = load(p, path, text, overrides, n_overrides, err, &L);
+    int rc = load(&L, text, overrides, n_overrides);
     free(L.key_line);
     free(L.key_col);
     if (rc) {

@@ -94,10 +94,17 @@ static int fail_at(const plan *p, smx_error *err, int line, int col, const char 
                     msg);
 }
 
-/* The header: which column each cell is (map[k] = COL_*). */
-static int read_header(const plan *p, smx_error *err, const char *text, int line, int *map,
-                       int *ncells)
+/* The header line: how many cells a line has, and which column each cell
+ * is (map[k] = COL_*). */
+typedef struct spot_header {
+    int map[COL_COUNT];
+    int ncells;
+} spot_header;
+
+/* The header. */
+static int read_header(const plan *p, smx_error *err, const char *text, int line, spot_header *h)
 {
+    int *map = h->map, *ncells = &h->ncells;
     int seen[COL_COUNT] = { 0 };
     const char *c = text;
     *ncells = 0;
@@ -138,9 +145,10 @@ static int read_header(const plan *p, smx_error *err, const char *text, int line
 }
 
 /* One spot's line. */
-static int read_spot(const plan *p, smx_error *err, const char *text, int line, const int *map,
-                     int ncells, plan_spot *s)
+static int read_spot(const plan *p, smx_error *err, const char *text, int line,
+                     const spot_header *h, plan_spot *s)
 {
+    const int *map = h->map, ncells = h->ncells;
     *s = plan_beam_spot(p);
     s->line = line;
     const char *c = text;
@@ -229,7 +237,8 @@ int plan_spots_load(plan *p, smx_error *err)
     if (!f)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory reading %s", p->spots_path);
     char text[LINE_MAX_BYTES];
-    int line = 0, map[COL_COUNT], ncells = 0, have_header = 0, cap = 0, rc = 0;
+    spot_header header = { .ncells = 0 };
+    int line = 0, have_header = 0, cap = 0, rc = 0;
     while (fgets(text, sizeof text, f)) {
         line++;
         size_t len = strlen(text);
@@ -244,7 +253,7 @@ int plan_spots_load(plan *p, smx_error *err)
         if (b == t || *b == '#')
             continue;
         if (!have_header) {
-            if ((rc = read_header(p, err, text, line, map, &ncells)))
+            if ((rc = read_header(p, err, text, line, &header)))
                 break;
             have_header = 1;
             continue;
@@ -262,7 +271,7 @@ int plan_spots_load(plan *p, smx_error *err)
             }
             p->spots = grown;
         }
-        if ((rc = read_spot(p, err, text, line, map, ncells, &p->spots[p->n_spots])))
+        if ((rc = read_spot(p, err, text, line, &header, &p->spots[p->n_spots])))
             break;
         p->n_spots++;
     }

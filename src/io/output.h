@@ -22,6 +22,14 @@
 
 typedef struct output output;
 
+/* A run as the writer writes its result: the plan, its grid and what the
+ * run computed. */
+typedef struct output_run {
+    const plan *p;
+    const grid *g;
+    const run_result *r;
+} output_run;
+
 /* Fails (SMX_EXIT_INPUT) before any work if final_path exists and !overwrite,
  * or if its directory is not writable. */
 int output_check_target(const char *final_path, int overwrite, smx_error *err);
@@ -34,14 +42,14 @@ int output_write_geometry(output *o, const medium_map *m, smx_error *err);
 /* One psi snapshot after `step` steps (0 = initial state). */
 int output_write_snapshot(output *o, const grid *g, int step, const float *psi, smx_error *err);
 /* Dose, tallies, run summary (fig: the dose's figures, dose_figures_of) and provenance. */
-int output_write_result(output *o, const plan *p, const grid *g, const run_result *r,
-                        const dose_figures *fig, const provenance *pv, smx_error *err);
+int output_write_result(output *o, const output_run *run, const dose_figures *fig,
+                        const provenance *pv, smx_error *err);
 /* Scenario `index` (1 .. plan_scenario_count - 1) of a robust plan, from its
- * own set-up (p, g, media: the scenario's plan, grid and medium map) and run:
+ * own set-up (run's p and g, media: the scenario's plan, grid and medium map) and run:
  * /scenarios/NNN/dose laid out as /dose, /scenarios/NNN/per_spot as
  * /dose/per_spot. After output_write_setup. */
-int output_write_scenario(output *o, int index, const plan *p, const grid *g,
-                          const medium_map *media, const run_result *r, smx_error *err);
+int output_write_scenario(output *o, int index, const output_run *run, const medium_map *media,
+                          smx_error *err);
 /* /scenarios/range_error_percent and shift_mm (row 0 the nominal) and
  * /scenarios/000, hard links to the nominal's /dose and /dose/per_spot; after
  * output_write_result. Nothing for a plan without scenarios. */

@@ -70,11 +70,19 @@ int out_close_dataset(output *o, hid_t *ds, const char *object, int rc, smx_erro
     return rc;
 }
 
+/* An attribute's value: its type in the file, its type in memory and where it is. */
+typedef struct attr_value {
+    hid_t ftype, mtype;
+    const void *value;
+} attr_value;
+
 /* Replaces an existing attribute: `complete` and the table hash are written
  * twice, and an attribute cannot change its type in place. */
-static int put_attr(output *o, hid_t loc, const char *where, const char *name, hid_t ftype,
-                    hid_t mtype, const void *value, smx_error *err)
+static int put_attr(output *o, hid_t loc, const char *where, const char *name, attr_value v,
+                    smx_error *err)
 {
+    const hid_t ftype = v.ftype, mtype = v.mtype;
+    const void *value = v.value;
     char object[512];
     snprintf(object, sizeof object, "attribute '%s' of %s", name, where);
     hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
@@ -135,7 +143,7 @@ int out_attr_str(output *o, hid_t loc, const char *where, const char *name, cons
         snprintf(object, sizeof object, "attribute '%s' of %s", name, where);
         return out_h5_fail(o, err, "make the string type of", object);
     }
-    int rc = put_attr(o, loc, where, name, t, t, &value, err);
+    int rc = put_attr(o, loc, where, name, (attr_value){ t, t, &value }, err);
     H5Tclose(t);
     return rc;
 }
@@ -143,13 +151,15 @@ int out_attr_str(output *o, hid_t loc, const char *where, const char *name, cons
 int out_attr_int(output *o, hid_t loc, const char *where, const char *name, int value,
                  smx_error *err)
 {
-    return put_attr(o, loc, where, name, H5T_STD_I32LE, H5T_NATIVE_INT, &value, err);
+    return put_attr(o, loc, where, name, (attr_value){ H5T_STD_I32LE, H5T_NATIVE_INT, &value },
+                    err);
 }
 
 int out_attr_f64(output *o, hid_t loc, const char *where, const char *name, double value,
                  smx_error *err)
 {
-    return put_attr(o, loc, where, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, err);
+    return put_attr(o, loc, where, name, (attr_value){ H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value },
+                    err);
 }
 
 int out_open_group(output *o, const char *path, hid_t *g, smx_error *err)

@@ -106,8 +106,8 @@ double *out_dose_gy(const output *o, const plan *p, const grid *g, const double 
 /* output_result.c: the dose group (/dose, a scenario's /scenarios/NNN/dose) at
  * path, in MeV and Gy of the cells' masses (o->media), and the per-spot
  * matrix at spots_path. */
-int out_write_dose(output *o, const char *path, const char *spots_path, const plan *p,
-                   const grid *g, const run_result *r, smx_error *err);
+int out_write_dose(output *o, const char *path, const char *spots_path, const output_run *run,
+                   smx_error *err);
 /* output_ranks.c: /mpi, the processes of an MPI job (pv->n_ranks > 0). */
 int out_write_ranks(output *o, const provenance *pv, smx_error *err);
 /* output_file.c */

@@ -1,6 +1,7 @@
 /* The end of the run: dose (MeV and Gy), tallies per step and cumulative,
  * timing, and the provenance as root attributes. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +9,12 @@
 #include "io/output_internal.h"
 #include "report/analysis.h"
 
-int out_write_dose(output *o, const char *path, const char *spots_path, const plan *p,
-                   const grid *g, const run_result *r, smx_error *err)
+int out_write_dose(output *o, const char *path, const char *spots_path, const output_run *run,
+                   smx_error *err)
 {
+    const plan *p = run->p;
+    const grid *g = run->g;
+    const run_result *r = run->r;
     char where[128]; /* the dose_Gy dataset, for the messages */
     snprintf(where, sizeof where, "%s/dose_Gy", path);
     size_t cells = (size_t)(g->nz * g->nx);
@@ -153,6 +157,110 @@ static int fill_columns(step_columns *c, const run_result *r)
     return 0;
 }
 
+/* What /tallies' datasets hold, each by name: the per-step columns, the
+ * run's step times and fronts, its cumulative figures and its initial
+ * weight and energy. */
+typedef struct tally_data {
+    const double *w_ch, *e_ch, *dep, *w_in, *w_out, *e_in, *e_out, *w_rel, *e_rel;
+    const double *step_ms, *front_depth_mm;
+    const double *cum_weight, *cum_energy, *cum_deposited;
+    const double *initial_weight, *initial_energy, *halo_released, *halo_deposited;
+} tally_data;
+
+/* A dataset's shape in /tallies. */
+enum tally_shape {
+    TALLY_STEP_CHANNEL, /* [n_steps][CH_COUNT] */
+    TALLY_STEP, /* [n_steps] */
+    TALLY_CHANNEL, /* [CH_COUNT] */
+    TALLY_ONE /* one value */
+};
+
+/* One dataset of /tallies: its name, shape, values (a field of tally_data),
+ * units and description. */
+typedef struct tally_doc {
+    const char *name;
+    enum tally_shape shape;
+    size_t data; /* offsetof(tally_data, FIELD) */
+    const char *units, *description;
+} tally_doc;
+
+#define TALLY(field) offsetof(tally_data, field)
+static const tally_doc tally_docs[] = {
+    { "weight_per_step", TALLY_STEP_CHANNEL, TALLY(w_ch), "1",
+      "Weight removed from psi in each step, per escape channel" },
+    { "energy_per_step_MeV", TALLY_STEP_CHANNEL, TALLY(e_ch), "MeV",
+      "Energy carried by the removed weight, per channel; "
+      "energy_stopped is deposited locally and is also part of "
+      "deposited_per_step_MeV" },
+    { "deposited_per_step_MeV", TALLY_STEP, TALLY(dep), "MeV",
+      "Energy deposited into the dose grid in each step" },
+    { "weight_in", TALLY_STEP, TALLY(w_in), "1", "Sum of psi before each step" },
+    { "weight_out", TALLY_STEP, TALLY(w_out), "1", "Sum of psi after each step" },
+    { "energy_in_MeV", TALLY_STEP, TALLY(e_in), "MeV", "Sum of psi x E before each step" },
+    { "energy_out_MeV", TALLY_STEP, TALLY(e_out), "MeV", "Sum of psi x E after each step" },
+    { "weight_rel_err", TALLY_STEP, TALLY(w_rel), "1",
+      "|weight_in - weight_out - sum of channel weights| / weight_in "
+      "(0 when weight_in is 0)" },
+    { "energy_rel_err", TALLY_STEP, TALLY(e_rel), "1",
+      "|energy_in - energy_out - deposited - sum of channel energies "
+      "except energy_stopped| / energy_in (0 when energy_in is 0)" },
+    { "step_ms", TALLY_STEP, TALLY(step_ms), "ms", "Wall-clock time of each step" },
+    { "front_depth_mm", TALLY_STEP, TALLY(front_depth_mm), "mm",
+      "Deepest z centre holding weight after each step" },
+    { "cumulative_weight", TALLY_CHANNEL, TALLY(cum_weight), "1",
+      "Weight removed over the whole run, per channel" },
+    { "cumulative_energy_MeV", TALLY_CHANNEL, TALLY(cum_energy), "MeV",
+      "Energy removed over the whole run, per channel" },
+    { "cumulative_deposited_MeV", TALLY_ONE, TALLY(cum_deposited), "MeV",
+      "Energy deposited over the whole run" },
+    { "initial_weight", TALLY_ONE, TALLY(initial_weight), "1", "Sum of psi after the source" },
+    { "initial_energy_MeV", TALLY_ONE, TALLY(initial_energy), "MeV",
+      "Sum of psi x E after the source" },
+    { "halo_released_MeV", TALLY_ONE, TALLY(halo_released), "MeV",
+      "transport.nuclear: halo: energy non-elastic events handed to secondary "
+      "protons, per unit initial weight (part of NUCLEAR's energy); 0 otherwise" },
+    { "halo_deposited_MeV", TALLY_ONE, TALLY(halo_deposited), "MeV",
+      "Of it, what the halo kernel deposited on the grid (part of the dose), "
+      "per unit initial weight" },
+};
+#undef TALLY
+#define N_TALLY_DOCS (sizeof tally_docs / sizeof tally_docs[0])
+
+/* The dataset doc d declares, its values in td, over n steps. */
+static dset tally_dataset(const tally_doc *d, const tally_data *td, hsize_t n)
+{
+    dset s = { .name = d->name,
+               .kind = V_F64,
+               .data = *(const double *const *)((const char *)td + d->data),
+               .units = d->units,
+               .description = d->description };
+    switch (d->shape) {
+    case TALLY_STEP_CHANNEL:
+        s.rank = 2, s.dims[0] = n, s.dims[1] = CH_COUNT;
+        s.axes = "step,channel (see channel_names)";
+        break;
+    case TALLY_STEP:
+        s.rank = 1, s.dims[0] = n, s.axes = "step";
+        break;
+    case TALLY_CHANNEL:
+        s.rank = 1, s.dims[0] = CH_COUNT, s.axes = "channel";
+        break;
+    case TALLY_ONE:
+        break;
+    }
+    return s;
+}
+
+/* "energy_stopped,nuclear,...": the channels' names, in order. */
+static void channel_names(char *names, size_t cap)
+{
+    names[0] = '\0';
+    for (int k = 0; k < CH_COUNT; k++) {
+        strncat(names, k ? "," : "", cap - strlen(names) - 1);
+        strncat(names, tally_channel_names[k], cap - strlen(names) - 1);
+    }
+}
+
 static int write_tallies(output *o, const run_result *r, smx_error *err)
 {
     step_columns c;
@@ -167,164 +275,37 @@ static int write_tallies(output *o, const run_result *r, smx_error *err)
     }
     static const double none[1] = { 0.0 };
     const hsize_t n = (hsize_t)r->n_steps;
-    const char *ch = "step,channel (see channel_names)";
-    const char *st = "step";
-    const dset list[] = {
-        { .name = "weight_per_step",
-          .kind = V_F64,
-          .rank = 2,
-          .dims = { n, CH_COUNT },
-          .data = c.w_ch,
-          .units = "1",
-          .axes = ch,
-          .description = "Weight removed from psi in each step, per escape channel" },
-        { .name = "energy_per_step_MeV",
-          .kind = V_F64,
-          .rank = 2,
-          .dims = { n, CH_COUNT },
-          .data = c.e_ch,
-          .units = "MeV",
-          .axes = ch,
-          .description = "Energy carried by the removed weight, per channel; "
-                         "energy_stopped is deposited locally and is also part of "
-                         "deposited_per_step_MeV" },
-        { .name = "deposited_per_step_MeV",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = c.dep,
-          .units = "MeV",
-          .axes = st,
-          .description = "Energy deposited into the dose grid in each step" },
-        { .name = "weight_in",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = c.w_in,
-          .units = "1",
-          .axes = st,
-          .description = "Sum of psi before each step" },
-        { .name = "weight_out",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = c.w_out,
-          .units = "1",
-          .axes = st,
-          .description = "Sum of psi after each step" },
-        { .name = "energy_in_MeV",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = c.e_in,
-          .units = "MeV",
-          .axes = st,
-          .description = "Sum of psi x E before each step" },
-        { .name = "energy_out_MeV",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = c.e_out,
-          .units = "MeV",
-          .axes = st,
-          .description = "Sum of psi x E after each step" },
-        { .name = "weight_rel_err",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = c.w_rel,
-          .units = "1",
-          .axes = st,
-          .description = "|weight_in - weight_out - sum of channel weights| / weight_in "
-                         "(0 when weight_in is 0)" },
-        { .name = "energy_rel_err",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = c.e_rel,
-          .units = "1",
-          .axes = st,
-          .description = "|energy_in - energy_out - deposited - sum of channel energies "
-                         "except energy_stopped| / energy_in (0 when energy_in is 0)" },
-        { .name = "step_ms",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = n ? r->step_ms : none,
-          .units = "ms",
-          .axes = st,
-          .description = "Wall-clock time of each step" },
-        { .name = "front_depth_mm",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = n ? r->front_depth_mm : none,
-          .units = "mm",
-          .axes = st,
-          .description = "Deepest z centre holding weight after each step" },
-        { .name = "cumulative_weight",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { CH_COUNT },
-          .data = r->cumulative.weight,
-          .units = "1",
-          .axes = "channel",
-          .description = "Weight removed over the whole run, per channel" },
-        { .name = "cumulative_energy_MeV",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { CH_COUNT },
-          .data = r->cumulative.energy,
-          .units = "MeV",
-          .axes = "channel",
-          .description = "Energy removed over the whole run, per channel" },
-        { .name = "cumulative_deposited_MeV",
-          .kind = V_F64,
-          .rank = 0,
-          .data = &r->cumulative.deposited,
-          .units = "MeV",
-          .description = "Energy deposited over the whole run" },
-        { .name = "initial_weight",
-          .kind = V_F64,
-          .rank = 0,
-          .data = &r->initial_weight,
-          .units = "1",
-          .description = "Sum of psi after the source" },
-        { .name = "initial_energy_MeV",
-          .kind = V_F64,
-          .rank = 0,
-          .data = &r->initial_energy_MeV,
-          .units = "MeV",
-          .description = "Sum of psi x E after the source" },
-        { .name = "halo_released_MeV",
-          .kind = V_F64,
-          .rank = 0,
-          .data = &r->halo_released_MeV,
-          .units = "MeV",
-          .description =
-              "transport.nuclear: halo: energy non-elastic events handed to secondary "
-              "protons, per unit initial weight (part of NUCLEAR's energy); 0 otherwise" },
-        { .name = "halo_deposited_MeV",
-          .kind = V_F64,
-          .rank = 0,
-          .data = &r->halo_deposited_MeV,
-          .units = "MeV",
-          .description = "Of it, what the halo kernel deposited on the grid (part of the dose), "
-                         "per unit initial weight" },
-    };
+    const tally_data td = { .w_ch = c.w_ch,
+                            .e_ch = c.e_ch,
+                            .dep = c.dep,
+                            .w_in = c.w_in,
+                            .w_out = c.w_out,
+                            .e_in = c.e_in,
+                            .e_out = c.e_out,
+                            .w_rel = c.w_rel,
+                            .e_rel = c.e_rel,
+                            .step_ms = n ? r->step_ms : none,
+                            .front_depth_mm = n ? r->front_depth_mm : none,
+                            .cum_weight = r->cumulative.weight,
+                            .cum_energy = r->cumulative.energy,
+                            .cum_deposited = &r->cumulative.deposited,
+                            .initial_weight = &r->initial_weight,
+                            .initial_energy = &r->initial_energy_MeV,
+                            .halo_released = &r->halo_released_MeV,
+                            .halo_deposited = &r->halo_deposited_MeV };
+    dset list[N_TALLY_DOCS];
+    for (size_t k = 0; k < N_TALLY_DOCS; k++)
+        list[k] = tally_dataset(&tally_docs[k], &td, n);
 
     hid_t grp = H5I_INVALID_HID;
     int rc = out_open_group(o, "/tallies", &grp, err);
     if (!rc) {
-        char names[256] = "";
-        for (int k = 0; k < CH_COUNT; k++) {
-            strncat(names, k ? "," : "", sizeof names - strlen(names) - 1);
-            strncat(names, tally_channel_names[k], sizeof names - strlen(names) - 1);
-        }
+        char names[256];
+        channel_names(names, sizeof names);
         rc = out_attr_str(o, grp, "/tallies", "channel_names", names, err);
     }
     if (!rc)
-        rc = out_put_all(o, grp, "/tallies", list, sizeof list / sizeof list[0], err);
+        rc = out_put_all(o, grp, "/tallies", list, N_TALLY_DOCS, err);
     out_close_id(&grp, H5Gclose);
     free_columns(&c);
     return rc;
@@ -516,12 +497,15 @@ static int write_summary(output *o, const run_result *r, const dose_figures *fig
     return rc;
 }
 
-static int result_impl(output *o, const plan *p, const grid *g, const run_result *r,
-                       const dose_figures *fig, const provenance *pv, smx_error *err)
+static int result_impl(output *o, const output_run *run, const dose_figures *fig,
+                       const provenance *pv, smx_error *err)
 {
+    const plan *p = run->p;
+    const grid *g = run->g;
+    const run_result *r = run->r;
     int rc = out_ready(o, g, err, "output_write_result");
     if (!rc)
-        rc = out_write_dose(o, "/dose", "/dose/per_spot", p, g, r, err);
+        rc = out_write_dose(o, "/dose", "/dose/per_spot", run, err);
     if (!rc) /* the nominal's LET and dose to water */
         rc = out_write_let(o, p, g, r, err);
     if (!rc)
@@ -541,11 +525,11 @@ static int result_impl(output *o, const plan *p, const grid *g, const run_result
     return rc;
 }
 
-int output_write_result(output *o, const plan *p, const grid *g, const run_result *r,
-                        const dose_figures *fig, const provenance *pv, smx_error *err)
+int output_write_result(output *o, const output_run *run, const dose_figures *fig,
+                        const provenance *pv, smx_error *err)
 {
     h5quiet q = out_quiet_begin();
-    int rc = result_impl(o, p, g, r, fig, pv, err);
+    int rc = result_impl(o, run, fig, pv, err);
     out_quiet_end(q);
     return rc;
 }

@@ -33,12 +33,12 @@ static int open_scenario_group(output *o, int index, const plan_scenario *sc, hi
     return rc;
 }
 
-static int write_scenario(output *o, int index, const plan *p, const grid *g,
-                          const medium_map *media, const run_result *r, smx_error *err)
+static int write_scenario(output *o, int index, const output_run *run, const medium_map *media,
+                          smx_error *err)
 {
-    const plan_scenario sc = plan_scenario_at(p, index);
+    const plan_scenario sc = plan_scenario_at(run->p, index);
     hid_t grp = H5I_INVALID_HID;
-    int rc = out_ready(o, g, err, "output_write_scenario");
+    int rc = out_ready(o, run->g, err, "output_write_scenario");
     if (!rc && !o->setup_done)
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "%s: internal: a scenario written before the setup",
                       o->final_path);
@@ -54,19 +54,19 @@ static int write_scenario(output *o, int index, const plan *p, const grid *g,
      * 1 + r/100, so the masses that convert MeV to Gy are its own. */
     const medium_map *nominal = o->media;
     o->media = media && media->cell ? media : NULL;
-    rc = out_write_dose(o, dose, spots, p, g, r, err);
+    rc = out_write_dose(o, dose, spots, run, err);
     o->media = nominal;
     return rc;
 }
 
-int output_write_scenario(output *o, int index, const plan *p, const grid *g,
-                          const medium_map *media, const run_result *r, smx_error *err)
+int output_write_scenario(output *o, int index, const output_run *run, const medium_map *media,
+                          smx_error *err)
 {
-    if (index < 1 || index >= plan_scenario_count(p))
+    if (index < 1 || index >= plan_scenario_count(run->p))
         return smx_fail(err, SMX_EXIT_RUNTIME, "internal: scenario %d of %d written", index,
-                        plan_scenario_count(p));
+                        plan_scenario_count(run->p));
     h5quiet q = out_quiet_begin();
-    int rc = write_scenario(o, index, p, g, media, r, err);
+    int rc = write_scenario(o, index, run, media, err);
     out_quiet_end(q);
     return rc;
 }

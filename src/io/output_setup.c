@@ -11,9 +11,18 @@
 
 #define RAD_TO_DEG (180.0 / 3.14159265358979323846)
 
-static int write_axis(output *o, hid_t grp, const char *stem, const char *units, const char *what,
-                      const axis *a, double scale, smx_error *err)
+/* An axis as /axes holds it: the stem of its datasets' names, its units,
+ * what it is, and the factor from the grid's units to those. */
+typedef struct axis_doc {
+    const char *stem, *units, *what;
+    double scale;
+} axis_doc;
+
+/* Axis a's centres (a dimension scale) and edges, as d says. */
+static int write_axis(output *o, hid_t grp, const axis_doc *d, const axis *a, smx_error *err)
 {
+    const char *stem = d->stem, *units = d->units, *what = d->what;
+    const double scale = d->scale;
     size_t n = (size_t)a->n;
     double *c = malloc(n * sizeof *c), *e = malloc((n + 1) * sizeof *e);
     if (!c || !e) {
@@ -74,14 +83,18 @@ static int setup_impl(output *o, const plan *p, const grid *g, const tables *t, 
     hid_t grp = H5I_INVALID_HID;
     char *resolved = NULL;
 
+    static const axis_doc docs[4] = {
+        { "energy", "MeV", "Kinetic energy", 1.0 },
+        { "theta", "deg", "Direction, from +x towards +z (90 deg = along depth)", RAD_TO_DEG },
+        { "x", "mm", "Lateral position (0 = beam axis)", 1.0 },
+        { "z", "mm", "Depth (0 = entrance plane)", 1.0 },
+    };
+    const axis *axes[4] = { &g->E, &g->theta, &g->x, &g->z };
     if ((rc = out_open_group(o, "/axes", &grp, err)))
         goto done;
-    if ((rc = write_axis(o, grp, "energy", "MeV", "Kinetic energy", &g->E, 1.0, err)) ||
-        (rc = write_axis(o, grp, "theta", "deg",
-                         "Direction, from +x towards +z (90 deg = along depth)", &g->theta,
-                         RAD_TO_DEG, err)) ||
-        (rc = write_axis(o, grp, "x", "mm", "Lateral position (0 = beam axis)", &g->x, 1.0, err)) ||
-        (rc = write_axis(o, grp, "z", "mm", "Depth (0 = entrance plane)", &g->z, 1.0, err)))
+    for (int k = 0; k < 4 && !rc; k++)
+        rc = write_axis(o, grp, &docs[k], axes[k], err);
+    if (rc)
         goto done;
     out_close_id(&grp, H5Gclose);
 

@@ -7,6 +7,60 @@
 #include "input/plan_access.h"
 #include "io/output_internal.h"
 
+/* The values of a CSR group beside the rows' own: each stored value in the
+ * plan's dose unit (data), and each spot's protons, dropped sum, nominal
+ * energy, position and largest value. */
+typedef struct spot_values {
+    float *data; /* [nnz] */
+    double *spot; /* [5][n_spots]: the five columns below, one allocation */
+    double *protons, *dropped, *energy, *x, *peak;
+} spot_values;
+
+static void spot_values_free(spot_values *v)
+{
+    free(v->data);
+    free(v->spot);
+}
+
+/* MeV per unit weight -> the plan's unit per proton, rounded once to float;
+ * the per-spot columns from the plan's spots and the rows. */
+static int spot_values_fill(spot_values *v, output *o, const plan *p, const grid *g,
+                            const spot_rows_out *w, smx_error *err)
+{
+    const spot_dose *sd = w->rows;
+    const hsize_t n = (hsize_t)sd->n_spots, nnz = (hsize_t)sd->nnz;
+    const double per_MeV = out_gy_per_MeV(p, g);
+    v->data = malloc((nnz ? nnz : 1) * sizeof *v->data);
+    v->spot = malloc(5 * n * sizeof *v->spot);
+    if (!v->data || !v->spot) {
+        spot_values_free(v);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing %s", o->final_path,
+                        w->path);
+    }
+    float *data = v->data;
+    for (hsize_t i = 0; i < nnz; i++)
+        data[i] = (float)(sd->values[i] * out_gy_per_MeV_at(o, p, g, sd->indices[i]));
+    v->protons = v->spot, v->dropped = v->spot + n, v->energy = v->spot + 2 * n;
+    v->x = v->spot + 3 * n, v->peak = v->spot + 4 * n;
+    for (int k = 0; k < sd->n_spots; k++) {
+        const plan_spot s = plan_spot_at(p, k);
+        v->protons[k] = s.weight;
+        v->dropped[k] = sd->dropped[k] * per_MeV;
+        v->energy[k] = s.energy_MeV;
+        v->x[k] = s.x_mm;
+        v->peak[k] = 0.0;
+        for (int64_t j = sd->indptr[k]; j < sd->indptr[k + 1]; j++)
+            v->peak[k] = data[j] > v->peak[k] ? data[j] : v->peak[k];
+    }
+    return 0;
+}
+
+/* A per-spot column of the group (axes "spot"). */
+typedef struct spot_column {
+    const char *name, *units, *description;
+    const double *values;
+} spot_column;
+
 int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows_out *w,
                         smx_error *err)
 {
@@ -15,43 +69,31 @@ int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows
         return 0;
     const hsize_t n = (hsize_t)sd->n_spots, nnz = (hsize_t)sd->nnz;
     const int64_t shape[2] = { sd->n_spots, g->slice };
-    const double per_MeV = out_gy_per_MeV(p, g);
-    float *data = malloc((nnz ? nnz : 1) * sizeof *data);
-    double *spot = malloc(5 * n * sizeof *spot);
-    if (!data || !spot) {
-        free(data);
-        free(spot);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "%s: out of memory writing %s", o->final_path,
-                        w->path);
-    }
-    /* MeV per unit weight -> Gy per proton, rounded once to float. */
-    for (hsize_t i = 0; i < nnz; i++)
-        data[i] = (float)(sd->values[i] * out_gy_per_MeV_at(o, p, g, sd->indices[i]));
-    double *protons = spot, *dropped = spot + n, *energy = spot + 2 * n, *x = spot + 3 * n,
-           *peak = spot + 4 * n;
-    for (int k = 0; k < sd->n_spots; k++) {
-        const plan_spot s = plan_spot_at(p, k);
-        protons[k] = s.weight;
-        dropped[k] = sd->dropped[k] * per_MeV;
-        energy[k] = s.energy_MeV;
-        x[k] = s.x_mm;
-        peak[k] = 0.0;
-        for (int64_t j = sd->indptr[k]; j < sd->indptr[k + 1]; j++)
-            peak[k] = data[j] > peak[k] ? data[j] : peak[k];
-    }
-    const char *sp = "spot";
+    spot_values v = { 0 };
+    int rc = spot_values_fill(&v, o, p, g, w, err);
+    if (rc)
+        return rc;
     char peak_name[48], dropped_name[48], dropped_doc[200];
     snprintf(peak_name, sizeof peak_name, "peak_%s", w->unit_name);
     snprintf(dropped_name, sizeof dropped_name, "dropped_%s", w->unit_name);
     snprintf(dropped_doc, sizeof dropped_doc,
              "Sum over cells of each spot's %s that was not stored (below threshold times %s)",
              w->quantity, peak_name);
-    const dset list[] = {
+    const spot_column columns[] = {
+        { "protons", "1",
+          "Each spot's protons (its weight): protons @ matrix is the field's dose_Gy", v.protons },
+        { "energy_MeV", "MeV", "Each spot's nominal energy", v.energy },
+        { "x_mm", "mm", "Each spot's lateral position", v.x },
+        { peak_name, w->units, w->peak_doc, v.peak },
+        { dropped_name, w->units, dropped_doc, v.dropped },
+    };
+    enum { N_COLUMNS = sizeof columns / sizeof columns[0] };
+    dset list[4 + N_COLUMNS] = {
         { .name = "data",
           .kind = V_F32,
           .rank = 1,
           .dims = { nnz },
-          .data = data,
+          .data = v.data,
           .units = w->units,
           .description = w->data_doc },
         { .name = "indices",
@@ -76,50 +118,18 @@ int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows
           .units = "1",
           .description =
               "Rows (spots, in the spot map's order) and columns (dose cells, nz * nx)" },
-        { .name = "protons",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = protons,
-          .units = "1",
-          .axes = sp,
-          .description =
-              "Each spot's protons (its weight): protons @ matrix is the field's dose_Gy" },
-        { .name = "energy_MeV",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = energy,
-          .units = "MeV",
-          .axes = sp,
-          .description = "Each spot's nominal energy" },
-        { .name = "x_mm",
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = x,
-          .units = "mm",
-          .axes = sp,
-          .description = "Each spot's lateral position" },
-        { .name = peak_name,
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = peak,
-          .units = w->units,
-          .axes = sp,
-          .description = w->peak_doc },
-        { .name = dropped_name,
-          .kind = V_F64,
-          .rank = 1,
-          .dims = { n },
-          .data = dropped,
-          .units = w->units,
-          .axes = sp,
-          .description = dropped_doc },
     };
+    for (int k = 0; k < N_COLUMNS; k++)
+        list[4 + k] = (dset){ .name = columns[k].name,
+                              .kind = V_F64,
+                              .rank = 1,
+                              .dims = { n },
+                              .data = columns[k].values,
+                              .units = columns[k].units,
+                              .axes = "spot",
+                              .description = columns[k].description };
     hid_t grp = H5I_INVALID_HID;
-    int rc = out_open_group(o, w->path, &grp, err);
+    rc = out_open_group(o, w->path, &grp, err);
     if (!rc)
         rc = out_put_all(o, grp, w->path, list, sizeof list / sizeof list[0], err);
     if (!rc)
@@ -129,8 +139,7 @@ int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows
     if (!rc)
         rc = out_attr_str(o, grp, w->path, "description", w->group_doc, err);
     out_close_id(&grp, H5Gclose);
-    free(data);
-    free(spot);
+    spot_values_free(&v);
     return rc;
 }
 

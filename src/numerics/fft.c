@@ -47,9 +47,11 @@ void fft_1d(double *re, double *im, int64_t n, int inverse)
     }
 }
 
-void fft_2d(double *re, double *im, int64_t nz, int64_t nx, int inverse, double *scratch,
-            int threads)
+void fft_2d(const fft_2d_plan *pl, double *re, double *im, int inverse)
 {
+    const int64_t nz = pl->nz, nx = pl->nx;
+    double *scratch = pl->scratch;
+    const int threads = pl->threads;
     /* Rows, then columns, each transform on its own: the same values for any
      * number of threads. */
 #pragma omp parallel for schedule(static) num_threads(threads)

@@ -13,10 +13,16 @@ int64_t fft_size(int64_t n);
  * unscaled inverse (divide by n for the round trip). */
 void fft_1d(double *re, double *im, int64_t n, int inverse);
 
-/* [nz][nx] values (both powers of two), in place, on up to `threads` OpenMP
- * threads (the result does not depend on how many); scratch: threads * 2 * nz
- * doubles. */
-void fft_2d(double *re, double *im, int64_t nz, int64_t nx, int inverse, double *scratch,
-            int threads);
+/* How a 2D transform runs: on [nz][nx] values (both powers of two), on up
+ * to `threads` OpenMP threads (the result does not depend on how many), with
+ * scratch: threads * 2 * nz doubles. */
+typedef struct fft_2d_plan {
+    int64_t nz, nx;
+    double *scratch;
+    int threads;
+} fft_2d_plan;
+
+/* re, im: pl's [nz][nx] values, transformed in place (inverse: unscaled). */
+void fft_2d(const fft_2d_plan *pl, double *re, double *im, int inverse);
 
 #endif

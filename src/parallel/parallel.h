@@ -65,11 +65,12 @@ typedef struct par_field {
     int *bound; /* [size + 1]: rank r's pairs are [bound[r], bound[r + 1]) */
     int *rows; /* [size + 1]: scratch, one scenario's rows per rank (par_gather_scenario) */
     sim_part part; /* this rank's share of scenario 0, the nominal */
+    double threshold; /* the rows' output.per_spot_threshold, the plan's */
     char device[192]; /* this rank's backend and device, from its first run (par_field_ran) */
 } par_field;
 
 /* Sizes f for the plan p (the nominal) in a job: n_scenarios of
- * plan_scenario_count(p) and n_spots rows each. Fails only when out of host
+ * plan_scenario_count(p) and n_spots rows each, at p's threshold. Fails only when out of host
  * memory; par_field_free in any case. */
 int par_field_init(const par_job *job, const plan *p, par_field *f, smx_error *err);
 /* Scenario k's costs, from its own set-up (p, g, t: its densities change its
@@ -92,13 +93,13 @@ void par_field_ran(par_field *f, const run_result *r);
  * rank 0 then adds the phase "gather" to r, from t_wait (when its wait for
  * the other ranks began, before par_agree), and logs the wait and the rows'
  * transfer. */
-int par_gather_field(const par_job *job, par_field *f, double threshold, double t_wait,
-                     provenance *pv, run_result *r, smx_error *err);
+int par_gather_field(const par_job *job, par_field *f, double t_wait, provenance *pv, run_result *r,
+                     smx_error *err);
 /* Collective, after a successful par_agree: scenario k's rows (r: this
  * rank's result of k, empty where it had no share) to rank 0's r, as
  * par_gather_spots does for the nominal's. */
-int par_gather_scenario(const par_job *job, par_field *f, int scenario, double threshold,
-                        run_result *r, smx_error *err);
+int par_gather_scenario(const par_job *job, par_field *f, int scenario, run_result *r,
+                        smx_error *err);
 void par_field_free(par_field *f);
 
 /* Collective. Every rank passes its own rc and err; returns 0 when all

@@ -294,13 +294,26 @@ static int spot_dose_alloc(spot_dose *sd, int n, int64_t nnz, double threshold)
     return 0;
 }
 
-/* Collective: the rows of every rank's *sd (bound[k] .. bound[k + 1] - 1 on
- * rank k) become rank 0's *sd, in rank order; `what` names the matrix in
+/* One matrix of rows to gather: its rows (rank 0's become all of them), its
+ * threshold, the first of its messages' tags and its name. */
+typedef struct rows_gather {
+    spot_dose *sd;
+    double threshold;
+    int tag0;
+    const char *what;
+} rows_gather;
+
+/* Collective: the rows of every rank's *m->sd (bound[k] .. bound[k + 1] - 1
+ * on rank k) become rank 0's, in rank order; m->what names the matrix in
  * errors. Rank 0 sizes the whole matrix and says whether it can hold it
  * before anyone sends. */
-static int gather_rows(const par_job *job, const int *bound, double threshold, spot_dose *sd,
-                       int tag0, const char *what, smx_error *err)
+
+static int gather_rows(const par_job *job, const int *bound, const rows_gather *m, smx_error *err)
 {
+    spot_dose *sd = m->sd;
+    const double threshold = m->threshold;
+    const int tag0 = m->tag0;
+    const char *what = m->what;
     const int n_spots = bound[job->size];
     MPI_Request req;
     int64_t mine[2] = { sd->indptr ? sd->n_spots : 0, sd->indptr ? sd->nnz : 0 };
@@ -416,7 +429,8 @@ int par_gather_spots(const par_job *job, const int *bound, double threshold, run
     }
     if (n_spots == 0)
         return 0;
-    int rc = gather_rows(job, bound, threshold, &r->per_spot, 0, "per-spot", err);
+    const rows_gather dose = { &r->per_spot, threshold, 0, "per-spot" };
+    int rc = gather_rows(job, bound, &dose, err);
     if (rc)
         return rc;
     /* output.per_spot_let: the same rows' LETd x dose, where the plan and
@@ -427,7 +441,8 @@ int par_gather_spots(const par_job *job, const int *bound, double threshold, run
     wait_quietly(&req, "MPI_Iallreduce");
     if (!any_let)
         return 0;
-    return gather_rows(job, bound, threshold, &r->per_spot_let, TAG_COUNT, "per-spot LET", err);
+    const rows_gather let = { &r->per_spot_let, threshold, TAG_COUNT, "per-spot LET" };
+    return gather_rows(job, bound, &let, err);
 }
 
 /* One rank's facts for /mpi. */

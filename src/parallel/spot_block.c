@@ -48,6 +48,7 @@ int par_field_init(const par_job *job, const plan *p, par_field *f, smx_error *e
     f->n_scenarios = plan_scenario_count(p);
     f->n_spots = p->per_spot_dose ? plan_spot_count(p) : 0;
     f->part = (sim_part){ job->rank == 0, 0, 0 };
+    f->threshold = p->per_spot_threshold;
     const int64_t pairs = (int64_t)f->n_scenarios * f->n_spots;
     if (pairs > INT_MAX)
         return smx_fail(err, SMX_EXIT_RUNTIME,
@@ -167,8 +168,8 @@ void par_field_ran(par_field *f, const run_result *r)
         describe_device(r, f->device, sizeof f->device);
 }
 
-int par_gather_field(const par_job *job, par_field *f, double threshold, double t_wait,
-                     provenance *pv, run_result *r, smx_error *err)
+int par_gather_field(const par_job *job, par_field *f, double t_wait, provenance *pv, run_result *r,
+                     smx_error *err)
 {
     char device[192];
     par_field_ran(f, r);
@@ -178,7 +179,7 @@ int par_gather_field(const par_job *job, par_field *f, double threshold, double 
         describe_device(r, device, sizeof device);
     const double t_rows = now_s();
     scenario_rows(f, job->size, 0, f->rows);
-    int rc = par_gather_spots(job, f->rows, threshold, r, err);
+    int rc = par_gather_spots(job, f->rows, f->threshold, r, err);
     const par_block block = { f->part.spot_first, f->part.spot_count, f->bound[job->rank],
                               f->bound[job->rank + 1] - f->bound[job->rank] };
     if (!rc)
@@ -203,9 +204,9 @@ int par_gather_field(const par_job *job, par_field *f, double threshold, double 
     return 0;
 }
 
-int par_gather_scenario(const par_job *job, par_field *f, int scenario, double threshold,
-                        run_result *r, smx_error *err)
+int par_gather_scenario(const par_job *job, par_field *f, int scenario, run_result *r,
+                        smx_error *err)
 {
     scenario_rows(f, job->size, scenario, f->rows);
-    return par_gather_spots(job, f->rows, threshold, r, err);
+    return par_gather_spots(job, f->rows, f->threshold, r, err);
 }

@@ -46,12 +46,11 @@ int medium_map_add_medium(medium_map *m, int material, double density_g_cm3, smx
     return m->n_media++;
 }
 
-int medium_map_uniform(medium_map *m, int nz, int nx, const char *name, const char *table_path,
-                       double density_g_cm3, smx_error *err)
+int medium_map_uniform(medium_map *m, int nz, int nx, const uniform_medium *u, smx_error *err)
 {
     *m = (medium_map){ .nz = nz, .nx = nx };
-    int mat = medium_map_add_material(m, name, table_path, err);
-    if (mat < 0 || medium_map_add_medium(m, mat, density_g_cm3, err) < 0) {
+    int mat = medium_map_add_material(m, u->name, u->table_path, err);
+    if (mat < 0 || medium_map_add_medium(m, mat, u->density_g_cm3, err) < 0) {
         medium_map_free(m);
         return err->code ? err->code : SMX_EXIT_RUNTIME;
     }

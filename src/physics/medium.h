@@ -42,10 +42,16 @@ typedef struct medium_map {
     double density_step; /* relative step of the density quantisation of map/CT cells; 0 = exact */
 } medium_map;
 
+/* The one medium of a uniform map: a material (its name, its table) at a density. */
+typedef struct uniform_medium {
+    const char *name;
+    const char *table_path;
+    double density_g_cm3;
+} uniform_medium;
+
 /* One medium everywhere: the plan's material at its density (no allocation of
- * cell). name/table_path are copied. */
-int medium_map_uniform(medium_map *m, int nz, int nx, const char *name, const char *table_path,
-                       double density_g_cm3, smx_error *err);
+ * cell). u's name and table_path are copied. */
+int medium_map_uniform(medium_map *m, int nz, int nx, const uniform_medium *u, smx_error *err);
 
 /* Adds a medium (material index, density) if it is not in the list yet and
  * returns its index; -1 with err set when MEDIUM_MAX would be exceeded. */

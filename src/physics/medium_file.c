@@ -85,10 +85,23 @@ static int shape_of(hid_t ds, const char *path, const char *name, medium_file *f
     return 0;
 }
 
-/* A numeric 2-D dataset read as mtype into a new buffer of elem bytes per value. */
-static int read_grid(hid_t fid, const char *path, const char *name, hid_t mtype, size_t elem,
-                     medium_file *f, void **out, smx_error *err)
+/* A numeric 2-D dataset to read: its name, the type its values are read as
+ * (mtype, elem bytes each) and where the new buffer goes. */
+typedef struct grid_dataset {
+    const char *name;
+    hid_t mtype;
+    size_t elem;
+    void **out;
+} grid_dataset;
+
+/* Dataset d of the file read into a new buffer of f's shape. */
+static int read_grid(hid_t fid, const char *path, const grid_dataset *d, medium_file *f,
+                     smx_error *err)
 {
+    const char *name = d->name;
+    const hid_t mtype = d->mtype;
+    const size_t elem = d->elem;
+    void **out = d->out;
     hid_t ds = H5Dopen2(fid, name, H5P_DEFAULT);
     if (ds < 0)
         return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot open dataset /%s", path, name);
@@ -192,8 +205,8 @@ static int read_file(hid_t fid, const char *path, void *ctx, smx_error *err)
     medium_file_free(f);
     int rc;
     if (r->ct) {
-        if ((rc = read_grid(fid, path, "hu", H5T_NATIVE_DOUBLE, sizeof(double), f, (void **)&f->hu,
-                            err)))
+        const grid_dataset hu = { "hu", H5T_NATIVE_DOUBLE, sizeof(double), (void **)&f->hu };
+        if ((rc = read_grid(fid, path, &hu, f, err)))
             return rc;
         for (int64_t i = 0; i < (int64_t)f->nz * f->nx; i++)
             if (!isfinite(f->hu[i]))
@@ -202,9 +215,9 @@ static int read_file(hid_t fid, const char *path, void *ctx, smx_error *err)
                                 "number",
                                 path, (long long)(i / f->nx), (long long)(i % f->nx), f->hu[i]);
     } else {
-        if ((rc = read_names(fid, path, f, err)) ||
-            (rc = read_grid(fid, path, "material_index", H5T_NATIVE_INT, sizeof(int), f,
-                            (void **)&f->index, err)))
+        const grid_dataset index = { "material_index", H5T_NATIVE_INT, sizeof(int),
+                                     (void **)&f->index };
+        if ((rc = read_names(fid, path, f, err)) || (rc = read_grid(fid, path, &index, f, err)))
             return rc;
         for (int64_t i = 0; i < (int64_t)f->nz * f->nx; i++)
             if (f->index[i] < 0 || f->index[i] >= f->n_names)
@@ -217,8 +230,9 @@ static int read_file(hid_t fid, const char *path, void *ctx, smx_error *err)
         if (ex < 0)
             return smx_fail(err, SMX_EXIT_INPUT, "%s: cannot look up /density_g_cm3", path);
         if (ex > 0) {
-            if ((rc = read_grid(fid, path, "density_g_cm3", H5T_NATIVE_FLOAT, sizeof(float), f,
-                                (void **)&f->density, err)))
+            const grid_dataset density = { "density_g_cm3", H5T_NATIVE_FLOAT, sizeof(float),
+                                           (void **)&f->density };
+            if ((rc = read_grid(fid, path, &density, f, err)))
                 return rc;
             for (int64_t i = 0; i < (int64_t)f->nz * f->nx; i++)
                 if (!(f->density[i] > 0.0f && f->density[i] <= 25.0f))

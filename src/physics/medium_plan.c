@@ -289,9 +289,11 @@ static int shapes(medium_map *m, const plan *p, const grid *g, smx_error *err)
         }
         int z0, z1, x0 = 0, x1 = (int)g->nx - 1;
         /* The plan reader checked that each range holds a cell centre, with the same rule. */
-        plan_axis_cells(s->z_mm[0], s->z_mm[1], g->z.edges[0], g->dz, (int)g->nz, &z0, &z1);
+        const plan_axis az = { g->z.edges[0], g->dz, (int)g->nz };
+        const plan_axis ax = { g->x.edges[0], g->dx, (int)g->nx };
+        plan_axis_cells(&az, s->z_mm[0], s->z_mm[1], &z0, &z1);
         if (s->has_x)
-            plan_axis_cells(s->x_mm[0], s->x_mm[1], g->x.edges[0], g->dx, (int)g->nx, &x0, &x1);
+            plan_axis_cells(&ax, s->x_mm[0], s->x_mm[1], &x0, &x1);
         for (int iz = z0; iz <= z1; iz++)
             for (int ix = x0; ix <= x1; ix++) {
                 m->cell[(int64_t)iz * g->nx + ix] = (uint8_t)med;
@@ -322,8 +324,8 @@ static int shapes(medium_map *m, const plan *p, const grid *g, smx_error *err)
 
 int medium_map_build(medium_map *m, const plan *p, const grid *g, smx_error *err)
 {
-    int rc = medium_map_uniform(m, (int)g->nz, (int)g->nx, p->material_name, p->table_path,
-                                p->density_g_cm3, err);
+    const uniform_medium u = { p->material_name, p->table_path, p->density_g_cm3 };
+    int rc = medium_map_uniform(m, (int)g->nz, (int)g->nx, &u, err);
     if (rc)
         return rc;
     if (!p->map_file[0] && !p->ct_file[0] && p->n_shapes == 0)

@@ -182,10 +182,9 @@ void beam_profile_free(beam_profile *b)
     *b = (beam_profile){ 0 };
 }
 
-int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight,
-                double *energy_MeV, smx_error *err)
+int source_fill(source_buf *s, const plan *p, const grid *g, smx_error *err)
 {
-    return source_fill_spot(psi, p, g, -1, occupied, weight, energy_MeV, err);
+    return source_fill_spot(s, p, g, -1, err);
 }
 
 void source_clear(float *psi, const grid *g, const grid_box *occupied)
@@ -201,9 +200,10 @@ void source_clear(float *psi, const grid *g, const grid_box *occupied)
     }
 }
 
-int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied,
-                     double *weight, double *energy_MeV, smx_error *err)
+int source_fill_spot(source_buf *sb, const plan *p, const grid *g, int spot, smx_error *err)
 {
+    float *psi = sb->psi;
+    grid_box *occupied = sb->occupied;
     /* Each spot's rows added in spot order (the same floats for any backend);
      * one spot writes exactly the floats it always wrote (0 + v = v). */
     grid_box none = { 1, 0, (int)g->nx, -1 };
@@ -258,7 +258,7 @@ int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_bo
     }
     if (!occupied)
         free(box);
-    *weight = W;
-    *energy_MeV = En;
+    sb->weight = W;
+    sb->energy_MeV = En;
     return rc;
 }

@@ -27,19 +27,24 @@ int beam_profile_build_spot(beam_profile *b, const plan_spot *s, int spot, const
                             smx_error *err);
 void beam_profile_free(beam_profile *b);
 
-/* Fills row z = 0 of psi, which must be all zero already (calloc), with every
- * spot of the plan (plan_spot_at): a large grid is then never touched outside
- * the beam. Returns the weight and the energy
- * (MeV) actually written, summed in double from the stored floats, and, when
- * occupied is not NULL, per energy bin the smallest box holding its non-zero
- * values (occupied[ne]; empty for a bin without weight), so that the backends
- * need not search the whole of psi for them. */
-int source_fill(float *psi, const plan *p, const grid *g, grid_box *occupied, double *weight,
-                double *energy_MeV, smx_error *err);
+/* A source's host buffer as source_fill fills it: psi, all zero before
+ * (calloc); occupied[ne], where not NULL, per energy bin the smallest box
+ * holding its non-zero values (empty for a bin without weight), so that the
+ * backends need not search the whole of psi for them; and, filled in, the
+ * weight and the energy (MeV) actually written, summed in double from the
+ * stored floats. */
+typedef struct source_buf {
+    float *psi;
+    grid_box *occupied;
+    double weight, energy_MeV;
+} source_buf;
+
+/* Fills row z = 0 of s->psi with every spot of the plan (plan_spot_at): a
+ * large grid is then never touched outside the beam. */
+int source_fill(source_buf *s, const plan *p, const grid *g, smx_error *err);
 /* The same with one spot of the field (plan_spot_at index), or every spot
  * when spot < 0: the per-spot dose runs each spot alone. */
-int source_fill_spot(float *psi, const plan *p, const grid *g, int spot, grid_box *occupied,
-                     double *weight, double *energy_MeV, smx_error *err);
+int source_fill_spot(source_buf *s, const plan *p, const grid *g, int spot, smx_error *err);
 /* An input error about column `column` (a beam.* key's name: "weight",
  * "sigma_x_mm") of spot `spot` of the field, at the key "beam.spots[SPOT].COLUMN":
  * the plan's owner words it at beam.COLUMN in the plan for the beam.* spot, at

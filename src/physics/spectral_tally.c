@@ -91,26 +91,33 @@ static double loss_mean(enum spectral_kind k, const tables *t, const tables *wat
     return n > 0.0 ? integral(k, t, water, lo, hi) / n : value_of(k, t, water, hi);
 }
 
-/* The step of bin i in medium m: its loss, its LET integral, its path and its
- * water ratio integral (the header's table). */
-static void step_terms(const grid *g, const spectral_medium *md, const tables *water, int64_t i,
-                       double *edep, double *let_edep, double *track, double *w_edep)
+/* The terms of one step of a bin in a medium: its loss, its LET integral,
+ * its path and its water ratio integral (the header's table). */
+typedef struct step_terms {
+    double edep, let_edep, track, w_edep;
+} step_terms;
+
+/* The step of bin i in medium md. */
+static step_terms step_terms_of(const grid *g, const spectral_medium *md, const tables *water,
+                                int64_t i)
 {
+    step_terms s;
     const double E = g->E.centres[i], Ep = md->lut->E_after[i];
     const int stops = isnan(Ep);
     const double lo = stops ? 0.0 : Ep;
-    *edep = E - lo;
+    s.edep = E - lo;
     /* L in keV/um: S (MeV cm2/g) * rho (g/cm3) is MeV/cm, 0.1 keV/um. */
-    *let_edep = g->plane_let_edep
-                    ? *edep * 0.1 * md->density_g_cm3 * loss_mean(SK_LET, md->t, md->t, lo, E)
-                    : 0.0;
+    s.let_edep = g->plane_let_edep
+                     ? s.edep * 0.1 * md->density_g_cm3 * loss_mean(SK_LET, md->t, md->t, lo, E)
+                     : 0.0;
     /* The path by the same stopping power as L (not the transport's ds or
      * range table, which differ from it by up to 0.3 %): a step's LETt,
      * dE / path, is then the harmonic mean of L over its energies and never
      * above its LETd, their energy-weighted mean. */
-    *track =
+    s.track =
         g->plane_track ? 10.0 * integral(SK_PATH, md->t, md->t, lo, E) / md->density_g_cm3 : 0.0;
-    *w_edep = g->plane_water ? *edep * loss_mean(SK_RATIO, md->t, water, lo, E) : 0.0;
+    s.w_edep = g->plane_water ? s.edep * loss_mean(SK_RATIO, md->t, water, lo, E) : 0.0;
+    return s;
 }
 
 int spectral_tallies_build(spectral_tallies *st, const grid *g, int n_media,
@@ -143,15 +150,14 @@ int spectral_tallies_build(spectral_tallies *st, const grid *g, int n_media,
             }
             if (!g->plane_edep)
                 continue;
-            double edep, let_edep, track, w_edep;
-            step_terms(g, md, water ? water : md->t, i, &edep, &let_edep, &track, &w_edep);
-            COEF(g->plane_edep, m, i) = edep;
+            const step_terms s = step_terms_of(g, md, water ? water : md->t, i);
+            COEF(g->plane_edep, m, i) = s.edep;
             if (g->plane_let_edep) {
-                COEF(g->plane_let_edep, m, i) = let_edep;
-                COEF(g->plane_track, m, i) = track;
+                COEF(g->plane_let_edep, m, i) = s.let_edep;
+                COEF(g->plane_track, m, i) = s.track;
             }
             if (g->plane_water)
-                COEF(g->plane_water, m, i) = w_edep;
+                COEF(g->plane_water, m, i) = s.w_edep;
         }
     }
     for (int q = 1; q <= st->n_planes; q++) {

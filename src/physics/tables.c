@@ -129,11 +129,20 @@ static int attr_open(hid_t obj, const char *path, const char *dset, const char *
     return 0;
 }
 
+/* A character array a string is read into, and its size. */
+typedef struct str_buf {
+    char *s;
+    size_t cap;
+} str_buf;
+#define STR_BUF(a) ((str_buf){ (a), sizeof(a) })
+
 /* Reads a string attribute, fixed- or variable-length (tools such as h5py write
- * the latter), into buf; a value that does not fit is an error, not truncated. */
+ * the latter), into out; a value that does not fit is an error, not truncated. */
 static int read_string_attr(hid_t obj, const char *path, const char *dset, const char *name,
-                            char *buf, size_t cap, smx_error *err)
+                            str_buf out, smx_error *err)
 {
+    char *buf = out.s;
+    const size_t cap = out.cap;
     char label[256];
     attr_label(label, sizeof label, dset, name);
     hid_t aid = -1, ft = -1, mt = -1;
@@ -273,7 +282,7 @@ static int read_dataset(hid_t fid, const char *path, const tables_dataset_spec *
     }
 
     char units[128];
-    if ((rc = read_string_attr(did, path, spec->name, "units", units, sizeof units, err)))
+    if ((rc = read_string_attr(did, path, spec->name, "units", STR_BUF(units), err)))
         goto done;
     rc = SMX_EXIT_INPUT;
     if (strcmp(units, spec->units) != 0) {
@@ -357,23 +366,22 @@ static int load_from(hid_t fid, tables *t, const char *path, smx_error *err)
     if (ex <= 0)
         return smx_fail(err, SMX_EXIT_INPUT, "%s: attribute 'filetype' missing; not a %s file",
                         path, TABLES_FILETYPE);
-    if ((rc = read_string_attr(fid, path, NULL, "filetype", buf, sizeof buf, err)))
+    if ((rc = read_string_attr(fid, path, NULL, "filetype", STR_BUF(buf), err)))
         return rc;
     if (strcmp(buf, TABLES_FILETYPE) != 0)
         return smx_fail(err, SMX_EXIT_INPUT, "%s: filetype is '%s'; expected '%s'", path, buf,
                         TABLES_FILETYPE);
-    if ((rc = read_string_attr(fid, path, NULL, "format_version", buf, sizeof buf, err)))
+    if ((rc = read_string_attr(fid, path, NULL, "format_version", STR_BUF(buf), err)))
         return rc;
     /* Minor versions may only add things, so any 1.x is readable by this code. */
     if (strncmp(buf, "1.", 2) != 0)
         return smx_fail(err, SMX_EXIT_INPUT,
                         "%s: format_version '%s' is not supported (this build reads 1.x)", path,
                         buf);
-    if ((rc =
-             read_string_attr(fid, path, NULL, "material", t->material, sizeof t->material, err)) ||
-        (rc = read_string_attr(fid, path, NULL, "source", t->source, sizeof t->source, err)) ||
-        (rc = read_string_attr(fid, path, NULL, "scattering_model", t->scattering_model,
-                               sizeof t->scattering_model, err)) ||
+    if ((rc = read_string_attr(fid, path, NULL, "material", STR_BUF(t->material), err)) ||
+        (rc = read_string_attr(fid, path, NULL, "source", STR_BUF(t->source), err)) ||
+        (rc = read_string_attr(fid, path, NULL, "scattering_model", STR_BUF(t->scattering_model),
+                               err)) ||
         (rc = read_double_attr(fid, path, "mean_excitation_energy_eV", &t->I_eV, err)))
         return rc;
     if (!(isfinite(t->I_eV) && t->I_eV > 0.0))

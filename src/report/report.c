@@ -167,18 +167,6 @@ int report_reach_warnings(const plan *p, const grid *g, const medium_map *media,
     return report_reach(p, g, media, mt, 0);
 }
 
-/* What the dry run reports on (report_dry_run's arguments). */
-typedef struct dry_run {
-    const plan *p;
-    const grid *g;
-    const tables *t;
-    const medium_map *media;
-    const tables *const *mt;
-    const backend_ops *be;
-    const gpu_info *gi;
-    int expected;
-} dry_run;
-
 /* The plan, its tables and the grid's three axes. */
 static void print_axes(const dry_run *d)
 {
@@ -356,21 +344,19 @@ static void print_output(const dry_run *d)
                g->dose_planes - 1 - g->halo_bands);
 }
 
-int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                   const tables *const *mt, const backend_ops *be, const gpu_info *gi, int expected)
+int report_dry_run(const dry_run *d)
 {
-    const dry_run d = { p, g, t, media, mt, be, gi, expected };
-    print_axes(&d);
-    report_media(stdout, media);
-    const int beyond = report_reach(p, g, media, mt, 1);
-    print_beam(p);
+    print_axes(d);
+    report_media(stdout, d->media);
+    const int beyond = report_reach(d->p, d->g, d->media, d->mt, 1);
+    print_beam(d->p);
     window_shape tw, sw;
     grid sg;
-    window_shapes(&d, &tw, &sw, &sg);
-    if (p->per_spot_dose)
-        print_per_spot(&d, &sg);
-    print_memory(&d, &tw, &sw, &sg);
-    print_output(&d);
+    window_shapes(d, &tw, &sw, &sg);
+    if (d->p->per_spot_dose)
+        print_per_spot(d, &sg);
+    print_memory(d, &tw, &sw, &sg);
+    print_output(d);
     return beyond;
 }
 

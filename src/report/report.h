@@ -16,17 +16,28 @@ void report_version(void);
 /* "backend:   cpu (OpenMP, 2 threads; ...)": which backend runs and why
  * (backend_describe); on stdout always in a dry run, else unless --quiet. */
 void report_backend(const plan *p, const gpu_info *gi, const backend_ops *be, int dry_run);
-/* Grid, tables, media, memory, steps and output of a validated plan. */
-/* Also predicts where each spot goes (physics/beam_reach.h) and warns when the grid
- * would cut it off; mt[k]: the tables of the map's material k. */
 /* Before a run: a warning for each spot (or summed over a field's spots)
  * whose predicted reach the grid cuts off (the dry run's "reach" line
  * without the line); returns how many leave through the far edge or a side. */
 int report_reach_warnings(const plan *p, const grid *g, const medium_map *media,
                           const tables *const *mt);
-int report_dry_run(const plan *p, const grid *g, const tables *t, const medium_map *media,
-                   const tables *const *mt, const backend_ops *be, const gpu_info *gi,
-                   int expected_steps);
+/* What the dry run reports on: a validated plan, its grid and tables, the
+ * medium map (mt[k]: the tables of the map's material k), the backend and GPU
+ * the run would use and the steps it expects. */
+typedef struct dry_run {
+    const plan *p;
+    const grid *g;
+    const tables *t;
+    const medium_map *media;
+    const tables *const *mt;
+    const backend_ops *be;
+    const gpu_info *gi;
+    int expected;
+} dry_run;
+/* Grid, tables, media, memory, steps and output of a validated plan. Also
+ * predicts where each spot goes (physics/beam_reach.h) and warns when the
+ * grid would cut it off; returns how many spots it cuts off. */
+int report_dry_run(const dry_run *d);
 /* The media of a map: materials, how many media, cells per medium (part of the dry run). */
 void report_media(FILE *f, const medium_map *m);
 /* Figures of merit of the laterally integrated dose (R80, R20, distal peak,

@@ -85,7 +85,8 @@ static int read_input(const cli *c, const par_job *job, run_setup *s, par_field 
     if (!rc && job->rank == 0 && (rc = output_check_target(s->p.output_file, overwrite, err)))
         rc = plan_blame_key(&s->p, "output.file", rc, err);
     const sim_media sm = run_setup_media(s);
-    if (!rc && c->dry_run && (rc = simulate_check(&s->p, &s->g, &s->t, &sm, err)))
+    const sim_input in = { &s->p, &s->g, &s->t, &sm };
+    if (!rc && c->dry_run && (rc = simulate_check(&in, err)))
         plan_word_error(&s->p, err);
     /* Said first, before any work (the dry run says it in its report). */
     if (!rc && !c->dry_run && job->rank == 0 &&
@@ -145,7 +146,7 @@ static int write_result(output **out, const run_setup *s, run_result *r, const p
     dose_figures *f = &sr->fig[0];
     int rc;
     if ((rc = figures_of(s, r, f, err)) ||
-        (rc = output_write_result(*out, &s->p, &s->g, r, f, pv, err)) ||
+        (rc = output_write_result(*out, &(output_run){ &s->p, &s->g, r }, f, pv, err)) ||
         (rc = output_write_scenario_index(*out, &s->p, err)) ||
         (rc = check_interrupt("while writing the result", err)) || (rc = output_commit(*out, err)))
         return rc;
@@ -168,8 +169,15 @@ static int write_result(output **out, const run_setup *s, run_result *r, const p
 /* The dry run's report: what the plan would do, and on which backend. */
 static int report_dry(const run_setup *s, smx_error *err)
 {
-    const int beyond = report_dry_run(&s->p, &s->g, &s->t, &s->media, s->mtab.mt, s->be, &s->gi,
-                                      simulate_expected_steps(&s->p, &s->g, &s->t));
+    const dry_run d = { .p = &s->p,
+                        .g = &s->g,
+                        .t = &s->t,
+                        .media = &s->media,
+                        .mt = s->mtab.mt,
+                        .be = s->be,
+                        .gi = &s->gi,
+                        .expected = simulate_expected_steps(&s->p, &s->g, &s->t) };
+    const int beyond = report_dry_run(&d);
     report_scenarios_planned(&s->p);
     report_backend(&s->p, &s->gi, s->be, 1);
     if (!s->p.overwrite && access(s->p.output_file, F_OK) == 0)
@@ -214,10 +222,10 @@ static int transport(run_state *st, const par_job *job, double *scen_s)
     report_backend(&s->p, &s->gi, s->be, 0);
     const snapshot_sink snaps = { write_snapshot, st->out };
     const sim_media sm = run_setup_media(s);
+    const sim_input in = { &s->p, &s->g, &s->t, &sm };
     int rc = par_divide_field(job, &st->field, &st->err);
     if (!rc && (writer || st->field.part.spot_count > 0)) {
-        rc = simulate_part(&s->p, &s->g, &s->t, &sm, s->be, writer ? &snaps : NULL, &st->field.part,
-                           &st->r, &st->err);
+        rc = simulate_part(&in, s->be, writer ? &snaps : NULL, &st->field.part, &st->r, &st->err);
         if (rc)
             plan_word_error(&s->p, &st->err);
         else
@@ -226,10 +234,11 @@ static int transport(run_state *st, const par_job *job, double *scen_s)
     dose_figures fig;
     if (writer && rc == SMX_EXIT_INTERRUPTED && s->p.keep_partial && st->r.dose_MeV &&
         !figures_of(s, &st->r, &fig, &(smx_error){ 0 }))
-        output_write_result(st->out, &s->p, &s->g, &st->r, &fig, &st->pv, &(smx_error){ 0 });
+        output_write_result(st->out, &(output_run){ &s->p, &s->g, &st->r }, &fig, &st->pv,
+                            &(smx_error){ 0 });
     const double t_scen = stepper_now_s();
     if (!rc && st->sr.rs)
-        rc = scenarios_run(s, job, &st->field, NULL, &st->sr, &st->err);
+        rc = scenarios_run(s, &(scenario_job){ job, &st->field, NULL, &st->sr }, &st->err);
     *scen_s = stepper_now_s() - t_scen;
     return rc;
 }
@@ -243,17 +252,15 @@ static int finish_run(run_state *st, const par_job *job, int rc, double scen_s)
     provenance_finish(&st->pv);
     const double t_wait = stepper_now_s();
     if ((rc = agree(job, rc, &st->err, &st->agreed)) ||
-        (rc = par_gather_field(job, &st->field, s->p.per_spot_threshold, t_wait, &st->pv, &st->r,
-                               &st->err)))
+        (rc = par_gather_field(job, &st->field, t_wait, &st->pv, &st->r, &st->err)))
         return rc;
     const double t_scen = stepper_now_s();
-    if (st->sr.rs &&
-        (rc = scenarios_write(s, job, &st->field, st->out, &st->sr, &st->err, &st->agreed)))
+    const scenario_job sj = { job, &st->field, st->out, &st->sr };
+    if (st->sr.rs && (rc = scenarios_write(s, &sj, &st->err, &st->agreed)))
         return rc;
     if (job->rank != 0)
         return 0;
-    if (n_scen > 1 && !st->sr.rs &&
-        (rc = scenarios_run(s, job, &st->field, st->out, &st->sr, &st->err)))
+    if (n_scen > 1 && !st->sr.rs && (rc = scenarios_run(s, &sj, &st->err)))
         return rc;
     /* The scenarios' set-up apart from their transport: what a scenario
      * costs beyond its steps (docs/planning.md). */

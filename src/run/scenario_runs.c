@@ -37,7 +37,8 @@ static int check_one(void *ctx, const run_scenario *sc, smx_error *err)
 {
     check_ctx *c = ctx;
     const sim_media sm = run_scenario_media(sc);
-    int rc = c->dry ? simulate_check(&sc->p, &sc->g, &sc->nominal->t, &sm, err) : 0;
+    const sim_input in = { &sc->p, &sc->g, &sc->nominal->t, &sm };
+    int rc = c->dry ? simulate_check(&in, err) : 0;
     if (rc)
         return plan_word_error(&sc->p, err);
     par_field_cost(c->f, sc->index, &sc->p, &sc->g, &sc->nominal->t);
@@ -51,13 +52,6 @@ int scenarios_check(const run_setup *s, par_field *f, int dry, smx_error *err)
 }
 
 /* ---- the transport ---- */
-
-typedef struct run_ctx {
-    const par_job *job;
-    par_field *f;
-    output *out;
-    scenario_runs *sr;
-} run_ctx;
 
 static void log_scenario(const plan *p, int k)
 {
@@ -74,7 +68,8 @@ static int finish(output *out, const run_scenario *sc, const run_result *r, scen
     dose_figures *fig = &sr->fig[sc->index];
     if (dose_figures_of(&sc->g, r->dose_MeV, &sc->media, fig))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory working out the dose's figures");
-    int rc = output_write_scenario(out, sc->index, &sc->p, &sc->g, &sc->media, r, err);
+    int rc =
+        output_write_scenario(out, sc->index, &(output_run){ &sc->p, &sc->g, r }, &sc->media, err);
     if (!rc && r->conservation_violations) {
         sr->violations += r->conservation_violations;
         sr->max_weight_rel_err = fmax(sr->max_weight_rel_err, r->max_weight_rel_err);
@@ -102,22 +97,22 @@ static void log_setup(double seconds)
 /* A rank builds only the scenarios it has a share of (one process: all). */
 static int has_share(void *ctx, int k)
 {
-    const run_ctx *c = ctx;
+    const scenario_job *c = ctx;
     const sim_part part = par_field_share(c->f, c->job->rank, k);
     return !c->sr->rs || part.total || part.spot_count > 0;
 }
 
 static int run_one(void *ctx, const run_scenario *sc, smx_error *err)
 {
-    run_ctx *c = ctx;
+    const scenario_job *c = ctx;
     const int k = sc->index;
     const sim_media sm = run_scenario_media(sc);
+    const sim_input in = { &sc->p, &sc->g, &sc->nominal->t, &sm };
     log_scenario(&sc->p, k);
     if (!c->sr->rs) { /* one process: the whole scenario, written at once */
         run_result r;
         run_result_init(&r);
-        int rc = simulate_part(&sc->p, &sc->g, &sc->nominal->t, &sm, sc->nominal->be, NULL, NULL,
-                               &r, err);
+        int rc = simulate_part(&in, sc->nominal->be, NULL, NULL, &r, err);
         if (!rc) {
             const double setup_s = setup_time(sc, &r);
             c->sr->setup_s += setup_s;
@@ -133,8 +128,7 @@ static int run_one(void *ctx, const run_scenario *sc, smx_error *err)
      * anywhere never leaves a rank waiting in a gather. */
     const sim_part part = par_field_share(c->f, c->job->rank, k);
     run_result *r = &c->sr->rs[k];
-    int rc =
-        simulate_part(&sc->p, &sc->g, &sc->nominal->t, &sm, sc->nominal->be, NULL, &part, r, err);
+    int rc = simulate_part(&in, sc->nominal->be, NULL, &part, r, err);
     if (!rc) {
         par_field_ran(c->f, r);
         const double setup_s = setup_time(sc, r);
@@ -147,23 +141,24 @@ static int run_one(void *ctx, const run_scenario *sc, smx_error *err)
     return rc ? plan_word_error(&sc->p, err) : 0;
 }
 
-int scenarios_run(const run_setup *s, const par_job *job, par_field *f, output *out,
-                  scenario_runs *sr, smx_error *err)
+int scenarios_run(const run_setup *s, const scenario_job *j, smx_error *err)
 {
-    run_ctx c = { job, f, out, sr };
-    return run_each_scenario(s, &(scenario_pass){ has_share, run_one, &c }, err);
+    return run_each_scenario(s, &(scenario_pass){ has_share, run_one, (void *)j }, err);
 }
 
 /* ---- the gather and writing (MPI) ---- */
 
-int scenarios_write(const run_setup *s, const par_job *job, par_field *f, output *out,
-                    scenario_runs *sr, smx_error *err, int *agreed)
+int scenarios_write(const run_setup *s, const scenario_job *j, smx_error *err, int *agreed)
 {
+    const par_job *job = j->job;
+    par_field *f = j->f;
+    output *out = j->out;
+    scenario_runs *sr = j->sr;
     const int n = plan_scenario_count(&s->p);
     int rc = 0;
     for (int k = 1; k < n && !rc; k++) {
         run_result *r = &sr->rs[k];
-        if ((rc = par_gather_scenario(job, f, k, s->p.per_spot_threshold, r, err)))
+        if ((rc = par_gather_scenario(job, f, k, r, err)))
             break; /* every rank failed alike: rank 0 could not take the rows */
         if (job->rank == 0) {
             /* The scenario's grid and cells, built again from the set-up

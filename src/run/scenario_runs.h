@@ -34,18 +34,26 @@ void scenario_runs_free(scenario_runs *sr, const plan *p);
  * (simulate_check). */
 int scenarios_check(const run_setup *s, par_field *f, int dry, smx_error *err);
 
+/* Where a run's scenarios are run and go: this process in its job, the
+ * field's division over the job, the open result (NULL: none yet) and what
+ * the scenarios leave for the end. */
+typedef struct scenario_job {
+    const par_job *job;
+    par_field *f;
+    output *out;
+    scenario_runs *sr;
+} scenario_job;
+
 /* This process's share of every scenario on s's backend: in one process the
- * whole of each (total and rows), written into the open result `out` as soon
- * as it is done; in a divided MPI job (sr->rs) this rank's share, kept for
- * scenarios_write. */
-int scenarios_run(const run_setup *s, const par_job *job, par_field *f, output *out,
-                  scenario_runs *sr, smx_error *err);
+ * whole of each (total and rows), written into the open result j->out as
+ * soon as it is done; in a divided MPI job (j->sr->rs) this rank's share,
+ * kept for scenarios_write. */
+int scenarios_run(const run_setup *s, const scenario_job *j, smx_error *err);
 
 /* After the agreement, in a divided MPI job: scenario by scenario, every
  * rank's rows to rank 0, which writes it as one process does; each ends with
  * an agreement (*agreed: err came from it), so that rank 0's failure to
  * write one stops every rank before the next gather. */
-int scenarios_write(const run_setup *s, const par_job *job, par_field *f, output *out,
-                    scenario_runs *sr, smx_error *err, int *agreed);
+int scenarios_write(const run_setup *s, const scenario_job *j, smx_error *err, int *agreed);
 
 #endif

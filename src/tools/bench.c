@@ -65,6 +65,27 @@ typedef struct case_result {
     int ok;
 } case_result;
 
+/* --set overrides: n strings "key=value". */
+typedef struct set_list {
+    const char *const *v;
+    int n;
+} set_list;
+
+/* One case: a grid, the pencil beam or the dense state, its timed steps, the
+ * variant's label (NULL: the default) and its overrides. */
+typedef struct bench_case {
+    const bench_grid *bg;
+    int dense, steps;
+    const char *label;
+    set_list extra;
+} bench_case;
+
+/* The whole pencil run to the end of its range (run_pencil_to_end). */
+typedef struct pencil_result {
+    int ran, steps;
+    double loop_ms, mean_ms;
+} pencil_result;
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -73,9 +94,11 @@ static int cmp_double(const void *a, const void *b)
 
 /* The set-up of one case (run/run_setup.h): the bench plan on grid bg,
  * then the extra --set overrides; with media and backend as the options say. */
-static int load_case(run_setup *s, const bench_grid *bg, const char *const *extra, int n_extra,
-                     int media, int backend, smx_error *err)
+static int load_case(run_setup *s, const bench_grid *bg, set_list extra, int media, int backend,
+                     smx_error *err)
 {
+    const char *const *more = extra.v;
+    const int n_extra = extra.n;
     char sz[4][64];
     snprintf(sz[0], 64, "grid.energy.n_bins=%d", bg->ne);
     snprintf(sz[1], 64, "grid.angle.n_bins=%d", bg->nth);
@@ -84,7 +107,7 @@ static int load_case(run_setup *s, const bench_grid *bg, const char *const *extr
     const char *sets[32] = { sz[0], sz[1], sz[2], sz[3] };
     int n = 4;
     for (int i = 0; i < n_extra && n < 32; i++)
-        sets[n++] = extra[i];
+        sets[n++] = more[i];
     /* The benchmark's grid is fixed (32 or 64 directions, the beam between
      * two of them): timing, not the user's plan to warn about. */
     plan_warn_grid = 0;
@@ -116,10 +139,12 @@ static void fill_dense(float *psi, const grid *g, double *w, double *e)
     *e = En;
 }
 
-static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int steps,
-                    const char *label, const char *const *extra, int n_extra, case_result *cr,
-                    smx_error *err)
+static int run_case(const backend_ops *be, const bench_case *k, case_result *cr, smx_error *err)
 {
+    const bench_grid *bg = k->bg;
+    const int dense = k->dense, steps = k->steps, n_extra = k->extra.n;
+    const char *label = k->label;
+    const char *const *extra = k->extra.v;
     const backend_bench_ops *bo = backend_bench_of(be);
     run_setup s = { 0 };
     sim_tables st = { 0 };
@@ -139,7 +164,7 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
     for (int i = 0; i < n_extra; i++)
         sets[n++] = extra[i];
     /* --set geometry.* benchmarks the step through a medium map. */
-    int rc = load_case(&s, bg, sets, n, 1, 0, err);
+    int rc = load_case(&s, bg, (set_list){ sets, n }, 1, 0, err);
     if (rc)
         goto done;
     const grid *g = &s.g;
@@ -155,13 +180,14 @@ static int run_case(const backend_ops *be, const bench_grid *bg, int dense, int 
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for the %s grid", bg->name);
         goto done;
     }
-    double w0, e0;
+    source_buf sb = { psi0, NULL, 0.0, 0.0 };
     if (dense)
-        fill_dense(psi0, g, &w0, &e0);
-    else if ((rc = source_fill(psi0, &s.p, g, NULL, &w0, &e0, err)))
+        fill_dense(psi0, g, &sb.weight, &sb.energy_MeV);
+    else if ((rc = source_fill(&sb, &s.p, g, err)))
         goto done;
     double before = 0, after = 0, bytes = 0;
-    if ((rc = be->setup(&ctx, &st, err)) || (rc = be->upload(ctx, psi0, NULL, w0, e0, err)))
+    if ((rc = be->setup(&ctx, &st, err)) ||
+        (rc = be->upload(ctx, psi0, NULL, sb.weight, sb.energy_MeV, err)))
         goto done;
     free(psi0);
     psi0 = NULL;
@@ -212,27 +238,27 @@ done:
 }
 
 /* The whole pencil run, steps: auto, on the Production grid: the user's view. */
-static int run_pencil_to_end(const backend_ops *be, double *total_ms, int *n_steps, double *r_mean,
-                             smx_error *err)
+static int run_pencil_to_end(const backend_ops *be, pencil_result *pr, smx_error *err)
 {
     run_setup s = { 0 };
     run_result r;
     run_result_init(&r);
     const char *sets[] = { "backend.early_exit=fixed" };
-    int rc = load_case(&s, &GRIDS[1], sets, 1, 0, 0, err);
+    int rc = load_case(&s, &GRIDS[1], (set_list){ sets, 1 }, 0, 0, err);
     if (!rc) {
         int q = smx_quiet;
         smx_quiet = 1;
-        rc = simulate(&s.p, &s.g, &s.t, be, NULL, &r, err);
+        rc = simulate(&(sim_input){ &s.p, &s.g, &s.t, NULL }, be, NULL, &r, err);
         smx_quiet = q;
     }
     if (!rc) {
-        *total_ms = 0;
+        pr->ran = 1;
+        pr->loop_ms = 0;
         for (int i = 0; i < r.n_phases; i++)
             if (strcmp(r.phase_name[i], "steps") == 0)
-                *total_ms = r.phase_s[i] * 1e3;
-        *n_steps = r.n_steps;
-        *r_mean = *total_ms / (r.n_steps ? r.n_steps : 1);
+                pr->loop_ms = r.phase_s[i] * 1e3;
+        pr->steps = r.n_steps;
+        pr->mean_ms = pr->loop_ms / (r.n_steps ? r.n_steps : 1);
     } else {
         plan_word_error(&s.p, err);
     }
@@ -291,11 +317,21 @@ static cJSON *json_case(const case_result *c)
     return o;
 }
 
+/* What the benchmark found: on which device and backend, its cases and the
+ * whole pencil run. */
+typedef struct bench_report {
+    const char *device, *backend;
+    const case_result *res;
+    int nres;
+    pencil_result pencil;
+} bench_report;
+
 /* The whole benchmark as one JSON document, written to path. */
-static int write_json(const char *path, const char *device, const char *backend,
-                      const case_result *res, int nres, int pencil_run, int nsteps, double total,
-                      double mean, smx_error *err)
+static int write_json(const char *path, const bench_report *b, smx_error *err)
 {
+    const char *device = b->device, *backend = b->backend;
+    const case_result *res = b->res;
+    const int nres = b->nres;
     cJSON *root = cJSON_CreateObject(), *cases = cJSON_CreateArray();
     int ok = root && cases;
     if (ok) {
@@ -311,11 +347,11 @@ static int write_json(const char *path, const char *device, const char *backend,
     } else {
         cJSON_Delete(cases);
     }
-    if (ok && pencil_run) {
+    if (ok && b->pencil.ran) {
         cJSON *pr = cJSON_AddObjectToObject(root, "pencil_run");
-        ok = pr && cJSON_AddNumberToObject(pr, "steps", nsteps) &&
-             cJSON_AddNumberToObject(pr, "loop_ms", total) &&
-             cJSON_AddNumberToObject(pr, "mean_step_ms", mean);
+        ok = pr && cJSON_AddNumberToObject(pr, "steps", b->pencil.steps) &&
+             cJSON_AddNumberToObject(pr, "loop_ms", b->pencil.loop_ms) &&
+             cJSON_AddNumberToObject(pr, "mean_step_ms", b->pencil.mean_ms);
     } else if (ok) {
         ok = cJSON_AddNullToObject(root, "pencil_run") != NULL;
     }
@@ -345,7 +381,7 @@ static int choose_bench_backend(const bench_options *o, const backend_ops **be, 
     for (int i = 0; i < o->n_sets && n < 64; i++)
         if (strncmp(o->sets[i], "geometry.", 9) != 0)
             sets[n++] = o->sets[i];
-    int rc = load_case(&s, &GRIDS[0], sets, n, 0, 1, err);
+    int rc = load_case(&s, &GRIDS[0], (set_list){ sets, n }, 0, 1, err);
     if (!rc) {
         *be = s.be;
         snprintf(name, name_size, "%s", *be == &backend_cpu ? "CPU" : s.gi.name);
@@ -375,7 +411,8 @@ int bench_main(const bench_options *o, smx_error *err)
             continue;
         for (int dense = 0; dense < 2; dense++) {
             case_result *c = &res[nres];
-            if ((rc = run_case(be, &GRIDS[gi], dense, o->steps, NULL, o->sets, o->n_sets, c, err)))
+            const bench_case k = { &GRIDS[gi], dense, o->steps, NULL, { o->sets, o->n_sets } };
+            if ((rc = run_case(be, &k, c, err)))
                 goto done;
             print_row(c);
             nres++;
@@ -420,8 +457,10 @@ int bench_main(const bench_options *o, smx_error *err)
             case_result *c = &res[nres];
             for (int dense = 1; dense >= 0; dense--) {
                 c = &res[nres];
-                if ((rc = run_case(be, &GRIDS[1], dense, o->steps, V[v].label, V[v].sets, V[v].n, c,
-                                   err)))
+                const bench_case k = {
+                    &GRIDS[1], dense, o->steps, V[v].label, { V[v].sets, V[v].n }
+                };
+                if ((rc = run_case(be, &k, c, err)))
                     goto done;
                 print_row(c);
                 nres++;
@@ -429,19 +468,17 @@ int bench_main(const bench_options *o, smx_error *err)
         }
     }
     /* The whole pencil run is a Production-grid measurement: with that grid only. */
-    double total = 0, mean = 0;
-    int nsteps = 0;
-    const int pencil_run = (o->grids & 2) != 0;
-    if (pencil_run) {
-        if ((rc = run_pencil_to_end(be, &total, &nsteps, &mean, err)))
+    pencil_result pr = { 0 };
+    if (o->grids & 2) {
+        if ((rc = run_pencil_to_end(be, &pr, err)))
             goto done;
         printf("pencil run to the end of its range (production grid, 70 MeV): %d steps, %.2f ms in "
                "the step loop, %.4f ms/step\n",
-               nsteps, total, mean);
+               pr.steps, pr.loop_ms, pr.mean_ms);
     }
     if (o->json) {
-        if ((rc = write_json(o->json, device_name, be->name, res, nres, pencil_run, nsteps, total,
-                             mean, err)))
+        const bench_report b = { device_name, be->name, res, nres, pr };
+        if ((rc = write_json(o->json, &b, err)))
             goto done;
         printf("wrote %s\n", o->json);
     }

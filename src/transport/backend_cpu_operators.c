@@ -176,19 +176,30 @@ static inline void tally_table(step_tally *pt, const energy_lut *el, int ie, dou
     }
 }
 
-/* The moments scheme's deposit of source bin ie along a run of medium m, n
- * cells from w (weights), me and qe (the energy's stored moments): each
- * cell deposits the mean table's loss at its particles' mean energy, to first
- * order in their offset e (moments.h): D = fma(dep, w, D), then
- * fma(slope, w e, D). Its weight moves by the tables its strip's parts take
- * (in a medium other than the reference); what their loss differs from the
- * deposit by is tallied (CH_MEDIUM_ROUNDING), so the balance, counted at the
- * bins' centres, closes. */
-static void cpu_deposit_moments(const cpu_ctx *c, step_tally *pt, double *D, const float *w,
-                                const float *me, const float *qe, int m, int ie, int64_t n)
+/* A run of one medium m along row z of direction j: cells x0 .. x1. */
+typedef struct cell_run {
+    int j, z, x0, x1, m;
+} cell_run;
+
+/* The moments scheme's deposit of source bin ie along run u, from its
+ * cells' weights (w) and the energy's stored moments (me, qe), into D (the
+ * run's cells of the direction's deposit row): each cell deposits the mean
+ * table's loss at its particles' mean energy, to first order in their
+ * offset e (moments.h): D = fma(dep, w, D), then fma(slope, w e, D). Its
+ * weight moves by the tables its strip's parts take (in a medium other than
+ * the reference); what their loss differs from the deposit by is tallied
+ * (CH_MEDIUM_ROUNDING), so the balance, counted at the bins' centres,
+ * closes. */
+static void cpu_deposit_moments(const cpu_ctx *c, step_tally *pt, double *D, const cell_run *u,
+                                int ie)
 {
     const sim_tables *s = c->s;
     const grid *g = c->g;
+    const int m = u->m;
+    const int64_t n = u->x1 - u->x0 + 1;
+    const float *w = plane(c, c->cur, ie, u->j) + (int64_t)u->z * g->nx + u->x0;
+    const int64_t o = w - c->cur;
+    const float *me = comp(c, c->cur, 4) + o, *qe = comp(c, c->cur, 5) + o;
     const energy_lut *mean = sim_energy_lut(s, m);
     const energy_dither_lut *d = m ? sim_dither(s, m) : NULL;
     const double dep = mean->deposit_MeV[ie], Ei = g->E.centres[ie];
@@ -215,18 +226,19 @@ static void cpu_deposit_moments(const cpu_ctx *c, step_tally *pt, double *D, con
     }
 }
 
-/* The moments scheme's A_E for target bin t along a run of medium m != 0
- * (cells x0 .. x1 of direction j, row z), in place: every (source, table)
- * pair that can reach t, sources ascending, takes the part of the source
- * cell's energy strip that the table's side holds (moments.h,
+/* The moments scheme's A_E for target bin t along run u (its medium m != 0),
+ * in place: every (source, table) pair that can reach t, sources ascending,
+ * takes the part of the source cell's energy strip that the table's side
+ * holds (moments.h,
  * smx_emom_split): its weight and position moments (the share of each,
  * rounded once) and its energy moments from its new centre, each times the
  * pair's coefficient. The first term rounded once, every further one an fma
  * (the order of the reference's gather). All components of a target are
  * summed before any is written: a source may be the target itself. */
-static void cpu_energy_moments_run(const cpu_ctx *c, int j, int z, int t, int x0, int x1, int m)
+static void cpu_energy_moments_run(const cpu_ctx *c, const cell_run *u, int t)
 {
     const grid *g = c->g;
+    const int j = u->j, z = u->z, x0 = u->x0, x1 = u->x1, m = u->m;
     const energy_dither_lut *dl = sim_dither(c->s, m);
     const int64_t zo = (int64_t)z * g->nx, cells = g->cells;
     float *cw = c->cur;
@@ -304,8 +316,8 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                 const double dep = mean->deposit_MeV[ie];
                 if (c->moments) {
                     const int64_t o = row - c->cur + x0;
-                    cpu_deposit_moments(c, pt, D + x0, row + x0, comp(c, c->cur, 4) + o,
-                                        comp(c, c->cur, 5) + o, c->run_m[r], ie, x1 - x0 + 1);
+                    const cell_run run = { j, z, x0, x1, c->run_m[r] };
+                    cpu_deposit_moments(c, pt, D + x0, &run, ie);
                     rows_fma_f64_sum(Dz + x0, comp(c, c->cur, 1) + o, dep, x1 - x0 + 1);
                     rows_fma_f64_sum(Dx + x0, comp(c, c->cur, 2) + o, dep, x1 - x0 + 1);
                     rows_fma_f64_sum(Dq + x0, comp(c, c->cur, 3) + o, dep, x1 - x0 + 1);
@@ -379,7 +391,7 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                     int x0, x1, m = c->run_m[r];
                     if (c->moments && m) {
                         if (k == 0 && run_clip(c, r, reg.x0, reg.x1, &x0, &x1))
-                            cpu_energy_moments_run(c, j, z, ie, x0, x1, m);
+                            cpu_energy_moments_run(c, &(cell_run){ j, z, x0, x1, m }, ie);
                         continue;
                     }
                     const box rg = gather ? reg : oldb;

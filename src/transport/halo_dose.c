@@ -73,6 +73,13 @@ static void axis_weights(int64_t n, int f, int64_t nb, int off, int64_t *blk, do
     free(sum);
 }
 
+/* A transform of h's [Z][X] values on h's threads and scratch. */
+static void halo_fft(const halo_dose *h, double *re, double *im, int inverse)
+{
+    const fft_2d_plan pl = { h->Z, h->X, h->scratch, h->threads };
+    fft_2d(&pl, re, im, inverse);
+}
+
 int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
                    const medium_map *mm, smx_error *err)
 {
@@ -150,7 +157,7 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
                 const double v = k[b].K[(int64_t)r * k[b].nkx + c];
                 kr[((iz % h->Z + h->Z) % h->Z) * h->X + (ix % h->X + h->X) % h->X] = v;
             }
-        fft_2d(kr, ki, h->Z, h->X, 0, h->scratch, h->threads);
+        halo_fft(h, kr, ki, 0);
         halo_kernel_free(&k[b]);
     }
     axis_weights(g->nz, h->fz, h->cz, 0, h->bz, h->wz);
@@ -188,7 +195,7 @@ void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released
         rel += sum;
         if (sum == 0.0)
             continue;
-        fft_2d(h->re, h->im, h->Z, h->X, 0, h->scratch, h->threads);
+        halo_fft(h, h->re, h->im, 0);
         const double *kr = h->kre + n * b, *ki = h->kim + n * b;
         for (size_t i = 0; i < n; i++) {
             h->acc_re[i] += h->re[i] * kr[i] - h->im[i] * ki[i];
@@ -199,7 +206,7 @@ void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released
         *released = rel;
     if (rel == 0.0)
         return;
-    fft_2d(h->acc_re, h->acc_im, h->Z, h->X, 1, h->scratch, h->threads);
+    halo_fft(h, h->acc_re, h->acc_im, 1);
     /* The blocks' energy (the FFT's 1 / n); what the transforms' rounding
      * leaves where the kernel put nothing (below 1e-13 of the largest block)
      * is zero. */

@@ -153,17 +153,16 @@ static int spot_order(spot_runs *R, smx_error *err)
     const grid *g = R->g;
     int rc = 0;
     for (int i = 0; i < J->n && !rc; i++) {
-        double wk = 0.0, ek = 0.0;
-        if ((rc =
-                 source_fill_spot(J->host, R->p, &R->g0, J->first + i, J->occupied, &wk, &ek, err)))
+        source_buf sb = { J->host, J->occupied, 0.0, 0.0 };
+        if ((rc = source_fill_spot(&sb, R->p, &R->g0, J->first + i, err)))
             break;
-        R->order[i] = (spot_key){ J->first + i, 0, wk };
+        R->order[i] = (spot_key){ J->first + i, 0, sb.weight };
         for (int64_t ie = 0; ie < g->ne; ie++)
             if (J->occupied[ie].z0 <= J->occupied[ie].z1 &&
                 J->occupied[ie].x0 <= J->occupied[ie].x1)
                 R->order[i].top = (int)ie;
         source_clear(J->host, &R->g0, J->occupied);
-        if (!(wk > 0.0))
+        if (!(sb.weight > 0.0))
             rc = source_spot_fail(err, J->first + i, "weight",
                                   "this spot puts no weight on the grid");
     }
@@ -360,14 +359,14 @@ static int batch_upload(spot_runs *R, int b0, int nb, smx_error *err)
     window_reset(&sp->win);
     for (int k = 0; k < nb && !rc; k++) {
         const int spot = R->order[b0 + k].spot;
-        double wk = 0.0, ek = 0.0;
+        source_buf sb = { J->host, J->occupied, 0.0, 0.0 };
         window_place_slot(&sp->win, k, R->spans[spot]);
-        if ((rc = source_fill_spot(J->host, R->p, &R->g0, spot, J->occupied, &wk, &ek, err)))
+        if ((rc = source_fill_spot(&sb, R->p, &R->g0, spot, err)))
             break;
-        window_source(&sp->win, k, k == 0, J->host, J->occupied, sp->wpsi, sp->wocc);
+        window_source(&sp->win, k, k == 0, &sb, sp->wpsi, sp->wocc);
         source_clear(J->host, &R->g0, J->occupied);
-        w0 += wk;
-        e0 += ek;
+        w0 += sb.weight;
+        e0 += sb.energy_MeV;
     }
     if (!rc)
         rc = sp->be->upload(sp->ctx, sp->wpsi, sp->wocc, w0, e0, err);
@@ -403,8 +402,8 @@ static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
             dose[c] /= key.w0;
     R->rows[row].threshold = R->p->per_spot_threshold;
     R->rows[row].to_reference = R->to_ref;
-    const spot_box box = { g->nx, 0, z1, x0, x1 };
-    if (spot_dose_append_box(&R->rows[row], 1, dose, box, key.w0))
+    const spot_row_src src = { dose, { g->nx, 0, z1, x0, x1 }, key.w0 };
+    if (spot_dose_append_box(&R->rows[row], 1, &src))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d",
                         key.spot + 1);
     if (!R->with_let)
@@ -412,7 +411,7 @@ static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
     /* The LET is a ratio of planes: any normalisation. */
     spectral_let(J->smaps, dose, R->let_d, NULL);
     R->lrows[row].to_reference = R->to_ref;
-    if (spot_dose_append_like(&R->lrows[row], 1, &R->rows[row], 0, dose, R->let_d, box, key.w0))
+    if (spot_dose_append_like(&R->lrows[row], 1, &R->rows[row], 0, &src, R->let_d))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the LET of spot %d",
                         key.spot + 1);
     return 0;
@@ -451,7 +450,7 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
         return rc;
     double tb = stepper_now_s();
     R->t_upload += tb - ta;
-    rc = stepper_run(&R->sp, &R->one, NULL, 0, NULL, NULL, err);
+    rc = stepper_run(&R->sp, &R->one, NULL, 0, err);
     double tc = stepper_now_s();
     R->t_steps += tc - tb;
     *again = 0;

@@ -116,12 +116,19 @@ typedef struct spot_box {
     int64_t nx;
     int z0, z1, x0, x1;
 } spot_box;
+/* What a row is read from: a spot's dose map per unit weight ([..][box.nx]),
+ * the box of it the row takes, and the spot's weight. */
+typedef struct spot_row_src {
+    const double *dose;
+    spot_box box;
+    double weight;
+} spot_row_src;
 /* A row on the cells of row `row` of `like` (whose indices ascend), valued
- * dose[i] * factor[i]; the rest of box b is dropped. */
+ * src->dose[i] * factor[i]; the rest of src's box is dropped. */
 int spot_dose_append_like(spot_dose *sd, int n_spots, const spot_dose *like, int row,
-                          const double *dose, const double *factor, spot_box b, double weight);
-/* The same where dose is zero outside box b: only its cells are read. */
-int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, spot_box b, double weight);
+                          const spot_row_src *src, const double *factor);
+/* A row of src's dose where it is zero outside src's box: only its cells are read. */
+int spot_dose_append_box(spot_dose *sd, int n_spots, const spot_row_src *src);
 /* Appends the one row of `one` (a spot_dose of one spot) as sd's next row. */
 int spot_dose_take_row(spot_dose *sd, int n_spots, const spot_dose *one);
 void spot_dose_free(spot_dose *sd);

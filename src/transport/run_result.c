@@ -186,8 +186,11 @@ void spot_dose_free(spot_dose *sd)
     sd->to_reference = keep; /* not owned: the caller's setting stays */
 }
 
-int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, spot_box b, double weight)
+int spot_dose_append_box(spot_dose *sd, int n_spots, const spot_row_src *src)
 {
+    const double *dose = src->dose;
+    const double weight = src->weight;
+    const spot_box b = src->box;
     const int64_t nx = b.nx;
     const int z0 = b.z0, z1 = b.z1, x0 = b.x0, x1 = b.x1;
     double peak = 0.0;
@@ -220,8 +223,11 @@ int spot_dose_append_box(spot_dose *sd, int n_spots, const double *dose, spot_bo
 }
 
 int spot_dose_append_like(spot_dose *sd, int n_spots, const spot_dose *like, int row,
-                          const double *dose, const double *factor, spot_box b, double weight)
+                          const spot_row_src *src, const double *factor)
 {
+    const double *dose = src->dose;
+    const double weight = src->weight;
+    const spot_box b = src->box;
     const int64_t nx = b.nx;
     const int z0 = b.z0, z1 = b.z1, x0 = b.x0, x1 = b.x1;
     const int64_t k0 = like->indptr[row], k1 = like->indptr[row + 1];
@@ -250,6 +256,6 @@ int spot_dose_append_like(spot_dose *sd, int n_spots, const spot_dose *like, int
 
 int spot_dose_append(spot_dose *sd, int n_spots, const double *dose, int64_t cells, double weight)
 {
-    return spot_dose_append_box(sd, n_spots, dose, (spot_box){ cells, 0, 0, 0, (int)cells - 1 },
-                                weight);
+    const spot_row_src src = { dose, { cells, 0, 0, 0, (int)cells - 1 }, weight };
+    return spot_dose_append_box(sd, n_spots, &src);
 }

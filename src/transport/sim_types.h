@@ -31,6 +31,15 @@ typedef struct sim_media {
     const tables *water; /* output.dose_to_water: water's table (NULL: none loaded) */
 } sim_media;
 
+/* What a run transports: the plan, its grid, the tables of the plan's
+ * material and the media (NULL: the plan's material everywhere). */
+typedef struct sim_input {
+    const plan *p;
+    const grid *g;
+    const tables *t;
+    const sim_media *media;
+} sim_input;
+
 /* The share of a run one process computes when an MPI job divides a field
  * (src/parallel/, docs/mpi.md): whether it runs the whole field (total dose,
  * snapshots, the step log), and which per-spot rows (output.per_spot_dose) it

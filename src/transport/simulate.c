@@ -80,23 +80,18 @@ static int download_dose(stepper *sp, double *wdose, double *dose, smx_error *er
     return rc;
 }
 
-int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be,
-             const snapshot_sink *out, run_result *r, smx_error *err)
+int simulate(const sim_input *in, const backend_ops *be, const snapshot_sink *out, run_result *r,
+             smx_error *err)
 {
-    return simulate_media(p, g, t, NULL, be, out, r, err);
+    return simulate_part(in, be, out, NULL, r, err);
 }
 
-int simulate_media(const plan *p, const grid *g, const tables *t, const sim_media *media,
-                   const backend_ops *be, const snapshot_sink *out, run_result *r, smx_error *err)
+int simulate_check(const sim_input *in, smx_error *err)
 {
-    return simulate_part(p, g, t, media, be, out, NULL, r, err);
-}
-
-int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media,
-                   smx_error *err)
-{
+    const plan *p = in->p;
+    const grid *g = in->g;
     sim_tables st;
-    int rc = simulate_tables_build(&st, p, g, t, media, err);
+    int rc = simulate_tables_build(&st, p, g, in->t, in->media, err);
     if (rc)
         return rc;
     sim_tables_free(&st);
@@ -267,13 +262,16 @@ static int upload_total(sim_run *R, window_span span, run_result *r, smx_error *
     stepper *sp = &R->sp;
     const grid gs = source_layout(sp);
     double *w0 = &r->initial_weight, *e0 = &r->initial_energy_MeV;
-    int rc = source_fill_spot(R->host, sp->p, &gs, -1, R->occupied, w0, e0, err);
+    source_buf sb = { R->host, R->occupied, 0.0, 0.0 };
+    int rc = source_fill_spot(&sb, sp->p, &gs, -1, err);
+    *w0 = sb.weight;
+    *e0 = sb.energy_MeV;
     if (rc)
         return rc;
     window_place(&sp->win, span);
     if (stepper_holds_grid(sp))
         return sp->be->upload(sp->ctx, R->host, R->occupied, *w0, *e0, err);
-    window_source(&sp->win, 0, 1, R->host, R->occupied, sp->wpsi, sp->wocc);
+    window_source(&sp->win, 0, 1, &sb, sp->wpsi, sp->wocc);
     rc = sp->be->upload(sp->ctx, sp->wpsi, sp->wocc, *w0, *e0, err);
     source_clear(sp->wpsi, &sp->win.wg, sp->wocc);
     return rc;
@@ -282,15 +280,14 @@ static int upload_total(sim_run *R, window_span span, run_result *r, smx_error *
 /* The snapshots after the steps (rc 0): one taken at the step that ended
  * the run is the final state, written once, not again as the final
  * snapshot. */
-static int final_snapshots(sim_run *R, const snapshot_sink *out, pending_snapshot *ps,
-                           run_result *r, double *write_s, smx_error *err)
+static int final_snapshots(sim_run *R, snapshot_out *so, run_result *r, smx_error *err)
 {
     const backend_ops *be = R->sp.be;
-    const int final_taken = ps->active && ps->step == r->n_steps;
-    int rc = stepper_snapshot_flush(be, R->sp.ctx, out, R->g, ps, r->n_steps, 1, write_s, err);
+    const int final_taken = so->pending.active && so->pending.step == r->n_steps;
+    int rc = stepper_snapshot_flush(&R->sp, so, r->n_steps, 1, err);
     if (!rc && R->p->snapshot_final && !final_taken && !(rc = be->snapshot_begin(R->sp.ctx, err))) {
-        *ps = (pending_snapshot){ 1, r->n_steps };
-        rc = stepper_snapshot_flush(be, R->sp.ctx, out, R->g, ps, r->n_steps, 1, write_s, err);
+        so->pending = (pending_snapshot){ 1, r->n_steps };
+        rc = stepper_snapshot_flush(&R->sp, so, r->n_steps, 1, err);
     }
     return rc;
 }
@@ -350,9 +347,10 @@ static int run_total(sim_run *R, const snapshot_sink *out, window_span span, dou
     const grid gs = source_layout(sp);
     source_clear(R->host, &gs, R->occupied);
 
-    pending_snapshot ps = { 0 };
-    double loop0 = stepper_now_s(), loop_write_s = 0.0;
-    rc = stepper_run(sp, r, out, 1, &ps, &loop_write_s, err);
+    snapshot_out so = { out, { 0 }, 0.0 };
+    double loop0 = stepper_now_s();
+    rc = stepper_run(sp, r, &so, 1, err);
+    const double loop_write_s = so.write_s;
     r->window_nz = sp->win.shape.nz;
     r->window_nx = sp->win.shape.nx;
     r->window_moves = sp->win.shifts;
@@ -362,8 +360,11 @@ static int run_total(sim_run *R, const snapshot_sink *out, window_span span, dou
     const int interrupted = rc == SMX_EXIT_INTERRUPTED;
     if (rc && !interrupted)
         return rc;
-    if (!interrupted && out)
-        rc = final_snapshots(R, out, &ps, r, &write_s, err);
+    if (!interrupted && out) {
+        so.write_s = 0.0;
+        rc = final_snapshots(R, &so, r, err);
+        write_s += so.write_s;
+    }
     if (write_s > 0.0)
         run_result_phase(r, "snapshots", write_s);
     if (rc && !interrupted)
@@ -394,10 +395,13 @@ static int run_spots(sim_run *R, const sim_part *part, run_result *r, smx_error 
     return rc;
 }
 
-int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
-                  const backend_ops *be, const snapshot_sink *out, const sim_part *part,
-                  run_result *r, smx_error *err)
+int simulate_part(const sim_input *in, const backend_ops *be, const snapshot_sink *out,
+                  const sim_part *part, run_result *r, smx_error *err)
 {
+    const plan *p = in->p;
+    const grid *g = in->g;
+    const tables *t = in->t;
+    const sim_media *media = in->media;
     const sim_part whole = { 1, 0, p->per_spot_dose ? plan_spot_count(p) : 0 };
     if (!part)
         part = &whole;

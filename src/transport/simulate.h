@@ -6,28 +6,22 @@
 #include "transport/backend.h"
 #include "transport/sim_types.h"
 
-/* Runs the plan on backend `be`. `snaps` may be NULL (no snapshots taken).
+/* Runs the plan on backend `be` through the media of `in` (in->media NULL:
+ * the plan's material everywhere). `snaps` may be NULL (no snapshots taken).
  * On success r holds the per-step balances and the normalised dose. */
-int simulate(const plan *p, const grid *g, const tables *t, const backend_ops *be,
-             const snapshot_sink *snaps, run_result *r, smx_error *err);
+int simulate(const sim_input *in, const backend_ops *be, const snapshot_sink *snaps, run_result *r,
+             smx_error *err);
 
-/* simulate() through the media of `media` (NULL: the plan's material everywhere). */
-int simulate_media(const plan *p, const grid *g, const tables *t, const sim_media *media,
-                   const backend_ops *be, const snapshot_sink *snaps, run_result *r,
-                   smx_error *err);
-
-/* simulate_media() of one share; part NULL: the whole run (total and every
+/* simulate() of one share; part NULL: the whole run (total and every
  * spot). Without the total, r holds the per-spot rows, their steps'
  * conservation figures and the backend's description. */
-int simulate_part(const plan *p, const grid *g, const tables *t, const sim_media *media,
-                  const backend_ops *be, const snapshot_sink *snaps, const sim_part *part,
-                  run_result *r, smx_error *err);
+int simulate_part(const sim_input *in, const backend_ops *be, const snapshot_sink *snaps,
+                  const sim_part *part, run_result *r, smx_error *err);
 
 /* What simulate_part builds before its first step and can refuse: the
  * lookup tables (with media) and every spot's source profile, built and
  * freed, with the errors the run would give (the dry run's check). */
-int simulate_check(const plan *p, const grid *g, const tables *t, const sim_media *media,
-                   smx_error *err);
+int simulate_check(const sim_input *in, smx_error *err);
 
 /* Steps needed for the slowest particle to stop (for ETA and sizing). */
 int simulate_expected_steps(const plan *p, const grid *g, const tables *t);

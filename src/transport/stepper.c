@@ -47,21 +47,21 @@ int stepper_snapshot_write(const snapshot_sink *out, const grid *g, int step, co
 }
 
 /* Waits for the pending snapshot's copy and writes it; the time both take is
- * added to *write_s (the "snapshots" phase, kept out of the step time). */
-int stepper_snapshot_flush(const backend_ops *be, void *ctx, const snapshot_sink *out,
-                           const grid *g, pending_snapshot *ps, int last_step, int announce,
-                           double *write_s, smx_error *err)
+ * added to so->write_s (the "snapshots" phase, kept out of the step time). */
+int stepper_snapshot_flush(const stepper *sp, snapshot_out *so, int last_step, int announce,
+                           smx_error *err)
 {
+    pending_snapshot *ps = &so->pending;
     if (!ps->active)
         return 0;
     double t0 = stepper_now_s();
     ps->active = 0;
     const float *psi;
-    int rc = be->snapshot_wait(ctx, &psi, err);
+    int rc = sp->be->snapshot_wait(sp->ctx, &psi, err);
     /* Asked for beyond the step that ended an auto run: that state never existed. */
     if (!rc && ps->step <= last_step)
-        rc = stepper_snapshot_write(out, g, ps->step, psi, announce, err);
-    *write_s += stepper_now_s() - t0;
+        rc = stepper_snapshot_write(so->sink, sp->g, ps->step, psi, announce, err);
+    so->write_s += stepper_now_s() - t0;
     return rc;
 }
 
@@ -114,13 +114,22 @@ void stepper_free(stepper *sp)
     window_free(&sp->win);
 }
 
-/* Records the n steps collected into sp->recs in r (balances, conservation);
+/* One collect of the step loop: the records it brought into sp->recs, the
+ * time per step they took (ms) and when they arrived (now, stepper_now_s). */
+typedef struct collected {
+    int n;
+    double ms, now;
+} collected;
+
+/* Records the steps collected into sp->recs in r (balances, conservation);
  * *finished when one of them ended the run. sl: the step log, or NULL. */
-static int take_records(const stepper *sp, run_result *r, int n, double ms, step_log *sl,
-                        double now, int *finished, smx_error *err)
+static int take_records(const stepper *sp, run_result *r, const collected *c, step_log *sl,
+                        int *finished, smx_error *err)
 {
     const plan *p = sp->p;
     const grid *g = sp->g;
+    const int n = c->n;
+    const double ms = c->ms, now = c->now;
     int limit = p->steps > 0 ? p->steps : p->max_steps;
     for (int k = 0; k < n && !*finished; k++) {
         step_record *sr = &sp->recs[k];
@@ -150,22 +159,23 @@ static int take_records(const stepper *sp, run_result *r, int n, double ms, step
 }
 
 /* Steps the uploaded source to the end of the run: records every step in r
- * (balances, conservation), hands the snapshots the plan asks for to out
+ * (balances, conservation), hands the snapshots the plan asks for to so
  * (NULL: none), and prints the step log when log is set. The time spent
- * writing snapshots is added to *write_s (may be NULL without out) and kept
- * out of the step times and the log's rate. */
-int stepper_run(const stepper *sp, run_result *r, const snapshot_sink *out, int log,
-                pending_snapshot *ps, double *write_s, smx_error *err)
+ * writing snapshots is added to so->write_s and kept out of the step times
+ * and the log's rate. */
+int stepper_run(const stepper *sp, run_result *r, snapshot_out *so, int log, smx_error *err)
 {
     const plan *p = sp->p;
-    const grid *g = sp->g;
     const backend_ops *be = sp->be;
     void *ctx = sp->ctx;
     int rc = 0;
     int every_log = p->log_every > 0 ? p->log_every : (sp->expected >= 20 ? sp->expected / 20 : 1);
-    double no_writes = 0.0;
-    if (!write_s)
-        write_s = &no_writes;
+    snapshot_out none = { 0 };
+    if (!so)
+        so = &none;
+    const snapshot_sink *out = so->sink;
+    pending_snapshot *ps = &so->pending;
+    double *write_s = &so->write_s;
     double loop0 = stepper_now_s(), last_collect = loop0, write_at_collect = *write_s;
     step_log sl;
     if (log)
@@ -187,7 +197,7 @@ int stepper_run(const stepper *sp, run_result *r, const snapshot_sink *out, int 
         if (out && stepper_wants_snapshot(p, enqueued) &&
             !(enqueued == limit && p->snapshot_final)) {
             double before = *write_s;
-            rc = stepper_snapshot_flush(be, ctx, out, g, ps, INT32_MAX, 0, write_s, err);
+            rc = stepper_snapshot_flush(sp, so, INT32_MAX, 0, err);
             if (log)
                 step_log_wrote(&sl, *write_s - before);
             if (rc || (rc = be->snapshot_begin(ctx, err)))
@@ -202,7 +212,7 @@ int stepper_run(const stepper *sp, run_result *r, const snapshot_sink *out, int 
          * collected is left for after the loop. */
         if (out && ps->active && ps->step <= r->n_steps) {
             double before = *write_s;
-            rc = stepper_snapshot_flush(be, ctx, out, g, ps, INT32_MAX, 0, write_s, err);
+            rc = stepper_snapshot_flush(sp, so, INT32_MAX, 0, err);
             if (log)
                 step_log_wrote(&sl, *write_s - before);
             if (rc)
@@ -217,7 +227,8 @@ int stepper_run(const stepper *sp, run_result *r, const snapshot_sink *out, int 
         double ms = n > 0 ? 1e3 * (now - last_collect - (*write_s - write_at_collect)) / n : 0.0;
         last_collect = now;
         write_at_collect = *write_s;
-        if ((rc = take_records(sp, r, n, ms, log ? &sl : NULL, now, &finished, err)))
+        const collected c = { n, ms, now };
+        if ((rc = take_records(sp, r, &c, log ? &sl : NULL, &finished, err)))
             return rc;
         if (!finished && n > 0 &&
             (rc = window_follow((window *)&sp->win, be, ctx, sp->recs[n - 1].front_row,

@@ -39,6 +39,16 @@ typedef struct pending_snapshot {
     int step;
 } pending_snapshot;
 
+/* Where a run's psi snapshots go and how far they have got: the sink, the
+ * snapshot copied out but not yet written, and the seconds that waiting for
+ * the copies and writing them took (the "snapshots" phase, kept out of the
+ * step times). */
+typedef struct snapshot_out {
+    const snapshot_sink *sink;
+    pending_snapshot pending;
+    double write_s;
+} snapshot_out;
+
 /* Seconds of a monotonic clock. */
 double stepper_now_s(void);
 /* The plan asks for a psi snapshot after step `step`. */
@@ -46,11 +56,10 @@ int stepper_wants_snapshot(const plan *p, int step);
 /* Hands one snapshot to the sink (announce: on a line of its own). */
 int stepper_snapshot_write(const snapshot_sink *out, const grid *g, int step, const float *psi,
                            int announce, smx_error *err);
-/* Waits for the pending snapshot's copy and writes it (up to last_step);
- * the time both take is added to *write_s. */
-int stepper_snapshot_flush(const backend_ops *be, void *ctx, const snapshot_sink *out,
-                           const grid *g, pending_snapshot *ps, int last_step, int announce,
-                           double *write_s, smx_error *err);
+/* Waits for the pending snapshot's copy from sp's backend and writes it to
+ * so's sink (up to last_step); the time both take is added to so->write_s. */
+int stepper_snapshot_flush(const stepper *sp, snapshot_out *so, int last_step, int announce,
+                           smx_error *err);
 /* sp's window is the whole grid. */
 int stepper_holds_grid(const stepper *sp);
 /* sp's window of shape ws and the tables pointing to it (a shallow copy of
@@ -61,10 +70,10 @@ int stepper_window(stepper *sp, const sim_tables *st, const window_shape *ws, in
                    smx_error *err);
 void stepper_free(stepper *sp);
 /* Steps the uploaded source to the end of the run into r (balances,
- * conservation), the snapshots to out (NULL: none), the step log when log
- * is set; snapshot writing time into *write_s (may be NULL without out). */
-int stepper_run(const stepper *sp, run_result *r, const snapshot_sink *out, int log,
-                pending_snapshot *ps, double *write_s, smx_error *err);
+ * conservation), the snapshots to so (NULL: none; the last one taken may be
+ * left pending), the step log when log is set; snapshot writing time is
+ * added to so->write_s. */
+int stepper_run(const stepper *sp, run_result *r, snapshot_out *so, int log, smx_error *err);
 /* sp's window moves as the beam goes, or need not. */
 int stepper_moves_ok(const stepper *sp);
 

@@ -317,9 +317,11 @@ static grid_box box_join_g(grid_box a, grid_box b)
                        a.x0 < b.x0 ? a.x0 : b.x0, a.x1 > b.x1 ? a.x1 : b.x1 };
 }
 
-void window_source(const window *w, int k, int first, const float *psi0, const grid_box *occupied,
-                   float *wpsi, grid_box *wocc)
+void window_source(const window *w, int k, int first, const source_buf *src, float *wpsi,
+                   grid_box *wocc)
 {
+    const float *psi0 = src->psi;
+    const grid_box *occupied = src->occupied;
     const grid *wg = &w->wg;
     const grid g0 = grid_row0(w->g);
     const int nx = w->shape.nx, xk = w->x0[k], off = k * nx;

@@ -19,6 +19,7 @@
 #include "input/plan.h"
 #include "physics/grid.h"
 #include "physics/medium.h"
+#include "physics/source.h"
 #include "physics/tables.h"
 #include "transport/backend.h"
 
@@ -120,10 +121,11 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
  * [shape.nz][width], the backend's download). */
 void window_dose(const window *w, int k, const double *win, double *dose);
 /* Slot k's source on the window (wpsi: the window's cells, zero in the
- * slot's) from psi0, the run's grid's row 0 alone (grid_row0's layout, as
- * source_fill writes it); its boxes in window coordinates are joined into
- * wocc ([ne], empty boxes on the first slot's call: first = 1). */
-void window_source(const window *w, int k, int first, const float *psi0, const grid_box *occupied,
-                   float *wpsi, grid_box *wocc);
+ * slot's) from src, filled on the run's grid's row 0 alone (grid_row0's
+ * layout, as source_fill writes it, with its boxes); its boxes in window
+ * coordinates are joined into wocc ([ne], empty boxes on the first slot's
+ * call: first = 1). */
+void window_source(const window *w, int k, int first, const source_buf *src, float *wpsi,
+                   grid_box *wocc);
 
 #endif
