@@ -44,7 +44,8 @@ static void check_lut(const char *name, const fixture *f, const energy_physics *
     int stopped = 0, spread = 0;
     double worst_E = 0.0, worst_v = 0.0;
     for (int i = 0; i < lut.ne; i++) {
-        double Ep = tables_energy_at_range(&f->t, tables_csda_range(&f->t, Ec[i]) - ds_g);
+        /* A_E's definition: the in-plane path range (physics/out_of_plane.h). */
+        double Ep = tables_energy_at_path_range(&f->t, tables_path_range(&f->t, Ec[i]) - ds_g);
         if (lut.target[i] < 0) {
             stopped++;
             CHECK(!(Ep >= f->g.E_stop));
@@ -424,8 +425,9 @@ int main(int argc, char **argv)
          * still conserve. The table is edited in memory: tables_load would
          * (rightly) refuse such a file. */
         int k = f.t.n / 2;
-        double saved = f.t.csda_g_cm2[k];
-        f.t.csda_g_cm2[k] = 0.5 * (f.t.csda_g_cm2[k - 1] + f.t.csda_g_cm2[k - 2]);
+        double *R = f.t.path_g_cm2 ? f.t.path_g_cm2 : f.t.csda_g_cm2; /* the range A_E uses */
+        double saved = R[k];
+        R[k] = 0.5 * (R[k - 1] + R[k - 2]);
         f.p.variant_energy = VAR_E_GATHER;
         sim_tables st;
         CHECK(sim_tables_build(&st, &f.p, &f.g, &f.t, &err) == 0);
@@ -434,7 +436,7 @@ int main(int argc, char **argv)
         CHECK(st.el.gather_ok == 0);
         CHECK(st.energy_gather == 0);
         sim_tables_free(&st);
-        f.t.csda_g_cm2[k] = saved;
+        R[k] = saved;
         energy_lut_free(&lut);
         free(map);
         fixture_free(&f);
