@@ -148,7 +148,7 @@ static void test_error_messages(void)
           "tests/plan_cases/step_too_long.yaml:9:12: transport.step_mm: 0.5 mm crosses more than 4 "
           "cells of grid.space.dz_mm = 0.1 mm; expected step_mm <= 0.4 mm (4 x min(dz_mm, dx_mm))" },
         { "direction_outside_window.yaml",
-          "tests/plan_cases/direction_outside_window.yaml:8:18: beam.direction_deg: 120 is "
+          "tests/plan_cases/direction_outside_window.yaml:9:18: beam.direction_deg: 120 is "
           "outside the angular window 70 to 110 deg (grid.angle.centre_deg 90 +- "
           "half_width_deg 20); expected a direction inside the window, or grid.angle.mode: "
           "full" },

@@ -52,10 +52,6 @@ typedef struct plan {
     int angle_mode; /* enum angle_mode */
     int angle_bins;
     double angle_centre_deg, angle_half_width_deg;
-    /* PLAN_ANGLE_*: what the plan left out of grid.angle, worked out from the
-     * beam once its material's table is loaded (physics/angle_grid.h); until
-     * then provisional values that pass the plan's checks. */
-    int angle_auto;
     /* grid.space */
     int nx, nz;
     double dx_mm, dz_mm;
@@ -127,6 +123,10 @@ typedef struct plan {
 
     /* Not keys: facts about where the plan came from. */
     char path[PLAN_PATH_MAX]; /* plan file as given */
+    /* PLAN_ANGLE_*: what the plan left out of grid.angle, worked out from the
+     * beam once its material's table is loaded (physics/angle_grid.h); until
+     * then provisional values that pass the plan's checks. */
+    int angle_auto;
     char dir[PLAN_PATH_MAX]; /* its directory, for relative table paths */
     char table_path[PLAN_PATH_MAX]; /* table_file resolved against dir */
     char spots_path[PLAN_PATH_MAX]; /* spots_file resolved the same way */
