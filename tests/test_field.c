@@ -37,12 +37,15 @@ static int run_spots_with(const char *const *lines, int n, const char *const *ex
     fclose(f);
     char spots[96];
     snprintf(spots, sizeof spots, "beam.spots_file=%s", path);
-    const char *sets[8] = { spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41",
-                            "grid.space.dx_mm=1" };
+    /* Fermi-Rossi and no out-of-plane detour: physics that does not depend on
+     * the plan's reference energy (its highest spot's), so that a spot alone
+     * and the same spot in the field are the same problem. */
+    const char *sets[9] = { spots, "transport.scattering_power=fermi_rossi", "grid.space.nx=41",
+                            "grid.space.dx_mm=1", "transport.out_of_plane_detour=false" };
     for (int i = 0; i < n_extra && i < 4; i++)
-        sets[4 + i] = extra[i];
+        sets[5 + i] = extra[i];
     fixture fx;
-    int rc = fixture_run(&fx, NULL, sets, 4 + (n_extra < 4 ? n_extra : 4));
+    int rc = fixture_run(&fx, NULL, sets, 5 + (n_extra < 4 ? n_extra : 4));
     unlink(path);
     if (rc)
         return rc;

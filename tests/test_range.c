@@ -148,8 +148,12 @@ int main(int argc, char **argv)
     range_result ns;
     const double E_ns = test_energy(150.0), E_ds = test_energy(100.0);
     CHECK(run_beam(E_ns, "0.5", "range", "false", &ns) == 0);
-    double falloff_limit =
-        0.5; /* one row: a beam that stops within a row, read between row centres */
+    /* One row (a beam that stops within a row, read between row centres),
+     * plus the source's split: a beam energy between two bin centres starts
+     * in both, two ranges half a row apart (150 MeV now sits near the middle:
+     * 0.55 mm measured, 0.33 mm when it sat near a centre). A step-wise
+     * numerical straggling (a uniform energy grid: 7.8 mm) is far outside. */
+    double falloff_limit = 0.75;
     printf("%g MeV without straggling: R80-R20 %.3f mm (limit %.3f mm)\n", E_ns, ns.r20 - ns.r80,
            falloff_limit);
     CHECK_MSG(ns.r20 - ns.r80 < falloff_limit, "R80-R20 %.3f mm without straggling",
