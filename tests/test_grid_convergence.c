@@ -12,10 +12,13 @@
  *    is the rms of the cell-integrated Gaussian of that width. Where the width
  *    is below half a cell the grid does not resolve it and it is reported only.
  * On 0.5 mm rows, where tests/reference/bortfeld_water.txt reads Bortfeld's
- * curve: R80 - R20 within 5 % (0.05 mm at least) and peak/entrance within 3 % of his eq. 29 with
- * eq. 17's straggling (the reasons are test_depth_dose's; here the nuclear
- * model is `local`, Bortfeld's own: 0.6 of the non-elastic energy deposited
- * where the primary is removed).
+ * curve: R80 - R20 within 5 % (0.05 mm at least; 12 % at 70 MeV, see
+ * FALLOFF_TOL_70_05) and peak/entrance within 3 % of his eq. 29 with eq. 17's
+ * straggling (the reasons are test_depth_dose's; here the nuclear model is
+ * `local`, Bortfeld's own: 0.6 of the non-elastic energy deposited where the
+ * primary is removed). On 0.25 mm rows, against the same curve read on them
+ * (tests/reference/bortfeld_water_rows025.txt): R80 - R20 within 5 %, where
+ * the grid resolves 70 MeV's fall-off.
  * `test_grid_convergence report` (CTest `grid_convergence_report`, label
  * `report`, outside the regression suite) also prints what is not required
  * yet (docs/physics.md, "Known defects": a finer angular grid for the first,
@@ -44,12 +47,24 @@ static const double FRAC[3] = { 0.5, 0.8, 0.95 };
 /* `report`: the figures not required (above) are fitted and printed too. */
 static int report_mode = 0;
 
-/* Bortfeld's fall-off and peak/entrance on 0.5 mm rows with eq. 17's
- * straggling (tests/reference/bortfeld_water.txt, sigma_model 1); 0 if found. */
-static int bortfeld_reference(double E, double *falloff, double *pe)
+/* Fall-off against Bortfeld (test_depth_dose's FALLOFF_TOL and its reason). */
+#define FALLOFF_TOL 0.05
+/* 70 MeV on 0.5 mm rows: the fall-off (0.72 mm) spans 1.4 rows, and where the
+ * beam's energy falls among the range bins moves it (a beam on a centre keeps
+ * only the straggling's spread, one between two starts split between them),
+ * as does where R80 falls among the rows (Bortfeld's own curve reads 0.698 to
+ * 0.741 mm as R0 moves within a row). Measured over 69.9-70.2 MeV: 0.645 to
+ * 0.736 mm, -10 % to +3 %: 12 %. The same beams on 0.25 mm rows read 0.635
+ * to 0.660 mm against Bortfeld's 0.651 there, checked to FALLOFF_TOL: the
+ * physics converges, and a 10 % error of the straggling fails there. */
+#define FALLOFF_TOL_70_05 0.12
+
+/* Bortfeld's fall-off and peak/entrance with eq. 17's straggling on the rows
+ * of `file` (tests/reference/, sigma_model 1); 0 if found. */
+static int bortfeld_reference(const char *file, double E, double *falloff, double *pe)
 {
     ref_table t;
-    if (ref_table_load(&t, "bortfeld_water.txt", 8))
+    if (ref_table_load(&t, file, 8))
         return 1;
     int found = 0;
     for (int i = 0; i < t.nrows; i++)
@@ -199,7 +214,7 @@ int main(int argc, char **argv)
             CHECK(run_pencil(E, d, "moments", fe, &p) == 0);
             const int rows_05 = d == 0.5; /* the reference curve's rows */
             printf("%5.0f %5.2f %8.3f %+8.3f", E, d, p.r80, p.r80 - R);
-            if (rows_05 || report_mode)
+            if (rows_05 || d == 0.25 || report_mode)
                 printf(" %6.3f %6.3f %6s ", p.r20 - p.r80, p.pe, "");
             else
                 printf(" %6s %6s %6s ", "", "", "");
@@ -212,21 +227,32 @@ int main(int argc, char **argv)
             printf("\n");
             if (rows_05) {
                 double fo_ref = NAN, pe_ref = NAN;
-                CHECK_MSG(bortfeld_reference(E, &fo_ref, &pe_ref) == 0,
+                CHECK_MSG(bortfeld_reference("bortfeld_water.txt", E, &fo_ref, &pe_ref) == 0,
                           "%g MeV: no Bortfeld reference", E);
                 printf("%5s %5s Bortfeld (eq. 29, eq. 17 straggling): fall-off %.3f mm (%+.1f %%), "
                        "peak/entrance %.3f (%+.1f %%)\n",
                        "", "", fo_ref, 100.0 * ((p.r20 - p.r80) / fo_ref - 1.0), pe_ref,
                        100.0 * (p.pe / pe_ref - 1.0));
-                /* test_depth_dose's FALLOFF_TOL and PE_TOL, with their reasons;
-                 * the fall-off to 0.05 mm at least: R80 and R20 are each read
-                 * between row centres, and at 70 MeV the fall-off spans 1.4
-                 * rows, where a tenth of a row is the reading's resolution. */
-                CHECK_MSG(fabs((p.r20 - p.r80) - fo_ref) <= fmax(0.05 * fo_ref, 0.05),
+                /* The fall-off to 0.05 mm at least: R80 and R20 are each read
+                 * between row centres, where a tenth of a row is the
+                 * reading's resolution. */
+                const double tol = E < 100.0 ? FALLOFF_TOL_70_05 : FALLOFF_TOL;
+                CHECK_MSG(fabs((p.r20 - p.r80) - fo_ref) <= fmax(tol * fo_ref, 0.05),
                           "%g MeV at %g mm: R80-R20 %.3f mm, Bortfeld %.3f mm", E, d, p.r20 - p.r80,
                           fo_ref);
                 CHECK_MSG(fabs(p.pe / pe_ref - 1.0) <= 0.03,
                           "%g MeV at %g mm: peak/entrance %.3f, Bortfeld %.3f", E, d, p.pe, pe_ref);
+            }
+            if (d == 0.25) {
+                double fo_ref = NAN, pe_ref = NAN;
+                CHECK_MSG(bortfeld_reference("bortfeld_water_rows025.txt", E, &fo_ref, &pe_ref) ==
+                              0,
+                          "%g MeV: no Bortfeld reference on 0.25 mm rows", E);
+                printf("%5s %5s Bortfeld on 0.25 mm rows: fall-off %.3f mm (%+.1f %%)\n", "", "",
+                       fo_ref, 100.0 * ((p.r20 - p.r80) / fo_ref - 1.0));
+                CHECK_MSG(fabs((p.r20 - p.r80) / fo_ref - 1.0) <= FALLOFF_TOL,
+                          "%g MeV at %g mm: R80-R20 %.3f mm, Bortfeld %.3f mm", E, d, p.r20 - p.r80,
+                          fo_ref);
             }
             /* The target: R80 within 0.15 mm of PSTAR at every grid. */
             CHECK_MSG(fabs(p.r80 - R) <= 0.15, "%g MeV at %g mm: R80 %.3f vs PSTAR %.3f", E, d,

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Bortfeld's analytic Bragg curve for the depth-dose tests.
 
-Writes tests/reference/bortfeld_water.txt (the figures test_depth_dose reads)
-and tests/reference/bortfeld_E<MeV>.txt (the curves, averaged over 0.5 mm
-rows, for plotting). Run from the repository root:
+Writes tests/reference/bortfeld_water.txt (the figures test_depth_dose reads,
+on 0.5 mm rows), tests/reference/bortfeld_water_rows025.txt (the same figures
+on 0.25 mm rows, for test_grid_convergence's finest grid) and
+tests/reference/bortfeld_E<MeV>.txt (the curves, averaged over 0.5 mm rows,
+for plotting). Run from the repository root:
 
     /usr/bin/python3 scripts/reference/bortfeld.py
 
@@ -48,6 +50,7 @@ ALPHA_PRIME = 0.087  # MeV^2 / cm, water
 M_P = 938.272  # MeV, proton rest energy
 ENERGIES = (70.0, 150.0, 230.0)
 ROW_MM = 0.5
+FINE_ROW_MM = 0.25
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -128,32 +131,50 @@ def dose_convolved(z, R0, sigma):
     return np.trapz(und * g, r)
 
 
-def rows(R0, sigma, nrows):
-    """Row averages over [n, n+1) x 0.5 mm, 16-point Gauss-Legendre per row."""
+def rows(R0, sigma, nrows, row_mm=ROW_MM):
+    """Row averages over [n, n+1) x row_mm, 16-point Gauss-Legendre per row."""
     x, w = np.polynomial.legendre.leggauss(16)
     out = np.empty(nrows)
     for n in range(nrows):
-        a, b = n * ROW_MM * 0.1, (n + 1) * ROW_MM * 0.1
+        a, b = n * row_mm * 0.1, (n + 1) * row_mm * 0.1
         zz = 0.5 * (b - a) * x + 0.5 * (a + b)
         out[n] = 0.5 * np.sum(w * dose_eq29(zz, R0, sigma))
     return out
 
 
-def distal(dd, level):
-    """report/analysis.c distal_depth_mm on 0.5 mm rows (centres (n + 1/2) 0.5 mm)."""
+def distal(dd, level, row_mm=ROW_MM):
+    """report/analysis.c distal_depth_mm on rows of row_mm (centres (n + 1/2) row_mm)."""
     k = int(np.argmax(dd))
     thr = level * dd[k]
     for z in range(k, len(dd) - 1):
         if dd[z] >= thr and dd[z + 1] < thr:
             f = (dd[z] - thr) / (dd[z] - dd[z + 1])
-            return (z + 0.5 + f) * ROW_MM
+            return (z + 0.5 + f) * row_mm
     return float("nan")
+
+
+def write_figures(path, row_mm, figs):
+    with open(path, "w") as f:
+        f.write(
+            "# Bortfeld's analytic Bragg curve for monoenergetic protons in water: T. Bortfeld,\n"
+            "# \"An analytical approximation of the Bragg curve for therapeutic proton beams\",\n"
+            "# Med. Phys. 24 (1997) 2024: eq. (29) with p = 1.77, beta = 0.012 /cm, gamma = 0.6,\n"
+            "# epsilon = 0. R0: PSTAR CSDA range (ICRU 49). sigma_model 0: his fit eq. (18),\n"
+            "# 0.012 R0^0.935; 1: eq. (17) with alpha' = 0.087 MeV^2/cm and the relativistic\n"
+            "# factor kept, over the PSTAR stopping powers. Figures of the curve averaged over\n"
+            f"# {row_mm:g} mm rows from the entrance, read as the tests read the dose (R80, R20 linear\n"
+            "# between row centres; peak/entrance = highest row / first row).\n"
+            "# Written by scripts/reference/bortfeld.py; do not edit by hand.\n"
+            "# E_MeV R0_cm sigma_cm sigma_model R80_mm R20_mm falloff_mm peak_to_entrance\n")
+        for l in figs:
+            f.write("%g %.5f %.5f %d %.3f %.3f %.3f %.4f\n" % l)
 
 
 def main():
     tab = pstar_table()
     out_dir = os.path.join(ROOT, "tests", "reference")
     lines = []
+    fine = []
     for E in ENERGIES:
         R0 = float(loglog(E, tab[:, 0], tab[:, 2]))  # cm (rho = 1)
         for model, sigma in ((0, sigma_fit_cm(R0)), (1, sigma_relativistic_cm(E, tab))):
@@ -166,6 +187,10 @@ def main():
             dd = rows(R0, sigma, nrows)
             r80, r20 = distal(dd, 0.8), distal(dd, 0.2)
             lines.append((E, R0, sigma, model, r80, r20, r20 - r80, dd.max() / dd[0]))
+            nf = int(R0 * 10.0 / FINE_ROW_MM) + 80
+            df = rows(R0, sigma, nf, FINE_ROW_MM)
+            f80, f20 = distal(df, 0.8, FINE_ROW_MM), distal(df, 0.2, FINE_ROW_MM)
+            fine.append((E, R0, sigma, model, f80, f20, f20 - f80, df.max() / df[0]))
             if model == 1:
                 with open(os.path.join(out_dir, f"bortfeld_E{int(E):03d}.txt"), "w") as f:
                     f.write(f"# Bortfeld (1997) eq. (29), {E:g} MeV protons in water, "
@@ -177,20 +202,9 @@ def main():
                             "# row_centre_mm dose_rel\n")
                     for n, d in enumerate(dd):
                         f.write(f"{(n + 0.5) * ROW_MM:.2f} {d / dd[0]:.6f}\n")
-    with open(os.path.join(out_dir, "bortfeld_water.txt"), "w") as f:
-        f.write(
-            "# Bortfeld's analytic Bragg curve for monoenergetic protons in water: T. Bortfeld,\n"
-            "# \"An analytical approximation of the Bragg curve for therapeutic proton beams\",\n"
-            "# Med. Phys. 24 (1997) 2024: eq. (29) with p = 1.77, beta = 0.012 /cm, gamma = 0.6,\n"
-            "# epsilon = 0. R0: PSTAR CSDA range (ICRU 49). sigma_model 0: his fit eq. (18),\n"
-            "# 0.012 R0^0.935; 1: eq. (17) with alpha' = 0.087 MeV^2/cm and the relativistic\n"
-            "# factor kept, over the PSTAR stopping powers. Figures of the curve averaged over\n"
-            "# 0.5 mm rows from the entrance, read as the tests read the dose (R80, R20 linear\n"
-            "# between row centres; peak/entrance = highest row / first row).\n"
-            "# Written by scripts/reference/bortfeld.py; do not edit by hand.\n"
-            "# E_MeV R0_cm sigma_cm sigma_model R80_mm R20_mm falloff_mm peak_to_entrance\n")
-        for l in lines:
-            f.write("%g %.5f %.5f %d %.3f %.3f %.3f %.4f\n" % l)
+    for name, row_mm, figs in (("bortfeld_water.txt", ROW_MM, lines),
+                               ("bortfeld_water_rows025.txt", FINE_ROW_MM, fine)):
+        write_figures(os.path.join(out_dir, name), row_mm, figs)
     for l in lines:
         print("%g MeV R0 %.4f cm sigma %.4f cm (%d): R80 %.3f R20 %.3f fall-off %.3f mm "
               "peak/entrance %.4f" % l)
