@@ -40,7 +40,10 @@ set_tests_properties(dither PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_RO
 smx_cases(window whole_grid 12 whole_grid moments)
 smx_cases(window rows 8 narrow_rows rows_that_fit rows_sum class_rows)
 smx_cases(window slots 24 slots slots_1mm moments_slots)
+# The slots' sides on 0.25 mm cells: what window_slots checks on 0.5 and 1 mm
+# cells, at 64 times the 1 mm case's work (about a minute): `make test-long`.
 smx_cases(window slots_quarter 60 slots_quarter)
+set_tests_properties(window_slots_quarter PROPERTIES LABELS "regression;long")
 
 add_test(moments "${SMX_BUILD}/tests/test_moments")
 set_tests_properties(moments PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
