@@ -61,9 +61,42 @@ static int check_failures = 0;
         }                                                                                    \
     } while (0)
 
+/* A program of independent cases: `test_X CASE...` runs the cases named (CTest
+ * runs each case, or a few small ones, as a test of its own, so that
+ * `ctest -j2` spreads them over the cores), `test_X` all of them.
+ * test_cases(argc, argv) once in main; then `if (test_case("name"))` around
+ * each case. A name that matches no case fails the run. */
+static char **test_case_names = NULL;
+static int test_case_n = 0;
+static unsigned test_case_found = 0; /* bit i: argument i + 1 matched */
+static inline void test_cases(int argc, char **argv)
+{
+    test_case_names = argv + 1;
+    test_case_n = argc > 1 ? argc - 1 : 0;
+}
+static inline int test_case(const char *name)
+{
+    int hit = test_case_n == 0;
+    for (int i = 0; i < test_case_n; i++)
+        if (strcmp(test_case_names[i], name) == 0) {
+            hit = 1;
+            test_case_found |= 1u << (i < 31 ? i : 31);
+        }
+    if (hit) {
+        printf("== %s\n", name);
+        fflush(stdout);
+    }
+    return hit;
+}
+
 /* Every test program ends with: return check_report(argv[0]); */
 static inline int check_report(const char *name)
 {
+    for (int i = 0; i < test_case_n && i < 31; i++)
+        if (!(test_case_found & (1u << i))) {
+            fprintf(stderr, "%s: no case named '%s'\n", name, test_case_names[i]);
+            check_failures++;
+        }
     if (check_failures)
         fprintf(stderr, "%s: %d check(s) failed\n", name, check_failures);
     else

@@ -8,3 +8,7 @@ foreach(plan quickstart plan_reference slab_bone phantom_map ct_phantom sobp
   set_tests_properties(config_${plan} PROPERTIES LABELS "regression" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}"
                        ENVIRONMENT "SMX_PYTHON=${SMX_PYTHON}")
 endforeach()
+# The longest plans start first on a fresh clone (COST: tests/cases.cmake).
+set_tests_properties(config_ct_phantom PROPERTIES COST 18)
+set_tests_properties(config_bench_pencil230 config_bench_pencil150 PROPERTIES COST 14)
+set_tests_properties(config_sobp config_bench_field config_phantom_map PROPERTIES COST 9)

@@ -8,5 +8,11 @@ set_tests_properties(geometry_output PROPERTIES LABELS "unit" SKIP_RETURN_CODE 7
                      ENVIRONMENT "SMX_PYTHON=${SMX_PYTHON}")
 # Transport through media against references computed from the PSTAR ranges,
 # Highland over the layers (Fermi-Eyges) and Bortfeld's Bragg curve.
-add_test(hetero "${SMX_BUILD}/tests/test_hetero")
-set_tests_properties(hetero PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+smx_cases(hetero slabs 15 slabs)
+smx_cases(hetero slabs_200 33 slabs_200)
+smx_cases(hetero lateral 25 lateral)
+smx_cases(hetero half_plane 23 half_plane)
+smx_cases(hetero noisy 6 noisy)
+smx_cases(hetero moments_slabs 10 moments_slabs)
+smx_cases(hetero moments_noisy 18 moments_noisy)
+smx_cases(hetero moments_lung_grids 20 moments_lung_grids)

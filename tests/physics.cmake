@@ -10,28 +10,31 @@ set_tests_properties(step_log_terminal PROPERTIES LABELS "unit" SKIP_RETURN_CODE
 # Conservation: the weight and energy identities of docs/physics.md at every step
 # (exact identities of the code, no physics reference: unit).
 add_test(conservation "${SMX_BUILD}/tests/test_conservation")
-set_tests_properties(conservation PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(conservation PROPERTIES LABELS "unit" COST 10 WORKING_DIRECTORY "${SMX_ROOT}")
+# COST (tests/cases.cmake): the longest tests start first on a fresh clone.
 # The out-of-plane detour against Highland's theta_0 and PSTAR's projected range.
 add_test(out_of_plane "${SMX_BUILD}/tests/test_out_of_plane")
 set_tests_properties(out_of_plane PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(range "${SMX_BUILD}/tests/test_range")
-set_tests_properties(range PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(range PROPERTIES LABELS "regression" COST 40 WORKING_DIRECTORY "${SMX_ROOT}")
 # R80 against PSTAR at 70-230 MeV on the 0.5 mm and the 1 mm grid, side by side;
 # 200 and 230 MeV on 0.5 mm take the longest (each step holds 500-700 energy bins).
 add_test(range_05 "${SMX_BUILD}/tests/test_range" grid 0.5 70,100,150)
-set_tests_properties(range_05 PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(range_05 PROPERTIES LABELS "regression" COST 30 WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(range_05_high "${SMX_BUILD}/tests/test_range" grid 0.5 200,230)
-set_tests_properties(range_05_high PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(range_05_high PROPERTIES LABELS "regression" COST 100 WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(range_10 "${SMX_BUILD}/tests/test_range" grid 1.0 70,100,150,200,230)
-set_tests_properties(range_10 PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(range_10 PROPERTIES LABELS "regression" COST 40 WORKING_DIRECTORY "${SMX_ROOT}")
 add_test(depth_dose "${SMX_BUILD}/tests/test_depth_dose")
-set_tests_properties(depth_dose PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
-add_test(dose_grid "${SMX_BUILD}/tests/test_dose_grid")
-set_tests_properties(dose_grid PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
-add_test(field "${SMX_BUILD}/tests/test_field")
-set_tests_properties(field PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
-add_test(lateral "${SMX_BUILD}/tests/test_lateral")
-set_tests_properties(lateral PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(depth_dose PROPERTIES LABELS "regression" COST 90 WORKING_DIRECTORY "${SMX_ROOT}")
+smx_cases(dose_grid steps_100 10 steps_100)
+smx_cases(dose_grid rows_200 14 rows_200)
+smx_cases(field linear 7 linear sobp)
+smx_cases(field per_spot 20 per_spot)
+smx_cases(lateral highland 6 highland_70 highland_150)
+smx_cases(lateral highland_230 45 highland_230)
+smx_cases(lateral fermi_rossi 7 fermi_rossi)
+smx_cases(lateral scattering_off 32 scattering_off)
 # CUDA backend against the CPU reference; exits 77 (skipped) without a GPU.
 add_test(gpu "${SMX_BUILD}/tests/test_gpu")
 set_tests_properties(gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}")
@@ -45,28 +48,36 @@ set_tests_properties(tiling PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77 WORKING
 add_test(dither "${SMX_BUILD}/tests/test_dither")
 set_tests_properties(dither PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 
-add_test(window "${SMX_BUILD}/tests/test_window")
-set_tests_properties(window PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+smx_cases(window whole_grid 12 whole_grid moments)
+smx_cases(window rows 8 narrow_rows rows_that_fit rows_sum class_rows)
+smx_cases(window slots 24 slots slots_1mm moments_slots)
+# The slots' sides on 0.25 mm cells: what window_slots checks on 0.5 and 1 mm
+# cells, at 64 times the 1 mm case's work (about a minute): `make test-long`.
+smx_cases(window slots_quarter 60 slots_quarter)
+set_tests_properties(window_slots_quarter PROPERTIES LABELS "regression;long")
 
 add_test(moments "${SMX_BUILD}/tests/test_moments")
 set_tests_properties(moments PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 
 add_test(grid_convergence "${SMX_BUILD}/tests/test_grid_convergence")
-set_tests_properties(grid_convergence PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+set_tests_properties(grid_convergence PROPERTIES LABELS "regression" COST 35 WORKING_DIRECTORY "${SMX_ROOT}")
 
 # transport.nuclear: halo against Gottschalk's halo radius, Bortfeld's peak-to-entrance
 # and a Monte Carlo code's energy deposit and halo share.
-add_test(halo "${SMX_BUILD}/tests/test_halo")
-set_tests_properties(halo PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+smx_cases(halo pencil_150 7 kernel pencil_150)
+smx_cases(halo pencil_230 18 pencil_230)
 # output.let and output.dose_to_water against PSTAR, Wilkens & Oelfke's LET model and
 # PSTAR's water-to-bone stopping-power ratio; the per-spot LETd x dose rows.
-add_test(let "${SMX_BUILD}/tests/test_let")
-set_tests_properties(let PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+smx_cases(let along_depth 7 along_depth)
+smx_cases(let per_spot 2 dose_to_water per_spot)
+smx_cases(let per_spot_fine 8 per_spot_fine)
 # Robust scenarios: (0, 0) is the nominal bit for bit, a one-cell shift moves
 # the dose one column, R80 scales with the range error, every density is
 # divided, and each scenario's per-spot rows sum to its total.
-add_test(scenarios "${SMX_BUILD}/tests/test_scenarios")
-set_tests_properties(scenarios PROPERTIES LABELS "regression" WORKING_DIRECTORY "${SMX_ROOT}")
+smx_cases(scenarios nominal 6 zero_is_nominal every_density)
+smx_cases(scenarios shift 7 shift_one_cell)
+smx_cases(scenarios range 6 range_scaling)
+smx_cases(scenarios rows_sum 9 rows_sum)
 # Reports, not requirements (label `report`, outside the regression suite): the
 # uniform-in-energy grid's numerical straggling (docs/physics.md).
 add_test(range_report "${SMX_BUILD}/tests/test_range" report)

@@ -10,4 +10,5 @@ endforeach()
 # docs/postprocessing.md's compare example, the README's CSV excerpt) against this build's runs.
 add_test(post_doc_figures /bin/sh "${SMX_ROOT}/tests/post.sh" "test_doc_figures.py" "${SMX_BUILD}")
 set_tests_properties(post_doc_figures PROPERTIES LABELS "regression" SKIP_RETURN_CODE 77 WORKING_DIRECTORY "${SMX_ROOT}"
-                     ENVIRONMENT "SMX_PYTHON=${SMX_PYTHON}")
+                     ENVIRONMENT "SMX_PYTHON=${SMX_PYTHON}" COST 10)
+set_tests_properties(post_plot PROPERTIES COST 12)

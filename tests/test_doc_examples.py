@@ -6,6 +6,9 @@ the small test plan: quickstart.h5 (its psi snapshot at step 75, as the
 quickstart plan's) and field.h5 (two spots, output.per_spot_dose). A block
 that fails, or prints nothing where it should, fails the test with its
 output; a block whose imports this interpreter lacks (scipy) is skipped.
+Each block also runs as a reader pastes it into the interactive interpreter
+(`python3 -i` reading it line by line), where a blank line inside a block
+ends the block: the line after it then fails with an IndentationError.
 
     python3 tests/test_doc_examples.py BUILD_DIR"""
 import os
@@ -46,13 +49,26 @@ def tearDownModule():
 
 
 class DocExamples(unittest.TestCase):
-    def run_block(self, code):
+    def need_imports(self, code):
         imports = set(re.findall(r"^\s*import (\w+)", code, flags=re.M))
         for m in sorted(imports):
             if subprocess.run([sys.executable, "-c", "import " + m], capture_output=True).returncode:
                 self.skipTest("%s has no %s" % (sys.executable, m))
+
+    def run_block(self, code):
+        self.need_imports(code)
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=TMP)
         self.assertEqual(r.returncode, 0, "the example failed:\n%s\n%s" % (code, r.stderr))
+        return r
+
+    def paste_block(self, code):
+        """The block pasted into the interactive interpreter; it exits 0 whatever
+        fails, so its error output is what tells."""
+        self.need_imports(code)
+        r = subprocess.run([sys.executable, "-i", "-q"], input=code + "\n", capture_output=True,
+                           text=True, cwd=TMP)
+        self.assertNotRegex(r.stderr, r"Traceback|Error", "the example fails pasted into %s -i:\n%s"
+                            % (sys.executable, r.stderr))
         return r
 
     def test_blocks_found(self):
@@ -67,6 +83,11 @@ class DocExamples(unittest.TestCase):
         self.assertIn("step_000075", r.stdout)
         self.assertIn("depth_dose (24,)", r.stdout)
         self.assertIn("weight (24, 21)", r.stdout)
+
+    def test_blocks_pasted(self):
+        for code in python_blocks(DOC):
+            with self.subTest(code=code.splitlines()[-1]):
+                self.paste_block(code)
 
     def test_per_spot_matrix(self):
         block = [b for b in python_blocks(DOC) if "field.h5" in b]

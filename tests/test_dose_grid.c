@@ -59,24 +59,28 @@ static void report(const char *what, double E, double ds, const dd_run *r)
               (r->worst_row + 0.5) * r->dz, r->worst);
 }
 
+/* The cases, each a CTest test of its own (tests/physics.cmake):
+ * `test_dose_grid CASE...` runs those, `test_dose_grid` all. */
 int main(int argc, char **argv)
 {
-    (void)argc;
+    test_cases(argc, argv);
     dd_run base, longer, shorter, high;
     /* Quick mode (check.h) keeps these 100 MeV runs and leaves out 200 MeV. */
     const double E = 100.0;
-    CHECK(run(E, 0.5, 0.5, &base) == 0);
-    report("ds = dz", E, 0.5, &base);
-    CHECK(run(E, 0.5, 0.25, &longer) == 0);
-    report("ds = 2 dz", E, 0.5, &longer);
-    CHECK(run(E, 0.25, 0.5, &shorter) == 0);
-    report("ds = dz/2", E, 0.25, &shorter);
-    /* The R80s of different steps agree within 0.2 mm (the PSTAR target). */
-    CHECK_MSG(fabs(longer.r80 - base.r80) <= 0.2, "ds = 2 dz moves R80 by %.3f mm",
-              longer.r80 - base.r80);
-    CHECK_MSG(fabs(shorter.r80 - base.r80) <= 0.2, "ds = dz/2 moves R80 by %.3f mm",
-              shorter.r80 - base.r80);
-    if (!test_quick()) {
+    if (test_case("steps_100")) {
+        CHECK(run(E, 0.5, 0.5, &base) == 0);
+        report("ds = dz", E, 0.5, &base);
+        CHECK(run(E, 0.5, 0.25, &longer) == 0);
+        report("ds = 2 dz", E, 0.5, &longer);
+        CHECK(run(E, 0.25, 0.5, &shorter) == 0);
+        report("ds = dz/2", E, 0.25, &shorter);
+        /* The R80s of different steps agree within 0.2 mm (the PSTAR target). */
+        CHECK_MSG(fabs(longer.r80 - base.r80) <= 0.2, "ds = 2 dz moves R80 by %.3f mm",
+                  longer.r80 - base.r80);
+        CHECK_MSG(fabs(shorter.r80 - base.r80) <= 0.2, "ds = dz/2 moves R80 by %.3f mm",
+                  shorter.r80 - base.r80);
+    }
+    if (test_case("rows_200") && !test_quick()) {
         CHECK(run(200.0, 0.5, 0.5, &high) == 0);
         report("ds = dz", 200.0, 0.5, &high);
     }

@@ -198,7 +198,6 @@ static void check_linear(void)
         }
     CHECK_MSG(fabs(m0 / w0 + 4.0) < 0.1 && fabs(m1 / w1 - 3.0) < 0.1, "spot means %.3f and %.3f mm",
               m0 / w0, m1 / w1);
-    check_per_spot();
     free(all);
     for (int k = 0; k < NSPOTS; k++)
         free(one[k]);
@@ -237,10 +236,16 @@ static void check_sobp(void)
     run_setup_free(&s);
 }
 
+/* The cases, each a CTest test of its own (tests/physics.cmake): `test_field
+ * CASE...` runs those, `test_field` all. */
 int main(int argc, char **argv)
 {
-    (void)argc;
-    check_linear();
-    check_sobp();
+    test_cases(argc, argv);
+    if (test_case("linear"))
+        check_linear();
+    if (test_case("per_spot"))
+        check_per_spot();
+    if (test_case("sobp"))
+        check_sobp();
     return check_report(argv[0]);
 }

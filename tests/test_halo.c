@@ -201,7 +201,8 @@ static int run_pencil(double E, const char *model, int half, pencil *out)
     return 0;
 }
 
-static void pencils(void)
+/* The pencil of `energy_MeV` (150 or 230). */
+static void pencils(double energy_MeV)
 {
     /* E, Bortfeld's peak-to-entrance with nuclear losses, the Monte Carlo's
      * energy deposited per proton (MeV), its halo share (0: none given). */
@@ -209,7 +210,7 @@ static void pencils(void)
         double E, bortfeld, mc_dep, mc_out;
     } ref[] = { { 150.0, 5.15, 143.6, 0.034 }, { 230.0, 4.01, 210.2, 0.069 } };
     for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
-        if (test_quick() && ref[i].E > 150.0)
+        if (ref[i].E != energy_MeV || (test_quick() && ref[i].E > 150.0))
             continue;
         pencil h, l = { 0 };
         CHECK(run_pencil(ref[i].E, "halo", 100, &h) == 0);
@@ -255,11 +256,18 @@ static void pencils(void)
     }
 }
 
+/* The cases, each a CTest test of its own or a few together
+ * (tests/physics.cmake): `test_halo CASE...` runs those, `test_halo` all. */
 int main(int argc, char **argv)
 {
-    (void)argc;
-    pp_elastic();
-    partition_and_kernel();
-    pencils();
+    test_cases(argc, argv);
+    if (test_case("kernel")) {
+        pp_elastic();
+        partition_and_kernel();
+    }
+    if (test_case("pencil_150"))
+        pencils(150.0);
+    if (test_case("pencil_230"))
+        pencils(230.0);
     return check_report(argv[0]);
 }

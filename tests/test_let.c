@@ -345,13 +345,20 @@ static void per_spot_let(double d, const char *nuclear)
     fixture_free(&f);
 }
 
+/* The cases, each a CTest test of its own or a few together
+ * (tests/physics.cmake): `test_let CASE...` runs those, `test_let` all. */
 int main(int argc, char **argv)
 {
-    (void)argc;
-    let_along_depth();
-    dose_to_water();
-    per_spot_let(1.0, "transport.nuclear=halo");
-    per_spot_let(0.5, "transport.nuclear=halo");
-    per_spot_let(1.0, "transport.nuclear=off"); /* the gap is not the halo's */
+    test_cases(argc, argv);
+    if (test_case("along_depth"))
+        let_along_depth();
+    if (test_case("dose_to_water"))
+        dose_to_water();
+    if (test_case("per_spot")) {
+        per_spot_let(1.0, "transport.nuclear=halo");
+        per_spot_let(1.0, "transport.nuclear=off"); /* the gap is not the halo's */
+    }
+    if (test_case("per_spot_fine"))
+        per_spot_let(0.5, "transport.nuclear=halo");
     return check_report(argv[0]);
 }

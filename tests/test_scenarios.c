@@ -238,13 +238,20 @@ static void check_rows_sum_to_total(void)
     }
 }
 
+/* The cases, each a CTest test of its own or a few together
+ * (tests/physics.cmake): `test_scenarios CASE...` runs those, `test_scenarios` all. */
 int main(int argc, char **argv)
 {
-    (void)argc;
-    check_zero_is_nominal();
-    check_shift_one_cell();
-    check_range_scaling();
-    check_every_density();
-    check_rows_sum_to_total();
+    test_cases(argc, argv);
+    if (test_case("zero_is_nominal"))
+        check_zero_is_nominal();
+    if (test_case("shift_one_cell"))
+        check_shift_one_cell();
+    if (test_case("range_scaling"))
+        check_range_scaling();
+    if (test_case("every_density"))
+        check_every_density();
+    if (test_case("rows_sum"))
+        check_rows_sum_to_total();
     return check_report(argv[0]);
 }

@@ -398,58 +398,77 @@ static void total_rows_that_fit(void)
     fixture_free(&d);
 }
 
-int main(void)
+/* The cases, each a CTest test of its own or a few together
+ * (tests/physics.cmake): `test_window CASE...` runs those, `test_window` all. */
+int main(int argc, char **argv)
 {
+    test_cases(argc, argv);
     const char *water[] = { "grid.space.nx=31", "grid.space.nz=100", "grid.energy.E_max_MeV=70",
                             "beam.energy_MeV=70" };
-    compare("70 MeV pencil, full-width window", water, 4, 0.0, 0);
-    /* The same on 1 mm and 0.25 mm cells and steps: the band and its moves
-     * are in rows, which the grid sets. */
-    const char *coarse[] = { "grid.space.nx=17",      "grid.space.nz=50",
-                             "grid.space.dx_mm=1.0",  "grid.space.dz_mm=1.0",
-                             "transport.step_mm=1.0", "grid.energy.E_max_MeV=70",
-                             "beam.energy_MeV=70" };
-    compare("70 MeV pencil, 1 mm grid", coarse, 7, 0.0, 0);
-    const char *fine[] = { "grid.space.nx=41",       "grid.space.nz=200",
-                           "grid.space.dx_mm=0.25",  "grid.space.dz_mm=0.25",
-                           "transport.step_mm=0.25", "grid.energy.E_max_MeV=70",
-                           "beam.energy_MeV=70" };
-    compare("70 MeV pencil, 0.25 mm grid", fine, 7, 0.0, 0);
     const char *media[] = {
         "grid.space.nx=31",
         "geometry.shapes=[{material: bone_compact, z_mm: [10, 25]}, "
         "{material: lung, z_mm: [30, 45], x_mm: [-7.75, 0], density_g_cm3: 0.26}]"
     };
-    compare("through bone and lung", media, 2, 0.0, 0);
-    narrow_rows();
-    total_rows_that_fit();
-    rows_sum_to_total();
-    const char *half[] = { "grid.space.nx=121",    "grid.space.dx_mm=0.5",
-                           "grid.space.dz_mm=0.5", "transport.step_mm=0.5",
-                           "grid.space.nz=170",    "transport.streaming_scheme=shift" };
-    slots_rows(half, 1);
+    if (test_case("whole_grid")) {
+        compare("70 MeV pencil, full-width window", water, 4, 0.0, 0);
+        /* The same on 1 mm and 0.25 mm cells and steps: the band and its moves
+         * are in rows, which the grid sets. */
+        const char *coarse[] = { "grid.space.nx=17",      "grid.space.nz=50",
+                                 "grid.space.dx_mm=1.0",  "grid.space.dz_mm=1.0",
+                                 "transport.step_mm=1.0", "grid.energy.E_max_MeV=70",
+                                 "beam.energy_MeV=70" };
+        compare("70 MeV pencil, 1 mm grid", coarse, 7, 0.0, 0);
+        const char *fine[] = { "grid.space.nx=41",       "grid.space.nz=200",
+                               "grid.space.dx_mm=0.25",  "grid.space.dz_mm=0.25",
+                               "transport.step_mm=0.25", "grid.energy.E_max_MeV=70",
+                               "beam.energy_MeV=70" };
+        compare("70 MeV pencil, 0.25 mm grid", fine, 7, 0.0, 0);
+        compare("through bone and lung", media, 2, 0.0, 0);
+    }
+    if (test_case("narrow_rows"))
+        narrow_rows();
+    if (test_case("rows_that_fit"))
+        total_rows_that_fit();
+    if (test_case("rows_sum"))
+        rows_sum_to_total();
+    if (test_case("slots")) {
+        const char *half[] = { "grid.space.nx=121",    "grid.space.dx_mm=0.5",
+                               "grid.space.dz_mm=0.5", "transport.step_mm=0.5",
+                               "grid.space.nz=170",    "transport.streaming_scheme=shift" };
+        slots_rows(half, 1);
+    }
     /* The slots' sides in cells: the same at 1 mm and 0.25 mm. */
-    const char *one_mm[] = { "grid.space.nx=61",     "grid.space.dx_mm=1.0",
-                             "grid.space.dz_mm=1.0", "transport.step_mm=1.0",
-                             "grid.space.nz=85",     "transport.streaming_scheme=shift" };
-    slots_rows(one_mm, 0);
-    const char *quarter[] = { "grid.space.nx=241",     "grid.space.dx_mm=0.25",
-                              "grid.space.dz_mm=0.25", "transport.step_mm=0.25",
-                              "grid.space.nz=340",     "transport.streaming_scheme=shift" };
-    if (!test_quick())
+    if (test_case("slots_1mm")) {
+        const char *one_mm[] = { "grid.space.nx=61",     "grid.space.dx_mm=1.0",
+                                 "grid.space.dz_mm=1.0", "transport.step_mm=1.0",
+                                 "grid.space.nz=85",     "transport.streaming_scheme=shift" };
+        slots_rows(one_mm, 0);
+    }
+    if (test_case("slots_quarter") && !test_quick()) {
+        const char *quarter[] = { "grid.space.nx=241",     "grid.space.dx_mm=0.25",
+                                  "grid.space.dz_mm=0.25", "transport.step_mm=0.25",
+                                  "grid.space.nz=340",     "transport.streaming_scheme=shift" };
         slots_rows(quarter, 0);
+    }
     /* The moments scheme keeps both contracts: a window that holds the beam
      * gives the grid's dose bit for bit, through water and media, and slots
      * side by side give each spot's own rows. */
-    const char *mwater[] = { "grid.space.nx=31", "grid.space.nz=100", "grid.energy.E_max_MeV=70",
-                             "beam.energy_MeV=70", "transport.streaming_scheme=moments" };
-    compare("70 MeV pencil, moments", mwater, 5, 0.0, 0);
-    const char *mmedia[] = { media[0], media[1], "transport.streaming_scheme=moments" };
-    compare("through bone and lung, moments", mmedia, 3, 0.0, 0);
-    const char *mslots[] = { "grid.space.nx=61",     "grid.space.dx_mm=1.0",
-                             "grid.space.dz_mm=1.0", "transport.step_mm=1.0",
-                             "grid.space.nz=85",     "transport.streaming_scheme=moments" };
-    slots_rows(mslots, 0);
-    class_rows();
+    if (test_case("moments")) {
+        const char *mwater[] = { "grid.space.nx=31", "grid.space.nz=100",
+                                 "grid.energy.E_max_MeV=70", "beam.energy_MeV=70",
+                                 "transport.streaming_scheme=moments" };
+        compare("70 MeV pencil, moments", mwater, 5, 0.0, 0);
+        const char *mmedia[] = { media[0], media[1], "transport.streaming_scheme=moments" };
+        compare("through bone and lung, moments", mmedia, 3, 0.0, 0);
+    }
+    if (test_case("moments_slots")) {
+        const char *mslots[] = { "grid.space.nx=61",     "grid.space.dx_mm=1.0",
+                                 "grid.space.dz_mm=1.0", "transport.step_mm=1.0",
+                                 "grid.space.nz=85",     "transport.streaming_scheme=moments" };
+        slots_rows(mslots, 0);
+    }
+    if (test_case("class_rows"))
+        class_rows();
     return check_report("test_window");
 }
