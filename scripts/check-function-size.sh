@@ -37,10 +37,6 @@ ALLOW="
 cpu_op_energy:lines
 cpu_op_stream:lines
 src/numerics/deposit_path.h:params
-energy_step_model:params
-energy_lut_from_map:params
-energy_dither_lut_build:params
-halo_kernel_build:params
 "
 # cpu_op_energy, cpu_op_stream (transport/backend_cpu_operators.c): the CPU
 #   oracle's kernel bodies, one pass over the cells each (deposit then move;
@@ -49,9 +45,6 @@ halo_kernel_build:params
 # src/numerics/deposit_path.h: the __host__ __device__ path both backends run
 #   per cell, called from inside kernels; it takes scalars on purpose, so that
 #   the GPU's registers and the CPU's loop hold the same values.
-# energy_step_model, energy_lut_from_map, energy_dither_lut_build
-#   (physics/lut_energy.c), halo_kernel_build (physics/nuclear_halo.c): physics
-#   in flux; their parameters follow the physics change under way there.
 
 cd "$(dirname "$0")/.."
 files=$(ls src/*.c src/*/*.c src/*/*.h cuda/*.cu cuda/*.cuh 2>/dev/null)

@@ -83,7 +83,8 @@ static void partition_and_kernel(void)
     CHECK(tables_load(&t, "data/pstar_water.h5", &err) == 0);
     /* Everything kept when the reach holds the secondaries' whole range. */
     halo_kernel k;
-    CHECK(halo_kernel_build(&k, &t, 140.0, 160.0, 0.0, 2.0, 2.0, 120, 120) == 0);
+    CHECK(halo_kernel_build(&k, &t, &(halo_kernel_spec){ 140.0, 160.0, 0.0, 2.0, 2.0, 120, 120 }) ==
+          0);
     double sum = 0.0, reach = 0.0;
     for (int r = 0; r < k.nkz; r++)
         for (int c = 0; c < k.nkx; c++) {
@@ -103,7 +104,8 @@ static void partition_and_kernel(void)
         return;
     }
     const double R = tables_csda_range(&t, E) * 10.0;
-    CHECK(halo_kernel_build(&k, &t, E - 0.01, E + 0.01, 0.0, 1.0, 1.0, 300, 300) == 0);
+    CHECK(halo_kernel_build(
+              &k, &t, &(halo_kernel_spec){ E - 0.01, E + 0.01, 0.0, 1.0, 1.0, 300, 300 }) == 0);
     for (int c = 0; c < k.nkx; c++) {
         double col = 0.0;
         for (int r = 0; r < k.nkz; r++)

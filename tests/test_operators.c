@@ -408,12 +408,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < lut.ne; i++)
             map[i] = i > 0 ? f.g.E.centres[i - 1] : NAN;
         energy_lut ok, bad;
-        CHECK(energy_lut_from_map(&ok, &f.g, map, NULL, NULL, NULL, &err) == 0);
+        CHECK(energy_lut_from_map(&ok, &f.g, &(energy_step_map){ .E_after = map }, &err) == 0);
         CHECK(ok.gather_ok == 1);
         double sw = map[50];
         map[50] = map[52];
         map[52] = sw;
-        CHECK(energy_lut_from_map(&bad, &f.g, map, NULL, NULL, NULL, &err) == 0);
+        CHECK(energy_lut_from_map(&bad, &f.g, &(energy_step_map){ .E_after = map }, &err) == 0);
         CHECK(bad.gather_ok == 0);
         printf("non-monotone map refused: %s\n", bad.gather_reason);
         energy_lut_free(&ok);

@@ -152,10 +152,10 @@ static void nuclear_share(energy_lut *lut, int i, double E, double removed, cons
     }
 }
 
-int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
-                        const double *var_MeV2, const double *survival, const double *pp_share,
-                        smx_error *err)
+int energy_lut_from_map(energy_lut *lut, const grid *g, const energy_step_map *m, smx_error *err)
 {
+    const double *E_after = m->E_after, *var_MeV2 = m->var_MeV2, *survival = m->survival,
+                 *pp_share = m->pp_share;
     int ne = (int)g->ne;
     int rc = lut_alloc(lut, g, err);
     if (rc)
@@ -231,9 +231,9 @@ static double pp_cm2_g(double E_MeV, const void *ctx)
 }
 
 void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
-                       double density_g_cm3, double *E_after, double *var, double *surv,
-                       double *pp_share)
+                       double density_g_cm3, const energy_step_map *m)
 {
+    double *E_after = m->E_after, *var = m->var_MeV2, *surv = m->survival, *pp_share = m->pp_share;
     double ds_g = g->ds * 0.1 * density_g_cm3;
     int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
     for (int64_t i = 0; i < g->ne; i++) {
@@ -273,10 +273,11 @@ int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const ener
         free(pp);
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the energy-loss table");
     }
-    energy_step_model(g, t, ph, g->density, E_after, var, surv, pp);
+    energy_step_model(g, t, ph, g->density, &(energy_step_map){ E_after, var, surv, pp });
     int strag = ph && ph->straggling, nuc = ph && ph->nuclear;
-    int rc = energy_lut_from_map(lut, g, E_after, strag ? var : NULL, nuc ? surv : NULL,
-                                 nuc ? pp : NULL, err);
+    const energy_step_map used = { E_after, strag ? var : NULL, nuc ? surv : NULL,
+                                   nuc ? pp : NULL };
+    int rc = energy_lut_from_map(lut, g, &used, err);
     free(E_after);
     free(var);
     free(surv);
@@ -393,9 +394,9 @@ static void list_pairs(energy_dither_lut *d, int ne, int32_t *next)
 }
 
 int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean,
-                            const tables *ref, const double *var, const double *surv,
-                            smx_error *err)
+                            const tables *ref, const energy_step_map *m, smx_error *err)
 {
+    const double *var = m->var_MeV2;
     const double *Ec = g->E.centres;
     const int ne = (int)g->ne;
     *d = (energy_dither_lut){ .straggling_limit_E_MeV = NAN };
@@ -461,8 +462,11 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
             prev = mv;
         }
     }
-    if ((rc = energy_lut_from_map(&d->lower, g, E_lo, var ? v_lo : NULL, surv, NULL, err)) ||
-        (rc = energy_lut_from_map(&d->upper, g, E_hi, var ? v_hi : NULL, surv, NULL, err)))
+    if ((rc = energy_lut_from_map(&d->lower, g,
+                                  &(energy_step_map){ E_lo, var ? v_lo : NULL, m->survival, NULL },
+                                  err)) ||
+        (rc = energy_lut_from_map(
+             &d->upper, g, &(energy_step_map){ E_hi, var ? v_hi : NULL, m->survival, NULL }, err)))
         goto done;
     /* Per target, every (source, table) that can reach it, sources ascending:
      * counted, then filled in the same order. */

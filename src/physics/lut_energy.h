@@ -76,13 +76,21 @@ typedef struct energy_physics {
 /* From the CSDA table and the models of ph (NULL: slowing down only). */
 int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const energy_physics *ph,
                      smx_error *err);
-/* The plain model of one step in a medium, per source bin: E' (NAN = stops),
- * the straggling variance added (MeV^2; 0 without straggling), the survival
- * probability (1 without nuclear removal) and, where pp_share is not NULL,
- * the share of the removal that is p-p elastic scattering (0 without it). */
+/* One step in a medium, per source bin (ne values in each array): where it
+ * lands, E' (NAN or < E_stop = stops); the straggling variance the step adds
+ * (MeV^2); the probability of surviving nuclear removal; the share of the
+ * removal that is p-p elastic scattering. Read by energy_lut_from_map and
+ * energy_dither_lut_build, where a NULL array is none of it: no straggling,
+ * all survive, no p-p share. */
+typedef struct energy_step_map {
+    double *E_after, *var_MeV2, *survival, *pp_share;
+} energy_step_map;
+
+/* The plain model of one step in a medium into m's arrays (each ne long;
+ * pp_share may be NULL): variance 0 without straggling, survival 1 without
+ * nuclear removal, p-p share 0 without it. */
 void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
-                       double density_g_cm3, double *E_after, double *var, double *surv,
-                       double *pp_share);
+                       double density_g_cm3, const energy_step_map *m);
 
 /* A_E in a medium other than the grid's reference. There one step does not
  * move a particle a whole number of bins, and the mean-keeping split of the
@@ -130,23 +138,20 @@ typedef struct energy_dither_lut {
 } energy_dither_lut;
 
 /* From the plain table `mean` of the medium, the reference table (for the
- * shares) and the step's straggling variance and survival (NULL = none). */
+ * shares) and the step's straggling variance and survival in m (its E_after
+ * and pp_share are not read: the whole-bin tables land on centres, and the
+ * plain table carries the removal's energy). */
 int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean,
-                            const tables *ref, const double *var, const double *surv,
-                            smx_error *err);
+                            const tables *ref, const energy_step_map *m, smx_error *err);
 void energy_dither_lut_free(energy_dither_lut *d);
 /* 1 when step `step` takes the lower centre for source bin i (ne bins). The
  * CUDA kernels evaluate the same function (dither_phase.h). */
 int energy_dither_low(const energy_dither_lut *d, int ne, int i, int64_t step);
 
-/* From explicit E' values (NAN or < E_stop = stopped), energy variances added
- * over the step (MeV^2; NULL = none), survival probabilities (NULL = all
- * survive) and the p-p elastic share of the removal (NULL = none; under
- * transport.nuclear: halo all of its energy goes to the kernel); the tests
- * use it to force a non-monotone map. */
-int energy_lut_from_map(energy_lut *lut, const grid *g, const double *E_after,
-                        const double *var_MeV2, const double *survival, const double *pp_share,
-                        smx_error *err);
+/* From an explicit step map m (E_after required; under transport.nuclear:
+ * halo all of the p-p share's energy goes to the kernel); the tests use it to
+ * force a non-monotone map. */
+int energy_lut_from_map(energy_lut *lut, const grid *g, const energy_step_map *m, smx_error *err);
 void energy_lut_free(energy_lut *lut);
 
 /* Lowest and highest target bins of source i that receive weight; -1 when it

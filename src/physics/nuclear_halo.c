@@ -75,9 +75,11 @@ void halo_kernel_free(halo_kernel *k)
 #define N_SECONDARY 48
 #define N_AZIMUTH 24
 
-int halo_kernel_build(halo_kernel *k, const tables *water, double E_lo, double E_hi,
-                      double angle_deg, double hz, double hx, int max_rows, int max_cols)
+int halo_kernel_build(halo_kernel *k, const tables *water, const halo_kernel_spec *s)
 {
+    const double E_lo = s->E_lo, E_hi = s->E_hi, angle_deg = s->angle_deg, hz = s->hz_mm,
+                 hx = s->hx_mm;
+    const int max_rows = s->max_rows, max_cols = s->max_cols;
     *k = (halo_kernel){ 0 };
     const int nz = 2 * max_rows + 1, nx = 2 * max_cols + 1;
     double *full = calloc((size_t)nz * nx, sizeof *full);

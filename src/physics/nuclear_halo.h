@@ -39,9 +39,17 @@ typedef struct halo_kernel {
     double *K;
 } halo_kernel;
 
-/* max_rows, max_cols: the reach kept either side (the grid's size). */
-int halo_kernel_build(halo_kernel *k, const tables *water, double E_lo, double E_hi,
-                      double angle_deg, double hz_mm, double hx_mm, int max_rows, int max_cols);
+/* What a kernel is built for: the primaries' band of energies, their
+ * direction, the cells, and the reach kept either side (max_rows, max_cols:
+ * the grid's size). */
+typedef struct halo_kernel_spec {
+    double E_lo, E_hi; /* MeV */
+    double angle_deg; /* from +z towards +x */
+    double hz_mm, hx_mm; /* the cells, water-equivalent */
+    int max_rows, max_cols;
+} halo_kernel_spec;
+
+int halo_kernel_build(halo_kernel *k, const tables *water, const halo_kernel_spec *s);
 void halo_kernel_free(halo_kernel *k);
 
 #endif

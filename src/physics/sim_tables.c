@@ -316,18 +316,20 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
             if (!rc &&
                 m > 0) { /* the step's model once: the plain table, then the whole-bin ones */
                 energy_physics ph = medium_physics(p, mat);
-                const double *v = p->straggling ? var : NULL, *q = p->nuclear ? surv : NULL;
-                energy_step_model(g, t, &ph, rho, E_after, var, surv, pp);
+                energy_step_model(g, t, &ph, rho, &(energy_step_map){ E_after, var, surv, pp });
                 /* The plain table gives only the step's deposit here (the
                  * whole-bin tables move psi and carry the straggling), and a
                  * spread that keeps the mean leaves the deposit as it is: it
                  * holds none, so a dense medium whose straggling per step is
                  * wider than its bins' three points can hold (titanium at
                  * twice its density) builds like any other. */
-                if (!(rc = energy_lut_from_map(&s->el_media[m - 1], g, E_after, NULL, q,
-                                               p->nuclear ? pp : NULL, &errs[m])))
+                const energy_step_map plain = { E_after, NULL, p->nuclear ? surv : NULL,
+                                                p->nuclear ? pp : NULL },
+                                      whole = { E_after, p->straggling ? var : NULL,
+                                                p->nuclear ? surv : NULL, NULL };
+                if (!(rc = energy_lut_from_map(&s->el_media[m - 1], g, &plain, &errs[m])))
                     rc = energy_dither_lut_build(&s->dither[m - 1], g, &s->el_media[m - 1], mt[0],
-                                                 v, q, &errs[m]);
+                                                 &whole, &errs[m]);
             }
             if (!rc && angular_sigmas(sig + (size_t)m * g->ne, p, g, t, mat, rho))
                 rc = smx_fail(

@@ -110,8 +110,9 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
         double lo = nuclear_halo_band_edge(b);
         double hi = b + 1 < nb ? nuclear_halo_band_edge(b + 1) : E_top;
         k[b] = (halo_kernel){ 0 };
-        if (hi <= lo ||
-            halo_kernel_build(&k[b], t, lo, hi, angle, hz, hx, (int)h->cz - 1, (int)h->cx - 1)) {
+        if (hi <= lo || halo_kernel_build(&k[b], t,
+                                          &(halo_kernel_spec){ lo, hi, angle, hz, hx,
+                                                               (int)h->cz - 1, (int)h->cx - 1 })) {
             if (hi > lo)
                 bad = 1;
             continue;
