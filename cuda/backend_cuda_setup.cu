@@ -800,10 +800,17 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
                            smx_error *err)
 {
     const grid *g = s->g;
+    *out = NULL;
+    // Bins of unequal width carry one kernel per (energy bin, source
+    // direction) (physics/lut_angle.h); these kernels take one per energy bin.
+    if (s->ak.per_source || g->angle_spacing != ANGLE_UNIFORM)
+        return smx_fail_key(err, SMX_EXIT_INPUT, "grid.angle.spacing",
+                            "beam runs on the CPU backend only for now; the CUDA step's angular "
+                            "kernels take one kernel per energy bin; expected uniform, or "
+                            "backend.device: cpu");
     cuda_ctx *c = (cuda_ctx *)calloc(1, sizeof *c);
     if (!c)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
-    *out = NULL;
     c->s = s;
     c->g = g;
     c->opt = o ? *o : backend_test_options_default();

@@ -9,6 +9,9 @@
 
 enum energy_grid_kind { EGRID_RANGE = 0, EGRID_UNIFORM = 1 };
 enum angle_mode { ANGLE_WINDOW = 0, ANGLE_FULL = 1 };
+/* grid.angle.spacing: equal bins, or bins that widen away from the window's
+ * centre as sqrt(1 + (theta / theta_c)^2) (physics/angle_grid.h). */
+enum angle_spacing { ANGLE_UNIFORM = 0, ANGLE_BEAM = 1 };
 /* transport.nuclear: none; the removed energy's fixed local share deposited
  * in the cell; or its partition, with the secondary protons' share spread by
  * the halo kernel (physics/nuclear_halo.h). */

@@ -52,6 +52,7 @@ typedef struct plan {
     int angle_mode; /* enum angle_mode */
     int angle_bins;
     double angle_centre_deg, angle_half_width_deg;
+    int angle_spacing; /* enum angle_spacing */
     /* grid.space */
     int nx, nz;
     double dx_mm, dz_mm;
@@ -143,6 +144,10 @@ typedef struct plan {
     /* The scenario this plan was turned into (plan_apply_scenario): 0 the
      * nominal. The medium map's densities are scaled by run/scenario.c. */
     int scenario_index;
+    /* grid.angle.spacing: beam: theta_c of the direction bins' widths, worked
+     * out from the beam at set-up (physics/angle_grid.h) like the grid.angle
+     * keys a plan leaves out; 0 until then, and with uniform spacing. */
+    double angle_theta_c_deg;
 } plan;
 
 /* ---- the schema table ---- */

@@ -195,6 +195,16 @@ int plan_check_consistency(const plan *p, smx_error *err)
                             num(p->step_mm, a), SMX_PATH_MAX_MOVE,
                             p->dz_mm < p->dx_mm ? "dz_mm" : "dx_mm", num(cell, b),
                             num(SMX_PATH_MAX_MOVE * cell, c), SMX_PATH_MAX_MOVE);
+    if (p->angle_spacing == ANGLE_BEAM && p->angle_mode == ANGLE_FULL)
+        return plan_fail_at(p, err, "grid.angle.spacing",
+                            "beam is for a window about the beam's direction (its bins are "
+                            "finest at grid.angle.centre_deg and widen towards the edges); "
+                            "expected uniform with grid.angle.mode: full, or mode: window");
+    if (p->angle_spacing == ANGLE_BEAM && !p->scattering)
+        return plan_fail_at(p, err, "grid.angle.spacing",
+                            "beam sizes the direction bins from the beam's scattering (theta_0 "
+                            "at half its path), and transport.scattering is false; expected "
+                            "uniform");
     if (p->per_spot_let && !(p->per_spot_dose && p->let))
         return plan_fail_at(p, err, "output.per_spot_let",
                             "true needs output.per_spot_dose: true and output.let: true (its rows "

@@ -63,8 +63,8 @@ const plan_key plan_keys[] = {
     { .path = "grid.angle.n_bins", .type = PT_INT, AT(angle_bins), .default_value = "",
       .min = 1, .max = 100000, .units = "",
       .doc = "number of direction bins (odd puts the window centre on a bin centre); left "
-             "out: bins of theta_0 / 1.5 at half the beam's path (docs/model.md, \"The "
-             "direction window\")" },
+             "out: bins of theta_0 / 1.5 at half the beam's path (spacing: beam: a central bin "
+             "of about theta_0 / 5; docs/model.md, \"The direction window\")" },
     { .path = "grid.angle.centre_deg", .type = PT_REAL, AT(angle_centre_deg),
       .default_value = "90", .min = 0, .max = 360, .max_exclusive = 1, .units = "deg",
       .doc = "centre of the angular window, from the +x axis (90 = +z, into depth); left "
@@ -72,7 +72,14 @@ const plan_key plan_keys[] = {
     { .path = "grid.angle.half_width_deg", .type = PT_REAL, AT(angle_half_width_deg),
       .default_value = "", .min = 0, .min_exclusive = 1, .max = 180, .units = "deg",
       .doc = "half width of the angular window (window mode only); left out: the spots' "
-             "directions plus 4.6 theta_0 of the beam at its last step in the grid" },
+             "directions plus 4.6 theta_0 of the beam at its last step in the grid (spacing: "
+             "beam: at least 30 deg for a beam that stops in the grid)" },
+    { .path = "grid.angle.spacing", .type = PT_ENUM, AT(angle_spacing),
+      .default_value = "uniform", .choices = "uniform|beam", .units = "",
+      .doc = "direction bins: uniform = equal bins; beam = bins of width "
+             "d0 sqrt(1 + (theta / theta_c)^2) about the window's centre, theta_c = 0.6 "
+             "theta_0 at half the beam's path and d0 about theta_0 / 5 there (window mode and "
+             "the CPU backend only; docs/model.md, \"The direction window\")" },
 
     /* ---- grid.space ---- */
     { .path = "grid.space.nx", .type = PT_INT, AT(nx), .default_value = NULL,

@@ -68,6 +68,30 @@ static void warn_step(const plan *p)
  * does not have. */
 static void warn_direction(const plan *p)
 {
+    if (p->angle_spacing == ANGLE_BEAM && p->angle_mode == ANGLE_WINDOW) {
+        /* The bins are finest at the window's centre, a bin centre for odd n. */
+        int off = 0, first = -1;
+        for (int i = 0; i < plan_spot_count(p); i++) {
+            double d = fmod(plan_spot_at(p, i).direction_deg - p->angle_centre_deg, 360.0);
+            d = d > 180.0 ? d - 360.0 : d < -180.0 ? d + 360.0 : d;
+            if (fabs(d) > 1e-9) {
+                off++;
+                first = first < 0 ? i : first;
+            }
+        }
+        char a[40], b[40];
+        if (off)
+            warn_once("grid.angle.spacing: beam makes the bins finest at grid.angle.centre_deg = "
+                      "%s, and %d spot%s (the first at %s deg) start%s off it, in wider bins; "
+                      "expected spots along the window's centre\n",
+                      num(p->angle_centre_deg, a), off, off == 1 ? "" : "s",
+                      num(plan_spot_at(p, first).direction_deg, b), off == 1 ? "s" : "");
+        else if (p->angle_bins % 2 == 0)
+            warn_once("grid.angle.n_bins = %d: with spacing: beam an even count puts the window's "
+                      "centre on an edge between its two finest bins; expected an odd n_bins\n",
+                      p->angle_bins);
+        return;
+    }
     const int full = p->angle_mode == ANGLE_FULL;
     const double lo =
         full ? p->angle_centre_deg - 180.0 : p->angle_centre_deg - p->angle_half_width_deg;

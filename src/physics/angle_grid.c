@@ -27,6 +27,7 @@ int angle_grid_from_beam(const plan *p, const tables *t, angle_choice *c)
     /* The path inside the grid: to one step before the end of the range, or
      * to the grid's far edge (a forward beam). */
     const double range_mm = R0 * 10.0 / rho;
+    c->stops = range_mm - p->step_mm <= p->nz * p->dz_mm;
     c->path_mm = fmin(range_mm - p->step_mm, p->nz * p->dz_mm);
     if (!(c->path_mm > 0.0))
         return -1;
@@ -44,11 +45,24 @@ int angle_grid_from_beam(const plan *p, const tables *t, angle_choice *c)
     if (!(c->theta_half_deg > 0.0))
         return -1;
     const double bin = c->theta_half_deg / ANGLE_BIN_FRACTION;
-    if (p->angle_auto & PLAN_ANGLE_WIDTH)
-        c->half_width_deg = fmin(180.0, off + ANGLE_EDGE_SIGMAS * c->theta_end_deg);
+    const int beam = p->angle_spacing == ANGLE_BEAM && p->angle_mode == ANGLE_WINDOW;
+    if (p->angle_auto & PLAN_ANGLE_WIDTH) {
+        double edge = ANGLE_EDGE_SIGMAS * c->theta_end_deg;
+        if (beam && c->stops)
+            edge = fmax(edge, ANGLE_BEAM_MIN_HALF_WIDTH_DEG);
+        c->half_width_deg = fmin(180.0, off + edge);
+    }
+    if (beam)
+        c->theta_c_deg = ANGLE_BEAM_THETA_C * c->theta_half_deg;
     if (p->angle_auto & PLAN_ANGLE_BINS) {
-        const double span = p->angle_mode == ANGLE_FULL ? 360.0 : 2.0 * c->half_width_deg;
-        int n = (int)ceil(span / bin - 1e-9);
+        int n;
+        if (beam) { /* the u span of the window in bins of d0 */
+            const double tc = c->theta_c_deg, d0 = c->theta_half_deg / ANGLE_BEAM_BIN_FRACTION;
+            n = (int)ceil(2.0 * tc * asinh(c->half_width_deg / tc) / d0 - 1e-9);
+        } else {
+            const double span = p->angle_mode == ANGLE_FULL ? 360.0 : 2.0 * c->half_width_deg;
+            n = (int)ceil(span / bin - 1e-9);
+        }
         c->n_bins = n % 2 ? n : n + 1; /* odd: the window's centre on a bin centre */
     }
     return 0;

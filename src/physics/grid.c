@@ -6,6 +6,7 @@
 
 #include "input/plan.h"
 #include "numerics/moments.h"
+#include "physics/lut_angle.h"
 #include "physics/nuclear_halo.h"
 
 static int axis_alloc(axis *a, int n)
@@ -68,6 +69,32 @@ static int energy_axis_range(grid *g, const plan *p, const tables *t, smx_error 
     return 0;
 }
 
+/* spacing: beam: n bins over centre +- W whose edges are the map
+ * theta_c sinh(u d0 / theta_c) of u = -n/2 .. n/2 in steps of 1, d0 such that
+ * the outer edges fall on +-W, and whose centres are the map of the
+ * half-integers (for odd n the window's centre is the middle bin's). */
+static int theta_axis_beam(grid *g, const plan *p, smx_error *err)
+{
+    const double deg = M_PI / 180.0, tc = p->angle_theta_c_deg * deg;
+    const double W = p->angle_half_width_deg * deg, mid = p->angle_centre_deg * deg;
+    const int n = p->angle_bins;
+    if (!(tc > 0.0) || !isfinite(tc))
+        return smx_fail_key(err, SMX_EXIT_INPUT, "grid.angle.spacing",
+                            "beam needs theta_c from the beam, and none was worked out (%g deg); "
+                            "expected uniform",
+                            p->angle_theta_c_deg);
+    const double d0 = tc * asinh(W / tc) / (0.5 * n), tcb = tc / d0;
+    g->dtheta = d0;
+    g->theta_c = tc;
+    for (int i = 0; i <= n; i++)
+        g->theta.edges[i] = mid + d0 * angle_map_sinh(tcb, i - 0.5 * n);
+    g->theta.edges[0] = mid - W; /* exact, not a round trip through asinh */
+    g->theta.edges[n] = mid + W;
+    for (int i = 0; i < n; i++)
+        g->theta.centres[i] = mid + d0 * angle_map_sinh(tcb, i + 0.5 - 0.5 * n);
+    return 0;
+}
+
 /* The dose's planes (grid.h): the dose, the halo's bands, then the LET's
  * and the dose to water's tallies, each only when the plan asks for it. */
 static void grid_plane_layout(grid *g, const plan *p)
@@ -102,6 +129,7 @@ int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
 
     g->energy_kind = p->energy_kind;
     g->angle_mode = p->angle_mode;
+    g->angle_spacing = p->angle_mode == ANGLE_WINDOW ? p->angle_spacing : ANGLE_UNIFORM;
     g->dx = p->dx_mm;
     g->dz = p->dz_mm;
     g->ds = p->step_mm;
@@ -129,7 +157,10 @@ int grid_build(grid *g, const plan *p, const tables *t, smx_error *err)
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building the angle axis");
         goto fail;
     }
-    if (p->angle_mode == ANGLE_WINDOW) {
+    if (p->angle_mode == ANGLE_WINDOW && p->angle_spacing == ANGLE_BEAM) {
+        if ((rc = theta_axis_beam(g, p, err)))
+            goto fail;
+    } else if (p->angle_mode == ANGLE_WINDOW) {
         g->dtheta = 2.0 * p->angle_half_width_deg * deg / p->angle_bins;
         axis_uniform(&g->theta, (p->angle_centre_deg - p->angle_half_width_deg) * deg, g->dtheta);
     } else {

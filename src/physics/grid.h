@@ -28,7 +28,13 @@ typedef struct grid {
     axis x, z; /* mm; x centred on 0, z from 0 (entrance plane) */
     int energy_kind; /* enum energy_grid_kind */
     int angle_mode; /* enum angle_mode */
-    double dtheta; /* rad */
+    int angle_spacing; /* enum angle_spacing */
+    /* rad. Uniform bins: their width. spacing: beam: d0, the scale of the
+     * map theta = centre + theta_c sinh(u dtheta / theta_c) of a uniform u
+     * (angle_map_sinh), whose bins are dtheta wide at the centre and
+     * dtheta sqrt(1 + (theta / theta_c)^2) elsewhere. */
+    double dtheta;
+    double theta_c; /* rad; spacing: beam only (0 otherwise) */
     double dx, dz; /* mm */
     double ds; /* step length, mm */
     double density; /* g/cm3 */

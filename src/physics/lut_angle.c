@@ -215,6 +215,13 @@ void angle_kernels_free(angle_kernels *ak)
 {
     if (!ak)
         return;
+    free(ak->theta_ext);
+    free(ak->src_lo);
+    free(ak->src_len);
+    free(ak->src_off);
+    free(ak->src_weights);
+    free(ak->src_sum);
+    free(ak->src_lost);
     free(ak->kernel_of_energy);
     free(ak->half_width);
     free(ak->offset);
@@ -390,6 +397,328 @@ int angle_kernels_build(angle_kernels *ak, const double *sigma_bins, int ne, int
 fail:
     free(first_bin);
     free(scratch);
+    angle_kernels_free(ak);
+    return rc;
+}
+
+/* ---- bins of unequal width (grid.angle.spacing: beam) -------------------- */
+
+/* Newton's method gives up after this many iterations; the study that chose
+ * the construction needed fewer than 20. */
+#define MAPPED_NEWTON_ITERS 200
+
+/* Centres c and widths w of the window's bins continued by G ghosts on each
+ * side (units of d0): ghost-extended bin i is window bin i - G. */
+static void mapped_bins(double tcb, int n, int G, double *c, double *w)
+{
+    for (int i = 0; i < n + 2 * G; i++) {
+        const double u = i - G + 0.5 - 0.5 * n;
+        c[i] = angle_map_sinh(tcb, u);
+        w[i] = angle_map_sinh(tcb, u + 0.5) - angle_map_sinh(tcb, u - 0.5);
+    }
+}
+
+/* The kernel of the source at ghost-extended bin J: its support [*a, *b]
+ * and whether it is the three-point one. */
+static int mapped_support(double s, const double *c, const double *w, int next, int J, int *a,
+                          int *b)
+{
+    *a = *b = J;
+    if (s == 0.0)
+        return 1;
+    const double hm = c[J] - c[J - 1], hp = c[J + 1] - c[J], s2 = s * s;
+    const double wm = s2 / (hm * (hm + hp)), wp = s2 / (hp * (hm + hp));
+    if (1.0 - wm - wp >= fmax(wm, wp)) {
+        *a = J - 1;
+        *b = J + 1;
+        return 1;
+    }
+    const double reach = GAUSS_SUPPORT_SIGMAS * s;
+    while (*a > 0 && (J - (*a - 1) <= 2 || fabs(c[*a - 1] - c[J]) <= reach + 0.5 * w[*a - 1]))
+        (*a)--;
+    while (*b < next - 1 &&
+           ((*b + 1) - J <= 2 || fabs(c[*b + 1] - c[J]) <= reach + 0.5 * w[*b + 1]))
+        (*b)++;
+    return 0;
+}
+
+/* p over t[0..m) proportional to exp(lb + A t + B t^2); returns the dual
+ * F = log Z - B and the moments m[1..4] of t. */
+static double expfam_eval(const double *t, const double *lb, int m, double A, double B, double *p,
+                          double mom[5])
+{
+    double mx = -INFINITY;
+    for (int i = 0; i < m; i++) {
+        p[i] = lb[i] + A * t[i] + B * t[i] * t[i];
+        mx = p[i] > mx ? p[i] : mx;
+    }
+    double Z = 0.0;
+    for (int i = 0; i < m; i++)
+        Z += p[i] = exp(p[i] - mx);
+    for (int k = 1; k <= 4; k++)
+        mom[k] = 0.0;
+    for (int i = 0; i < m; i++) {
+        p[i] /= Z;
+        const double t2 = t[i] * t[i];
+        mom[1] += p[i] * t[i];
+        mom[2] += p[i] * t2;
+        mom[3] += p[i] * t2 * t[i];
+        mom[4] += p[i] * t2 * t2;
+    }
+    return log(Z) + mx - B;
+}
+
+/* p_i proportional to w_i exp(A t_i + B t_i^2) with mean 0 and variance 1 in
+ * t = d / s: the minimum of the convex dual log Z(A, B) - B, whose gradient
+ * is (E t, E t^2 - 1) and whose Hessian the covariance of (t, t^2). Newton
+ * with backtracking from the Gaussian (A = 0, B = -1/2). 0, or -1 when the
+ * moments miss by more than CHECK_TOL. */
+static int expfam_solve(const double *t, const double *lb, int m, double *p, double *q)
+{
+    double A = 0.0, B = -0.5, mom[5], mn[5];
+    double F = expfam_eval(t, lb, m, A, B, p, mom);
+    for (int it = 0; it < MAPPED_NEWTON_ITERS; it++) {
+        const double g1 = mom[1], g2 = mom[2] - 1.0;
+        if (fabs(g1) + fabs(g2) < 1e-14)
+            break;
+        const double h11 = mom[2] - mom[1] * mom[1], h12 = mom[3] - mom[1] * mom[2],
+                     h22 = mom[4] - mom[2] * mom[2], det = h11 * h22 - h12 * h12;
+        if (!(det > 0.0))
+            break;
+        const double dA = -(h22 * g1 - h12 * g2) / det, dB = -(h11 * g2 - h12 * g1) / det;
+        double step = 1.0, Fn = NAN;
+        int moved = 0;
+        for (int k = 0; k < 60; k++, step *= 0.5) {
+            Fn = expfam_eval(t, lb, m, A + step * dA, B + step * dB, q, mn);
+            if (Fn <= F + 1e-15 * fabs(F)) {
+                moved = 1;
+                break;
+            }
+        }
+        if (!moved)
+            break;
+        A += step * dA;
+        B += step * dB;
+        F = Fn;
+        memcpy(p, q, (size_t)m * sizeof *p);
+        memcpy(mom, mn, sizeof mom);
+    }
+    return fabs(mom[1]) <= CHECK_TOL && fabs(mom[2] - 1.0) <= CHECK_TOL ? 0 : -1;
+}
+
+/* The weights of the source at ghost-extended bin J on [a, b], as floats,
+ * the centre's taking the others' rounding; their sum and the part of it
+ * past the window (bins below G or from G + n on). scratch: 4 (b - a + 1). */
+static int mapped_fill(double s, const double *c, const double *w, int J, int a, int b, int three,
+                       int G, int n, float *out, double *sum, double *lost, double *scratch)
+{
+    const int m = b - a + 1;
+    double *p = scratch, *t = scratch + m, *lb = scratch + 2 * m, *q = scratch + 3 * m;
+    if (s == 0.0) {
+        p[0] = 1.0;
+    } else if (three) {
+        const double hm = c[J] - c[J - 1], hp = c[J + 1] - c[J], s2 = s * s;
+        p[0] = s2 / (hm * (hm + hp));
+        p[2] = s2 / (hp * (hm + hp));
+        p[1] = 1.0 - p[0] - p[2];
+    } else {
+        for (int i = 0; i < m; i++) {
+            t[i] = (c[a + i] - c[J]) / s;
+            lb[i] = log(w[a + i]);
+        }
+        if (expfam_solve(t, lb, m, p, q))
+            return -1;
+    }
+    double rest = 0.0;
+    for (int i = 0; i < m; i++)
+        if (a + i != J) {
+            out[i] = (float)p[i];
+            rest += (double)out[i];
+        }
+    out[J - a] = (float)(1.0 - rest);
+    double all = 0.0, out_w = 0.0;
+    for (int i = 0; i < m; i++) {
+        all += (double)out[i];
+        if (a + i < G || a + i >= G + n)
+            out_w += (double)out[i];
+    }
+    *sum = all;
+    *lost = out_w;
+    return 0;
+}
+
+void angle_kernel_source_moments(const angle_kernels *ak, int kernel, int j, double *m0, double *m1,
+                                 double *m2)
+{
+    if (!ak || !ak->per_source || kernel < 0 || kernel >= ak->n_kernels || j < 0 ||
+        j >= ak->n_theta) {
+        *m0 = *m1 = *m2 = NAN;
+        return;
+    }
+    const size_t kj = (size_t)kernel * ak->n_theta + j;
+    const float *wt = ak->src_weights + ak->src_off[kj];
+    const double *c = ak->theta_ext + ak->ghosts;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0;
+    for (int i = 0; i < ak->src_len[kj]; i++) {
+        const double d = c[ak->src_lo[kj] + i] - c[j], v = (double)wt[i];
+        s0 += v;
+        s1 += v * d;
+        s2 += v * d * d;
+    }
+    *m0 = s0;
+    *m1 = s1;
+    *m2 = s2;
+}
+
+int angle_kernels_build_mapped(angle_kernels *ak, const double *sigma_bins, int ne, int n_theta,
+                               double tc_bins, smx_error *err)
+{
+    if (!ak)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "angle_kernels_build_mapped: no output struct");
+    memset(ak, 0, sizeof *ak);
+    if (ne < 0 || (ne > 0 && !sigma_bins))
+        return smx_fail(err, SMX_EXIT_INPUT, "angular kernels: %d energy bins given", ne);
+    if (n_theta < 1 || !(tc_bins > 0.0) || !isfinite(tc_bins))
+        return smx_fail(err, SMX_EXIT_INPUT,
+                        "angular kernels: %d bins with theta_c = %g bins; expected at least 1 "
+                        "bin and theta_c > 0",
+                        n_theta, tc_bins);
+    double smax = 0.0;
+    for (int ie = 0; ie < ne; ie++) {
+        double s = sigma_bins[ie];
+        if (!(s >= 0.0) || isinf(s))
+            return smx_fail(err, SMX_EXIT_INPUT,
+                            "angular kernels: sigma/dtheta = %g for energy bin %d is not a "
+                            "finite non-negative number (check the scattering-power table)",
+                            s, ie);
+        smax = s > smax ? s : smax;
+    }
+    int rc = 0, *first_bin = NULL;
+    double *w = NULL;
+    ak->ne = ne;
+    ak->per_source = 1;
+    ak->n_theta = n_theta;
+    /* Ghosts: at least two (the three-point kernel and the fitted one's two
+     * bins each side), and enough that the support of the widest kernel of
+     * an edge bin ends inside them. */
+    const double reach = GAUSS_SUPPORT_SIGMAS * smax;
+    const double edge = angle_map_sinh(tc_bins, 0.5 * n_theta);
+    int G = 2;
+    while (G < 100000) {
+        const double u = 0.5 * n_theta + G; /* the outer edge of the last ghost */
+        const double cg = angle_map_sinh(tc_bins, u - 0.5),
+                     wg = angle_map_sinh(tc_bins, u) - angle_map_sinh(tc_bins, u - 1.0);
+        if (!isfinite(wg) || cg - edge - 0.5 * wg > reach + angle_map_sinh(tc_bins, 0.5))
+            break;
+        G++;
+    }
+    ak->ghosts = G;
+    const int next = n_theta + 2 * G;
+    ak->kernel_of_energy = alloc_zeroed((size_t)ne, sizeof *ak->kernel_of_energy);
+    ak->sigma_bins = alloc_zeroed((size_t)ne, sizeof *ak->sigma_bins);
+    ak->theta_ext = alloc_zeroed((size_t)next, sizeof *ak->theta_ext);
+    w = alloc_zeroed((size_t)next, sizeof *w);
+    first_bin = alloc_zeroed((size_t)ne, sizeof *first_bin);
+    if (!ak->kernel_of_energy || !ak->sigma_bins || !ak->theta_ext || !w || !first_bin) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
+        goto fail;
+    }
+    mapped_bins(tc_bins, n_theta, G, ak->theta_ext, w);
+    if ((rc = dedup(ak, sigma_bins, ne, first_bin, err)) != 0)
+        goto fail;
+
+    const int nk = ak->n_kernels;
+    const size_t nkj = (size_t)nk * n_theta;
+    ak->half_width = alloc_zeroed((size_t)nk, sizeof *ak->half_width);
+    ak->offset = alloc_zeroed((size_t)nk, sizeof *ak->offset);
+    ak->weight_sum = alloc_zeroed((size_t)nk, sizeof *ak->weight_sum);
+    ak->src_lo = alloc_zeroed(nkj, sizeof *ak->src_lo);
+    ak->src_len = alloc_zeroed(nkj, sizeof *ak->src_len);
+    ak->src_off = alloc_zeroed(nkj, sizeof *ak->src_off);
+    ak->src_sum = alloc_zeroed(nkj, sizeof *ak->src_sum);
+    ak->src_lost = alloc_zeroed(nkj, sizeof *ak->src_lost);
+    if (!ak->half_width || !ak->offset || !ak->weight_sum || !ak->src_lo || !ak->src_len ||
+        !ak->src_off || !ak->src_sum || !ak->src_lost) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
+        goto fail;
+    }
+    /* Supports first, so that the weights are allocated once. */
+    size_t total = 0;
+    int widest = 0;
+    for (int k = 0; k < nk; k++) {
+        int K = 0;
+        for (int j = 0; j < n_theta; j++) {
+            const size_t kj = (size_t)k * n_theta + j;
+            int a, b;
+            if (mapped_support(ak->sigma_bins[k], ak->theta_ext, w, next, j + G, &a, &b))
+                ak->n_three_point++;
+            else
+                ak->n_fitted++;
+            ak->src_lo[kj] = a - G;
+            ak->src_len[kj] = b - a + 1;
+            ak->src_off[kj] = (int)total;
+            total += (size_t)(b - a + 1);
+            widest = b - a + 1 > widest ? b - a + 1 : widest;
+            K = j + G - a > K ? j + G - a : K;
+            K = b - j - G > K ? b - j - G : K;
+            if (total > INT_MAX) {
+                rc = smx_fail(err, SMX_EXIT_RUNTIME,
+                              "angular kernels: %zu weights exceed the table's int offsets", total);
+                goto fail;
+            }
+        }
+        ak->half_width[k] = K;
+        ak->weight_sum[k] = 1.0;
+        ak->max_half_width = K > ak->max_half_width ? K : ak->max_half_width;
+    }
+    ak->src_weights = alloc_zeroed(total, sizeof *ak->src_weights);
+    if (!ak->src_weights) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
+        goto fail;
+    }
+    int bad = nk, nomem = 0; /* the first kernel that failed */
+#pragma omp parallel
+    {
+        double *scratch = malloc(4 * (size_t)widest * sizeof *scratch);
+        if (!scratch) {
+#pragma omp atomic write
+            nomem = 1;
+        }
+#pragma omp for schedule(dynamic, 4)
+        for (int k = 0; k < nk; k++) {
+            for (int j = 0; scratch && j < n_theta; j++) {
+                const size_t kj = (size_t)k * n_theta + j;
+                const double s = ak->sigma_bins[k];
+                int a, b;
+                const int three = mapped_support(s, ak->theta_ext, w, next, j + G, &a, &b);
+                if (mapped_fill(s, ak->theta_ext, w, j + G, a, b, three, G, n_theta,
+                                ak->src_weights + ak->src_off[kj], &ak->src_sum[kj],
+                                &ak->src_lost[kj], scratch)) {
+#pragma omp critical(smx_lut_angle_bad)
+                    bad = k < bad ? k : bad;
+                    break;
+                }
+            }
+        }
+        free(scratch);
+    }
+    if (nomem) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
+        goto fail;
+    }
+    if (bad < nk) {
+        rc = smx_fail(err, SMX_EXIT_RUNTIME,
+                      "angular kernel: could not match the mean and variance for sigma/d0 = %.6g "
+                      "(energy bin %d) on bins of unequal width",
+                      ak->sigma_bins[bad], first_bin[bad]);
+        goto fail;
+    }
+    free(first_bin);
+    free(w);
+    return 0;
+fail:
+    free(first_bin);
+    free(w);
     angle_kernels_free(ak);
     return rc;
 }

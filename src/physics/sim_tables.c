@@ -40,7 +40,8 @@ static double step_variance(const scatter_model *m, double E, double E_stop, dou
 }
 
 /* sig[i] = the step's rms angle / dtheta for energy bin i in a medium of table t
- * and density rho (g/cm3). */
+ * and density rho (g/cm3); under spacing: beam dtheta is the central bin's
+ * width d0, the map's unit. */
 static int angular_sigmas(double *sig, const plan *p, const grid *g, const tables *t,
                           const material_props *mat, double rho)
 {
@@ -170,15 +171,20 @@ static int blame_scattering(const sim_tables *s, const double *sig, int n_media,
 static int build_kernels(sim_tables *s, const double *sig, int n_media, smx_error *err)
 {
     const grid *g = s->g;
-    int rc = angle_kernels_build(&s->ak, sig, (int)g->ne * n_media, (int)g->nth,
-                                 g->angle_mode == ANGLE_FULL, err);
+    const int beam = g->angle_spacing == ANGLE_BEAM;
+    int rc = beam ? angle_kernels_build_mapped(&s->ak, sig, (int)g->ne * n_media, (int)g->nth,
+                                               g->theta_c / g->dtheta, err)
+                  : angle_kernels_build(&s->ak, sig, (int)g->ne * n_media, (int)g->nth,
+                                        g->angle_mode == ANGLE_FULL, err);
     if (rc)
-        return blame_scattering(s, sig, n_media, rc, err);
+        return beam ? rc : blame_scattering(s, sig, n_media, rc, err);
     int nth = (int)g->nth, nk = s->ak.n_kernels;
     s->boundary_frac = calloc((size_t)nk * nth, sizeof *s->boundary_frac);
     if (!s->boundary_frac)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
-    if (g->angle_mode == ANGLE_WINDOW) {
+    if (beam) /* each source bin's own kernel: what it sends past the edges */
+        memcpy(s->boundary_frac, s->ak.src_lost, (size_t)nk * nth * sizeof *s->boundary_frac);
+    else if (g->angle_mode == ANGLE_WINDOW) {
         for (int k = 0; k < nk; k++) {
             int K = s->ak.half_width[k];
             const float *w = s->ak.weights + s->ak.offset[k] + K;

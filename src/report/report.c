@@ -182,11 +182,31 @@ static void print_axes(const dry_run *d)
            p->loc && p->loc[emax].derived
                ? " (grid.energy.E_max_MeV left out: from the beam's energy)"
                : "");
-    printf("angle:     %lld bins, %s, %.4g to %.4g deg, %.4g deg per bin\n", (long long)g->nth,
-           g->angle_mode == ANGLE_FULL ? "full circle" : "window", g->theta.edges[0] * deg,
-           g->theta.edges[g->nth] * deg, g->dtheta * deg);
+    if (g->angle_spacing == ANGLE_BEAM)
+        printf("angle:     %lld bins, window, %.4g to %.4g deg, spacing beam: %.3g deg a bin at "
+               "the centre to %.3g at the edges (width %.3g sqrt(1 + (theta / %.3g deg)^2))\n",
+               (long long)g->nth, g->theta.edges[0] * deg, g->theta.edges[g->nth] * deg,
+               (g->theta.edges[g->nth / 2 + 1] - g->theta.edges[g->nth / 2]) * deg,
+               (g->theta.edges[g->nth] - g->theta.edges[g->nth - 1]) * deg, g->dtheta * deg,
+               g->theta_c * deg);
+    else
+        printf("angle:     %lld bins, %s, %.4g to %.4g deg, %.4g deg per bin\n", (long long)g->nth,
+               g->angle_mode == ANGLE_FULL ? "full circle" : "window", g->theta.edges[0] * deg,
+               g->theta.edges[g->nth] * deg, g->dtheta * deg);
     angle_choice c;
-    if (p->angle_auto && angle_grid_from_beam(p, d->t, &c) == 0)
+    if (g->angle_spacing == ANGLE_BEAM && angle_grid_from_beam(p, d->t, &c) == 0)
+        printf("           (grid.angle.spacing: beam: theta_c = %.3g x theta_0 %.3g deg at half "
+               "the beam's %.4g mm path in the grid%s%s)\n",
+               ANGLE_BEAM_THETA_C, c.theta_half_deg, c.path_mm,
+               p->angle_auto & PLAN_ANGLE_BINS ? "; n_bins left out: a central bin of about "
+                                                 "theta_0 / 5"
+                                               : "",
+               !(p->angle_auto & PLAN_ANGLE_WIDTH) ? ""
+               : c.stops ? "; half_width_deg left out: the spots' directions +- max(30 deg, 4.6 "
+                           "theta_0 at the last step), for a beam that stops in the grid"
+                         : "; half_width_deg left out: the spots' directions +- 4.6 theta_0 at "
+                           "the beam's last step in the grid");
+    else if (p->angle_auto && angle_grid_from_beam(p, d->t, &c) == 0)
         printf("           (grid.angle %s left out: from the beam, theta_0 %.3g deg at half its "
                "%.4g mm path in the grid%s, %.3g deg at its last step%s)\n",
                p->angle_auto == (PLAN_ANGLE_BINS | PLAN_ANGLE_WIDTH) ? "n_bins and half_width_deg"

@@ -28,9 +28,16 @@ static int build_input(plan *p, tables *t, grid *g, const run_setup_options *o, 
     if ((rc = tables_set_path_range(t, t, &m, err)))
         return plan_blame_key(p, "transport.out_of_plane_detour", rc, err);
     angle_choice c;
-    if (p->angle_auto && angle_grid_from_beam(p, t, &c) == 0) {
+    const int beam = p->angle_spacing == ANGLE_BEAM;
+    if ((p->angle_auto || beam) && angle_grid_from_beam(p, t, &c) == 0) {
         p->angle_bins = c.n_bins;
         p->angle_half_width_deg = c.half_width_deg;
+        p->angle_theta_c_deg = c.theta_c_deg;
+    } else if (beam) {
+        return smx_fail_key(err, SMX_EXIT_INPUT, "grid.angle.spacing",
+                            "beam sizes the direction bins from the beam's theta_0, and this "
+                            "plan gives none to size them from (no scattering, or no path in "
+                            "the grid); expected uniform");
     }
     return grid_build(g, p, t, err);
 }

@@ -34,6 +34,30 @@ static void sum_partials(const cpu_ctx *c, int64_t n, step_tally *t)
 }
 
 /* ---- A_theta: convolution over direction, per energy bin's kernel --------- */
+/* Bins of unequal width (grid.angle.spacing: beam): each source bin j has its
+ * own kernel (physics/lut_angle.h), scattered onto its targets inside the
+ * window in the order of j; what lands past the edges is tallied. One run of
+ * nxb cells, its source rows in `in`, psi's rows in `base`. */
+static void theta_mapped_run(const cpu_ctx *c, const angle_kernels *ak, int kid, float *base,
+                             int ie, int z, int x0, int nxb, const float *in)
+{
+    const grid *g = c->g;
+    const int nth = (int)g->nth;
+    for (int j = 0; j < nth; j++) {
+        float *out = plane(c, base, ie, j) + (int64_t)z * g->nx + x0;
+        for (int x = 0; x < nxb; x++)
+            out[x] = 0.0f;
+    }
+    for (int j = 0; j < nth; j++) {
+        const size_t kj = (size_t)kid * nth + j;
+        const int lo = ak->src_lo[kj], len = ak->src_len[kj];
+        const float *w = ak->src_weights + ak->src_off[kj];
+        for (int i = lo < 0 ? -lo : 0; i < len && lo + i < nth; i++)
+            rows_fma(plane(c, base, ie, lo + i) + (int64_t)z * g->nx + x0, in + (size_t)j * nxb,
+                     w[i], nxb);
+    }
+}
+
 /* Each run of one medium along the row convolves with that medium's kernel. */
 void cpu_op_theta(cpu_ctx *c, step_tally *t)
 {
@@ -57,9 +81,9 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
                     continue;
                 int nxb = x1 - x0 + 1;
                 int kid = sim_kernel_of(c->s, c->run_m[r], ie), K = ak->half_width[kid];
-                const float *w = ak->weights + ak->offset[kid] + K;
+                const float *w = ak->per_source ? NULL : ak->weights + ak->offset[kid] + K;
                 const double *bfrac = c->s->boundary_frac + (size_t)kid * nth;
-                double total = 0.0, run_lost = 0.0;
+                double total = 0.0, run_lost = 0.0, run_cut = 0.0;
                 float *base = comp(c, c->cur, k);
                 for (int j = 0; j < nth; j++) {
                     const float *row = plane(c, base, ie, j) + (int64_t)z * g->nx + x0;
@@ -71,6 +95,16 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
                         rs += row[x];
                     total += rs;
                     run_lost += rs * bfrac[j];
+                    if (ak->per_source)
+                        run_cut += rs * (1.0 - ak->src_sum[(size_t)kid * nth + j]);
+                }
+                if (ak->per_source) {
+                    theta_mapped_run(c, ak, kid, base, ie, z, x0, nxb, in);
+                    if (!k) {
+                        lost += run_lost;
+                        cut += run_cut;
+                    }
+                    continue;
                 }
                 for (int j = 0; j < nth; j++) {
                     float *out = plane(c, base, ie, j) + (int64_t)z * g->nx + x0;
