@@ -23,6 +23,7 @@ void halo_dose_free(halo_dose *h)
     free(h->acc_re);
     free(h->acc_im);
     free(h->scratch);
+    free(h->tw);
     free(h->bz);
     free(h->rows);
     free(h->to_ref);
@@ -73,11 +74,15 @@ static void axis_weights(int64_t n, int f, int64_t nb, int off, int64_t *blk, do
     free(sum);
 }
 
-/* A transform of h's [Z][X] values on h's threads and scratch. */
-static void halo_fft(const halo_dose *h, double *re, double *im, int inverse)
+/* A transform of h's [Z][X] values on h's threads and scratch; rows_in,
+ * cols_out: what fft_2d may leave out (0: nothing). */
+static void halo_fft(const halo_dose *h, double *re, double *im, int inverse, int64_t rows_in,
+                     int64_t cols_out)
 {
-    const fft_2d_plan pl = { h->Z, h->X, h->scratch, h->threads };
-    fft_2d(&pl, re, im, inverse);
+    const int64_t nz = fft_twiddles_size(h->Z), nx = fft_twiddles_size(h->X);
+    const double *tw = h->tw + (inverse ? nz + nx : 0);
+    const fft_2d_plan pl = { h->Z, h->X, rows_in, cols_out, h->scratch, h->threads, tw, tw + nz };
+    fft_2d(&pl, re, im);
 }
 
 int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
@@ -132,13 +137,20 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
     h->threads = omp_get_max_threads();
     h->scratch =
         malloc((size_t)h->threads * 2 * (size_t)(h->Z > h->X ? h->Z : h->X) * sizeof *h->scratch);
+    const int64_t twz = fft_twiddles_size(h->Z), twx = fft_twiddles_size(h->X);
+    if ((h->tw = malloc(2 * (size_t)(twz + twx) * sizeof *h->tw))) {
+        fft_twiddles(h->tw, h->Z, 0);
+        fft_twiddles(h->tw + twz, h->X, 0);
+        fft_twiddles(h->tw + twz + twx, h->Z, 1);
+        fft_twiddles(h->tw + 2 * twz + twx, h->X, 1);
+    }
     h->bz = malloc(2 * (size_t)g->nz * sizeof *h->bz);
     h->bx = malloc(2 * (size_t)g->nx * sizeof *h->bx);
     h->wz = malloc(2 * (size_t)g->nz * sizeof *h->wz);
     h->wx = malloc(2 * (size_t)g->nx * sizeof *h->wx);
     h->rows = malloc((size_t)h->cz * g->nx * sizeof *h->rows);
     if (bad || !h->kre || !h->kim || !h->re || !h->im || !h->acc_re || !h->acc_im || !h->scratch ||
-        !h->bz || !h->bx || !h->wz || !h->wx || !h->rows ||
+        !h->tw || !h->bz || !h->bx || !h->wz || !h->wx || !h->rows ||
         medium_map_to_reference(mm, g->density, &h->to_ref)) {
         for (int b = 0; b < nb; b++)
             halo_kernel_free(&k[b]);
@@ -158,7 +170,7 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
                 const double v = k[b].K[(int64_t)r * k[b].nkx + c];
                 kr[((iz % h->Z + h->Z) % h->Z) * h->X + (ix % h->X + h->X) % h->X] = v;
             }
-        halo_fft(h, kr, ki, 0);
+        halo_fft(h, kr, ki, 0, 0, 0); /* wrapped: any row */
         halo_kernel_free(&k[b]);
     }
     axis_weights(g->nz, h->fz, h->cz, 0, h->bz, h->wz);
@@ -196,7 +208,7 @@ void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released
         rel += sum;
         if (sum == 0.0)
             continue;
-        halo_fft(h, h->re, h->im, 0);
+        halo_fft(h, h->re, h->im, 0, h->cz, 0); /* the blocks' rows only */
         const double *kr = h->kre + n * b, *ki = h->kim + n * b;
         for (size_t i = 0; i < n; i++) {
             h->acc_re[i] += h->re[i] * kr[i] - h->im[i] * ki[i];
@@ -207,7 +219,7 @@ void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released
         *released = rel;
     if (rel == 0.0)
         return;
-    halo_fft(h, h->acc_re, h->acc_im, 1);
+    halo_fft(h, h->acc_re, h->acc_im, 1, 0, h->cx); /* the blocks' columns wanted */
     /* The blocks' energy (the FFT's 1 / n); what the transforms' rounding
      * leaves where the kernel put nothing (below 1e-13 of the largest block)
      * is zero. */

@@ -26,6 +26,7 @@ typedef struct halo_dose {
     double *kre, *kim; /* [bands][Z][X] the kernels' transforms */
     double *re, *im, *acc_re, *acc_im, *scratch; /* work */
     int threads; /* the transforms' OpenMP threads */
+    double *tw; /* the transforms' twiddles: forward z, x, inverse z, x (numerics/fft.h) */
     int64_t *bz, *bx; /* [2 nz], [2 nx]: the blocks each cell takes from (axis_weights) */
     double *wz, *wx; /* their weights */
     double *rows; /* [cz][nx] the blocks interpolated along x */
