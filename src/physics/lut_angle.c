@@ -407,6 +407,20 @@ fail:
  * the construction needed fewer than 20. */
 #define MAPPED_NEWTON_ITERS 200
 
+/* The window's n bins continued by G ghosts on each side, next = n + 2 G of
+ * them: centres c and widths w (units of d0), as mapped_bins fills them. */
+typedef struct mapped_grid {
+    const double *c, *w;
+    int n, G, next;
+} mapped_grid;
+
+/* One source's kernel: sigma s (units of d0) at ghost-extended bin J, its
+ * support [a, b] and whether it is the three-point one (mapped_support). */
+typedef struct mapped_source {
+    double s;
+    int J, a, b, three;
+} mapped_source;
+
 /* Centres c and widths w of the window's bins continued by G ghosts on each
  * side (units of d0): ghost-extended bin i is window bin i - G. */
 static void mapped_bins(double tcb, int n, int G, double *c, double *w)
@@ -420,9 +434,10 @@ static void mapped_bins(double tcb, int n, int G, double *c, double *w)
 
 /* The kernel of the source at ghost-extended bin J: its support [*a, *b]
  * and whether it is the three-point one. */
-static int mapped_support(double s, const double *c, const double *w, int next, int J, int *a,
-                          int *b)
+static int mapped_support(const mapped_grid *g, double s, int J, int *a, int *b)
 {
+    const double *c = g->c, *w = g->w;
+    const int next = g->next;
     *a = *b = J;
     if (s == 0.0)
         return 1;
@@ -442,11 +457,19 @@ static int mapped_support(double s, const double *c, const double *w, int next, 
     return 0;
 }
 
+/* The points of the fit of one fitted kernel: offsets t[0..m) from its centre
+ * in units of sigma, lb the log of their bins' widths. */
+typedef struct expfam_points {
+    const double *t, *lb;
+    int m;
+} expfam_points;
+
 /* p over t[0..m) proportional to exp(lb + A t + B t^2); returns the dual
  * F = log Z - B and the moments m[1..4] of t. */
-static double expfam_eval(const double *t, const double *lb, int m, double A, double B, double *p,
-                          double mom[5])
+static double expfam_eval(const expfam_points *x, double A, double B, double *p, double mom[5])
 {
+    const double *t = x->t, *lb = x->lb;
+    const int m = x->m;
     double mx = -INFINITY;
     for (int i = 0; i < m; i++) {
         p[i] = lb[i] + A * t[i] + B * t[i] * t[i];
@@ -473,10 +496,11 @@ static double expfam_eval(const double *t, const double *lb, int m, double A, do
  * is (E t, E t^2 - 1) and whose Hessian the covariance of (t, t^2). Newton
  * with backtracking from the Gaussian (A = 0, B = -1/2). 0, or -1 when the
  * moments miss by more than CHECK_TOL. */
-static int expfam_solve(const double *t, const double *lb, int m, double *p, double *q)
+static int expfam_solve(const expfam_points *x, double *p, double *q)
 {
+    const int m = x->m;
     double A = 0.0, B = -0.5, mom[5], mn[5];
-    double F = expfam_eval(t, lb, m, A, B, p, mom);
+    double F = expfam_eval(x, A, B, p, mom);
     for (int it = 0; it < MAPPED_NEWTON_ITERS; it++) {
         const double g1 = mom[1], g2 = mom[2] - 1.0;
         if (fabs(g1) + fabs(g2) < 1e-14)
@@ -489,7 +513,7 @@ static int expfam_solve(const double *t, const double *lb, int m, double *p, dou
         double step = 1.0, Fn = NAN;
         int moved = 0;
         for (int k = 0; k < 60; k++, step *= 0.5) {
-            Fn = expfam_eval(t, lb, m, A + step * dA, B + step * dB, q, mn);
+            Fn = expfam_eval(x, A + step * dA, B + step * dB, q, mn);
             if (Fn <= F + 1e-15 * fabs(F)) {
                 moved = 1;
                 break;
@@ -509,9 +533,11 @@ static int expfam_solve(const double *t, const double *lb, int m, double *p, dou
 /* The weights of the source at ghost-extended bin J on [a, b], as floats,
  * the centre's taking the others' rounding; their sum and the part of it
  * past the window (bins below G or from G + n on). scratch: 4 (b - a + 1). */
-static int mapped_fill(double s, const double *c, const double *w, int J, int a, int b, int three,
-                       int G, int n, float *out, double *sum, double *lost, double *scratch)
+static int mapped_fill(const mapped_grid *g, const mapped_source *src, float *out, double *sum,
+                       double *lost, double *scratch)
 {
+    const double s = src->s, *c = g->c, *w = g->w;
+    const int J = src->J, a = src->a, b = src->b, three = src->three, G = g->G, n = g->n;
     const int m = b - a + 1;
     double *p = scratch, *t = scratch + m, *lb = scratch + 2 * m, *q = scratch + 3 * m;
     if (s == 0.0) {
@@ -526,7 +552,8 @@ static int mapped_fill(double s, const double *c, const double *w, int J, int a,
             t[i] = (c[a + i] - c[J]) / s;
             lb[i] = log(w[a + i]);
         }
-        if (expfam_solve(t, lb, m, p, q))
+        const expfam_points x = { t, lb, m };
+        if (expfam_solve(&x, p, q))
             return -1;
     }
     double rest = 0.0;
@@ -570,12 +597,11 @@ void angle_kernel_source_moments(const angle_kernels *ak, int kernel, int j, dou
     *m2 = s2;
 }
 
-int angle_kernels_build_mapped(angle_kernels *ak, const double *sigma_bins, int ne, int n_theta,
-                               double tc_bins, smx_error *err)
+/* Checks the arguments of angle_kernels_build_mapped other than ak; *smax:
+ * the largest of sigma_bins (it sizes the ghosts). */
+static int mapped_check_input(const double *sigma_bins, int ne, int n_theta, double tc_bins,
+                              double *smax, smx_error *err)
 {
-    if (!ak)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "angle_kernels_build_mapped: no output struct");
-    memset(ak, 0, sizeof *ak);
     if (ne < 0 || (ne > 0 && !sigma_bins))
         return smx_fail(err, SMX_EXIT_INPUT, "angular kernels: %d energy bins given", ne);
     if (n_theta < 1 || !(tc_bins > 0.0) || !isfinite(tc_bins))
@@ -583,7 +609,7 @@ int angle_kernels_build_mapped(angle_kernels *ak, const double *sigma_bins, int 
                         "angular kernels: %d bins with theta_c = %g bins; expected at least 1 "
                         "bin and theta_c > 0",
                         n_theta, tc_bins);
-    double smax = 0.0;
+    double mx = 0.0;
     for (int ie = 0; ie < ne; ie++) {
         double s = sigma_bins[ie];
         if (!(s >= 0.0) || isinf(s))
@@ -591,16 +617,17 @@ int angle_kernels_build_mapped(angle_kernels *ak, const double *sigma_bins, int 
                             "angular kernels: sigma/dtheta = %g for energy bin %d is not a "
                             "finite non-negative number (check the scattering-power table)",
                             s, ie);
-        smax = s > smax ? s : smax;
+        mx = s > mx ? s : mx;
     }
-    int rc = 0, *first_bin = NULL;
-    double *w = NULL;
-    ak->ne = ne;
-    ak->per_source = 1;
-    ak->n_theta = n_theta;
-    /* Ghosts: at least two (the three-point kernel and the fitted one's two
-     * bins each side), and enough that the support of the widest kernel of
-     * an edge bin ends inside them. */
+    *smax = mx;
+    return 0;
+}
+
+/* Ghosts: at least two (the three-point kernel and the fitted one's two
+ * bins each side), and enough that the support of the widest kernel of
+ * an edge bin ends inside them. */
+static int mapped_ghost_count(int n_theta, double tc_bins, double smax)
+{
     const double reach = GAUSS_SUPPORT_SIGMAS * smax;
     const double edge = angle_map_sinh(tc_bins, 0.5 * n_theta);
     int G = 2;
@@ -612,6 +639,127 @@ int angle_kernels_build_mapped(angle_kernels *ak, const double *sigma_bins, int 
             break;
         G++;
     }
+    return G;
+}
+
+/* The per-kernel and per-(kernel, source) tables, for the ak->n_kernels
+ * kernels on ak->n_theta bins (the weights come once their count is known). */
+static int mapped_alloc_tables(angle_kernels *ak, smx_error *err)
+{
+    const int nk = ak->n_kernels;
+    const size_t nkj = (size_t)nk * ak->n_theta;
+    ak->half_width = alloc_zeroed((size_t)nk, sizeof *ak->half_width);
+    ak->offset = alloc_zeroed((size_t)nk, sizeof *ak->offset);
+    ak->weight_sum = alloc_zeroed((size_t)nk, sizeof *ak->weight_sum);
+    ak->src_lo = alloc_zeroed(nkj, sizeof *ak->src_lo);
+    ak->src_len = alloc_zeroed(nkj, sizeof *ak->src_len);
+    ak->src_off = alloc_zeroed(nkj, sizeof *ak->src_off);
+    ak->src_sum = alloc_zeroed(nkj, sizeof *ak->src_sum);
+    ak->src_lost = alloc_zeroed(nkj, sizeof *ak->src_lost);
+    if (!ak->half_width || !ak->offset || !ak->weight_sum || !ak->src_lo || !ak->src_len ||
+        !ak->src_off || !ak->src_sum || !ak->src_lost)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
+    return 0;
+}
+
+/* Supports first, so that the weights are allocated once: each (kernel,
+ * source)'s bins and offset, each kernel's reach; *total: the weights of all,
+ * *widest: the longest support. */
+static int mapped_supports(angle_kernels *ak, const mapped_grid *g, size_t *total, int *widest,
+                           smx_error *err)
+{
+    const int nk = ak->n_kernels, n_theta = g->n, G = g->G;
+    size_t tot = 0;
+    int wid = 0;
+    for (int k = 0; k < nk; k++) {
+        int K = 0;
+        for (int j = 0; j < n_theta; j++) {
+            const size_t kj = (size_t)k * n_theta + j;
+            int a, b;
+            if (mapped_support(g, ak->sigma_bins[k], j + G, &a, &b))
+                ak->n_three_point++;
+            else
+                ak->n_fitted++;
+            ak->src_lo[kj] = a - G;
+            ak->src_len[kj] = b - a + 1;
+            ak->src_off[kj] = (int)tot;
+            tot += (size_t)(b - a + 1);
+            wid = b - a + 1 > wid ? b - a + 1 : wid;
+            K = j + G - a > K ? j + G - a : K;
+            K = b - j - G > K ? b - j - G : K;
+            if (tot > INT_MAX)
+                return smx_fail(err, SMX_EXIT_RUNTIME,
+                                "angular kernels: %zu weights exceed the table's int offsets", tot);
+        }
+        ak->half_width[k] = K;
+        ak->weight_sum[k] = 1.0;
+        ak->max_half_width = K > ak->max_half_width ? K : ak->max_half_width;
+    }
+    *total = tot;
+    *widest = wid;
+    return 0;
+}
+
+/* The weights of every (kernel, source) on the supports mapped_supports laid
+ * out, in parallel over the kernels (4 widest doubles of scratch per thread);
+ * a kernel that fails is named by its first energy bin (first_bin). */
+static int mapped_weights(angle_kernels *ak, const mapped_grid *g, size_t total, int widest,
+                          const int *first_bin, smx_error *err)
+{
+    const int nk = ak->n_kernels, n_theta = g->n, G = g->G;
+    ak->src_weights = alloc_zeroed(total, sizeof *ak->src_weights);
+    if (!ak->src_weights)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
+    int bad = nk, nomem = 0; /* the first kernel that failed */
+#pragma omp parallel
+    {
+        double *scratch = malloc(4 * (size_t)widest * sizeof *scratch);
+        if (!scratch) {
+#pragma omp atomic write
+            nomem = 1;
+        }
+#pragma omp for schedule(dynamic, 4)
+        for (int k = 0; k < nk; k++) {
+            for (int j = 0; scratch && j < n_theta; j++) {
+                const size_t kj = (size_t)k * n_theta + j;
+                mapped_source src = { .s = ak->sigma_bins[k], .J = j + G };
+                src.three = mapped_support(g, src.s, src.J, &src.a, &src.b);
+                if (mapped_fill(g, &src, ak->src_weights + ak->src_off[kj], &ak->src_sum[kj],
+                                &ak->src_lost[kj], scratch)) {
+#pragma omp critical(smx_lut_angle_bad)
+                    bad = k < bad ? k : bad;
+                    break;
+                }
+            }
+        }
+        free(scratch);
+    }
+    if (nomem)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
+    if (bad < nk)
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "angular kernel: could not match the mean and variance for sigma/d0 = "
+                        "%.6g (energy bin %d) on bins of unequal width",
+                        ak->sigma_bins[bad], first_bin[bad]);
+    return 0;
+}
+
+int angle_kernels_build_mapped(angle_kernels *ak, const double *sigma_bins, int ne, int n_theta,
+                               double tc_bins, smx_error *err)
+{
+    if (!ak)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "angle_kernels_build_mapped: no output struct");
+    memset(ak, 0, sizeof *ak);
+    double smax = 0.0;
+    int rc = mapped_check_input(sigma_bins, ne, n_theta, tc_bins, &smax, err);
+    if (rc != 0)
+        return rc;
+    int *first_bin = NULL;
+    double *w = NULL;
+    ak->ne = ne;
+    ak->per_source = 1;
+    ak->n_theta = n_theta;
+    const int G = mapped_ghost_count(n_theta, tc_bins, smax);
     ak->ghosts = G;
     const int next = n_theta + 2 * G;
     ak->kernel_of_energy = alloc_zeroed((size_t)ne, sizeof *ak->kernel_of_energy);
@@ -627,92 +775,13 @@ int angle_kernels_build_mapped(angle_kernels *ak, const double *sigma_bins, int 
     if ((rc = dedup(ak, sigma_bins, ne, first_bin, err)) != 0)
         goto fail;
 
-    const int nk = ak->n_kernels;
-    const size_t nkj = (size_t)nk * n_theta;
-    ak->half_width = alloc_zeroed((size_t)nk, sizeof *ak->half_width);
-    ak->offset = alloc_zeroed((size_t)nk, sizeof *ak->offset);
-    ak->weight_sum = alloc_zeroed((size_t)nk, sizeof *ak->weight_sum);
-    ak->src_lo = alloc_zeroed(nkj, sizeof *ak->src_lo);
-    ak->src_len = alloc_zeroed(nkj, sizeof *ak->src_len);
-    ak->src_off = alloc_zeroed(nkj, sizeof *ak->src_off);
-    ak->src_sum = alloc_zeroed(nkj, sizeof *ak->src_sum);
-    ak->src_lost = alloc_zeroed(nkj, sizeof *ak->src_lost);
-    if (!ak->half_width || !ak->offset || !ak->weight_sum || !ak->src_lo || !ak->src_len ||
-        !ak->src_off || !ak->src_sum || !ak->src_lost) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
-        goto fail;
-    }
-    /* Supports first, so that the weights are allocated once. */
+    const mapped_grid g = { ak->theta_ext, w, n_theta, G, next };
     size_t total = 0;
     int widest = 0;
-    for (int k = 0; k < nk; k++) {
-        int K = 0;
-        for (int j = 0; j < n_theta; j++) {
-            const size_t kj = (size_t)k * n_theta + j;
-            int a, b;
-            if (mapped_support(ak->sigma_bins[k], ak->theta_ext, w, next, j + G, &a, &b))
-                ak->n_three_point++;
-            else
-                ak->n_fitted++;
-            ak->src_lo[kj] = a - G;
-            ak->src_len[kj] = b - a + 1;
-            ak->src_off[kj] = (int)total;
-            total += (size_t)(b - a + 1);
-            widest = b - a + 1 > widest ? b - a + 1 : widest;
-            K = j + G - a > K ? j + G - a : K;
-            K = b - j - G > K ? b - j - G : K;
-            if (total > INT_MAX) {
-                rc = smx_fail(err, SMX_EXIT_RUNTIME,
-                              "angular kernels: %zu weights exceed the table's int offsets", total);
-                goto fail;
-            }
-        }
-        ak->half_width[k] = K;
-        ak->weight_sum[k] = 1.0;
-        ak->max_half_width = K > ak->max_half_width ? K : ak->max_half_width;
-    }
-    ak->src_weights = alloc_zeroed(total, sizeof *ak->src_weights);
-    if (!ak->src_weights) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
+    if ((rc = mapped_alloc_tables(ak, err)) != 0 ||
+        (rc = mapped_supports(ak, &g, &total, &widest, err)) != 0 ||
+        (rc = mapped_weights(ak, &g, total, widest, first_bin, err)) != 0)
         goto fail;
-    }
-    int bad = nk, nomem = 0; /* the first kernel that failed */
-#pragma omp parallel
-    {
-        double *scratch = malloc(4 * (size_t)widest * sizeof *scratch);
-        if (!scratch) {
-#pragma omp atomic write
-            nomem = 1;
-        }
-#pragma omp for schedule(dynamic, 4)
-        for (int k = 0; k < nk; k++) {
-            for (int j = 0; scratch && j < n_theta; j++) {
-                const size_t kj = (size_t)k * n_theta + j;
-                const double s = ak->sigma_bins[k];
-                int a, b;
-                const int three = mapped_support(s, ak->theta_ext, w, next, j + G, &a, &b);
-                if (mapped_fill(s, ak->theta_ext, w, j + G, a, b, three, G, n_theta,
-                                ak->src_weights + ak->src_off[kj], &ak->src_sum[kj],
-                                &ak->src_lost[kj], scratch)) {
-#pragma omp critical(smx_lut_angle_bad)
-                    bad = k < bad ? k : bad;
-                    break;
-                }
-            }
-        }
-        free(scratch);
-    }
-    if (nomem) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of memory building angular kernels");
-        goto fail;
-    }
-    if (bad < nk) {
-        rc = smx_fail(err, SMX_EXIT_RUNTIME,
-                      "angular kernel: could not match the mean and variance for sigma/d0 = %.6g "
-                      "(energy bin %d) on bins of unequal width",
-                      ak->sigma_bins[bad], first_bin[bad]);
-        goto fail;
-    }
     free(first_bin);
     free(w);
     return 0;

@@ -34,15 +34,25 @@ static void sum_partials(const cpu_ctx *c, int64_t n, step_tally *t)
 }
 
 /* ---- A_theta: convolution over direction, per energy bin's kernel --------- */
+/* One run of A_theta: nxb cells from x0 on row z of energy bin ie, kernel kid,
+ * psi's rows in base (one component), their copy in in. */
+typedef struct theta_run {
+    int ie, z, x0, nxb, kid;
+    float *base;
+    const float *in;
+} theta_run;
+
 /* Bins of unequal width (grid.angle.spacing: beam): each source bin j has its
  * own kernel (physics/lut_angle.h), scattered onto its targets inside the
  * window in the order of j; what lands past the edges is tallied. One run of
  * nxb cells, its source rows in `in`, psi's rows in `base`. */
-static void theta_mapped_run(const cpu_ctx *c, const angle_kernels *ak, int kid, float *base,
-                             int ie, int z, int x0, int nxb, const float *in)
+static void theta_mapped_run(const cpu_ctx *c, const angle_kernels *ak, const theta_run *r)
 {
     const grid *g = c->g;
     const int nth = (int)g->nth;
+    const int kid = r->kid, ie = r->ie, z = r->z, x0 = r->x0, nxb = r->nxb;
+    float *base = r->base;
+    const float *in = r->in;
     for (int j = 0; j < nth; j++) {
         float *out = plane(c, base, ie, j) + (int64_t)z * g->nx + x0;
         for (int x = 0; x < nxb; x++)
@@ -99,7 +109,8 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
                         run_cut += rs * (1.0 - ak->src_sum[(size_t)kid * nth + j]);
                 }
                 if (ak->per_source) {
-                    theta_mapped_run(c, ak, kid, base, ie, z, x0, nxb, in);
+                    const theta_run tr = { ie, z, x0, nxb, kid, base, in };
+                    theta_mapped_run(c, ak, &tr);
                     if (!k) {
                         lost += run_lost;
                         cut += run_cut;
