@@ -32,52 +32,6 @@ extern "C" {
 
 // ---- cuFFT error reporting --------------------------------------------------
 
-static const char *cufft_result_name(cufftResult r)
-{
-    switch (r) {
-    case CUFFT_SUCCESS:
-        return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN:
-        return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED:
-        return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE:
-        return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE:
-        return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR:
-        return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED:
-        return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED:
-        return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE:
-        return "CUFFT_INVALID_SIZE";
-    case CUFFT_UNALIGNED_DATA:
-        return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_INVALID_DEVICE:
-        return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE:
-        return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED:
-        return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED:
-        return "CUFFT_NOT_SUPPORTED";
-    default:
-        return "unknown cufftResult";
-    }
-}
-
-// In functions that fill an smx_error (create): records the statement, file,
-// line and cufftResult and returns SMX_EXIT_RUNTIME.
-#define CUFFT_CHECK_ERR(err, stmt)                                                          \
-    do {                                                                                    \
-        cufftResult r_ = (stmt);                                                            \
-        if (r_ != CUFFT_SUCCESS)                                                            \
-            return smx_fail((err), SMX_EXIT_RUNTIME, "%s:%d: %s failed: %s (%d)", __FILE__, \
-                            __LINE__, #stmt, cufft_result_name(r_), (int)r_);               \
-    } while (0)
-
 // The cudaError_t that angular_fft_apply returns for a failed cuFFT call (the
 // interface returns cudaError_t; the cufftResult itself goes to stderr).
 static cudaError_t cufft_as_cuda(cufftResult r)

@@ -660,6 +660,12 @@ void cuda_describe(void *vctx, run_result *r)
              c->arena_bytes / 1e9);
 }
 
+int cuda_halo_convolve(void *vctx, const halo_fft_job *job, smx_error *err)
+{
+    cuda_ctx *c = (cuda_ctx *)vctx;
+    return halo_fft_run(&c->halo, c->stream, job, err);
+}
+
 void cuda_release(void *vctx)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
@@ -667,6 +673,7 @@ void cuda_release(void *vctx)
         return;
     if (c->stream)
         cudaStreamSynchronize(c->stream);
+    halo_fft_destroy(c->halo);
     if (c->fft)
         angular_fft_destroy(c->fft);
     if (c->graph)

@@ -24,6 +24,7 @@ extern "C" {
 #include "energy_media.cuh"
 #include "fused.cuh"
 #include "fused_media.cuh"
+#include "halo_fft.cuh"
 #include "moments.cuh"
 #include "spectral_tally.cuh"
 #include "streaming.cuh"
@@ -108,6 +109,7 @@ struct cuda_ctx {
     stream_tables_dev stt;
     void *fft_mem;
     angular_fft *fft;
+    halo_fft *halo; // the nuclear halo's per-spot convolution (halo_fft.cuh), made on first use
     // choices
     int angular; // 0 direct (shared), 1 direct (global), 2 fft, 3 per-bucket hybrid
     // The hybrid: energy bins in runs of one sigma bucket (factor-2 ranges of
@@ -292,6 +294,7 @@ int cuda_download_dose(void *vctx, double *dose, smx_error *err);
 void cuda_describe(void *vctx, run_result *r);
 void cuda_release(void *vctx);
 int cuda_lanes(void *vctx);
+int cuda_halo_convolve(void *vctx, const halo_fft_job *job, smx_error *err);
 // The buffer holding the state after the steps enqueued so far.
 const float *current_psi(const cuda_ctx *c);
 

@@ -24,6 +24,7 @@ extern "C" const backend_ops backend_cuda = {
     cuda_describe,
     cuda_release,
     cuda_lanes,
+    cuda_halo_convolve,
 };
 
 extern "C" const backend_bench_ops backend_cuda_bench = {

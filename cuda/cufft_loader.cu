@@ -75,6 +75,7 @@ void load_now()
               take(lib, name, "cufftSetStream", &a.SetStream) &&
               take(lib, name, "cufftExecR2C", &a.ExecR2C) &&
               take(lib, name, "cufftExecC2R", &a.ExecC2R) &&
+              take(lib, name, "cufftExecZ2Z", &a.ExecZ2Z) &&
               take(lib, name, "cufftGetVersion", &a.GetVersion);
     if (ok) {
         // cuFFT numbers its versions major * 1000 + minor * 100 + patch.
@@ -108,6 +109,42 @@ const cufft_api *cufft_load(const char **why)
     if (why)
         *why = st.why;
     return nullptr;
+}
+
+const char *cufft_result_name(cufftResult r)
+{
+    switch (r) {
+    case CUFFT_SUCCESS:
+        return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN:
+        return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED:
+        return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE:
+        return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE:
+        return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR:
+        return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED:
+        return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED:
+        return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE:
+        return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA:
+        return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE:
+        return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE:
+        return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED:
+        return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED:
+        return "CUFFT_NOT_SUPPORTED";
+    default:
+        return "unknown cufftResult";
+    }
 }
 
 void cufft_warn_unavailable(const char *why)

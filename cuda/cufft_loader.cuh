@@ -13,7 +13,8 @@
 
 #include <cufft.h>
 
-// The entry points angular_fft.cu calls, with cuFFT's own signatures.
+// The entry points angular_fft.cu and halo_fft.cu call, with cuFFT's own
+// signatures.
 struct cufft_api {
     decltype(&::cufftCreate) Create;
     decltype(&::cufftDestroy) Destroy;
@@ -23,6 +24,7 @@ struct cufft_api {
     decltype(&::cufftSetStream) SetStream;
     decltype(&::cufftExecR2C) ExecR2C;
     decltype(&::cufftExecC2R) ExecC2R;
+    decltype(&::cufftExecZ2Z) ExecZ2Z;
     decltype(&::cufftGetVersion) GetVersion;
     int version; // cufftGetVersion() of the loaded library, e.g. 12000
 };
@@ -31,6 +33,19 @@ struct cufft_api {
 // return the first outcome). nullptr when cuFFT cannot be used, with the reason
 // (the library's name and the loader's or the version check's message) in *why.
 const cufft_api *cufft_load(const char **why);
+
+// The name of a cufftResult, for messages.
+const char *cufft_result_name(cufftResult r);
+
+// In functions that fill an smx_error (create): records the statement, file,
+// line and cufftResult and returns SMX_EXIT_RUNTIME.
+#define CUFFT_CHECK_ERR(err, stmt)                                                          \
+    do {                                                                                    \
+        cufftResult r_ = (stmt);                                                            \
+        if (r_ != CUFFT_SUCCESS)                                                            \
+            return smx_fail((err), SMX_EXIT_RUNTIME, "%s:%d: %s failed: %s (%d)", __FILE__, \
+                            __LINE__, #stmt, cufft_result_name(r_), (int)r_);               \
+    } while (0)
 
 // Prints, once per process, that cuFFT is unavailable and the direct kernel
 // serves instead (the backend's fallback where the plan leaves the method open).

@@ -22,6 +22,19 @@ typedef struct step_record {
     int stopped; /* this step ended the run (steps: auto, weight below threshold) */
 } step_record;
 
+/* The nuclear halo's convolution of n sources at once (transport/halo_dose.h,
+ * halo_dose_convolve's middle step): in [n][bands][cz][cx], the energy each
+ * source released per block; out [n][cz][cx], the real part of the inverse
+ * transform (unscaled) on the blocks. kre, kim: [bands][Z][X] the kernels'
+ * transforms, the same for every call of a run. */
+typedef struct halo_fft_job {
+    int64_t Z, X, cz, cx;
+    int bands, n;
+    const double *kre, *kim;
+    const double *in;
+    double *out;
+} halo_fft_job;
+
 typedef struct backend_ops {
     const char *name;
     /* Steps between collect() calls that keep the device busy without a host
@@ -71,6 +84,10 @@ typedef struct backend_ops {
      * per-spot runs: what the device's memory holds, and 1 where two states
      * could compute a spot differently (a method chosen by timing). */
     int (*lanes)(void *ctx);
+    /* halo_fft_job on the device: 0, or an error; -1 where the device
+     * declines it (no cuFFT), and NULL where the backend has none (the CPU):
+     * the host then transforms (halo_dose_convolve). */
+    int (*halo_convolve)(void *ctx, const halo_fft_job *job, smx_error *err);
 
 } backend_ops;
 

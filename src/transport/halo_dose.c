@@ -30,6 +30,9 @@ void halo_dose_free(halo_dose *h)
     free(h->bx);
     free(h->wz);
     free(h->wx);
+    free(h->blocks);
+    free(h->out);
+    free(h->row);
     memset(h, 0, sizeof *h);
 }
 
@@ -144,6 +147,10 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
         fft_twiddles(h->tw + twz + twx, h->Z, 1);
         fft_twiddles(h->tw + 2 * twz + twx, h->X, 1);
     }
+    h->bands = nb;
+    h->blocks = malloc((size_t)(nb * h->cz * h->cx) * sizeof *h->blocks);
+    h->out = malloc((size_t)(h->cz * h->cx) * sizeof *h->out);
+    h->row = malloc((size_t)g->nz * sizeof *h->row);
     h->bz = malloc(2 * (size_t)g->nz * sizeof *h->bz);
     h->bx = malloc(2 * (size_t)g->nx * sizeof *h->bx);
     h->wz = malloc(2 * (size_t)g->nz * sizeof *h->wz);
@@ -178,36 +185,38 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
     return 0;
 }
 
-void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released, double *deposited)
+double halo_dose_blocks(const halo_dose *h, const halo_rows *plane, double *blocks)
 {
-    const double *to_ref = h->to_ref;
-    if (released)
-        *released = 0.0;
-    if (deposited)
-        *deposited = 0.0;
-    if (!h->on)
-        return;
-    const int nb = g->halo_bands;
+    double sum = 0.0;
+    for (int64_t z = 0; z < plane->nz; z++) {
+        const double *r = plane->row[z];
+        if (!r)
+            continue;
+        double *brow = blocks + (z / h->fz) * h->cx;
+        for (int64_t i = 0; i < plane->nx; i++) {
+            const double v = r[i];
+            if (v == 0.0)
+                continue;
+            sum += v;
+            brow[(plane->x0 + i + h->ox) / h->fx] += v;
+        }
+    }
+    return sum;
+}
+
+void halo_dose_convolve(halo_dose *h, const double *blocks, const double *band_sum, double *out)
+{
     const size_t n = (size_t)(h->Z * h->X);
-    double rel = 0.0;
+    const int64_t nblk = h->cz * h->cx;
     memset(h->acc_re, 0, n * sizeof *h->acc_re);
     memset(h->acc_im, 0, n * sizeof *h->acc_im);
-    for (int b = 0; b < nb; b++) {
-        const double *R = dose + (1 + b) * g->slice;
-        double sum = 0.0;
+    for (int b = 0; b < h->bands; b++) {
+        if (band_sum[b] == 0.0)
+            continue;
         memset(h->re, 0, n * sizeof *h->re);
         memset(h->im, 0, n * sizeof *h->im);
-        for (int64_t z = 0; z < g->nz; z++)
-            for (int64_t x = 0; x < g->nx; x++) {
-                const double v = R[z * g->nx + x];
-                if (v == 0.0)
-                    continue;
-                sum += v;
-                h->re[(z / h->fz) * h->X + (x + h->ox) / h->fx] += v;
-            }
-        rel += sum;
-        if (sum == 0.0)
-            continue;
+        for (int64_t z = 0; z < h->cz; z++)
+            memcpy(h->re + z * h->X, blocks + b * nblk + z * h->cx, (size_t)h->cx * sizeof *h->re);
         halo_fft(h, h->re, h->im, 0, h->cz, 0); /* the blocks' rows only */
         const double *kr = h->kre + n * b, *ki = h->kim + n * b;
         for (size_t i = 0; i < n; i++) {
@@ -215,31 +224,34 @@ void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released
             h->acc_im[i] += h->re[i] * ki[i] + h->im[i] * kr[i];
         }
     }
-    if (released)
-        *released = rel;
-    if (rel == 0.0)
-        return;
     halo_fft(h, h->acc_re, h->acc_im, 1, 0, h->cx); /* the blocks' columns wanted */
+    for (int64_t z = 0; z < h->cz; z++)
+        memcpy(out + z * h->cx, h->acc_re + z * h->X, (size_t)h->cx * sizeof *out);
+}
+
+double halo_dose_spread(halo_dose *h, const grid *g, double *out, double *dose)
+{
+    const double *to_ref = h->to_ref;
+    const double n = (double)(h->Z * h->X);
+    const int64_t cx = h->cx;
     /* The blocks' energy (the FFT's 1 / n); what the transforms' rounding
      * leaves where the kernel put nothing (below 1e-13 of the largest block)
      * is zero. */
     double block_sum = 0.0, top = 0.0;
-    for (int64_t z = 0; z < h->cz; z++)
-        for (int64_t x = 0; x < h->cx; x++)
-            top = fmax(top, h->acc_re[z * h->X + x]);
-    for (int64_t z = 0; z < h->cz; z++)
-        for (int64_t x = 0; x < h->cx; x++) {
-            double *v = &h->acc_re[z * h->X + x];
-            *v = *v > 1e-13 * top ? *v / (double)n : 0.0;
-            block_sum += *v;
-        }
+    for (int64_t i = 0; i < h->cz * cx; i++)
+        top = fmax(top, out[i]);
+    for (int64_t i = 0; i < h->cz * cx; i++) {
+        double *v = &out[i];
+        *v = *v > 1e-13 * top ? *v / n : 0.0;
+        block_sum += *v;
+    }
     /* Back to the cells (axis_weights), x first into each block row. */
     const int64_t nx = g->nx;
     double *T = h->rows;
     for (int64_t bz = 0; bz < h->cz; bz++)
         for (int64_t x = 0; x < nx; x++)
-            T[bz * nx + x] = h->acc_re[bz * h->X + h->bx[2 * x]] * h->wx[2 * x] +
-                             h->acc_re[bz * h->X + h->bx[2 * x + 1]] * h->wx[2 * x + 1];
+            T[bz * nx + x] = out[bz * cx + h->bx[2 * x]] * h->wx[2 * x] +
+                             out[bz * cx + h->bx[2 * x + 1]] * h->wx[2 * x + 1];
     double on_grid = 0.0;
     for (int64_t z = 0; z < g->nz; z++)
         for (int64_t x = 0; x < nx; x++) {
@@ -250,6 +262,34 @@ void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released
             dose[z * nx + x] += v;
             on_grid += v;
         }
+    return to_ref ? on_grid : block_sum;
+}
+
+void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released, double *deposited)
+{
+    if (released)
+        *released = 0.0;
     if (deposited)
-        *deposited = to_ref ? on_grid : block_sum;
+        *deposited = 0.0;
+    if (!h->on)
+        return;
+    const int64_t nblk = h->cz * h->cx;
+    double rel = 0.0, band_sum[SMX_HALO_BANDS];
+    memset(h->blocks, 0, (size_t)(h->bands * nblk) * sizeof *h->blocks);
+    for (int b = 0; b < h->bands; b++) {
+        const double *R = dose + (1 + b) * g->slice;
+        for (int64_t z = 0; z < g->nz; z++)
+            h->row[z] = R + z * g->nx;
+        const halo_rows plane = { h->row, g->nz, 0, g->nx };
+        band_sum[b] = halo_dose_blocks(h, &plane, h->blocks + b * nblk);
+        rel += band_sum[b];
+    }
+    if (released)
+        *released = rel;
+    if (rel == 0.0)
+        return;
+    halo_dose_convolve(h, h->blocks, band_sum, h->out);
+    const double dep = halo_dose_spread(h, g, h->out, dose);
+    if (deposited)
+        *deposited = dep;
 }

@@ -31,6 +31,9 @@ typedef struct halo_dose {
     double *wz, *wx; /* their weights */
     double *rows; /* [cz][nx] the blocks interpolated along x */
     double *to_ref; /* [nz][nx] reference density over the cell's; NULL: one density */
+    int bands;
+    double *blocks, *out; /* halo_dose_apply's [bands][cz][cx] and [cz][cx] */
+    const double **row; /* [nz] halo_dose_apply's rows of a plane */
 } halo_dose;
 
 /* h->on = 0 when the plan's nuclear model is not halo. t: the grid's
@@ -47,5 +50,25 @@ int halo_dose_init(halo_dose *h, const plan *p, const grid *g, const tables *t,
 void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released,
                      double *deposited);
 void halo_dose_free(halo_dose *h);
+
+/* halo_dose_apply in its three parts, so that a field's spots may share the
+ * middle one, on the device where the backend has it (backend_ops'
+ * halo_convolve); the host's parts compute apply's values bit for bit.
+ * One plane of a source: row[z] (z < nz) holds its values at the grid's
+ * columns x0 .. x0 + nx - 1, NULL a row of zeros. */
+typedef struct halo_rows {
+    const double *const *row;
+    int64_t nz, x0, nx;
+} halo_rows;
+/* 1. One band's released energy added into blocks [cz][cx]; returns its sum. */
+double halo_dose_blocks(const halo_dose *h, const halo_rows *plane, double *blocks);
+/* 2. The convolution of a source's blocks [bands][cz][cx] with the kernels,
+ * bands whose band_sum is 0 left out: out [cz][cx], unscaled (Z X times the
+ * blocks' dose). */
+void halo_dose_convolve(halo_dose *h, const double *blocks, const double *band_sum, double *out);
+/* 3. out's dose (scaled in place) added to plane 0 of dose; returns the
+ * secondaries' deposit on the grid (apply's *deposited). Only for a source
+ * that released energy. */
+double halo_dose_spread(halo_dose *h, const grid *g, double *out, double *dose);
 
 #endif

@@ -120,6 +120,12 @@ typedef struct spot_runs {
     spot_dose *rows, *lrows; /* [n]: the block's dose rows; LETd x dose rows */
     int with_let; /* output.per_spot_let */
     double *let_d; /* [g->slice] */
+    /* The nuclear halo of a batch's spots (halo_dose.h's three parts): per
+     * slot its blocks [bands][cz][cx], their sums [bands], the released total
+     * and the convolution's result [cz][cx]; room for halo_cap slots. */
+    double *halo_in, *halo_sum, *halo_rel, *halo_out;
+    const double **halo_row; /* [g->nz] */
+    int halo_cap, halo_host; /* halo_host: the host transforms (the device declined) */
     run_result one; /* a batch's steps */
     int appended; /* rows handed to r, in spot order */
     double t0, last, t_upload, t_steps, t_dose;
@@ -142,6 +148,11 @@ static void spot_runs_free(spot_runs *R)
     free(R->spans);
     free(R->order);
     free(R->wdose);
+    free(R->halo_in);
+    free(R->halo_sum);
+    free(R->halo_rel);
+    free(R->halo_out);
+    free(R->halo_row);
 }
 
 /* Each spot's highest occupied energy bin and weight, from its source
@@ -376,6 +387,58 @@ static int batch_upload(spot_runs *R, int b0, int nb, smx_error *err)
     return rc;
 }
 
+/* The nuclear halo's blocks of the batch's nb spots from the state's window
+ * dose, convolved on the device where the backend can, else on the host. */
+static int batch_halo(spot_runs *R, int nb, smx_error *err)
+{
+    halo_dose *h = R->job->halo;
+    const window *w = &R->sp.win;
+    const int64_t nblk = h->cz * h->cx;
+    if (nb > R->halo_cap) {
+        free(R->halo_in);
+        free(R->halo_sum);
+        free(R->halo_rel);
+        free(R->halo_out);
+        R->halo_in = malloc((size_t)(nb * h->bands * nblk) * sizeof *R->halo_in);
+        R->halo_sum = malloc((size_t)(nb * h->bands) * sizeof *R->halo_sum);
+        R->halo_rel = malloc((size_t)nb * sizeof *R->halo_rel);
+        R->halo_out = malloc((size_t)(nb * nblk) * sizeof *R->halo_out);
+        R->halo_cap = nb;
+        if (!R->halo_row)
+            R->halo_row = malloc((size_t)R->g->nz * sizeof *R->halo_row);
+        if (!R->halo_in || !R->halo_sum || !R->halo_rel || !R->halo_out || !R->halo_row) {
+            R->halo_cap = 0;
+            return smx_fail(err, SMX_EXIT_RUNTIME,
+                            "out of host memory for the nuclear halo of %d spots", nb);
+        }
+    }
+    memset(R->halo_in, 0, (size_t)(nb * h->bands * nblk) * sizeof *R->halo_in);
+    for (int k = 0; k < nb; k++) {
+        R->halo_rel[k] = 0.0;
+        for (int b = 0; b < h->bands; b++) {
+            window_plane_rows(w, k, R->wdose, 1 + b, R->halo_row);
+            const halo_rows plane = { R->halo_row, R->g->nz, w->x0[k], w->shape.nx };
+            double *sum = &R->halo_sum[k * h->bands + b];
+            *sum = halo_dose_blocks(h, &plane, R->halo_in + (k * h->bands + b) * nblk);
+            R->halo_rel[k] += *sum;
+        }
+    }
+    const backend_ops *be = R->sp.be;
+    if (be->halo_convolve && !R->halo_host) {
+        const halo_fft_job job = { h->Z, h->X,   h->cz,  h->cx,      h->bands,
+                                   nb,   h->kre, h->kim, R->halo_in, R->halo_out };
+        const int rc = be->halo_convolve(R->sp.ctx, &job, err);
+        if (rc != -1)
+            return rc;
+        R->halo_host = 1;
+    }
+    for (int k = 0; k < nb; k++)
+        if (R->halo_rel[k] != 0.0)
+            halo_dose_convolve(h, R->halo_in + k * h->bands * nblk, R->halo_sum + k * h->bands,
+                               R->halo_out + k * nblk);
+    return 0;
+}
+
 /* Spot k of the batch (order[b0 + k]): its dose per unit weight from the
  * state's window dose, with the run's nuclear halo, into its sparse rows. */
 static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
@@ -386,13 +449,22 @@ static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
     double *dose = J->dose;
     const spot_key key = R->order[b0 + k];
     const int row = key.spot - J->first;
-    window_dose(w, k, R->wdose, dose);
+    /* The planes a row reads: the dose, and the LET's (the halo's bands are
+     * in its blocks already, batch_halo). */
+    window_dose_plane(w, k, R->wdose, 0, dose);
+    if (R->with_let) {
+        window_dose_plane(w, k, R->wdose, g->plane_edep, dose);
+        window_dose_plane(w, k, R->wdose, g->plane_let_edep, dose);
+        window_dose_plane(w, k, R->wdose, g->plane_track, dose);
+    }
     /* Only the rows and columns the slot has covered hold dose; the nuclear
      * halo reaches the whole grid. */
     int x0 = w->x0[k], x1 = w->x0[k] + w->shape.nx - 1;
     int z1 = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
     if (J->halo->on) {
-        halo_dose_apply(J->halo, g, dose, NULL, NULL);
+        const halo_dose *h = J->halo;
+        if (R->halo_rel[k] != 0.0)
+            halo_dose_spread(J->halo, g, R->halo_out + (int64_t)k * h->cz * h->cx, dose);
         x0 = 0;
         x1 = (int)g->nx - 1;
         z1 = (int)g->nz - 1;
@@ -463,6 +535,8 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
         return batch_rebuild(R, err);
     }
     if (rc || (rc = R->sp.be->download_dose(R->sp.ctx, R->wdose, err)))
+        return rc;
+    if (R->job->halo->on && (rc = batch_halo(R, nb, err)))
         return rc;
     for (int k = 0; k < nb && !rc; k++)
         rc = batch_row(R, b0, k, err);

@@ -289,24 +289,40 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
     return 0;
 }
 
-void window_dose(const window *w, int k, const double *win, double *dose)
+void window_dose_plane(const window *w, int k, const double *win, int q, double *dose)
 {
     const grid *g = w->g;
     const int nx = w->shape.nx;
     const int64_t width = w->width, off = (int64_t)k * nx;
-    memset(dose, 0, (size_t)g->slice * g->dose_planes * sizeof *dose);
-    for (int q = 0; q < g->dose_planes; q++) {
-        const double *left = w->left + (int64_t)q * g->nz * width;
-        const double *wq = win + (int64_t)q * w->shape.nz * width;
-        double *dq = dose + q * g->slice;
-        for (int z = 0; z < g->nz; z++) {
-            const double *src = z < w->z0                 ? left + (int64_t)z * width + off
-                                : z < w->z0 + w->shape.nz ? wq + (int64_t)(z - w->z0) * width + off
-                                                          : NULL;
-            if (src)
-                memcpy(dq + (int64_t)z * g->nx + w->x0[k], src, (size_t)nx * sizeof *dose);
-        }
+    const double *left = w->left ? w->left + (int64_t)q * g->nz * width : NULL;
+    const double *wq = win + (int64_t)q * w->shape.nz * width;
+    double *dq = dose + q * g->slice;
+    memset(dq, 0, (size_t)g->slice * sizeof *dose);
+    for (int z = 0; z < g->nz; z++) {
+        const double *src = z < w->z0                 ? left + (int64_t)z * width + off
+                            : z < w->z0 + w->shape.nz ? wq + (int64_t)(z - w->z0) * width + off
+                                                      : NULL;
+        if (src)
+            memcpy(dq + (int64_t)z * g->nx + w->x0[k], src, (size_t)nx * sizeof *dose);
     }
+}
+
+void window_dose(const window *w, int k, const double *win, double *dose)
+{
+    for (int q = 0; q < w->g->dose_planes; q++)
+        window_dose_plane(w, k, win, q, dose);
+}
+
+void window_plane_rows(const window *w, int k, const double *win, int q, const double **row)
+{
+    const grid *g = w->g;
+    const int64_t width = w->width, off = (int64_t)k * w->shape.nx;
+    const double *left = w->left ? w->left + (int64_t)q * g->nz * width : NULL;
+    const double *wq = win + (int64_t)q * w->shape.nz * width;
+    for (int z = 0; z < g->nz; z++)
+        row[z] = z < w->z0                 ? left + (int64_t)z * width + off
+                 : z < w->z0 + w->shape.nz ? wq + (int64_t)(z - w->z0) * width + off
+                                           : NULL;
 }
 
 static grid_box box_join_g(grid_box a, grid_box b)

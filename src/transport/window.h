@@ -120,6 +120,12 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
  * slot's columns): the rows that have left and the window's own (win:
  * [shape.nz][width], the backend's download). */
 void window_dose(const window *w, int k, const double *win, double *dose);
+/* Plane q of window_dose alone (dose: all the planes; the others untouched). */
+void window_dose_plane(const window *w, int k, const double *win, int q, double *dose);
+/* Slot k's rows of dose plane q, where window_dose takes them from: row[z]
+ * for each of the grid's rows (its columns x0[k] .. x0[k] + shape.nx - 1),
+ * NULL where the slot holds none. */
+void window_plane_rows(const window *w, int k, const double *win, int q, const double **row);
 /* Slot k's source on the window (wpsi: the window's cells, zero in the
  * slot's) from src, filled on the run's grid's row 0 alone (grid_row0's
  * layout, as source_fill writes it, with its boxes); its boxes in window
