@@ -229,7 +229,7 @@ void halo_dose_convolve(halo_dose *h, const double *blocks, const double *band_s
         memcpy(out + z * h->cx, h->acc_re + z * h->X, (size_t)h->cx * sizeof *out);
 }
 
-double halo_dose_spread(halo_dose *h, const grid *g, double *out, double *dose)
+double halo_dose_spread(const halo_dose *h, const grid *g, double *out, double *dose, double *T)
 {
     const double *to_ref = h->to_ref;
     const double n = (double)(h->Z * h->X);
@@ -247,7 +247,6 @@ double halo_dose_spread(halo_dose *h, const grid *g, double *out, double *dose)
     }
     /* Back to the cells (axis_weights), x first into each block row. */
     const int64_t nx = g->nx;
-    double *T = h->rows;
     for (int64_t bz = 0; bz < h->cz; bz++)
         for (int64_t x = 0; x < nx; x++)
             T[bz * nx + x] = out[bz * cx + h->bx[2 * x]] * h->wx[2 * x] +
@@ -289,7 +288,7 @@ void halo_dose_apply(halo_dose *h, const grid *g, double *dose, double *released
     if (rel == 0.0)
         return;
     halo_dose_convolve(h, h->blocks, band_sum, h->out);
-    const double dep = halo_dose_spread(h, g, h->out, dose);
+    const double dep = halo_dose_spread(h, g, h->out, dose, h->rows);
     if (deposited)
         *deposited = dep;
 }

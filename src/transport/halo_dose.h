@@ -66,9 +66,10 @@ double halo_dose_blocks(const halo_dose *h, const halo_rows *plane, double *bloc
  * bands whose band_sum is 0 left out: out [cz][cx], unscaled (Z X times the
  * blocks' dose). */
 void halo_dose_convolve(halo_dose *h, const double *blocks, const double *band_sum, double *out);
-/* 3. out's dose (scaled in place) added to plane 0 of dose; returns the
- * secondaries' deposit on the grid (apply's *deposited). Only for a source
- * that released energy. */
-double halo_dose_spread(halo_dose *h, const grid *g, double *out, double *dose);
+/* 3. out's dose (scaled in place) added to plane 0 of dose, through T
+ * ([cz][nx] scratch; h is only read, so that spots may spread at once);
+ * returns the secondaries' deposit on the grid (apply's *deposited). Only for
+ * a source that released energy. */
+double halo_dose_spread(const halo_dose *h, const grid *g, double *out, double *dose, double *T);
 
 #endif

@@ -1,6 +1,7 @@
 #include "transport/per_spot.h"
 
 #include <stdio.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,13 +120,17 @@ typedef struct spot_runs {
     double *wdose; /* [sp.win.wg.slice x planes]: the state's window dose */
     spot_dose *rows, *lrows; /* [n]: the block's dose rows; LETd x dose rows */
     int with_let; /* output.per_spot_let */
-    double *let_d; /* [g->slice] */
     /* The nuclear halo of a batch's spots (halo_dose.h's three parts): per
      * slot its blocks [bands][cz][cx], their sums [bands], the released total
      * and the convolution's result [cz][cx]; room for halo_cap slots. */
     double *halo_in, *halo_sum, *halo_rel, *halo_out;
     const double **halo_row; /* [g->nz] */
     int halo_cap, halo_host; /* halo_host: the host transforms (the device declined) */
+    /* The rows of a batch's spots are made on up to row_threads threads,
+     * each with its scratch: a grid's dose planes, the halo's block rows
+     * (halo_dose_spread) and a LET map. */
+    int row_threads;
+    double **row_dose, **row_blocks, **row_let;
     run_result one; /* a batch's steps */
     int appended; /* rows handed to r, in spot order */
     double t0, last, t_upload, t_steps, t_dose;
@@ -143,7 +148,6 @@ static void spot_runs_free(spot_runs *R)
     for (int k = 0; R->lrows && k < n; k++)
         spot_dose_free(&R->lrows[k]);
     free(R->lrows);
-    free(R->let_d);
     free(R->to_ref);
     free(R->spans);
     free(R->order);
@@ -153,6 +157,14 @@ static void spot_runs_free(spot_runs *R)
     free(R->halo_rel);
     free(R->halo_out);
     free(R->halo_row);
+    for (int t = 0; t < R->row_threads; t++) {
+        free(R->row_dose[t]);
+        free(R->row_blocks[t]);
+        free(R->row_let[t]);
+    }
+    free(R->row_dose);
+    free(R->row_blocks);
+    free(R->row_let);
 }
 
 /* Each spot's highest occupied energy bin and weight, from its source
@@ -226,9 +238,8 @@ static int spot_runs_init(spot_runs *R, const per_spot_job *J, run_result *r, sm
     R->with_let = p->per_spot_let && g->plane_let_edep;
     if (R->with_let) {
         R->lrows = calloc((size_t)J->n, sizeof *R->lrows);
-        R->let_d = malloc((size_t)g->slice * sizeof *R->let_d);
     }
-    if (!R->rows || (R->with_let && (!R->lrows || !R->let_d)))
+    if (!R->rows || (R->with_let && !R->lrows))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     R->t0 = R->last = stepper_now_s();
     return 0;
@@ -439,14 +450,42 @@ static int batch_halo(spot_runs *R, int nb, smx_error *err)
     return 0;
 }
 
+/* Each row thread's scratch (spot_runs' row_*), made on the first batch. */
+static int row_scratch(spot_runs *R, smx_error *err)
+{
+    if (R->row_threads)
+        return 0;
+    const grid *g = R->g;
+    const halo_dose *h = R->job->halo;
+    const int n = omp_get_max_threads();
+    R->row_dose = calloc((size_t)n, sizeof *R->row_dose);
+    R->row_blocks = calloc((size_t)n, sizeof *R->row_blocks);
+    R->row_let = calloc((size_t)n, sizeof *R->row_let);
+    if (!R->row_dose || !R->row_blocks || !R->row_let)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for the spots' rows");
+    R->row_threads = n;
+    for (int t = 0; t < n; t++) {
+        R->row_dose[t] = malloc((size_t)g->slice * g->dose_planes * sizeof **R->row_dose);
+        if (h->on)
+            R->row_blocks[t] = malloc((size_t)(h->cz * g->nx) * sizeof **R->row_blocks);
+        if (R->with_let)
+            R->row_let[t] = malloc((size_t)g->slice * sizeof **R->row_let);
+        if (!R->row_dose[t] || (h->on && !R->row_blocks[t]) || (R->with_let && !R->row_let[t]))
+            return smx_fail(err, SMX_EXIT_RUNTIME,
+                            "out of host memory for the spots' rows (%d threads)", n);
+    }
+    return 0;
+}
+
 /* Spot k of the batch (order[b0 + k]): its dose per unit weight from the
- * state's window dose, with the run's nuclear halo, into its sparse rows. */
-static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
+ * state's window dose, with the run's nuclear halo, into its sparse rows, on
+ * row thread t's scratch. */
+static int batch_row(spot_runs *R, int b0, int k, int t, smx_error *err)
 {
     const per_spot_job *J = R->job;
     const grid *g = R->g;
     const window *w = &R->sp.win;
-    double *dose = J->dose;
+    double *dose = R->row_dose[t];
     const spot_key key = R->order[b0 + k];
     const int row = key.spot - J->first;
     /* The planes a row reads: the dose, and the LET's (the halo's bands are
@@ -464,7 +503,8 @@ static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
     if (J->halo->on) {
         const halo_dose *h = J->halo;
         if (R->halo_rel[k] != 0.0)
-            halo_dose_spread(J->halo, g, R->halo_out + (int64_t)k * h->cz * h->cx, dose);
+            halo_dose_spread(J->halo, g, R->halo_out + (int64_t)k * h->cz * h->cx, dose,
+                             R->row_blocks[t]);
         x0 = 0;
         x1 = (int)g->nx - 1;
         z1 = (int)g->nz - 1;
@@ -481,9 +521,9 @@ static int batch_row(spot_runs *R, int b0, int k, smx_error *err)
     if (!R->with_let)
         return 0;
     /* The LET is a ratio of planes: any normalisation. */
-    spectral_let(J->smaps, dose, R->let_d, NULL);
+    spectral_let(J->smaps, dose, R->row_let[t], NULL);
     R->lrows[row].to_reference = R->to_ref;
-    if (spot_dose_append_like(&R->lrows[row], 1, &R->rows[row], 0, &src, R->let_d))
+    if (spot_dose_append_like(&R->lrows[row], 1, &R->rows[row], 0, &src, R->row_let[t]))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the LET of spot %d",
                         key.spot + 1);
     return 0;
@@ -538,8 +578,25 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
         return rc;
     if (R->job->halo->on && (rc = batch_halo(R, nb, err)))
         return rc;
+    if ((rc = row_scratch(R, err)))
+        return rc;
+    /* Each spot's row on its own thread and scratch: the same row on any. */
+    smx_error *errs = calloc((size_t)nb, sizeof *errs);
+    int *rcs = calloc((size_t)nb, sizeof *rcs);
+    if (!errs || !rcs) {
+        free(errs);
+        free(rcs);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    }
+    const int nt = nb < R->row_threads ? nb : R->row_threads;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (int k = 0; k < nb; k++)
+        rcs[k] = batch_row(R, b0, k, omp_get_thread_num(), &errs[k]);
     for (int k = 0; k < nb && !rc; k++)
-        rc = batch_row(R, b0, k, err);
+        if ((rc = rcs[k]))
+            *err = errs[k];
+    free(errs);
+    free(rcs);
     r->spot_window_moves += R->sp.win.shifts;
     if (R->sp.win.band > r->spot_window_band)
         r->spot_window_band = R->sp.win.band;

@@ -25,7 +25,6 @@ typedef struct per_spot_job {
     const spectral_maps *smaps;
     float *host; /* an all-zero psi of the run's grid's row 0 (grid_row0) ... */
     grid_box *occupied; /* ... and its boxes (all zero again on return) */
-    double *dose; /* [g->dose_planes][g->slice] scratch */
     int first, n; /* spots first .. first + n - 1 of the plan (n > 0) */
 } per_spot_job;
 

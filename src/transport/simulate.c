@@ -388,8 +388,8 @@ static int run_spots(sim_run *R, const sim_part *part, run_result *r, smx_error 
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     else
         rc = per_spot_runs(&(per_spot_job){ &R->sp, &R->st, R->t, R->media, R->mt, &R->halo,
-                                            &R->smaps, R->host, R->occupied, R->dose,
-                                            part->spot_first, part->spot_count },
+                                            &R->smaps, R->host, R->occupied, part->spot_first,
+                                            part->spot_count },
                            r, err);
     run_result_phase(r, "per-spot", stepper_now_s() - t0);
     return rc;
