@@ -161,10 +161,9 @@ static int halo_fft_make(halo_fft **out, cudaStream_t stream, const halo_fft_job
         }
         for (size_t i = 0; i < h->bands * n; i++)
             k[i] = make_cuDoubleComplex(job->kre[i], job->kim[i]);
-        cudaMalloc(&h->K, h->bands * n * sizeof *h->K);
-        const cudaError_t e = h->K ? cudaMemcpy(h->K, k, h->bands * n * sizeof *k,
-                                                cudaMemcpyHostToDevice)
-                                   : cudaErrorMemoryAllocation;
+        cudaError_t e = cudaMalloc(&h->K, h->bands * n * sizeof *h->K);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(h->K, k, h->bands * n * sizeof *k, cudaMemcpyHostToDevice);
         free(k);
         if (e != cudaSuccess) {
             cudaGetLastError();
@@ -208,8 +207,8 @@ int halo_fft_run(halo_fft **hp, cudaStream_t stream, const halo_fft_job *job, sm
                                                         h->bands);
         CUDA_CHECK_LAUNCH(err);
         CUFFT_CHECK_ERR(err, h->cf->ExecZ2Z(h->inv, h->acc, h->acc, CUFFT_INVERSE));
-        halo_gather<<<grid, SMX_THREADS, 0, stream>>>(h->out, h->acc, (int64_t)c * blk, h->Z,
-                                                      h->X, h->cz, h->cx);
+        halo_gather<<<grid, SMX_THREADS, 0, stream>>>(h->out, h->acc, (int64_t)c * blk, h->Z, h->X,
+                                                      h->cz, h->cx);
         CUDA_CHECK_LAUNCH(err);
         CUDA_CHECK_ERR(err, cudaMemcpyAsync(job->out + (size_t)s0 * blk, h->out,
                                             (size_t)c * blk * sizeof *h->out,
