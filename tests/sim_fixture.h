@@ -3,6 +3,7 @@
 #ifndef SMX_TEST_SIM_FIXTURE_H
 #define SMX_TEST_SIM_FIXTURE_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,32 @@ static inline int fixture_run(fixture *f, const char *yaml, const char *const *s
     if (rc)
         fprintf(stderr, "fixture: %s\n", f->err.msg);
     return rc;
+}
+
+/* The --set lines of a zero-width pencil of E MeV in water on cells and steps
+ * of d mm under `scheme`: +-(4 sigma95 + 2 mm) wide, sigma95 its lateral
+ * width at 95 % of its range (an odd count: the beam on a centre), deep
+ * enough for its range and fall-off. set[] points into line[]. */
+typedef struct pencil_sets {
+    char line[8][64];
+    const char *set[8];
+} pencil_sets;
+
+static inline void pencil_sets_fill(pencil_sets *p, double E, double d, const char *scheme,
+                                    double sigma95_mm)
+{
+    const double R = 40.8 * pow(E / 70.0, 1.75); /* mm, rough: sizes the grid only */
+    snprintf(p->line[0], sizeof p->line[0], "grid.energy.E_max_MeV=%g", E);
+    snprintf(p->line[1], sizeof p->line[1], "beam.energy_MeV=%g", E);
+    snprintf(p->line[2], sizeof p->line[2], "grid.space.nx=%d",
+             2 * (int)ceil((4.0 * sigma95_mm + 2.0) / d) + 1);
+    snprintf(p->line[3], sizeof p->line[3], "grid.space.nz=%d", (int)((R * 1.05 + 6.0) / d));
+    snprintf(p->line[4], sizeof p->line[4], "grid.space.dx_mm=%g", d);
+    snprintf(p->line[5], sizeof p->line[5], "grid.space.dz_mm=%g", d);
+    snprintf(p->line[6], sizeof p->line[6], "transport.step_mm=%g", d);
+    snprintf(p->line[7], sizeof p->line[7], "transport.streaming_scheme=%s", scheme);
+    for (int i = 0; i < 8; i++)
+        p->set[i] = p->line[i];
 }
 
 static inline void fixture_free(fixture *f)

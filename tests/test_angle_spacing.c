@@ -340,31 +340,18 @@ static double now_s(clockid_t id)
 static int run_pencil(double E, double d, const char *scheme, const char *spacing, const double *fe,
                       const double *zk, pencil *out)
 {
-    char e[64], b[64], nx[64], nz[64], dx[64], dz[64], st[64], sc[64];
-    const double R = 40.8 * pow(E / 70.0, 1.75); /* mm, rough: sizes the grid only */
-    snprintf(e, sizeof e, "grid.energy.E_max_MeV=%g", E);
-    snprintf(b, sizeof b, "beam.energy_MeV=%g", E);
-    snprintf(nx, sizeof nx, "grid.space.nx=%d", 2 * (int)ceil((4.0 * fe[2] + 2.0) / d) + 1);
-    snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)((R * 1.05 + 6.0) / d));
-    snprintf(dx, sizeof dx, "grid.space.dx_mm=%g", d);
-    snprintf(dz, sizeof dz, "grid.space.dz_mm=%g", d);
-    snprintf(st, sizeof st, "transport.step_mm=%g", d);
-    snprintf(sc, sizeof sc, "transport.streaming_scheme=%s", scheme);
+    pencil_sets ps;
+    pencil_sets_fill(&ps, E, d, scheme, fe[2]);
     const int uniform = strcmp(spacing, "uniform") == 0;
     /* The widths are the transport's against Fermi-Eyges, before the nuclear
      * halo (a broad tail the rms would take in): its local model. */
-    const char *sets[] = { e,
-                           b,
-                           nx,
-                           nz,
-                           dx,
-                           dz,
-                           st,
-                           sc,
-                           "transport.nuclear=local",
-                           uniform ? "grid.angle.spacing=uniform" : "grid.angle.spacing=beam",
-                           "grid.angle.n_bins=41",
-                           "grid.angle.half_width_deg=20" };
+    const char *sets[12];
+    for (int i = 0; i < 8; i++)
+        sets[i] = ps.set[i];
+    sets[8] = "transport.nuclear=local";
+    sets[9] = uniform ? "grid.angle.spacing=uniform" : "grid.angle.spacing=beam";
+    sets[10] = "grid.angle.n_bins=41";
+    sets[11] = "grid.angle.half_width_deg=20";
     fixture f;
     const double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
     if (fixture_run(&f, BEAM_PLAN, sets, uniform ? 12 : 10))

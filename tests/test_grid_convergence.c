@@ -132,20 +132,14 @@ static double core_fit(const double *p, int n, double d, double guess)
 
 static int run_pencil(double E, double d, const char *scheme, const double *fe, pencil *out)
 {
-    char e[64], b[64], nx[64], nz[64], dx[64], dz[64], st[64], sc[64];
-    const double R = 40.8 * pow(E / 70.0, 1.75); /* mm, rough: sizes the grid only */
-    snprintf(e, sizeof e, "grid.energy.E_max_MeV=%g", E);
-    snprintf(b, sizeof b, "beam.energy_MeV=%g", E);
-    /* +-(4 sigma at 95 % of the range + 2 mm), an odd count: the beam on a centre. */
-    snprintf(nx, sizeof nx, "grid.space.nx=%d", 2 * (int)ceil((4.0 * fe[2] + 2.0) / d) + 1);
-    snprintf(nz, sizeof nz, "grid.space.nz=%d", (int)((R * 1.05 + 6.0) / d));
-    snprintf(dx, sizeof dx, "grid.space.dx_mm=%g", d);
-    snprintf(dz, sizeof dz, "grid.space.dz_mm=%g", d);
-    snprintf(st, sizeof st, "transport.step_mm=%g", d);
-    snprintf(sc, sizeof sc, "transport.streaming_scheme=%s", scheme);
+    pencil_sets ps;
+    pencil_sets_fill(&ps, E, d, scheme, fe[2]);
     /* The widths are the transport's against Fermi-Eyges, before the nuclear
      * halo (a broad tail the rms would take in): its local model. */
-    const char *sets[] = { e, b, nx, nz, dx, dz, st, sc, "transport.nuclear=local" };
+    const char *sets[9];
+    for (int i = 0; i < 8; i++)
+        sets[i] = ps.set[i];
+    sets[8] = "transport.nuclear=local";
     fixture f;
     if (fixture_run(&f, NULL, sets, 9))
         return 1;

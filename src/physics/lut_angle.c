@@ -310,6 +310,25 @@ static int fail_too_wide(smx_error *err, double s, int energy_bin, int n_theta, 
                     s, energy_bin, n_theta, s_max);
 }
 
+/* Every bin's sigma/dtheta finite and non-negative; their largest in *smax
+ * (NULL: not wanted). */
+static int check_sigmas(const double *sigma_bins, int ne, double *smax, smx_error *err)
+{
+    double mx = 0.0;
+    for (int ie = 0; ie < ne; ie++) {
+        double s = sigma_bins[ie];
+        if (!(s >= 0.0) || isinf(s))
+            return smx_fail(err, SMX_EXIT_INPUT,
+                            "angular kernels: sigma/dtheta = %g for energy bin %d is not a "
+                            "finite non-negative number (check the scattering-power table)",
+                            s, ie);
+        mx = s > mx ? s : mx;
+    }
+    if (smax)
+        *smax = mx;
+    return 0;
+}
+
 int angle_kernels_build(angle_kernels *ak, const double *sigma_bins, int ne, int n_theta,
                         int circular, smx_error *err)
 {
@@ -321,16 +340,9 @@ int angle_kernels_build(angle_kernels *ak, const double *sigma_bins, int ne, int
     if (n_theta < 1)
         return smx_fail(err, SMX_EXIT_INPUT,
                         "angular kernels: n_theta = %d, need at least 1 angle bin", n_theta);
-    for (int ie = 0; ie < ne; ie++) {
-        double s = sigma_bins[ie];
-        if (!(s >= 0.0) || isinf(s))
-            return smx_fail(err, SMX_EXIT_INPUT,
-                            "angular kernels: sigma/dtheta = %g for energy bin %d is not a "
-                            "finite non-negative number (check the scattering-power table)",
-                            s, ie);
-    }
-
-    int rc = 0;
+    int rc = check_sigmas(sigma_bins, ne, NULL, err);
+    if (rc)
+        return rc;
     int *first_bin = NULL;
     double *scratch = NULL;
     ak->ne = ne;
@@ -609,18 +621,7 @@ static int mapped_check_input(const double *sigma_bins, int ne, int n_theta, dou
                         "angular kernels: %d bins with theta_c = %g bins; expected at least 1 "
                         "bin and theta_c > 0",
                         n_theta, tc_bins);
-    double mx = 0.0;
-    for (int ie = 0; ie < ne; ie++) {
-        double s = sigma_bins[ie];
-        if (!(s >= 0.0) || isinf(s))
-            return smx_fail(err, SMX_EXIT_INPUT,
-                            "angular kernels: sigma/dtheta = %g for energy bin %d is not a "
-                            "finite non-negative number (check the scattering-power table)",
-                            s, ie);
-        mx = s > mx ? s : mx;
-    }
-    *smax = mx;
-    return 0;
+    return check_sigmas(sigma_bins, ne, smax, err);
 }
 
 /* Ghosts: at least two (the three-point kernel and the fitted one's two

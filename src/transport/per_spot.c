@@ -121,9 +121,9 @@ typedef struct spot_runs {
     spot_dose *rows, *lrows; /* [n]: the block's dose rows; LETd x dose rows */
     int with_let; /* output.per_spot_let */
     /* The nuclear halo of a batch's spots (halo_dose.h's three parts): per
-     * slot its blocks [bands][cz][cx], their sums [bands], the released total
-     * and the convolution's result [cz][cx]; room for halo_cap slots. */
-    double *halo_in, *halo_sum, *halo_rel, *halo_out;
+     * slot its blocks [bands][cz][cx], their sums [bands] and the
+     * convolution's result [cz][cx]; room for halo_cap slots. */
+    double *halo_in, *halo_sum, *halo_out;
     const double **halo_row; /* [g->nz] */
     int halo_cap, halo_host; /* halo_host: the host transforms (the device declined) */
     /* The rows of a batch's spots are made on up to row_threads threads,
@@ -154,7 +154,6 @@ static void spot_runs_free(spot_runs *R)
     free(R->wdose);
     free(R->halo_in);
     free(R->halo_sum);
-    free(R->halo_rel);
     free(R->halo_out);
     free(R->halo_row);
     for (int t = 0; t < R->row_threads; t++) {
@@ -398,6 +397,16 @@ static int batch_upload(spot_runs *R, int b0, int nb, smx_error *err)
     return rc;
 }
 
+/* The energy slot k released into the halo: its bands' sums (halo_dose_apply's order). */
+static double halo_released(const spot_runs *R, int k)
+{
+    const int nb = R->job->halo->bands;
+    double rel = 0.0;
+    for (int b = 0; b < nb; b++)
+        rel += R->halo_sum[k * nb + b];
+    return rel;
+}
+
 /* The nuclear halo's blocks of the batch's nb spots from the state's window
  * dose, convolved on the device where the backend can, else on the host. */
 static int batch_halo(spot_runs *R, int nb, smx_error *err)
@@ -408,32 +417,27 @@ static int batch_halo(spot_runs *R, int nb, smx_error *err)
     if (nb > R->halo_cap) {
         free(R->halo_in);
         free(R->halo_sum);
-        free(R->halo_rel);
         free(R->halo_out);
         R->halo_in = malloc((size_t)(nb * h->bands * nblk) * sizeof *R->halo_in);
         R->halo_sum = malloc((size_t)(nb * h->bands) * sizeof *R->halo_sum);
-        R->halo_rel = malloc((size_t)nb * sizeof *R->halo_rel);
         R->halo_out = malloc((size_t)(nb * nblk) * sizeof *R->halo_out);
         R->halo_cap = nb;
         if (!R->halo_row)
             R->halo_row = malloc((size_t)R->g->nz * sizeof *R->halo_row);
-        if (!R->halo_in || !R->halo_sum || !R->halo_rel || !R->halo_out || !R->halo_row) {
+        if (!R->halo_in || !R->halo_sum || !R->halo_out || !R->halo_row) {
             R->halo_cap = 0;
             return smx_fail(err, SMX_EXIT_RUNTIME,
                             "out of host memory for the nuclear halo of %d spots", nb);
         }
     }
     memset(R->halo_in, 0, (size_t)(nb * h->bands * nblk) * sizeof *R->halo_in);
-    for (int k = 0; k < nb; k++) {
-        R->halo_rel[k] = 0.0;
+    for (int k = 0; k < nb; k++)
         for (int b = 0; b < h->bands; b++) {
             window_plane_rows(w, k, R->wdose, 1 + b, R->halo_row);
             const halo_rows plane = { R->halo_row, R->g->nz, w->x0[k], w->shape.nx };
-            double *sum = &R->halo_sum[k * h->bands + b];
-            *sum = halo_dose_blocks(h, &plane, R->halo_in + (k * h->bands + b) * nblk);
-            R->halo_rel[k] += *sum;
+            R->halo_sum[k * h->bands + b] =
+                halo_dose_blocks(h, &plane, R->halo_in + (k * h->bands + b) * nblk);
         }
-    }
     const backend_ops *be = R->sp.be;
     if (be->halo_convolve && !R->halo_host) {
         const halo_fft_job job = { h->Z, h->X,   h->cz,  h->cx,      h->bands,
@@ -444,7 +448,7 @@ static int batch_halo(spot_runs *R, int nb, smx_error *err)
         R->halo_host = 1;
     }
     for (int k = 0; k < nb; k++)
-        if (R->halo_rel[k] != 0.0)
+        if (halo_released(R, k) != 0.0)
             halo_dose_convolve(h, R->halo_in + k * h->bands * nblk, R->halo_sum + k * h->bands,
                                R->halo_out + k * nblk);
     return 0;
@@ -502,7 +506,7 @@ static int batch_row(spot_runs *R, int b0, int k, int t, smx_error *err)
     int z1 = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
     if (J->halo->on) {
         const halo_dose *h = J->halo;
-        if (R->halo_rel[k] != 0.0)
+        if (halo_released(R, k) != 0.0)
             halo_dose_spread(J->halo, g, R->halo_out + (int64_t)k * h->cz * h->cx, dose,
                              R->row_blocks[t]);
         x0 = 0;

@@ -289,21 +289,28 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
     return 0;
 }
 
+/* Slot k's row z of dose plane q: in the rows that have left the window
+ * (w->left) or in the window's own (win); NULL beyond the window's far end. */
+static const double *slot_row(const window *w, int k, const double *win, int q, int z)
+{
+    const grid *g = w->g;
+    const int64_t width = w->width, off = (int64_t)k * w->shape.nx;
+    if (z < w->z0)
+        return w->left + ((int64_t)q * g->nz + z) * width + off;
+    if (z < w->z0 + w->shape.nz)
+        return win + ((int64_t)q * w->shape.nz + (z - w->z0)) * width + off;
+    return NULL;
+}
+
 void window_dose_plane(const window *w, int k, const double *win, int q, double *dose)
 {
     const grid *g = w->g;
-    const int nx = w->shape.nx;
-    const int64_t width = w->width, off = (int64_t)k * nx;
-    const double *left = w->left ? w->left + (int64_t)q * g->nz * width : NULL;
-    const double *wq = win + (int64_t)q * w->shape.nz * width;
     double *dq = dose + q * g->slice;
     memset(dq, 0, (size_t)g->slice * sizeof *dose);
     for (int z = 0; z < g->nz; z++) {
-        const double *src = z < w->z0                 ? left + (int64_t)z * width + off
-                            : z < w->z0 + w->shape.nz ? wq + (int64_t)(z - w->z0) * width + off
-                                                      : NULL;
+        const double *src = slot_row(w, k, win, q, z);
         if (src)
-            memcpy(dq + (int64_t)z * g->nx + w->x0[k], src, (size_t)nx * sizeof *dose);
+            memcpy(dq + (int64_t)z * g->nx + w->x0[k], src, (size_t)w->shape.nx * sizeof *dose);
     }
 }
 
@@ -315,14 +322,8 @@ void window_dose(const window *w, int k, const double *win, double *dose)
 
 void window_plane_rows(const window *w, int k, const double *win, int q, const double **row)
 {
-    const grid *g = w->g;
-    const int64_t width = w->width, off = (int64_t)k * w->shape.nx;
-    const double *left = w->left ? w->left + (int64_t)q * g->nz * width : NULL;
-    const double *wq = win + (int64_t)q * w->shape.nz * width;
-    for (int z = 0; z < g->nz; z++)
-        row[z] = z < w->z0                 ? left + (int64_t)z * width + off
-                 : z < w->z0 + w->shape.nz ? wq + (int64_t)(z - w->z0) * width + off
-                                           : NULL;
+    for (int z = 0; z < w->g->nz; z++)
+        row[z] = slot_row(w, k, win, q, z);
 }
 
 static grid_box box_join_g(grid_box a, grid_box b)
