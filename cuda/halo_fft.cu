@@ -86,46 +86,80 @@ void halo_fft_destroy(halo_fft *h)
     free(h);
 }
 
+// Out of the device's memory: cudaMalloc's error, or cuFFT's for its plan's
+// work area. Only these make a smaller chunk worth trying.
+enum { BUFFERS_MADE = 0, BUFFERS_TOO_BIG = 1, BUFFERS_FAILED = 2 };
+
+static int alloc_status(cudaError_t e, const char *what, smx_error *err)
+{
+    if (e == cudaSuccess)
+        return BUFFERS_MADE;
+    cudaGetLastError(); // an allocation failure is not sticky: clear it
+    if (e == cudaErrorMemoryAllocation)
+        return BUFFERS_TOO_BIG;
+    smx_fail(err, SMX_EXIT_RUNTIME, "the halo's transforms: %s failed: %s (%s)", what,
+             cudaGetErrorString(e), cudaGetErrorName(e));
+    return BUFFERS_FAILED;
+}
+
+static int plan_status(cufftResult r, const char *what, smx_error *err)
+{
+    if (r == CUFFT_SUCCESS)
+        return BUFFERS_MADE;
+    cudaGetLastError();
+    if (r == CUFFT_ALLOC_FAILED)
+        return BUFFERS_TOO_BIG;
+    smx_fail(err, SMX_EXIT_RUNTIME, "the halo's transforms: %s failed: %s (%d)", what,
+             cufft_result_name(r), (int)r);
+    return BUFFERS_FAILED;
+}
+
 static int plan_2d(const halo_fft *h, cufftHandle *p, bool *have, int batch, cudaStream_t stream,
                    smx_error *err)
 {
     long long n[2] = { h->Z, h->X };
     size_t work = 0;
-    CUFFT_CHECK_ERR(err, h->cf->Create(p));
+    int rc = plan_status(h->cf->Create(p), "cufftCreate", err);
+    if (rc)
+        return rc;
     *have = true;
-    CUFFT_CHECK_ERR(err, h->cf->MakePlanMany64(*p, 2, n, nullptr, 1, h->Z * h->X, nullptr, 1,
-                                               h->Z * h->X, CUFFT_Z2Z, batch, &work));
-    CUFFT_CHECK_ERR(err, h->cf->SetStream(*p, stream));
-    return 0;
+    rc = plan_status(h->cf->MakePlanMany64(*p, 2, n, nullptr, 1, h->Z * h->X, nullptr, 1,
+                                           h->Z * h->X, CUFFT_Z2Z, batch, &work),
+                     "cufftMakePlanMany64", err);
+    if (rc)
+        return rc;
+    return plan_status(h->cf->SetStream(*p, stream), "cufftSetStream", err);
 }
 
-// The device's buffers for `chunk` spots; 1 (nothing reported) where they do
-// not fit, cuFFT's work areas included.
+// The device's buffers for `chunk` spots, cuFFT's work areas included:
+// BUFFERS_TOO_BIG (nothing reported) where they do not fit, BUFFERS_FAILED
+// (reported) on any other error.
 static int make_buffers(halo_fft *h, cudaStream_t stream, smx_error *err)
 {
     const size_t n = (size_t)(h->Z * h->X), blk = (size_t)(h->cz * h->cx);
     const size_t c = (size_t)h->chunk;
-    if (cudaMalloc(&h->buf, c * h->bands * n * sizeof *h->buf) != cudaSuccess ||
-        cudaMalloc(&h->acc, c * n * sizeof *h->acc) != cudaSuccess ||
-        cudaMalloc(&h->in, c * h->bands * blk * sizeof *h->in) != cudaSuccess ||
-        cudaMalloc(&h->out, c * blk * sizeof *h->out) != cudaSuccess) {
-        cudaGetLastError(); // an allocation failure is not sticky: clear it
-        return 1;
-    }
+    int rc;
+    if ((rc = alloc_status(cudaMalloc(&h->buf, c * h->bands * n * sizeof *h->buf), "cudaMalloc",
+                           err)) ||
+        (rc = alloc_status(cudaMalloc(&h->acc, c * n * sizeof *h->acc), "cudaMalloc", err)) ||
+        (rc = alloc_status(cudaMalloc(&h->in, c * h->bands * blk * sizeof *h->in), "cudaMalloc",
+                           err)) ||
+        (rc = alloc_status(cudaMalloc(&h->out, c * blk * sizeof *h->out), "cudaMalloc", err)))
+        return rc;
     // The plans transform whole chunks: what a short chunk's spare
     // transforms read is defined (and never read back).
-    if (cudaMemset(h->buf, 0, c * h->bands * n * sizeof *h->buf) != cudaSuccess ||
-        cudaMemset(h->acc, 0, c * n * sizeof *h->acc) != cudaSuccess) {
-        cudaGetLastError();
-        return 1;
+    cudaError_t e = cudaMemset(h->buf, 0, c * h->bands * n * sizeof *h->buf);
+    if (e == cudaSuccess)
+        e = cudaMemset(h->acc, 0, c * n * sizeof *h->acc);
+    if (e != cudaSuccess) {
+        smx_fail(err, SMX_EXIT_RUNTIME, "the halo's transforms: cudaMemset failed: %s (%s)",
+                 cudaGetErrorString(e), cudaGetErrorName(e));
+        return BUFFERS_FAILED;
     }
-    if (plan_2d(h, &h->fwd, &h->have_fwd, h->chunk * h->bands, stream, err) ||
-        plan_2d(h, &h->inv, &h->have_inv, h->chunk, stream, err)) {
-        memset(err, 0, sizeof *err); // cuFFT's own allocation: try fewer spots
-        cudaGetLastError();
-        return 1;
-    }
-    return 0;
+    if ((rc = plan_2d(h, &h->fwd, &h->have_fwd, h->chunk * h->bands, stream, err)) ||
+        (rc = plan_2d(h, &h->inv, &h->have_inv, h->chunk, stream, err)))
+        return rc;
+    return BUFFERS_MADE;
 }
 
 static int halo_fft_make(halo_fft **out, cudaStream_t stream, const halo_fft_job *job,
@@ -150,8 +184,11 @@ static int halo_fft_make(halo_fft **out, cudaStream_t stream, const halo_fft_job
         h->cx = job->cx;
         h->bands = job->bands;
         h->chunk = chunk;
-        if (make_buffers(h, stream, err)) {
+        const int made = make_buffers(h, stream, err);
+        if (made != BUFFERS_MADE) {
             halo_fft_destroy(h);
+            if (made == BUFFERS_FAILED)
+                return 1;
             continue;
         }
         cufftDoubleComplex *k = (cufftDoubleComplex *)malloc(h->bands * n * sizeof *k);
@@ -161,13 +198,15 @@ static int halo_fft_make(halo_fft **out, cudaStream_t stream, const halo_fft_job
         }
         for (size_t i = 0; i < h->bands * n; i++)
             k[i] = make_cuDoubleComplex(job->kre[i], job->kim[i]);
-        cudaError_t e = cudaMalloc(&h->K, h->bands * n * sizeof *h->K);
-        if (e == cudaSuccess)
-            e = cudaMemcpy(h->K, k, h->bands * n * sizeof *k, cudaMemcpyHostToDevice);
+        int rc = alloc_status(cudaMalloc(&h->K, h->bands * n * sizeof *h->K), "cudaMalloc", err);
+        if (rc == BUFFERS_MADE)
+            rc = alloc_status(cudaMemcpy(h->K, k, h->bands * n * sizeof *k, cudaMemcpyHostToDevice),
+                              "cudaMemcpy", err);
         free(k);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
+        if (rc != BUFFERS_MADE) {
             halo_fft_destroy(h);
+            if (rc == BUFFERS_FAILED)
+                return 1;
             continue;
         }
         *out = h;

@@ -8,7 +8,8 @@
 # error. Needs a GPU and compute-sanitizer (CUDA Toolkit) on the PATH.
 #   sh scripts/sanitize-gpu.sh [TEST_GPU] [SMX2D_SIM]      (make sanitize-gpu)
 # SANITIZE_TIMEOUT=SECONDS bounds each tool's run (default: none); a run cut
-# off counts as a failure.
+# off counts as a failure. SANITIZE_TOOLS="memcheck initcheck" runs only those
+# tools (default: all four).
 set -u
 test_gpu=${1:-build/tests/test_gpu}
 bin=${2:-build/smx2d-sim}
@@ -18,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 command -v compute-sanitizer >/dev/null 2>&1 || { echo "compute-sanitizer not found" >&2; exit 1; }
 printf 'energy_MeV, x_mm, weight\n70, -5, 1\n72, 0, 1\n75, 5, 1\n' > "$tmp/spots.csv"
 status=0
-for tool in memcheck racecheck synccheck initcheck; do
+for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     for what in test plan spots; do
         if [ "$what" = test ] && [ "$tool" = racecheck ]; then
             set -- "$test_gpu" quick-steps   # racecheck is the slowest: the cases without whole runs
