@@ -32,6 +32,15 @@ struct angular_tables_dev {
     int n_kernels;
     int max_half_width;
     int circular; // 1 = full circle
+    // Bins of unequal width (grid.angle.spacing: beam): a kernel per (kernel,
+    // source bin), as the gather of physics/lut_angle.h (angle_gather): the
+    // terms of target i of kernel k at gat_off[k * nth + i] ..; gat_cut[k *
+    // nth + j], a unit weight's cut-off. NULL: one kernel per bin (weights).
+    // Direct kernels only (the fused ones and the FFT are not taken).
+    const int *gat_off;
+    const int *gat_src;
+    const float *gat_w;
+    const double *gat_cut;
 };
 
 // Kernel of bin ie in cell zx (z * px + x).

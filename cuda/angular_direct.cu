@@ -97,6 +97,20 @@ size_t direct_dyn_bytes(int64_t nth, int tc)
     return (size_t)nth * (size_t)tc * sizeof(float) + SMX_THREADS * sizeof(int);
 }
 
+// Target bin j of kernel k under kernels per source bin (t.gat_off): its
+// terms for the sources in ascending order, summed from +0 by fused
+// multiply-adds, the CPU's order (theta_mapped_run) and so its bits.
+template <typename Load>
+__device__ __forceinline__ float gather_target(const angular_tables_dev &t, int k, int nth, int j,
+                                               Load load)
+{
+    const int *go = t.gat_off + (int64_t)k * nth;
+    float acc = 0.0f;
+    for (int e = __ldg(go + j), end = __ldg(go + j + 1); e < end; e++)
+        acc = __fmaf_rn(__ldg(t.gat_w + e), load(__ldg(t.gat_src + e)), acc);
+    return acc;
+}
+
 // ---- 1. shared-memory direct kernel -------------------------------------------
 
 template <int TC>
@@ -138,9 +152,10 @@ __global__ void __launch_bounds__(SMX_THREADS)
         column_input ci;
         int has = 0;
         const double *bf = t.boundary_frac + (int64_t)k * nth;
+        const double *cf = t.gat_cut ? t.gat_cut + (int64_t)k * nth : nullptr;
         if (active) {
             for_column(in + base, slice, g, G, nth, [&](int th, float v) {
-                v = ci.take(v, th, use_thr, threshold, bf, !t.circular);
+                v = ci.take(v, th, use_thr, threshold, bf, !t.circular, cf);
                 has |= v != 0.0f;
                 s_in[th * TC + col] = v;
             });
@@ -168,6 +183,11 @@ __global__ void __launch_bounds__(SMX_THREADS)
             if (skip) {
                 for (int j = g; j < nth; j += G)
                     o[(int64_t)j * slice] = 0.0f;
+            } else if (t.gat_off) {
+                const float *sc = s_in + col;
+                for (int j = g; j < nth; j += G)
+                    o[(int64_t)j * slice] =
+                        gather_target(t, k, nth, j, [sc](int src) { return sc[src * TC]; });
             } else {
                 const int K = t.half_width[k];
                 const float *w = t.weights + t.offset[k] + K;
@@ -214,9 +234,10 @@ __global__ void __launch_bounds__(SMX_THREADS)
         if (active) {
             k = kernel_at(t, ie, zx);
             const double *bf = t.boundary_frac + (int64_t)k * nth;
+            const double *cf = t.gat_cut ? t.gat_cut + (int64_t)k * nth : nullptr;
             column_input ci;
             for_column(col, slice, 0, 1, nth, [&](int th, float v) {
-                any |= ci.take(v, th, use_thr, threshold, bf, !t.circular) != 0.0f;
+                any |= ci.take(v, th, use_thr, threshold, bf, !t.circular, cf) != 0.0f;
             });
             tal.add(ci, t.weight_sum[k], t.E[ie]);
         }
@@ -235,6 +256,11 @@ __global__ void __launch_bounds__(SMX_THREADS)
                     float v = __ldg(col + (int64_t)src * slice);
                     return use_thr && v < threshold ? 0.0f : v;
                 };
+                if (t.gat_off) {
+                    for (int j = 0; j < nth; j++)
+                        o[(int64_t)j * slice] = gather_target(t, k, nth, j, load);
+                    continue;
+                }
                 for (int j0 = 0; j0 < nth; j0 += ROWS)
                     conv_rows_store(o, slice, j0, nth, K, w, t.circular != 0, load);
             }

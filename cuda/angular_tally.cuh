@@ -16,12 +16,14 @@ namespace {
 // One column's inputs as they are read: values below the early-exit threshold
 // are dropped, the rest summed (and, in window mode, weighted by the share the
 // kernel scatters past an edge).
+// With kernels per source bin (cut: each source bin's cut-off per unit
+// weight) the cut-off is summed per bin as well.
 struct column_input {
-    double kept = 0.0, bnd = 0.0, dropped = 0.0;
+    double kept = 0.0, bnd = 0.0, dropped = 0.0, cut = 0.0;
 
     // Returns the value to convolve.
     __device__ float take(float v, int th, bool use_thr, float threshold, const double *bf,
-                          bool window)
+                          bool window, const double *cut_of = nullptr)
     {
         if (use_thr && v < threshold) {
             dropped += v;
@@ -30,6 +32,8 @@ struct column_input {
         kept += v;
         if (window)
             bnd += (double)v * bf[th];
+        if (cut_of)
+            cut += (double)v * cut_of[th];
         return v;
     }
 };
@@ -40,7 +44,8 @@ struct theta_tally {
 
     __device__ void add(const column_input &in, double wsum, double E)
     {
-        const double cut = in.kept * (1.0 - wsum) + in.dropped, bnd = in.bnd;
+        // in.cut is +0 with one kernel per bin: the sum is unchanged.
+        const double cut = in.kept * (1.0 - wsum) + in.cut + in.dropped, bnd = in.bnd;
         wb += bnd;
         wc += cut;
         eb += bnd * E;

@@ -118,6 +118,11 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     const int st = split_tiles_for(g, blocks); // the fused kernel's energy split
     b += align_up(fused_split_ws_floats(g->nth, g->ne, st) * sizeof(float)) +
          align_up(st * sizeof(int));
+    if (s && s->ak.per_source) { // the per-source kernels' gather (angle_gather)
+        const size_t nkj = (size_t)s->ak.n_kernels * nth, terms = angle_gather_terms(&s->ak);
+        b += align_up((nkj + 1) * sizeof(int)) + align_up(terms * sizeof(int)) +
+             align_up(terms * sizeof(float)) + align_up(nkj * sizeof(double));
+    }
     b += fft_bytes;
     return b;
 }
@@ -144,6 +149,13 @@ template <class T>
 static int upload_array(T *dst, const T *src, size_t n, smx_error *err)
 {
     CUDA_CHECK_ERR(err, cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyHostToDevice));
+    return 0;
+}
+
+template <class T>
+static int upload_zeros(T *dst, size_t n, smx_error *err)
+{
+    CUDA_CHECK_ERR(err, cudaMemset(dst, 0, n * sizeof(T)));
     return 0;
 }
 
@@ -407,15 +419,21 @@ static void choose_path(cuda_ctx *c, int want_fft)
     // Fusion keeps the exact operations of the unfused kernels, so it is taken
     // whenever its preconditions hold (not where the plan puts every bin on
     // the FFT: cuda_upload turns fusion off when the FFT serves any bin).
-    c->fused = b.fused && !c->media && c->opt.only_op < 0 && c->angular == 0 && c->energy_gather &&
+    // Kernels per source bin (grid.angle.spacing: beam) only in the direct
+    // kernels: the moments scheme's two passes take them (their A_theta is
+    // the direct kernel), the fused shift and bilinear kernels do not, and
+    // those schemes then step with one kernel per operator.
+    const bool per_source_ok = !s->ak.per_source || s->st.scheme == STREAM_MOMENTS;
+    c->fused = per_source_ok && b.fused && !c->media && c->opt.only_op < 0 && c->angular == 0 &&
+               c->energy_gather &&
                !(want_fft && b.variant_angular == VAR_A_FFT && t->force_fft_from == 0) &&
                c->stream_variant == SV_GATHER &&
                fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
                order_theta_energy_stream(b);
     // A run with media steps in two passes over the active region where the
     // same preconditions hold (the direct kernel, gather everywhere).
-    c->media_regions = b.fused && c->media && c->opt.only_op < 0 && c->angular == 0 &&
-                       c->energy_gather && c->stream_variant == SV_GATHER &&
+    c->media_regions = per_source_ok && b.fused && c->media && c->opt.only_op < 0 &&
+                       c->angular == 0 && c->energy_gather && c->stream_variant == SV_GATHER &&
                        order_theta_energy_stream(b);
     // The moments scheme (moments.cuh) steps in two passes over the active
     // region where these hold (backend.fused: false, the whole-grid kernels).
@@ -567,6 +585,9 @@ struct table_arrays {
     int *ox, *oz;
     float *sw;
     double *sx, *sz;
+    int *gat_off, *gat_src; // per-source kernels only (else NULL)
+    float *gat_w;
+    double *gat_cut;
 };
 
 static table_arrays take_tables(const cuda_ctx *c, arena_cursor &a)
@@ -592,7 +613,34 @@ static table_arrays take_tables(const cuda_ctx *c, arena_cursor &a)
     t.ox = a.take<int>(nth), t.oz = a.take<int>(nth);
     t.sw = a.take<float>(4 * nth);
     t.sx = a.take<double>(nth), t.sz = a.take<double>(nth);
+    t.gat_off = t.gat_src = nullptr;
+    t.gat_w = nullptr;
+    t.gat_cut = nullptr;
+    if (s->ak.per_source) {
+        const size_t nkj = nk * nth, terms = angle_gather_terms(&s->ak);
+        t.gat_off = a.take<int>(nkj + 1), t.gat_src = a.take<int>(terms);
+        t.gat_w = a.take<float>(terms);
+        t.gat_cut = a.take<double>(nkj);
+    }
     return t;
+}
+
+// Kernels per source bin (grid.angle.spacing: beam) as the direct kernels'
+// gather (physics/lut_angle.h), into the arrays take_tables carved.
+static int upload_gather(const sim_tables *s, const table_arrays &t, smx_error *err)
+{
+    if (!s->ak.per_source)
+        return 0;
+    angle_gather ag;
+    if (int rc = angle_gather_build(&s->ak, &ag, err))
+        return rc;
+    const size_t nkj = (size_t)s->ak.n_kernels * s->ak.n_theta;
+    int rc = upload_array(t.gat_off, ag.off, nkj + 1, err) ||
+             upload_array(t.gat_src, ag.src, (size_t)ag.n_terms, err) ||
+             upload_array(t.gat_w, ag.w, (size_t)ag.n_terms, err) ||
+             upload_array(t.gat_cut, ag.cut, nkj, err);
+    angle_gather_free(&ag);
+    return rc ? err->code : 0;
 }
 
 // The energy LUT's per-bin rows in the device's form: gather entries,
@@ -704,32 +752,36 @@ static int upload_tables(cuda_ctx *c, arena_cursor &a, size_t fft_bytes, smx_err
     if (n_wide > 0 && !fused_boundary_rows_fit(z, c->tiles, n_wide))
         n_wide = 0; // edge rows from angular_tables_dev::boundary_frac in global memory
     c->ft = fused_tables_dev{ t.bk, t.fb, t.edge, t.bfw, t.bfrow, n_wide };
-    int rc = upload_array(t.w, s->ak.weights, nw, err) ||
-             upload_array(t.off, s->ak.offset, nk, err) ||
-             upload_array(t.bk, hbk.data(), ne, err) || upload_array(t.fb, hfb.data(), ne, err) ||
-             upload_array(t.edge, hedge.data(), 2 * ne, err) ||
-             (n_wide > 0 && (upload_array(t.bfw, hbfw.data(), hbfw.size(), err) ||
-                             upload_array(t.bfrow, hrow.data(), ne, err))) ||
-             upload_array(t.hw, s->ak.half_width, nk, err) ||
-             upload_array(t.koe, s->ak.kernel_of_energy, nm * ne, err) ||
-             upload_array(t.wsum, s->ak.weight_sum, nk, err) ||
-             upload_array(t.bfrac, s->boundary_frac, nk * nth, err) ||
-             upload_array(t.E, g->E.centres, ne, err) ||
-             upload_array(t.dep, s->el.deposit_MeV, ne, err) ||
-             upload_array(t.tg, (const int *)s->el.target, ne, err) ||
-             upload_array(t.coef, hcoef.data(), ne, err) ||
-             upload_array(t.trange, htr.data(), ne, err) ||
-             upload_array(t.nucw, s->el.nuclear_weight, ne, err) ||
-             upload_array(t.nuce, s->el.nuclear_energy, ne, err) ||
-             upload_array(t.gat, hg.data(), ne, err) ||
-             upload_array(t.ox, (const int *)s->st.ox, nth, err) ||
-             upload_array(t.oz, (const int *)s->st.oz, nth, err) ||
-             upload_array(t.sw, s->st.w, 4 * nth, err) || upload_array(t.sx, s->st.sx, nth, err) ||
-             upload_array(t.sz, s->st.sz, nth, err);
+    // Kernels per source bin have no per-bin weights: their gather serves.
+    int rc =
+        (s->ak.weights ? upload_array(t.w, s->ak.weights, nw, err) : upload_zeros(t.w, nw, err)) ||
+        upload_gather(s, t, err) || upload_array(t.off, s->ak.offset, nk, err) ||
+        upload_array(t.bk, hbk.data(), ne, err) || upload_array(t.fb, hfb.data(), ne, err) ||
+        upload_array(t.edge, hedge.data(), 2 * ne, err) ||
+        (n_wide > 0 && (upload_array(t.bfw, hbfw.data(), hbfw.size(), err) ||
+                        upload_array(t.bfrow, hrow.data(), ne, err))) ||
+        upload_array(t.hw, s->ak.half_width, nk, err) ||
+        upload_array(t.koe, s->ak.kernel_of_energy, nm * ne, err) ||
+        upload_array(t.wsum, s->ak.weight_sum, nk, err) ||
+        upload_array(t.bfrac, s->boundary_frac, nk * nth, err) ||
+        upload_array(t.E, g->E.centres, ne, err) ||
+        upload_array(t.dep, s->el.deposit_MeV, ne, err) ||
+        upload_array(t.tg, (const int *)s->el.target, ne, err) ||
+        upload_array(t.coef, hcoef.data(), ne, err) ||
+        upload_array(t.trange, htr.data(), ne, err) ||
+        upload_array(t.nucw, s->el.nuclear_weight, ne, err) ||
+        upload_array(t.nuce, s->el.nuclear_energy, ne, err) ||
+        upload_array(t.gat, hg.data(), ne, err) ||
+        upload_array(t.ox, (const int *)s->st.ox, nth, err) ||
+        upload_array(t.oz, (const int *)s->st.oz, nth, err) ||
+        upload_array(t.sw, s->st.w, 4 * nth, err) || upload_array(t.sx, s->st.sx, nth, err) ||
+        upload_array(t.sz, s->st.sz, nth, err);
     if (rc)
         return err->code;
-    c->at = angular_tables_dev{ t.w,    t.off,   t.hw, t.koe,   NULL, (int64_t)ne,
-                                t.wsum, t.bfrac, t.E,  (int)nk, mhw,  g->angle_mode == ANGLE_FULL };
+    c->at = angular_tables_dev{ t.w,       t.off,       t.hw,    t.koe,
+                                NULL,      (int64_t)ne, t.wsum,  t.bfrac,
+                                t.E,       (int)nk,     mhw,     g->angle_mode == ANGLE_FULL,
+                                t.gat_off, t.gat_src,   t.gat_w, t.gat_cut };
     if (c->media && (rc = upload_media(c, a, t.E, err)))
         return rc;
     c->et = energy_tables_dev{ t.tg, t.coef, t.trange, t.dep, t.nucw, t.nuce, t.gat, t.E };
@@ -801,13 +853,6 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
 {
     const grid *g = s->g;
     *out = NULL;
-    // Bins of unequal width carry one kernel per (energy bin, source
-    // direction) (physics/lut_angle.h); these kernels take one per energy bin.
-    if (s->ak.per_source || g->angle_spacing != ANGLE_UNIFORM)
-        return smx_fail_key(err, SMX_EXIT_INPUT, "grid.angle.spacing",
-                            "beam runs on the CPU backend only for now; the CUDA step's angular "
-                            "kernels take one kernel per energy bin; expected uniform, or "
-                            "backend.device: cpu");
     cuda_ctx *c = (cuda_ctx *)calloc(1, sizeof *c);
     if (!c)
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of memory");
@@ -846,6 +891,12 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
         fused_media_supported(g->nth, g->ne, c->media_reach, prop.sharedMemPerBlockOptin);
     c->reach = step_reach(s);
     choose_pipeline(c);
+    if (s->ak.per_source && s->st.scheme != STREAM_MOMENTS)
+        smx_warn("grid.angle.spacing: beam under a streaming scheme other than moments steps "
+                 "with one kernel per operator on the GPU (the fused kernels take one angular "
+                 "kernel per energy bin): about 140 times the step time of uniform bins "
+                 "(150 MeV pencil); the spacing is meant for transport.streaming_scheme: "
+                 "moments (docs/model.md)\n");
     return open_streams(c, fft_bytes, err);
 }
 

@@ -5,7 +5,7 @@ reference, target, pass/fail.
 
     /usr/bin/python3 scripts/accuracy-targets.py --bin build/smx2d-sim --device cuda \
         [--cases range,lateral,slabs,halfplane,halo,noise] [--grids 0.5,1.0] \
-        [--energies 70,150] [--out DIR] [--json FILE] [--ref-grid 0.25]
+        [--energies 70,150] [--out DIR] [--json FILE] [--ref-grid 0.25] [--set KEY=VALUE ...]
 
 Every run is config/quickstart.yaml with --set keys (dx = dz = step = grid,
 default physics unless said), written to --out (default accuracy-targets.out).
@@ -208,6 +208,8 @@ class Runner:
                "--quiet", "--overwrite", "--output", path, "--set", "output.snapshot_steps=[]"]
         for k, v in sets.items():
             cmd += ["--set", "%s=%s" % (k, v)]
+        for kv in self.a.set:   # the scheme or grid under study, on every run alike
+            cmd += ["--set", kv]
         sys.stderr.write("run %-40s " % name)
         sys.stderr.flush()
         t0 = time.time()
@@ -433,6 +435,8 @@ def parse_args(argv):
                    "the issue's 0.25; a coarser one only to try the script cheaply)")
     p.add_argument("--out", default="accuracy-targets.out", help="directory for plans' results")
     p.add_argument("--json", help="write the rows and wall times here")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a plan key for every run (repeatable), e.g. transport.streaming_scheme=moments")
     return p.parse_args(argv)
 
 

@@ -25,7 +25,9 @@
  * at 0.5 and 1 mm, shift and moments, 41 uniform bins over +-20 deg against
  * the beam spacing, with each run's wall and CPU time. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "check.h"
@@ -73,6 +75,57 @@ static int report_mode = 0;
 
 /* Every (energy bin, source bin) kernel of a pencil of energy E on steps of
  * d mm, against the step's sigma. */
+/* The gather of the per-source kernels (angle_gather, what the CUDA A_theta
+ * sums) against the CPU's scatter (theta_mapped_run's order: every target
+ * zeroed, then each source's weights added by fmaf, sources ascending): the
+ * same bits for every kernel and target on random inputs, and each source's
+ * cut-off 1 - its weights' sum. */
+static void gather_equals_scatter(const angle_kernels *ak)
+{
+    angle_gather ag;
+    smx_error err = { 0 };
+    CHECK(angle_gather_build(ak, &ag, &err) == 0);
+    CHECK((size_t)ag.n_terms == angle_gather_terms(ak));
+    const int n = ak->n_theta;
+    float *in = malloc((size_t)n * sizeof *in), *sc = malloc((size_t)n * sizeof *sc),
+          *ga = malloc((size_t)n * sizeof *ga);
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    int differ = 0, cut_off = 0;
+    for (int k = 0; k < ak->n_kernels; k++) {
+        for (int j = 0; j < n; j++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            in[j] = (float)((double)(r >> 11) / 9007199254740992.0);
+            sc[j] = 0.0f;
+        }
+        for (int j = 0; j < n; j++) {
+            const size_t kj = (size_t)k * n + j;
+            const float *w = ak->src_weights + ak->src_off[kj];
+            for (int t = 0; t < ak->src_len[kj]; t++) {
+                const int i = ak->src_lo[kj] + t;
+                if (i >= 0 && i < n)
+                    sc[i] = fmaf(w[t], in[j], sc[i]);
+            }
+            cut_off += ag.cut[kj] != 1.0 - ak->src_sum[kj];
+        }
+        for (int i = 0; i < n; i++) {
+            float acc = 0.0f;
+            for (int e = ag.off[(size_t)k * n + i]; e < ag.off[(size_t)k * n + i + 1]; e++) {
+                CHECK(e == ag.off[(size_t)k * n + i] || ag.src[e] > ag.src[e - 1]);
+                acc = fmaf(ag.w[e], in[ag.src[e]], acc);
+            }
+            ga[i] = acc;
+        }
+        differ += memcmp(sc, ga, (size_t)n * sizeof *sc) != 0;
+    }
+    CHECK_MSG(differ == 0, "%d of %d kernels' gather differs from the scatter", differ,
+              ak->n_kernels);
+    CHECK(cut_off == 0);
+    free(in);
+    free(sc);
+    free(ga);
+    angle_gather_free(&ag);
+}
+
 static void kernels_of(double E, double d)
 {
     char e[64], b[64], st[64], dx[64], dz[64], nz[64];
@@ -136,6 +189,7 @@ static void kernels_of(double E, double d)
     CHECK(s.boundary_frac[(size_t)wide * nth] > 0.0);
     CHECK(s.boundary_frac[(size_t)wide * nth] == ak->src_lost[(size_t)wide * nth]);
     CHECK(s.boundary_frac[(size_t)wide * nth + nth / 2] == 0.0);
+    gather_equals_scatter(ak);
     sim_tables_free(&s);
     fixture_free(&f);
 }

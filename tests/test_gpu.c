@@ -290,6 +290,12 @@ static void media_cases(int quick)
           { "backend.fused=false", "transport.streaming_scheme=moments" },
           2,
           1 },
+        /* Kernels per source bin (the direct kernel's gather) in a medium's cells. */
+        { "media: full steps, moments, beam spacing",
+          -1,
+          { "transport.streaming_scheme=moments", "grid.angle.spacing=beam" },
+          2,
+          1 },
     };
     for (size_t i = 0; i < (quick ? 2 : sizeof mc / sizeof mc[0]); i++) {
         /* Full steps with the default kernels: the one-pass step (shift) and
@@ -740,6 +746,11 @@ int main(int argc, char **argv)
               1,
               1 },
             { "2 steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
+            { "2 steps, moments, beam spacing",
+              -1,
+              { "transport.streaming_scheme=moments", "grid.angle.spacing=beam" },
+              2,
+              1 },
         };
         for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
             compare_case(&few[i], 2);
@@ -752,6 +763,13 @@ int main(int argc, char **argv)
     printf("1. operators alone, CUDA vs CPU, random dense psi:\n");
     const kcase cases[] = {
         { "theta direct, window", OP_THETA, { "backend.angular=direct" }, 1, 1 },
+        /* Bins of unequal width: a kernel per source bin, as a gather
+         * (physics/lut_angle.h, angle_gather), the CPU's scatter's bits. */
+        { "theta direct, window, beam spacing",
+          OP_THETA,
+          { "backend.angular=direct", "grid.angle.spacing=beam" },
+          2,
+          1 },
         { "theta direct, full circle",
           OP_THETA,
           { "backend.angular=direct", "grid.angle.mode=full", "grid.angle.n_bins=32" },
@@ -904,6 +922,22 @@ int main(int argc, char **argv)
           { "transport.streaming_scheme=moments", "backend.fused=false" },
           2,
           1 },
+        /* Bins of unequal width (grid.angle.spacing: beam): under moments
+         * the two passes' direct kernel takes a kernel per source bin; under
+         * shift the fused kernels do not, and the step takes one kernel per
+         * operator. */
+        { "3 steps, moments, beam spacing",
+          -1,
+          { "transport.streaming_scheme=moments", "grid.angle.spacing=beam" },
+          2,
+          1 },
+        { "3 steps, moments, beam spacing, one kernel per operator",
+          -1,
+          { "transport.streaming_scheme=moments", "grid.angle.spacing=beam",
+            "backend.fused=false" },
+          3,
+          1 },
+        { "3 steps, shift, beam spacing", -1, { "grid.angle.spacing=beam" }, 1, 1 },
         /* 41 directions over +-20 deg (the default window): two passes. */
         { "3 steps, moments, 41 bins over +-20 deg",
           -1,

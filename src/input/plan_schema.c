@@ -78,8 +78,9 @@ const plan_key plan_keys[] = {
       .default_value = "uniform", .choices = "uniform|beam", .units = "",
       .doc = "direction bins: uniform = equal bins; beam = bins of width "
              "d0 sqrt(1 + (theta / theta_c)^2) about the window's centre, theta_c = 0.6 "
-             "theta_0 at half the beam's path and d0 about theta_0 / 5 there (window mode and "
-             "the CPU backend only; docs/model.md, \"The direction window\")" },
+             "theta_0 at half the beam's path and d0 about theta_0 / 5 there (window mode; "
+             "meant for transport.streaming_scheme: moments; docs/model.md, \"The direction "
+             "window\")" },
 
     /* ---- grid.space ---- */
     { .path = "grid.space.nx", .type = PT_INT, AT(nx), .default_value = NULL,

@@ -17,6 +17,7 @@
 #define SMX_LUT_ANGLE_H
 
 #include <math.h>
+#include <stddef.h>
 
 #include "base/error.h"
 
@@ -89,5 +90,26 @@ int angle_kernels_build_mapped(angle_kernels *ak, const double *sigma_bins, int 
  * weight (the ghosts' too), in units of d0 (m1 = sum w (theta_i - theta_j)). */
 void angle_kernel_source_moments(const angle_kernels *ak, int kernel, int j, double *m0, double *m1,
                                  double *m2);
+
+/* The per-source kernels (per_source) as a gather, for a backend that sums
+ * each target bin on its own (the CUDA A_theta): for kernel k and target bin
+ * i, at ki = k * n_theta + i, the terms off[ki] .. off[ki + 1] - 1 with
+ * source bins src[] in ascending order and weights w[]: the order in which
+ * the CPU's scatter over the sources adds them into bin i, so that the same
+ * fused multiply-adds from +0 give the same bits. Weights landing past the
+ * window are no term. cut[kj]: 1 - src_sum[kj], the THETA_CUTOFF of a unit
+ * weight in source bin j. */
+typedef struct angle_gather {
+    int n_terms;
+    int *off; /* [n_kernels * n_theta + 1] */
+    int *src; /* [n_terms] */
+    float *w; /* [n_terms] */
+    double *cut; /* [n_kernels * n_theta] */
+} angle_gather;
+
+/* The number of terms angle_gather_build makes (0 without per_source). */
+size_t angle_gather_terms(const angle_kernels *ak);
+int angle_gather_build(const angle_kernels *ak, angle_gather *ag, smx_error *err);
+void angle_gather_free(angle_gather *ag);
 
 #endif

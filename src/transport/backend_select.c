@@ -6,20 +6,6 @@
 int backend_choose(const plan *p, const gpu_info *gi, const backend_ops **be, smx_error *err)
 {
 #ifdef SMX_HAVE_CUDA
-    /* Bins of unequal width need one kernel per (energy bin, source
-     * direction); the CUDA step's take one per energy bin. Asked for, an
-     * error at the key; under auto, the CPU, said on the backend: line. */
-    if (p->angle_spacing == ANGLE_BEAM && p->device == DEVICE_CUDA)
-        return smx_fail_key(err, SMX_EXIT_INPUT, "grid.angle.spacing",
-                            "beam runs on the CPU backend only for now; the CUDA step's angular "
-                            "kernels take one kernel per energy bin; expected uniform, or "
-                            "backend.device: cpu or auto");
-    if (p->angle_spacing == ANGLE_BEAM && p->device == DEVICE_AUTO && gi->count > 0) {
-        smx_warn("grid.angle.spacing: beam runs on the CPU backend only for now (the CUDA step's "
-                 "angular kernels take one kernel per energy bin): running on the CPU\n");
-        *be = &backend_cpu;
-        return 0;
-    }
     if (p->device == DEVICE_CUDA || (p->device == DEVICE_AUTO && gi->count > 0)) {
         /* A device error (exit 3), not bad input: the plan is valid, the
          * machine lacks what it asks for. */
@@ -58,13 +44,6 @@ void backend_describe(const plan *p, const gpu_info *gi, const backend_ops *be, 
     /* The CPU backend runs backend.threads threads, or OpenMP's default. */
     int threads = p->threads > 0 ? p->threads : omp_get_max_threads();
 #ifdef SMX_HAVE_CUDA
-    if (p->device == DEVICE_AUTO && p->angle_spacing == ANGLE_BEAM && gi->count > 0) {
-        snprintf(out, cap,
-                 "cpu (OpenMP, %d thread%s; grid.angle.spacing: beam runs on the CPU backend "
-                 "only for now)",
-                 threads, threads == 1 ? "" : "s");
-        return;
-    }
     const char *why = p->device == DEVICE_CPU ? "backend.device: cpu" : "no CUDA device: ";
 #else
     const char *why =
