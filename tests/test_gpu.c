@@ -597,16 +597,27 @@ static void per_spot_cases(int n_paths)
         { "backend.fused=false", "transport.streaming_scheme=moments", NULL, NULL },
         /* With the early exit the windows move; the rows within 1e-6. */
         { "backend.fused=true", "transport.streaming_scheme=moments", SPOT_MEDIA,
-          "backend.early_exit=fixed" }
+          "backend.early_exit=fixed" },
+        /* Bins of unequal width: kernels per source bin in the slots' windows. */
+        { "backend.fused=true", "transport.streaming_scheme=moments", "grid.angle.spacing=beam",
+          NULL }
     };
-    const char *names[] = {
-        "one pass",          "two-pass fused",        "one kernel per operator",
-        "media, two passes", "media, one pass",       "media, per operator",
-        "moving windows",    "moving windows, media", "moments",
-        "moments, media",    "moments, per operator", "moments, moving windows, media"
-    };
-    const int one_pass[] = { 0, 0, 0, -1, 1, 0, 0, 1, 0, 0, 0, 0 };
-    for (int i = 0; i < n_paths && i < 12; i++) {
+    const char *names[] = { "one pass",
+                            "two-pass fused",
+                            "one kernel per operator",
+                            "media, two passes",
+                            "media, one pass",
+                            "media, per operator",
+                            "moving windows",
+                            "moving windows, media",
+                            "moments",
+                            "moments, media",
+                            "moments, per operator",
+                            "moments, moving windows, media",
+                            "moments, beam spacing" };
+    const int one_pass[] = { 0, 0, 0, -1, 1, 0, 0, 1, 0, 0, 0, 0, 0 };
+    const int n_all = (int)(sizeof paths / sizeof paths[0]);
+    for (int i = 0; i < n_paths && i < n_all; i++) {
         const int ns = paths[i][3] ? 4 : paths[i][2] ? 3 : 2;
         field_cuda.media_one_pass = one_pass[i];
         /* The CPU with the same transport (the streaming scheme and the
@@ -1104,7 +1115,7 @@ int main(int argc, char **argv)
     media_whole_run();
 
     printf("3. per-spot dose, CUDA vs CPU:\n");
-    per_spot_cases(12);
+    per_spot_cases(13);
 
     printf("3b. moving windows, whole runs with the early exit (transport/window.h):\n");
     {
