@@ -72,6 +72,12 @@ cudaError_t angular_direct(const angular_io &io, dev_dims d, const angular_table
 // read and written; the output elsewhere is left as it is.
 cudaError_t angular_direct_region(const angular_io &io, dev_dims d, const angular_tables_dev &t,
                                   float threshold, const active_regions *reg, cudaStream_t s);
+// The same on each of ncomp components of a state (the moments scheme's,
+// d.cells apart) in one launch: the weight (component 0) with the threshold
+// and the tallies, the others with neither, each bitwise as its own launch.
+cudaError_t angular_direct_components(const angular_io &io, dev_dims d, const angular_tables_dev &t,
+                                      float threshold, const active_regions *reg, int ncomp,
+                                      cudaStream_t s);
 // Same semantics without shared memory (large Ntheta).
 cudaError_t angular_direct_global(const angular_io &io, dev_dims d, const angular_tables_dev &t,
                                   float threshold, cudaStream_t s);

@@ -117,7 +117,7 @@ template <int TC>
 __global__ void __launch_bounds__(SMX_THREADS)
     k_theta_direct_shared(const float *__restrict__ in, float *__restrict__ out, dev_dims d,
                           angular_tables_dev t, float threshold, const active_regions *reg,
-                          const int *stop, double *partials, int blocks)
+                          const int *stop, double *partials, int blocks, int ncomp)
 {
     static_assert(SMX_THREADS % TC == 0 && TC >= 32, "a warp must lie inside one group");
     constexpr int G = SMX_THREADS / TC;
@@ -135,7 +135,6 @@ __global__ void __launch_bounds__(SMX_THREADS)
     const region_cols rc = region_cols_of(d, reg);
     const int64_t ncols = rc.ncols;
     const int64_t ntiles = (ncols + TC - 1) / TC;
-    const bool use_thr = threshold > 0.0f;
     theta_tally tal;
 
     // Uniform trip count for the whole block (tile is block-uniform).
@@ -148,54 +147,62 @@ __global__ void __launch_bounds__(SMX_THREADS)
         const int64_t base = ie * (int64_t)nth * slice + zx; // in/out[ie][0][z][x]
         const int k = active ? kernel_at(t, ie, zx) : 0;
 
-        __syncthreads(); // the previous tile's s_in / s_has are no longer read
-        column_input ci;
-        int has = 0;
-        const double *bf = t.boundary_frac + (int64_t)k * nth;
-        const double *cf = t.gat_cut ? t.gat_cut + (int64_t)k * nth : nullptr;
-        if (active) {
-            for_column(in + base, slice, g, G, nth, [&](int th, float v) {
-                v = ci.take(v, th, use_thr, threshold, bf, !t.circular, cf);
-                has |= v != 0.0f;
-                s_in[th * TC + col] = v;
-            });
-        } else {
-            for (int th = g; th < nth; th += G)
-                s_in[th * TC + col] = 0.0f;
-        }
-        if (active)
-            tal.add(ci, t.weight_sum[k], t.E[ie]);
-        if (use_thr)
-            s_has[tid] = has;
-        __syncthreads();
-
-        // Early exit: a warp whose 32 columns hold no weight writes zeros.
-        bool skip = false;
-        if (use_thr) {
-            int any = 0;
-            if (active)
-                for (int gg = 0; gg < G; gg++)
-                    any |= s_has[gg * TC + col];
-            skip = __all_sync(0xffffffffu, any == 0); // all 32 lanes reach this
-        }
-        if (active) {
-            float *o = out + base;
-            if (skip) {
-                for (int j = g; j < nth; j += G)
-                    o[(int64_t)j * slice] = 0.0f;
-            } else if (t.gat_off) {
-                const float *sc = s_in + col;
-                for (int j = g; j < nth; j += G)
-                    o[(int64_t)j * slice] =
-                        gather_target(t, k, nth, j, [sc](int src) { return sc[src * TC]; });
+        // The components of the moments scheme (ncomp > 1) in turn, each the
+        // weight's kernel; the early exit and the tallies are the weight's
+        // alone (a moment is not a weight).
+        for (int comp = 0; comp < ncomp; comp++) {
+            const float *cin = in + comp * d.cells;
+            const float thr = comp ? 0.0f : threshold;
+            const bool use_thr = thr > 0.0f;
+            __syncthreads(); // the previous tile's s_in / s_has are no longer read
+            column_input ci;
+            int has = 0;
+            const double *bf = t.boundary_frac + (int64_t)k * nth;
+            const double *cf = t.gat_cut ? t.gat_cut + (int64_t)k * nth : nullptr;
+            if (active) {
+                for_column(cin + base, slice, g, G, nth, [&](int th, float v) {
+                    v = ci.take(v, th, use_thr, thr, bf, !t.circular, cf);
+                    has |= v != 0.0f;
+                    s_in[th * TC + col] = v;
+                });
             } else {
-                const int K = t.half_width[k];
-                const float *w = t.weights + t.offset[k] + K;
-                const float *sc = s_in + col;
-                auto load = [sc](int src) { return sc[src * TC]; };
-                // Row blocks q = g, g + G, ...: rows j0 = q * ROWS .. j0 + ROWS - 1.
-                for (int j0 = g * ROWS; j0 < nth; j0 += G * ROWS)
-                    conv_rows_store(o, slice, j0, nth, K, w, t.circular != 0, load);
+                for (int th = g; th < nth; th += G)
+                    s_in[th * TC + col] = 0.0f;
+            }
+            if (active && comp == 0)
+                tal.add(ci, t.weight_sum[k], t.E[ie]);
+            if (use_thr)
+                s_has[tid] = has;
+            __syncthreads();
+
+            // Early exit: a warp whose 32 columns hold no weight writes zeros.
+            bool skip = false;
+            if (use_thr) {
+                int any = 0;
+                if (active)
+                    for (int gg = 0; gg < G; gg++)
+                        any |= s_has[gg * TC + col];
+                skip = __all_sync(0xffffffffu, any == 0); // all 32 lanes reach this
+            }
+            if (active) {
+                float *o = out + comp * d.cells + base;
+                if (skip) {
+                    for (int j = g; j < nth; j += G)
+                        o[(int64_t)j * slice] = 0.0f;
+                } else if (t.gat_off) {
+                    const float *sc = s_in + col;
+                    for (int j = g; j < nth; j += G)
+                        o[(int64_t)j * slice] =
+                            gather_target(t, k, nth, j, [sc](int src) { return sc[src * TC]; });
+                } else {
+                    const int K = t.half_width[k];
+                    const float *w = t.weights + t.offset[k] + K;
+                    const float *sc = s_in + col;
+                    auto load = [sc](int src) { return sc[src * TC]; };
+                    // Row blocks q = g, g + G, ...: rows j0 = q * ROWS .. j0 + ROWS - 1.
+                    for (int j0 = g * ROWS; j0 < nth; j0 += G * ROWS)
+                        conv_rows_store(o, slice, j0, nth, K, w, t.circular != 0, load);
+                }
             }
         }
     }
@@ -271,7 +278,8 @@ __global__ void __launch_bounds__(SMX_THREADS)
 
 template <int TC>
 cudaError_t launch_direct_shared(const angular_io &io, dev_dims d, const angular_tables_dev &t,
-                                 float threshold, const active_regions *reg, cudaStream_t s)
+                                 float threshold, const active_regions *reg, int ncomp,
+                                 cudaStream_t s)
 {
     const size_t dyn = direct_dyn_bytes(d.nth, TC);
     if (dyn > (size_t)INT_MAX)
@@ -286,7 +294,7 @@ cudaError_t launch_direct_shared(const angular_io &io, dev_dims d, const angular
             return e;
     }
     k_theta_direct_shared<TC><<<io.blocks, SMX_THREADS, dyn, s>>>(
-        io.in, io.out, d, t, threshold, reg, io.stop, io.partials, io.blocks);
+        io.in, io.out, d, t, threshold, reg, io.stop, io.partials, io.blocks, ncomp);
     return cudaGetLastError();
 }
 
@@ -307,15 +315,22 @@ cudaError_t angular_direct(const angular_io &io, dev_dims d, const angular_table
 cudaError_t angular_direct_region(const angular_io &io, dev_dims d, const angular_tables_dev &t,
                                   float threshold, const active_regions *reg, cudaStream_t s)
 {
+    return angular_direct_components(io, d, t, threshold, reg, 1, s);
+}
+
+cudaError_t angular_direct_components(const angular_io &io, dev_dims d, const angular_tables_dev &t,
+                                      float threshold, const active_regions *reg, int ncomp,
+                                      cudaStream_t s)
+{
     switch (direct_tile_cols(d.nth)) {
     case 256:
-        return launch_direct_shared<256>(io, d, t, threshold, reg, s);
+        return launch_direct_shared<256>(io, d, t, threshold, reg, ncomp, s);
     case 128:
-        return launch_direct_shared<128>(io, d, t, threshold, reg, s);
+        return launch_direct_shared<128>(io, d, t, threshold, reg, ncomp, s);
     case 64:
-        return launch_direct_shared<64>(io, d, t, threshold, reg, s);
+        return launch_direct_shared<64>(io, d, t, threshold, reg, ncomp, s);
     default:
-        return launch_direct_shared<32>(io, d, t, threshold, reg, s);
+        return launch_direct_shared<32>(io, d, t, threshold, reg, ncomp, s);
     }
 }
 

@@ -20,20 +20,16 @@
 #include "tiling.cuh"
 
 // The moments scheme over the active region (moments.cuh), in two passes as
-// the media path: A_theta a -> b on each component (the region kernel; a
-// moment component with no early exit and its tallies to a scratch slot),
+// the media path: A_theta a -> b on every component in one launch (the
+// region kernel; a moment component with no early exit and no tallies),
 // A_E in place on b (every component at once: in a medium other than the
 // reference each cell's energy moments choose its tables), the spread from
 // the maps' region, then the moments' stream b -> a measuring the new state.
 static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
 {
     CUDA_CHECK_ERR(err, moments_drop(moments_of(c, c->psi_a), c->threshold, c->stream));
-    for (int k = 0; k < c->ncomp; k++) {
-        angular_io io = angular_io_of(c, c->psi_a + k * c->d.cells, c->psi_b + k * c->d.cells);
-        io.partials = k ? c->partials_discard : c->partials;
-        const float thr = k ? 0.0f : c->threshold;
-        CUDA_CHECK_ERR(err, angular_direct_region(io, c->d, c->at, thr, c->reg, c->stream));
-    }
+    CUDA_CHECK_ERR(err, angular_direct_components(angular_io_of(c, c->psi_a, c->psi_b), c->d, c->at,
+                                                  c->threshold, c->reg, c->ncomp, c->stream));
     CUDA_CHECK_ERR(err, moments_energy(moments_of(c, c->psi_b), c->stream));
     CUDA_CHECK_ERR(err, moments_spread(spread_of(c, 0, c->reg), c->mmaps, c->stream));
     CUDA_CHECK_ERR(err, moments_stream_measure(stream_of(c, c->psi_b, c->psi_a), c->stream));

@@ -368,9 +368,16 @@ __global__ void spread_kernel(double *dose, const float *__restrict__ dmap, mome
         const int z = zlo + (int)(i / wd), x = xlo + (int)(i % wd), sl = slot_lo(d, x);
         const int x0 = S.x0 > sl ? S.x0 - sl : 0, x1 = S.x1 < sl + sw - 1 ? S.x1 - sl : sw - 1;
         double *c = dose + (int64_t)z * d.px + x;
-        *c = smx_mpath_cell(*c, &maps, sl, d.slice, (int)d.px, (int)d.nth, st.sz, st.sx, z, x - sl,
-                            (int)d.nz, sw, S.z0, S.z1, x0, x1,
-                            mass.medium ? mass.medium + sl : NULL, mass.density);
+        const unsigned char *med = mass.medium ? mass.medium + sl : NULL;
+        const int tx = x - sl, box[4] = { S.z0, S.z1, x0, x1 };
+        // Off the edges no cut is clamped onto the cell: its shares without
+        // the cuts' arrays (the same doubles; the edges take the general form).
+        if (z > 0 && z < (int)d.nz - 1 && tx > 0 && tx < sw - 1)
+            *c = smx_mpath_cell_inner(*c, &maps, sl, d.slice, (int)d.px, (int)d.nth, st.sz, st.sx,
+                                      z, tx, box, med, mass.density);
+        else
+            *c = smx_mpath_cell(*c, &maps, sl, d.slice, (int)d.px, (int)d.nth, st.sz, st.sx, z, tx,
+                                (int)d.nz, sw, S.z0, S.z1, x0, x1, med, mass.density);
     }
 }
 

@@ -3,6 +3,7 @@
  * determinism across thread counts, and the beam source's keys. */
 #include <math.h>
 #include <omp.h>
+#include <string.h>
 
 #include "backend_runner.h"
 #include "check.h"
@@ -381,12 +382,79 @@ static void check_deposit_path(void)
         mdiff, fabs(msum - total) / total);
 }
 
+static double uniform01(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* The GPU's spread takes a cell off the edges through the direct shares
+ * (smx_path_cut_share, smx_mpath_direction_inner); they must be the cuts'
+ * fractions and the general form's sums bit for bit: random segments
+ * (edges hit exactly too), random moment maps with empty cells, moves up to
+ * the largest a step may make, with and without media. */
+static void check_inner_paths(void)
+{
+    int share_diff = 0, dir_diff = 0, cells = 0;
+    for (int i = 0; i < 200000; i++) {
+        const double r = floor(uniform01() * 8.0) * 0.25 - 1.0 + (i % 3 ? uniform01() : 0.0);
+        const double s = (i % 17 == 0) ? 0.0 : (2.0 * uniform01() - 1.0) * SMX_PATH_MAX_MOVE;
+        smx_path_axis p;
+        smx_path_cut(r, s, &p);
+        for (int d = p.lo - 2; d <= p.lo + p.n + 1; d++) {
+            const double f = d >= p.lo && d < p.lo + p.n ? p.f[d - p.lo] : 0.0;
+            share_diff += memcmp(&f, &(double){ smx_path_cut_share(r, s, d) }, sizeof f) != 0;
+        }
+    }
+    enum { NZ = 9, NX = 11, NTH = 5 };
+    static float D[NTH * NZ * NX], mz[NTH * NZ * NX], mx[NTH * NZ * NX], qx[NTH * NZ * NX];
+    unsigned char med[NZ * NX];
+    const double density[3] = { 1.0, 1.85, 0.26 };
+    for (int trial = 0; trial < 40; trial++) {
+        double sz[NTH], sx[NTH];
+        for (int j = 0; j < NTH; j++) {
+            const double th = (2.0 * uniform01() - 1.0) * (trial < 20 ? 0.6 : 1.2);
+            sz[j] = cos(th) * (trial % 2 ? 1.0 : 2.0);
+            sx[j] = sin(th) * (trial % 2 ? 1.0 : 2.0);
+        }
+        for (int c = 0; c < NTH * NZ * NX; c++) {
+            const double w = uniform01() < 0.3 ? 0.0 : uniform01();
+            D[c] = (float)w;
+            mz[c] = (float)(w * (SMX_MOM_ZSHIFT + 2.0 * uniform01() - 1.5));
+            const double u = uniform01() - 0.5;
+            mx[c] = (float)(w * (SMX_MOM_XSHIFT + u));
+            qx[c] = (float)(w * (u * u + 0.25 * uniform01() * (0.25 - u * u)));
+        }
+        for (int c = 0; c < NZ * NX; c++)
+            med[c] = (unsigned char)(uniform01() * 3.0);
+        const smx_mpath_maps m = { D, mz, mx, qx };
+        const int box[4] = { 1, NZ - 2, 2, NX - 1 };
+        for (int tz = 1; tz < NZ - 1; tz++)
+            for (int tx = 1; tx < NX - 1; tx++)
+                for (int j = 0; j < NTH; j++)
+                    for (int media = 0; media < 2; media++) {
+                        const unsigned char *mm = media ? med : NULL;
+                        const double a = smx_mpath_direction(&m, (long long)j * NZ * NX, NX, sz[j],
+                                                             sx[j], tz, tx, NZ, NX, box[0], box[1],
+                                                             box[2], box[3], mm, density);
+                        const double b = smx_mpath_direction_inner(
+                            &m, (long long)j * NZ * NX, NX, sz[j], sx[j], tz, tx, box, mm, density);
+                        dir_diff += memcmp(&a, &b, sizeof a) != 0;
+                        cells += a != 0.0;
+                    }
+    }
+    printf("inner paths: %d share and %d direction sums differ (%d non-zero sums compared)\n",
+           share_diff, dir_diff, cells);
+    CHECK(share_diff == 0 && dir_diff == 0 && cells > 1000);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     check_fma_rows();
     check_path_tree();
     check_deposit_path();
+    check_inner_paths();
     /* ---- energy-loss table on both grids ---- */
     {
         fixture f;

@@ -82,6 +82,24 @@ static inline SMX_PATH_HD void smx_path_cut(double r, double s, smx_path_axis *p
     }
 }
 
+/* The fraction smx_path_cut(r, s) gives the cell at offset d (0 where it
+ * lists none): the same expressions, so the same double, without the
+ * axis's arrays (the GPU's spread keeps this in registers). */
+static inline SMX_PATH_HD double smx_path_cut_share(double r, double s, int d)
+{
+    const double a = s > 0.0 ? r : r + s, b = s > 0.0 ? r + s : r; /* a <= b */
+    const int lo = (int)floor(a + 0.5);
+    int hi = (int)floor(b + 0.5);
+    if (b + 0.5 == floor(b + 0.5) && hi > lo)
+        hi--;
+    if (d < lo || d > hi)
+        return 0.0;
+    if (s == 0.0 || hi - lo + 1 > SMX_PATH_CELLS)
+        return d == lo ? 1.0 : 0.0;
+    const double l = a > d - 0.5 ? a : d - 0.5, u = b < d + 0.5 ? b : d + 0.5;
+    return (u - l) / (b - a);
+}
+
 /* Direction j's path at step n (0-based): s its move per step in cells
  * (stream_table sz or sx), moved = 1 when A_stream already ran this step,
  * entrance = -0.5 along z (rows start at the entrance plane), 0 along x.
@@ -405,6 +423,54 @@ static inline SMX_PATH_HD double smx_mpath_direction(const smx_mpath_maps *m, lo
     return P;
 }
 
+/* smx_mpath_direction for a cell off the edges (0 < tz < nz - 1 and 0 < tx
+ * < nx - 1), where no cut is clamped onto the cell: a source's share is its
+ * cuts' fractions at the cell's offsets (smx_path_cut_share), the same
+ * doubles in the same order, so the same P bit for bit. */
+static inline SMX_PATH_HD double smx_mpath_direction_inner(const smx_mpath_maps *m, long long o,
+                                                           int pitch, double sz, double sx, int tz,
+                                                           int tx, const int *box,
+                                                           const unsigned char *medium,
+                                                           const double *density)
+{
+    double P = 0.0;
+    const double rho_t = medium ? density[medium[(long long)tz * pitch + tx]] : 0.0;
+    int zl, zh, xl, xh;
+    smx_mpath_span(sz, 0, &zl, &zh);
+    smx_mpath_span(sx, 1, &xl, &xh);
+    const int za = tz - zh > box[0] ? tz - zh : box[0], zb = tz - zl < box[1] ? tz - zl : box[1];
+    const int xa = tx - xh > box[2] ? tx - xh : box[2], xb = tx - xl < box[3] ? tx - xl : box[3];
+    double dlo, dhi;
+    smx_mom_depth_range(sz, &dlo, &dhi);
+    for (int zs = za; zs <= zb; zs++) {
+        const long long row = o + (long long)zs * pitch;
+        for (int xs = xa; xs <= xb; xs++) {
+            const float D = m->D[row + xs];
+            if (D == 0.0f)
+                continue;
+            const double v0 = smx_mom_mean(m->mz[row + xs], D, SMX_MOM_ZSHIFT);
+            const double fz = smx_path_cut_share(v0 < dlo ? dlo : v0 > dhi ? dhi : v0, sz, tz - zs);
+            if (fz == 0.0)
+                continue;
+            /* smx_mpath_strip's centre and half width, smx_strip_cut's share. */
+            const double u0 = smx_mom_mean(m->mx[row + xs], D, SMX_MOM_XSHIFT);
+            const double u = u0 < -0.5 ? -0.5 : u0 > 0.5 ? 0.5 : u0;
+            double var = (double)m->qx[row + xs] / (double)D - u * u;
+            var = var < 0.0 ? 0.0 : var > 0.25 ? 0.25 : var;
+            const double c = u + 0.5 * sx, h = sqrt(3.0 * var + 0.25 * sx * sx);
+            const double fx = !(h > 0.0) ? (tx - xs == (int)floor(c + 0.5) ? 1.0 : 0.0)
+                                         : smx_path_cut_share(c - h, 2.0 * h, tx - xs);
+            if (fx == 0.0)
+                continue;
+            const double f = fz * fx;
+            const unsigned char ms = medium ? medium[(long long)zs * pitch + xs] : 0;
+            P = medium ? P + (f * smx_path_ratio(rho_t, density[ms])) * (double)D
+                       : P + f * (double)D;
+        }
+    }
+    return P;
+}
+
 /* dose + the paths of every direction into cell (tz, tx) (the tree above);
  * the maps' planes start at column offset `col` (a slot's first column). */
 static inline SMX_PATH_HD double smx_mpath_cell(double dose, const smx_mpath_maps *m, long long col,
@@ -420,6 +486,24 @@ static inline SMX_PATH_HD double smx_mpath_cell(double dose, const smx_mpath_map
         smx_path_tree_push(&t, j < nth ? smx_mpath_direction(m, col + (long long)j * plane, pitch,
                                                              sz[j], sx[j], tz, tx, nz, nx, z0, z1,
                                                              x0, x1, medium, density)
+                                       : 0.0);
+    return dose + t.v[0];
+}
+
+/* smx_mpath_cell for a cell off the edges (smx_mpath_direction_inner), box
+ * = { z0, z1, x0, x1 }: the same value bit for bit. */
+static inline SMX_PATH_HD double
+smx_mpath_cell_inner(double dose, const smx_mpath_maps *m, long long col, long long plane,
+                     int pitch, int nth, const double *sz, const double *sx, int tz, int tx,
+                     const int *box, const unsigned char *medium, const double *density)
+{
+    smx_path_tree t;
+    t.top = t.count = 0;
+    const int leaves = smx_path_leaves(nth);
+    for (int j = 0; j < leaves; j++)
+        smx_path_tree_push(&t, j < nth ? smx_mpath_direction_inner(m, col + (long long)j * plane,
+                                                                   pitch, sz[j], sx[j], tz, tx, box,
+                                                                   medium, density)
                                        : 0.0);
     return dose + t.v[0];
 }
