@@ -72,11 +72,18 @@ cudaError_t angular_direct(const angular_io &io, dev_dims d, const angular_table
 // read and written; the output elsewhere is left as it is.
 cudaError_t angular_direct_region(const angular_io &io, dev_dims d, const angular_tables_dev &t,
                                   float threshold, const active_regions *reg, cudaStream_t s);
-// The same on each of ncomp components of a state (the moments scheme's,
-// d.cells apart) in one launch: the weight (component 0) with the threshold
+// A region's A_theta on ncomp components of a state (the moments scheme's,
+// d.cells apart): grid, tables, the early exit's threshold, the region.
+struct angular_components {
+    dev_dims d;
+    const angular_tables_dev *t;
+    float threshold;
+    const active_regions *reg;
+    int ncomp;
+};
+// Every component in one launch: the weight (component 0) with the threshold
 // and the tallies, the others with neither, each bitwise as its own launch.
-cudaError_t angular_direct_components(const angular_io &io, dev_dims d, const angular_tables_dev &t,
-                                      float threshold, const active_regions *reg, int ncomp,
+cudaError_t angular_direct_components(const angular_io &io, const angular_components &a,
                                       cudaStream_t s);
 // Same semantics without shared memory (large Ntheta).
 cudaError_t angular_direct_global(const angular_io &io, dev_dims d, const angular_tables_dev &t,

@@ -277,11 +277,9 @@ __global__ void __launch_bounds__(SMX_THREADS)
 }
 
 template <int TC>
-cudaError_t launch_direct_shared(const angular_io &io, dev_dims d, const angular_tables_dev &t,
-                                 float threshold, const active_regions *reg, int ncomp,
-                                 cudaStream_t s)
+cudaError_t launch_direct_shared(const angular_io &io, const angular_components &a, cudaStream_t s)
 {
-    const size_t dyn = direct_dyn_bytes(d.nth, TC);
+    const size_t dyn = direct_dyn_bytes(a.d.nth, TC);
     if (dyn > (size_t)INT_MAX)
         return cudaErrorInvalidValue;
     if (dyn + kStaticSmemReserve > kDefaultSmemLimit) {
@@ -294,7 +292,7 @@ cudaError_t launch_direct_shared(const angular_io &io, dev_dims d, const angular
             return e;
     }
     k_theta_direct_shared<TC><<<io.blocks, SMX_THREADS, dyn, s>>>(
-        io.in, io.out, d, t, threshold, reg, io.stop, io.partials, io.blocks, ncomp);
+        io.in, io.out, a.d, *a.t, a.threshold, a.reg, io.stop, io.partials, io.blocks, a.ncomp);
     return cudaGetLastError();
 }
 
@@ -315,22 +313,21 @@ cudaError_t angular_direct(const angular_io &io, dev_dims d, const angular_table
 cudaError_t angular_direct_region(const angular_io &io, dev_dims d, const angular_tables_dev &t,
                                   float threshold, const active_regions *reg, cudaStream_t s)
 {
-    return angular_direct_components(io, d, t, threshold, reg, 1, s);
+    return angular_direct_components(io, angular_components{ d, &t, threshold, reg, 1 }, s);
 }
 
-cudaError_t angular_direct_components(const angular_io &io, dev_dims d, const angular_tables_dev &t,
-                                      float threshold, const active_regions *reg, int ncomp,
+cudaError_t angular_direct_components(const angular_io &io, const angular_components &a,
                                       cudaStream_t s)
 {
-    switch (direct_tile_cols(d.nth)) {
+    switch (direct_tile_cols(a.d.nth)) {
     case 256:
-        return launch_direct_shared<256>(io, d, t, threshold, reg, ncomp, s);
+        return launch_direct_shared<256>(io, a, s);
     case 128:
-        return launch_direct_shared<128>(io, d, t, threshold, reg, ncomp, s);
+        return launch_direct_shared<128>(io, a, s);
     case 64:
-        return launch_direct_shared<64>(io, d, t, threshold, reg, ncomp, s);
+        return launch_direct_shared<64>(io, a, s);
     default:
-        return launch_direct_shared<32>(io, d, t, threshold, reg, ncomp, s);
+        return launch_direct_shared<32>(io, a, s);
     }
 }
 

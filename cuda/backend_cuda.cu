@@ -28,8 +28,9 @@
 static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
 {
     CUDA_CHECK_ERR(err, moments_drop(moments_of(c, c->psi_a), c->threshold, c->stream));
-    CUDA_CHECK_ERR(err, angular_direct_components(angular_io_of(c, c->psi_a, c->psi_b), c->d, c->at,
-                                                  c->threshold, c->reg, c->ncomp, c->stream));
+    const angular_components all = { c->d, &c->at, c->threshold, c->reg, c->ncomp };
+    CUDA_CHECK_ERR(err,
+                   angular_direct_components(angular_io_of(c, c->psi_a, c->psi_b), all, c->stream));
     CUDA_CHECK_ERR(err, moments_energy(moments_of(c, c->psi_b), c->stream));
     CUDA_CHECK_ERR(err, moments_spread(spread_of(c, 0, c->reg), c->mmaps, c->stream));
     CUDA_CHECK_ERR(err, moments_stream_measure(stream_of(c, c->psi_b, c->psi_a), c->stream));
