@@ -77,13 +77,13 @@ void spot_progress_log(spot_progress *sp, double now, int force)
     const double eta = spot_progress_eta(sp, now);
     const char *here = sp->share ? " here" : "";
     if (!sp->scenarios) {
-        smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", sp->spots_done, sp->spots,
-                 el, per_s, eta);
+        smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", sp->spots_done, sp->spots, el,
+                 per_s, eta);
         return;
     }
     const double pct = sp->pairs > 0 ? 100.0 * sp->done / sp->pairs : 100.0;
     smx_info("  scenario %d of %d, spot %d/%d%s: pairs %lld/%lld%s (%.1f %%)  %.1f s  %.1f "
              "pairs/s  eta %.1f s\n",
-             sp->scenario, sp->scenarios - 1, sp->spots_done, sp->spots, here,
-             (long long)sp->done, (long long)sp->pairs, here, pct, el, per_s, eta);
+             sp->scenario, sp->scenarios - 1, sp->spots_done, sp->spots, here, (long long)sp->done,
+             (long long)sp->pairs, here, pct, el, per_s, eta);
 }
