@@ -24,6 +24,10 @@ set_tests_properties(cli_per_spot PROPERTIES LABELS "unit" WORKING_DIRECTORY "${
 add_test(cli_scenarios /bin/sh "${SMX_ROOT}/tests/cli.sh" scenarios "${SMX_BUILD}")
 set_tests_properties(cli_scenarios PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}" SKIP_RETURN_CODE 77
                      ENVIRONMENT "SMX_PYTHON=${SMX_PYTHON}")
+# One progress count over a robust plan's (scenario, spot) pairs; a field
+# without scenarios counts its spots.
+add_test(cli_progress /bin/sh "${SMX_ROOT}/tests/cli.sh" progress "${SMX_BUILD}")
+set_tests_properties(cli_progress PROPERTIES LABELS "unit" COST 2 WORKING_DIRECTORY "${SMX_ROOT}")
 # The XDMF sidecar opened and rendered by ParaView (skips without pvpython).
 add_test(cli_paraview /bin/sh "${SMX_ROOT}/tests/cli.sh" paraview "${SMX_BUILD}")
 set_tests_properties(cli_paraview PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}"

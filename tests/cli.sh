@@ -620,6 +620,33 @@ with h5py.File(sys.argv[1], "r") as f:
 print("scenarios: %d read back, distal 80 %% rows %s" % (len(r), r80))
 PY
     ;;
+progress)
+    # One progress count over a robust plan's (scenario, spot) pairs: 3
+    # scenarios of 3 spots print pair counts that never go backwards, end each
+    # scenario's spots at 3, 6 and 9, and reach 9/9 once, on the last line; a
+    # field without scenarios counts its spots alone, as it always has.
+    printf 'energy_MeV, x_mm, weight\n30, -2, 2e9\n25, 0, 1e9\n28, 2.5, 1.5e9\n' > "$tmp/run/plans/spots.csv"
+    cd "$tmp/run/plans"
+    expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
+        --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=scen.h5 \
+        --set 'scenarios.range_error_percent=[-5, 5]'
+    grep -E '^  scenario [0-2] of 2, spot [1-3]/3: pairs [0-9]+/9 \([0-9.]+ %\)  [0-9.]+ s  [0-9.]+ pairs/s  eta [0-9.]+ s$' \
+        "$tmp/out" > "$tmp/pairs" || fail "no pair counts: $(cat "$tmp/out")"
+    grep -q '^  spot [0-9]' "$tmp/out" && fail "a spots-only line in a run with scenarios: $(cat "$tmp/out")"
+    awk '{ split($8, p, "/"); n = p[1] + 0
+           if (n < last) { print "pairs went back from " last " to " n; bad = 1 }
+           if ($6 == "3/3:") ends = ends " " n
+           if (n == 9) nine++
+           last = n }
+         END { if (ends != " 3 6 9") { print "scenario ends at" ends; bad = 1 }
+               if (nine != 1 || last != 9) { print nine + 0 " lines of 9/9, the last at " last; bad = 1 }
+               exit bad }' "$tmp/pairs" > "$tmp/why" || fail "$(cat "$tmp/why"): $(cat "$tmp/pairs")"
+    expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
+        --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=plain.h5
+    grep -Eq '^  spot 3/3  [0-9.]+ s  [0-9.]+ spots/s  eta 0\.0 s$' "$tmp/out" ||
+        fail "no spot count without scenarios: $(cat "$tmp/out")"
+    grep -q 'pairs' "$tmp/out" && fail "a pair count without scenarios: $(cat "$tmp/out")"
+    ;;
 *)
     fail "unknown case $case_name"
     ;;

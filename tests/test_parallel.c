@@ -119,7 +119,7 @@ static void check_parts(void)
                     CHECK(0);
                     return;
                 }
-                const sim_part sp = { total, first, count };
+                const sim_part sp = { total, first, count, NULL };
                 CHECK(simulate_part(&(sim_input){ &part.p, &part.g, &part.t, NULL }, &backend_cpu,
                                     NULL, &sp, &part.r, &part.err) == 0);
                 const spot_dose *s = &part.r.per_spot;

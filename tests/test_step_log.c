@@ -6,6 +6,7 @@
  * that hold however fast the machine steps (a loaded machine steps slowly). */
 #include "check.h"
 #include "sim_fixture.h"
+#include "transport/spot_progress.h"
 #include "transport/step_log.h"
 
 #include <fcntl.h>
@@ -97,6 +98,42 @@ static void eta_function(void)
     CHECK(step_rate_update(0.1, 0, 1.0, 4.0) == 0.1);
 }
 
+/* The per-spot pairs' count (transport/spot_progress.h) on a made-up clock:
+ * 2 scenarios of 10 pairs of 10 expected steps, each scenario's total taking
+ * 2 s before its spots. The first batch (1 pair, 5 s: its uploads) weighs
+ * only its share: after a second of 1 s the rate is the mean, 6 s over 20
+ * steps, not the first batch's 0.5 s a step. A scenario still to begin adds
+ * the time the begun ones spent outside their batches. */
+static void spot_progress_counts_the_job(void)
+{
+    spot_progress sp;
+    spot_progress_begin(&sp, &(spot_progress_size){ 20, 200.0, 2, 2, 0 }, 0.0);
+    spot_progress_scenario(&sp, 0);
+    spot_progress_spots(&sp, 10);
+    spot_progress_batch(&sp, 1, 10.0, 5.0);
+    CHECK_REL(sp.rate_s, 0.5, 1e-15);
+    spot_progress_batch(&sp, 1, 10.0, 1.0);
+    CHECK_REL(sp.rate_s, 0.3, 1e-15);
+    CHECK(sp.done == 2 && sp.spots_done == 2);
+    /* At t = 8 s: 180 steps left at 0.3 s, and scenario 1's 2 s outside. */
+    CHECK_REL(spot_progress_eta(&sp, 8.0), 180 * 0.3 + 2.0, 1e-12);
+    spot_progress_batch(&sp, 8, 80.0, 8.0);
+    spot_progress_scenario(&sp, 1);
+    spot_progress_spots(&sp, 10);
+    CHECK(sp.spots_done == 0 && sp.done == 10);
+    /* Every scenario begun: only the pairs are left. */
+    CHECK_REL(spot_progress_eta(&sp, 18.0), 100 * sp.rate_s, 1e-12);
+    spot_progress_batch(&sp, 10, 100.0, 10.0);
+    CHECK(sp.done == 20 && spot_progress_eta(&sp, 30.0) == 0.0);
+    /* An MPI rank 0 past its last pair still runs the totals of the
+     * scenarios after it: 4 s outside in 1 scenario begun, 1 to begin. */
+    spot_progress_begin(&sp, &(spot_progress_size){ 2, 20.0, 3, 2, 1 }, 0.0);
+    spot_progress_scenario(&sp, 0);
+    spot_progress_spots(&sp, 2);
+    spot_progress_batch(&sp, 2, 20.0, 2.0);
+    CHECK_REL(spot_progress_eta(&sp, 6.0), 4.0, 1e-12);
+}
+
 /* Steps that slow down as the beam spreads: 10 steps of 0.1 s, then 10 of
  * 0.3 s, of 40 expected. The mean since the start (0.2 s) would give 4 s
  * for the 20 left; the recent rate gives near 6 s. Then the run goes past
@@ -164,6 +201,7 @@ int main(int argc, char **argv)
     eta_function();
     log_on_a_made_up_clock();
     eta_follows_the_recent_rate();
+    spot_progress_counts_the_job();
 
     /* 30 MeV in 12 mm of water: about 20 steps. Snapshots at 2, 4, 6 are
      * written during the loop (each when the next is taken), 8 after it. */

@@ -47,7 +47,7 @@ int par_field_init(const par_job *job, const plan *p, par_field *f, smx_error *e
     memset(f, 0, sizeof *f);
     f->n_scenarios = plan_scenario_count(p);
     f->n_spots = p->per_spot_dose ? plan_spot_count(p) : 0;
-    f->part = (sim_part){ job->rank == 0, 0, 0 };
+    f->part = (sim_part){ job->rank == 0, 0, 0, NULL };
     f->threshold = p->per_spot_threshold;
     const int64_t pairs = (int64_t)f->n_scenarios * f->n_spots;
     if (pairs > INT_MAX)
@@ -97,7 +97,7 @@ sim_part par_field_share(const par_field *f, int rank, int scenario)
     int64_t a = f->bound[rank] - lo, b = f->bound[rank + 1] - lo;
     a = a < 0 ? 0 : a > f->n_spots ? f->n_spots : a;
     b = b < 0 ? 0 : b > f->n_spots ? f->n_spots : b;
-    return (sim_part){ rank == 0, (int)a, (int)(b - a) };
+    return (sim_part){ rank == 0, (int)a, (int)(b - a), NULL };
 }
 
 int par_divide_field(const par_job *job, par_field *f, smx_error *err)

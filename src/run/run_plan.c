@@ -206,6 +206,8 @@ typedef struct run_state {
     scenario_runs sr;
     provenance pv;
     output *out;
+    spot_progress progress_job;
+    spot_progress *progress; /* the (scenario, spot) pairs' count (NULL: none) */
     smx_error err;
     int agreed; /* err came from par_agree and names its rank */
 } run_state;
@@ -224,8 +226,14 @@ static int transport(run_state *st, const par_job *job, double *scen_s)
     const sim_media sm = run_setup_media(s);
     const sim_input in = { &s->p, &s->g, &s->t, &sm };
     int rc = par_divide_field(job, &st->field, &st->err);
-    if (!rc && (writer || st->field.part.spot_count > 0)) {
-        rc = simulate_part(&in, s->be, writer ? &snaps : NULL, &st->field.part, &st->r, &st->err);
+    /* One count over every scenario's pairs, from the nominal's start. */
+    if (!rc && (st->progress =
+                    scenarios_progress_begin(&st->progress_job, job, &st->field, stepper_now_s())))
+        spot_progress_scenario(st->progress, 0);
+    sim_part part = st->field.part;
+    part.progress = st->progress;
+    if (!rc && (writer || part.spot_count > 0)) {
+        rc = simulate_part(&in, s->be, writer ? &snaps : NULL, &part, &st->r, &st->err);
         if (rc)
             plan_word_error(&s->p, &st->err);
         else
@@ -238,7 +246,8 @@ static int transport(run_state *st, const par_job *job, double *scen_s)
                             &(smx_error){ 0 });
     const double t_scen = stepper_now_s();
     if (!rc && st->sr.rs)
-        rc = scenarios_run(s, &(scenario_job){ job, &st->field, NULL, &st->sr }, &st->err);
+        rc = scenarios_run(s, &(scenario_job){ job, &st->field, NULL, &st->sr, st->progress },
+                           &st->err);
     *scen_s = stepper_now_s() - t_scen;
     return rc;
 }
@@ -255,7 +264,7 @@ static int finish_run(run_state *st, const par_job *job, int rc, double scen_s)
         (rc = par_gather_field(job, &st->field, t_wait, &st->pv, &st->r, &st->err)))
         return rc;
     const double t_scen = stepper_now_s();
-    const scenario_job sj = { job, &st->field, st->out, &st->sr };
+    const scenario_job sj = { job, &st->field, st->out, &st->sr, st->progress };
     if (st->sr.rs && (rc = scenarios_write(s, &sj, &st->err, &st->agreed)))
         return rc;
     if (job->rank != 0)

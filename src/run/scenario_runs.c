@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/plan_access.h"
+
 int scenario_runs_init(scenario_runs *sr, const plan *p, int divided, smx_error *err)
 {
     const int n = plan_scenario_count(p);
@@ -52,6 +54,23 @@ int scenarios_check(const run_setup *s, par_field *f, int dry, smx_error *err)
 }
 
 /* ---- the transport ---- */
+
+spot_progress *scenarios_progress_begin(spot_progress *sp, const par_job *job, const par_field *f,
+                                        double now)
+{
+    if (f->n_scenarios <= 1 || f->n_spots <= 0)
+        return NULL;
+    const int a = f->bound[job->rank], b = f->bound[job->rank + 1];
+    double work = 0.0;
+    for (int k = a; k < b; k++)
+        work += (double)f->cost[k];
+    int here = b > a ? (b - 1) / f->n_spots - a / f->n_spots + 1 : 0;
+    if (job->rank == 0)
+        here = f->n_scenarios;
+    const spot_progress_size size = { b - a, work, f->n_scenarios, here, job->size > 1 };
+    spot_progress_begin(sp, &size, now);
+    return sp;
+}
 
 static void log_scenario(const plan *p, int k)
 {
@@ -109,10 +128,14 @@ static int run_one(void *ctx, const run_scenario *sc, smx_error *err)
     const sim_media sm = run_scenario_media(sc);
     const sim_input in = { &sc->p, &sc->g, &sc->nominal->t, &sm };
     log_scenario(&sc->p, k);
+    if (c->progress)
+        spot_progress_scenario(c->progress, k);
     if (!c->sr->rs) { /* one process: the whole scenario, written at once */
+        const sim_part whole = { 1, 0, sc->p.per_spot_dose ? plan_spot_count(&sc->p) : 0,
+                                 c->progress };
         run_result r;
         run_result_init(&r);
-        int rc = simulate_part(&in, sc->nominal->be, NULL, NULL, &r, err);
+        int rc = simulate_part(&in, sc->nominal->be, NULL, &whole, &r, err);
         if (!rc) {
             const double setup_s = setup_time(sc, &r);
             c->sr->setup_s += setup_s;
@@ -126,7 +149,8 @@ static int run_one(void *ctx, const run_scenario *sc, smx_error *err)
      * nominal's), each rank its pairs' rows, kept until the gather, which
      * every rank reaches only after the agreement, so that a failure
      * anywhere never leaves a rank waiting in a gather. */
-    const sim_part part = par_field_share(c->f, c->job->rank, k);
+    sim_part part = par_field_share(c->f, c->job->rank, k);
+    part.progress = c->progress;
     run_result *r = &c->sr->rs[k];
     int rc = simulate_part(&in, sc->nominal->be, NULL, &part, r, err);
     if (!rc) {

@@ -35,14 +35,24 @@ void scenario_runs_free(scenario_runs *sr, const plan *p);
 int scenarios_check(const run_setup *s, par_field *f, int dry, smx_error *err);
 
 /* Where a run's scenarios are run and go: this process in its job, the
- * field's division over the job, the open result (NULL: none yet) and what
- * the scenarios leave for the end. */
+ * field's division over the job, the open result (NULL: none yet), what
+ * the scenarios leave for the end and the count of the (scenario, spot)
+ * pairs their per-spot rows add to (NULL: no per-spot rows). */
 typedef struct scenario_job {
     const par_job *job;
     par_field *f;
     output *out;
     scenario_runs *sr;
+    spot_progress *progress;
 } scenario_job;
+
+/* Begins the count of this process's (scenario, spot) pairs in a plan with
+ * scenarios and per-spot rows (its block of f's division: all of them in one
+ * process) at now and returns it; NULL, with nothing begun, for a plan
+ * without either. The scenarios it runs: every one on rank 0 (their totals),
+ * those its block reaches on another rank. */
+spot_progress *scenarios_progress_begin(spot_progress *sp, const par_job *job, const par_field *f,
+                                        double now);
 
 /* This process's share of every scenario on s's backend: in one process the
  * whole of each (total and rows), written into the open result j->out as

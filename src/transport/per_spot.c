@@ -40,9 +40,10 @@ static int batch_setup(stepper *sp, const stepper *proto, const sim_tables *st,
 /* The spots of a block in the order their batches take them: highest
  * occupied energy bin first (a batch's spots then need about as many steps,
  * and each batch's bins are those of its first spot), then spot order; w0:
- * the spot's weight on the grid (its row is per unit of it). */
+ * the spot's weight on the grid (its row is per unit of it); steps: its
+ * expected steps, its work in the progress count (spot_progress.h). */
 typedef struct spot_key {
-    int spot, top;
+    int spot, top, steps;
     double w0;
 } spot_key;
 static int by_top_desc(const void *a, const void *b)
@@ -133,7 +134,9 @@ typedef struct spot_runs {
     double **row_dose, **row_blocks, **row_let;
     run_result one; /* a batch's steps */
     int appended; /* rows handed to r, in spot order */
-    double t0, last, t_upload, t_steps, t_dose;
+    spot_progress own; /* the count of a block alone (job->progress NULL) */
+    spot_progress *prog; /* the count the batches add to: the job's or own */
+    double t_upload, t_steps, t_dose;
 } spot_runs;
 
 static void spot_runs_free(spot_runs *R)
@@ -178,7 +181,7 @@ static int spot_order(spot_runs *R, smx_error *err)
         source_buf sb = { J->host, J->occupied, 0.0, 0.0 };
         if ((rc = source_fill_spot(&sb, R->p, &R->g0, J->first + i, err)))
             break;
-        R->order[i] = (spot_key){ J->first + i, 0, sb.weight };
+        R->order[i] = (spot_key){ J->first + i, 0, J->steps[i], sb.weight };
         for (int64_t ie = 0; ie < g->ne; ie++)
             if (J->occupied[ie].z0 <= J->occupied[ie].z1 &&
                 J->occupied[ie].x0 <= J->occupied[ie].x1)
@@ -240,7 +243,15 @@ static int spot_runs_init(spot_runs *R, const per_spot_job *J, run_result *r, sm
     }
     if (!R->rows || (R->with_let && !R->lrows))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    R->t0 = R->last = stepper_now_s();
+    R->prog = J->progress;
+    if (!R->prog) { /* a field without scenarios: its spots are the count */
+        double work = 0.0;
+        for (int i = 0; i < J->n; i++)
+            work += R->order[i].steps;
+        spot_progress_begin(&R->own, &(spot_progress_size){ J->n, work, 0, 1, 0 }, stepper_now_s());
+        R->prog = &R->own;
+    }
+    spot_progress_spots(R->prog, J->n);
     return 0;
 }
 
@@ -609,17 +620,15 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
     return rc ? rc : take_rows(R, r, err);
 }
 
-/* The progress line, at most once a second and after the last batch. */
-static void log_progress(spot_runs *R, int done)
+/* The batch of spots order[b0 .. b0 + nb), done in `seconds`, counted; the
+ * progress line at most once a second and after the block's last batch. */
+static void log_progress(spot_runs *R, int b0, int nb, double seconds)
 {
-    const int n = R->job->n;
-    double now = stepper_now_s();
-    if (now - R->last > 1.0 || done == n) {
-        double el = now - R->t0;
-        smx_info("  spot %d/%d  %.1f s  %.1f spots/s  eta %.1f s\n", done, n, el, done / el,
-                 el / done * (n - done));
-        R->last = now;
-    }
+    double work = 0.0;
+    for (int k = b0; k < b0 + nb; k++)
+        work += R->order[k].steps;
+    spot_progress_batch(R->prog, nb, work, seconds);
+    spot_progress_log(R->prog, stepper_now_s(), b0 + nb == R->job->n);
 }
 
 /* What the runs leave in r besides the rows, and the closing lines of the log. */
@@ -667,9 +676,10 @@ int per_spot_runs(const per_spot_job *job, run_result *r, smx_error *err)
             break;
         const int nb = job->n - b0 < R.slots ? job->n - b0 : R.slots;
         int again = 0;
+        const double t_batch = stepper_now_s();
         if ((rc = run_batch(&R, b0, nb, r, &again, err)) || again)
             continue;
-        log_progress(&R, b0 + nb);
+        log_progress(&R, b0, nb, stepper_now_s() - t_batch);
         b0 += nb;
     }
     report_runs(&R, rc, r);

@@ -6,6 +6,7 @@
 
 #include "transport/halo_dose.h"
 #include "transport/spectral_maps.h"
+#include "transport/spot_progress.h"
 #include "transport/stepper.h"
 
 /* A block of a field's spots and what their runs share with the run: the
@@ -26,6 +27,9 @@ typedef struct per_spot_job {
     float *host; /* an all-zero psi of the run's grid's row 0 (grid_row0) ... */
     grid_box *occupied; /* ... and its boxes (all zero again on return) */
     int first, n; /* spots first .. first + n - 1 of the plan (n > 0) */
+    const int *steps; /* [n] each one's expected steps (simulate_spot_steps): its work
+                         in the progress count */
+    spot_progress *progress; /* the job's count the block adds to (NULL: its own) */
 } per_spot_job;
 
 /* The block's rows into r->per_spot (in spot order; output.per_spot_let: and

@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include "transport/backend.h"
+#include "transport/spot_progress.h"
 
 /* Set by the SIGINT/SIGTERM handler; the loop stops at the next step boundary. */
 extern volatile sig_atomic_t smx_interrupted;
@@ -44,10 +45,12 @@ typedef struct sim_input {
  * (src/parallel/, docs/mpi.md): whether it runs the whole field (total dose,
  * snapshots, the step log), and which per-spot rows (output.per_spot_dose) it
  * transports: spots [spot_first, spot_first + spot_count) of the plan, its
- * rows 0 .. spot_count - 1 of r->per_spot. */
+ * rows 0 .. spot_count - 1 of r->per_spot; progress: the job's count of
+ * (scenario, spot) pairs these rows add to (NULL: the rows count alone). */
 typedef struct sim_part {
     int total;
     int spot_first, spot_count;
+    spot_progress *progress;
 } sim_part;
 
 #endif

@@ -383,14 +383,20 @@ static int run_spots(sim_run *R, const sim_part *part, run_result *r, smx_error 
     stepper_free(&R->sp);
     const double t0 = stepper_now_s();
     int rc;
-    if (!R->dose && !(R->dose = malloc((size_t)g->slice * g->dose_planes *
-                                       sizeof *R->dose))) /* the total kept its own */
+    /* Each spot's expected steps: its work in the progress count. */
+    int *steps = malloc((size_t)part->spot_count * sizeof *steps);
+    for (int i = 0; steps && i < part->spot_count; i++)
+        steps[i] =
+            simulate_spot_steps(R->p, g, R->t, plan_spot_at(R->p, part->spot_first + i).energy_MeV);
+    if (!steps || (!R->dose && !(R->dose = malloc((size_t)g->slice * g->dose_planes *
+                                                  sizeof *R->dose)))) /* the total kept its own */
         rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
     else
         rc = per_spot_runs(&(per_spot_job){ &R->sp, &R->st, R->t, R->media, R->mt, &R->halo,
                                             &R->smaps, R->host, R->occupied, part->spot_first,
-                                            part->spot_count },
+                                            part->spot_count, steps, part->progress },
                            r, err);
+    free(steps);
     run_result_phase(r, "per-spot", stepper_now_s() - t0);
     return rc;
 }
@@ -402,7 +408,7 @@ int simulate_part(const sim_input *in, const backend_ops *be, const snapshot_sin
     const grid *g = in->g;
     const tables *t = in->t;
     const sim_media *media = in->media;
-    const sim_part whole = { 1, 0, p->per_spot_dose ? plan_spot_count(p) : 0 };
+    const sim_part whole = { 1, 0, p->per_spot_dose ? plan_spot_count(p) : 0, NULL };
     if (!part)
         part = &whole;
     sim_run R = { .p = p, .g = g, .t = t, .media = media, .one = { t } };
