@@ -346,8 +346,29 @@ __global__ void held_kernel(double *dose, const float *__restrict__ dmap, moment
     }
 }
 
+// Direction j's deposit into target (z, tx) (slot-relative column tx), from
+// its sources inside box; off the edges by the direct shares.
+__device__ __forceinline__ double spread_direction(const smx_mpath_maps *maps, dev_dims d,
+                                                   const stream_tables_dev &st, int sl, int j,
+                                                   int z, int tx, const int (&box)[4],
+                                                   const unsigned char *med, const double *density)
+{
+    const int sw = (int)slot_w(d);
+    const long long o = sl + (long long)j * d.slice;
+    if (z > 0 && z < (int)d.nz - 1 && tx > 0 && tx < sw - 1)
+        return smx_mpath_direction_inner(maps, o, (int)d.px, st.sz[j], st.sx[j], z, tx, box, med,
+                                         density);
+    return smx_mpath_direction(maps, o, (int)d.px, st.sz[j], st.sx[j], z, tx, (int)d.nz, sw, box[0],
+                               box[1], box[2], box[3], med, density);
+}
+
 // Every dose cell the region's paths reach (the CPU's reach, smx_mpath_reach,
-// over the map's region), sources read inside that region.
+// over the map's region), sources read inside that region. One warp per
+// cell, a lane per direction: the directions' deposits are summed in the
+// CPU's tree (smx_mpath_cell, deposit_path.h): the balanced pairwise sums of
+// 32 leaves by shuffles (left + right at every level; leaves past the tree's
+// own, zeros, add +0 to a sum of non-negative deposits: the same bits), and
+// blocks of 32 leaves through the tree's own push.
 __global__ void spread_kernel(double *dose, const float *__restrict__ dmap, moment_maps_dev m,
                               dev_dims d, stream_tables_dev st, mass_share_dev mass,
                               const active_regions *reg, const int *stop)
@@ -361,23 +382,34 @@ __global__ void spread_kernel(double *dose, const float *__restrict__ dmap, mome
     smx_mpath_reach(st.sz, (int)d.nth, 0, S.z0, S.z1, (int)d.nz, &zlo, &zhi);
     smx_mpath_reach(st.sx, (int)d.nth, 1, S.x0, S.x1, (int)d.nx, &xlo, &xhi);
     const int64_t wd = xhi - xlo + 1, n = (int64_t)(zhi - zlo + 1) * wd;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    const int lane = threadIdx.x & 31, nth = (int)d.nth;
+    const int blocks32 = (smx_path_leaves(nth) + 31) / 32;
+    const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
     const smx_mpath_maps maps = { dmap, m.mz, m.mx, m.qx };
     const int sw = (int)slot_w(d);
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < n; i += nwarps) {
         const int z = zlo + (int)(i / wd), x = xlo + (int)(i % wd), sl = slot_lo(d, x);
         const int x0 = S.x0 > sl ? S.x0 - sl : 0, x1 = S.x1 < sl + sw - 1 ? S.x1 - sl : sw - 1;
-        double *c = dose + (int64_t)z * d.px + x;
+        const int box[4] = { S.z0, S.z1, x0, x1 };
         const unsigned char *med = mass.medium ? mass.medium + sl : NULL;
-        const int tx = x - sl, box[4] = { S.z0, S.z1, x0, x1 };
-        // Off the edges no cut is clamped onto the cell: its shares without
-        // the cuts' arrays (the same doubles; the edges take the general form).
-        if (z > 0 && z < (int)d.nz - 1 && tx > 0 && tx < sw - 1)
-            *c = smx_mpath_cell_inner(*c, &maps, sl, d.slice, (int)d.px, (int)d.nth, st.sz, st.sx,
-                                      z, tx, box, med, mass.density);
-        else
-            *c = smx_mpath_cell(*c, &maps, sl, d.slice, (int)d.px, (int)d.nth, st.sz, st.sx, z, tx,
-                                (int)d.nz, sw, S.z0, S.z1, x0, x1, med, mass.density);
+        smx_path_tree t;
+        t.top = t.count = 0;
+        for (int b = 0; b < blocks32; b++) {
+            const int j = b * 32 + lane;
+            double v =
+                j < nth ? spread_direction(&maps, d, st, sl, j, z, x - sl, box, med, mass.density)
+                        : 0.0;
+            for (int s = 1; s < 32; s <<= 1) {
+                const double o = __shfl_down_sync(0xffffffffu, v, s);
+                if ((lane & (2 * s - 1)) == 0)
+                    v = v + o;
+            }
+            smx_path_tree_push(&t, v); // lane 0's is the block's sum
+        }
+        if (lane == 0) {
+            double *c = dose + (int64_t)z * d.px + x;
+            *c = *c + t.v[0];
+        }
     }
 }
 
