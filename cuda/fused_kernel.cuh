@@ -1,0 +1,895 @@
+// The fused step kernel's body (fused.cuh says what it computes), its
+// launcher and the occupancy check that takes the address of its instances,
+// for the instance files: each cuda/fused_nmax*.cu includes this and
+// instantiates the kernel for one NMAX (fused_instance.inc), so that the
+// instances build in parallel and a change to the dispatch rebuilds none.
+// Everything here is in an anonymous namespace: each instance file has its
+// own copy of what it instantiates.
+#ifndef SMX_CUDA_FUSED_KERNEL_CUH
+#define SMX_CUDA_FUSED_KERNEL_CUH
+#include "fused_layout.cuh"
+
+#include <climits>
+
+#include "async_copy.cuh"
+#include "pair_tree.cuh"
+
+namespace {
+
+// A pointer the compiler cannot see through: offsets added to it stay 32-bit
+// adds of a 64-bit base (one IMAD.WIDE per access), instead of being folded
+// into 64-bit index arithmetic redone for every access (~5 instructions each).
+template <typename T>
+__device__ __forceinline__ T *opaque(T *p)
+{
+    asm("" : "+l"(p));
+    return p;
+}
+
+// Per column of a tile, the facts about this thread's directions that do not
+// change from bin to bin: which targets lie in the domain, which own cells no
+// visited column reaches, and the extent of the in-domain targets.
+struct column_moves {
+    unsigned in_domain, own_zero;
+    int zlo, zhi, xlo, xhi;
+};
+
+// The bounds-checked convolution of a kernel wider than the padded stage, kept
+// out of line: the rare path must not shape the register allocation and
+// schedule of the hot loop, which it does when inlined.
+template <int M>
+struct conv_out {
+    float v[M];
+};
+
+template <int M>
+__device__ __noinline__ conv_out<M> conv_wide(const float *stage, int j0, int nth, int K,
+                                              const float *w, bool circular)
+{
+    conv_out<M> o;
+    conv_rows(
+        j0, nth, K, w, circular, [&](int src) { return stage[src * FUSED_COLS]; }, o.v);
+    return o;
+}
+
+// The weight this thread's directions scatter past the window's edges, for
+// a kernel of half-width K <= FUSED_EDGE (edge: the bin's fused_tables_dev
+// edge pair) and nth >= 2 FUSED_EDGE, so that only the first thread of a
+// column (j0 = 0) meets the low edge, and the low and high edges are apart.
+template <int M, bool EXACT>
+__device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 *edge, int j0,
+                                            int nth)
+{
+    static_assert(M >= FUSED_EDGE && FUSED_EDGE == 4, "one float4 per edge, held by one thread");
+    float b = 0.0f;
+    if (j0 < FUSED_EDGE) {
+        const float4 lo = edge[0];
+        b = __fmaf_rn(cur[0], lo.x,
+                      __fmaf_rn(cur[1], lo.y, __fmaf_rn(cur[2], lo.z, cur[3] * lo.w)));
+    }
+    if (j0 + M > nth - FUSED_EDGE) {
+        if (EXACT) { // nth = NMAX: the last thread, whose last four directions are the edge
+            const float4 hi = edge[1];
+            b += __fmaf_rn(
+                cur[M - 4], hi.x,
+                __fmaf_rn(cur[M - 3], hi.y, __fmaf_rn(cur[M - 2], hi.z, cur[M - 1] * hi.w)));
+        } else {
+            const float *hi = reinterpret_cast<const float *>(edge + 1) - (nth - FUSED_EDGE);
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                if (j0 + m >= nth - FUSED_EDGE && j0 + m < nth)
+                    b = __fmaf_rn(cur[m], hi[j0 + m], b);
+        }
+    }
+    return b;
+}
+
+// Work items of a step's energy split (see fused_kernel): ng groups per
+// tile, or 1 (no split) when the tiles alone give every block work, when
+// the split is off (max_tiles = 0), or when too few source bins hold weight.
+__device__ inline int split_groups(int64_t ntiles, int nsrc, int max_tiles, int blocks)
+{
+    if (ntiles == 0 || ntiles > max_tiles || nsrc < 2 * FUSED_SPLIT_MIN_BINS)
+        return 1;
+    return max(1, min((int)(blocks / ntiles), nsrc / FUSED_SPLIT_MIN_BINS));
+}
+
+// EXACT: nth == NMAX, so every thread's M directions exist (no guards).
+// SPLIT: the instance for steps whose tiles are split (split_groups > 1);
+// both instances are launched every step and the other returns at once, so
+// that the split's bookkeeping costs the dense step no registers.
+// SUB: tiles per block (FUSED_SUB, or 1 for the split instance and where
+// FUSED_SUB stage rings do not fit).
+// SLOTS: spots side by side, each slot's box visited (A.nslots > 1, single
+// pass); an instance of its own, so that the one-box steps (a field's total,
+// a pencil, the dense benchmark) keep their registers and per-item work (in
+// one instance, the total's steps were 1.4 times longer).
+template <int NMAX, bool STREAM, bool EXACT, bool SPLIT, int SUB, bool SLOTS = false>
+__global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NMAX) / SUB)
+    fused_kernel(fused_args A)
+{
+    static_assert(!SLOTS || STREAM, "the slots' boxes are the single pass's");
+    constexpr int M = fused_m(NMAX), G = fused_g(NMAX);
+    constexpr int R = FUSED_RING, NT = FUSED_THREADS(NMAX);
+    static_assert(FUSED_MIN_BLOCKS(NMAX) % SUB == 0,
+                  "the register budget of FUSED_MIN_BLOCKS tiles per SM");
+    static_assert(!SPLIT || SUB == 1, "the split's last-group bookkeeping is per block");
+    __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
+    __shared__ int s_toff[NMAX]; // j * slice + move offset: target of direction j from a cell
+    static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
+    __shared__ int4 s_wbox[SUB * G]; // per warp: the extent of its tile's in-domain targets
+    // Slots (per_slot): per warp whether its tile wrote a non-zero value
+    // (then its s_wbox joins the slot's box); per group its tile's slot.
+    __shared__ int s_wnz[SUB * G];
+    __shared__ int s_tslot[SUB];
+    extern __shared__ float4 dyn_smem[]; // fused_layout
+    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB, A.ft.n_wide);
+    // The block's SUB groups of NT threads each walk their own tile, with
+    // their own stage ring and barrier (named barrier 1 + sub).
+    const unsigned utid =
+        SUB == 1 ? threadIdx.x : threadIdx.x % NT; // unsigned: % and / are masks and shifts
+    const int sub = SUB == 1 ? 0 : threadIdx.x / NT, tid = (int)utid;
+    auto tile_sync = [&]() {
+        if constexpr (SUB == 1)
+            __syncthreads();
+        else
+            named_sync(1 + sub, NT);
+    };
+    char *const smem = reinterpret_cast<char *>(dyn_smem);
+    // Ring stages ring0 .. ring0 + R - 1 of the block's SUB * R are this
+    // group's (indices, not a per-group base pointer: one register less,
+    // which kept the inexact instances from spilling).
+    float *s_in = reinterpret_cast<float *>(smem);
+    float *s_w = reinterpret_cast<float *>(smem + L.w_off);
+    const int ring0 = sub * R;
+    int4 *s_step = reinterpret_cast<int4 *>(smem + L.step_off);
+    fused_bin *s_bin = reinterpret_cast<fused_bin *>(smem + L.bin_off);
+    float4 *s_edge = reinterpret_cast<float4 *>(smem + L.edge_off);
+    box4 *s_boxa = reinterpret_cast<box4 *>(smem + L.boxa_off);
+    int *sbox = reinterpret_cast<int *>(smem + L.box_off);
+    const int *s_bfrow = reinterpret_cast<const int *>(smem + L.bfrow_off);
+    const float *s_bfw = reinterpret_cast<const float *>(smem + L.bfw_off);
+    const int nfull = (int)((A.d.ne + 31) / 32); // words of s_full
+    unsigned *const s_full =
+        reinterpret_cast<unsigned *>(smem + L.full_off) + threadIdx.x / FUSED_COLS * nfull;
+    // Columns to visit: where the input has weight, plus where the output
+    // buffer still holds values (they must become zeros).
+    const active_regions *reg = A.reg;
+    const box4 F = box_join(reg->occupied, reg->written);
+    const tiling tl = tiling_of(F);
+    // Spots side by side: the tiles of each slot's box, slot after slot
+    // (slot_pref: the bookkeeping's prefix sums; computed here, before the
+    // block's first barrier, they made the kernel spill).
+    constexpr bool per_slot = SLOTS;
+    const int64_t ntiles = per_slot ? A.slot_pref[A.nslots] : tiles_of(tl);
+    const int src_lo = reg->src_lo, src_hi = reg->src_hi;
+    // gridDim.x * SUB = A.blocks tiles in flight in either instance: both
+    // must agree on whether this step splits (exactly one of them works).
+    const int step_groups =
+        split_groups(ntiles, src_hi - src_lo + 1, A.split.max_tiles, (int)gridDim.x * SUB);
+    if (*A.stop || (step_groups > 1) != SPLIT)
+        return;
+    const dev_dims d = A.d;
+    const angular_tables_dev &at = A.at;
+    const int nth = EXACT ? NMAX : (int)d.nth, ne = (int)d.ne, nz = (int)d.nz;
+    const int px = (int)d.px; // row pitch (nx: the domain's width)
+    const int slice = (int)d.slice; // nth * slice < 2^31: fused_step_supported
+    const int64_t n = STREAM ? *A.step : 0;
+    const float *in = (STREAM && (n & 1)) ? A.psi1 : A.psi0;
+    float *out = (STREAM && (n & 1)) ? A.psi0 : A.psi1;
+    for (int j = threadIdx.x; j < nth; j += blockDim.x) {
+        const int mz = STREAM ? (int)stream_shift_of(A.st.sz[j], n) : 0;
+        const int mx = STREAM ? (int)stream_shift_of(A.st.sx[j], n) : 0;
+        s_move[0][j] = mz;
+        s_move[1][j] = mx;
+        s_toff[j] = j * slice + mz * px + mx;
+    }
+    for (int i = threadIdx.x; i < SUB * R * L.rows * FUSED_COLS; i += blockDim.x)
+        s_in[i] = 0.0f; // the padding rows stay zero in window mode
+    if (STREAM)
+        for (int i = threadIdx.x; i < SUB * G * nfull; i += blockDim.x)
+            reinterpret_cast<unsigned *>(smem + L.full_off)[i] = 0u;
+    for (int w = threadIdx.x; w < SUB * G; w += blockDim.x)
+        s_wnz[w] = 0;
+    for (int k = threadIdx.x; k < ne; k += blockDim.x) {
+        s_step[k] = A.ft.bin_step[k];
+        s_bin[k] = A.ft.bins[k];
+        s_edge[2 * k] = A.ft.edge[2 * k];
+        s_edge[2 * k + 1] = A.ft.edge[2 * k + 1];
+        s_boxa[k] = A.box_a[k];
+        if (STREAM) {
+            sbox[4 * k + 0] = INT_MAX;
+            sbox[4 * k + 1] = -1;
+            sbox[4 * k + 2] = INT_MAX;
+            sbox[4 * k + 3] = -1;
+        }
+    }
+    if (A.ft.n_wide > 0) {
+        for (int k = threadIdx.x; k < ne; k += blockDim.x)
+            reinterpret_cast<int *>(smem + L.bfrow_off)[k] = A.ft.bf_row[k];
+        for (int i = threadIdx.x; i < A.ft.n_wide * NMAX; i += blockDim.x)
+            reinterpret_cast<float *>(smem + L.bfw_off)[i] = A.ft.bf_wide[i];
+    }
+    __syncthreads();
+
+    const int col = utid % FUSED_COLS, g = utid / FUSED_COLS, warp = threadIdx.x / FUSED_COLS;
+    const int j0 = g * M; // this thread's directions j0 .. j0 + M - 1 (those < nth)
+    const bool any_dir = EXACT || j0 < nth;
+    auto dir_ok = [&](int m) { return EXACT || j0 + m < nth; };
+    const int64_t estride = (int64_t)nth * slice;
+    double tb = 0.0, tc = 0.0, eb = 0.0, ec = 0.0, dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
+    float wnf = 0.0f, enf = 0.0f; // NUCLEAR (~5e-4 of the weight a step: float suffices)
+    double lw = 0.0, le = 0.0, wout = 0.0, eout = 0.0;
+
+    // Target bins to write: those receiving weight now and those the output
+    // buffer still holds; every other bin of it is zero.
+    const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
+    const int n_dirs =
+        EXACT ? M : max(0, min(M, nth - j0)); // directions j0 .. j0 + n_dirs - 1 exist
+    const unsigned dir_mask = (1u << n_dirs) - 1u; // n_dirs <= 16
+    const int stage_floats = L.rows * FUSED_COLS;
+
+    // Energy split (few tiles, as in a pencil beam's step): each tile's bin
+    // range [rlo, rhi] is cut into ng groups of B bins, one work item each,
+    // so that more blocks than tiles have work. A group owns its sources
+    // (their tallies and their deposit, which goes through split.ws so that
+    // the last block of the tile sums the column's dose in the usual order)
+    // and its targets (written by it alone); it also convolves the sources
+    // feeding its targets from below, recomputing what the group below owns.
+    const int ng = SPLIT ? step_groups : 1;
+    const int rlo = min(src_lo, wlo), rhi = max(src_hi, whi);
+    const int B = (rhi - rlo + ng) / ng;
+    // First source bin whose target is >= v (targets never decrease with the bin).
+    auto first_tg_ge = [&](int v) {
+        int lo = src_lo, hi = src_hi + 1;
+        while (lo < hi) {
+            const int mid = (lo + hi) >> 1;
+            if (s_step[mid].w >= v)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        return lo;
+    };
+    __shared__ bool s_last; // this block completed its tile's last group
+
+    // Clusters of CL blocks of SUB tiles take CL * SUB consecutive work
+    // items at a time; every tile of a cluster makes the same number of trips
+    // (an item past the last is walked with no live column) and walks the
+    // same bins. The grid is whole clusters (static_assert at BLOCKS_PER_SM,
+    // backend_cuda_setup.cu), so the items are the same with or without a cluster launch (without,
+    // the cluster barriers do nothing).
+    constexpr int CL = SPLIT ? 1 : FUSED_CLUSTER;
+    const int64_t n_items = ntiles * ng, nclusters = gridDim.x / CL;
+    for (int64_t grp = blockIdx.x / CL; grp < (n_items + CL * SUB - 1) / (CL * SUB);
+         grp += nclusters) {
+        const int64_t item = (grp * CL + blockIdx.x % CL) * SUB + sub;
+        const int64_t tile = item / ng;
+        const int q = (int)(item % ng);
+        // Owned sources [os_lo, os_hi], owned targets [ot_lo, ot_hi], and the
+        // sources to convolve [p_lo, p_hi] (all of them without the split).
+        int os_lo = src_lo, os_hi = src_hi, ot_lo = wlo, ot_hi = whi, p_lo = src_lo, p_hi = src_hi;
+        if constexpr (SPLIT) {
+            const int qlo = rlo + q * B, qhi = min(rhi, qlo + B - 1);
+            os_lo = max(src_lo, qlo), os_hi = min(src_hi, qhi);
+            ot_lo = max(wlo, qlo), ot_hi = min(whi, qhi);
+            p_lo = os_lo, p_hi = os_hi;
+            if (ot_lo <= ot_hi) {
+                // Source s feeds targets target[s] - 1 .. target[s] + 1.
+                const int f_lo = first_tg_ge(ot_lo - 1), f_hi = first_tg_ge(ot_hi + 2) - 1;
+                if (f_lo <= f_hi) {
+                    p_lo = p_lo <= p_hi ? min(p_lo, f_lo) : f_lo;
+                    p_hi = max(p_hi, f_hi);
+                }
+            }
+        }
+        // The box the tile lies in: F, or with slots its slot's.
+        int cz = 0, cx = 0;
+        box4 Fi = F;
+        bool live = false;
+        if (!per_slot) {
+            live = item < n_items && tile_cell(F, tl, (int)tile, col, cz, cx);
+        } else if (item < n_items) {
+            int lo = 0, hi = A.nslots - 1; // the slot: the last k with slot_pref[k] <= tile
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (A.slot_pref[mid] <= tile)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            Fi = slot_visit(A.slot_boxes, lo);
+            live = tile_cell(Fi, tiling_of(Fi), (int)(tile - A.slot_pref[lo]), col, cz, cx);
+            if (utid == 0)
+                s_tslot[sub] = lo;
+        }
+        const int64_t c = (int64_t)cz * px + cx;
+        const float *pin = in + c + (int64_t)j0 * slice;
+
+        // Sends bin sb (if any) into ring stage `slot`: this thread's M values of
+        // its column (zeros where the column lies outside the bin's box) and
+        // weight threadIdx.x of the bin's kernel. One commit group per call,
+        // even when empty, so that the groups count bins.
+        auto issue = [&](int sb, int slot) {
+            if (sb <= p_hi) {
+                const int4 bs = s_step[sb];
+                const box4 b = s_boxa[sb];
+                const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+                float *dst = s_in + slot * stage_floats + (L.lo + j0) * FUSED_COLS + col;
+                const float *p = opaque(pin + (int64_t)sb * estride);
+#pragma unroll
+                for (int m = 0; m < M; m++) {
+                    if (dir_ok(m))
+                        cp_async4(dst + m * FUSED_COLS, p, h);
+                    p = opaque(p + slice); // one IMAD.WIDE per load
+                }
+                const int t = tid;
+                if (bs.y <= A.kp && t < L.wn)
+                    cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
+                              t <= 2 * bs.y);
+            }
+            cp_async_commit();
+        };
+
+        // Single pass: direction j of this column lands on (cz, cx) + move[j].
+        // Cells of `out` whose source (cell - move) lies outside F (or the
+        // domain) receive from no visited column: their own column clears them.
+        column_moves cm{ 0u, 0u, INT_MAX, -1, INT_MAX, -1 };
+        // The column's domain along x: its slot (the grid without slots).
+        const int xs_lo = slot_lo(d, cx), xs_hi = xs_lo + (int)slot_w(d);
+        if (live)
+#pragma unroll
+            for (int m = 0; m < M; m++) {
+                if (!dir_ok(m))
+                    continue;
+                const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
+                if (tz >= 0 && tz < nz && tx >= xs_lo && tx < xs_hi) {
+                    cm.in_domain |= 1u << m;
+                    cm.zlo = min(cm.zlo, tz), cm.zhi = max(cm.zhi, tz);
+                    cm.xlo = min(cm.xlo, tx), cm.xhi = max(cm.xhi, tx);
+                }
+                const int sz = cz - s_move[0][j0 + m], sx = cx - s_move[1][j0 + m];
+                if (sz < Fi.z0 || sz > Fi.z1 || sx < Fi.x0 || sx > Fi.x1 || sx < xs_lo ||
+                    sx >= xs_hi)
+                    cm.own_zero |= 1u << m;
+            }
+        if (!STREAM)
+            cm.own_zero = 0u; // moves are zero: every cell is its own target
+        // The extent of the warp's in-domain targets, one warp reduction per
+        // tile (emit uses it for every bin in which all of them hold weight,
+        // instead of four reductions per bin). It lives in shared memory:
+        // four registers held across the bin loop made the kernel spill.
+        if (STREAM) {
+            const int4 wb{ warp_min(cm.zlo), warp_max(cm.zhi), warp_min(cm.xlo), warp_max(cm.xhi) };
+            if (col == 0)
+                s_wbox[warp] = wb;
+        }
+
+        // Writes target bin T of this column: v (or zeros), moved when
+        // streaming, with the leak, the output sums and the extent measured.
+        // Called by every thread of the block for the same T.
+        auto emit = [&](int T, const float(&v)[M], bool zero) {
+            float *pt = opaque(out + (int64_t)T * estride + c);
+            bool any_nz = false, all_nz = true; // over this thread's in-domain targets
+            if (live) {
+                if (cm.in_domain == dir_mask) { // every target inside the domain: the usual case
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (dir_ok(m))
+                            pt[s_toff[j0 + m]] = zero ? 0.0f : v[m];
+                    // psi >= 0 (non-negative kernels and coefficients)
+                    all_nz = !zero && pair_min(v, n_dirs) != 0.0f;
+                    if (STREAM && !zero) {
+                        const float kept = pair_sum(v, n_dirs);
+                        any_nz = kept != 0.0f; // a sum of non-negative floats is 0 only if all are
+                        if (any_nz) {
+                            const double E = s_bin[T].E;
+                            wout += kept;
+                            eout += (double)kept * E;
+                        }
+                    }
+                } else {
+                    double kept = 0.0, leaked = 0.0;
+#pragma unroll
+                    for (int m = 0; m < M; m++) {
+                        if (!dir_ok(m))
+                            continue;
+                        const float val = zero ? 0.0f : v[m];
+                        if (cm.in_domain & (1u << m)) {
+                            pt[s_toff[j0 + m]] = val;
+                            any_nz = any_nz || val != 0.0f;
+                            all_nz = all_nz && val != 0.0f;
+                            kept += val;
+                        } else {
+                            leaked += val;
+                        }
+                    }
+                    if (STREAM && (kept != 0.0 || leaked != 0.0)) {
+                        const double E = s_bin[T].E;
+                        wout += kept;
+                        eout += kept * E;
+                        lw += leaked;
+                        le += leaked * E;
+                    }
+                }
+                if (STREAM && cm.own_zero)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (cm.own_zero & (1u << m))
+                            pt[(j0 + m) * slice] = 0.0f;
+            }
+            if (!STREAM)
+                return;
+            if (__all_sync(0xffffffffu, !live || (any_nz && all_nz))) {
+                // Every live lane holds weight in all its targets (the dense
+                // case): the warp's extent is its tile extent s_wbox[g]; T is
+                // marked in s_full, and its extent joins sbox after the tile.
+                if (col == 0)
+                    s_full[T >> 5] |= 1u << (T & 31);
+            } else if (any_nz) {
+                int zlo = cm.zlo, zhi = cm.zhi, xlo = cm.xlo, xhi = cm.xhi;
+                if (!all_nz) { // some directions hold zero: the exact extent
+                    zlo = xlo = INT_MAX, zhi = xhi = -1;
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if ((cm.in_domain & (1u << m)) && v[m] != 0.0f) {
+                            const int tz = cz + s_move[0][j0 + m], tx = cx + s_move[1][j0 + m];
+                            zlo = min(zlo, tz), zhi = max(zhi, tz);
+                            xlo = min(xlo, tx), xhi = max(xhi, tx);
+                        }
+                }
+                // Shared atomics from the lanes holding weight: the compiler
+                // turns each into one warp reduction and one atomic.
+                atomicMin(&sbox[4 * T + 0], zlo);
+                atomicMax(&sbox[4 * T + 1], zhi);
+                atomicMin(&sbox[4 * T + 2], xlo);
+                atomicMax(&sbox[4 * T + 3], xhi);
+            }
+            if (per_slot && any_nz) // every such lane stores the same 1
+                s_wnz[warp] = 1;
+        };
+
+        auto emit_own = [&](int T, const float(&v)[M], bool zero) {
+            if (!SPLIT || (T >= ot_lo && T <= ot_hi))
+                emit(T, v, zero);
+        };
+        // This tile's convolved weight by bin (from src_lo), direction and column.
+        float *const ws_tile = SPLIT ? A.split.ws + tile * ne * NMAX * FUSED_COLS : nullptr;
+        auto ws_at = [&](int sb, int m) {
+            return ws_tile + ((int64_t)(sb - src_lo) * NMAX + j0 + m) * FUSED_COLS + col;
+        };
+
+        // The three open targets T0 .. T0 + 2 in banks b0, b0 + 1, b0 + 2 (mod
+        // 3), so that closing T0 moves nothing: its bank is written, cleared
+        // and becomes T0 + 3's (shifting the banks down cost 16 moves per bin
+        // or more). Banks are indexed by constants only, so that they stay in
+        // registers.
+        float acc[3][M];
+#pragma unroll
+        for (int b = 0; b < 3; b++)
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                acc[b][m] = 0.0f;
+        auto bank_copy = [&](int b, float(&v)[M]) {
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                v[m] = b == 0 ? acc[0][m] : b == 1 ? acc[1][m] : acc[2][m];
+        };
+        constexpr int UNSET = INT_MIN / 2; // before the first source with a target
+        int T0 = UNSET; // lowest open target; block-uniform (may be -1: bin t - 1 of t = 0)
+        int b0 = 0; // T0's bank
+        int next_out = ot_lo; // every owned target below this is written or known zero
+        double D[M]; // this thread's directions' deposit (deposit_path.h)
+#pragma unroll
+        for (int m = 0; m < M; m++)
+            D[m] = 0.0;
+        float tcf = 0.0f,
+              ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
+
+        // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
+        // the ring while bin s is convolved; nothing of them is held in registers.
+#pragma unroll
+        for (int i = 0; i < R - 1; i++)
+            issue(p_lo + i, ring0 + i);
+        int slot = ring0;
+        for (int s = p_lo; s <= p_hi; s++) {
+            const int4 bs = s_step[s];
+            const int kid = bs.x, K = bs.y, tg = bs.w;
+            // Target bookkeeping depends on the bin only, so it is uniform.
+            if (tg >= 0) {
+                const int low = tg - 1; // the lowest target of bin s
+                if (T0 == UNSET)
+                    T0 = low;
+                while (T0 < low) { // T0 is complete: write it
+                    if (T0 >= next_out) { // below: not this group's, or bin -1
+                        float v[M];
+                        bank_copy(b0, v);
+                        if constexpr (SPLIT) {
+                            // The targets no source reached and T0 through the same
+                            // emit, which pays where a group leaves many unreached targets;
+                            // the unsplit (dense) instance has few and keeps two.
+                            for (int zt = next_out; zt <= T0; zt++)
+                                emit_own(zt, v, zt < T0);
+                        } else {
+                            for (int zt = next_out; zt < T0; zt++)
+                                emit_own(zt, v, true);
+                            // One emit for every bank, the bank chosen per value: no
+                            // slower than an emit inlined for each bank, and fewer
+                            // spilled bytes.
+                            emit_own(T0, v, false);
+                        }
+                        next_out = T0 + 1;
+                    }
+#pragma unroll
+                    for (int m = 0; m < M; m++) { // T0's bank becomes T0 + 3's
+                        acc[0][m] = b0 == 0 ? 0.0f : acc[0][m];
+                        acc[1][m] = b0 == 1 ? 0.0f : acc[1][m];
+                        acc[2][m] = b0 == 2 ? 0.0f : acc[2][m];
+                    }
+                    b0 = b0 == 2 ? 0 : b0 + 1;
+                    T0++;
+                }
+            }
+            const box4 b = s_boxa[s];
+            const bool has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
+            const fused_bin fb = s_bin[s];
+            const bool own_s = !SPLIT || (s >= os_lo && s <= os_hi);
+            float *stage = s_in + slot * stage_floats + L.lo * FUSED_COLS + col; // direction 0
+            float *row = stage + j0 * FUSED_COLS;
+            cp_async_wait<R - 2>(); // this thread's part of bin s has landed
+            float cur[M];
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                cur[m] = dir_ok(m) ? row[m * FUSED_COLS] : 0.0f;
+            if (has) {
+                // Theta tallies in float within the thread (~1e-7 channels:
+                // the total only scales the kernel's truncation, 1 - weight_sum).
+                const float lowest = pair_min(cur, n_dirs);
+                float dropped = 0.0f;
+                if (!(lowest >= A.threshold)) // some weight below the threshold: drop it
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (dir_ok(m) && cur[m] < A.threshold) {
+                            dropped += cur[m];
+                            cur[m] = 0.0f;
+                            row[m * FUSED_COLS] = 0.0f;
+                        }
+                const float total = pair_sum(cur, n_dirs);
+                double bnd = 0.0;
+                // Window mode: only directions within K of an edge scatter past it.
+                if (!at.circular && (j0 < K || j0 + M > nth - K)) {
+                    if (K <= FUSED_EDGE && nth >= 2 * FUSED_EDGE) {
+                        bnd = edge_loss<M, EXACT>(cur, s_edge + 2 * s, j0, nth);
+                    } else if (A.ft.n_wide > 0) {
+                        // From the block's copy: a load from global memory here
+                        // would be the only one of the bin loop, and the loop
+                        // would wait on it. Interior directions hold 0
+                        // (fma(x, 0, b) == b).
+                        const float *bf = s_bfw + s_bfrow[s] * NMAX + j0;
+                        float b = 0.0f;
+#pragma unroll
+                        for (int m = 0; m < M; m++)
+                            if (dir_ok(m))
+                                b = __fmaf_rn(cur[m], bf[m], b);
+                        bnd = b;
+                    } else {
+                        const double *bf = at.boundary_frac + (int64_t)kid * nth + j0;
+#pragma unroll
+                        for (int m = 0; m < M; m++)
+                            if (dir_ok(m) && (j0 + m < K || j0 + m >= nth - K)) // elsewhere bf = 0
+                                bnd += (double)cur[m] * bf[m];
+                    }
+                }
+                const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
+                if (own_s) {
+                    tb += bnd;
+                    eb += bnd * fb.E;
+                    tcf = __fadd_rn(tcf, cut);
+                    ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
+                }
+            }
+            if (at.circular) // wrapped copies into the padding rows
+#pragma unroll
+                for (int m = 0; m < M; m++) {
+                    if (!dir_ok(m))
+                        continue;
+                    for (int q = j0 + m - nth; q >= -L.lo; q -= nth)
+                        stage[q * FUSED_COLS] = cur[m];
+                    for (int q = j0 + m + nth; q < NMAX + A.kp; q += nth)
+                        stage[q * FUSED_COLS] = cur[m];
+                }
+            // No column of the tile holding weight in bin s means everything
+            // below adds +0. Every warp holds the tile's 32 columns, so its
+            // own vote is the tile's (a vote carried by the barrier, bar.red.or,
+            // was slightly slower).
+            const bool any_has = __any_sync(0xffffffffu, has);
+            // Stage `slot` complete; every thread has finished bin s - 1, so
+            // its stage takes bin s + R - 1.
+            tile_sync();
+            if (CL > 1 && (s - p_lo) % FUSED_PACE == 0) {
+                if (s > p_lo)
+                    cluster_wait();
+                cluster_arrive();
+            }
+            issue(s + R - 1, slot == ring0 ? ring0 + R - 1 : slot - 1);
+            const float *w_slot = s_w + slot * L.wn;
+            slot = slot == ring0 + R - 1 ? ring0 : slot + 1;
+            if (!any_has) {
+                if (SPLIT && own_s)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        *ws_at(s, m) = 0.0f;
+                continue;
+            }
+            float conv[M];
+            if (any_dir && K <= A.kp) {
+                conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, cur, conv);
+            } else if (any_dir) { // a kernel wider than the padding
+                const conv_out<M> o = conv_wide<M>(
+                    stage, j0, nth, K, at.weights + at.offset[kid] + K, at.circular != 0);
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    conv[m] = o.v[m];
+            } else {
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    conv[m] = 0.0f;
+            }
+            // The thread's weight in the bin (for the tallies), and each
+            // direction's deposit: a chain over the bins in ascending order.
+            const double ws = (double)pair_sum(conv, n_dirs);
+            if constexpr (!SPLIT) {
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    if (dir_ok(m))
+                        D[m] = __fma_rn(fb.deposit, (double)conv[m], D[m]);
+            } else if (own_s) { // the tile's last block forms the chains; the tally is this block's
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    *ws_at(s, m) = conv[m];
+                dep_sum += fb.deposit * ws;
+            }
+            if (tg < 0) {
+                if (own_s) {
+                    w_stop += ws;
+                    e_stop += ws * fb.E;
+                }
+            } else {
+                if (own_s) {
+                    const float wf = (float)ws;
+                    wnf = __fmaf_rn(wf, fb.nuc_w, wnf);
+                    enf = __fmaf_rn(wf, fb.nuc_e, enf);
+                }
+                // T0 == tg - 1 here: bank b holds target T0 + k with k = b - b0
+                // (mod 3). A zero coefficient adds fma(0, conv, acc) == acc
+                // bitwise (acc >= +0, conv finite): the CPU skips that term.
+                const float *cs = s_bin[s].c;
+                float cb[3];
+#pragma unroll
+                for (int b = 0; b < 3; b++) {
+                    const int k = b - b0;
+                    cb[b] = cs[k < 0 ? k + 3 : k];
+                }
+#pragma unroll
+                for (int b = 0; b < 3; b++)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        acc[b][m] = __fmaf_rn(cb[b], conv[m], acc[b][m]);
+            }
+        }
+        // Flush the open targets and zero every other target bin in range.
+        for (int zt = max(next_out, ot_lo); zt <= ot_hi; zt++) {
+            const bool open = zt >= T0 && zt <= T0 + 2; // never while T0 is UNSET
+            float v[M];
+            const int k = open ? zt - T0 : 0;
+            bank_copy(b0 + k > 2 ? b0 + k - 3 : b0 + k, v);
+            emit(zt, v, !open);
+        }
+        if (STREAM) { // the marked bins' extents (see emit)
+            __syncwarp();
+            const int4 wbox = s_wbox[warp];
+            for (int q = 0; q < nfull; q++) {
+                const unsigned bits = s_full[q];
+                __syncwarp();
+                if (col == 0)
+                    s_full[q] = 0u;
+                const int T = 32 * q + col;
+                if (wbox.y >= 0 && (bits >> col & 1u)) {
+                    atomicMin(&sbox[4 * T + 0], wbox.x);
+                    atomicMax(&sbox[4 * T + 1], wbox.y);
+                    atomicMin(&sbox[4 * T + 2], wbox.z);
+                    atomicMax(&sbox[4 * T + 3], wbox.w);
+                }
+            }
+            if (per_slot) {
+                // The slot's measured box takes the in-domain targets of each
+                // warp that wrote a non-zero value (a bound of them, tile by
+                // tile): the group's warps joined, then one thread's atomics.
+                tile_sync();
+                if (utid == 0) {
+                    int4 e{ INT_MAX, -1, INT_MAX, -1 };
+                    for (int w = sub * G; w < (sub + 1) * G; w++) {
+                        const int4 o = s_wbox[w];
+                        if (s_wnz[w] && o.y >= 0)
+                            e = int4{ min(e.x, o.x), max(e.y, o.y), min(e.z, o.z), max(e.w, o.w) };
+                        s_wnz[w] = 0;
+                    }
+                    if (e.y >= 0) {
+                        box4 *nb = &A.slot_boxes[SB_NEXT * FUSED_SLOTS + s_tslot[sub]];
+                        atomicMin(&nb->z0, e.x);
+                        atomicMax(&nb->z1, e.y);
+                        atomicMin(&nb->x0, e.z);
+                        atomicMax(&nb->x1, e.w);
+                    }
+                }
+            }
+        }
+        tc += tcf;
+        ec += ecf;
+        if constexpr (SPLIT) {
+            // The tile's last group to finish forms each direction's deposit
+            // over the whole bin range, in bin order: the chain of the unsplit
+            // kernel (bins without weight in the tile add an exact +0).
+            __threadfence();
+            __syncthreads();
+            if (threadIdx.x == 0)
+                s_last = atomicAdd(&A.split.count[tile], 1) == ng - 1;
+            __syncthreads();
+            if (!s_last)
+                continue;
+            __threadfence();
+            for (int sb = src_lo; sb <= src_hi; sb++) {
+                const double dep = s_bin[sb].deposit;
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    if (dir_ok(m))
+                        D[m] = __fma_rn(dep, (double)__ldcg(ws_at(sb, m)), D[m]);
+            }
+            if (threadIdx.x == 0)
+                A.split.count[tile] = 0; // ready for the next step
+        } else {
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                dep_sum += D[m]; // the DEPOSITED tally: per thread, then per block
+        }
+        if (live)
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                if (dir_ok(m))
+                    A.dmap[(int64_t)(j0 + m) * slice + c] = (float)D[m];
+        tile_sync(); // the ring is reused by the next tile
+        if (CL > 1 && p_lo <= p_hi)
+            cluster_wait(); // the last bin's arrivals
+    }
+    if (STREAM) {
+        const double v[13] = {
+            tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout, wnf, enf
+        };
+        const int f[13] = { TF_W_THETA_BOUNDARY,
+                            TF_E_THETA_BOUNDARY,
+                            TF_W_THETA_CUTOFF,
+                            TF_E_THETA_CUTOFF,
+                            TF_DEPOSITED,
+                            TF_W_ENERGY_STOPPED,
+                            TF_E_ENERGY_STOPPED,
+                            TF_W_SPATIAL_LEAK,
+                            TF_E_SPATIAL_LEAK,
+                            TF_W_OUT,
+                            TF_E_OUT,
+                            TF_W_NUCLEAR,
+                            TF_E_NUCLEAR };
+        block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
+        __syncthreads(); // every warp's extents are in sbox
+        for (int q = threadIdx.x; q < ne; q += blockDim.x) {
+            if (sbox[4 * q + 1] < 0)
+                continue;
+            atomicMin(&A.box_next[q].z0, sbox[4 * q + 0]);
+            atomicMax(&A.box_next[q].z1, sbox[4 * q + 1]);
+            atomicMin(&A.box_next[q].x0, sbox[4 * q + 2]);
+            atomicMax(&A.box_next[q].x1, sbox[4 * q + 3]);
+        }
+    } else {
+        const double v[9] = { tb, eb, tc, ec, dep_sum, w_stop, e_stop, wnf, enf };
+        const int f[9] = { TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF,
+                           TF_E_THETA_CUTOFF,   TF_DEPOSITED,        TF_W_ENERGY_STOPPED,
+                           TF_E_ENERGY_STOPPED, TF_W_NUCLEAR,        TF_E_NUCLEAR };
+        block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
+    }
+}
+
+template <int NMAX, bool STREAM, bool SLOTS>
+cudaError_t launch_n(fused_args A, cudaStream_t s)
+{
+    A.kp = padded_kp(A.at.max_half_width, A.kp); // A.kp: the cap
+    const bool exact = A.d.nth == NMAX;
+    const bool multi = A.tiles == FUSED_SUB;
+    if ((!multi && A.tiles != 1) ||
+        (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB, A.ft.n_wide).bytes >
+                      FUSED_MAX_DYN_SMEM))
+        return cudaErrorInvalidValue; // not what fused_tiles_per_block decides
+    const int subs[2] = { multi ? FUSED_SUB : 1, 1 };
+    void (*const kernels[2])(
+        fused_args) = { multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB, SLOTS>
+                                       : fused_kernel<NMAX, STREAM, false, false, FUSED_SUB, SLOTS>)
+                              : (exact ? fused_kernel<NMAX, STREAM, true, false, 1, SLOTS>
+                                       : fused_kernel<NMAX, STREAM, false, false, 1, SLOTS>),
+                        exact ? fused_kernel<NMAX, STREAM, true, true, 1, SLOTS>
+                              : fused_kernel<NMAX, STREAM, false, true, 1, SLOTS> };
+    // Above the default 48 KB: opt in (up to 227 KB on sm_90), once per size
+    // and kernel, not at every launch of the step loop.
+    static size_t opted_in[2][3] = {
+        { 48 * 1024, 48 * 1024, 48 * 1024 }, { 48 * 1024, 48 * 1024, 48 * 1024 }
+    }; // [exact][split, or unsplit 1 / FUSED_SUB], per instantiation of this template
+    for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1);
+         sp++) { // the unsplit and the split instance
+        size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
+        const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, subs[sp], A.ft.n_wide);
+        if (L.bytes > limit) {
+            const cudaError_t e = cudaFuncSetAttribute(
+                kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
+            if (e != cudaSuccess)
+                return e;
+            limit = L.bytes;
+        }
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(A.blocks / subs[sp]); // A.blocks tiles in flight either way
+        cfg.blockDim = dim3(FUSED_THREADS(NMAX) * subs[sp]);
+        cfg.dynamicSmemBytes = L.bytes;
+        cfg.stream = s;
+        cudaLaunchAttribute cluster;
+        cluster.id = cudaLaunchAttributeClusterDimension;
+        cluster.val.clusterDim.x = FUSED_CLUSTER;
+        cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+        cfg.attrs = &cluster;
+        cfg.numAttrs = sp == 0 && A.cluster_launch ? 1 : 0; // clusters: the unsplit instance only
+        const cudaError_t e = cudaLaunchKernelEx(&cfg, kernels[sp], A);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
+} // namespace
+
+namespace {
+
+// Blocks of the instance fn (static shared memory from its attributes) with
+// dyn bytes of dynamic shared memory that one SM's shared memory holds, at
+// most want; -1 if the runtime cannot say.
+int blocks_by_smem(const void *fn, size_t dyn, int want)
+{
+    cudaFuncAttributes fa;
+    int dev = 0, per_sm = 0, reserved = 0;
+    if (cudaFuncGetAttributes(&fa, fn) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) !=
+            cudaSuccess)
+        return -1;
+    return min(want, (int)(per_sm / (fa.sharedSizeBytes + dyn + (size_t)reserved)));
+}
+
+template <int NMAX, bool STREAM>
+int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide)
+{
+    // The unsplit instance (tiles per block) and the split one (one tile).
+    const int subs[2] = { tiles, 1 };
+    const void *fns[2] = { tiles == FUSED_SUB
+                               ? (const void *)fused_kernel<NMAX, STREAM, true, false, FUSED_SUB>
+                               : (const void *)fused_kernel<NMAX, STREAM, true, false, 1>,
+                           (const void *)fused_kernel<NMAX, STREAM, true, true, 1> };
+    for (int i = 0; i < 2; i++) {
+        const size_t without = fused_layout_of(NMAX, kp, ne, STREAM, subs[i], 0).bytes;
+        const size_t with = fused_layout_of(NMAX, kp, ne, STREAM, subs[i], n_wide).bytes;
+        const int want = max(1, FUSED_MIN_BLOCKS(NMAX) / subs[i]);
+        const int n_with = blocks_by_smem(fns[i], with, want),
+                  n_without = blocks_by_smem(fns[i], without, want);
+        if (with > FUSED_MAX_DYN_SMEM || n_with < 0 || n_with < n_without)
+            return 0;
+    }
+    return 1;
+}
+
+} // namespace
+
+#endif
