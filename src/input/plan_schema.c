@@ -310,7 +310,7 @@ const plan_key plan_keys[] = {
       .doc = "how the per-spot values are stored: uint16 = 16-bit integers times a scale per "
              "row (the row's peak / 65535), each value within half that scale (7.6e-6 of the "
              "row's peak) of its float32 value; float32 = the values as computed, bit for bit "
-             "(a file several times larger)" },
+             "(the matrix about 3.6 times larger on disk)" },
     { .path = "output.let", .type = PT_BOOL, AT(let), .default_value = "false", .units = "",
       .doc = "also score the primary protons' linear energy transfer per cell: dose-averaged "
              "and track-averaged LET in keV/um (/let; docs/physics.md, \"LET\")" },
