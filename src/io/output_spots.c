@@ -19,10 +19,10 @@
  * or float, so reading one row decompresses a chunk or two; larger chunks
  * compressed no better on a 230 MeV spot's row. */
 #define SPOT_CHUNK_VALUES ((hsize_t)1 << 17)
-/* The fastest level: on the benchmark field's spots it stores 0.77 bytes a
- * value against 0.68 at level 4, in a third of the time (the 820-spot
- * field's 57 million values took seconds to deflate at level 4, as long as its
- * per-spot transport on a GPU). */
+/* The fastest level: on four of the benchmark field's spots it stores 0.78
+ * bytes a value against 0.68 at level 4, in a third of the time; at level 4
+ * the 820-spot field's 57 million values took several seconds on one core,
+ * comparable to their per-spot transport on a GPU. */
 #define SPOT_DEFLATE_LEVEL 1
 
 #define ENCODING_U16 "uint16 per-row scale"
