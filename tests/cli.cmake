@@ -20,6 +20,10 @@ set_tests_properties(cli_quickstart PROPERTIES LABELS "regression" WORKING_DIREC
 add_test(cli_per_spot /bin/sh "${SMX_ROOT}/tests/cli.sh" per_spot "${SMX_BUILD}")
 set_tests_properties(cli_per_spot PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}" SKIP_RETURN_CODE 77
                      ENVIRONMENT "SMX_PYTHON=${SMX_PYTHON}")
+# output.per_spot_precision: the uint16 rows against the float32 rows, and the reader of both.
+add_test(cli_per_spot_precision /bin/sh "${SMX_ROOT}/tests/cli.sh" per_spot_precision "${SMX_BUILD}")
+set_tests_properties(cli_per_spot_precision PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}"
+                     SKIP_RETURN_CODE 77 ENVIRONMENT "SMX_PYTHON=${SMX_PYTHON}")
 # A field's robust scenarios, read back with h5py and scipy.sparse.
 add_test(cli_scenarios /bin/sh "${SMX_ROOT}/tests/cli.sh" scenarios "${SMX_BUILD}")
 set_tests_properties(cli_scenarios PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}" SKIP_RETURN_CODE 77

@@ -538,34 +538,105 @@ bench)
     ;;
 per_spot)
     # A field of three spots with its dose-influence matrix, read the way
-    # schemas/output.md says, with h5py and scipy.sparse alone: the spots'
-    # protons times the matrix give the field's dose (within what the
-    # threshold drops plus float rounding of the separate runs).
+    # schemas/output.md says, with h5py, numpy and scipy.sparse alone, in both
+    # encodings (output.per_spot_precision): the spots' protons times the
+    # matrix give the field's dose (within what the threshold drops, float
+    # rounding of the separate runs and, under uint16, the values' rounding).
     need_python numpy h5py scipy.sparse
     printf 'energy_MeV, x_mm, weight\n30, -2, 2e9\n25, 0, 1e9\n28, 2.5, 1.5e9\n' > "$tmp/run/plans/spots.csv"
     cd "$tmp/run/plans"
     expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
         --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=field.h5
     grep -q "per-spot dose: 3 spots" "$tmp/out" || fail "no per-spot progress: $(cat "$tmp/out")"
-    "$py" - field.h5 <<'PY' || fail "the per-spot matrix does not reproduce the field"
+    expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
+        --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=field32.h5 \
+        --set output.per_spot_precision=float32
+    "$py" - field.h5 field32.h5 <<'PY' || fail "the per-spot matrix does not reproduce the field"
 import sys, h5py, numpy as np, scipy.sparse as sp
-with h5py.File(sys.argv[1], "r") as f:
-    g = f["/dose/per_spot"]
-    m = sp.csr_matrix((g["data"][()], g["indices"][()], g["indptr"][()]), shape=tuple(g["shape"][()]))
-    protons, peak, thr = g["protons"][()], g["peak_Gy"][()], g.attrs["threshold"]
-    dose = f["/dose/dose_Gy"][()]
-    units = f["/dose/dose_Gy"].attrs["units"]
-    version = f.attrs["code_version"]
-assert isinstance(units, str) and units == "Gy", repr(units)   # h5py gives str, not bytes
-assert isinstance(version, str), repr(version)
-assert m.shape == (3, dose.size), m.shape
-assert list(protons) == [2e9, 1e9, 1.5e9], protons
-field = protons @ m
-# float32 values and separate runs: 1e-5 of the maximum; plus what each spot drops per cell.
-bound = 1e-5 * dose.max() + thr * (protons * peak).sum()
-err = np.abs(np.asarray(field).ravel() - dose.ravel()).max()
-print("per-spot matrix: nnz %d, max |protons @ M - dose_Gy| %.3e Gy (bound %.3e, max dose %.3e)" % (m.nnz, err, bound, dose.max()))
-assert err <= bound, err
+for path, encoding in zip(sys.argv[1:], ("uint16 per-row scale", "float32")):
+    with h5py.File(path, "r") as f:
+        g = f["/dose/per_spot"]
+        data, indices, indptr = g["data"][()], g["indices"][()], g["indptr"][()]
+        if "scale" in g:   # encoding "uint16 per-row scale"; float32 groups have none
+            data = data * np.repeat(g["scale"][()], np.diff(indptr))
+        m = sp.csr_matrix((data, indices, indptr), shape=tuple(g["shape"][()]))
+        protons, peak, thr = g["protons"][()], g["peak_Gy"][()], g.attrs["threshold"]
+        half_scale = g["scale"][()] / 2 if "scale" in g else np.zeros(len(protons))
+        assert g.attrs["encoding"] == encoding, (path, g.attrs["encoding"])
+        dose = f["/dose/dose_Gy"][()]
+        units = f["/dose/dose_Gy"].attrs["units"]
+        version = f.attrs["code_version"]
+    assert isinstance(units, str) and units == "Gy", repr(units)   # h5py gives str, not bytes
+    assert isinstance(version, str), repr(version)
+    assert m.shape == (3, dose.size), m.shape
+    assert list(protons) == [2e9, 1e9, 1.5e9], protons
+    field = protons @ m
+    # float32 values and separate runs: 1e-5 of the maximum; plus what each spot drops
+    # per cell; plus, under uint16, each stored value's rounding (half its row's scale).
+    bound = 1e-5 * dose.max() + thr * (protons * peak).sum() + (protons * half_scale).sum()
+    err = np.abs(np.asarray(field).ravel() - dose.ravel()).max()
+    print("per-spot matrix (%s): nnz %d, max |protons @ M - dose_Gy| %.3e Gy (bound %.3e, max dose %.3e)"
+          % (encoding, m.nnz, err, bound, dose.max()))
+    assert err <= bound, err
+PY
+    ;;
+per_spot_precision)
+    # output.per_spot_precision on one field with per-spot LET: the uint16 rows
+    # against the float32 rows, for /dose/per_spot and /let/per_spot_let_dose
+    # (each with its own scale): the same cells (indices, indptr) bit for bit and
+    # every value within half its row's scale; smx2d_post.result.read_per_spot
+    # reads both, and names an encoding it does not know; data and indices are
+    # chunked, shuffled and deflated.
+    need_python numpy h5py scipy.sparse
+    printf 'energy_MeV, x_mm, weight\n30, -2, 2e9\n25, 0, 1e9\n28, 2.5, 1.5e9\n' > "$tmp/run/plans/spots.csv"
+    cd "$tmp/run/plans"
+    for precision in uint16 float32; do
+        expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
+            --set output.let=true --set output.per_spot_let=true --set output.per_spot_precision=$precision \
+            --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=$precision.h5
+    done
+    "$py" - uint16.h5 float32.h5 "$root/scripts" <<'PY' || fail "the uint16 rows are not the float32 rows"
+import shutil, sys, h5py, numpy as np
+sys.path.insert(0, sys.argv[3])
+from smx2d_post.result import InputError, read_per_spot
+with h5py.File(sys.argv[1], "r") as a, h5py.File(sys.argv[2], "r") as b:
+    for path, peak_name in (("/dose/per_spot", "peak_Gy"), ("/let/per_spot_let_dose", "peak_Gy_keV_um")):
+        u, f = a[path], b[path]
+        assert (u.attrs["encoding"], f.attrs["encoding"]) == ("uint16 per-row scale", "float32"), path
+        assert u["data"].dtype == np.uint16 and f["data"].dtype == np.float32, path
+        assert "scale" not in f, path
+        for name in ("indices", "indptr", "shape", peak_name):
+            assert np.array_equal(u[name][()], f[name][()]), (path, name)
+        indptr, scale = u["indptr"][()], u["scale"][()]
+        assert np.array_equal(scale, f[peak_name][()] / 65535), path
+        row_scale = np.repeat(scale, np.diff(indptr))
+        value, exact = u["data"][()] * row_scale, f["data"][()].astype(np.float64)
+        # Rounded to the nearest integer of the scale: within half of it; the
+        # double division and product round at 1e-16, so 1e-12 of the scale covers them.
+        err = np.abs(value - exact)
+        worst = (err / row_scale).max()
+        assert (err <= row_scale * (0.5 + 1e-12)).all(), (path, worst)
+        assert all(u["data"][i:j].max() == 65535 for i, j in zip(indptr[:-1], indptr[1:])), path
+        mu, mf = read_per_spot(u), read_per_spot(f)
+        assert np.array_equal(mu.indices, u["indices"][()]) and np.array_equal(mu.indptr, indptr), path
+        assert np.array_equal(mu.data, value) and np.array_equal(mf.data, exact), path
+        assert mu.shape == mf.shape == tuple(u["shape"][()]), path
+        for g in (u, f):
+            for name in ("data", "indices"):
+                d = g[name]
+                assert d.chunks and d.compression == "gzip" and d.shuffle, (path, name, d.chunks, d.compression)
+        assert u["data"].id.get_storage_size() < f["data"].id.get_storage_size(), path
+        print("%s: %d values, max |uint16 - float32| %.4f of the row's scale (bound 0.5), data %d bytes "
+              "(float32 %d), indices %d bytes" % (path, len(value), worst, u["data"].id.get_storage_size(),
+                                                  f["data"].id.get_storage_size(), u["indices"].id.get_storage_size()))
+shutil.copy(sys.argv[1], "odd.h5")
+with h5py.File("odd.h5", "r+") as f:
+    f["/dose/per_spot"].attrs["encoding"] = "int8"
+    try:
+        read_per_spot(f["/dose/per_spot"])
+        raise SystemExit("an unknown encoding was read")
+    except InputError as e:
+        assert "odd.h5:/dose/per_spot: encoding 'int8': expected 'uint16 per-row scale' or 'float32'" in str(e), e
 PY
     ;;
 scenarios)
@@ -593,7 +664,7 @@ import sys, h5py, numpy as np, scipy.sparse as sp
 with h5py.File(sys.argv[2], "r") as f:
     assert "scenarios" not in f, "a plan without scenarios wrote /scenarios"
     plain = {k: f[k][()] for k in ("/dose/dose_Gy", "/dose/energy_deposit_MeV", "/dose/per_spot/data",
-                                   "/dose/per_spot/indices", "/summary/R80_mm")}
+                                   "/dose/per_spot/indices", "/dose/per_spot/scale", "/summary/R80_mm")}
 with h5py.File(sys.argv[1], "r") as f:
     # The nominal of a plan with scenarios is the plan alone, bit for bit.
     for k, v in plain.items():
@@ -607,11 +678,14 @@ with h5py.File(sys.argv[1], "r") as f:
         g = s["%03d" % i]
         dose = g["dose/dose_Gy"][()]
         ps = g["per_spot"]
-        m = sp.csr_matrix((ps["data"][()], ps["indices"][()], ps["indptr"][()]), shape=tuple(ps["shape"][()]))
+        data, indptr = ps["data"][()], ps["indptr"][()]
+        data = data * np.repeat(ps["scale"][()], np.diff(indptr))   # encoding "uint16 per-row scale"
+        m = sp.csr_matrix((data, ps["indices"][()], indptr), shape=tuple(ps["shape"][()]))
         protons, peak, thr = ps["protons"][()], ps["peak_Gy"][()], ps.attrs["threshold"]
         assert np.allclose(ps["x_mm"][()], np.array([-2, 0]) + x[i]), ps["x_mm"][()]
         err = np.abs(np.asarray(protons @ m).ravel() - dose.ravel()).max()
-        bound = 1e-5 * dose.max() + thr * (protons * peak).sum()
+        # the per_spot case's bound, uint16 rounding included
+        bound = 1e-5 * dose.max() + thr * (protons * peak).sum() + (protons * ps["scale"][()]).sum() / 2
         assert err <= bound, (i, err, bound)
         depth = dose.sum(axis=1)
         r80.append(np.nonzero(depth >= 0.8 * depth.max())[0][-1])

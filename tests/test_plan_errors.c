@@ -93,6 +93,9 @@ static void test_error_messages(void)
         { "enum_far.yaml",
           "tests/plan_cases/enum_far.yaml:3:14: backend.streaming: 'quantum' is not allowed; "
           "expected one of auto, gather, atomic, warp, fallback" },
+        { "per_spot_precision_bad.yaml",
+          "tests/plan_cases/per_spot_precision_bad.yaml:3:23: output.per_spot_precision: "
+          "'float16' is not allowed (did you mean 'float32'?); expected one of uint16, float32" },
         { "order_misspelt.yaml",
           "tests/plan_cases/order_misspelt.yaml:5:7: transport.operator_order[1]: 'enrgy' is "
           "not allowed (did you mean 'energy'?); expected one of theta, energy, stream" },
@@ -306,6 +309,9 @@ static void test_set_errors(void)
     expect_set_error("scenarios.combine=every",
                      "--set scenarios.combine=every: scenarios.combine: 'every' is not allowed; "
                      "expected one of separate, all, pairs");
+    expect_set_error("output.per_spot_precision=double",
+                     "--set output.per_spot_precision=double: output.per_spot_precision: "
+                     "'double' is not allowed; expected one of uint16, float32");
     /* Cross-field errors name the --set that caused them. */
     expect_set_error("grid.energy.E_cutoff_MeV=0.5",
                      "--set grid.energy.E_cutoff_MeV=0.5: grid.energy.E_cutoff_MeV: 0.5 is below "

@@ -252,6 +252,35 @@ def read_result(path, quantity="dose_Gy"):
                   let_d=let.get("d"), let_t=let.get("t"))
 
 
+# The values' encodings of a per-spot group (its attribute `encoding`; schemas/output.md).
+PER_SPOT_UINT16 = "uint16 per-row scale"
+PER_SPOT_FLOAT32 = "float32"
+
+
+def read_per_spot(group, dtype=np.float64):
+    """A per-spot group of a result file (/dose/per_spot, /let/per_spot_let_dose,
+    /scenarios/NNN/per_spot; an open h5py group) as a scipy.sparse.csr_matrix, one
+    row per spot and one column per dose cell, in the group's units (Gy per proton,
+    or Gy keV/um per proton): under the encoding "uint16 per-row scale" the value is
+    data * scale[row], under "float32" data itself. A group without the attribute
+    (written before there was a choice) holds float32 values."""
+    import scipy.sparse as sp  # only this reader needs SciPy
+    where = "%s:%s" % (group.file.filename, group.name)
+    encoding = text(group.attrs.get("encoding", PER_SPOT_FLOAT32))
+    for name in ("data", "indices", "indptr", "shape") + (("scale",) if encoding == PER_SPOT_UINT16 else ()):
+        if name not in group:
+            raise InputError("%s: no dataset %s (encoding '%s')" % (where, name, encoding))
+    indptr = group["indptr"][()]
+    data = group["data"][()]
+    if encoding == PER_SPOT_UINT16:
+        data = data * np.repeat(group["scale"][()], np.diff(indptr))
+    elif encoding != PER_SPOT_FLOAT32:
+        raise InputError("%s: encoding '%s': expected '%s' or '%s'"
+                         % (where, encoding, PER_SPOT_UINT16, PER_SPOT_FLOAT32))
+    shape = tuple(int(n) for n in group["shape"][()])
+    return sp.csr_matrix((data.astype(dtype, copy=False), group["indices"][()], indptr), shape=shape)
+
+
 def _coordinate_scale(ds, dim):
     scales = ds.dims[dim]
     return scales[0][()] if len(scales) else None

@@ -33,6 +33,9 @@ enum variant_stream {
 enum early_exit_mode { EARLY_EXIT_OFF = 0, EARLY_EXIT_FIXED = 1, EARLY_EXIT_ADAPTIVE = 2 };
 /* output.beyond_grid: what a beam reaching beyond the grid does to the exit status. */
 enum beyond_grid_mode { BEYOND_GRID_WARN = 0, BEYOND_GRID_FAIL = 1 };
+/* output.per_spot_precision: how the per-spot rows' values are stored
+ * (io/output_spots.c): 16-bit integers times a scale per row, or float32. */
+enum per_spot_precision { PER_SPOT_UINT16 = 0, PER_SPOT_FLOAT32 = 1 };
 /* scenarios.combine: how the range errors and shifts make scenarios (plan_scenarios.c). */
 enum scenario_combine { SCENARIO_SEPARATE = 0, SCENARIO_ALL = 1, SCENARIO_PAIRS = 2 };
 

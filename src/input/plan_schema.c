@@ -305,7 +305,13 @@ const plan_key plan_keys[] = {
     { .path = "output.per_spot_threshold", .type = PT_REAL, AT(per_spot_threshold),
       .default_value = "1.0e-4", .min = 0, .max = 1, .units = "",
       .doc = "per-spot values below this fraction of the spot's largest value are not stored "
-             "(their sum is, per spot, in /dose/per_spot/dropped)" },
+             "(their sum is, per spot, in /dose/per_spot/dropped_Gy)" },
+    { .path = "output.per_spot_precision", .type = PT_ENUM, AT(per_spot_precision),
+      .default_value = "uint16", .choices = "uint16|float32", .units = "",
+      .doc = "how the per-spot values are stored: uint16 = 16-bit integers times a scale per "
+             "row (the row's peak / 65535), each value within half that scale (7.6e-6 of the "
+             "row's peak) of its float32 value; float32 = the values as computed, bit for bit "
+             "(the matrix about 3.6 times larger on disk)" },
     { .path = "output.let", .type = PT_BOOL, AT(let), .default_value = "false", .units = "",
       .doc = "also score the primary protons' linear energy transfer per cell: dose-averaged "
              "and track-averaged LET in keV/um (/let; docs/physics.md, \"LET\")" },

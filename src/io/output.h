@@ -18,7 +18,7 @@
 #include "transport/run.h"
 
 #define OUTPUT_FILETYPE "smx2d-sim result"
-#define OUTPUT_FORMAT_VERSION "1.4"
+#define OUTPUT_FORMAT_VERSION "1.5"
 
 typedef struct output output;
 

@@ -255,6 +255,10 @@ int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
         ftype = H5T_STD_I64LE;
         mtype = H5T_NATIVE_INT64;
         break;
+    case V_U16:
+        ftype = H5T_STD_U16LE;
+        mtype = H5T_NATIVE_UINT16;
+        break;
     case V_U8:
         ftype = H5T_STD_U8LE;
         mtype = H5T_NATIVE_UINT8;

@@ -38,6 +38,7 @@ enum value_kind {
     V_F32, /* data: const float * */
     V_I32, /* data: const int * */
     V_I64, /* data: const int64_t * */
+    V_U16, /* data: const uint16_t * */
     V_U8, /* data: const uint8_t * */
     V_TEXT, /* data: const char *, rank 0 */
     V_TEXTS /* data: const char *const *, rank 1 */

@@ -53,8 +53,9 @@ static int write_let_maps(output *o, const plan *p, const grid *g, const run_res
                         "on the cells of /dose/per_spot's row",
             .peak_doc = "Each spot's largest LETd times dose per proton",
             .group_doc = "Each spot's LETd x dose per proton (output.per_spot_let), compressed "
-                         "sparse rows with the same rows and cells as /dose/per_spot: "
-                         "(protons @ this) / (protons @ /dose/per_spot) is a plan's LETd"
+                         "sparse rows with the same rows and cells as /dose/per_spot, stored "
+                         "as it is (attribute encoding), each row with its own scale under "
+                         "uint16: (protons @ this) / (protons @ /dose/per_spot) is a plan's LETd"
         };
         rc = out_write_spot_rows(o, p, g, &w, err);
     }
