@@ -2,7 +2,7 @@
 // the direction count's instance group (cuda/fused_nmax*.cu, the kernel body
 // in fused_kernel.cuh) and the checks the backend asks before it chooses
 // the path.
-#include "fused_instances.cuh"
+#include "fused_layout.cuh"
 
 namespace {
 

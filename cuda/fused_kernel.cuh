@@ -1,13 +1,15 @@
 // The fused step kernel's body (fused.cuh says what it computes), its
 // launcher and the occupancy check that takes the address of its instances,
 // for the instance files: each cuda/fused_nmax*.cu includes this and
-// instantiates the kernel for one NMAX (fused_instance.inc), so that the
+// instantiates the kernel for one NMAX (fused_instance.cuh), so that the
 // instances build in parallel and a change to the dispatch rebuilds none.
 // Everything here is in an anonymous namespace: each instance file has its
-// own copy of what it instantiates.
+// own copy of what it instantiates. Its includer includes fused_layout.cuh
+// first (the layout and the kernel's arguments): this header does not, so
+// that the fused module's own files stay the only way back to fused.cuh
+// (scripts/check-layers.sh, rule (c)).
 #ifndef SMX_CUDA_FUSED_KERNEL_CUH
 #define SMX_CUDA_FUSED_KERNEL_CUH
-#include "fused_layout.cuh"
 
 #include <climits>
 

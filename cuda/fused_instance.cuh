@@ -1,9 +1,8 @@
-// One instance group of the fused step kernel (fused_instances.cuh): the
+// One instance group of the fused step kernel (fused.cuh): the
 // including file defines FUSED_INSTANCE_NMAX and FUSED_INSTANCE_NAME(x),
 // which pastes the group's suffix onto x. Under slots the kernel is only
 // instantiated with the stream (the single pass); the two-pass instance
-// takes none.
-#include "fused_instances.cuh"
+// takes none. Included once by each instance file: no include guard.
 #include "fused_kernel.cuh"
 
 cudaError_t FUSED_INSTANCE_NAME(fused_launch_nmax)(const fused_args &A, bool stream, bool slots,
