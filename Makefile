@@ -27,7 +27,7 @@ CUDA_ARCH    ?= -gencode=arch=compute_75,code=sm_75 \
                 -gencode=arch=compute_90,code=sm_90 \
                 -gencode=arch=compute_90,code=compute_90
 
-PKGS         := hdf5 yaml-0.1 nettle libcjson
+PKGS         := hdf5 yaml-0.1 nettle libcjson zlib
 PKG_CFLAGS    = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

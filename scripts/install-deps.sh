@@ -48,8 +48,9 @@ if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists yaml-0.1 2>/dev/null || missing="$missing libyaml-dev"
     pkg-config --exists nettle 2>/dev/null || missing="$missing nettle-dev"
     pkg-config --exists libcjson 2>/dev/null || missing="$missing libcjson-dev"
+    pkg-config --exists zlib 2>/dev/null || missing="$missing zlib1g-dev"
 else
-    missing="$missing libhdf5-dev libyaml-dev nettle-dev libcjson-dev"
+    missing="$missing libhdf5-dev libyaml-dev nettle-dev libcjson-dev zlib1g-dev"
 fi
 
 if [ "$tests" = 1 ]; then

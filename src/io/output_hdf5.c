@@ -6,6 +6,7 @@
 
 #include <hdf5_hl.h>
 
+#include "io/h5_deflate.h"
 #include "io/output_internal.h"
 
 /* The previous handler is restored on the way out because tables.c and the
@@ -303,7 +304,15 @@ int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
         goto done;
     }
     /* Zero-length datasets (a run of 0 steps) exist but have nothing to write. */
-    if (count > 0 && !d->by_caller && H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+    if (count > 0 && !d->by_caller && d->deflate_chunk > 0) {
+        const char *what = "";
+        if (h5_write_deflated(ds, buf, count, H5Tget_size(mtype), d->deflate_chunk,
+                              d->deflate_level, &what)) {
+            rc = out_h5_fail(o, err, what, object);
+            goto done;
+        }
+    } else if (count > 0 && !d->by_caller &&
+               H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
         rc = out_h5_fail(o, err, "write", object);
         goto done;
     }

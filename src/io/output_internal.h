@@ -60,6 +60,11 @@ typedef struct dset {
     hid_t dcpl;
     hid_t dapl;
     int by_caller; /* the caller writes the values through the kept dataset (data unused) */
+    /* > 0: dcpl chunks a 1-D dataset by this many values with shuffle and
+     * deflate at deflate_level, and the values go in as chunks compressed
+     * on the host's threads (io/h5_deflate.h), not through HDF5's filters. */
+    size_t deflate_chunk;
+    int deflate_level;
 } dset;
 
 /* output_hdf5.c */

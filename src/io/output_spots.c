@@ -107,8 +107,9 @@ static int spot_values_fill(spot_values *v, output *o, const plan *p, const grid
 
 /* data and indices chunked, shuffled and deflated: the indices, ascending runs
  * of cells, shrink to a few hundredths of their bytes, the uint16 values to
- * about a third. No chunk cache: each chunk is written during H5Dwrite, so a
- * full disk fails right there (output_snapshot.c's reason). An empty dataset
+ * about a third. The chunks are compressed on the host's threads and written
+ * whole (io/h5_deflate.h), so a full disk fails at its chunk; no chunk cache
+ * (output_snapshot.c's reason). An empty dataset
  * cannot be chunked and stays contiguous (*dcpl, *dapl left invalid). */
 static int spot_compression(output *o, hsize_t nnz, const char *path, hid_t *dcpl, hid_t *dapl,
                             smx_error *err)
@@ -154,6 +155,7 @@ static size_t spot_datasets(dset *list, spot_group *sg)
     const int u16 = sg->u16;
     const hsize_t n = (hsize_t)sd->n_spots, nnz = (hsize_t)sd->nnz;
     const hid_t dcpl = sg->dcpl < 0 ? 0 : sg->dcpl, dapl = sg->dapl < 0 ? 0 : sg->dapl;
+    const size_t chunk = nnz < SPOT_CHUNK_VALUES ? (size_t)nnz : (size_t)SPOT_CHUNK_VALUES;
     snprintf(sg->data_doc, sizeof sg->data_doc, "%s%s", w->data_doc,
              u16 ? ", as integers of the row's scale: the value is data * scale[row]" : "");
     snprintf(sg->peak_name, sizeof sg->peak_name, "peak_%s", w->unit_name);
@@ -173,7 +175,9 @@ static size_t spot_datasets(dset *list, spot_group *sg)
                       .units = u16 ? "1" : w->units,
                       .description = sg->data_doc,
                       .dcpl = dcpl,
-                      .dapl = dapl };
+                      .dapl = dapl,
+                      .deflate_chunk = dcpl ? chunk : 0,
+                      .deflate_level = SPOT_DEFLATE_LEVEL };
     list[1] = (dset){ .name = "indices",
                       .kind = V_I32,
                       .rank = 1,
@@ -183,7 +187,9 @@ static size_t spot_datasets(dset *list, spot_group *sg)
                       .description =
                           "Cell of each value: z * nx + x in /dose/dose_Gy (row-major [nz][nx])",
                       .dcpl = dcpl,
-                      .dapl = dapl };
+                      .dapl = dapl,
+                      .deflate_chunk = dcpl ? chunk : 0,
+                      .deflate_level = SPOT_DEFLATE_LEVEL };
     list[2] = (dset){ .name = "indptr",
                       .kind = V_I64,
                       .rank = 1,
