@@ -64,7 +64,8 @@ static void case_of(hid_t f, int elem, int level)
     hid_t a = make(f, na, ft, level), b = make(f, nb, ft, level);
     CHECK(H5Dwrite(a, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
     const char *what = "";
-    CHECK(h5_write_deflated(b, v, N, elem, CHUNK, level, &what) == 0);
+    const h5_deflate_job job = { v, N, (size_t)elem, CHUNK, level };
+    CHECK(h5_write_deflated(b, &job, &what) == 0);
     CHECK_MSG(same_chunks(a, b), "%d-byte values, level %d: the chunks differ from HDF5's", elem,
               level);
     CHECK(H5Dread(b, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);

@@ -16,41 +16,47 @@ static void shuffle_bytes(unsigned char *dst, const unsigned char *src, size_t c
             dst[k * count + i] = src[i * elem + k];
 }
 
-/* Chunk c shuffled and compressed into out[c] (its size in len[c]); 0 or -1. */
-static int pack_chunk(const unsigned char *data, size_t n, size_t elem, size_t chunk, int level,
-                      size_t c, unsigned char *raw, unsigned char *shuf, unsigned char **out,
-                      size_t *len)
+/* The compressed chunks and their sizes. */
+typedef struct packed_chunks {
+    unsigned char **buf;
+    size_t *len;
+} packed_chunks;
+
+/* Chunk c shuffled (through raw, shuf: a chunk's bytes each) and
+ * compressed into p->buf[c], its size in p->len[c]; 0 or -1. */
+static int pack_chunk(const h5_deflate_job *j, size_t c, unsigned char *raw, unsigned char *shuf,
+                      const packed_chunks *p)
 {
-    const size_t bytes = chunk * elem, first = c * chunk;
-    const size_t have = n - first < chunk ? n - first : chunk;
-    memcpy(raw, data + first * elem, have * elem);
-    memset(raw + have * elem, 0, bytes - have * elem); /* the fill value past the end */
-    shuffle_bytes(shuf, raw, chunk, elem);
+    const unsigned char *data = j->data;
+    const size_t bytes = j->chunk * j->elem, first = c * j->chunk;
+    const size_t have = j->n - first < j->chunk ? j->n - first : j->chunk;
+    memcpy(raw, data + first * j->elem, have * j->elem);
+    memset(raw + have * j->elem, 0, bytes - have * j->elem); /* the fill value past the end */
+    shuffle_bytes(shuf, raw, j->chunk, j->elem);
     uLongf cap = compressBound((uLong)bytes);
-    out[c] = malloc(cap);
-    if (!out[c] || compress2(out[c], &cap, shuf, (uLong)bytes, level) != Z_OK)
+    p->buf[c] = malloc(cap);
+    if (!p->buf[c] || compress2(p->buf[c], &cap, shuf, (uLong)bytes, j->level) != Z_OK)
         return -1;
-    len[c] = cap;
+    p->len[c] = cap;
     return 0;
 }
 
-int h5_write_deflated(hid_t ds, const void *data, size_t n, size_t elem, size_t chunk, int level,
-                      const char **what)
+int h5_write_deflated(hid_t ds, const h5_deflate_job *j, const char **what)
 {
-    const size_t nchunks = chunk ? (n + chunk - 1) / chunk : 0;
-    unsigned char **out = calloc(nchunks ? nchunks : 1, sizeof *out);
-    size_t *len = calloc(nchunks ? nchunks : 1, sizeof *len);
-    int bad = !out || !len;
+    const size_t nchunks = j->chunk ? (j->n + j->chunk - 1) / j->chunk : 0;
+    const packed_chunks p = { calloc(nchunks ? nchunks : 1, sizeof *p.buf),
+                              calloc(nchunks ? nchunks : 1, sizeof *p.len) };
+    int bad = !p.buf || !p.len;
     *what = "allocate the chunks of";
     if (!bad) {
 #pragma omp parallel reduction(| : bad)
         {
-            unsigned char *raw = malloc(chunk * elem), *shuf = malloc(chunk * elem);
+            unsigned char *raw = malloc(j->chunk * j->elem), *shuf = malloc(j->chunk * j->elem);
             bad |= !raw || !shuf;
 #pragma omp for schedule(dynamic, 1)
             for (size_t c = 0; c < nchunks; c++)
                 if (!bad)
-                    bad |= pack_chunk(data, n, elem, chunk, level, c, raw, shuf, out, len) != 0;
+                    bad |= pack_chunk(j, c, raw, shuf, &p) != 0;
             free(raw);
             free(shuf);
         }
@@ -58,15 +64,15 @@ int h5_write_deflated(hid_t ds, const void *data, size_t n, size_t elem, size_t 
             *what = "compress (zlib) the chunks of";
     }
     for (size_t c = 0; c < nchunks && !bad; c++) {
-        const hsize_t offset = (hsize_t)(c * chunk);
-        if (H5Dwrite_chunk(ds, H5P_DEFAULT, 0, &offset, len[c], out[c]) < 0) {
+        const hsize_t offset = (hsize_t)(c * j->chunk);
+        if (H5Dwrite_chunk(ds, H5P_DEFAULT, 0, &offset, p.len[c], p.buf[c]) < 0) {
             *what = "write the chunks of";
             bad = 1;
         }
     }
-    for (size_t c = 0; out && c < nchunks; c++)
-        free(out[c]);
-    free(out);
-    free(len);
+    for (size_t c = 0; p.buf && c < nchunks; c++)
+        free(p.buf[c]);
+    free(p.buf);
+    free(p.len);
     return bad ? -1 : 0;
 }

@@ -10,12 +10,17 @@
 #include <hdf5.h>
 #include <stddef.h>
 
-/* ds: a 1-D dataset of n values of elem bytes, created with chunks of
- * `chunk` values, H5Pset_shuffle then H5Pset_deflate(level); data: its
- * values in file order (the file type's bytes, little-endian here). The last
- * chunk is padded with zeros, HDF5's fill value. Returns 0, or -1 with
- * *what naming the failed step (no memory, zlib, H5Dwrite_chunk). */
-int h5_write_deflated(hid_t ds, const void *data, size_t n, size_t elem, size_t chunk, int level,
-                      const char **what);
+/* What to write: n values of elem bytes in file order (the file type's
+ * bytes, little-endian here), into a 1-D dataset created with chunks of
+ * `chunk` values, H5Pset_shuffle then H5Pset_deflate(level). */
+typedef struct h5_deflate_job {
+    const void *data;
+    size_t n, elem, chunk;
+    int level;
+} h5_deflate_job;
+
+/* The last chunk is padded with zeros, HDF5's fill value. Returns 0, or -1
+ * with *what naming the failed step (no memory, zlib, H5Dwrite_chunk). */
+int h5_write_deflated(hid_t ds, const h5_deflate_job *job, const char **what);
 
 #endif

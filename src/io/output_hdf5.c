@@ -306,8 +306,9 @@ int out_put_dataset(output *o, const dset *d, hid_t *keep, smx_error *err)
     /* Zero-length datasets (a run of 0 steps) exist but have nothing to write. */
     if (count > 0 && !d->by_caller && d->deflate_chunk > 0) {
         const char *what = "";
-        if (h5_write_deflated(ds, buf, count, H5Tget_size(mtype), d->deflate_chunk,
-                              d->deflate_level, &what)) {
+        const h5_deflate_job job = { buf, count, H5Tget_size(mtype), d->deflate_chunk,
+                                     d->deflate_level };
+        if (h5_write_deflated(ds, &job, &what)) {
             rc = out_h5_fail(o, err, what, object);
             goto done;
         }
