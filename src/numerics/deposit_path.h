@@ -326,25 +326,59 @@ static inline SMX_PATH_HD void smx_strip_cut(double c, double h, smx_path_axis *
     smx_path_cut(c - h, 2.0 * h, p);
 }
 
-/* The x strip of a deposit from its float moments. */
-static inline SMX_PATH_HD void smx_mpath_strip(float D, float mx, float qx, double sx,
-                                               smx_path_axis *p)
+/* smx_strip_cut's fraction for the cell at offset d: the point's cell whole,
+ * or the strip's segment's share (smx_path_cut_share). */
+static inline SMX_PATH_HD double smx_strip_share(double c, double h, int d)
+{
+    if (!(h > 0.0))
+        return d == (int)floor(c + 0.5) ? 1.0 : 0.0;
+    return smx_path_cut_share(c - h, 2.0 * h, d);
+}
+
+/* The x strip of a deposit from its float moments: centre *c and half
+ * width *h. */
+static inline SMX_PATH_HD void smx_mpath_strip_of(float D, float mx, float qx, double sx, double *c,
+                                                  double *h)
 {
     const double u0 = smx_mom_mean(mx, D, SMX_MOM_XSHIFT);
     const double u = u0 < -0.5 ? -0.5 : u0 > 0.5 ? 0.5 : u0;
     double var = (double)qx / (double)D - u * u;
     var = var < 0.0 ? 0.0 : var > 0.25 ? 0.25 : var;
-    smx_strip_cut(u + 0.5 * sx, sqrt(3.0 * var + 0.25 * sx * sx), p);
+    *c = u + 0.5 * sx;
+    *h = sqrt(3.0 * var + 0.25 * sx * sx);
 }
 
-/* The z path of a deposit from its float moment (the row's range of
- * offsets, numerics/moments.h). */
+static inline SMX_PATH_HD void smx_mpath_strip(float D, float mx, float qx, double sx,
+                                               smx_path_axis *p)
+{
+    double c, h;
+    smx_mpath_strip_of(D, mx, qx, sx, &c, &h);
+    smx_strip_cut(c, h, p);
+}
+
+/* The z path's start of a deposit from its float moment, clamped to the
+ * row's range of offsets [lo, hi] (numerics/moments.h, smx_mom_depth_range). */
+static inline SMX_PATH_HD double smx_mpath_depth_start(float D, float mz, double lo, double hi)
+{
+    const double v0 = smx_mom_mean(mz, D, SMX_MOM_ZSHIFT);
+    return v0 < lo ? lo : v0 > hi ? hi : v0;
+}
+
 static inline SMX_PATH_HD void smx_mpath_depth(float D, float mz, double sz, smx_path_axis *p)
 {
     double lo, hi;
     smx_mom_depth_range(sz, &lo, &hi);
-    const double v0 = smx_mom_mean(mz, D, SMX_MOM_ZSHIFT);
-    smx_path_cut(v0 < lo ? lo : v0 > hi ? hi : v0, sz, p);
+    smx_path_cut(smx_mpath_depth_start(D, mz, lo, hi), sz, p);
+}
+
+/* One source's term of P_j: P + f D, with media times the capped mass factor
+ * of the target's density rho_t and the source's medium ms. */
+static inline SMX_PATH_HD double smx_mpath_term(double P, double f, float D, double rho_t,
+                                                const unsigned char *medium, const double *density,
+                                                long long ms_at)
+{
+    return medium ? P + (f * smx_path_ratio(rho_t, density[medium[ms_at]])) * (double)D
+                  : P + f * (double)D;
 }
 
 /* The share of axis p from source cell `src` that lands in cell t of [0, len),
@@ -414,10 +448,7 @@ static inline SMX_PATH_HD double smx_mpath_direction(const smx_mpath_maps *m, lo
             const double fx = smx_mpath_share(&px, xs, tx, nx);
             if (fx == 0.0)
                 continue;
-            const double f = fz * fx;
-            const unsigned char ms = medium ? medium[(long long)zs * pitch + xs] : 0;
-            P = medium ? P + (f * smx_path_ratio(rho_t, density[ms])) * (double)D
-                       : P + f * (double)D;
+            P = smx_mpath_term(P, fz * fx, D, rho_t, medium, density, (long long)zs * pitch + xs);
         }
     }
     return P;
@@ -448,24 +479,16 @@ static inline SMX_PATH_HD double smx_mpath_direction_inner(const smx_mpath_maps 
             const float D = m->D[row + xs];
             if (D == 0.0f)
                 continue;
-            const double v0 = smx_mom_mean(m->mz[row + xs], D, SMX_MOM_ZSHIFT);
-            const double fz = smx_path_cut_share(v0 < dlo ? dlo : v0 > dhi ? dhi : v0, sz, tz - zs);
+            const double fz = smx_path_cut_share(
+                smx_mpath_depth_start(D, m->mz[row + xs], dlo, dhi), sz, tz - zs);
             if (fz == 0.0)
                 continue;
-            /* smx_mpath_strip's centre and half width, smx_strip_cut's share. */
-            const double u0 = smx_mom_mean(m->mx[row + xs], D, SMX_MOM_XSHIFT);
-            const double u = u0 < -0.5 ? -0.5 : u0 > 0.5 ? 0.5 : u0;
-            double var = (double)m->qx[row + xs] / (double)D - u * u;
-            var = var < 0.0 ? 0.0 : var > 0.25 ? 0.25 : var;
-            const double c = u + 0.5 * sx, h = sqrt(3.0 * var + 0.25 * sx * sx);
-            const double fx = !(h > 0.0) ? (tx - xs == (int)floor(c + 0.5) ? 1.0 : 0.0)
-                                         : smx_path_cut_share(c - h, 2.0 * h, tx - xs);
+            double c, h;
+            smx_mpath_strip_of(D, m->mx[row + xs], m->qx[row + xs], sx, &c, &h);
+            const double fx = smx_strip_share(c, h, tx - xs);
             if (fx == 0.0)
                 continue;
-            const double f = fz * fx;
-            const unsigned char ms = medium ? medium[(long long)zs * pitch + xs] : 0;
-            P = medium ? P + (f * smx_path_ratio(rho_t, density[ms])) * (double)D
-                       : P + f * (double)D;
+            P = smx_mpath_term(P, fz * fx, D, rho_t, medium, density, (long long)zs * pitch + xs);
         }
     }
     return P;
@@ -486,24 +509,6 @@ static inline SMX_PATH_HD double smx_mpath_cell(double dose, const smx_mpath_map
         smx_path_tree_push(&t, j < nth ? smx_mpath_direction(m, col + (long long)j * plane, pitch,
                                                              sz[j], sx[j], tz, tx, nz, nx, z0, z1,
                                                              x0, x1, medium, density)
-                                       : 0.0);
-    return dose + t.v[0];
-}
-
-/* smx_mpath_cell for a cell off the edges (smx_mpath_direction_inner), box
- * = { z0, z1, x0, x1 }: the same value bit for bit. */
-static inline SMX_PATH_HD double
-smx_mpath_cell_inner(double dose, const smx_mpath_maps *m, long long col, long long plane,
-                     int pitch, int nth, const double *sz, const double *sx, int tz, int tx,
-                     const int *box, const unsigned char *medium, const double *density)
-{
-    smx_path_tree t;
-    t.top = t.count = 0;
-    const int leaves = smx_path_leaves(nth);
-    for (int j = 0; j < leaves; j++)
-        smx_path_tree_push(&t, j < nth ? smx_mpath_direction_inner(m, col + (long long)j * plane,
-                                                                   pitch, sz[j], sx[j], tz, tx, box,
-                                                                   medium, density)
                                        : 0.0);
     return dose + t.v[0];
 }
