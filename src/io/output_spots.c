@@ -105,6 +105,13 @@ static int spot_values_fill(spot_values *v, output *o, const plan *p, const grid
     return 0;
 }
 
+/* The values in a chunk of data and indices (a dataset smaller than a chunk
+ * is one chunk). */
+static hsize_t spot_chunk(hsize_t nnz)
+{
+    return nnz < SPOT_CHUNK_VALUES ? nnz : SPOT_CHUNK_VALUES;
+}
+
 /* data and indices chunked, shuffled and deflated: the indices, ascending runs
  * of cells, shrink to a few hundredths of their bytes, the uint16 values to
  * about a third. The chunks are compressed on the host's threads and written
@@ -117,7 +124,7 @@ static int spot_compression(output *o, hsize_t nnz, const char *path, hid_t *dcp
     *dcpl = *dapl = H5I_INVALID_HID;
     if (nnz == 0)
         return 0;
-    const hsize_t chunk = nnz < SPOT_CHUNK_VALUES ? nnz : SPOT_CHUNK_VALUES;
+    const hsize_t chunk = spot_chunk(nnz);
     if ((*dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(*dcpl, 1, &chunk) < 0 ||
         H5Pset_shuffle(*dcpl) < 0 || H5Pset_deflate(*dcpl, SPOT_DEFLATE_LEVEL) < 0 ||
         (*dapl = H5Pcreate(H5P_DATASET_ACCESS)) < 0 || H5Pset_chunk_cache(*dapl, 0, 0, 1.0) < 0)
@@ -155,7 +162,7 @@ static size_t spot_datasets(dset *list, spot_group *sg)
     const int u16 = sg->u16;
     const hsize_t n = (hsize_t)sd->n_spots, nnz = (hsize_t)sd->nnz;
     const hid_t dcpl = sg->dcpl < 0 ? 0 : sg->dcpl, dapl = sg->dapl < 0 ? 0 : sg->dapl;
-    const size_t chunk = nnz < SPOT_CHUNK_VALUES ? (size_t)nnz : (size_t)SPOT_CHUNK_VALUES;
+    const size_t chunk = (size_t)spot_chunk(nnz);
     snprintf(sg->data_doc, sizeof sg->data_doc, "%s%s", w->data_doc,
              u16 ? ", as integers of the row's scale: the value is data * scale[row]" : "");
     snprintf(sg->peak_name, sizeof sg->peak_name, "peak_%s", w->unit_name);
