@@ -108,14 +108,23 @@ $(BUILD)/buildinfo.h: FORCE | $(BUILD)
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 FORCE:
 
+# ---- the compile flags: objects rebuild when they change (CUDA or MPI
+# switched on or off in the same BUILD, a sanitizer); rewritten only then ----
+$(BUILD)/cflags.stamp: FORCE | $(BUILD)
+	@printf '%s\n' '$(ALL_CFLAGS)' > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+$(BUILD)/nvccflags.stamp: FORCE | $(BUILD)
+	@printf '%s\n' '$(ALL_NVCCFLAGS)' > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+
 $(BUILD) $(BUILD)/tests:
 	@mkdir -p $@
 
-$(BUILD)/obj/%.o: src/%.c | $(BUILD)/buildinfo.h
+$(BUILD)/obj/%.o: src/%.c $(BUILD)/cflags.stamp | $(BUILD)/buildinfo.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/cuda/%.o: cuda/%.cu | $(BUILD)/buildinfo.h
+$(BUILD)/obj/cuda/%.o: cuda/%.cu $(BUILD)/nvccflags.stamp | $(BUILD)/buildinfo.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(ALL_NVCCFLAGS) $(NVCC_FILE_FLAGS) -MMD -MP -c $< -o $@
 # The fused kernel's instance groups (cuda/fused_nmax*.cu, 18 instances each)
@@ -131,7 +140,7 @@ $(BIN): $(BUILD)/obj/main.o $(LIBSMX)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The product's main renamed, behind the test main that installs the hooks.
-$(BUILD)/obj/tests/main_product.o: src/main.c | $(BUILD)/buildinfo.h
+$(BUILD)/obj/tests/main_product.o: src/main.c $(BUILD)/cflags.stamp | $(BUILD)/buildinfo.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Dmain=smx_product_main -MMD -MP -c $< -o $@
 
