@@ -204,14 +204,20 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
 {
     const pipeline_choice &q = c->pipe;
     // The spectral tallies (the halo's released energy, LET, dose to water),
-    // from the state the step finds.
+    // from the state the step finds (inside the single pass where it takes them).
+    // The one pass takes them on its unsplit steps; these kernels then run
+    // only on the steps it splits (a pencil's few tiles), deciding as it does.
+    const bool in_pass = q.kind == PIPE_FUSED_ONE_PASS && fused_takes_tallies(c);
+    const spectral_gate gate = { in_pass ? 1 : 0, c->slot_pref, c->nslots, c->split.max_tiles,
+                                 c->blocks };
     if (c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY))
         CUDA_CHECK_ERR(
-            err, spectral_launch(spectral_args{ c->psi_a, c->psi_b, q.alternates, &c->state->step,
-                                                c->dose, c->tally_wsum, c->d, c->tally,
-                                                c->medium_dev, q.regions ? c->reg : NULL,
-                                                q.regions ? c->box_a : NULL, c->stop, c->blocks },
-                                 c->stream));
+            err,
+            spectral_launch(spectral_args{ c->psi_a, c->psi_b, q.alternates, &c->state->step,
+                                           c->dose, c->tally_wsum, c->d, c->tally, c->medium_dev,
+                                           q.regions ? c->reg : NULL, q.regions ? c->box_a : NULL,
+                                           c->stop, c->blocks, gate },
+                            c->stream));
     // Every pipeline but the fused one pass starts from cleared partials.
     if (q.kind != PIPE_FUSED_ONE_PASS)
         CUDA_CHECK_ERR(err,
@@ -420,26 +426,36 @@ static void describe_variants(cuda_ctx *c)
     if (c->fused && c->split.max_tiles > 0)
         snprintf(split_why, sizeof split_why, "steps<=%d_tiles(groups>=%d_bins)",
                  c->split.max_tiles, FUSED_SPLIT_MIN_BINS);
-    snprintf(
-        c->variants, sizeof c->variants,
-        "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
-        "fused=%s energy_split=%s fused_tiles_per_block=%d fused_boundary_rows=%d row_pitch=%lld",
-        c->angular_why, c->energy_gather ? "gather" : "scatter",
-        c->stream_variant == SV_GATHER   ? "gather"
-        : c->stream_variant == SV_ATOMIC ? "atomic"
-        : c->stream_variant == SV_WARP   ? "warp"
-                                         : "fallback",
-        backend_scheme_name(c->s->st.scheme), c->use_graph ? "on" : "off",
-        c->set.early_exit == EARLY_EXIT_OFF     ? "off"
-        : c->set.early_exit == EARLY_EXIT_FIXED ? "fixed"
-                                                : "adaptive",
-        (double)c->threshold,
-        c->single_pass     ? "theta+energy+stream (one pass)"
-        : c->fused         ? "theta+energy, stream+measure"
-        : c->media_single  ? "media (one pass)"
-        : c->media_regions ? "media (theta, energy, stream+measure; active region)"
-                           : "no",
-        split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px);
+    // Where the spectral tallies (halo release, LET, dose to water) are taken.
+    char tallies[48] = "none";
+    if (c->planes > 1)
+        snprintf(tallies, sizeof tallies, "%s(%d_planes)",
+                 c->pipe.kind == PIPE_FUSED_ONE_PASS && fused_takes_tallies(c)
+                     ? "in_pass" // unsplit steps; split steps apart
+                     : "apart",
+                 c->planes - 1);
+    const step_pipeline k = c->pipe.kind;
+    snprintf(c->variants, sizeof c->variants,
+             "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
+             "fused=%s spectral_tallies=%s energy_split=%s fused_tiles_per_block=%d "
+             "fused_boundary_rows=%d row_pitch=%lld",
+             c->angular_why, c->energy_gather ? "gather" : "scatter",
+             c->stream_variant == SV_GATHER   ? "gather"
+             : c->stream_variant == SV_ATOMIC ? "atomic"
+             : c->stream_variant == SV_WARP   ? "warp"
+                                              : "fallback",
+             backend_scheme_name(c->s->st.scheme), c->use_graph ? "on" : "off",
+             c->set.early_exit == EARLY_EXIT_OFF     ? "off"
+             : c->set.early_exit == EARLY_EXIT_FIXED ? "fixed"
+                                                     : "adaptive",
+             (double)c->threshold,
+             k == PIPE_FUSED_ONE_PASS    ? "theta+energy+stream (one pass)"
+             : k == PIPE_FUSED_TWO_PASS  ? "theta+energy, stream+measure"
+             : k == PIPE_MOMENTS_REGIONS ? "moments (theta, energy, stream+measure; active region)"
+             : k == PIPE_MEDIA_ONE_PASS  ? "media (one pass)"
+             : k == PIPE_MEDIA_TWO_PASS  ? "media (theta, energy, stream+measure; active region)"
+                                         : "no",
+             tallies, split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px);
 }
 
 int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
@@ -480,7 +496,8 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
         if (int rc = cuda_choose_angular(c, err))
             return rc;
         if (c->angular != 0)
-            c->fused = c->single_pass = c->media_regions = c->media_single = c->media_single_ok = 0;
+            c->fused = c->single_pass = c->fused_tallies = c->media_regions = c->media_single =
+                c->media_single_ok = 0;
     }
     choose_pipeline(c);
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));

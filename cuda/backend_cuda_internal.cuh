@@ -122,6 +122,10 @@ struct cuda_ctx {
     int energy_gather;
     int fused; // theta + energy in one kernel, stream measures the step
     int single_pass; // fused and shift streaming: the whole step is one kernel
+    // Spectral tally planes the single pass takes inside its one pass over
+    // psi (one medium, where its shared memory holds them); 0: the tallies
+    // run apart (spectral_launch), before the step's pipeline.
+    int fused_tallies;
     // Single pass with spots side by side: each slot's boxes (common.cuh,
     // slot_boxes), nslots = slot_count(d) > 1; 0 where the union serves.
     box4 *slot_boxes;
@@ -188,6 +192,13 @@ inline spread_args spread_of(const cuda_ctx *c, int moved, const active_regions 
 
 // The fused kernel psi_a -> psi_b (fused_theta_energy), or the whole step
 // alternating between them (fused_step).
+// 1 when this step's single pass takes the spectral tallies (fused_tallies)
+// of the one medium the tables hold.
+inline bool fused_takes_tallies(const cuda_ctx *c)
+{
+    return c->single_pass && c->fused_tallies > 0 && c->planes > 1 && c->tally.n_media == 1;
+}
+
 inline fused_args fused_of(const cuda_ctx *c)
 {
     fused_args A;
@@ -213,6 +224,8 @@ inline fused_args fused_of(const cuda_ctx *c)
     A.slot_boxes = c->slot_boxes;
     A.slot_pref = c->slot_pref;
     A.nslots = c->nslots;
+    A.spec = fused_takes_tallies(c) ? c->tally : spectral_tables_dev{};
+    A.spec_dose = c->dose;
     return A;
 }
 

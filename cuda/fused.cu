@@ -45,16 +45,16 @@ int fused_boundary_rows_fit(const fused_sizes &z, int tiles, int n_wide)
     const int stream = z.stream;
     if (nth > 64 || (tiles != 1 && tiles != FUSED_SUB))
         return 0;
-    const int kp = padded_kp(z.max_half_width, z.kp_cap);
+    const int kp = padded_kp(z.max_half_width, z.kp_cap), spec = z.spec_planes;
     switch (fused_nmax(nth)) {
     case 16:
-        return fused_rows_fit_nmax16(kp, ne, tiles, n_wide, stream);
+        return fused_rows_fit_nmax16(kp, ne, tiles, n_wide, stream, spec);
     case 32:
-        return fused_rows_fit_nmax32(kp, ne, tiles, n_wide, stream);
+        return fused_rows_fit_nmax32(kp, ne, tiles, n_wide, stream, spec);
     case 48:
-        return fused_rows_fit_nmax48(kp, ne, tiles, n_wide, stream);
+        return fused_rows_fit_nmax48(kp, ne, tiles, n_wide, stream, spec);
     default:
-        return fused_rows_fit_nmax64(kp, ne, tiles, n_wide, stream);
+        return fused_rows_fit_nmax64(kp, ne, tiles, n_wide, stream, spec);
     }
 }
 
@@ -69,13 +69,15 @@ cudaError_t fused_theta_energy(const fused_args &A, cudaStream_t s)
     B.slot_boxes = nullptr;
     B.slot_pref = nullptr;
     B.nslots = 0;
+    B.spec = spectral_tables_dev{}; // the tallies run apart (spectral_launch)
     return launch<false>(B, s);
 }
 
 cudaError_t fused_step(const fused_args &A, cudaStream_t s)
 {
     if (A.st.scheme != 1 ||
-        !fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width) ||
+        !fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width, A.spec.nplanes) ||
+        (A.spec.nplanes > 0 && (!A.spec_dose || A.spec.n_media != 1)) ||
         (A.nslots > 1 &&
          (!A.slot_boxes || !A.slot_pref || A.nslots > FUSED_SLOTS || A.nslots != slot_count(A.d))))
         return cudaErrorInvalidValue;

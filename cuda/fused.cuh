@@ -47,6 +47,7 @@
 #include "angular.cuh"
 #include "common.cuh"
 #include "fused_shape.cuh"
+#include "spectral_tally.cuh"
 #include "streaming.cuh"
 
 // One source bin's constants, in one aligned record (three 16-byte shared
@@ -98,9 +99,6 @@ struct fused_split_dev {
     int *count; // [max_tiles]
     int max_tiles;
 };
-// Fewest source bins per group of the split: more leave a pencil's few tiles
-// fewer groups than there are blocks to take them; fewer add little.
-#define FUSED_SPLIT_MIN_BINS 3
 size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles);
 
 // Dynamic shared memory a fused block may use: its stage ring and per-bin
@@ -111,16 +109,20 @@ size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles);
 // one energy bin small enough for 32-bit offsets, and a block's stage ring and
 // per-bin tables (ne of them) within FUSED_MAX_DYN_SMEM.
 int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
-// 1 when the single pass can serve it (the shift scheme is the caller's check).
-int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width);
+// 1 when the single pass can serve it with spec_planes spectral tallies
+// (the shift scheme is the caller's check).
+int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width,
+                         int spec_planes);
 // What a fused block's shared memory depends on: the directions and energy
-// bins, the widest kernel, whether the instance streams (fused_step) and the
-// padded stage's cap (kp_cap, as for fused_args::kp).
+// bins, the widest kernel, whether the instance streams (fused_step), the
+// padded stage's cap (kp_cap, as for fused_args::kp) and the spectral
+// tallies' planes the single pass takes.
 struct fused_sizes {
     int64_t nth, ne;
     int max_half_width;
     int stream;
     int kp_cap;
+    int spec_planes;
 };
 // Tiles per block of the unsplit instance on a grid it serves: FUSED_SUB, or
 // 1 where that many stage rings do not fit (or one_tile, a test hook, asks).
@@ -129,8 +131,9 @@ int fused_tiles_per_block(const fused_sizes &z, int one_tile);
 // Floats per row of fused_tables_dev::bf_wide: the direction count the
 // fused kernel is compiled for (nth rounded up to 16, 32, 48 or 64).
 int fused_boundary_row_floats(int64_t nth);
-// 1 when n_wide rows of fused_tables_dev::bf_wide fit beside the block's
-// stage rings and tables without costing the SM a resident block (tiles:
+// 1 when n_wide rows of fused_tables_dev::bf_wide and z.spec_planes
+// planes of in-pass spectral tallies fit beside the block's stage rings and
+// tables without costing the SM a resident block against neither (tiles:
 // fused_tiles_per_block; the split instance's one-tile blocks need less).
 int fused_boundary_rows_fit(const fused_sizes &z, int tiles, int n_wide);
 
@@ -162,6 +165,12 @@ struct fused_args {
     box4 *slot_boxes; // [SB_KINDS][FUSED_SLOTS] (common.cuh), with nslots > 1 (single pass)
     const int *slot_pref; // [nslots + 1] tiles before each slot's (slot_tiles)
     int nslots; // > 1: the single pass visits each slot's box (0 or 1: the union's)
+    // Single pass, spec.nplanes > 0: the spectral tallies of the state the
+    // step finds (spectral_tally.cuh; one medium, medium 0), added to planes
+    // 1.. of spec_dose ([1 + nplanes][slice]) by the unsplit instance; the
+    // steps it splits take them apart (spectral_gate).
+    spectral_tables_dev spec;
+    double *spec_dose;
 };
 
 // A_theta and A_E, psi0 -> psi1: A's step, st, box_next and slots are not used.
@@ -192,9 +201,9 @@ cudaError_t fused_launch_nmax48(const fused_args &A, bool stream, bool slots, cu
 cudaError_t fused_launch_nmax64(const fused_args &A, bool stream, bool slots, cudaStream_t s);
 
 // fused_boundary_rows_fit for this group.
-int fused_rows_fit_nmax16(int kp, int64_t ne, int tiles, int n_wide, bool stream);
-int fused_rows_fit_nmax32(int kp, int64_t ne, int tiles, int n_wide, bool stream);
-int fused_rows_fit_nmax48(int kp, int64_t ne, int tiles, int n_wide, bool stream);
-int fused_rows_fit_nmax64(int kp, int64_t ne, int tiles, int n_wide, bool stream);
+int fused_rows_fit_nmax16(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec);
+int fused_rows_fit_nmax32(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec);
+int fused_rows_fit_nmax48(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec);
+int fused_rows_fit_nmax64(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec);
 
 #endif

@@ -4,17 +4,24 @@
 #include <climits>
 
 #include "fused_layout.cuh"
+#include "numerics/direction_chunks.h"
 static_assert(fused_g(16) * fused_m(16) == 16 && fused_g(48) * fused_m(48) == 48 &&
                   fused_g(64) * fused_m(64) == 64 && FUSED_THREADS(64) / 32 <= 32,
               "whole direction chunks per column, at most 32 warps per block");
+// The spectral tallies' chunks (numerics/direction_chunks.h) are a thread's directions.
+static_assert(fused_m(16) == 4 && fused_m(32) == 8 && fused_m(48) == 8 && fused_m(64) == 8 &&
+                  SMX_DIRECTION_CHUNK_MAX == 8,
+              "smx_direction_chunk(nth) == fused_m(fused_nmax(nth))");
 
-static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width, bool stream)
+static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width, bool stream,
+                      int spec)
 {
     if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64)
         return 0; // offsets within a bin are int
     // one tile per block at least (fused_tiles_per_block)
-    return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1, 0).bytes <=
-           FUSED_MAX_DYN_SMEM;
+    return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1,
+                           fused_extras{ 0, spec, false })
+               .bytes <= FUSED_MAX_DYN_SMEM;
 }
 
 size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles)
@@ -24,19 +31,21 @@ size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles)
 
 int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
 {
-    return fused_fits(nth, slice, ne, max_half_width, false);
+    return fused_fits(nth, slice, ne, max_half_width, false, 0);
 }
 
-int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
+int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width,
+                         int spec_planes)
 {
-    return fused_fits(nth, slice, ne, max_half_width, true);
+    return fused_fits(nth, slice, ne, max_half_width, true, spec_planes);
 }
 
 // FUSED_SUB tiles per block where their stage rings fit beside the per-bin
 // tables, one otherwise (fused_fits).
 int fused_tiles_per_block(const fused_sizes &z, int one_tile)
 {
-    const fused_layout L = fused_layout_of(fused_nmax(z.nth), padded_kp(z.max_half_width, z.kp_cap),
-                                           z.ne, z.stream != 0, FUSED_SUB, 0);
+    const fused_layout L =
+        fused_layout_of(fused_nmax(z.nth), padded_kp(z.max_half_width, z.kp_cap), z.ne,
+                        z.stream != 0, FUSED_SUB, fused_extras{ 0, z.spec_planes, false });
     return !one_tile && L.bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB : 1;
 }

@@ -14,8 +14,9 @@ cudaError_t FUSED_INSTANCE_NAME(fused_launch_nmax)(const fused_args &A, bool str
                  : launch_n<FUSED_INSTANCE_NMAX, true, false>(A, s);
 }
 
-int FUSED_INSTANCE_NAME(fused_rows_fit_nmax)(int kp, int64_t ne, int tiles, int n_wide, bool stream)
+int FUSED_INSTANCE_NAME(fused_rows_fit_nmax)(int kp, int64_t ne, int tiles, int n_wide, bool stream,
+                                             int spec)
 {
-    return stream ? boundary_rows_fit_n<FUSED_INSTANCE_NMAX, true>(kp, ne, tiles, n_wide)
-                  : boundary_rows_fit_n<FUSED_INSTANCE_NMAX, false>(kp, ne, tiles, n_wide);
+    return stream ? boundary_rows_fit_n<FUSED_INSTANCE_NMAX, true>(kp, ne, tiles, n_wide, spec)
+                  : boundary_rows_fit_n<FUSED_INSTANCE_NMAX, false>(kp, ne, tiles, n_wide, 0);
 }

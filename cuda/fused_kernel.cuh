@@ -14,6 +14,7 @@
 #include <climits>
 
 #include "async_copy.cuh"
+#include "numerics/direction_chunks.h"
 #include "pair_tree.cuh"
 
 namespace {
@@ -86,16 +87,6 @@ __device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 
     return b;
 }
 
-// Work items of a step's energy split (see fused_kernel): ng groups per
-// tile, or 1 (no split) when the tiles alone give every block work, when
-// the split is off (max_tiles = 0), or when too few source bins hold weight.
-__device__ inline int split_groups(int64_t ntiles, int nsrc, int max_tiles, int blocks)
-{
-    if (ntiles == 0 || ntiles > max_tiles || nsrc < 2 * FUSED_SPLIT_MIN_BINS)
-        return 1;
-    return max(1, min((int)(blocks / ntiles), nsrc / FUSED_SPLIT_MIN_BINS));
-}
-
 // EXACT: nth == NMAX, so every thread's M directions exist (no guards).
 // SPLIT: the instance for steps whose tiles are split (split_groups > 1);
 // both instances are launched every step and the other returns at once, so
@@ -125,7 +116,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     __shared__ int s_wnz[SUB * G];
     __shared__ int s_tslot[SUB];
     extern __shared__ float4 dyn_smem[]; // fused_layout
-    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB, A.ft.n_wide);
+    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB,
+                                           fused_extras{ A.ft.n_wide, A.spec.nplanes, SPLIT });
     // The block's SUB groups of NT threads each walk their own tile, with
     // their own stage ring and barrier (named barrier 1 + sub).
     const unsigned utid =
@@ -152,6 +144,15 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     const int *s_bfrow = reinterpret_cast<const int *>(smem + L.bfrow_off);
     const float *s_bfw = reinterpret_cast<const float *>(smem + L.bfw_off);
     const int nfull = (int)((A.d.ne + 31) / 32); // words of s_full
+    // The spectral tallies (the unsplit single pass; a split step's run
+    // apart, spectral_launch): each thread's chunk sums of a bin by the
+    // bin's parity [2][G][cols], the tile's running sums [nq][cols]. Warp g
+    // of a group keeps planes g, g + G, ... (its own running sums: no
+    // barrier between them); the coefficients [nq][ne] are the block's copy.
+    const int nq = STREAM && !SPLIT ? A.spec.nplanes : 0;
+    double *const s_spec = reinterpret_cast<double *>(smem + L.spec_off) + sub * 2 * G * FUSED_COLS;
+    double *const s_R = reinterpret_cast<double *>(smem + L.sr_off) + sub * nq * FUSED_COLS;
+    double *const s_coef = reinterpret_cast<double *>(smem + L.coef_off);
     unsigned *const s_full =
         reinterpret_cast<unsigned *>(smem + L.full_off) + threadIdx.x / FUSED_COLS * nfull;
     // Columns to visit: where the input has weight, plus where the output
@@ -206,6 +207,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             sbox[4 * k + 3] = -1;
         }
     }
+    for (int i = threadIdx.x; i < nq * ne; i += blockDim.x)
+        s_coef[i] = A.spec.coef[i]; // [nq][n_media = 1][ne]
     if (A.ft.n_wide > 0) {
         for (int k = threadIdx.x; k < ne; k += blockDim.x)
             reinterpret_cast<int *>(smem + L.bfrow_off)[k] = A.ft.bf_row[k];
@@ -455,6 +458,24 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             if (!SPLIT || (T >= ot_lo && T <= ot_hi))
                 emit(T, v, zero);
         };
+        // The spectral tallies of bin sb, after the barrier that completes its
+        // chunk sums: the cell's sum over its directions, the chunks added in
+        // order (direction_chunks.h), formed by each warp that keeps a plane;
+        // each plane's running sum takes it by one fma (bins ascending; a zero
+        // coefficient adds nothing, as on the CPU).
+        auto spectral_bin = [&](int sb, bool any_has) {
+            if (g >= nq || !any_has)
+                return;
+            const double *cs = s_spec + (sb & 1) * G * FUSED_COLS + col;
+            double W = cs[0];
+            for (int k = 1; k < G; k++)
+                W += cs[k * FUSED_COLS];
+            for (int q = g; q < nq; q += G) {
+                const double k = s_coef[q * ne + sb];
+                if (k != 0.0)
+                    s_R[q * FUSED_COLS + col] = __fma_rn(k, W, s_R[q * FUSED_COLS + col]);
+            }
+        };
         // This tile's convolved weight by bin (from src_lo), direction and column.
         float *const ws_tile = SPLIT ? A.split.ws + tile * ne * NMAX * FUSED_COLS : nullptr;
         auto ws_at = [&](int sb, int m) {
@@ -488,8 +509,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         float tcf = 0.0f,
               ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
 
-        // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
-        // the ring while bin s is convolved; nothing of them is held in registers.
+        // The tile's spectral sums start at zero, each plane by its warp.
+        for (int q = g; q < nq; q += G)
+            s_R[q * FUSED_COLS + col] = 0.0;
+            // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
+            // the ring while bin s is convolved; nothing of them is held in registers.
 #pragma unroll
         for (int i = 0; i < R - 1; i++)
             issue(p_lo + i, ring0 + i);
@@ -543,6 +567,13 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
 #pragma unroll
             for (int m = 0; m < M; m++)
                 cur[m] = dir_ok(m) ? row[m * FUSED_COLS] : 0.0f;
+            if (nq > 0) { // the spectral tallies' chunk of this thread (direction_chunks.h)
+                double t[M];
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    t[m] = dir_ok(m) ? (double)cur[m] : 0.0;
+                s_spec[((s & 1) * G + g) * FUSED_COLS + col] = smx_chunk_tree(t, M);
+            }
             if (has) {
                 // Theta tallies in float within the thread (~1e-7 channels:
                 // the total only scales the kernel's truncation, 1 - weight_sum).
@@ -616,6 +647,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             issue(s + R - 1, slot == ring0 ? ring0 + R - 1 : slot - 1);
             const float *w_slot = s_w + slot * L.wn;
             slot = slot == ring0 + R - 1 ? ring0 : slot + 1;
+            if (nq > 0)
+                spectral_bin(s, any_has);
             if (!any_has) {
                 if (SPLIT && own_s)
 #pragma unroll
@@ -726,6 +759,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 }
             }
         }
+        if (live) // each warp its planes' sums (its own, complete)
+            for (int q = g; q < nq; q += G)
+                A.spec_dose[(int64_t)(1 + q) * slice + c] += s_R[q * FUSED_COLS + col];
         tc += tcf;
         ec += ecf;
         if constexpr (SPLIT) {
@@ -806,8 +842,9 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     const bool exact = A.d.nth == NMAX;
     const bool multi = A.tiles == FUSED_SUB;
     if ((!multi && A.tiles != 1) ||
-        (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB, A.ft.n_wide).bytes >
-                      FUSED_MAX_DYN_SMEM))
+        (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB,
+                                  fused_extras{ A.ft.n_wide, A.spec.nplanes, false })
+                          .bytes > FUSED_MAX_DYN_SMEM))
         return cudaErrorInvalidValue; // not what fused_tiles_per_block decides
     const int subs[2] = { multi ? FUSED_SUB : 1, 1 };
     void (*const kernels[2])(
@@ -825,7 +862,9 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1);
          sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
-        const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, subs[sp], A.ft.n_wide);
+        const fused_layout L =
+            fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, subs[sp],
+                            fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1 });
         if (L.bytes > limit) {
             const cudaError_t e = cudaFuncSetAttribute(
                 kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
@@ -872,7 +911,7 @@ int blocks_by_smem(const void *fn, size_t dyn, int want)
 }
 
 template <int NMAX, bool STREAM>
-int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide)
+int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide, int spec)
 {
     // The unsplit instance (tiles per block) and the split one (one tile).
     const int subs[2] = { tiles, 1 };
@@ -881,8 +920,14 @@ int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide)
                                : (const void *)fused_kernel<NMAX, STREAM, true, false, 1>,
                            (const void *)fused_kernel<NMAX, STREAM, true, true, 1> };
     for (int i = 0; i < 2; i++) {
-        const size_t without = fused_layout_of(NMAX, kp, ne, STREAM, subs[i], 0).bytes;
-        const size_t with = fused_layout_of(NMAX, kp, ne, STREAM, subs[i], n_wide).bytes;
+        // Against the bare layout: neither the rows nor the tallies' sums may
+        // cost a resident block.
+        const bool split = i == 1;
+        const size_t without =
+            fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ 0, 0, split }).bytes;
+        const size_t with =
+            fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ n_wide, spec, split })
+                .bytes;
         const int want = max(1, FUSED_MIN_BLOCKS(NMAX) / subs[i]);
         const int n_with = blocks_by_smem(fns[i], with, want),
                   n_without = blocks_by_smem(fns[i], without, want);

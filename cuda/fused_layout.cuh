@@ -77,11 +77,17 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 // - single pass: the per-bin extents measured (ne x 4 ints), and per warp
 //   a bit per target bin (emit);
 // - n_wide > 0: the boundary fractions of the kernels wider than FUSED_EDGE
-//   (fused_tables_dev::bf_wide, rows of nmax floats) and each bin's row.
+//   (fused_tables_dev::bf_wide, rows of nmax floats) and each bin's row;
+// - single pass with spec planes of spectral tallies: per group, each
+//   thread's chunk sum of a bin (two bins' worth, by parity: [2][G][cols]
+//   doubles), the tile's running sums per plane ([spec][cols] doubles) and
+//   the planes' coefficients of the one medium ([spec][ne] doubles); none in
+//   the split instance, whose steps take the tallies apart (they keep the
+//   shared memory that holds the split's blocks per SM).
 struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
     size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bfrow_off, bfw_off,
-        bytes;
+        spec_off, sr_off, coef_off, bytes;
 };
 
 __host__ __device__ constexpr size_t align16(size_t b)
@@ -89,9 +95,21 @@ __host__ __device__ constexpr size_t align16(size_t b)
     return (b + 15) & ~(size_t)15;
 }
 
+// What a block keeps beside its stage rings and per-bin tables: n_wide rows
+// of boundary fractions, spec planes of in-pass spectral tallies (none in
+// the split instance: split).
+struct fused_extras {
+    int n_wide, spec;
+    bool split;
+};
+
 __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream,
-                                                        int sub, int n_wide)
+                                                        int sub, fused_extras x)
 {
+    const int n_wide = x.n_wide;
+    int spec = x.spec;
+    const bool split = x.split;
+    spec = stream && !split ? spec : 0; // a split step's tallies run apart
     fused_layout L;
     L.lo = kp + CONV_TAPS_PER_BLOCK - 1;
     L.rows = L.lo + nmax + kp;
@@ -106,7 +124,11 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
     L.bfrow_off = L.full_off +
                   (stream ? (size_t)sub * fused_g(nmax) * ((ne + 31) / 32) * sizeof(unsigned) : 0);
     L.bfw_off = L.bfrow_off + (n_wide > 0 ? (size_t)ne * sizeof(int) : 0);
-    L.bytes = L.bfw_off + (size_t)n_wide * nmax * sizeof(float);
+    L.spec_off = align16(L.bfw_off + (size_t)n_wide * nmax * sizeof(float));
+    L.sr_off =
+        L.spec_off + (spec > 0 ? (size_t)sub * 2 * fused_g(nmax) * FUSED_COLS * sizeof(double) : 0);
+    L.coef_off = L.sr_off + (size_t)sub * spec * FUSED_COLS * sizeof(double);
+    L.bytes = L.coef_off + (size_t)spec * ne * sizeof(double);
     return L;
 }
 

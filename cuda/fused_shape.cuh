@@ -25,4 +25,9 @@
 // tiles then load and store together, as one 128-column block would).
 #define FUSED_SUB 2
 
+// Fewest source bins per group of the energy split (fused.cuh): more leave a
+// pencil's few tiles fewer groups than there are blocks to take them; fewer
+// add little.
+#define FUSED_SPLIT_MIN_BINS 3
+
 #endif

@@ -1,7 +1,28 @@
 #include "spectral_tally.cuh"
 
+#include "numerics/direction_chunks.h"
+#include "tiling.cuh"
+
+// 1 when this step's tallies are the one pass's (gate on, the step unsplit).
+__device__ __forceinline__ bool spectral_in_pass(const spectral_gate &g, const active_regions *reg)
+{
+    return g.on && step_split_groups(reg, g.slot_pref, g.nslots, g.max_tiles, g.blocks) <= 1;
+}
+
+// One chunk's pairwise sum (direction_chunks.h), C directions from j0.
+template <int C>
+__device__ __forceinline__ double chunk_sum(const float *p, int64_t j0, int64_t nth, int64_t slice)
+{
+    double t[C];
+#pragma unroll
+    for (int m = 0; m < C; m++)
+        t[m] = j0 + m < nth ? (double)__ldg(p + (j0 + m) * slice) : 0.0;
+    return smx_chunk_tree(t, C);
+}
+
 // Two passes, the order of cpu_spectral_tallies: first each (bin, cell)'s
-// weight summed over its directions (ascending, in double), a thread per
+// weight summed over its directions (in double, in the chunks of
+// numerics/direction_chunks.h), a thread per
 // (bin, cell), every load independent; then per (cell, band) the bins
 // ascending, each sum times the bin's release by one fma. Outside a bin's
 // box (where the run keeps boxes) the cell holds none of the bin's weight:
@@ -40,9 +61,9 @@ __device__ __forceinline__ spectral_volume spectral_volume_of(const dev_dims &d,
 __global__ void spectral_sum_kernel(const float *__restrict__ psi_a,
                                     const float *__restrict__ psi_b, int flip, const int64_t *step,
                                     double *wsum, dev_dims d, const active_regions *reg,
-                                    const box4 *boxes, const int *stop)
+                                    const box4 *boxes, const int *stop, spectral_gate gate)
 {
-    if (*stop)
+    if (*stop || spectral_in_pass(gate, reg))
         return;
     const spectral_volume v = spectral_volume_of(d, reg);
     const int64_t nxv = v.x1 - v.x0 + 1, nzv = v.z1 - v.z0 + 1, nev = v.hi - v.lo + 1;
@@ -57,18 +78,25 @@ __global__ void spectral_sum_kernel(const float *__restrict__ psi_a,
             continue;
         const int64_t c = (int64_t)z * d.px + x;
         const float *p = psi + ie * d.nth * d.slice + c;
+        // The chunks in registers (a constant size: an array indexed at run
+        // time would live in local memory).
         double w = 0.0;
-        for (int64_t j = 0; j < d.nth; j++)
-            w += (double)__ldg(p + j * d.slice);
+        if (smx_direction_chunk(d.nth) == 8)
+            for (int64_t j0 = 0; j0 < d.nth; j0 += 8)
+                w += chunk_sum<8>(p, j0, d.nth, d.slice);
+        else
+            for (int64_t j0 = 0; j0 < d.nth; j0 += 4)
+                w += chunk_sum<4>(p, j0, d.nth, d.slice);
         wsum[ie * d.slice + c] = w;
     }
 }
 
 __global__ void spectral_plane_kernel(const double *__restrict__ wsum, double *dose, dev_dims d,
                                       spectral_tables_dev t, const unsigned char *medium,
-                                      const active_regions *reg, const box4 *boxes, const int *stop)
+                                      const active_regions *reg, const box4 *boxes, const int *stop,
+                                      spectral_gate gate)
 {
-    if (*stop)
+    if (*stop || spectral_in_pass(gate, reg))
         return;
     const spectral_volume v = spectral_volume_of(d, reg);
     const int64_t nxv = v.x1 - v.x0 + 1, nzv = v.z1 - v.z0 + 1;
@@ -96,11 +124,11 @@ __global__ void spectral_plane_kernel(const double *__restrict__ wsum, double *d
 cudaError_t spectral_launch(const spectral_args &a, cudaStream_t s)
 {
     spectral_sum_kernel<<<a.blocks, 256, 0, s>>>(a.psi_a, a.psi_b, a.flip, a.step, a.wsum, a.d,
-                                                 a.reg, a.boxes, a.stop);
+                                                 a.reg, a.boxes, a.stop, a.gate);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
     spectral_plane_kernel<<<a.blocks, 256, 0, s>>>(a.wsum, a.dose, a.d, a.t, a.medium, a.reg,
-                                                   a.boxes, a.stop);
+                                                   a.boxes, a.stop, a.gate);
     return cudaGetLastError();
 }

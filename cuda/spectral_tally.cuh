@@ -15,6 +15,15 @@ struct spectral_tables_dev {
     int2 bins[SPECTRAL_PLANES_MAX]; // each plane's bins with a non-zero coefficient (first, last)
 };
 
+// Where the one pass takes the tallies of its unsplit steps (fused.cuh),
+// the tallies run apart only on the steps it splits: on = 1 and what
+// decides the split (tiling.cuh, step_split_groups).
+struct spectral_gate {
+    int on;
+    const int *slot_pref;
+    int nslots, max_tiles, blocks;
+};
+
 // What the tallies are handed: psi as the step finds it, psi_a, or in a
 // one-pass run psi[*step & 1] of (psi_a, psi_b) (flip); dose: [1 + nplanes]
 // [slice]; wsum: [ne][slice] scratch; the grid and the coefficients; medium:
@@ -32,5 +41,6 @@ struct spectral_args {
     const box4 *boxes;
     const int *stop;
     int blocks;
+    spectral_gate gate;
 };
 cudaError_t spectral_launch(const spectral_args &a, cudaStream_t s);

@@ -94,6 +94,18 @@ __host__ __device__ inline bool tile_cell(const box4 &F, const tiling &t, int ti
     return true;
 }
 
+// Work items of a step's energy split (see fused_kernel): ng groups per
+// tile, or 1 (no split) when the tiles alone give every block work, when
+// the split is off (max_tiles = 0), or when too few source bins hold weight.
+__host__ __device__ inline int split_groups(int64_t ntiles, int nsrc, int max_tiles, int blocks)
+{
+    if (ntiles == 0 || ntiles > max_tiles || nsrc < 2 * FUSED_SPLIT_MIN_BINS)
+        return 1;
+    const int64_t per = blocks / ntiles;
+    const int by_bins = nsrc / FUSED_SPLIT_MIN_BINS;
+    return per < 1 ? 1 : per < by_bins ? (int)per : by_bins;
+}
+
 // Slot k's columns that the one-pass step visits (common.cuh, slot_boxes):
 // where psi_a holds weight and where psi_b holds values to clear; and their
 // tiles.
@@ -115,6 +127,17 @@ __host__ __device__ inline void slot_prefix(const box4 *slot_boxes, int nslots, 
         n += slot_tiles(slot_boxes, k);
     }
     pref[nslots] = n;
+}
+
+// The energy split's groups of the one-pass step about to run, from what it
+// finds (reg; with nslots > 1 each slot's tiles, slot_pref), as the step's
+// kernel decides them (fused_kernel; blocks: its tiles in flight).
+__device__ inline int step_split_groups(const active_regions *reg, const int *slot_pref, int nslots,
+                                        int max_tiles, int blocks)
+{
+    const int64_t ntiles =
+        nslots > 1 ? slot_pref[nslots] : tiles_of(tiling_of(box_join(reg->occupied, reg->written)));
+    return split_groups(ntiles, reg->src_hi - reg->src_lo + 1, max_tiles, blocks);
 }
 
 #endif

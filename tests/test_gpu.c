@@ -316,9 +316,11 @@ static void media_cases(int quick)
                                 : ", two passes");
             k.name = name;
             compare_case(&k, k.only_op < 0 ? 6 : 1);
-            const char *want = !region    ? "fused=no "
-                               : pass > 0 ? "fused=media (one pass)"
-                                          : "fused=media (theta";
+            /* The moments scheme's two passes take media as one medium does. */
+            const char *want = !region                            ? "fused=no "
+                               : pass > 0                         ? "fused=media (one pass)"
+                               : strstr(mc[i].sets[0], "moments") ? "fused=moments (theta"
+                                                                  : "fused=media (theta";
             CHECK_MSG(strstr(runner_variants, want), "%s: ran %s", k.name, runner_variants);
             runner_media_one_pass = 0;
         }
@@ -959,6 +961,19 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         compare_case(&full[i], 3);
+    /* The one pass takes the spectral tallies (the halo's release) of the
+     * steps it does not split; BASE's steps split (below), so these take
+     * them apart, in the kernels of cuda/spectral_tally.cu, with the pass's
+     * tallies switched on (the tallies' own kernels decide the split as the
+     * step's does). */
+    const kcase apart[] = {
+        { "3 steps, one pass, LET and dose to water",
+          -1,
+          { "output.let=true", "output.dose_to_water=true" },
+          2,
+          1 },
+    };
+    compare_cases_as(apart, 1, ", split steps (tallies apart)", "spectral_tallies=in_pass(");
     /* The same with the device rows padded to whole 128-byte lines
      * (row_pitch_for, cuda/common.cuh), as the backend lays out wide grids
      * (nx = 200 -> 224): the test hook pads BASE's 37 cells to 64. Every
@@ -981,6 +996,11 @@ int main(int argc, char **argv)
      * walk every bin, or the cluster's barriers would wait forever. */
     const kcase unsplit[] = {
         { "3 steps, one pass, no energy split", -1, { "backend.cuda_graph=true" }, 1, 1 },
+        { "3 steps, one pass, no split, LET and dose to water",
+          -1,
+          { "output.let=true", "output.dose_to_water=true" },
+          2,
+          1 },
         { "3 steps, one pass, no split, 35 tiles (odd)", -1, { "grid.space.nz=30" }, 1, 1 },
         { "3 steps, one pass, no split, 33 tiles (one in the last cluster)",
           -1,
@@ -1001,6 +1021,19 @@ int main(int argc, char **argv)
     const size_t n_unsplit = sizeof unsplit / sizeof unsplit[0];
     runner_fused_split_off = 1;
     compare_cases_as(unsplit, n_unsplit, "", "fused_tiles_per_block=2");
+    /* Unsplit, the one pass takes the spectral tallies inside it, in the
+     * CPU's order (numerics/direction_chunks.h): the cases above (3 planes,
+     * the halo's release; 7 with LET's and the dose to water's; 13
+     * directions in chunks of 4 with the halo's) and this one, which says so. */
+    const kcase in_pass[] = {
+        { "3 steps, one pass, no split, 13 bins (chunks of 4), LET",
+          -1,
+          { "grid.angle.n_bins=13", "output.let=true" },
+          2,
+          1 },
+    };
+    compare_cases_as(in_pass, sizeof in_pass / sizeof in_pass[0], ", tallies in the pass",
+                     "spectral_tallies=in_pass(");
     /* The same with one tile per block, the form the kernel takes on grids
      * whose per-bin tables leave no room for two stage rings (test hook). */
     runner_fused_one_tile = 1;

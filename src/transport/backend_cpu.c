@@ -94,7 +94,7 @@ int backend_cpu_setup_test(void **out, const sim_tables *s, const backend_test_o
     c->step_oz = malloc(g->nth * sizeof(int));
     c->step_ox = malloc(g->nth * sizeof(int));
     c->scratch = malloc((size_t)c->nthreads * g->nth * g->nx * sizeof(float));
-    c->dep_row = malloc((size_t)c->nthreads * (4 > g->dose_planes ? 4 : g->dose_planes + 1) *
+    c->dep_row = malloc((size_t)c->nthreads * (4 > g->dose_planes + 1 ? 4 : g->dose_planes + 1) *
                         g->nx * sizeof(double));
     c->dmap = malloc((size_t)g->nth * g->slice * sizeof(float));
     if (c->moments) {

@@ -11,6 +11,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "numerics/direction_chunks.h"
 #include "numerics/fma_rows.h"
 #include "transport/backend_cpu_internal.h"
 
@@ -732,9 +733,9 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
 /* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
  * and finds the front. */
 /* The spectral tallies (physics/spectral_tally.h), per row and plane: bins
- * ascending, each bin's weight summed over its directions (ascending, in
- * double), then taken times its coefficient by one fma: the order of the CUDA
- * kernel's cell. */
+ * ascending, each bin's weight summed over its directions (in double, in
+ * chunks: numerics/direction_chunks.h), then taken times its coefficient by
+ * one fma: the order of the CUDA kernels' cell. */
 void cpu_spectral_tallies(cpu_ctx *c)
 {
     const grid *g = c->g;
@@ -743,6 +744,7 @@ void cpu_spectral_tallies(cpu_ctx *c)
     const sim_tables *s = c->s;
     const spectral_tallies *st = &s->tally;
     const int ne = (int)g->ne, nth = (int)g->nth, nq = g->dose_planes - 1;
+    const int chunk = smx_direction_chunk(nth);
     box all = BOX_EMPTY;
     for (int ie = 0; ie < ne; ie++)
         all = box_union(all, c->box_cur[ie]);
@@ -761,9 +763,17 @@ void cpu_spectral_tallies(cpu_ctx *c)
                 continue;
             for (int x = bx.x0; x <= bx.x1; x++)
                 W[x] = 0.0;
-            for (int j = 0; j < nth; j++) {
-                const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-                rows_add_f64(W + bx.x0, row + bx.x0, bx.x1 - bx.x0 + 1);
+            for (int j0 = 0; j0 < nth; j0 += chunk) {
+                const float *rows[SMX_DIRECTION_CHUNK_MAX];
+                const int nj = nth - j0 < chunk ? nth - j0 : chunk;
+                for (int m = 0; m < nj; m++)
+                    rows[m] = plane(c, c->cur, ie, j0 + m) + (int64_t)z * g->nx;
+                for (int x = bx.x0; x <= bx.x1; x++) {
+                    double t[SMX_DIRECTION_CHUNK_MAX];
+                    for (int m = 0; m < chunk; m++)
+                        t[m] = m < nj ? (double)rows[m][x] : 0.0;
+                    W[x] += smx_chunk_tree(t, chunk);
+                }
             }
             for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
                 int x0, x1;
