@@ -459,6 +459,10 @@ void report_summary(const run_result *r, const dose_figures *fig)
                  r->per_spot.n_spots, (long long)r->per_spot.nnz, r->per_spot.threshold,
                  r->spot_window_nz, r->spot_window_nx, r->spot_window_grew, r->spot_slots,
                  r->spot_window_moves, r->spot_window_band);
+    /* Which kernels stepped (the backend's choice from the plan and the
+     * device, as /provenance's kernel_variants records it). */
+    if (r->kernel_variants[0])
+        smx_info("  kernels                   %s\n", r->kernel_variants);
     /* The command's phases as they ran: the time to dose from the plan. */
     smx_info("  wall time                 %.3f s (", wall_s);
     for (int i = 0; i < r->n_phases; i++)

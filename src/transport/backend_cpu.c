@@ -94,8 +94,8 @@ int backend_cpu_setup_test(void **out, const sim_tables *s, const backend_test_o
     c->step_oz = malloc(g->nth * sizeof(int));
     c->step_ox = malloc(g->nth * sizeof(int));
     c->scratch = malloc((size_t)c->nthreads * g->nth * g->nx * sizeof(float));
-    c->dep_row = malloc((size_t)c->nthreads * (4 > g->dose_planes + 1 ? 4 : g->dose_planes + 1) *
-                        g->nx * sizeof(double));
+    c->dep_row = malloc((size_t)c->nthreads * cpu_dep_rows(g) * g->nx * sizeof(double));
+    c->zero_row = calloc((size_t)g->nx, sizeof(float));
     c->dmap = malloc((size_t)g->nth * g->slice * sizeof(float));
     if (c->moments) {
         c->dmz = malloc((size_t)g->nth * g->slice * sizeof(float));
@@ -109,8 +109,9 @@ int backend_cpu_setup_test(void **out, const sim_tables *s, const backend_test_o
     c->path_x = malloc(g->nth * sizeof(smx_path_axis));
     if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose || !c->units ||
         !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 || !c->step_oz || !c->step_ox ||
-        !c->scratch || !c->dep_row || !c->dmap || (c->moments && (!c->dmz || !c->dmx || !c->dqx)) ||
-        !c->path_z || !c->path_x || !c->span_z0 || !c->span_z1 || build_runs(c) ||
+        !c->scratch || !c->dep_row || !c->zero_row || !c->dmap ||
+        (c->moments && (!c->dmz || !c->dmx || !c->dqx)) || !c->path_z || !c->path_x ||
+        !c->span_z0 || !c->span_z1 || build_runs(c) ||
         !(c->lower = calloc((size_t)s->n_media * g->ne, 1))) {
         cpu_release(c);
         return smx_fail(err, SMX_EXIT_RUNTIME,
@@ -427,6 +428,7 @@ static void cpu_release(void *vctx)
     free(c->units);
     free(c->partial);
     free(c->dep_row);
+    free(c->zero_row);
     free(c->dmap);
     free(c->dmz);
     free(c->dmx);

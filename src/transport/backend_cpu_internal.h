@@ -5,6 +5,7 @@
 
 #include "input/plan.h"
 #include "numerics/deposit_path.h"
+#include "numerics/direction_chunks.h"
 #include "numerics/moments.h"
 #include "transport/backend.h"
 
@@ -52,7 +53,8 @@ typedef struct cpu_ctx {
     int *row_x0, *row_x1; /* [ne * nz] non-zero x extent per unit */
     int *step_oz, *step_ox; /* [nth] whole-cell moves of the current step */
     float *scratch; /* [threads][nth * nx] */
-    double *dep_row; /* [threads][4 or dose_planes + 1][nx] rows of deposit or release, in double */
+    double *dep_row; /* [threads][cpu_dep_rows][nx] rows of deposit or release, in double */
+    float *zero_row; /* [nx] zeros: the spectral tallies' directions past the last */
     float *dmap; /* [nth][nz][nx] this step's deposit per direction (deposit_path.h) */
     float *dmz, *dmx, *dqx; /* [nth][nz][nx] moments scheme: its moments (deposit_path.h) */
     smx_path_axis *path_z, *path_x; /* [nth] this step's paths */
@@ -121,5 +123,14 @@ void cpu_measure(cpu_ctx *c, double *wsum, double *esum);
 void cpu_spectral_tallies(cpu_ctx *c);
 /* This step's choices in the media other than the reference. */
 void cpu_step_tables(cpu_ctx *c, int64_t step);
+
+/* Rows of dep_row per thread: the deposit's 4, or the spectral tallies'
+ * running sums (dose_planes - 1), one bin's direction sums and the chunk
+ * tree's SMX_DIRECTION_CHUNK_MAX / 2 (cpu_spectral_tallies). */
+static inline int cpu_dep_rows(const grid *g)
+{
+    const int tally = g->dose_planes + SMX_DIRECTION_CHUNK_MAX / 2;
+    return tally > 4 ? tally : 4;
+}
 
 #endif

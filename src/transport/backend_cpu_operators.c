@@ -732,6 +732,30 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
 
 /* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
  * and finds the front. */
+/* W[x0..x1] += the pairwise tree of one chunk of direction rows
+ * (numerics/direction_chunks.h's smx_chunk_tree, row by row so that the
+ * loops vectorise): T holds chunk / 2 rows of partial sums. */
+static void chunk_rows_add(double *W, double *T, const float *const *rows, int chunk, int x0,
+                           int x1)
+{
+    const int64_t nx = x1 + 1;
+    for (int p = 0; p < chunk / 2; p++) {
+        double *t = T + p * nx;
+        const float *a = rows[2 * p], *b = rows[2 * p + 1];
+        for (int x = x0; x <= x1; x++)
+            t[x] = (double)a[x] + (double)b[x];
+    }
+    for (int w = 2; w < chunk; w *= 2) /* pairs of pairs: distance 2, then 4 */
+        for (int p = 0; p + w / 2 < chunk / 2; p += w) {
+            double *t = T + p * nx;
+            const double *u = T + (p + w / 2) * nx;
+            for (int x = x0; x <= x1; x++)
+                t[x] += u[x];
+        }
+    for (int x = x0; x <= x1; x++)
+        W[x] += T[x];
+}
+
 /* The spectral tallies (physics/spectral_tally.h), per row and plane: bins
  * ascending, each bin's weight summed over its directions (in double, in
  * chunks: numerics/direction_chunks.h), then taken times its coefficient by
@@ -752,8 +776,9 @@ void cpu_spectral_tallies(cpu_ctx *c)
         return;
 #pragma omp parallel for schedule(dynamic, 4)
     for (int z = all.z0; z <= all.z1; z++) {
-        double *R = c->dep_row + (int64_t)omp_get_thread_num() * g->dose_planes * g->nx;
+        double *R = c->dep_row + (int64_t)omp_get_thread_num() * cpu_dep_rows(g) * g->nx;
         double *W = R + (int64_t)nq * g->nx; /* one bin's direction sums */
+        double *T = W + g->nx; /* the chunk's tree: SMX_DIRECTION_CHUNK_MAX / 2 rows */
         for (int q = 0; q < nq; q++)
             for (int x = all.x0; x <= all.x1; x++)
                 R[(int64_t)q * g->nx + x] = 0.0;
@@ -765,15 +790,10 @@ void cpu_spectral_tallies(cpu_ctx *c)
                 W[x] = 0.0;
             for (int j0 = 0; j0 < nth; j0 += chunk) {
                 const float *rows[SMX_DIRECTION_CHUNK_MAX];
-                const int nj = nth - j0 < chunk ? nth - j0 : chunk;
-                for (int m = 0; m < nj; m++)
-                    rows[m] = plane(c, c->cur, ie, j0 + m) + (int64_t)z * g->nx;
-                for (int x = bx.x0; x <= bx.x1; x++) {
-                    double t[SMX_DIRECTION_CHUNK_MAX];
-                    for (int m = 0; m < chunk; m++)
-                        t[m] = m < nj ? (double)rows[m][x] : 0.0;
-                    W[x] += smx_chunk_tree(t, chunk);
-                }
+                for (int m = 0; m < chunk; m++) /* past the last direction: zeros */
+                    rows[m] = j0 + m < nth ? plane(c, c->cur, ie, j0 + m) + (int64_t)z * g->nx
+                                           : c->zero_row;
+                chunk_rows_add(W, T, rows, chunk, bx.x0, bx.x1);
             }
             for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
                 int x0, x1;

@@ -652,6 +652,23 @@ static void report_runs(const spot_runs *R, int rc, run_result *r)
              R->n_classes == 1 ? "" : "s", R->ne_first, (int)R->cls.g.ne);
 }
 
+/* The spots of the batch from order[b0]: as many as the state holds, the
+ * batch ended early at a change of the spots' highest occupied bin (the end
+ * of an energy layer) where that keeps more than half of them. A step visits
+ * the energy bins of all its spots, and spots of two layers hold bands of
+ * bins apart (a few bins wide early, tens late): one layer's batch writes
+ * only its own band. The rows do not depend on the batch. */
+static int batch_count(const spot_runs *R, int b0)
+{
+    const int n_left = R->job->n - b0;
+    if (n_left <= R->slots)
+        return n_left;
+    for (int k = R->slots; 2 * k > R->slots; k--)
+        if (R->order[b0 + k].top != R->order[b0 + k - 1].top)
+            return k;
+    return R->slots;
+}
+
 /* output.per_spot_dose: every spot transported on its own window (its
  * lateral reach to where its dose falls below output.per_spot_threshold, and
  * a band of rows that follows it), up to backend.per_spot_lanes of them at
@@ -674,7 +691,7 @@ int per_spot_runs(const per_spot_job *job, run_result *r, smx_error *err)
         }
         if ((rc = class_state(&R, b0, r, err)))
             break;
-        const int nb = job->n - b0 < R.slots ? job->n - b0 : R.slots;
+        const int nb = batch_count(&R, b0);
         int again = 0;
         const double t_batch = stepper_now_s();
         if ((rc = run_batch(&R, b0, nb, r, &again, err)) || again)
