@@ -531,6 +531,8 @@ bench)
     [ "$(grep -o '"Nz":24,"Nx":40,"timed_steps":2,' "$tmp/bench.min" | wc -l)" = 2 ] ||
         fail "the JSON does not report the grid that ran: $(cat "$tmp/bench.json")"
     grep -q '"pencil_run":null' "$tmp/bench.min" || fail "pencil_run not null in the JSON"
+    [ "$(grep -o '"kernel_variants":"[a-z]' "$tmp/bench.min" | wc -l)" = 2 ] ||
+        fail "the JSON does not name each case's kernels: $(cat "$tmp/bench.json")"
     need_python json
     "$py" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/bench.json" || fail "the JSON does not parse"
     expect 1 "$bin" --bench small --bench-steps 0

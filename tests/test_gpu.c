@@ -417,6 +417,157 @@ static void compare_gpu_gpu(const char *name, const char *const *sa, int na, con
     fixture_free(&fb);
 }
 
+/* ---- the baseline and its variants, one table ----------------------------- */
+/* The roadmap's kernels, one per operator (backend.fused=false), are the
+ * baseline; every faster pipeline runs the same case from the same psi and
+ * must give its bytes (psi, dose, spectral planes) where the design promises
+ * them, as XSBench's optimisations give the baseline's verification hash.
+ * Each line prints the hash (FNV-1a over the three) so that runs compare. */
+typedef struct vcase {
+    const char *name;
+    const char *sets[4];
+    int nsets, media;
+} vcase;
+typedef struct vvariant {
+    const char *name, *set; /* set: one more key, or NULL */
+    int split_off, one_tile, pad_rows, media_pass; /* test switches (backend_runner.h) */
+} vvariant;
+typedef struct vresult {
+    float *psi;
+    double *dose, *rel;
+    uint64_t hash;
+    int ok;
+} vresult;
+
+static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static void vresult_free(vresult *r)
+{
+    free(r->psi);
+    free(r->dose);
+    free(r->rel);
+}
+
+/* One run of case c under variant v (NULL: the baseline), 4 steps from psi0. */
+static vresult variant_run(const vcase *c, const vvariant *v, const float *psi0)
+{
+    kcase k = { c->name, -1, { 0 }, 0, 1 };
+    for (int i = 0; i < c->nsets; i++)
+        k.sets[k.nsets++] = c->sets[i];
+    k.sets[k.nsets++] = v ? "backend.fused=true" : "backend.fused=false";
+    if (v && v->set)
+        k.sets[k.nsets++] = v->set;
+    vresult r = { 0 };
+    fixture f;
+    if (load_case(&f, &k))
+        return r;
+    const grid *g = &f.g;
+    const int64_t nrel = g->slice * (g->dose_planes - 1);
+    r.psi = malloc(g->cells * sizeof *r.psi);
+    r.dose = malloc(g->slice * sizeof *r.dose);
+    r.rel = malloc((nrel > 0 ? nrel : 1) * sizeof *r.rel);
+    runner_fused_split_off = v ? v->split_off : 0;
+    runner_fused_one_tile = v ? v->one_tile : 0;
+    runner_cuda_pad_rows = v ? v->pad_rows : 0;
+    runner_media_one_pass = v ? v->media_pass : 0;
+    step_record rec;
+    smx_error e = { 0 };
+    r.ok = r.psi && r.dose && r.rel &&
+           run_backend(&backend_cuda, &f.p, g, &f.t, -1, psi0, 4, r.psi, r.dose, &rec, &e) == 0 &&
+           (!nrel || runner_release);
+    runner_fused_split_off = runner_fused_one_tile = runner_cuda_pad_rows = 0;
+    runner_media_one_pass = 0;
+    if (r.ok && nrel)
+        memcpy(r.rel, runner_release, nrel * sizeof *r.rel);
+    if (r.ok) {
+        r.hash = fnv1a(r.psi, g->cells * sizeof *r.psi, 1469598103934665603ull);
+        r.hash = fnv1a(r.dose, g->slice * sizeof *r.dose, r.hash);
+        r.hash = fnv1a(r.rel, nrel * sizeof *r.rel, r.hash);
+    }
+    CHECK_MSG(r.ok, "%s, %s: %s", c->name, v ? v->name : "baseline", e.msg);
+    fixture_free(&f);
+    return r;
+}
+
+/* The table: each case's baseline, then each variant against it, bit for
+ * bit: with the early exit off both are the CPU's bits (fused.cuh); with it
+ * on, every pipeline drops the same values before A_theta, as the baseline
+ * does, and the kept ones take the same float operations. */
+static void variant_table(void)
+{
+    static const vcase cases[] = {
+        { "one medium (halo)", { 0 }, 0, 0 },
+        { "LET and dose to water", { "output.let=true", "output.dose_to_water=true" }, 2, 0 },
+        { "moments", { "transport.streaming_scheme=moments" }, 1, 0 },
+        /* A threshold that drops values (the random psi lies in [0.05, 1.05):
+         * the default 1e-12 would drop none in four steps). */
+        { "early exit fixed",
+          { "backend.early_exit=fixed", "backend.early_exit_threshold=0.1" },
+          2,
+          0 },
+        { "media", { 0 }, 0, 1 },
+    };
+    static const vvariant variants[] = {
+        { "default", NULL, 0, 0, 0, 0 },
+        { "graph off", "backend.cuda_graph=false", 0, 0, 0, 0 },
+        { "no energy split (tallies in the pass)", NULL, 1, 0, 0, 0 },
+        { "no split, one tile per block", NULL, 1, 1, 0, 0 },
+        { "padded rows", NULL, 0, 0, 1, 0 },
+        { "media in one pass", NULL, 0, 0, 0, 1 },
+        { "media in two passes", NULL, 0, 0, 0, -1 },
+    };
+    fixture f0;
+    kcase base = { "", -1, { 0 }, 0, 1 };
+    tables lib[2] = { { 0 } };
+    medium_map mm;
+    if (load_case(&f0, &base) || load_library(lib) || media_map(&mm, &f0, lib)) {
+        CHECK_MSG(0, "variant table: set-up");
+        return;
+    }
+    const tables *mt[3] = { &f0.t, &lib[0], &lib[1] };
+    float *psi0 = random_psi(&f0.g, &rng);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const vcase *c = &cases[i];
+        runner_mm = c->media ? &mm : NULL;
+        runner_mt = c->media ? mt : NULL;
+        vresult b = variant_run(c, NULL, psi0);
+        printf("  %-24s baseline (one kernel per operator)       hash %016llx\n", c->name,
+               (unsigned long long)b.hash);
+        for (size_t j = 0; j < sizeof variants / sizeof variants[0]; j++) {
+            const vvariant *v = &variants[j];
+            if ((v->media_pass != 0) != (c->media != 0) && j > 0)
+                continue; /* the media switches for the media case; the rest for all */
+            vresult r = variant_run(c, v, psi0);
+            const grid *g = &f0.g;
+            const int64_t nrel = g->slice * (g->dose_planes - 1);
+            double ep = 1.0, ed = 1.0, er = 1.0;
+            if (b.ok && r.ok) {
+                ep = max_rel_f(r.psi, b.psi, g->cells);
+                ed = max_rel_d(r.dose, b.dose, g->slice);
+                er = nrel ? max_rel_d(r.rel, b.rel, nrel) : 0.0;
+            }
+            printf("  %-24s %-40s hash %016llx %s\n", "", v->name, (unsigned long long)r.hash,
+                   r.hash == b.hash ? "= baseline" : "differs");
+            CHECK_MSG(b.ok && r.ok && r.hash == b.hash, "%s, %s: psi %.2e dose %.2e planes %.2e",
+                      c->name, v->name, ep, ed, er);
+            vresult_free(&r);
+        }
+        vresult_free(&b);
+    }
+    runner_mm = NULL;
+    runner_mt = NULL;
+    free(psi0);
+    medium_map_free(&mm);
+    free_library(lib);
+    fixture_free(&f0);
+}
+
 typedef struct run_metrics {
     char variants[1024];
     double r80, sigma50, max_err;
@@ -740,6 +891,11 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "stress") == 0)
         return stress(&gi);
+    if (argc > 1 && strcmp(argv[1], "variants") == 0) { /* the table alone */
+        printf("baseline and variants (4 steps each):\n");
+        variant_table();
+        return check_report(argv[0]);
+    }
     printf("device: %s (cc %d.%d), %.1f GB, runtime %d, driver %d\n", gi.name, gi.cc_major,
            gi.cc_minor, gi.total_bytes / 1e9, gi.runtime_version, gi.driver_version);
 
@@ -767,6 +923,7 @@ int main(int argc, char **argv)
         };
         for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
             compare_case(&few[i], 2);
+        variant_table(); /* every pipeline once more, the tallies inside the one pass too */
         media_cases(1);
         if (!steps_only)
             per_spot_cases(1);
@@ -1179,6 +1336,9 @@ int main(int argc, char **argv)
         free(cg.dose);
         free(gg.dose);
     }
+
+    printf("baseline and variants (4 steps each):\n");
+    variant_table();
 
     printf("4. whole runs, CUDA vs CPU:\n");
     const char *q[] = { "backend.early_exit=off" };

@@ -56,6 +56,7 @@ static const char *const BENCH_PLAN =
 
 typedef struct case_result {
     char grid[16], kind[16], label[96];
+    char kernels[1024]; /* the backend's kernel_variants: which pipeline the case timed */
     int ne, nth, nz, nx, steps;
     double mean_ms, p95_ms, min_ms;
     double *step_ms; /* the timed steps in order (the work can change as the state evolves) */
@@ -191,6 +192,12 @@ static int run_case(const backend_ops *be, const bench_case *k, case_result *cr,
         goto done;
     free(psi0);
     psi0 = NULL;
+    run_result *rr = calloc(1, sizeof *rr);
+    if (rr) { /* which kernels step this case, as a run's /provenance names them */
+        be->describe(ctx, rr);
+        snprintf(cr->kernels, sizeof cr->kernels, "%s", rr->kernel_variants);
+        free(rr);
+    }
     bo->facts(ctx, &cr->launches, &bytes, &before);
     /* Warm-up, then the timed steps, each batch enqueued as a run enqueues
      * (the warm-up's times into their own array: steps may be fewer). */
@@ -285,6 +292,7 @@ static cJSON *json_case(const case_result *c)
     cJSON_AddStringToObject(o, "grid", c->grid);
     cJSON_AddStringToObject(o, "kind", c->kind);
     cJSON_AddStringToObject(o, "variant", c->label);
+    cJSON_AddStringToObject(o, "kernel_variants", c->kernels);
     const struct {
         const char *key;
         double v;
