@@ -125,12 +125,11 @@ void cpu_spectral_tallies(cpu_ctx *c);
 void cpu_step_tables(cpu_ctx *c, int64_t step);
 
 /* Rows of dep_row per thread: the deposit's 4, or the spectral tallies'
- * running sums (dose_planes - 1), one bin's direction sums and the chunk
- * tree's SMX_DIRECTION_CHUNK_MAX / 2 (cpu_spectral_tallies). */
+ * running sums (dose_planes - 1) and one bin's direction sums
+ * (cpu_spectral_tallies). */
 static inline int cpu_dep_rows(const grid *g)
 {
-    const int tally = g->dose_planes + SMX_DIRECTION_CHUNK_MAX / 2;
-    return tally > 4 ? tally : 4;
+    return g->dose_planes > 4 ? g->dose_planes : 4;
 }
 
 #endif

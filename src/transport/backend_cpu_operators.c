@@ -733,27 +733,22 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
 /* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
  * and finds the front. */
 /* W[x0..x1] += the pairwise tree of one chunk of direction rows
- * (numerics/direction_chunks.h's smx_chunk_tree, row by row so that the
- * loops vectorise): T holds chunk / 2 rows of partial sums. */
-static void chunk_rows_add(double *W, double *T, const float *const *rows, int chunk, int x0,
-                           int x1)
+ * (numerics/direction_chunks.h's smx_chunk_tree, written out for chunks of 8
+ * and 4 so that each x takes one pass over the chunk's rows). */
+static void chunk_rows_add(double *restrict W, const float *const *rows, int chunk, int x0, int x1)
 {
-    const int64_t nx = x1 + 1;
-    for (int p = 0; p < chunk / 2; p++) {
-        double *t = T + p * nx;
-        const float *a = rows[2 * p], *b = rows[2 * p + 1];
+    const float *restrict r0 = rows[0], *restrict r1 = rows[1], *restrict r2 = rows[2],
+                          *restrict r3 = rows[3];
+    if (chunk == 4) {
         for (int x = x0; x <= x1; x++)
-            t[x] = (double)a[x] + (double)b[x];
+            W[x] += ((double)r0[x] + (double)r1[x]) + ((double)r2[x] + (double)r3[x]);
+        return;
     }
-    for (int w = 2; w < chunk; w *= 2) /* pairs of pairs: distance 2, then 4 */
-        for (int p = 0; p + w / 2 < chunk / 2; p += w) {
-            double *t = T + p * nx;
-            const double *u = T + (p + w / 2) * nx;
-            for (int x = x0; x <= x1; x++)
-                t[x] += u[x];
-        }
+    const float *restrict r4 = rows[4], *restrict r5 = rows[5], *restrict r6 = rows[6],
+                          *restrict r7 = rows[7];
     for (int x = x0; x <= x1; x++)
-        W[x] += T[x];
+        W[x] += (((double)r0[x] + (double)r1[x]) + ((double)r2[x] + (double)r3[x])) +
+                (((double)r4[x] + (double)r5[x]) + ((double)r6[x] + (double)r7[x]));
 }
 
 /* The spectral tallies (physics/spectral_tally.h), per row and plane: bins
@@ -778,7 +773,6 @@ void cpu_spectral_tallies(cpu_ctx *c)
     for (int z = all.z0; z <= all.z1; z++) {
         double *R = c->dep_row + (int64_t)omp_get_thread_num() * cpu_dep_rows(g) * g->nx;
         double *W = R + (int64_t)nq * g->nx; /* one bin's direction sums */
-        double *T = W + g->nx; /* the chunk's tree: SMX_DIRECTION_CHUNK_MAX / 2 rows */
         for (int q = 0; q < nq; q++)
             for (int x = all.x0; x <= all.x1; x++)
                 R[(int64_t)q * g->nx + x] = 0.0;
@@ -790,10 +784,10 @@ void cpu_spectral_tallies(cpu_ctx *c)
                 W[x] = 0.0;
             for (int j0 = 0; j0 < nth; j0 += chunk) {
                 const float *rows[SMX_DIRECTION_CHUNK_MAX];
-                for (int m = 0; m < chunk; m++) /* past the last direction: zeros */
+                for (int m = 0; m < SMX_DIRECTION_CHUNK_MAX; m++) /* past the last: zeros */
                     rows[m] = j0 + m < nth ? plane(c, c->cur, ie, j0 + m) + (int64_t)z * g->nx
                                            : c->zero_row;
-                chunk_rows_add(W, T, rows, chunk, bx.x0, bx.x1);
+                chunk_rows_add(W, rows, chunk, bx.x0, bx.x1);
             }
             for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
                 int x0, x1;
