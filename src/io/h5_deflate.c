@@ -22,17 +22,21 @@ typedef struct packed_chunks {
     size_t *len;
 } packed_chunks;
 
-/* Chunk c shuffled (through raw, shuf: a chunk's bytes each) and
- * compressed into p->buf[c], its size in p->len[c]; 0 or -1. */
+/* Chunk c shuffled (into shuf; the last, partial chunk first padded in
+ * raw: a chunk's bytes each) and compressed into p->buf[c], its size in
+ * p->len[c]; 0 or -1. */
 static int pack_chunk(const h5_deflate_job *j, size_t c, unsigned char *raw, unsigned char *shuf,
                       const packed_chunks *p)
 {
-    const unsigned char *data = j->data;
+    const unsigned char *src = (const unsigned char *)j->data + c * j->chunk * j->elem;
     const size_t bytes = j->chunk * j->elem, first = c * j->chunk;
     const size_t have = j->n - first < j->chunk ? j->n - first : j->chunk;
-    memcpy(raw, data + first * j->elem, have * j->elem);
-    memset(raw + have * j->elem, 0, bytes - have * j->elem); /* the fill value past the end */
-    shuffle_bytes(shuf, raw, j->chunk, j->elem);
+    if (have < j->chunk) {
+        memcpy(raw, src, have * j->elem);
+        memset(raw + have * j->elem, 0, bytes - have * j->elem); /* the fill value past the end */
+        src = raw;
+    }
+    shuffle_bytes(shuf, src, j->chunk, j->elem);
     uLongf cap = compressBound((uLong)bytes);
     p->buf[c] = malloc(cap);
     if (!p->buf[c] || compress2(p->buf[c], &cap, shuf, (uLong)bytes, j->level) != Z_OK)

@@ -732,23 +732,23 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
 
 /* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
  * and finds the front. */
-/* W[x0..x1] += the pairwise tree of one chunk of direction rows
- * (numerics/direction_chunks.h's smx_chunk_tree, written out for chunks of 8
- * and 4 so that each x takes one pass over the chunk's rows). */
+/* W[x0..x1] += each x's chunk sum (numerics/direction_chunks.h's
+ * smx_chunk_tree), one pass over the chunk's rows; the chunk's size a
+ * constant in each loop, so that the tree is unrolled into registers. */
 static void chunk_rows_add(double *restrict W, const float *const *rows, int chunk, int x0, int x1)
 {
-    const float *restrict r0 = rows[0], *restrict r1 = rows[1], *restrict r2 = rows[2],
-                          *restrict r3 = rows[3];
     if (chunk == 4) {
-        for (int x = x0; x <= x1; x++)
-            W[x] += ((double)r0[x] + (double)r1[x]) + ((double)r2[x] + (double)r3[x]);
+        for (int x = x0; x <= x1; x++) {
+            double t[4] = { rows[0][x], rows[1][x], rows[2][x], rows[3][x] };
+            W[x] += smx_chunk_tree(t, 4);
+        }
         return;
     }
-    const float *restrict r4 = rows[4], *restrict r5 = rows[5], *restrict r6 = rows[6],
-                          *restrict r7 = rows[7];
-    for (int x = x0; x <= x1; x++)
-        W[x] += (((double)r0[x] + (double)r1[x]) + ((double)r2[x] + (double)r3[x])) +
-                (((double)r4[x] + (double)r5[x]) + ((double)r6[x] + (double)r7[x]));
+    for (int x = x0; x <= x1; x++) {
+        double t[8] = { rows[0][x], rows[1][x], rows[2][x], rows[3][x],
+                        rows[4][x], rows[5][x], rows[6][x], rows[7][x] };
+        W[x] += smx_chunk_tree(t, 8);
+    }
 }
 
 /* The spectral tallies (physics/spectral_tally.h), per row and plane: bins
