@@ -190,15 +190,15 @@ inline spread_args spread_of(const cuda_ctx *c, int moved, const active_regions 
                         &c->state->step, moved,   reg,      c->stop, c->blocks };
 }
 
-// The fused kernel psi_a -> psi_b (fused_theta_energy), or the whole step
-// alternating between them (fused_step).
-// 1 when this step's single pass takes the spectral tallies (fused_tallies)
-// of the one medium the tables hold.
+// 1 when the single pass takes the spectral tallies (those of its unsplit
+// steps; decide_fused_extras, backend_cuda_setup.cu).
 inline bool fused_takes_tallies(const cuda_ctx *c)
 {
-    return c->single_pass && c->fused_tallies > 0 && c->planes > 1 && c->tally.n_media == 1;
+    return c->fused_tallies > 0;
 }
 
+// The fused kernel psi_a -> psi_b (fused_theta_energy), or the whole step
+// alternating between them (fused_step).
 inline fused_args fused_of(const cuda_ctx *c)
 {
     fused_args A;

@@ -438,28 +438,15 @@ static void choose_path(cuda_ctx *c, int want_fft)
     // The moments scheme (moments.cuh) steps in two passes over the active
     // region where these hold (backend.fused: false, the whole-grid kernels).
     c->ncomp = g->ncomp > 1 ? g->ncomp : 1;
-    // The single pass takes the spectral tallies (one medium) where its
-    // shared memory holds their sums; else they run apart.
-    const int spec = g->dose_planes > 1 && !c->media ? g->dose_planes - 1 : 0;
+    // The single pass: the shift scheme on a grid the one-pass kernel serves
+    // (where the spectral tallies go is decided with the boundary rows, in
+    // decide_fused_extras).
     const bool shift_fused = c->fused && s->st.scheme == STREAM_SHIFT;
-    c->fused_tallies =
-        shift_fused && spec > 0 && fused_step_supported(g->nth, c->d.slice, g->ne, mhw, spec) ? spec
-                                                                                              : 0;
-    c->single_pass =
-        shift_fused && fused_step_supported(g->nth, c->d.slice, g->ne, mhw, c->fused_tallies);
+    c->single_pass = shift_fused && fused_step_supported(g->nth, c->d.slice, g->ne, mhw, 0);
+    c->fused_tallies = 0;
     // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
-    fused_sizes z = { g->nth, g->ne, mhw, c->single_pass, t->fused_kp_cap, 0 };
+    const fused_sizes z = { g->nth, g->ne, mhw, c->single_pass, t->fused_kp_cap, 0 };
     c->tiles = c->fused ? fused_tiles_per_block(z, t->fused_one_tile) : 0;
-    // The tallies go inside the pass only where their sums cost the step
-    // neither tiles per block nor resident blocks: the pass is memory bound,
-    // and fewer blocks in flight cost more than the tallies' own pass.
-    z.spec_planes = c->fused_tallies;
-    if (c->single_pass && c->fused_tallies > 0 &&
-        (fused_tiles_per_block(z, t->fused_one_tile) != c->tiles ||
-         !fused_boundary_rows_fit(z, c->tiles, 0)))
-        c->fused_tallies = 0;
-    else if (!c->single_pass)
-        c->fused_tallies = 0;
     if (!c->fused)
         c->d = dev_dims_for(g, false, t->cuda_pad_rows);
 }
@@ -743,6 +730,36 @@ static int boundary_rows_host(const cuda_ctx *c, std::vector<float> &hbfw, std::
 
 // The one-medium tables to the device (c->at, c->ft, c->et, c->stt), then
 // the media's (upload_media) where the cells hold several.
+// What the fused blocks keep beside their stage rings, decided here and
+// nowhere else (c->fused_tallies, and the boundary rows returned):
+// - the boundary fractions of kernels wider than FUSED_EDGE (n_wide rows)
+//   serve every bin of every step: they stay in shared memory where they fit
+//   beside the rings without costing a resident block, else the kernel reads
+//   them from global memory (0 rows);
+// - the single pass takes the spectral tallies (one medium, at least one
+//   plane) where their sums, beside those rows, cost the step neither tiles
+//   per block nor resident blocks: the pass is memory bound, and fewer
+//   blocks in flight cost more than the tallies' own kernels. Where both do
+//   not fit, the rows win.
+// The step reads fused_takes_tallies (c->fused_tallies > 0) to know whether
+// the pass takes a step's tallies.
+static int decide_fused_extras(cuda_ctx *c, int n_wide)
+{
+    const grid *g = c->g;
+    const cuda_test_options &t = c->opt.cuda;
+    const int mhw = c->s->ak.max_half_width;
+    const int spec = c->planes > 1 && c->tally.n_media == 1 ? c->planes - 1 : 0;
+    fused_sizes z = { g->nth, g->ne, mhw, c->single_pass, t.fused_kp_cap, 0 };
+    const int rows = n_wide > 0 && fused_boundary_rows_fit(z, c->tiles, n_wide) ? n_wide : 0;
+    z.spec_planes = spec;
+    const bool tallies = c->single_pass && spec > 0 &&
+                         fused_step_supported(g->nth, c->d.slice, g->ne, mhw, spec) &&
+                         fused_tiles_per_block(z, t.fused_one_tile) == c->tiles &&
+                         fused_boundary_rows_fit(z, c->tiles, rows);
+    c->fused_tallies = tallies ? spec : 0;
+    return rows;
+}
+
 static int upload_tables(cuda_ctx *c, arena_cursor &a, size_t fft_bytes, smx_error *err)
 {
     const sim_tables *s = c->s;
@@ -764,17 +781,7 @@ static int upload_tables(cuda_ctx *c, arena_cursor &a, size_t fft_bytes, smx_err
     std::vector<int> hrow(ne, -1);
     std::vector<float> hbfw;
     int n_wide = boundary_rows_host(c, hbfw, hrow);
-    fused_sizes z = { (int64_t)nth,    (int64_t)ne, mhw, c->single_pass, c->opt.cuda.fused_kp_cap,
-                      c->fused_tallies };
-    if (n_wide > 0 && !fused_boundary_rows_fit(z, c->tiles, n_wide)) {
-        // The rows serve every bin of every step; where they fit only
-        // without the in-pass tallies, the tallies run apart.
-        z.spec_planes = 0;
-        if (c->fused_tallies > 0 && fused_boundary_rows_fit(z, c->tiles, n_wide))
-            c->fused_tallies = 0;
-        else
-            n_wide = 0; // edge rows from angular_tables_dev::boundary_frac in global memory
-    }
+    n_wide = decide_fused_extras(c, n_wide);
     c->ft = fused_tables_dev{ t.bk, t.fb, t.edge, t.bfw, t.bfrow, n_wide };
     // Kernels per source bin have no per-bin weights: their gather serves.
     int rc =
