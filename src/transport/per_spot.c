@@ -125,7 +125,7 @@ typedef struct spot_runs {
      * slot its blocks [bands][cz][cx], their sums [bands] and the
      * convolution's result [cz][cx]; room for halo_cap slots. */
     double *halo_in, *halo_sum, *halo_out;
-    const double **halo_row; /* [g->nz] */
+    const double **halo_row; /* [omp_get_max_threads()][g->nz] */
     int halo_cap, halo_host; /* halo_host: the host transforms (the device declined) */
     /* The rows of a batch's spots are made on up to row_threads threads,
      * each with its scratch: a grid's dose planes, the halo's block rows
@@ -434,7 +434,7 @@ static int batch_halo(spot_runs *R, int nb, smx_error *err)
         R->halo_out = malloc((size_t)(nb * nblk) * sizeof *R->halo_out);
         R->halo_cap = nb;
         if (!R->halo_row)
-            R->halo_row = malloc((size_t)R->g->nz * sizeof *R->halo_row);
+            R->halo_row = malloc((size_t)omp_get_max_threads() * R->g->nz * sizeof *R->halo_row);
         if (!R->halo_in || !R->halo_sum || !R->halo_out || !R->halo_row) {
             R->halo_cap = 0;
             return smx_fail(err, SMX_EXIT_RUNTIME,
@@ -442,13 +442,18 @@ static int batch_halo(spot_runs *R, int nb, smx_error *err)
         }
     }
     memset(R->halo_in, 0, (size_t)(nb * h->bands * nblk) * sizeof *R->halo_in);
-    for (int k = 0; k < nb; k++)
-        for (int b = 0; b < h->bands; b++) {
-            window_plane_rows(w, k, R->wdose, 1 + b, R->halo_row);
-            const halo_rows plane = { R->halo_row, R->g->nz, w->x0[k], w->shape.nx };
-            R->halo_sum[k * h->bands + b] =
-                halo_dose_blocks(h, &plane, R->halo_in + (k * h->bands + b) * nblk);
-        }
+    /* Each (spot, band)'s blocks on its own thread (its own sum, in the
+     * same order on any): one thread walked every slot's rows of every band
+     * while the device waited. */
+    const int nkb = nb * h->bands;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int kb = 0; kb < nkb; kb++) {
+        const int k = kb / h->bands, b = kb % h->bands;
+        const double **row = R->halo_row + (int64_t)omp_get_thread_num() * R->g->nz;
+        window_plane_rows(w, k, R->wdose, 1 + b, row);
+        const halo_rows plane = { row, R->g->nz, w->x0[k], w->shape.nx };
+        R->halo_sum[kb] = halo_dose_blocks(h, &plane, R->halo_in + (int64_t)kb * nblk);
+    }
     const backend_ops *be = R->sp.be;
     if (be->halo_convolve && !R->halo_host) {
         const halo_fft_job job = { h->Z, h->X,   h->cz,  h->cx,      h->bands,
