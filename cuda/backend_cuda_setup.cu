@@ -728,8 +728,6 @@ static int boundary_rows_host(const cuda_ctx *c, std::vector<float> &hbfw, std::
     return (int)(hbfw.size() / row_floats);
 }
 
-// The one-medium tables to the device (c->at, c->ft, c->et, c->stt), then
-// the media's (upload_media) where the cells hold several.
 // What the fused blocks keep beside their stage rings, decided here and
 // nowhere else (c->fused_tallies, and the boundary rows returned):
 // - the boundary fractions of kernels wider than FUSED_EDGE (n_wide rows)
@@ -760,6 +758,8 @@ static int decide_fused_extras(cuda_ctx *c, int n_wide)
     return rows;
 }
 
+// The one-medium tables to the device (c->at, c->ft, c->et, c->stt), then
+// the media's (upload_media) where the cells hold several.
 static int upload_tables(cuda_ctx *c, arena_cursor &a, size_t fft_bytes, smx_error *err)
 {
     const sim_tables *s = c->s;

@@ -510,10 +510,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
               ecf = 0.0f; // THETA_CUTOFF of this tile (~1e-7 of the weight: float suffices)
 
         // The tile's spectral sums start at zero, each plane by its warp.
-        for (int q = g; q < nq; q += G)
+        for (int q = g; q < nq; q += G) {
             s_R[q * FUSED_COLS + col] = 0.0;
-            // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
-            // the ring while bin s is convolved; nothing of them is held in registers.
+        }
+        // Software pipelining: bins s + 1 .. s + R - 1 are on their way into
+        // the ring while bin s is convolved; nothing of them is held in registers.
 #pragma unroll
         for (int i = 0; i < R - 1; i++)
             issue(p_lo + i, ring0 + i);

@@ -730,8 +730,6 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
     memcpy(c->box_cur, c->box_next, ne * sizeof *c->box_cur);
 }
 
-/* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
- * and finds the front. */
 /* W[x0..x1] += each x's chunk sum (numerics/direction_chunks.h's
  * smx_chunk_tree), one pass over the chunk's rows; the chunk's size a
  * constant in each loop, so that the tree is unrolled into registers. */
@@ -808,6 +806,8 @@ void cpu_spectral_tallies(cpu_ctx *c)
     }
 }
 
+/* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
+ * and finds the front. */
 void cpu_measure(cpu_ctx *c, double *wsum, double *esum)
 {
     const grid *g = c->g;
