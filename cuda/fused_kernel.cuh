@@ -98,13 +98,13 @@ __device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 
 // a pencil, the dense benchmark) keep their registers and per-item work (in
 // one instance, the total's steps were 1.4 times longer).
 template <int NMAX, bool STREAM, bool EXACT, bool SPLIT, int SUB, bool SLOTS = false>
-__global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NMAX) / SUB)
+__global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NMAX, SPLIT) / SUB)
     fused_kernel(fused_args A)
 {
     static_assert(!SLOTS || STREAM, "the slots' boxes are the single pass's");
     constexpr int M = fused_m(NMAX), G = fused_g(NMAX);
     constexpr int R = FUSED_RING, NT = FUSED_THREADS(NMAX);
-    static_assert(FUSED_MIN_BLOCKS(NMAX) % SUB == 0,
+    static_assert(FUSED_MIN_BLOCKS(NMAX, SPLIT) % SUB == 0,
                   "the register budget of FUSED_MIN_BLOCKS tiles per SM");
     static_assert(!SPLIT || SUB == 1, "the split's last-group bookkeeping is per block");
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
@@ -929,7 +929,7 @@ int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide, int spec)
         const size_t with =
             fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ n_wide, spec, split })
                 .bytes;
-        const int want = max(1, FUSED_MIN_BLOCKS(NMAX) / subs[i]);
+        const int want = max(1, FUSED_MIN_BLOCKS(NMAX, split) / subs[i]);
         const int n_with = blocks_by_smem(fns[i], with, want),
                   n_without = blocks_by_smem(fns[i], without, want);
         if (with > FUSED_MAX_DYN_SMEM || n_with < 0 || n_with < n_without)

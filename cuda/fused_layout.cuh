@@ -50,11 +50,17 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
     return nth <= 16 ? 16 : nth <= 32 ? 32 : nth <= 48 ? 48 : 64;
 }
 #define FUSED_THREADS(nmax) (FUSED_COLS * fused_g(nmax))
-// Blocks per SM the register budget must allow (the kernel is bound by
-// instruction latency, so it needs warps): 4 fit without spilling up to 32
-// directions (5 or 6 would spill, and spills cost more than the warps gain);
-// wider tiles need the registers (three blocks for 64 directions spill).
-#define FUSED_MIN_BLOCKS(nmax) ((nmax) <= 32 ? 4 : 2)
+// Tiles per SM the register budget must allow (the kernel is bound by
+// instruction latency, so it needs warps). The unsplit instance: 4 up to 32
+// directions, where the dense step gains more from the warps than it loses
+// to the spills (with the spectral tallies in the pass it spills about 140
+// bytes; at 2 tiles per SM it does not, and the dense Production step took
+// 1.66 ms instead of 1.31); wider tiles need the registers (three for 64
+// directions spill). The split instance: 2 at every width. Its steps have
+// few tiles, so warps are not what it lacks, and at 4 it spilled 260-350
+// bytes: at 2 the Production pencil step took 0.044 ms instead of 0.052
+// (docs/bench/tallies-in-pass.md).
+#define FUSED_MIN_BLOCKS(nmax, split) ((split) || (nmax) > 32 ? 2 : 4)
 // Widest kernel convolved from the padded stage: one thread stages one weight
 // (2 kp + CONV_TAPS_PER_BLOCK <= FUSED_THREADS(16)). Wider kernels (the lowest
 // energies of very coarse angle grids) take conv_rows with bounds checks.
