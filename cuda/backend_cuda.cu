@@ -41,9 +41,42 @@ static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
 // The fused one-pass step (shift streaming): one kernel, psi[step & 1] ->
 // the other, which writes every partials field itself, the deposit's spread
 // and the bookkeeping.
+// 1 when this run's steps take spectral tallies (the halo's released energy,
+// LET, the dose to water).
+static bool spectral_tallies_due(const cuda_ctx *c)
+{
+    return c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY);
+}
+
+// The tally kernels' arguments; gate_on: the one pass takes the unsplit
+// steps' tallies, so the kernels serve only the steps it splits.
+static spectral_args spectral_of(const cuda_ctx *c, int gate_on)
+{
+    const pipeline_choice &q = c->pipe;
+    const spectral_gate gate = { gate_on, c->slot_pref, c->nslots, c->split.max_tiles, c->blocks };
+    return spectral_args{ c->psi_a,
+                          c->psi_b,
+                          q.alternates,
+                          &c->state->step,
+                          c->dose,
+                          c->tally_wsum,
+                          c->d,
+                          c->tally,
+                          c->medium_dev,
+                          q.regions ? c->reg : NULL,
+                          q.regions ? c->box_a : NULL,
+                          c->stop,
+                          c->blocks,
+                          gate };
+}
+
 static int enqueue_fused_one_pass(cuda_ctx *c, smx_error *err)
 {
     CUDA_CHECK_ERR(err, fused_step(fused_of(c), c->stream));
+    // The planes of a split step's tallies, from the direction sums its
+    // split instance wrote (before the bookkeeping moves the region on).
+    if (spectral_tallies_due(c) && split_sums(c))
+        CUDA_CHECK_ERR(err, spectral_plane_launch(spectral_of(c, 1), c->stream));
     CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
     finish_args f = finish_of(c, c->et, 1);
     f.slot_boxes = c->slot_boxes;
@@ -207,17 +240,11 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     // from the state the step finds (inside the single pass where it takes them).
     // The one pass takes them on its unsplit steps; these kernels then run
     // only on the steps it splits (a pencil's few tiles), deciding as it does.
-    const bool in_pass = q.kind == PIPE_FUSED_ONE_PASS && fused_takes_tallies(c);
-    const spectral_gate gate = { in_pass ? 1 : 0, c->slot_pref, c->nslots, c->split.max_tiles,
-                                 c->blocks };
-    if (c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY))
-        CUDA_CHECK_ERR(
-            err,
-            spectral_launch(spectral_args{ c->psi_a, c->psi_b, q.alternates, &c->state->step,
-                                           c->dose, c->tally_wsum, c->d, c->tally, c->medium_dev,
-                                           q.regions ? c->reg : NULL, q.regions ? c->box_a : NULL,
-                                           c->stop, c->blocks, gate },
-                            c->stream));
+    // Where the pass takes them, its split steps' planes come after it
+    // (enqueue_fused_one_pass).
+    const bool in_pass = fused_takes_tallies(c); // only ever with the single pass
+    if (spectral_tallies_due(c) && !(in_pass && split_sums(c)))
+        CUDA_CHECK_ERR(err, spectral_launch(spectral_of(c, in_pass ? 1 : 0), c->stream));
     // Every pipeline but the fused one pass starts from cleared partials.
     if (q.kind != PIPE_FUSED_ONE_PASS)
         CUDA_CHECK_ERR(err,
@@ -427,13 +454,13 @@ static void describe_variants(cuda_ctx *c)
         snprintf(split_why, sizeof split_why, "steps<=%d_tiles(groups>=%d_bins)",
                  c->split.max_tiles, FUSED_SPLIT_MIN_BINS);
     // Where the spectral tallies (halo release, LET, dose to water) are taken.
+    // In the pass, its split steps' planes come from the direction sums it
+    // wrote, or where those do not fit, from both tally kernels (split_apart).
     char tallies[48] = "none";
     if (c->planes > 1)
-        snprintf(tallies, sizeof tallies, "%s(%d_planes)",
-                 c->pipe.kind == PIPE_FUSED_ONE_PASS && fused_takes_tallies(c)
-                     ? "in_pass" // unsplit steps; split steps apart
-                     : "apart",
-                 c->planes - 1);
+        snprintf(tallies, sizeof tallies, "%s(%d_planes%s)",
+                 fused_takes_tallies(c) ? "in_pass" : "apart", c->planes - 1,
+                 fused_takes_tallies(c) && !split_sums(c) ? ",split_apart" : "");
     const step_pipeline k = c->pipe.kind;
     snprintf(c->variants, sizeof c->variants,
              "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "

@@ -126,6 +126,8 @@ struct cuda_ctx {
     // psi (one medium, where its shared memory holds them); 0: the tallies
     // run apart (spectral_launch), before the step's pipeline.
     int fused_tallies;
+    // The split instance writes its steps' direction sums (split_sums).
+    int split_sums;
     // Single pass with spots side by side: each slot's boxes (common.cuh,
     // slot_boxes), nslots = slot_count(d) > 1; 0 where the union serves.
     box4 *slot_boxes;
@@ -197,6 +199,18 @@ inline bool fused_takes_tallies(const cuda_ctx *c)
     return c->fused_tallies > 0;
 }
 
+// 1 when the single pass's split instance writes its steps' direction sums
+// for the plane kernel (fused.cuh, spec_wsum; decide_fused_extras): where
+// the pass takes the tallies and the sums cost the split instance no
+// resident block, without slots. With slots it visits each slot's box, and
+// cells of the bins' boxes between the slots would keep older sums: there
+// the two tally kernels run before the step, as where the pass does not
+// take them.
+inline bool split_sums(const cuda_ctx *c)
+{
+    return c->split_sums != 0;
+}
+
 // The fused kernel psi_a -> psi_b (fused_theta_energy), or the whole step
 // alternating between them (fused_step).
 inline fused_args fused_of(const cuda_ctx *c)
@@ -226,6 +240,7 @@ inline fused_args fused_of(const cuda_ctx *c)
     A.nslots = c->nslots;
     A.spec = fused_takes_tallies(c) ? c->tally : spectral_tables_dev{};
     A.spec_dose = c->dose;
+    A.spec_wsum = split_sums(c) ? c->tally_wsum : nullptr;
     return A;
 }
 

@@ -444,8 +444,9 @@ static void choose_path(cuda_ctx *c, int want_fft)
     const bool shift_fused = c->fused && s->st.scheme == STREAM_SHIFT;
     c->single_pass = shift_fused && fused_step_supported(g->nth, c->d.slice, g->ne, mhw, 0);
     c->fused_tallies = 0;
+    c->split_sums = 0;
     // FUSED_SUB tiles per block, or one on grids too large for that many stage rings.
-    const fused_sizes z = { g->nth, g->ne, mhw, c->single_pass, t->fused_kp_cap, 0 };
+    const fused_sizes z = { g->nth, g->ne, mhw, c->single_pass, t->fused_kp_cap, 0, 0 };
     c->tiles = c->fused ? fused_tiles_per_block(z, t->fused_one_tile) : 0;
     if (!c->fused)
         c->d = dev_dims_for(g, false, t->cuda_pad_rows);
@@ -738,7 +739,10 @@ static int boundary_rows_host(const cuda_ctx *c, std::vector<float> &hbfw, std::
 //   plane) where their sums, beside those rows, cost the step neither tiles
 //   per block nor resident blocks: the pass is memory bound, and fewer
 //   blocks in flight cost more than the tallies' own kernels. Where both do
-//   not fit, the rows win.
+//   not fit, the rows win;
+// - where the pass takes them, its split instance also writes its steps'
+//   direction sums (c->split_sums) up to 32 directions, if that costs it no
+//   resident block.
 // The step reads fused_takes_tallies (c->fused_tallies > 0) to know whether
 // the pass takes a step's tallies.
 static int decide_fused_extras(cuda_ctx *c, int n_wide)
@@ -747,7 +751,7 @@ static int decide_fused_extras(cuda_ctx *c, int n_wide)
     const cuda_test_options &t = c->opt.cuda;
     const int mhw = c->s->ak.max_half_width;
     const int spec = c->planes > 1 && c->tally.n_media == 1 ? c->planes - 1 : 0;
-    fused_sizes z = { g->nth, g->ne, mhw, c->single_pass, t.fused_kp_cap, 0 };
+    fused_sizes z = { g->nth, g->ne, mhw, c->single_pass, t.fused_kp_cap, 0, 0 };
     const int rows = n_wide > 0 && fused_boundary_rows_fit(z, c->tiles, n_wide) ? n_wide : 0;
     z.spec_planes = spec;
     const bool tallies = c->single_pass && spec > 0 &&
@@ -755,6 +759,12 @@ static int decide_fused_extras(cuda_ctx *c, int n_wide)
                          fused_tiles_per_block(z, t.fused_one_tile) == c->tiles &&
                          fused_boundary_rows_fit(z, c->tiles, rows);
     c->fused_tallies = tallies ? spec : 0;
+    // The split instance's direction sums (its steps' planes then need one
+    // kernel after the pass, not two before it), where its chunk sums cost
+    // it no resident block; not with slots (split_sums).
+    z.split_sums = 1;
+    c->split_sums =
+        tallies && c->nslots <= 1 && g->nth <= 32 && fused_boundary_rows_fit(z, c->tiles, rows);
     return rows;
 }
 

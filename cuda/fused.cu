@@ -48,13 +48,13 @@ int fused_boundary_rows_fit(const fused_sizes &z, int tiles, int n_wide)
     const int kp = padded_kp(z.max_half_width, z.kp_cap), spec = z.spec_planes;
     switch (fused_nmax(nth)) {
     case 16:
-        return fused_rows_fit_nmax16(kp, ne, tiles, n_wide, stream, spec);
+        return fused_rows_fit_nmax16(kp, ne, tiles, n_wide, stream, spec, z.split_sums != 0);
     case 32:
-        return fused_rows_fit_nmax32(kp, ne, tiles, n_wide, stream, spec);
+        return fused_rows_fit_nmax32(kp, ne, tiles, n_wide, stream, spec, z.split_sums != 0);
     case 48:
-        return fused_rows_fit_nmax48(kp, ne, tiles, n_wide, stream, spec);
+        return fused_rows_fit_nmax48(kp, ne, tiles, n_wide, stream, spec, z.split_sums != 0);
     default:
-        return fused_rows_fit_nmax64(kp, ne, tiles, n_wide, stream, spec);
+        return fused_rows_fit_nmax64(kp, ne, tiles, n_wide, stream, spec, z.split_sums != 0);
     }
 }
 

@@ -123,6 +123,7 @@ struct fused_sizes {
     int stream;
     int kp_cap;
     int spec_planes;
+    int split_sums; // the split instance writes its bins' direction sums (fused_args::spec_wsum)
 };
 // Tiles per block of the unsplit instance on a grid it serves: FUSED_SUB, or
 // 1 where that many stage rings do not fit (or one_tile, a test hook, asks).
@@ -167,10 +168,13 @@ struct fused_args {
     int nslots; // > 1: the single pass visits each slot's box (0 or 1: the union's)
     // Single pass, spec.nplanes > 0: the spectral tallies of the state the
     // step finds (spectral_tally.cuh; one medium, medium 0), added to planes
-    // 1.. of spec_dose ([1 + nplanes][slice]) by the unsplit instance; the
-    // steps it splits take them apart (spectral_gate).
+    // 1.. of spec_dose ([1 + nplanes][slice]) by the unsplit instance. On the
+    // steps it splits, the split instance writes each owned source bin's
+    // direction sums (inside the bin's box) to spec_wsum ([ne][slice]), and
+    // spectral_plane_launch, after the step, forms the planes from them.
     spectral_tables_dev spec;
     double *spec_dose;
+    double *spec_wsum;
 };
 
 // A_theta and A_E, psi0 -> psi1: A's step, st, box_next and slots are not used.
@@ -201,9 +205,13 @@ cudaError_t fused_launch_nmax48(const fused_args &A, bool stream, bool slots, cu
 cudaError_t fused_launch_nmax64(const fused_args &A, bool stream, bool slots, cudaStream_t s);
 
 // fused_boundary_rows_fit for this group.
-int fused_rows_fit_nmax16(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec);
-int fused_rows_fit_nmax32(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec);
-int fused_rows_fit_nmax48(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec);
-int fused_rows_fit_nmax64(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec);
+int fused_rows_fit_nmax16(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec,
+                          bool split_sums);
+int fused_rows_fit_nmax32(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec,
+                          bool split_sums);
+int fused_rows_fit_nmax48(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec,
+                          bool split_sums);
+int fused_rows_fit_nmax64(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec,
+                          bool split_sums);
 
 #endif

@@ -20,7 +20,7 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
         return 0; // offsets within a bin are int
     // one tile per block at least (fused_tiles_per_block)
     return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1,
-                           fused_extras{ 0, spec, false })
+                           fused_extras{ 0, spec, false, false })
                .bytes <= FUSED_MAX_DYN_SMEM;
 }
 
@@ -46,6 +46,6 @@ int fused_tiles_per_block(const fused_sizes &z, int one_tile)
 {
     const fused_layout L =
         fused_layout_of(fused_nmax(z.nth), padded_kp(z.max_half_width, z.kp_cap), z.ne,
-                        z.stream != 0, FUSED_SUB, fused_extras{ 0, z.spec_planes, false });
+                        z.stream != 0, FUSED_SUB, fused_extras{ 0, z.spec_planes, false, false });
     return !one_tile && L.bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB : 1;
 }

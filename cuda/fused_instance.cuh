@@ -15,8 +15,10 @@ cudaError_t FUSED_INSTANCE_NAME(fused_launch_nmax)(const fused_args &A, bool str
 }
 
 int FUSED_INSTANCE_NAME(fused_rows_fit_nmax)(int kp, int64_t ne, int tiles, int n_wide, bool stream,
-                                             int spec)
+                                             int spec, bool split_sums)
 {
-    return stream ? boundary_rows_fit_n<FUSED_INSTANCE_NMAX, true>(kp, ne, tiles, n_wide, spec)
-                  : boundary_rows_fit_n<FUSED_INSTANCE_NMAX, false>(kp, ne, tiles, n_wide, 0);
+    return stream
+               ? boundary_rows_fit_n<FUSED_INSTANCE_NMAX, true>(kp, ne, tiles, n_wide, spec,
+                                                                split_sums)
+               : boundary_rows_fit_n<FUSED_INSTANCE_NMAX, false>(kp, ne, tiles, n_wide, 0, false);
 }

@@ -116,8 +116,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     __shared__ int s_wnz[SUB * G];
     __shared__ int s_tslot[SUB];
     extern __shared__ float4 dyn_smem[]; // fused_layout
-    const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB,
-                                           fused_extras{ A.ft.n_wide, A.spec.nplanes, SPLIT });
+    const fused_layout L =
+        fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB,
+                        fused_extras{ A.ft.n_wide, A.spec.nplanes, SPLIT, A.spec_wsum != nullptr });
     // The block's SUB groups of NT threads each walk their own tile, with
     // their own stage ring and barrier (named barrier 1 + sub).
     const unsigned utid =
@@ -150,6 +151,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     // of a group keeps planes g, g + G, ... (its own running sums: no
     // barrier between them); the coefficients [nq][ne] are the block's copy.
     const int nq = STREAM && !SPLIT ? A.spec.nplanes : 0;
+    // Up to 32 directions only: at 48 and 64 the split instance has no registers
+    // to spare for them (it spilled, and the field's steps grew by a fifth).
+    const bool split_sums = SPLIT && STREAM && NMAX <= 32 && A.spec_wsum != nullptr; // fused.cuh
     double *const s_spec = reinterpret_cast<double *>(smem + L.spec_off) + sub * 2 * G * FUSED_COLS;
     double *const s_R = reinterpret_cast<double *>(smem + L.sr_off) + sub * nq * FUSED_COLS;
     double *const s_coef = reinterpret_cast<double *>(smem + L.coef_off);
@@ -568,7 +572,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
 #pragma unroll
             for (int m = 0; m < M; m++)
                 cur[m] = dir_ok(m) ? row[m * FUSED_COLS] : 0.0f;
-            if (nq > 0) { // the spectral tallies' chunk of this thread (direction_chunks.h)
+            if (nq > 0 || (split_sums && own_s)) { // this thread's chunk (direction_chunks.h)
                 double t[M];
 #pragma unroll
                 for (int m = 0; m < M; m++)
@@ -650,6 +654,16 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             slot = slot == ring0 + R - 1 ? ring0 : slot + 1;
             if (nq > 0)
                 spectral_bin(s, any_has);
+            if (split_sums && own_s && g == 0 && has) {
+                // The cell's direction sum of an owned bin, the chunks added
+                // in order, for the plane kernel (its reads stay inside the
+                // bin's box, as `has` does).
+                const double *cs = s_spec + (s & 1) * G * FUSED_COLS + col;
+                double W = cs[0];
+                for (int k = 1; k < G; k++)
+                    W += cs[k * FUSED_COLS];
+                A.spec_wsum[(int64_t)s * slice + c] = W;
+            }
             if (!any_has) {
                 if (SPLIT && own_s)
 #pragma unroll
@@ -844,7 +858,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     const bool multi = A.tiles == FUSED_SUB;
     if ((!multi && A.tiles != 1) ||
         (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB,
-                                  fused_extras{ A.ft.n_wide, A.spec.nplanes, false })
+                                  fused_extras{ A.ft.n_wide, A.spec.nplanes, false, false })
                           .bytes > FUSED_MAX_DYN_SMEM))
         return cudaErrorInvalidValue; // not what fused_tiles_per_block decides
     const int subs[2] = { multi ? FUSED_SUB : 1, 1 };
@@ -863,9 +877,9 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1);
          sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
-        const fused_layout L =
-            fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, subs[sp],
-                            fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1 });
+        const fused_layout L = fused_layout_of(
+            NMAX, A.kp, A.d.ne, STREAM, subs[sp],
+            fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1, A.spec_wsum != nullptr });
         if (L.bytes > limit) {
             const cudaError_t e = cudaFuncSetAttribute(
                 kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
@@ -912,7 +926,7 @@ int blocks_by_smem(const void *fn, size_t dyn, int want)
 }
 
 template <int NMAX, bool STREAM>
-int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide, int spec)
+int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide, int spec, bool split_sums)
 {
     // The unsplit instance (tiles per block) and the split one (one tile).
     const int subs[2] = { tiles, 1 };
@@ -925,10 +939,11 @@ int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide, int spec)
         // cost a resident block.
         const bool split = i == 1;
         const size_t without =
-            fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ 0, 0, split }).bytes;
-        const size_t with =
-            fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ n_wide, spec, split })
+            fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ 0, 0, split, false })
                 .bytes;
+        const size_t with = fused_layout_of(NMAX, kp, ne, STREAM, subs[i],
+                                            fused_extras{ n_wide, spec, split, split_sums })
+                                .bytes;
         const int want = max(1, FUSED_MIN_BLOCKS(NMAX, split) / subs[i]);
         const int n_with = blocks_by_smem(fns[i], with, want),
                   n_without = blocks_by_smem(fns[i], without, want);

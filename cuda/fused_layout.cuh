@@ -87,9 +87,11 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 // - single pass with spec planes of spectral tallies: per group, each
 //   thread's chunk sum of a bin (two bins' worth, by parity: [2][G][cols]
 //   doubles), the tile's running sums per plane ([spec][cols] doubles) and
-//   the planes' coefficients of the one medium ([spec][ne] doubles); none in
-//   the split instance, whose steps take the tallies apart (they keep the
-//   shared memory that holds the split's blocks per SM).
+//   the planes' coefficients of the one medium ([spec][ne] doubles). The
+//   split instance keeps the chunk sums alone, and only where they cost it
+//   no resident block (split_sums): it writes its bins' direction sums to
+//   global memory, and the plane kernel forms the planes (the running sums
+//   and coefficients halved its blocks per SM).
 struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
     size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bfrow_off, bfw_off,
@@ -102,20 +104,25 @@ __host__ __device__ constexpr size_t align16(size_t b)
 }
 
 // What a block keeps beside its stage rings and per-bin tables: n_wide rows
-// of boundary fractions, spec planes of in-pass spectral tallies (none in
-// the split instance: split).
+// of boundary fractions, spec planes of in-pass spectral tallies (in the
+// split instance, split, only the chunk sums, and only where split_sums: it
+// writes its bins' direction sums for the plane kernel).
 struct fused_extras {
     int n_wide, spec;
     bool split;
+    bool split_sums;
 };
 
 __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream,
                                                         int sub, fused_extras x)
 {
     const int n_wide = x.n_wide;
-    int spec = x.spec;
     const bool split = x.split;
-    spec = stream && !split ? spec : 0; // a split step's tallies run apart
+    // The chunk sums in the unsplit instance with the tallies and in the
+    // split one with split_sums; the running sums and the coefficients in
+    // the unsplit one alone.
+    const int spec = stream && !split ? x.spec : 0;
+    const bool chunks = spec > 0 || (stream && split && x.spec > 0 && x.split_sums);
     fused_layout L;
     L.lo = kp + CONV_TAPS_PER_BLOCK - 1;
     L.rows = L.lo + nmax + kp;
@@ -132,7 +139,7 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
     L.bfw_off = L.bfrow_off + (n_wide > 0 ? (size_t)ne * sizeof(int) : 0);
     L.spec_off = align16(L.bfw_off + (size_t)n_wide * nmax * sizeof(float));
     L.sr_off =
-        L.spec_off + (spec > 0 ? (size_t)sub * 2 * fused_g(nmax) * FUSED_COLS * sizeof(double) : 0);
+        L.spec_off + (chunks ? (size_t)sub * 2 * fused_g(nmax) * FUSED_COLS * sizeof(double) : 0);
     L.coef_off = L.sr_off + (size_t)sub * spec * FUSED_COLS * sizeof(double);
     L.bytes = L.coef_off + (size_t)spec * ne * sizeof(double);
     return L;

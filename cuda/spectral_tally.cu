@@ -209,3 +209,10 @@ cudaError_t spectral_launch(const spectral_args &a, cudaStream_t s)
                                                    a.boxes, a.stop, a.gate);
     return cudaGetLastError();
 }
+
+cudaError_t spectral_plane_launch(const spectral_args &a, cudaStream_t s)
+{
+    spectral_plane_kernel<<<a.blocks, 256, 0, s>>>(a.wsum, a.dose, a.d, a.t, a.medium, a.reg,
+                                                   a.boxes, a.stop, a.gate);
+    return cudaGetLastError();
+}

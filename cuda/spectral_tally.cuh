@@ -44,3 +44,8 @@ struct spectral_args {
     spectral_gate gate;
 };
 cudaError_t spectral_launch(const spectral_args &a, cudaStream_t s);
+// The plane kernel alone, after a one-pass step whose split instance wrote
+// wsum (fused.cuh, spec_wsum): it forms the planes on the steps the pass
+// split (gate on: it returns on the others, whose tallies the pass took), from
+// the region the step started from (enqueued before the step's bookkeeping).
+cudaError_t spectral_plane_launch(const spectral_args &a, cudaStream_t s);
