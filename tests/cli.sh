@@ -337,7 +337,7 @@ disk_full)
     # A file-size limit (SIGXFSZ ignored, so that the write fails with EFBIG
     # instead of killing the run) hit while writing the setup, and further on
     # (snapshots, result; where exactly depends on HDF5's caching): exit 3,
-    # HDF5's cause named, nothing left. The tiny result is about 115 kB.
+    # HDF5's cause named, nothing left. The tiny result is about 100 kB.
     for kb in 8:/ 40:/ 80:/; do
         (trap '' XFSZ; ulimit -f ${kb%:*}; exec "$bin" plans/tiny.yaml --quiet) >"$tmp/out" 2>&1; rc=$?
         [ "$rc" = 3 ] || fail "file-size limit ${kb%:*} kB: exit $rc, expected 3: $(cat "$tmp/out")"
@@ -352,8 +352,8 @@ disk_full)
        unshare -m sh -c "mount -t tmpfs -o size=8k tmpfs full" 2>/dev/null; then
         u="unshare -m"; unshare -m -r true 2>/dev/null && u="unshare -m -r"
         for size in 8:"cannot write dataset /plan/.*: No space left on device" \
-                    40:"cannot write dataset /psi/.*: No space left on device" \
-                    80:"cannot write .*: No space left on device" \
+                    28:"cannot write dataset /psi/.*: No space left on device" \
+                    40:"cannot write .*: No space left on device" \
                     100:"not enough disk space to finish full/tiny.h5.partial-[0-9]* (.* MB free, .* MB needed)"; do
             $u sh -c "mount -t tmpfs -o size=${size%%:*}k tmpfs full && { \"$bin\" plans/tiny.yaml --quiet --output full/tiny.h5; echo \"rc \$?\"; ls -A full; }" >"$tmp/out" 2>&1
             grep -q "^rc 3$" "$tmp/out" || fail "tmpfs of ${size%%:*} kB: expected exit 3: $(cat "$tmp/out")"

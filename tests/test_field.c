@@ -76,14 +76,19 @@ static int run_spots(const char *const *lines, int n, double **dose, fixture *ke
  * windows of every row and column. */
 static void check_per_spot(void)
 {
-    double *one[NSPOTS] = { 0 };
-    const char *to_zero[] = { "transport.auto_stop_weight=0" };
-    for (int k = 0; k < NSPOTS; k++)
-        CHECK(run_spots_with(&SPOTS[k], 1, to_zero, 1, &one[k], NULL) == 0);
+    /* Each spot alone, with the early exit (passes 0-2) and without (pass 3):
+     * both backends drop the values below its threshold. */
+    double *one_exit[NSPOTS] = { 0 }, *one_off[NSPOTS] = { 0 };
+    const char *to_zero[] = { "transport.auto_stop_weight=0", "backend.early_exit=off" };
+    for (int k = 0; k < NSPOTS; k++) {
+        CHECK(run_spots_with(&SPOTS[k], 1, to_zero, 1, &one_exit[k], NULL) == 0);
+        CHECK(run_spots_with(&SPOTS[k], 1, to_zero, 2, &one_off[k], NULL) == 0);
+    }
     /* A sanitized build (test_quick) leaves out the windows of every row. */
     for (int pass = 0; pass < (test_quick() ? 3 : 4); pass++) {
         fixture f;
         double *all = NULL;
+        double *const *one = pass == 3 ? one_off : one_exit;
         const char *sets[] = { "output.per_spot_dose=true",
                                pass >= 2 ? "backend.per_spot_lanes=3" : "backend.per_spot_lanes=1",
                                "output.per_spot_threshold=0", "backend.early_exit=off" };
@@ -157,8 +162,10 @@ static void check_per_spot(void)
         free(all);
         fixture_free(&f);
     }
-    for (int k = 0; k < NSPOTS; k++)
-        free(one[k]);
+    for (int k = 0; k < NSPOTS; k++) {
+        free(one_exit[k]);
+        free(one_off[k]);
+    }
 }
 
 static void check_linear(void)

@@ -183,12 +183,15 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
     c->w0 = w0;
     c->e0 = e0;
     const grid *g = c->g;
+    float mx = 0.0f; /* the source's largest value: the adaptive early exit's scale */
     /* Rows inside the given boxes (or every row), copied where non-zero. */
     for (int64_t ie = 0; ie < g->ne; ie++) {
         box b = occupied ? occupied[ie] : (box){ 0, (int)g->nz - 1, 0, (int)g->nx - 1 };
         for (int64_t j = 0; j < g->nth && !box_empty(b); j++)
             for (int64_t z = b.z0; z <= b.z1; z++) {
                 const int64_t r = psi_index(g, ie, j, z, 0);
+                for (int64_t x = b.x0; x <= b.x1; x++)
+                    mx = psi0[r + x] > mx ? psi0[r + x] : mx;
                 for (int64_t x = b.x0; x <= b.x1; x++)
                     if (psi0[r + x] != 0.0f) {
                         memcpy(c->cur + r, psi0 + r, g->nx * sizeof *psi0);
@@ -212,6 +215,10 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
         c->span_z0[ie] = 1 << 30;
         c->span_z1[ie] = -1;
     }
+    const plan *p = c->s->p;
+    c->threshold = p->early_exit == EARLY_EXIT_OFF || c->moments ? 0.0f
+                   : p->early_exit == EARLY_EXIT_ADAPTIVE ? (float)(p->early_exit_threshold * mx)
+                                                          : (float)p->early_exit_threshold;
     cpu_measure(c, &c->w_prev, &c->e_prev);
     return 0;
 }

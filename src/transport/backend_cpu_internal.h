@@ -44,6 +44,10 @@ typedef struct cpu_ctx {
     float *cur, *tmp;
     int ncomp; /* 4 under the moments scheme, else 1 */
     int moments;
+    /* The early exit (backend.early_exit): values of psi below it are dropped
+     * where A_theta reads them (tallied as THETA_CUTOFF), as on the GPU;
+     * 0: off, and under the moments scheme, whose values the CPU keeps. */
+    float threshold;
     box *box_cur, *box_tmp; /* [ne] */
     box *box_next; /* [ne] scratch for A_E */
     double *dose; /* [grid.dose_planes][nz][nx], MeV: the dose, then the released energy */

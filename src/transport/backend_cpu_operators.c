@@ -70,11 +70,25 @@ static void theta_mapped_run(const cpu_ctx *c, const angle_kernels *ak, const th
 }
 
 /* Each run of one medium along the row convolves with that medium's kernel. */
+/* The early exit: every value of v[0 .. n) below thr becomes 0 (the GPU's
+ * test, in float); returns their sum. */
+static double drop_below(float *v, int n, float thr)
+{
+    double s = 0.0;
+    for (int x = 0; x < n; x++)
+        if (v[x] < thr) {
+            s += v[x];
+            v[x] = 0.0f;
+        }
+    return s;
+}
+
 void cpu_op_theta(cpu_ctx *c, step_tally *t)
 {
     const grid *g = c->g;
     const angle_kernels *ak = &c->s->ak;
     const int nth = (int)g->nth, circular = g->angle_mode == ANGLE_FULL;
+    const float thr = c->threshold;
     int64_t n = build_units(c, c->box_cur);
 #pragma omp parallel for schedule(dynamic, 4)
     for (int64_t u = 0; u < n; u++) {
@@ -83,7 +97,7 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
         float *in = c->scratch + (size_t)omp_get_thread_num() * nth * g->nx;
         step_tally *pt = &c->partial[u];
         tally_clear(pt);
-        double lost = 0.0, cut = 0.0;
+        double lost = 0.0, cut = 0.0, dropped = 0.0;
         /* The moments move with the weight: the same kernel on every component. */
         for (int k = 0; k < c->ncomp; k++)
             for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
@@ -98,12 +112,15 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
                 float *base = comp(c, c->cur, k);
                 for (int j = 0; j < nth; j++) {
                     const float *row = plane(c, base, ie, j) + (int64_t)z * g->nx + x0;
-                    memcpy(in + (size_t)j * nxb, row, nxb * sizeof *row);
+                    float *v = in + (size_t)j * nxb;
+                    memcpy(v, row, nxb * sizeof *row);
                     if (k)
                         continue;
+                    if (thr > 0.0f)
+                        dropped += drop_below(v, nxb, thr);
                     double rs = 0.0;
                     for (int x = 0; x < nxb; x++)
-                        rs += row[x];
+                        rs += v[x];
                     total += rs;
                     run_lost += rs * bfrac[j];
                     if (ak->per_source)
@@ -139,8 +156,8 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
         double E = g->E.centres[ie];
         pt->weight[CH_THETA_BOUNDARY] = lost;
         pt->energy[CH_THETA_BOUNDARY] = lost * E;
-        pt->weight[CH_THETA_CUTOFF] = cut;
-        pt->energy[CH_THETA_CUTOFF] = cut * E;
+        pt->weight[CH_THETA_CUTOFF] = cut + dropped;
+        pt->energy[CH_THETA_CUTOFF] = (cut + dropped) * E;
     }
     sum_partials(c, n, t);
 }
