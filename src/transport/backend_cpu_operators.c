@@ -69,7 +69,6 @@ static void theta_mapped_run(const cpu_ctx *c, const angle_kernels *ak, const th
     }
 }
 
-/* Each run of one medium along the row convolves with that medium's kernel. */
 /* The early exit: every value of v[0 .. n) below thr becomes 0 (the GPU's
  * test, in float); returns their sum. */
 static double drop_below(float *v, int n, float thr)
@@ -83,6 +82,8 @@ static double drop_below(float *v, int n, float thr)
     return s;
 }
 
+/* Each run of one medium along the row convolves with that medium's kernel;
+ * the values below the early exit's threshold are dropped first. */
 void cpu_op_theta(cpu_ctx *c, step_tally *t)
 {
     const grid *g = c->g;
