@@ -315,9 +315,10 @@ static int cpu_collect(void *vctx, step_record *out, int max, int *n_out, smx_er
     return 0;
 }
 
-/* The window moves: every row a bin has ever touched, in both buffers
- * (spans and boxes; the rest is zero), moves `rows` rows towards z = 0, the
- * dose with them; the deposit map is rewritten every step before it is read. */
+/* The window moves: each buffer's rows of a bin inside its box (the rest is
+ * zero) move `rows` rows towards z = 0, the spans with them (what the run
+ * has touched), the dose too; the deposit map is rewritten every step before
+ * it is read. */
 static int cpu_shift(void *vctx, int rows, double *dose_out, smx_error *err)
 {
     cpu_ctx *c = vctx;
@@ -336,18 +337,22 @@ static int cpu_shift(void *vctx, int rows, double *dose_out, smx_error *err)
         }
         if (z1 < z0)
             continue;
-        const int lo = z0 > rows ? z0 : rows; /* first row that stays */
+        /* Each buffer's rows inside its own box: outside it the bin is zero
+         * there (every operator keeps it so), and stays zero once moved. */
         for (int k = 0; k < c->ncomp; k++)
             for (int64_t jb = 0; jb < 2 * g->nth; jb++) { /* both buffers of every direction */
+                const box bb = jb & 1 ? c->box_tmp[ie] : c->box_cur[ie];
+                if (box_empty(bb))
+                    continue;
                 float *p = comp(c, jb & 1 ? c->tmp : c->cur, k) + psi_index(g, ie, jb / 2, 0, 0);
-                if (z1 >= lo)
+                const int lo = bb.z0 > rows ? bb.z0 : rows; /* first row that stays */
+                if (bb.z1 >= lo)
                     memmove(p + (lo - rows) * nx, p + lo * nx,
-                            (size_t)(z1 - lo + 1) * nx * sizeof(float));
+                            (size_t)(bb.z1 - lo + 1) * nx * sizeof(float));
                 /* What the move leaves behind at the far end, and the rows that left. */
-                const int c0 = z1 - rows + 1 > z0 - rows ? z1 - rows + 1 : z0 - rows;
-                const int a = c0 < 0 ? 0 : c0;
-                if (z1 >= a)
-                    memset(p + a * nx, 0, (size_t)(z1 - a + 1) * nx * sizeof(float));
+                const int a = bb.z1 - rows + 1 < 0 ? 0 : bb.z1 - rows + 1;
+                if (bb.z1 >= a)
+                    memset(p + a * nx, 0, (size_t)(bb.z1 - a + 1) * nx * sizeof(float));
             }
         for (box *bx = &c->box_cur[ie]; bx; bx = bx == &c->box_cur[ie] ? &c->box_tmp[ie] : NULL)
             if (!box_empty(*bx)) {
