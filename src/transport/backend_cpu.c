@@ -139,28 +139,23 @@ static int cpu_setup(void **out, const sim_tables *s, smx_error *err)
 }
 
 /* Back to the state after setup (buffers and dose all zero) after a run:
- * only the rows the run has occupied, in both buffers (spans, with the
- * margin every operator writes within, and the boxes of the last state). */
+ * only each buffer's rows inside its box (every operator keeps a bin zero
+ * outside it). */
 static void cpu_clear(cpu_ctx *c)
 {
     const grid *g = c->g;
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t ie = 0; ie < g->ne; ie++) {
-        int z0 = c->span_z0[ie], z1 = c->span_z1[ie];
-        const box b = box_union(c->box_cur[ie], c->box_tmp[ie]);
-        if (!box_empty(b)) {
-            z0 = b.z0 < z0 ? b.z0 : z0;
-            z1 = b.z1 > z1 ? b.z1 : z1;
+    for (int64_t ie = 0; ie < g->ne; ie++)
+        for (int q = 0; q < 2; q++) { /* each buffer inside its box: outside it, zero */
+            const box bb = q ? c->box_tmp[ie] : c->box_cur[ie];
+            if (box_empty(bb))
+                continue;
+            const int64_t n = (int64_t)(bb.z1 - bb.z0 + 1) * g->nx;
+            for (int k = 0; k < c->ncomp; k++)
+                for (int64_t j = 0; j < g->nth; j++)
+                    memset(comp(c, q ? c->tmp : c->cur, k) + psi_index(g, ie, j, bb.z0, 0), 0,
+                           (size_t)n * sizeof(float));
         }
-        if (z1 < z0)
-            continue;
-        for (int k = 0; k < c->ncomp; k++)
-            for (int64_t j = 0; j < g->nth; j++) {
-                const int64_t r = psi_index(g, ie, j, z0, 0), n = (int64_t)(z1 - z0 + 1) * g->nx;
-                memset(comp(c, c->cur, k) + r, 0, (size_t)n * sizeof(float));
-                memset(comp(c, c->tmp, k) + r, 0, (size_t)n * sizeof(float));
-            }
-    }
     memset(c->dose, 0, (size_t)g->slice * g->dose_planes * sizeof(double));
     c->stopped = 0;
     c->have_last = 0;
