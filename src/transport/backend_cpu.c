@@ -179,30 +179,31 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
     c->e0 = e0;
     const grid *g = c->g;
     float mx = 0.0f; /* the source's largest value: the adaptive early exit's scale */
-    /* Rows inside the given boxes (or every row), copied where non-zero. */
+    /* Rows inside the given boxes (or every row), copied where non-zero (a
+     * source's values are not negative: its row's largest says so). */
     for (int64_t ie = 0; ie < g->ne; ie++) {
         box b = occupied ? occupied[ie] : (box){ 0, (int)g->nz - 1, 0, (int)g->nx - 1 };
         for (int64_t j = 0; j < g->nth && !box_empty(b); j++)
             for (int64_t z = b.z0; z <= b.z1; z++) {
                 const int64_t r = psi_index(g, ie, j, z, 0);
+                float row_max = 0.0f;
                 for (int64_t x = b.x0; x <= b.x1; x++)
-                    mx = psi0[r + x] > mx ? psi0[r + x] : mx;
-                for (int64_t x = b.x0; x <= b.x1; x++)
-                    if (psi0[r + x] != 0.0f) {
-                        memcpy(c->cur + r, psi0 + r, g->nx * sizeof *psi0);
-                        /* A source starts on the entrance plane, the upper
-                         * edge of its row, and on its cells' centres (the
-                         * stored moments w (u + shift), moments.h). */
-                        if (c->moments) {
-                            for (int64_t xx = 0; xx < g->nx; xx++)
-                                comp(c, c->cur, 1)[r + xx] =
-                                    smx_mom_store(psi0[r + xx], -0.5, SMX_MOM_ZSHIFT);
-                            memcpy(comp(c, c->cur, 2) + r, psi0 + r, g->nx * sizeof *psi0);
-                            /* At its bins' centres (e = 0, shift 1: w). */
-                            memcpy(comp(c, c->cur, 4) + r, psi0 + r, g->nx * sizeof *psi0);
-                        }
-                        break;
-                    }
+                    row_max = psi0[r + x] > row_max ? psi0[r + x] : row_max;
+                if (row_max == 0.0f)
+                    continue;
+                mx = row_max > mx ? row_max : mx;
+                memcpy(c->cur + r, psi0 + r, g->nx * sizeof *psi0);
+                /* A source starts on the entrance plane, the upper edge of
+                 * its row, and on its cells' centres (the stored moments
+                 * w (u + shift), moments.h). */
+                if (c->moments) {
+                    for (int64_t xx = 0; xx < g->nx; xx++)
+                        comp(c, c->cur, 1)[r + xx] =
+                            smx_mom_store(psi0[r + xx], -0.5, SMX_MOM_ZSHIFT);
+                    memcpy(comp(c, c->cur, 2) + r, psi0 + r, g->nx * sizeof *psi0);
+                    /* At its bins' centres (e = 0, shift 1: w). */
+                    memcpy(comp(c, c->cur, 4) + r, psi0 + r, g->nx * sizeof *psi0);
+                }
             }
         /* cpu_measure() tightens the boxes to the source. */
         c->box_cur[ie] = b;
