@@ -243,7 +243,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     // Where the pass takes them, its split steps' planes come after it
     // (enqueue_fused_one_pass).
     const bool in_pass = fused_takes_tallies(c); // only ever with the single pass
-    if (spectral_tallies_due(c) && !(in_pass && split_sums(c)))
+    if (spectral_tallies_due(c) && !split_sums(c)) // split_sums implies in_pass
         CUDA_CHECK_ERR(err, spectral_launch(spectral_of(c, in_pass ? 1 : 0), c->stream));
     // Every pipeline but the fused one pass starts from cleared partials.
     if (q.kind != PIPE_FUSED_ONE_PASS)
@@ -508,8 +508,7 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
     }
     CUDA_CHECK_ERR(err, cudaMemset(c->dose, 0, (size_t)c->d.slice * c->planes * sizeof(double)));
     CUDA_CHECK_ERR(err, cudaMemset(c->stop, 0, sizeof(int)));
-    if (b.early_exit == EARLY_EXIT_ADAPTIVE)
-        c->threshold = (float)(b.early_exit_threshold * mx);
+    c->threshold = backend_early_exit_threshold(&b, mx);
     if (int rc = start_regions(c, boxes, err))
         return rc;
     run_state_dev st{ w0, e0, b.steps == 0 ? b.auto_stop_weight * w0 : -1.0, 0, 0 };

@@ -764,7 +764,8 @@ static int decide_fused_extras(cuda_ctx *c, int n_wide)
     // it no resident block; not with slots (split_sums).
     z.split_sums = 1;
     c->split_sums =
-        tallies && c->nslots <= 1 && g->nth <= 32 && fused_boundary_rows_fit(z, c->tiles, rows);
+        tallies && c->nslots <= 1 && g->nth <= FUSED_SPLIT_SUMS_MAX_NTH &&
+        fused_boundary_rows_fit(z, c->tiles, rows);
     return rows;
 }
 
@@ -875,14 +876,7 @@ static int open_streams(cuda_ctx *c, size_t fft_bytes, smx_error *err)
     }
     if (b.snapshots)
         CUDA_CHECK_ERR(err, cudaMallocHost(&c->pinned, (size_t)c->g->cells * sizeof(float)));
-    switch (b.early_exit) {
-    case EARLY_EXIT_OFF:
-        c->threshold = 0.0f;
-        break;
-    default:
-        c->threshold = (float)b.early_exit_threshold;
-        break; // adaptive: scaled at upload
-    }
+    c->threshold = backend_early_exit_threshold(&b, 1.0); // adaptive: scaled at upload
     c->use_graph = b.cuda_graph;
     return 0;
 }

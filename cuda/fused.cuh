@@ -105,6 +105,12 @@ size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles);
 // tables (sm_90 allows 227 KB per block; the rest is left to static shared memory).
 #define FUSED_MAX_DYN_SMEM (224 * 1024)
 
+// The most directions for which the split instance takes its owned bins'
+// direction sums in the pass (fused_kernel.cuh): at 48 and 64 it has no
+// registers to spare for them (it spilled, and the field's steps grew by a
+// fifth). The host decides with the same constant (decide_fused_extras).
+constexpr int FUSED_SPLIT_SUMS_MAX_NTH = 32;
+
 // 1 when the fused kernel can serve this grid: the n_theta it is built for,
 // one energy bin small enough for 32-bit offsets, and a block's stage ring and
 // per-bin tables (ne of them) within FUSED_MAX_DYN_SMEM.

@@ -151,9 +151,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     // of a group keeps planes g, g + G, ... (its own running sums: no
     // barrier between them); the coefficients [nq][ne] are the block's copy.
     const int nq = STREAM && !SPLIT ? A.spec.nplanes : 0;
-    // Up to 32 directions only: at 48 and 64 the split instance has no registers
-    // to spare for them (it spilled, and the field's steps grew by a fifth).
-    const bool split_sums = SPLIT && STREAM && NMAX <= 32 && A.spec_wsum != nullptr; // fused.cuh
+    const bool split_sums =
+        SPLIT && STREAM && NMAX <= FUSED_SPLIT_SUMS_MAX_NTH && A.spec_wsum != nullptr; // fused.cuh
     double *const s_spec = reinterpret_cast<double *>(smem + L.spec_off) + sub * 2 * G * FUSED_COLS;
     double *const s_R = reinterpret_cast<double *>(smem + L.sr_off) + sub * nq * FUSED_COLS;
     double *const s_coef = reinterpret_cast<double *>(smem + L.coef_off);

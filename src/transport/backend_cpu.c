@@ -211,10 +211,8 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
         c->span_z0[ie] = 1 << 30;
         c->span_z1[ie] = -1;
     }
-    const plan *p = c->s->p;
-    c->threshold = p->early_exit == EARLY_EXIT_OFF || c->moments ? 0.0f
-                   : p->early_exit == EARLY_EXIT_ADAPTIVE ? (float)(p->early_exit_threshold * mx)
-                                                          : (float)p->early_exit_threshold;
+    const backend_settings b = backend_settings_of(c->s);
+    c->threshold = c->moments ? 0.0f : backend_early_exit_threshold(&b, mx);
     cpu_measure(c, &c->w_prev, &c->e_prev);
     return 0;
 }

@@ -29,6 +29,18 @@ backend_settings backend_settings_of(const sim_tables *s)
     return b;
 }
 
+float backend_early_exit_threshold(const backend_settings *b, double source_max)
+{
+    switch (b->early_exit) {
+    case EARLY_EXIT_OFF:
+        return 0.0f;
+    case EARLY_EXIT_ADAPTIVE:
+        return (float)(b->early_exit_threshold * source_max);
+    default:
+        return (float)b->early_exit_threshold;
+    }
+}
+
 void backend_target_range0(const sim_tables *s, int ie, int *lo, int *hi)
 {
     *lo = energy_lut_low_target(&s->el, ie);

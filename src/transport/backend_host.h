@@ -26,6 +26,11 @@ typedef struct backend_settings {
 
 backend_settings backend_settings_of(const sim_tables *s);
 
+/* The early exit's threshold: 0 when off, the plan's value when fixed, and
+ * that value times source_max (the source's largest value of psi) when
+ * adaptive. Both backends drop what falls below it, so they must agree. */
+float backend_early_exit_threshold(const backend_settings *b, double source_max);
+
 /* Lowest and highest target bin of source bin ie over every medium's tables
  * (*hi < 0: it stops in all of them). */
 void backend_target_range(const sim_tables *s, int ie, int *lo, int *hi);
