@@ -521,9 +521,9 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
     if (!c->uploaded) {
         if (int rc = cuda_choose_angular(c, err))
             return rc;
-        if (c->angular != 0)
-            c->fused = c->single_pass = c->fused_tallies = c->media_regions = c->media_single =
-                c->media_single_ok = 0;
+        if (c->angular != 0) // no fused pass: nothing of it (split_sums too) may stay set
+            c->fused = c->single_pass = c->fused_tallies = c->split_sums = c->media_regions =
+                c->media_single = c->media_single_ok = 0;
     }
     choose_pipeline(c);
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
