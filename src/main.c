@@ -70,6 +70,15 @@ static int run_job(cli *c, int argc, char **argv)
         snprintf(smx_warn_tag, sizeof smx_warn_tag, "rank %d of %d on %s: ", job.rank, job.size,
                  job.host);
     }
+    /* mpirun binds a rank to one core for -np 2 or less: its host threads
+     * (a field's per-spot rows on the GPU, every step on the CPU) then share
+     * that core while the host's others idle (docs/mpi.md). */
+    if (job.local_rank == 0 && job.cores_allowed == 1 && job.cores_host > job.local_size)
+        smx_warn("%s may run on one of the %d cores of %s (mpirun binds a rank to one core for "
+                 "-np 2 or less), so its threads share that core; `mpirun --bind-to none` lets "
+                 "%s the others (docs/mpi.md)\n",
+                 job.local_size == 1 ? "this rank" : "each rank here", job.cores_host, job.host,
+                 job.local_size == 1 ? "it use" : "them use");
     catch_interrupts();
     rc = run_plan(c, &job, argc, argv);
     par_finalize();

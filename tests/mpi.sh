@@ -38,9 +38,10 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # CI runs as root, which Open MPI refuses without these; more ranks than the
 # 2 cores of CI; the CPU backend on one thread per rank; no ptrace-based
-# single copy between ranks (containers often forbid it).
+# single copy between ranks (containers often forbid it); ranks not bound to
+# one core each (`--bind-to none`, as docs/mpi.md advises: bound, a rank warns).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none
 # mpi N ARGS...: the binary on N ranks (a deadlock fails the test after 120 s).
 mpi() {
     n=$1; shift
@@ -114,6 +115,15 @@ field)
         fi
     done
     grep -q "per-spot dose: spots 1-[0-9]* of 5 here" "$tmp/out" || fail "np 3: rank 0's block not logged"
+    # Bound to one core (mpirun's default for -np 2 or less) on a host of
+    # more: the warning that names the way out, once; the same dose.
+    if [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ]; then
+        expect 0 env OMPI_MCA_hwloc_base_binding_policy=core \
+            sh -c 'timeout 120 mpirun --oversubscribe -np 1 "$@"' sh "$bin" tiny.yaml $spots \
+            --set output.file=bound.h5
+        [ "$(grep -c 'bind-to none' "$tmp/err")" = 1 ] || fail "bound to one core, no warning: $(cat "$tmp/err")"
+        same_dose np1.h5 bound.h5
+    fi
     set -- $refs
     same_dose "$@" np1.h5 np2.h5 np3.h5
     ranks_are alone.h5 1 5

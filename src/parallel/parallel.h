@@ -23,6 +23,9 @@
 typedef struct par_job {
     int rank, size; /* this process and the job's: 0 and 1 without MPI */
     int local_rank, local_size; /* among the job's processes on this host */
+    /* The cores this process may run on and the host's online cores, where
+     * the job was started by an MPI launcher (0: not known, no MPI). */
+    int cores_allowed, cores_host;
     char host[64];
 } par_job;
 

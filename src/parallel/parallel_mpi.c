@@ -145,8 +145,12 @@ int par_init(par_job *job, int *argc, char ***argv, smx_error *err)
     /* Ranks that share a host share its cores (CPU backend), unless
      * OMP_NUM_THREADS or backend.threads says otherwise: a rank bound to one
      * core by mpirun gets one thread. */
+    job->cores_allowed = omp_get_num_procs();
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    job->cores_host = online > 0 && online < INT_MAX ? (int)online : 0;
+    self = *job;
     if (job->local_size > 1 && !getenv("OMP_NUM_THREADS")) {
-        int per = omp_get_num_procs() / job->local_size;
+        int per = job->cores_allowed / job->local_size;
         omp_set_num_threads(per > 0 ? per : 1);
     }
     return 0;

@@ -136,7 +136,7 @@ typedef struct spot_runs {
     int appended; /* rows handed to r, in spot order */
     spot_progress own; /* the count of a block alone (job->progress NULL) */
     spot_progress *prog; /* the count the batches add to: the job's or own */
-    double t_upload, t_steps, t_dose;
+    double t_states, t_upload, t_steps, t_dose; /* the per-spot line's phases */
 } spot_runs;
 
 static void spot_runs_free(spot_runs *R)
@@ -621,8 +621,9 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
     if (R->sp.win.band > r->spot_window_band)
         r->spot_window_band = R->sp.win.band;
     run_result_add_balance(r, &R->one);
+    rc = rc ? rc : take_rows(R, r, err);
     R->t_dose += stepper_now_s() - tc;
-    return rc ? rc : take_rows(R, r, err);
+    return rc;
 }
 
 /* The batch of spots order[b0 .. b0 + nb), done in `seconds`, counted; the
@@ -651,9 +652,9 @@ static void report_runs(const spot_runs *R, int rc, run_result *r)
         smx_info("  per-spot windows grew %d time%s to %d rows (a batch's rows outgrew the "
                  "band)\n",
                  R->regrown, R->regrown == 1 ? "" : "s", R->ws.nz);
-    smx_info("  per-spot time: uploads %.3f s, steps %.3f s, doses and their sparse rows %.3f s "
-             "(up to %d spots at once; %d state%s, %d to %d energy bins)\n",
-             R->t_upload, R->t_steps, R->t_dose, r->spot_slots, R->n_classes,
+    smx_info("  per-spot time: states %.3f s, uploads %.3f s, steps %.3f s, doses and their sparse "
+             "rows %.3f s (up to %d spots at once; %d state%s, %d to %d energy bins)\n",
+             R->t_states, R->t_upload, R->t_steps, R->t_dose, r->spot_slots, R->n_classes,
              R->n_classes == 1 ? "" : "s", R->ne_first, (int)R->cls.g.ne);
 }
 
@@ -694,8 +695,10 @@ int per_spot_runs(const per_spot_job *job, run_result *r, smx_error *err)
                           "interrupted during the per-spot runs (%d of %d spots done)", b0, job->n);
             break;
         }
+        const double t_state = stepper_now_s();
         if ((rc = class_state(&R, b0, r, err)))
             break;
+        R.t_states += stepper_now_s() - t_state; /* the tables and backend of each state */
         const int nb = batch_count(&R, b0);
         int again = 0;
         const double t_batch = stepper_now_s();
