@@ -20,6 +20,13 @@ void rows_fma(float *restrict dst, const float *restrict src, float w, int64_t n
 }
 
 SMX_FMA_CLONES
+void rows_mul(float *restrict dst, const float *restrict src, float w, int64_t n)
+{
+    for (int64_t x = 0; x < n; x++)
+        dst[x] = w * src[x];
+}
+
+SMX_FMA_CLONES
 void rows_gather2(float *restrict dst, float c0, const float *restrict s0, float c1,
                   const float *restrict s1, int64_t n)
 {

@@ -12,6 +12,11 @@
 /* dst[x] = fmaf(w, src[x], dst[x]) for x in [0, n); dst and src must not overlap. */
 void rows_fma(float *restrict dst, const float *restrict src, float w, int64_t n);
 
+/* dst[x] = w * src[x]: the first term of a sum that rows_fma continues. It
+ * is fmaf(w, src[x], +0) for non-negative w and src[x] (no -0 to add +0 to),
+ * so a sum started here has the bits of one started from zeros. */
+void rows_mul(float *restrict dst, const float *restrict src, float w, int64_t n);
+
 /* dst[x] = fmaf(c1, s1[x], c0 * s0[x]): the two-source energy gather. */
 void rows_gather2(float *restrict dst, float c0, const float *restrict s0, float c1,
                   const float *restrict s1, int64_t n);

@@ -138,16 +138,21 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
                 }
                 for (int j = 0; j < nth; j++) {
                     float *out = plane(c, base, ie, j) + (int64_t)z * g->nx + x0;
-                    for (int x = 0; x < nxb; x++)
-                        out[x] = 0.0f;
+                    int first = 1; /* the sum starts at its first term, not at zeros */
                     for (int d = -K; d <= K; d++) {
                         int src = j - d;
                         if (circular)
                             src = ((src % nth) + nth) % nth;
                         else if (src < 0 || src >= nth)
                             continue;
-                        rows_fma(out, in + (size_t)src * nxb, w[d], nxb);
+                        if (first)
+                            rows_mul(out, in + (size_t)src * nxb, w[d], nxb);
+                        else
+                            rows_fma(out, in + (size_t)src * nxb, w[d], nxb);
+                        first = 0;
                     }
+                    if (first)
+                        memset(out, 0, (size_t)nxb * sizeof *out);
                 }
                 if (k)
                     continue;
@@ -594,6 +599,30 @@ static double stream_moments_plane(cpu_ctx *c, int ie, int j, box b)
     return leak;
 }
 
+/* Clears row z of a shift step's output buffer on columns x0..x1, except
+ * the columns that the move of source box b by (dz, dx) writes on it (those
+ * of each slot of width sw whose targets stay in it; cpu_op_stream). */
+static void shift_clear_row(float *row, int x0, int x1, int z, box b, int dz, int dx, int nz, int sw)
+{
+    int next = x0; /* columns below it are cleared or written */
+    const int sz = z - dz;
+    if (sz >= b.z0 && sz <= b.z1 && z >= 0 && z < nz)
+        for (int sl = b.x0 - b.x0 % sw; sl <= b.x1 && next <= x1; sl += sw) {
+            const int lo = b.x0 > sl ? b.x0 : sl, hi = b.x1 < sl + sw - 1 ? b.x1 : sl + sw - 1;
+            const int w0 = lo + dx > sl ? lo + dx : sl;
+            const int w1 = hi + dx < sl + sw - 1 ? hi + dx : sl + sw - 1;
+            if (w0 > w1)
+                continue;
+            if (w0 > next) {
+                const int e = w0 - 1 < x1 ? w0 - 1 : x1;
+                memset(row + next, 0, (size_t)(e - next + 1) * sizeof *row);
+            }
+            next = w1 + 1 > next ? w1 + 1 : next;
+        }
+    if (next <= x1)
+        memset(row + next, 0, (size_t)(x1 - next + 1) * sizeof *row);
+}
+
 void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
 {
     const grid *g = c->g;
@@ -652,7 +681,12 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
          * scatter adds into its targets, so their rows are written (zeroed)
          * first too: a page first read, then written, faults twice. */
         const box cl = moments && !box_empty(b) ? box_union(old, nb) : old;
-        if (!box_empty(cl))
+        if (shift && !moments && !box_empty(cl)) {
+            /* Only what the move below does not write over. */
+            for (int z = cl.z0; z <= cl.z1; z++)
+                shift_clear_row(out + (int64_t)z * g->nx, cl.x0, cl.x1, z, b, oz[j], ox[j],
+                                (int)g->nz, (int)grid_slot_nx(g));
+        } else if (!box_empty(cl))
             for (int k = 0; k < c->ncomp; k++) {
                 float *ok = plane(c, comp(c, c->tmp, k), ie, j);
                 for (int z = cl.z0; z <= cl.z1; z++)
