@@ -186,6 +186,14 @@ static void check_fma_rows(void)
             bad += d[i] != e[i]; /* nothing past n written */
         CHECK_MSG(bad == 0, "rows_fma / rows_gather2, n = %d: %d elements differ from fmaf", n,
                   bad);
+        /* rows_mul: a sum's first term, the bits of fmaf from +0 (A_theta). */
+        memcpy(d, e, N * sizeof *d);
+        rows_mul(d, v, w, n);
+        for (int i = 0; i < n; i++)
+            bad += d[i] != fmaf(w, v[i], 0.0f);
+        for (int i = n; i < N; i++)
+            bad += d[i] != e[i];
+        CHECK_MSG(bad == 0, "rows_mul, n = %d: %d elements differ from fmaf(w, v, 0)", n, bad);
     }
     CHECK(unfused_differs);
     free(d), free(e), free(v), free(u), free(g);
