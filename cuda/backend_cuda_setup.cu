@@ -763,9 +763,8 @@ static int decide_fused_extras(cuda_ctx *c, int n_wide)
     // kernel after the pass, not two before it), where its chunk sums cost
     // it no resident block; not with slots (split_sums).
     z.split_sums = 1;
-    c->split_sums =
-        tallies && c->nslots <= 1 && g->nth <= FUSED_SPLIT_SUMS_MAX_NTH &&
-        fused_boundary_rows_fit(z, c->tiles, rows);
+    c->split_sums = tallies && c->nslots <= 1 && g->nth <= FUSED_SPLIT_SUMS_MAX_NTH &&
+                    fused_boundary_rows_fit(z, c->tiles, rows);
     return rows;
 }
 

@@ -599,14 +599,22 @@ static double stream_moments_plane(cpu_ctx *c, int ie, int j, box b)
     return leak;
 }
 
-/* Clears row z of a shift step's output buffer on columns x0..x1, except
- * the columns that the move of source box b by (dz, dx) writes on it (those
- * of each slot of width sw whose targets stay in it; cpu_op_stream). */
-static void shift_clear_row(float *row, int x0, int x1, int z, box b, int dz, int dx, int nz, int sw)
+/* A shift step's move of one (bin, direction): source box b by (dz, dx),
+ * on a grid of nz rows whose slots are sw columns wide. */
+typedef struct shift_move {
+    box b;
+    int dz, dx, nz, sw;
+} shift_move;
+
+/* Clears row z of the move's output buffer on columns x0..x1, except the
+ * columns that the move writes on it (those of each slot whose targets stay
+ * in it; cpu_op_stream). */
+static void shift_clear_row(float *row, int x0, int x1, int z, const shift_move *m)
 {
+    const box b = m->b;
+    const int sw = m->sw, dx = m->dx, sz = z - m->dz;
     int next = x0; /* columns below it are cleared or written */
-    const int sz = z - dz;
-    if (sz >= b.z0 && sz <= b.z1 && z >= 0 && z < nz)
+    if (sz >= b.z0 && sz <= b.z1 && z >= 0 && z < m->nz)
         for (int sl = b.x0 - b.x0 % sw; sl <= b.x1 && next <= x1; sl += sw) {
             const int lo = b.x0 > sl ? b.x0 : sl, hi = b.x1 < sl + sw - 1 ? b.x1 : sl + sw - 1;
             const int w0 = lo + dx > sl ? lo + dx : sl;
@@ -683,9 +691,9 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
         const box cl = moments && !box_empty(b) ? box_union(old, nb) : old;
         if (shift && !moments && !box_empty(cl)) {
             /* Only what the move below does not write over. */
+            const shift_move m = { b, oz[j], ox[j], (int)g->nz, (int)grid_slot_nx(g) };
             for (int z = cl.z0; z <= cl.z1; z++)
-                shift_clear_row(out + (int64_t)z * g->nx, cl.x0, cl.x1, z, b, oz[j], ox[j],
-                                (int)g->nz, (int)grid_slot_nx(g));
+                shift_clear_row(out + (int64_t)z * g->nx, cl.x0, cl.x1, z, &m);
         } else if (!box_empty(cl))
             for (int k = 0; k < c->ncomp; k++) {
                 float *ok = plane(c, comp(c, c->tmp, k), ie, j);
