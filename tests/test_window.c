@@ -238,21 +238,17 @@ static void slots_rows(const char *const cells[6], int full)
     const char *lanes[4] = { "backend.per_spot_lanes=1", "backend.per_spot_lanes=3",
                              "backend.per_spot_lanes=2", "backend.per_spot_lanes=3" };
     int ok = 1;
-    /* A sanitized build (test_quick) leaves out 3 at once: the same code as 2,
-     * whose two batches also run one's rows beside the other's steps. */
-    const int skip = !full ? 2 : test_quick() ? 1 : -1, last = full ? 4 : 2;
+    /* A sanitized build (test_quick) leaves out 2 at once: the same code as 3. */
+    const int skip = !full ? 2 : test_quick() ? 2 : -1, last = full ? 4 : 2;
     memset(f, 0, sizeof f);
     for (int i = 0; i < last; i++) {
         if (i == skip)
             continue;
         base[7] = lanes[i];
         /* The last run's batches start on a band of 1 row, which they outgrow (the
-         * early exit drops their tails, and their rows can stay within 2). It and
-         * the runs of 3 and 2 at once make each batch's rows beside the next
-         * batch's steps, as on a GPU: the same rows, from a view of the window. */
-        static const smx_test_hooks band1 = { .spot_band = 1, .rows_beside = 1 },
-                                    beside = { .rows_beside = 1 };
-        smx_test_hooks_installed = i == 3 ? &band1 : i > 0 ? &beside : NULL;
+         * early exit drops their tails, and their rows can stay within 2). */
+        static const smx_test_hooks band1 = { .spot_band = 1 };
+        smx_test_hooks_installed = i == 3 ? &band1 : NULL;
         ok &= run(&f[i], base, 13, 0) == 0;
         smx_test_hooks_installed = NULL;
     }
@@ -308,12 +304,7 @@ static void class_rows(void)
                            "output.per_spot_threshold=0",
                            "backend.per_spot_lanes=2" };
     fixture f;
-    /* Each batch's rows beside the next one's steps (as on a GPU), also
-     * where a new state waits for them. */
-    static const smx_test_hooks beside = { .rows_beside = 1 };
-    smx_test_hooks_installed = &beside;
     int ok = run(&f, sets, 9, 0) == 0;
-    smx_test_hooks_installed = NULL;
     unlink(path);
     const spot_dose *sd = &f.r.per_spot;
     ok = ok && sd->n_spots == 3;

@@ -24,10 +24,6 @@ typedef struct smx_test_hooks {
      * of WINDOW_SPOT_BAND (transport/window.h), so that a small test's
      * batches outgrow it; 0: the product's band. */
     int spot_band;
-    /* 1: a batch's per-spot rows are made beside the next batch's steps on
-     * every backend, as on a device's (transport/per_spot.c); 0: as the
-     * backend has it. */
-    int rows_beside;
 } smx_test_hooks;
 
 extern const smx_test_hooks *smx_test_hooks_installed;
@@ -53,12 +49,6 @@ static inline int smx_test_spot_band(int band)
 {
     const smx_test_hooks *h = smx_test_hooks_installed;
     return h && h->spot_band >= 1 ? h->spot_band : band;
-}
-
-static inline int smx_test_rows_beside(int beside)
-{
-    const smx_test_hooks *h = smx_test_hooks_installed;
-    return h && h->rows_beside ? 1 : beside;
 }
 
 #endif

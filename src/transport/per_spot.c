@@ -1,8 +1,7 @@
 #include "transport/per_spot.h"
 
-#include <omp.h>
-#include <pthread.h>
 #include <stdio.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,19 +136,7 @@ typedef struct spot_runs {
     int appended; /* rows handed to r, in spot order */
     spot_progress own; /* the count of a block alone (job->progress NULL) */
     spot_progress *prog; /* the count the batches add to: the job's or own */
-    /* On a device backend a batch's rows are made on a thread of their own
-     * beside the next batch's upload and steps, which leave the host's
-     * cores idle (rows_start): from a view of the window's dose, the wdose
-     * and halo buffers left alone until rows_join. */
-    int rows_beside;
-    struct {
-        pthread_t th;
-        int busy, threaded, b0, nb, rc;
-        window view;
-        smx_error err;
-        double seconds;
-    } rj;
-    double t_states, t_upload, t_steps, t_dose, t_beside; /* the per-spot line's phases */
+    double t_states, t_upload, t_steps, t_dose; /* the per-spot line's phases */
 } spot_runs;
 
 static void spot_runs_free(spot_runs *R)
@@ -245,8 +232,6 @@ static int spot_runs_init(spot_runs *R, const per_spot_job *J, run_result *r, sm
      * would choose otherwise for a particle that has crossed a lighter
      * medium. */
     R->classes = slots_allowed(p) && g->angle_mode == ANGLE_WINDOW && J->st->n_media <= 1;
-    /* A device's steps (collect_every > 1) leave the host's threads to the rows. */
-    R->rows_beside = smx_test_rows_beside(R->proto.be->collect_every > 1);
     /* The windows' collect interval: a moving window is moved at collects. */
     if (R->proto.every_collect > WINDOW_SPOT_COLLECT)
         R->proto.every_collect = WINDOW_SPOT_COLLECT;
@@ -346,8 +331,6 @@ static void announce_states(const spot_runs *R)
              which, R->slots, R->ws.nz, R->ws.nx, (int)R->cls.g.ne, R->p->per_spot_threshold);
 }
 
-static int rows_join(spot_runs *R, run_result *r, smx_error *err);
-
 /* The state for the batch that starts at b0: a class of fewer bins where it
  * needs few enough, and how many spots it holds at once (a state of one slot
  * asks the backend's memory). Kept while the batch fits the current one. */
@@ -357,13 +340,11 @@ static int class_state(spot_runs *R, int b0, run_result *r, smx_error *err)
     const int need = R->classes ? R->order[b0].top + 1 : (int)R->g->ne;
     if (R->cls.built && need <= R->cls.g.ne && need > SPOT_CLASS_SHRINK * R->cls.g.ne)
         return 0;
-    int rc = rows_join(R, r, err); /* the last batch's rows read this state's dose */
-    if (rc)
-        return rc;
     stepper_free(&R->sp);
     free(R->wdose);
     R->wdose = NULL;
-    if ((rc = spot_class_build(&R->cls, J, need, err)))
+    int rc = spot_class_build(&R->cls, J, need, err);
+    if (rc)
         return rc;
     R->n_classes++;
     R->proto.g = &R->cls.g;
@@ -517,12 +498,13 @@ static int row_scratch(spot_runs *R, smx_error *err)
 }
 
 /* Spot k of the batch (order[b0 + k]): its dose per unit weight from the
- * window dose (w: the state's window or a view of it; R->wdose), with the
- * run's nuclear halo, into its sparse rows, on row thread t's scratch. */
-static int batch_row(spot_runs *R, const window *w, int b0, int k, int t, smx_error *err)
+ * state's window dose, with the run's nuclear halo, into its sparse rows, on
+ * row thread t's scratch. */
+static int batch_row(spot_runs *R, int b0, int k, int t, smx_error *err)
 {
     const per_spot_job *J = R->job;
     const grid *g = R->g;
+    const window *w = &R->sp.win;
     double *dose = R->row_dose[t];
     const spot_key key = R->order[b0 + k];
     const int row = key.spot - J->first;
@@ -592,96 +574,6 @@ static int take_rows(spot_runs *R, run_result *r, smx_error *err)
  * stepped, its rows made. *again: its rows outgrew the state's band, which
  * is then twice as wide (fewer slots where memory then holds fewer); the
  * batch runs again. */
-/* The rows of the batch's nb spots from order[b0], on the window w (the
- * state's, or a view of it), each spot on its own thread and scratch: the
- * same row on any. */
-static int rows_make(spot_runs *R, const window *w, int b0, int nb, smx_error *err)
-{
-    smx_error *errs = calloc((size_t)nb, sizeof *errs);
-    int *rcs = calloc((size_t)nb, sizeof *rcs);
-    if (!errs || !rcs) {
-        free(errs);
-        free(rcs);
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    }
-    int rc = 0;
-    const int nt = nb < R->row_threads ? nb : R->row_threads;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (int k = 0; k < nb; k++)
-        rcs[k] = batch_row(R, w, b0, k, omp_get_thread_num(), &errs[k]);
-    for (int k = 0; k < nb && !rc; k++)
-        if ((rc = rcs[k]))
-            *err = errs[k];
-    free(errs);
-    free(rcs);
-    return rc;
-}
-
-static void *rows_thread(void *arg)
-{
-    spot_runs *R = arg;
-    const double t0 = stepper_now_s();
-    R->rj.rc = rows_make(R, &R->rj.view, R->rj.b0, R->rj.nb, &R->rj.err);
-    R->rj.seconds = stepper_now_s() - t0;
-    return NULL;
-}
-
-/* The batch's rows begun beside what comes next (rows_join ends them): on a
- * view of the window, which goes on with its second buffer of left rows.
- * Where no thread can be started, they are made here. */
-static int rows_start(spot_runs *R, int b0, int nb, smx_error *err)
-{
-    int rc = window_detach(&R->sp.win, &R->rj.view, err);
-    if (rc)
-        return rc;
-    R->rj.b0 = b0;
-    R->rj.nb = nb;
-    R->rj.busy = 1;
-    R->rj.threaded = pthread_create(&R->rj.th, NULL, rows_thread, R) == 0;
-    if (!R->rj.threaded)
-        rows_thread(R);
-    return 0;
-}
-
-/* The rows begun by rows_start, if any, waited for and handed to r: before
- * the window dose, the halo's buffers or the state change. */
-static int rows_join(spot_runs *R, run_result *r, smx_error *err)
-{
-    if (!R->rj.busy)
-        return 0;
-    if (R->rj.threaded)
-        pthread_join(R->rj.th, NULL);
-    R->rj.busy = 0;
-    window_view_free(&R->rj.view);
-    R->t_beside += R->rj.seconds;
-    if (R->rj.rc) {
-        *err = R->rj.err;
-        return R->rj.rc;
-    }
-    return take_rows(R, r, err);
-}
-
-/* The batch's window dose, its halo and its rows (made here, or begun
- * beside the next batch), after its steps. */
-static int batch_rows(spot_runs *R, int b0, int nb, run_result *r, smx_error *err)
-{
-    int rc = R->sp.be->download_dose(R->sp.ctx, R->wdose, err);
-    if (!rc && R->job->halo->on)
-        rc = batch_halo(R, nb, err);
-    if (!rc)
-        rc = row_scratch(R, err);
-    if (rc)
-        return rc;
-    r->spot_window_moves += R->sp.win.shifts;
-    if (R->sp.win.band > r->spot_window_band)
-        r->spot_window_band = R->sp.win.band;
-    run_result_add_balance(r, &R->one);
-    if (R->rows_beside)
-        return rows_start(R, b0, nb, err);
-    rc = rows_make(R, &R->sp.win, b0, nb, err);
-    return rc ? rc : take_rows(R, r, err);
-}
-
 static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, smx_error *err)
 {
     double ta = stepper_now_s();
@@ -694,14 +586,6 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
     double tc = stepper_now_s();
     R->t_steps += tc - tb;
     *again = 0;
-    /* The last batch's rows, made beside these steps, before their buffers
-     * take this batch's dose (or a state grows). */
-    smx_error joined = { 0 };
-    const int rj = rows_join(R, r, &joined);
-    if (rj) {
-        *err = joined;
-        return rj;
-    }
     if (rc && R->sp.win.overflow && R->ws.nz < R->bound.nz) {
         *err = (smx_error){ 0 };
         R->band *= 2;
@@ -710,7 +594,34 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
         *again = 1;
         return batch_rebuild(R, err);
     }
-    rc = rc ? rc : batch_rows(R, b0, nb, r, err);
+    if (rc || (rc = R->sp.be->download_dose(R->sp.ctx, R->wdose, err)))
+        return rc;
+    if (R->job->halo->on && (rc = batch_halo(R, nb, err)))
+        return rc;
+    if ((rc = row_scratch(R, err)))
+        return rc;
+    /* Each spot's row on its own thread and scratch: the same row on any. */
+    smx_error *errs = calloc((size_t)nb, sizeof *errs);
+    int *rcs = calloc((size_t)nb, sizeof *rcs);
+    if (!errs || !rcs) {
+        free(errs);
+        free(rcs);
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    }
+    const int nt = nb < R->row_threads ? nb : R->row_threads;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (int k = 0; k < nb; k++)
+        rcs[k] = batch_row(R, b0, k, omp_get_thread_num(), &errs[k]);
+    for (int k = 0; k < nb && !rc; k++)
+        if ((rc = rcs[k]))
+            *err = errs[k];
+    free(errs);
+    free(rcs);
+    r->spot_window_moves += R->sp.win.shifts;
+    if (R->sp.win.band > r->spot_window_band)
+        r->spot_window_band = R->sp.win.band;
+    run_result_add_balance(r, &R->one);
+    rc = rc ? rc : take_rows(R, r, err);
     R->t_dose += stepper_now_s() - tc;
     return rc;
 }
@@ -741,13 +652,9 @@ static void report_runs(const spot_runs *R, int rc, run_result *r)
         smx_info("  per-spot windows grew %d time%s to %d rows (a batch's rows outgrew the "
                  "band)\n",
                  R->regrown, R->regrown == 1 ? "" : "s", R->ws.nz);
-    char beside[80] = "";
-    if (R->rows_beside)
-        snprintf(beside, sizeof beside, " (and %.3f s of rows beside the next batch's steps)",
-                 R->t_beside);
     smx_info("  per-spot time: states %.3f s, uploads %.3f s, steps %.3f s, doses and their sparse "
-             "rows %.3f s%s (up to %d spots at once; %d state%s, %d to %d energy bins)\n",
-             R->t_states, R->t_upload, R->t_steps, R->t_dose, beside, r->spot_slots, R->n_classes,
+             "rows %.3f s (up to %d spots at once; %d state%s, %d to %d energy bins)\n",
+             R->t_states, R->t_upload, R->t_steps, R->t_dose, r->spot_slots, R->n_classes,
              R->n_classes == 1 ? "" : "s", R->ne_first, (int)R->cls.g.ne);
 }
 
@@ -799,14 +706,6 @@ int per_spot_runs(const per_spot_job *job, run_result *r, smx_error *err)
             continue;
         log_progress(&R, b0, nb, stepper_now_s() - t_batch);
         b0 += nb;
-    }
-    smx_error joined = { 0 };
-    const double t_join = stepper_now_s();
-    const int rj = rows_join(&R, r, &joined); /* the last batch's rows */
-    R.t_dose += stepper_now_s() - t_join;
-    if (!rc && rj) {
-        rc = rj;
-        *err = joined;
     }
     report_runs(&R, rc, r);
     spot_runs_free(&R);

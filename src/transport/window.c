@@ -189,39 +189,8 @@ void window_free(window *w)
     free(w->x0);
     free(w->mm.cell);
     free(w->left);
-    free(w->left_spare);
     free(w->rows_out);
     memset(w, 0, sizeof *w);
-}
-
-int window_detach(window *w, window *view, smx_error *err)
-{
-    const int64_t n = w->g->nz * w->width * w->g->dose_planes;
-    if (!w->left_spare && !(w->left_spare = calloc((size_t)n, sizeof *w->left_spare)))
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for a window's rows");
-    int *x0 = malloc((size_t)w->shape.slots * sizeof *x0);
-    if (!x0)
-        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory for a window's rows");
-    memcpy(x0, w->x0, (size_t)w->shape.slots * sizeof *x0);
-    /* What the readers use: g, shape, width, z0, x0 and left. */
-    *view = (window){ .g = w->g,
-                      .shape = w->shape,
-                      .width = w->width,
-                      .z0 = w->z0,
-                      .x0 = x0,
-                      .left = w->left,
-                      .left_rows = w->left_rows };
-    w->left = w->left_spare;
-    w->left_rows = w->spare_rows;
-    w->left_spare = view->left;
-    w->spare_rows = view->left_rows;
-    return 0;
-}
-
-void window_view_free(window *view)
-{
-    free(view->x0);
-    memset(view, 0, sizeof *view);
 }
 
 /* The window's map rows z .. z + count - 1 of slot k from the run's map at
@@ -245,10 +214,9 @@ void window_reset(window *w)
 {
     /* Only the rows that have left hold dose (window_follow writes rows below
      * z0 alone): a batch clears what the last one wrote, not every plane. */
-    for (int q = 0; q < w->g->dose_planes && w->left_rows > 0; q++)
+    for (int q = 0; q < w->g->dose_planes && w->z0 > 0; q++)
         memset(w->left + (int64_t)q * w->g->nz * w->width, 0,
-               (size_t)w->left_rows * w->width * sizeof *w->left);
-    w->left_rows = 0;
+               (size_t)w->z0 * w->width * sizeof *w->left);
     w->z0 = 0;
     w->shifts = 0;
     w->band = 0;
@@ -317,7 +285,6 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
         for (int64_t i = 0; i < (int64_t)rows * w->width; i++)
             w->left[((int64_t)q * w->g->nz + z_old) * w->width + i] =
                 w->rows_out[(int64_t)q * rows * w->width + i];
-    w->left_rows = w->z0;
     w->shifts++;
     return 0;
 }

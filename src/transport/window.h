@@ -95,9 +95,6 @@ typedef struct window {
     int z0; /* the window's first row on g (every slot's) */
     int64_t width; /* slots * nx: the state's columns */
     double *left; /* [g->dose_planes][g->nz][width] MeV: the dose of the rows that have left */
-    int left_rows; /* rows of `left` that may hold dose (the next window_reset clears them) */
-    double *left_spare; /* a second `left` while a view holds the first (window_detach) */
-    int spare_rows; /* rows of left_spare that may hold dose */
     double *rows_out; /* [g->dose_planes][shape.nz][width] scratch for a shift */
     int shifts; /* moves so far (this source) */
     int overflow; /* the last window_follow failed: the beam's rows outgrew the window */
@@ -119,14 +116,6 @@ void window_place_slot(window *w, int k, window_span span);
  * front nears its far end; fails when the beam's band of rows no longer fits
  * (the rows between back and front with both margins). */
 int window_follow(window *w, const backend_ops *be, void *ctx, int front, int back, smx_error *err);
-/* A view of the window's dose as the last batch left it, for reading with
- * window_dose, window_dose_plane and window_plane_rows while the window takes
- * the next batch: the view keeps the slots' columns, the rows and the buffer
- * of the rows that have left, and the window goes on with its second buffer
- * (allocated on the first call). Free the view with window_view_free before
- * the window is freed or detached again. */
-int window_detach(window *w, window *view, smx_error *err);
-void window_view_free(window *view);
 /* Slot k's dose on the run's grid ([g->nz][g->nx], MeV, zero outside the
  * slot's columns): the rows that have left and the window's own (win:
  * [shape.nz][width], the backend's download). */
