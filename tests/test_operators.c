@@ -196,6 +196,37 @@ static void check_fma_rows(void)
         CHECK_MSG(bad == 0, "rows_mul, n = %d: %d elements differ from fmaf(w, v, 0)", n, bad);
     }
     CHECK(unfused_differs);
+    /* rows_sum_extent: the eight lanes' sum over the whole row, bit for bit,
+     * and the first and last non-zero x, with zeros before, after and
+     * between (it skips the zeros at both ends), and on a row of zeros. The
+     * values span 2^64, so that the double sums round and their order shows. */
+    for (int lead = 0; lead <= 21; lead += 7)
+        for (int tail = 0; tail <= 13; tail += 13) {
+            const int n = N - 5;
+            for (int i = 0; i < n; i++)
+                d[i] = i < lead || i >= n - tail || i % 5 == 0
+                           ? 0.0f
+                           : ldexpf(v[i], (i * 7) % 64 - 32); /* a sum that rounds */
+            double s8[8] = { 0.0 };
+            for (int i = 0; i < n; i++)
+                s8[i % 8] += d[i];
+            const double want =
+                ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
+            int64_t f, l;
+            const double got = rows_sum_extent(d, n, &f, &l);
+            int64_t wf = lead % 5 == 0 ? lead + 1 : lead, wl = n - 1 - tail;
+            while (wl % 5 == 0)
+                wl--;
+            CHECK_MSG(got == want && f == wf && l == wl,
+                      "rows_sum_extent, %d zeros before, %d after: %.17g (%lld .. %lld) against "
+                      "%.17g (%lld .. %lld)",
+                      lead, tail, got, (long long)f, (long long)l, want, (long long)wf,
+                      (long long)wl);
+        }
+    for (int i = 0; i < N; i++)
+        d[i] = 0.0f;
+    int64_t f0, l0;
+    CHECK(rows_sum_extent(d, N, &f0, &l0) == 0.0 && f0 == -1 && l0 == -1);
     free(d), free(e), free(v), free(u), free(g);
 }
 

@@ -34,19 +34,26 @@ void rows_gather2(float *restrict dst, float c0, const float *restrict s0, float
         dst[x] = fmaf(c1, s1[x], c0 * s0[x]);
 }
 
-/* The lane sums of a row: lane k holds src[x] for x = k mod 8, added in
- * ascending x; the lanes then pairwise. The order is fixed (any build, any
- * thread count), and eight independent sums let the adds overlap. */
-static inline double lane_sum(const float *restrict src, int64_t n)
+/* The lane sums of src[x0..n) (x0 a multiple of 8): lane k holds src[x] for
+ * x = k mod 8, added in ascending x; the lanes then pairwise. The order is
+ * fixed (any build, any thread count), and eight independent sums let the
+ * adds overlap. A lane's +0 plus +0 stays +0, so leaving out leading zeros
+ * (x0 > 0) or trailing ones (a smaller n) gives the same bits. */
+static inline double lane_sum_from(const float *restrict src, int64_t x0, int64_t n)
 {
     double s[8] = { 0.0 };
-    int64_t x = 0;
+    int64_t x = x0;
     for (; x + 8 <= n; x += 8)
         for (int k = 0; k < 8; k++)
             s[k] += src[x + k];
     for (int k = 0; x + k < n; k++)
         s[k] += src[x + k];
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+static inline double lane_sum(const float *restrict src, int64_t n)
+{
+    return lane_sum_from(src, 0, n);
 }
 
 SMX_FMA_CLONES
@@ -74,12 +81,27 @@ void rows_add_f64(double *restrict D, const float *restrict src, int64_t n)
 SMX_FMA_CLONES
 double rows_sum_extent(const float *restrict src, int64_t n, int64_t *first, int64_t *last)
 {
-    int64_t a = 0, b = n - 1;
+    /* Eight at a time to the first block holding a non-zero value: most of
+     * a box's rows are zero at most directions. */
+    int64_t a = 0;
+    for (; a + 8 <= n; a += 8) {
+        int any = 0;
+        for (int k = 0; k < 8; k++)
+            any |= src[a + k] != 0.0f;
+        if (any)
+            break;
+    }
     while (a < n && src[a] == 0.0f)
         a++;
+    if (a == n) {
+        *first = *last = -1;
+        return 0.0;
+    }
+    int64_t b = n - 1;
     while (b > a && src[b] == 0.0f)
         b--;
-    *first = a < n ? a : -1;
-    *last = a < n ? b : -1;
-    return lane_sum(src, n);
+    *first = a;
+    *last = b;
+    /* The zeros before a and after b add nothing (lane_sum_from). */
+    return lane_sum_from(src, a & ~(int64_t)7, b + 1);
 }
