@@ -9,7 +9,10 @@
 #            energies); 1 = all 820
 #   SETS     --set arguments for the plan (default: a 2 mm grid, 2 mm steps and
 #            21 directions, small enough for a CPU; "" = the plan's 0.5 mm grid)
-#   THREADS  OpenMP threads per rank (default 1; the CPU backend)
+#   THREADS  OpenMP threads per rank (default 1; the CPU backend). On GPUs
+#            give each rank its share of the host's cores: a field's per-spot
+#            rows are made on the host's threads. The ranks run unbound
+#            (--bind-to none; docs/mpi.md).
 #   MPIRUN   the launcher (default mpirun; a dist tree's bin/mpirun)
 #   RANKS    the rank counts to run (default 1 .. MAX_RANKS), e.g. "1 2 4"
 #   KEEP     a folder that keeps each run's log and result file (npR.log,
@@ -97,7 +100,7 @@ ranks=${RANKS:-$(seq 1 "$max")}
 kept=""
 for r in $ranks; do
     OMP_NUM_THREADS=$threads run "mpirun -np $r" "$r" \
-        "$mpirun" --oversubscribe --allow-run-as-root -x OMP_NUM_THREADS -np "$r" "$bin"
+        "$mpirun" --oversubscribe --allow-run-as-root --bind-to none -x OMP_NUM_THREADS -np "$r" "$bin"
     if [ -z "$base" ]; then
         base=$(awk -v r="$r" -v st="$(phase steps)" -v ps="$(phase per-spot)" -v ga="$(phase gather)" \
             'BEGIN { print r * (st + ps + ga) }')

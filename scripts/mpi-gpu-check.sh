@@ -46,8 +46,8 @@ run() {
 "$mpi_tree/bin/smx2d-sim" --version
 [ -n "$plain" ] && run plain "$plain"
 run alone "$mpi_tree/bin/smx2d-sim"
-run np1 "$mpi_tree/bin/mpirun" -np 1 "$mpi_tree/bin/smx2d-sim"
-run np2 "$mpi_tree/bin/mpirun" -np 2 "$mpi_tree/bin/smx2d-sim"
+run np1 "$mpi_tree/bin/mpirun" --bind-to none -np 1 "$mpi_tree/bin/smx2d-sim"
+run np2 "$mpi_tree/bin/mpirun" --bind-to none -np 2 "$mpi_tree/bin/smx2d-sim"
 files="$out/alone.h5 $out/np1.h5 $out/np2.h5"
 [ -n "$plain" ] && files="$out/plain.h5 $files"
 if /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null; then
