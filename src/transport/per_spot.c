@@ -357,9 +357,10 @@ static int class_state(spot_runs *R, int b0, run_result *r, smx_error *err)
     int want = R->p->per_spot_lanes > 0 ? R->p->per_spot_lanes : fit;
     want = want > n_left ? n_left : want > SLOTS_MAX ? SLOTS_MAX : want;
     R->want = slots_allowed(R->p) ? want : 1;
-    /* One spot at a time keeps the bound's rows: the band's would only cost
-     * moves (a CPU move copies every row its bins have touched). The probe
-     * is the state where nothing changes. */
+    /* One spot at a time keeps the bound's rows: a band would add moves and
+     * save no time (the CPU's six-spot bench: per-spot phase within 2 %,
+     * bench/results/cpu-clears.txt). The probe is the state where nothing
+     * changes. */
     const int probe_nz = R->ws.nz;
     if (R->want == 1 && R->n_classes == 1)
         R->ws.nz = R->bound.nz;
