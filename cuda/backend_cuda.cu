@@ -38,9 +38,6 @@ static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
-// The fused one-pass step (shift streaming): one kernel, psi[step & 1] ->
-// the other, which writes every partials field itself, the deposit's spread
-// and the bookkeeping.
 // 1 when this run's steps take spectral tallies (the halo's released energy,
 // LET, the dose to water).
 static bool spectral_tallies_due(const cuda_ctx *c)
@@ -70,6 +67,9 @@ static spectral_args spectral_of(const cuda_ctx *c, int gate_on)
                           gate };
 }
 
+// The fused one-pass step (shift streaming): one kernel, psi[step & 1] ->
+// the other, which writes every partials field itself, the deposit's spread
+// and the bookkeeping.
 static int enqueue_fused_one_pass(cuda_ctx *c, smx_error *err)
 {
     CUDA_CHECK_ERR(err, fused_step(fused_of(c), c->stream));
