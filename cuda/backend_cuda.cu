@@ -82,6 +82,7 @@ static int enqueue_fused_one_pass(cuda_ctx *c, smx_error *err)
     f.slot_boxes = c->slot_boxes;
     f.slot_pref = c->slot_pref;
     f.nslots = c->nslots;
+    f.gbins = c->gbins;
     CUDA_CHECK_ERR(err, finish_launch(f, c->stream));
     return 0;
 }
@@ -417,6 +418,23 @@ static int start_regions(cuda_ctx *c, const std::vector<box4> &boxes, smx_error 
                                        cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemcpy(c->slot_pref, pref.data(), pref.size() * sizeof(int),
                                        cudaMemcpyHostToDevice));
+        // The column groups' bins at step 0 (the source's boxes bound
+        // them); the other buffer is zero and nothing is measured yet.
+        const int64_t ncg = c->gbins.ncg, ng = c->d.nz * ncg;
+        std::vector<int2> gb(3 * ng, group_bins_none());
+        int2 *in = gb.data() + GB_INPUT * ng;
+        for (int64_t ie = 0; ie < g->ne; ie++) {
+            const box4 b = boxes[ie];
+            if (box_is_empty(b))
+                continue;
+            for (int64_t z = b.z0; z <= b.z1; z++)
+                for (int64_t k = b.x0 / GROUP_BINS_COLS; k <= b.x1 / GROUP_BINS_COLS; k++) {
+                    int2 &r = in[z * ncg + k];
+                    r.x = std::min(r.x, (int)ie), r.y = std::max(r.y, (int)ie);
+                }
+        }
+        CUDA_CHECK_ERR(err, cudaMemcpy(c->gbins.r, gb.data(), gb.size() * sizeof(int2),
+                                       cudaMemcpyHostToDevice));
         CUDA_CHECK_ERR(err, cudaMemset(c->dmap, 0, (size_t)c->d.nth * c->d.slice * sizeof(float)));
     }
     return 0;
@@ -659,6 +677,8 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
     w.slot_boxes = c->slot_boxes;
     w.slot_pref = c->slot_pref;
     w.nslots = c->nslots;
+    w.gbins = c->gbins;
+    w.st = c->state;
     CUDA_CHECK_ERR(err, window_shift_launch(w, rows, c->stream));
     // The deposit map's values lie at the rows before the move, where the
     // slots' boxes no longer say a step rewrites them (fused_step).

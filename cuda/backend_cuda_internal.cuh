@@ -132,6 +132,7 @@ struct cuda_ctx {
     // slot_boxes), nslots = slot_count(d) > 1; 0 where the union serves.
     box4 *slot_boxes;
     int *slot_pref; // [FUSED_SLOTS + 1] tiles before each slot's (slot_tiles)
+    group_bins_dev gbins; // the bins each row's column groups hold (nslots > 1)
     int nslots;
     // Single pass: the state alternates between psi_a (even step count) and
     // psi_b (odd). The host's count: steps enqueued, set back to the device's
@@ -238,6 +239,7 @@ inline fused_args fused_of(const cuda_ctx *c)
     A.slot_boxes = c->slot_boxes;
     A.slot_pref = c->slot_pref;
     A.nslots = c->nslots;
+    A.gbins = c->gbins;
     A.spec = fused_takes_tallies(c) ? c->tally : spectral_tables_dev{};
     A.spec_dose = c->dose;
     A.spec_wsum = split_sums(c) ? c->tally_wsum : nullptr;
@@ -294,6 +296,8 @@ inline finish_args finish_of(const cuda_ctx *c, const energy_tables_dev &et, int
     a.slot_boxes = nullptr;
     a.slot_pref = nullptr;
     a.nslots = 0;
+    a.gbins = group_bins_dev{};
+    a.nz = (int)c->d.nz;
     return a;
 }
 

@@ -72,7 +72,8 @@ void active_bin_ranges(const box4 *box, int ne, const int2 *trange, active_regio
 __global__ void finish_kernel(const double *partials, int slots, const int *front_part, int blocks,
                               step_rec_dev *ring, run_state_dev *st, int *stop, int ne, box4 *box_a,
                               box4 *box_next, active_regions *reg, energy_tables_dev et,
-                              int single_pass, box4 *slot_boxes, int *slot_pref, int nslots)
+                              int single_pass, box4 *slot_boxes, int *slot_pref, int nslots,
+                              group_bins_dev gbins, int nz)
 {
     __shared__ double sums[TF_COUNT];
     __shared__ int s_tiles[FUSED_SLOTS];
@@ -94,6 +95,7 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         b_first = box_next[t];
         tr_first = et.trange[t];
     }
+    const int64_t n = gbins.r ? st->step : 0; // this step's count (rs.step)
     if (t < 9)
         red[t] = (t == 0 || t == 2 || t == 4 || t == 6) ? INT_MAX : -1;
     // One warp per field: each lane sums a fixed stride of the block partials,
@@ -134,6 +136,11 @@ __global__ void finish_kernel(const double *partials, int slots, const int *fron
         sb[SB_OCCUPIED * FUSED_SLOTS] = next;
         sb[SB_NEXT * FUSED_SLOTS] = box_empty4();
         s_tiles[t] = slot_tiles(slot_boxes, t); // the boxes just written
+    }
+    if (gbins.r) { // what this step's output buffer held is next step's to measure
+        int2 *r = group_bins_at(gbins, nz, n, GB_OUTPUT);
+        for (int64_t i = t; i < (int64_t)nz * gbins.ncg; i += blockDim.x)
+            r[i] = group_bins_none();
     }
     __syncthreads(); // red initialised
     if (box_a) {
@@ -235,7 +242,8 @@ cudaError_t finish_launch(const finish_args &a, cudaStream_t s)
         return cudaErrorInvalidValue;
     finish_kernel<<<1, 32 * TF_COUNT, 0, s>>>(a.partials, a.slots, a.front_part, a.blocks, a.ring,
                                               a.st, a.stop, a.ne, a.box_a, a.box_next, a.reg, a.et,
-                                              a.single_pass, a.slot_boxes, a.slot_pref, a.nslots);
+                                              a.single_pass, a.slot_boxes, a.slot_pref, a.nslots,
+                                              a.nslots > 1 ? a.gbins : group_bins_dev{}, a.nz);
     return cudaGetLastError();
 }
 

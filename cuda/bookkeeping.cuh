@@ -63,6 +63,10 @@ struct finish_args {
     box4 *slot_boxes;
     int *slot_pref;
     int nslots;
+    // nslots > 1: the column groups' bins (common.cuh) of nz rows; this
+    // step's GB_OUTPUT ranges, next step's GB_NEXT, are cleared.
+    group_bins_dev gbins;
+    int nz;
 };
 cudaError_t finish_launch(const finish_args &a, cudaStream_t s);
 

@@ -14,6 +14,7 @@
 #ifndef SMX_CUDA_COMMON_CUH
 #define SMX_CUDA_COMMON_CUH
 
+#include <climits>
 #include <cstdint>
 
 #include <cuda_runtime.h>
@@ -285,6 +286,35 @@ enum slot_box_kind { SB_OCCUPIED = 0, SB_WRITTEN = 1, SB_NEXT = 2, SB_KINDS = 3 
 __host__ __device__ inline int slot_count(const dev_dims &d)
 {
     return d.sw > 0 && d.sw < d.nx ? (int)(d.nx / d.sw) : 1;
+}
+
+// The energy bins each group of 32 columns of a row holds (slots' steps):
+// per (row z, group x / 32) the lowest and highest bin with a value there,
+// a bound ({INT_MAX, -1}: none). A tile of the slots' one-pass step walks
+// only the bins its cells hold and writes only the targets of those and the
+// bins its output holds where it writes, instead of every bin of the step's
+// range: a spot's deep rows and its edges hold a few of them. Three arrays
+// of nz * ncg, taken in turn with the step count n (the state alternates
+// between two buffers; the third is the one being measured):
+//   r[n % 3]       where step n's input holds values,
+//   r[(n + 1) % 3] what step n writes (joined by its kernel; starts empty),
+//   r[(n + 2) % 3] where its output buffer holds the state of step n - 1.
+// Bins absent from a cell's group are zero there, so a tile that skips them
+// adds the +0 the kernel would have added: the same bits.
+#define GROUP_BINS_COLS 32
+struct group_bins_dev {
+    int2 *r; // [3][nz][ncg]
+    int ncg; // (px + GROUP_BINS_COLS - 1) / GROUP_BINS_COLS
+};
+enum group_bins_kind { GB_INPUT = 0, GB_NEXT = 1, GB_OUTPUT = 2 };
+__host__ __device__ inline int2 *group_bins_at(const group_bins_dev &gb, int64_t nz, int64_t n,
+                                               int kind)
+{
+    return gb.r + ((n + kind) % 3) * nz * gb.ncg;
+}
+__host__ __device__ inline int2 group_bins_none()
+{
+    return int2{ INT_MAX, -1 };
 }
 
 // Tally fields of one step, in the partials buffer and in the per-step record.

@@ -69,6 +69,7 @@ cudaError_t fused_theta_energy(const fused_args &A, cudaStream_t s)
     B.slot_boxes = nullptr;
     B.slot_pref = nullptr;
     B.nslots = 0;
+    B.gbins = group_bins_dev{};
     B.spec = spectral_tables_dev{}; // the tallies run apart (spectral_launch)
     return launch<false>(B, s);
 }
@@ -79,7 +80,8 @@ cudaError_t fused_step(const fused_args &A, cudaStream_t s)
         !fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width, A.spec.nplanes) ||
         (A.spec.nplanes > 0 && (!A.spec_dose || A.spec.n_media != 1)) ||
         (A.nslots > 1 &&
-         (!A.slot_boxes || !A.slot_pref || A.nslots > FUSED_SLOTS || A.nslots != slot_count(A.d))))
+         (!A.slot_boxes || !A.slot_pref || !A.gbins.r || A.gbins.ncg != (A.d.px + 31) / 32 ||
+          A.nslots > FUSED_SLOTS || A.nslots != slot_count(A.d))))
         return cudaErrorInvalidValue;
     return launch<true>(A, s);
 }

@@ -172,6 +172,7 @@ struct fused_args {
     box4 *slot_boxes; // [SB_KINDS][FUSED_SLOTS] (common.cuh), with nslots > 1 (single pass)
     const int *slot_pref; // [nslots + 1] tiles before each slot's (slot_tiles)
     int nslots; // > 1: the single pass visits each slot's box (0 or 1: the union's)
+    group_bins_dev gbins; // nslots > 1: the bins each row's column groups hold (common.cuh)
     // Single pass, spec.nplanes > 0: the spectral tallies of the state the
     // step finds (spectral_tally.cuh; one medium, medium 0), added to planes
     // 1.. of spec_dose ([1 + nplanes][slice]) by the unsplit instance. On the
@@ -195,7 +196,10 @@ cudaError_t fused_theta_energy(const fused_args &A, cudaStream_t s);
 // each slot's box of slot_boxes (common.cuh) is visited instead of the union
 // (reg's boxes still bound them; its bin ranges serve every slot; slot_pref:
 // [nslots + 1] the tiles before each slot's, slot_tiles), and each slot's
-// new extent is joined into its SB_NEXT box, which must start empty.
+// new extent is joined into its SB_NEXT box, which must start empty. With
+// slots a tile walks only the bins of gbins' GB_INPUT ranges at its cells and
+// writes the targets of those and of the GB_OUTPUT ranges where it writes;
+// it joins the bins it wrote values into GB_NEXT, which must start empty.
 // Every column of the deposit map that no slot's box holds must be zero.
 cudaError_t fused_step(const fused_args &A, cudaStream_t s);
 

@@ -14,6 +14,7 @@
 #include <climits>
 
 #include "async_copy.cuh"
+#include "group_bins.cuh"
 #include "numerics/direction_chunks.h"
 #include "pair_tree.cuh"
 
@@ -111,9 +112,10 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     __shared__ int s_toff[NMAX]; // j * slice + move offset: target of direction j from a cell
     static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
     __shared__ int4 s_wbox[SUB * G]; // per warp: the extent of its tile's in-domain targets
-    // Slots (per_slot): per warp whether its tile wrote a non-zero value
-    // (then its s_wbox joins the slot's box); per group its tile's slot.
-    __shared__ int s_wnz[SUB * G];
+    // Slots (per_slot): per warp the lowest and highest target bin its tile
+    // wrote a non-zero value into (then its s_wbox joins the slot's box, and
+    // the bins its cells' groups, group_bins.cuh); per group its tile's slot.
+    __shared__ int2 s_wt[SUB * G];
     __shared__ int s_tslot[SUB];
     extern __shared__ float4 dyn_smem[]; // fused_layout
     const fused_layout L =
@@ -196,7 +198,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         for (int i = threadIdx.x; i < SUB * G * nfull; i += blockDim.x)
             reinterpret_cast<unsigned *>(smem + L.full_off)[i] = 0u;
     for (int w = threadIdx.x; w < SUB * G; w += blockDim.x)
-        s_wnz[w] = 0;
+        s_wt[w] = group_bins_none();
     for (int k = threadIdx.x; k < ne; k += blockDim.x) {
         s_step[k] = A.ft.bin_step[k];
         s_bin[k] = A.ft.bins[k];
@@ -264,10 +266,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     // Clusters of CL blocks of SUB tiles take CL * SUB consecutive work
     // items at a time; every tile of a cluster makes the same number of trips
     // (an item past the last is walked with no live column) and walks the
-    // same bins. The grid is whole clusters (static_assert at BLOCKS_PER_SM,
+    // same bins. The slots' tiles walk bins of their own (group_bins.cuh):
+    // no clusters (measured: the per-spot steps as fast without them). The grid is whole clusters (static_assert at BLOCKS_PER_SM,
     // backend_cuda_setup.cu), so the items are the same with or without a cluster launch (without,
     // the cluster barriers do nothing).
-    constexpr int CL = SPLIT ? 1 : FUSED_CLUSTER;
+    constexpr int CL = SPLIT || SLOTS ? 1 : FUSED_CLUSTER;
     const int64_t n_items = ntiles * ng, nclusters = gridDim.x / CL;
     for (int64_t grp = blockIdx.x / CL; grp < (n_items + CL * SUB - 1) / (CL * SUB);
          grp += nclusters) {
@@ -310,6 +313,28 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             live = tile_cell(Fi, tiling_of(Fi), (int)(tile - A.slot_pref[lo]), col, cz, cx);
             if (utid == 0)
                 s_tslot[sub] = lo;
+        }
+        if constexpr (SLOTS && !SPLIT) {
+            // The tile's own bins: the sources its cells hold, and as
+            // targets those sources' and the bins its output buffer holds
+            // where it writes (with the step's ranges, which bound them).
+            const int4 gbr = tile_group_bins(A.gbins, n, nz, live, cz, cx,
+                                             warp_move_span(s_move[0], s_move[1], nth));
+            p_lo = max(src_lo, gbr.x), p_hi = min(src_hi, gbr.y);
+            int t_lo = gbr.z, t_hi = gbr.w;
+            if (p_lo <= p_hi) {
+                int f = p_lo, e = p_hi + 1; // the first source with a target
+                while (f < e) {
+                    const int mid = (f + e) >> 1;
+                    if (s_step[mid].w >= 0)
+                        e = mid;
+                    else
+                        f = mid + 1;
+                }
+                if (f <= p_hi) // sources feed target[s] - 1 .. target[s] + 1
+                    t_lo = min(t_lo, s_step[f].w - 1), t_hi = max(t_hi, s_step[p_hi].w + 1);
+            }
+            ot_lo = max(wlo, t_lo), ot_hi = min(whi, t_hi);
         }
         const int64_t c = (int64_t)cz * px + cx;
         const float *pin = in + c + (int64_t)j0 * slice;
@@ -453,8 +478,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 atomicMin(&sbox[4 * T + 2], xlo);
                 atomicMax(&sbox[4 * T + 3], xhi);
             }
-            if (per_slot && any_nz) // every such lane stores the same 1
-                s_wnz[warp] = 1;
+            if (per_slot && any_nz) { // every such lane stores the same values
+                // (targets ascend within an item)
+                if (s_wt[warp].x == INT_MAX)
+                    s_wt[warp].x = T;
+                s_wt[warp].y = T;
+            }
         };
 
         auto emit_own = [&](int T, const float(&v)[M], bool zero) {
@@ -755,13 +784,24 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 // warp that wrote a non-zero value (a bound of them, tile by
                 // tile): the group's warps joined, then one thread's atomics.
                 tile_sync();
+                if (g == 0) {
+                    // The bins of the group's warps' values join each group
+                    // of columns their moves reach (group_bins.cuh).
+                    int t_lo = INT_MAX, t_hi = -1;
+                    for (int w = sub * G; w < (sub + 1) * G; w++)
+                        t_lo = min(t_lo, s_wt[w].x), t_hi = max(t_hi, s_wt[w].y);
+                    if (t_hi >= 0)
+                        join_group_bins(A.gbins, n, nz, live, cz, cx,
+                                        warp_move_span(s_move[0], s_move[1], nth), t_lo, t_hi);
+                    __syncwarp();
+                }
                 if (utid == 0) {
                     int4 e{ INT_MAX, -1, INT_MAX, -1 };
                     for (int w = sub * G; w < (sub + 1) * G; w++) {
                         const int4 o = s_wbox[w];
-                        if (s_wnz[w] && o.y >= 0)
+                        if (s_wt[w].y >= 0 && o.y >= 0)
                             e = int4{ min(e.x, o.x), max(e.y, o.y), min(e.z, o.z), max(e.w, o.w) };
-                        s_wnz[w] = 0;
+                        s_wt[w] = group_bins_none();
                     }
                     if (e.y >= 0) {
                         box4 *nb = &A.slot_boxes[SB_NEXT * FUSED_SLOTS + s_tslot[sub]];
@@ -896,7 +936,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
         cluster.val.clusterDim.x = FUSED_CLUSTER;
         cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
         cfg.attrs = &cluster;
-        cfg.numAttrs = sp == 0 && A.cluster_launch ? 1 : 0; // clusters: the unsplit instance only
+        cfg.numAttrs = sp == 0 && A.cluster_launch && !SLOTS ? 1 : 0; // unsplit, without slots
         const cudaError_t e = cudaLaunchKernelEx(&cfg, kernels[sp], A);
         if (e != cudaSuccess)
             return e;

@@ -61,6 +61,22 @@ __global__ void shift_boxes_kernel(box4 *box_a, int ne, active_regions *reg, box
     }
 }
 
+// The column groups' bins follow the rows (one thread a group walks its
+// rows upwards, reading each before it is overwritten); the other buffer's
+// were zeroed with it.
+__global__ void shift_group_bins_kernel(group_bins_dev gb, int nz, const run_state_dev *st,
+                                        int rows)
+{
+    const int64_t n = st->step;
+    int2 *in = group_bins_at(gb, nz, n, GB_INPUT), *out = group_bins_at(gb, nz, n, GB_OUTPUT);
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < gb.ncg; k += gridDim.x * blockDim.x)
+        for (int z = 0; z < nz; z++) {
+            const int64_t i = (int64_t)z * gb.ncg + k;
+            in[i] = z + rows < nz ? in[i + (int64_t)rows * gb.ncg] : group_bins_none();
+            out[i] = group_bins_none();
+        }
+}
+
 // The slots' tiles after their boxes moved (fused_step's slot_pref).
 __global__ void slot_prefix_kernel(const box4 *slot_boxes, int *slot_pref, int nslots)
 {
@@ -106,5 +122,8 @@ cudaError_t window_shift_launch(const window_shift_args &a, int rows, cudaStream
         a.box_a, (int)d.ne, a.reg, a.slot_boxes, nslots, rows);
     if (nslots > 1 && (e = cudaGetLastError()) == cudaSuccess)
         slot_prefix_kernel<<<1, 1, 0, s>>>(a.slot_boxes, a.slot_pref, nslots);
+    if (nslots > 1 && (e = cudaGetLastError()) == cudaSuccess)
+        shift_group_bins_kernel<<<(a.gbins.ncg + 127) / 128, 128, 0, s>>>(a.gbins, (int)d.nz,
+                                                                          a.st, rows);
     return cudaGetLastError();
 }

@@ -22,6 +22,8 @@ struct window_shift_args {
     box4 *slot_boxes;
     int *slot_pref;
     int nslots;
+    group_bins_dev gbins; // nslots > 1: the column groups' bins, at step st->step
+    const run_state_dev *st;
 };
 
 // Moves the state `rows` rows towards z = 0: cur's occupied rows over its
