@@ -478,11 +478,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 atomicMin(&sbox[4 * T + 2], xlo);
                 atomicMax(&sbox[4 * T + 3], xhi);
             }
-            if (per_slot && any_nz) { // every such lane stores the same values
-                // (targets ascend within an item)
-                if (s_wt[warp].x == INT_MAX)
-                    s_wt[warp].x = T;
-                s_wt[warp].y = T;
+            if (per_slot && any_nz) { // the warp's bins with values (one atomic each)
+                atomicMin(&s_wt[warp].x, T);
+                atomicMax(&s_wt[warp].y, T);
             }
         };
 
