@@ -64,7 +64,8 @@ __device__ inline void join_group_bins(const group_bins_dev &gb, int64_t n, int 
 {
     int2 *gn = group_bins_at(gb, nz, n, GB_NEXT);
     const group_reach r = reach_of(gb, nz, cz, cx, mv);
-    const int spans = (mv.xhi - mv.xlo) / GROUP_BINS_COLS + 2; // groups a cell's moves reach, at most
+    const int spans =
+        (mv.xhi - mv.xlo) / GROUP_BINS_COLS + 2; // groups a cell's moves reach, at most
     for (int dz = mv.zlo; dz <= mv.zhi; dz++)
         for (int k = 0; k < spans; k++) {
             const int z = cz + dz, gx = r.g0 + k;

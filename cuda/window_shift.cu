@@ -123,7 +123,7 @@ cudaError_t window_shift_launch(const window_shift_args &a, int rows, cudaStream
     if (nslots > 1 && (e = cudaGetLastError()) == cudaSuccess)
         slot_prefix_kernel<<<1, 1, 0, s>>>(a.slot_boxes, a.slot_pref, nslots);
     if (nslots > 1 && (e = cudaGetLastError()) == cudaSuccess)
-        shift_group_bins_kernel<<<(a.gbins.ncg + 127) / 128, 128, 0, s>>>(a.gbins, (int)d.nz,
-                                                                          a.st, rows);
+        shift_group_bins_kernel<<<(a.gbins.ncg + 127) / 128, 128, 0, s>>>(a.gbins, (int)d.nz, a.st,
+                                                                          rows);
     return cudaGetLastError();
 }
