@@ -105,6 +105,18 @@ static inline int run_clip(const cpu_ctx *c, int r, int a, int b, int *xa, int *
     return *xa <= *xb;
 }
 
+/* Columns [a, b] of row z inside box bx: [*xa, *xb], or 0 (left as they were) if none. */
+static inline int box_row(box bx, int z, int a, int b, int *xa, int *xb)
+{
+    if (box_empty(bx) || z < bx.z0 || z > bx.z1)
+        return 0;
+    const int lo = bx.x0 > a ? bx.x0 : a, hi = bx.x1 < b ? bx.x1 : b;
+    if (lo > hi)
+        return 0;
+    *xa = lo, *xb = hi;
+    return 1;
+}
+
 static inline float *plane(const cpu_ctx *c, float *psi, int64_t ie, int64_t ith)
 {
     return psi + psi_index(c->g, ie, ith, 0, 0);

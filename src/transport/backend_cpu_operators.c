@@ -475,14 +475,26 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                                 dst[x] = 0.0f;
                         } else {
                             /* The first term rounded once (c0 s0), every further one an fma,
-                         * sources ascending: the order of the scatter form and the GPU's. */
+                         * sources ascending: the order of the scatter form and the GPU's.
+                         * Each source is read only inside its box (elsewhere it is zero:
+                         * c0 s0 = c0 0, and an fma of it adds +0 to dst >= 0), so that a
+                         * page it never wrote is not mapped to the zero page, whose copy
+                         * on the write that follows costs a TLB flush on every core. */
                             const float *s0 = plane(c, cb, e->src[0], j) + (int64_t)z * g->nx;
-                            float c0 = e->coeff[0];
-                            for (int x = x0; x <= x1; x++)
+                            const float c0 = e->coeff[0], zero = c0 * 0.0f;
+                            int a0 = x1 + 1, a1 = x1;
+                            box_row(c->box_cur[e->src[0]], z, x0, x1, &a0, &a1);
+                            for (int x = x0; x < a0; x++)
+                                dst[x] = zero;
+                            for (int x = a0; x <= a1; x++)
                                 dst[x] = c0 * s0[x];
+                            for (int x = a1 + 1; x <= x1; x++)
+                                dst[x] = zero;
                             for (int k = 1; k < e->count; k++) {
                                 const float *sk = plane(c, cb, e->src[k], j) + (int64_t)z * g->nx;
-                                rows_fma(dst + x0, sk + x0, e->coeff[k], x1 - x0 + 1);
+                                int b0, b1;
+                                if (box_row(c->box_cur[e->src[k]], z, x0, x1, &b0, &b1))
+                                    rows_fma(dst + b0, sk + b0, e->coeff[k], b1 - b0 + 1);
                             }
                         }
                     } else if (gather) {
@@ -494,13 +506,19 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                             if (low[e->src] == e->upper)
                                 continue; /* the other table's term */
                             const float *sk = plane(c, cb, e->src, j) + (int64_t)z * g->nx;
+                            int b0 = x1 + 1, b1 = x1; /* each source inside its box, as above */
+                            const int inside = box_row(c->box_cur[e->src], z, x0, x1, &b0, &b1);
                             if (first) {
-                                float c0 = e->coeff;
-                                for (int x = x0; x <= x1; x++)
+                                const float c0 = e->coeff, zero = c0 * 0.0f;
+                                for (int x = x0; x < b0; x++)
+                                    dst[x] = zero;
+                                for (int x = b0; x <= b1; x++)
                                     dst[x] = c0 * sk[x];
+                                for (int x = b1 + 1; x <= x1; x++)
+                                    dst[x] = zero;
                                 first = 0;
-                            } else {
-                                rows_fma(dst + x0, sk + x0, e->coeff, x1 - x0 + 1);
+                            } else if (inside) {
+                                rows_fma(dst + b0, sk + b0, e->coeff, b1 - b0 + 1);
                             }
                         }
                         if (first)
