@@ -266,10 +266,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     // Clusters of CL blocks of SUB tiles take CL * SUB consecutive work
     // items at a time; every tile of a cluster makes the same number of trips
     // (an item past the last is walked with no live column) and walks the
-    // same bins. The slots' tiles walk bins of their own (group_bins.cuh):
-    // no clusters (measured: the per-spot steps as fast without them). The grid is whole clusters (static_assert at BLOCKS_PER_SM,
-    // backend_cuda_setup.cu), so the items are the same with or without a cluster launch (without,
-    // the cluster barriers do nothing).
+    // same bins. The grid is whole clusters (static_assert at BLOCKS_PER_SM,
+    // backend_cuda_setup.cu), so the items are the same with or without a
+    // cluster launch (without, the cluster barriers do nothing). The slots'
+    // tiles walk bins of their own (group_bins.cuh), so their instance runs
+    // without clusters (measured: the per-spot steps as fast without them).
     constexpr int CL = SPLIT || SLOTS ? 1 : FUSED_CLUSTER;
     const int64_t n_items = ntiles * ng, nclusters = gridDim.x / CL;
     for (int64_t grp = blockIdx.x / CL; grp < (n_items + CL * SUB - 1) / (CL * SUB);
