@@ -342,6 +342,36 @@ static void cpu_energy_moments_run(const cpu_ctx *c, const cell_run *u, int t)
 }
 
 /* Every run of one medium along a row steps with that medium's table. */
+/* A_E's gather on row z, columns x0..x1: dst = c0 s (gather_first), then
+ * dst = fma(c, s, dst) for each further source (gather_term). Each source is
+ * read only inside its box bs, where it may hold values: elsewhere it is
+ * zero, so the first term is c0 0 and a further one adds +0 to dst >= 0,
+ * the same bits. A page a source never wrote is then not read, which would
+ * map it to the shared zero page and make its first write a copy that
+ * flushes every other core's TLB. */
+typedef struct gather_row {
+    float *dst; /* the target's row z */
+    int z, x0, x1;
+} gather_row;
+static void gather_first(const gather_row *r, const float *s, float c0, box bs)
+{
+    const float zero = c0 * 0.0f;
+    int a0 = r->x1 + 1, a1 = r->x1;
+    box_row(bs, r->z, r->x0, r->x1, &a0, &a1);
+    for (int x = r->x0; x < a0; x++)
+        r->dst[x] = zero;
+    for (int x = a0; x <= a1; x++)
+        r->dst[x] = c0 * s[x];
+    for (int x = a1 + 1; x <= r->x1; x++)
+        r->dst[x] = zero;
+}
+static void gather_term(const gather_row *r, const float *s, float c, box bs)
+{
+    int a0, a1;
+    if (box_row(bs, r->z, r->x0, r->x1, &a0, &a1))
+        rows_fma(r->dst + a0, s + a0, c, a1 - a0 + 1);
+}
+
 void cpu_op_energy(cpu_ctx *c, step_tally *t)
 {
     const sim_tables *s = c->s;
@@ -475,51 +505,29 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
                                 dst[x] = 0.0f;
                         } else {
                             /* The first term rounded once (c0 s0), every further one an fma,
-                         * sources ascending: the order of the scatter form and the GPU's.
-                         * Each source is read only inside its box (elsewhere it is zero:
-                         * c0 s0 = c0 0, and an fma of it adds +0 to dst >= 0), so that a
-                         * page it never wrote is not mapped to the zero page, whose copy
-                         * on the write that follows costs a TLB flush on every core. */
-                            const float *s0 = plane(c, cb, e->src[0], j) + (int64_t)z * g->nx;
-                            const float c0 = e->coeff[0], zero = c0 * 0.0f;
-                            int a0 = x1 + 1, a1 = x1;
-                            box_row(c->box_cur[e->src[0]], z, x0, x1, &a0, &a1);
-                            for (int x = x0; x < a0; x++)
-                                dst[x] = zero;
-                            for (int x = a0; x <= a1; x++)
-                                dst[x] = c0 * s0[x];
-                            for (int x = a1 + 1; x <= x1; x++)
-                                dst[x] = zero;
-                            for (int k = 1; k < e->count; k++) {
-                                const float *sk = plane(c, cb, e->src[k], j) + (int64_t)z * g->nx;
-                                int b0, b1;
-                                if (box_row(c->box_cur[e->src[k]], z, x0, x1, &b0, &b1))
-                                    rows_fma(dst + b0, sk + b0, e->coeff[k], b1 - b0 + 1);
-                            }
+                         * sources ascending: the order of the scatter form and the GPU's. */
+                            const gather_row gr = { dst, z, x0, x1 };
+                            gather_first(&gr, plane(c, cb, e->src[0], j) + (int64_t)z * g->nx,
+                                         e->coeff[0], c->box_cur[e->src[0]]);
+                            for (int k = 1; k < e->count; k++)
+                                gather_term(&gr, plane(c, cb, e->src[k], j) + (int64_t)z * g->nx,
+                                            e->coeff[k], c->box_cur[e->src[k]]);
                         }
                     } else if (gather) {
                         const energy_dither_lut *dl = sim_dither(s, m);
                         const uint8_t *low = c->lower + (int64_t)m * ne;
+                        const gather_row gr = { dst, z, x0, x1 };
                         int first = 1;
                         for (int k = dl->cand_start[ie]; k < dl->cand_start[ie + 1]; k++) {
                             const energy_candidate *e = &dl->cand[k];
                             if (low[e->src] == e->upper)
                                 continue; /* the other table's term */
                             const float *sk = plane(c, cb, e->src, j) + (int64_t)z * g->nx;
-                            int b0 = x1 + 1, b1 = x1; /* each source inside its box, as above */
-                            const int inside = box_row(c->box_cur[e->src], z, x0, x1, &b0, &b1);
-                            if (first) {
-                                const float c0 = e->coeff, zero = c0 * 0.0f;
-                                for (int x = x0; x < b0; x++)
-                                    dst[x] = zero;
-                                for (int x = b0; x <= b1; x++)
-                                    dst[x] = c0 * sk[x];
-                                for (int x = b1 + 1; x <= x1; x++)
-                                    dst[x] = zero;
-                                first = 0;
-                            } else if (inside) {
-                                rows_fma(dst + b0, sk + b0, e->coeff, b1 - b0 + 1);
-                            }
+                            if (first)
+                                gather_first(&gr, sk, e->coeff, c->box_cur[e->src]);
+                            else
+                                gather_term(&gr, sk, e->coeff, c->box_cur[e->src]);
+                            first = 0;
                         }
                         if (first)
                             for (int x = x0; x <= x1; x++)
