@@ -749,7 +749,7 @@ void cuda_release(void *vctx)
     if (c->pinned)
         cudaFreeHost(c->pinned);
     if (c->arena)
-        cudaFree(c->arena);
+        arena_keep(arena_block{ c->arena, c->arena_have });
     free(c);
 }
 
@@ -776,8 +776,11 @@ int cuda_lanes(void *vctx)
     if (b.gpu_memory_bytes > 0 && b.gpu_memory_bytes < cap)
         cap = b.gpu_memory_bytes;
     const double each = (double)c->arena_bytes;
-    int by_cap = (int)(cap / each),
-        by_free = 1 + (int)(((double)free_b - LANES_RESERVE_BYTES) / each);
+    // Free for the states: what the device has free, this state's arena
+    // beyond its need and an arena kept from an earlier state (arena_keep.cuh).
+    const double free_for =
+        (double)free_b + (double)(c->arena_have - c->arena_bytes) + (double)arena_kept_bytes();
+    int by_cap = (int)(cap / each), by_free = 1 + (int)((free_for - LANES_RESERVE_BYTES) / each);
     int n = by_cap < by_free ? by_cap : by_free;
     return n < 1 ? 1 : n > LANES_MAX ? LANES_MAX : n;
 }

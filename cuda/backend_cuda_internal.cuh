@@ -16,6 +16,7 @@ extern "C" {
 #include "transport/device_query.h"
 }
 #include "angular.cuh"
+#include "arena_keep.cuh"
 #include "bookkeeping.cuh"
 #include "check.cuh"
 #include "common.cuh"
@@ -70,7 +71,8 @@ struct cuda_ctx {
     int use_graph;
     // arena and its pieces
     char *arena;
-    size_t arena_bytes;
+    size_t arena_bytes; // what the state needs
+    size_t arena_have; // what its arena holds (a kept one may hold more: arena_keep.cuh)
     float *psi_a, *psi_b; // ncomp blocks of d.cells each (moments.cuh)
     int ncomp; // SMX_MOM_COMPONENTS under the moments scheme (moments.cuh), else 1
     moment_maps_dev mmaps; // the deposit's moments beside dmap (moments scheme)

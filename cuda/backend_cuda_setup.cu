@@ -472,7 +472,7 @@ void choose_pipeline(cuda_ctx *c)
 }
 
 // The arena: sized from the plan and the layout, within the plan's cap of the
-// device's memory, allocated once.
+// device's memory, allocated once (or the last state's, kept: arena_keep.cuh).
 static int allocate_arena(cuda_ctx *c, const cudaDeviceProp &prop, size_t fft_bytes, smx_error *err)
 {
     const backend_settings &b = c->set;
@@ -488,14 +488,19 @@ static int allocate_arena(cuda_ctx *c, const cudaDeviceProp &prop, size_t fft_by
                             "%.3f GB total); expected a smaller grid or a larger cap",
                             need / 1e9, cap / 1e9, prop.name, prop.totalGlobalMem / 1e9);
     }
-    cudaError_t e = cudaMalloc(&c->arena, need);
+    // The room for a larger next state (arena_keep.cuh): an eighth more,
+    // within the cap.
+    const size_t room = (size_t)std::min(cap, (double)need + (double)need / 8);
+    arena_block a;
+    const cudaError_t e = arena_take(need, room, &a); // clears an allocation error
     if (e != cudaSuccess) {
         if (err && e == cudaErrorMemoryAllocation)
-            err->no_room = 1;
-        cudaGetLastError(); // clears the allocation error: a smaller state may follow
+            err->no_room = 1; // a smaller state may follow
         return smx_fail(err, SMX_EXIT_RUNTIME, "cudaMalloc of the %.3f GB arena failed: %s",
                         need / 1e9, cudaGetErrorString(e));
     }
+    c->arena = a.p;
+    c->arena_have = a.bytes;
     c->arena_bytes = need;
     return 0;
 }
