@@ -81,6 +81,9 @@ static int spot_values_fill(spot_values *v, output *o, const plan *p, const grid
     uint16_t *q16 = v->data;
     v->protons = v->spot, v->dropped = v->spot + n, v->energy = v->spot + 2 * n;
     v->x = v->spot + 3 * n, v->peak = v->spot + 4 * n, v->scale = v->spot + 5 * n;
+    /* Rows on the host's threads, each its own values and columns: one
+     * thread took 0.55 s for the benchmark field's 57 million values. */
+#pragma omp parallel for schedule(dynamic, 4)
     for (int k = 0; k < sd->n_spots; k++) {
         const plan_spot s = plan_spot_at(p, k);
         const int64_t j0 = sd->indptr[k], j1 = sd->indptr[k + 1];

@@ -97,10 +97,24 @@ static int report_reach(const plan *p, const grid *g, const medium_map *media,
     int n_far = 0, n_side = 0, n_fall = 0, deep = -1, far1 = -1, side1 = -1, fall1 = -1;
     beam_reach deepest = { 0 }, far = { 0 }, side = { 0 }, fall = { 0 };
     double lo = 0.0, hi = 0.0, deep_mm = -1.0;
+    /* Each spot's reach on the host's threads (a field's 820 took 0.2 s on
+     * one), then the figures in spot order; one at a time without the room. */
+    beam_reach *all = n > 1 ? malloc((size_t)n * sizeof *all) : NULL;
+    if (all) {
+#pragma omp parallel for schedule(dynamic, 4)
+        for (int k = 0; k < n; k++) {
+            const plan_spot s = plan_spot_at(p, k);
+            beam_reach_of(g, media, mt, &s, REACH_SIGMAS, &all[k]);
+        }
+    }
     for (int k = 0; k < n; k++) {
-        plan_spot s = plan_spot_at(p, k);
         beam_reach b;
-        beam_reach_of(g, media, mt, &s, REACH_SIGMAS, &b);
+        if (all) {
+            b = all[k];
+        } else {
+            const plan_spot s = plan_spot_at(p, k);
+            beam_reach_of(g, media, mt, &s, REACH_SIGMAS, &b);
+        }
         lo = k ? fmin(lo, b.x_lo_mm) : b.x_lo_mm;
         hi = k ? fmax(hi, b.x_hi_mm) : b.x_hi_mm;
         double d = isfinite(b.stop_depth_mm) ? b.stop_depth_mm : INFINITY;
@@ -114,6 +128,7 @@ static int report_reach(const plan *p, const grid *g, const medium_map *media,
         if ((b.exit_side || out > 0.0) && n_side++ == 0)
             side1 = k, side = b;
     }
+    free(all);
     char who[160] = "";
     if (n > 1 && deep >= 0)
         snprintf(who, sizeof who, " (spot %d of %d: %.4g MeV at x = %.4g mm)", deep + 1, n,

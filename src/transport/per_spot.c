@@ -554,20 +554,26 @@ static int batch_row(spot_runs *R, int b0, int k, int t, smx_error *err)
 static int take_rows(spot_runs *R, run_result *r, smx_error *err)
 {
     const per_spot_job *J = R->job;
-    const int n = J->n;
+    const int n = J->n, a = R->appended;
+    int count = 0;
+    while (a + count < n && R->rows[a + count].n_spots == 1)
+        count++;
+    if (!count)
+        return 0;
     int rc = 0;
-    while (!rc && R->appended < n && R->rows[R->appended].n_spots == 1) {
-        if (spot_dose_take_row(&r->per_spot, n, &R->rows[R->appended]) ||
-            (R->with_let && spot_dose_take_row(&r->per_spot_let, n, &R->lrows[R->appended])))
-            rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the dose of spot %d",
-                          J->first + R->appended + 1);
-        spot_dose_free(&R->rows[R->appended]);
+    if (spot_dose_take_rows(&r->per_spot, n, R->rows + a, count) ||
+        (R->with_let && spot_dose_take_rows(&r->per_spot_let, n, R->lrows + a, count)))
+        rc = smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory storing the doses of spots %d-%d",
+                      J->first + a + 1, J->first + a + count);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int k = a; k < a + count; k++) {
+        spot_dose_free(&R->rows[k]);
         if (R->with_let)
-            spot_dose_free(&R->lrows[R->appended]);
-        R->appended++;
-        if (!rc && R->appended == 1)
-            rc = smx_test_fail("per-spot", err);
+            spot_dose_free(&R->lrows[k]);
     }
+    R->appended += count;
+    if (!rc && a == 0)
+        rc = smx_test_fail("per-spot", err);
     return rc;
 }
 

@@ -129,8 +129,9 @@ int spot_dose_append_like(spot_dose *sd, int n_spots, const spot_dose *like, int
                           const spot_row_src *src, const double *factor);
 /* A row of src's dose where it is zero outside src's box: only its cells are read. */
 int spot_dose_append_box(spot_dose *sd, int n_spots, const spot_row_src *src);
-/* Appends the one row of `one` (a spot_dose of one spot) as sd's next row. */
-int spot_dose_take_row(spot_dose *sd, int n_spots, const spot_dose *one);
+/* Appends the one row of each of rows[0 .. count) (each a spot_dose of one
+ * spot) as sd's next rows, in that order. */
+int spot_dose_take_rows(spot_dose *sd, int n_spots, const spot_dose *rows, int count);
 void spot_dose_free(spot_dose *sd);
 
 #endif

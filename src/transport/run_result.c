@@ -156,21 +156,32 @@ static int spot_dose_reserve(spot_dose *sd, int n_spots, int64_t keep)
     return SMX_OK;
 }
 
-int spot_dose_take_row(spot_dose *sd, int n_spots, const spot_dose *one)
+int spot_dose_take_rows(spot_dose *sd, int n_spots, const spot_dose *rows, int count)
 {
-    const int64_t keep = one->nnz;
+    int64_t keep = 0;
+    for (int k = 0; k < count; k++)
+        keep += rows[k].nnz;
     if (spot_dose_reserve(sd, n_spots, keep))
         return SMX_EXIT_RUNTIME;
-    if (keep > 0) {
-        memcpy(sd->indices + sd->nnz, one->indices, (size_t)keep * sizeof *sd->indices);
-        memcpy(sd->values + sd->nnz, one->values, (size_t)keep * sizeof *sd->values);
+    const int row0 = sd->n_spots; /* indptr[row0] == nnz */
+    for (int k = 0; k < count; k++) {
+        sd->indptr[row0 + k + 1] = sd->indptr[row0 + k] + rows[k].nnz;
+        sd->dropped[row0 + k] = rows[k].dropped[0];
+        sd->weight[row0 + k] = rows[k].weight[0];
     }
-    const int row = sd->n_spots;
+    /* Each row into its own place on the host's threads: one thread copying
+     * (and faulting in the pages) took 0.29 s of the benchmark field's 57 M
+     * values. */
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int k = 0; k < count; k++) {
+        const int64_t at = sd->indptr[row0 + k], n = rows[k].nnz;
+        if (n > 0) {
+            memcpy(sd->indices + at, rows[k].indices, (size_t)n * sizeof *sd->indices);
+            memcpy(sd->values + at, rows[k].values, (size_t)n * sizeof *sd->values);
+        }
+    }
     sd->nnz += keep;
-    sd->dropped[row] = one->dropped[0];
-    sd->weight[row] = one->weight[0];
-    sd->indptr[row + 1] = sd->nnz;
-    sd->n_spots++;
+    sd->n_spots += count;
     return SMX_OK;
 }
 
