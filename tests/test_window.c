@@ -355,7 +355,7 @@ static int small_lanes(void *ctx)
 
 /* The total on a window whose bound's rows do not fit the backend's memory:
  * it takes the rows that fit and gives the whole grid's dose bit for bit
- * (150 MeV on 1 mm cells: a bound of 80 rows, the band's state 48);
+ * (150 MeV on 1 mm cells: a bound of 80 rows);
  * with room for fewer rows than the band's state the run is refused with the
  * backend's error. */
 static void total_rows_that_fit(void)

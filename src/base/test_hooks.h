@@ -21,7 +21,7 @@ typedef struct smx_test_hooks {
      * fails the run there, as a real failure would. NULL: nothing. */
     int (*fail)(const char *phase, smx_error *err);
     /* >= 1: the per-spot windows start with a band of this many rows instead
-     * of WINDOW_SPOT_BAND (transport/window.h), so that a small test's
+     * of window_spot_band's (transport/window.h), so that a small test's
      * batches outgrow it; 0: the product's band. */
     int spot_band;
 } smx_test_hooks;

@@ -283,11 +283,11 @@ static void window_shapes(const dry_run *d, window_shape *tw, window_shape *sw, 
                                window_sigmas(p->per_spot_threshold),
                                every < WINDOW_SPOT_COLLECT ? every : WINDOW_SPOT_COLLECT, 1 },
             &werr);
-        /* The band of WINDOW_SPOT_BAND rows where spots go side by side (the
+        /* The band of WINDOW_SPOT_BAND_MM where spots go side by side (the
          * CPU takes one at a time unless the plan says otherwise). */
         const int many = p->per_spot_lanes > 1 || (p->per_spot_lanes <= 0 && d->be != &backend_cpu);
         if (sw->nz < g->nz && many)
-            sw->nz = window_rows_for_band(sw, WINDOW_SPOT_BAND);
+            sw->nz = window_rows_for_band(sw, window_spot_band(g));
     }
     *sg = *g;
     sg->nx = sw->nx;

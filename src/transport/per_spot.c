@@ -207,7 +207,7 @@ static int spot_runs_init(spot_runs *R, const per_spot_job *J, run_result *r, sm
                       .g0 = grid_row0(g),
                       .n_plan = plan_spot_count(p),
                       .proto = *J->proto,
-                      .band = smx_test_spot_band(WINDOW_SPOT_BAND),
+                      .band = smx_test_spot_band(window_spot_band(g)),
                       .slots = 1,
                       .want = 1 };
     run_result_init(&R->one);

@@ -78,7 +78,7 @@ typedef struct run_result {
     int window_nz, window_nx, window_moves, window_band;
     int spot_window_nz, spot_window_nx, spot_window_moves, spot_window_band;
     int spot_slots; /* spots stepped at once, side by side in one state */
-    int spot_window_grew; /* batches run again on a larger window (window.h, WINDOW_SPOT_BAND) */
+    int spot_window_grew; /* batches run again on a larger window (window.h, window_spot_band) */
     int spot_classes; /* per-spot states built, each on the energy bins its batches need */
     int spot_bins_first, spot_bins_last; /* energy bins of the first and the last of them */
     int n_phases;

@@ -123,7 +123,7 @@ static int total_state(stepper *sp, const sim_tables *st, const window_shape *bo
     if (!rc)
         rc = sp->be->setup(&sp->ctx, &sp->st, err);
     window_shape ws = *bound;
-    ws.nz = window_rows_for_band(bound, WINDOW_SPOT_BAND);
+    ws.nz = window_rows_for_band(bound, window_spot_band(sp->g));
     if (!rc || !err->no_room || bound->nz == sp->g->nz || ws.nz >= bound->nz || !sp->be->lanes)
         return rc;
     stepper_free(sp);

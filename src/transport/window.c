@@ -122,6 +122,12 @@ int window_shape_of(window_shape *ws, window_span *spans, const window_request *
     return 0;
 }
 
+int window_spot_band(const grid *g)
+{
+    const int rows = (int)ceil(WINDOW_SPOT_BAND_MM / g->dz - 1e-9);
+    return rows > 8 ? rows : 8;
+}
+
 int window_rows_for_band(const window_shape *ws, int band)
 {
     int nz = ws->front_margin + ws->back_margin + band;

@@ -62,15 +62,21 @@ int window_shape_of(window_shape *ws, window_span *spans, const window_request *
 /* A field's per-spot windows: the host looks at the fronts every
  * WINDOW_SPOT_COLLECT steps at most (a smaller front margin than the
  * backend's own interval), and a batch's windows start with a band of
- * WINDOW_SPOT_BAND rows between back and front, far fewer than
- * window_shape_of's bound: a spot's rows spread over at most 13 on the
- * benchmark field at 0.5 mm (docs/model.md, "Windows"), and every row of the
- * window costs memory that would hold more spots at once. A batch whose
- * rows outgrow its band runs again on twice the band (window.overflow), up
- * to that bound: a window holding every cell the beam reaches gives the same
+ * WINDOW_SPOT_BAND_MM between back and front (window_spot_band's rows), far
+ * fewer than window_shape_of's bound: a spot's rows spread over at most 6.5
+ * mm on the benchmark field (13 rows at 0.5 mm; docs/model.md, "Windows"),
+ * and every row of the window costs memory that would hold more spots at
+ * once (on an H200, a band of 16 rows at 0.5 mm instead of 32 put 39 spots
+ * at once instead of 31 and took the per-spot steps from 5.64-5.74 s to
+ * 5.35-5.37 s; 8 rows made the first batch outgrow it). A batch whose rows
+ * outgrow its band runs again on twice the band (window.overflow), up to
+ * that bound: a window holding every cell the beam reaches gives the same
  * dose bit for bit, whatever its size. */
 #define WINDOW_SPOT_COLLECT 16
-#define WINDOW_SPOT_BAND 32
+#define WINDOW_SPOT_BAND_MM 8.0
+
+/* The rows of WINDOW_SPOT_BAND_MM on g's rows, at least 8. */
+int window_spot_band(const grid *g);
 
 /* The rows of a window of shape ws whose band is `band` rows (its margins
  * kept), never more than ws->nz (the bound). */
