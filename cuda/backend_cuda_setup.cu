@@ -115,8 +115,7 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
     b += 2 * align_up(ne * sizeof(box4)) + align_up(sizeof(active_regions));
     b += align_up(SB_KINDS * FUSED_SLOTS * sizeof(box4)) +
          align_up((FUSED_SLOTS + 1) * sizeof(int)); // slot_boxes, slot_pref
-    b += align_up(3 * d.nz * ((d.px + GROUP_BINS_COLS - 1) / GROUP_BINS_COLS) *
-                  sizeof(int2)); // gbins
+    b += align_up(3 * d.nz * group_bins_groups(d.px) * sizeof(int2)); // gbins
     const int st = split_tiles_for(g, blocks); // the fused kernel's energy split
     b += align_up(fused_split_ws_floats(g->nth, g->ne, st) * sizeof(float)) +
          align_up(st * sizeof(int));
@@ -555,7 +554,7 @@ static int carve_state(cuda_ctx *c, arena_cursor &a, smx_error *err)
     c->reg = a.take<active_regions>(1);
     c->slot_boxes = a.take<box4>(SB_KINDS * FUSED_SLOTS);
     c->slot_pref = a.take<int>(FUSED_SLOTS + 1);
-    c->gbins.ncg = (int)((c->d.px + GROUP_BINS_COLS - 1) / GROUP_BINS_COLS);
+    c->gbins.ncg = (int)group_bins_groups(c->d.px);
     c->gbins.r = a.take<int2>(3 * c->d.nz * c->gbins.ncg);
     c->nslots = c->single_pass && !c->opt.cuda.slot_boxes_off && slot_count(c->d) > 1 &&
                         slot_count(c->d) <= FUSED_SLOTS

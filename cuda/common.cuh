@@ -304,8 +304,13 @@ __host__ __device__ inline int slot_count(const dev_dims &d)
 #define GROUP_BINS_COLS 32
 struct group_bins_dev {
     int2 *r; // [3][nz][ncg]
-    int ncg; // (px + GROUP_BINS_COLS - 1) / GROUP_BINS_COLS
+    int ncg; // group_bins_groups(px)
 };
+// The groups of a row of px columns (the last may be partial).
+__host__ __device__ inline int64_t group_bins_groups(int64_t px)
+{
+    return (px + GROUP_BINS_COLS - 1) / GROUP_BINS_COLS;
+}
 enum group_bins_kind { GB_INPUT = 0, GB_NEXT = 1, GB_OUTPUT = 2 };
 __host__ __device__ inline int2 *group_bins_at(const group_bins_dev &gb, int64_t nz, int64_t n,
                                                int kind)

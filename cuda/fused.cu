@@ -79,9 +79,9 @@ cudaError_t fused_step(const fused_args &A, cudaStream_t s)
     if (A.st.scheme != 1 ||
         !fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width, A.spec.nplanes) ||
         (A.spec.nplanes > 0 && (!A.spec_dose || A.spec.n_media != 1)) ||
-        (A.nslots > 1 && (!A.slot_boxes || !A.slot_pref || !A.gbins.r ||
-                          A.gbins.ncg != (A.d.px + GROUP_BINS_COLS - 1) / GROUP_BINS_COLS ||
-                          A.nslots > FUSED_SLOTS || A.nslots != slot_count(A.d))))
+        (A.nslots > 1 &&
+         (!A.slot_boxes || !A.slot_pref || !A.gbins.r || A.gbins.ncg != group_bins_groups(A.d.px) ||
+          A.nslots > FUSED_SLOTS || A.nslots != slot_count(A.d))))
         return cudaErrorInvalidValue;
     return launch<true>(A, s);
 }

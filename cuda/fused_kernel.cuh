@@ -324,14 +324,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             p_lo = max(src_lo, gbr.x), p_hi = min(src_hi, gbr.y);
             int t_lo = gbr.z, t_hi = gbr.w;
             if (p_lo <= p_hi) {
-                int f = p_lo, e = p_hi + 1; // the first source with a target
-                while (f < e) {
-                    const int mid = (f + e) >> 1;
-                    if (s_step[mid].w >= 0)
-                        e = mid;
-                    else
-                        f = mid + 1;
-                }
+                const int f = max(p_lo, first_tg_ge(0)); // the first source with a target
                 if (f <= p_hi) // sources feed target[s] - 1 .. target[s] + 1
                     t_lo = min(t_lo, s_step[f].w - 1), t_hi = max(t_hi, s_step[p_hi].w + 1);
             }

@@ -61,12 +61,15 @@ __global__ void shift_boxes_kernel(box4 *box_a, int ne, active_regions *reg, box
     }
 }
 
-// The column groups' bins follow the rows (one thread a group walks its
-// rows upwards, reading each before it is overwritten); the other buffer's
-// were zeroed with it.
-__global__ void shift_group_bins_kernel(group_bins_dev gb, int nz, const run_state_dev *st,
-                                        int rows)
+// With slots: the slots' tiles after their boxes moved (fused_step's
+// slot_pref; the first thread), and the column groups' bins following the
+// rows (one thread a group walks its rows upwards, reading each before it is
+// overwritten); the other buffer's were zeroed with it. One launch for both.
+__global__ void shift_slots_kernel(const box4 *slot_boxes, int *slot_pref, int nslots,
+                                   group_bins_dev gb, int nz, const run_state_dev *st, int rows)
 {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        slot_prefix(slot_boxes, nslots, slot_pref);
     const int64_t n = st->step;
     int2 *in = group_bins_at(gb, nz, n, GB_INPUT), *out = group_bins_at(gb, nz, n, GB_OUTPUT);
     for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < gb.ncg; k += gridDim.x * blockDim.x)
@@ -75,12 +78,6 @@ __global__ void shift_group_bins_kernel(group_bins_dev gb, int nz, const run_sta
             in[i] = z + rows < nz ? in[i + (int64_t)rows * gb.ncg] : group_bins_none();
             out[i] = group_bins_none();
         }
-}
-
-// The slots' tiles after their boxes moved (fused_step's slot_pref).
-__global__ void slot_prefix_kernel(const box4 *slot_boxes, int *slot_pref, int nslots)
-{
-    slot_prefix(slot_boxes, nslots, slot_pref);
 }
 
 cudaError_t window_shift_launch(const window_shift_args &a, int rows, cudaStream_t s)
@@ -121,9 +118,7 @@ cudaError_t window_shift_launch(const window_shift_args &a, int rows, cudaStream
     shift_boxes_kernel<<<(int)((d.ne + 1 + nslots + 127) / 128), 128, 0, s>>>(
         a.box_a, (int)d.ne, a.reg, a.slot_boxes, nslots, rows);
     if (nslots > 1 && (e = cudaGetLastError()) == cudaSuccess)
-        slot_prefix_kernel<<<1, 1, 0, s>>>(a.slot_boxes, a.slot_pref, nslots);
-    if (nslots > 1 && (e = cudaGetLastError()) == cudaSuccess)
-        shift_group_bins_kernel<<<(a.gbins.ncg + 127) / 128, 128, 0, s>>>(a.gbins, (int)d.nz, a.st,
-                                                                          rows);
+        shift_slots_kernel<<<(a.gbins.ncg + 127) / 128, 128, 0, s>>>(
+            a.slot_boxes, a.slot_pref, nslots, a.gbins, (int)d.nz, a.st, rows);
     return cudaGetLastError();
 }
