@@ -11,6 +11,7 @@
 #include "check.h"
 #include "physics/medium_plan.h"
 #include "sim_fixture.h"
+#include "transport/window.h"
 
 /* A snapshot sink that keeps nothing: its presence makes the window the grid. */
 static int drop_snapshot(void *ctx, const grid *g, int step, const float *psi, smx_error *err)
@@ -399,6 +400,22 @@ static void total_rows_that_fit(void)
     fixture_free(&d);
 }
 
+/* The per-spot windows' band is a length (8 mm), not a row count: 16 rows
+ * at 0.5 mm, 32 at 0.25 mm, 8 at 1 mm, and never below 8 rows. */
+static void band_rows(void)
+{
+    const double dz[] = { 0.25, 0.5, 1.0, 2.0, 0.3 };
+    const int want[] = { 32, 16, 8, 8, 27 };
+    for (int i = 0; i < 5; i++) {
+        grid g = { 0 };
+        g.dz = dz[i];
+        const int rows = window_spot_band(&g);
+        printf("  band at dz %.2f mm: %d rows\n", dz[i], rows);
+        CHECK_MSG(rows == want[i], "band at dz %.2f mm: %d rows, expected %d", dz[i], rows,
+                  want[i]);
+    }
+}
+
 /* The cases, each a CTest test of its own or a few together
  * (tests/physics.cmake): `test_window CASE...` runs those, `test_window` all. */
 int main(int argc, char **argv)
@@ -429,6 +446,8 @@ int main(int argc, char **argv)
     }
     if (test_case("narrow_rows"))
         narrow_rows();
+    if (test_case("band_rows"))
+        band_rows();
     if (test_case("rows_that_fit"))
         total_rows_that_fit();
     if (test_case("rows_sum"))
