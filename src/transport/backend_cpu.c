@@ -96,6 +96,13 @@ int backend_cpu_setup_test(void **out, const sim_tables *s, const backend_test_o
     c->scratch = malloc((size_t)c->nthreads * g->nth * g->nx * sizeof(float));
     c->dep_row = malloc((size_t)c->nthreads * cpu_dep_rows(g) * g->nx * sizeof(double));
     c->zero_row = calloc((size_t)g->nx, sizeof(float));
+    if (g->dose_planes > 1) { /* spec_w: pages only where the boxes' rows take them */
+        c->spec_box = malloc(g->ne * sizeof(box));
+        c->spec_ustart = malloc(g->ne * sizeof(int64_t));
+        c->spec_woff = malloc((nu + 1) * sizeof(int64_t));
+        c->spec_w = malloc(nu * g->nx * sizeof(double));
+    }
+    c->spec_in_theta = g->dose_planes > 1 && c->only_op < 0 && s->p->operator_order[0] == OP_THETA;
     c->dmap = malloc((size_t)g->nth * g->slice * sizeof(float));
     if (c->moments) {
         c->dmz = malloc((size_t)g->nth * g->slice * sizeof(float));
@@ -110,6 +117,7 @@ int backend_cpu_setup_test(void **out, const sim_tables *s, const backend_test_o
     if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose || !c->units ||
         !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 || !c->step_oz || !c->step_ox ||
         !c->scratch || !c->dep_row || !c->zero_row || !c->dmap ||
+        (g->dose_planes > 1 && (!c->spec_box || !c->spec_ustart || !c->spec_woff || !c->spec_w)) ||
         (c->moments && (!c->dmz || !c->dmx || !c->dqx)) || !c->path_z || !c->path_x ||
         !c->span_z0 || !c->span_z1 || build_runs(c) ||
         !(c->lower = calloc((size_t)s->n_media * g->ne, 1))) {
@@ -230,8 +238,9 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     c->step = n;
     c->moved = 0;
     cpu_step_tables(c, n);
-    if (c->only_op < 0 || c->only_op == OP_ENERGY)
-        cpu_spectral_tallies(c);
+    const int tallies = c->only_op < 0 || c->only_op == OP_ENERGY;
+    if (tallies)
+        cpu_spectral_begin(c);
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
         if (c->only_op >= 0 && op != c->only_op)
@@ -249,6 +258,8 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
             break;
         }
     }
+    if (tallies)
+        cpu_spectral_tallies(c);
     cpu_measure(c, &b->weight_out, &b->energy_out);
     /* Memory: the buffers are calloc'd, so a page costs only once written. A
      * bin's rows are written within its box and a few rows around it (the
@@ -435,6 +446,10 @@ static void cpu_release(void *vctx)
     free(c->partial);
     free(c->dep_row);
     free(c->zero_row);
+    free(c->spec_box);
+    free(c->spec_ustart);
+    free(c->spec_woff);
+    free(c->spec_w);
     free(c->dmap);
     free(c->dmz);
     free(c->dmx);

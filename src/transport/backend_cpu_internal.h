@@ -59,6 +59,16 @@ typedef struct cpu_ctx {
     float *scratch; /* [threads][nth * nx] */
     double *dep_row; /* [threads][cpu_dep_rows][nx] rows of deposit or release, in double */
     float *zero_row; /* [nx] zeros: the spectral tallies' directions past the last */
+    /* The spectral tallies' direction sums of this step's units (cpu_spectral_begin):
+     * unit k (bin ie's row z: k = spec_ustart[ie] + z - spec_box[ie].z0) holds its
+     * box's columns from spec_w + spec_woff[k]. spec_in_theta: A_theta forms them
+     * (it runs first on the step's psi, with every operator). */
+    box *spec_box; /* [ne] the boxes at the step's start */
+    int64_t *spec_ustart; /* [ne] */
+    int64_t *spec_woff; /* [ne * nz + 1] */
+    double *spec_w; /* [ne * nz * nx] at most; the first spec_woff[spec_n] in use */
+    int64_t spec_n;
+    int spec_in_theta;
     float *dmap; /* [nth][nz][nx] this step's deposit per direction (deposit_path.h) */
     float *dmz, *dmx, *dqx; /* [nth][nz][nx] moments scheme: its moments (deposit_path.h) */
     smx_path_axis *path_z, *path_x; /* [nth] this step's paths */
@@ -135,14 +145,16 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t);
 void cpu_measure(cpu_ctx *c, double *wsum, double *esum);
 /* transport.nuclear: halo: the energy the step's non-elastic events hand to
  * secondary protons, from psi as the step finds it, added to the dose's
- * release planes (physics/nuclear_halo.h); nothing otherwise. */
+ * release planes (physics/nuclear_halo.h); nothing otherwise. begin at the
+ * step's start (the units and, unless A_theta does, their direction sums),
+ * cpu_spectral_tallies after the operators. */
+void cpu_spectral_begin(cpu_ctx *c);
 void cpu_spectral_tallies(cpu_ctx *c);
 /* This step's choices in the media other than the reference. */
 void cpu_step_tables(cpu_ctx *c, int64_t step);
 
 /* Rows of dep_row per thread: the deposit's 4, or the spectral tallies'
- * running sums (dose_planes - 1) and one bin's direction sums
- * (cpu_spectral_tallies). */
+ * running sums (dose_planes - 1; cpu_spectral_tallies). */
 static inline int cpu_dep_rows(const grid *g)
 {
     return g->dose_planes > 4 ? g->dose_planes : 4;
