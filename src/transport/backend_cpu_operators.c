@@ -82,26 +82,43 @@ static double drop_below(float *v, int n, float thr)
     return s;
 }
 
-/* Each run of one medium along the row convolves with that medium's kernel;
- * the values below the early exit's threshold are dropped first. */
-static void chunk_rows_add(double *restrict W, const float *const *rows, int chunk, int x0, int x1);
+/* W[x0..x1] += each x's chunk sum (numerics/direction_chunks.h's
+ * smx_chunk_tree), one pass over the chunk's rows; the chunk's size a
+ * constant in each loop, so that the tree is unrolled into registers. */
+static void chunk_rows_add(double *restrict W, const float *const *rows, int chunk, int x0, int x1)
+{
+    if (chunk == 4) {
+        for (int x = x0; x <= x1; x++) {
+            double t[4] = { rows[0][x], rows[1][x], rows[2][x], rows[3][x] };
+            W[x] += smx_chunk_tree(t, 4);
+        }
+        return;
+    }
+    for (int x = x0; x <= x1; x++) {
+        double t[8] = { rows[0][x], rows[1][x], rows[2][x], rows[3][x],
+                        rows[4][x], rows[5][x], rows[6][x], rows[7][x] };
+        W[x] += smx_chunk_tree(t, 8);
+    }
+}
 
-/* W[0 .. nxb) = each cell's sum over its directions (the spectral tallies'
- * order: numerics/direction_chunks.h) of the run's rows in `in` (direction
- * j's at in + j nxb). */
-static void spectral_run_sums(const cpu_ctx *c, const float *in, int nxb, double *W)
+/* W[0 .. n) = each cell's sum over its directions, in the spectral tallies'
+ * order (numerics/direction_chunks.h): direction j's row of n cells starts
+ * at row0 + j stride (A_theta's copy of a run, or a row of psi's planes). */
+static void direction_sums(const cpu_ctx *c, const float *row0, int64_t stride, int n, double *W)
 {
     const int nth = (int)c->g->nth, chunk = smx_direction_chunk(nth);
-    for (int x = 0; x < nxb; x++)
+    for (int x = 0; x < n; x++)
         W[x] = 0.0;
     for (int j0 = 0; j0 < nth; j0 += chunk) {
         const float *rows[SMX_DIRECTION_CHUNK_MAX];
         for (int m = 0; m < SMX_DIRECTION_CHUNK_MAX; m++) /* past the last: zeros */
-            rows[m] = j0 + m < nth ? in + (size_t)(j0 + m) * nxb : c->zero_row;
-        chunk_rows_add(W, rows, chunk, 0, nxb - 1);
+            rows[m] = j0 + m < nth ? row0 + (j0 + m) * stride : c->zero_row;
+        chunk_rows_add(W, rows, chunk, 0, n - 1);
     }
 }
 
+/* Each run of one medium along the row convolves with that medium's kernel;
+ * the values below the early exit's threshold are dropped first. */
 void cpu_op_theta(cpu_ctx *c, step_tally *t)
 {
     const grid *g = c->g;
@@ -133,7 +150,7 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
                     memcpy(in + (size_t)j * nxb, plane(c, base, ie, j) + (int64_t)z * g->nx + x0,
                            nxb * sizeof *in);
                 if (!k && c->spec_in_theta) /* the psi the step starts from, before the drop */
-                    spectral_run_sums(c, in, nxb, c->spec_w + c->spec_woff[u] + (x0 - b.x0));
+                    direction_sums(c, in, nxb, nxb, c->spec_w + c->spec_woff[u] + (x0 - b.x0));
                 for (int j = 0; j < nth && !k; j++) {
                     float *v = in + (size_t)j * nxb;
                     if (thr > 0.0f)
@@ -360,7 +377,6 @@ static void cpu_energy_moments_run(const cpu_ctx *c, const cell_run *u, int t)
     }
 }
 
-/* Every run of one medium along a row steps with that medium's table. */
 /* A_E's gather on row z, columns x0..x1: dst = c0 s (gather_first), then
  * dst = fma(c, s, dst) for each further source (gather_term). Each source is
  * read only inside its box bs, where it may hold values: elsewhere it is
@@ -391,6 +407,7 @@ static void gather_term(const gather_row *r, const float *s, float c, box bs)
         rows_fma(r->dst + a0, s + a0, c, a1 - a0 + 1);
 }
 
+/* Every run of one medium along a row steps with that medium's table. */
 void cpu_op_energy(cpu_ctx *c, step_tally *t)
 {
     const sim_tables *s = c->s;
@@ -835,25 +852,6 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
     memcpy(c->box_cur, c->box_next, ne * sizeof *c->box_cur);
 }
 
-/* W[x0..x1] += each x's chunk sum (numerics/direction_chunks.h's
- * smx_chunk_tree), one pass over the chunk's rows; the chunk's size a
- * constant in each loop, so that the tree is unrolled into registers. */
-static void chunk_rows_add(double *restrict W, const float *const *rows, int chunk, int x0, int x1)
-{
-    if (chunk == 4) {
-        for (int x = x0; x <= x1; x++) {
-            double t[4] = { rows[0][x], rows[1][x], rows[2][x], rows[3][x] };
-            W[x] += smx_chunk_tree(t, 4);
-        }
-        return;
-    }
-    for (int x = x0; x <= x1; x++) {
-        double t[8] = { rows[0][x], rows[1][x], rows[2][x], rows[3][x],
-                        rows[4][x], rows[5][x], rows[6][x], rows[7][x] };
-        W[x] += smx_chunk_tree(t, 8);
-    }
-}
-
 /* The spectral tallies (physics/spectral_tally.h) in two parts. At the
  * step's start, each unit (bin, row) of the boxes gets a row of spec_w for
  * its cells' direction sums (in double, in chunks: numerics/direction_chunks.h),
@@ -869,7 +867,7 @@ void cpu_spectral_begin(cpu_ctx *c)
     c->spec_n = 0;
     if (g->dose_planes < 2)
         return;
-    const int ne = (int)g->ne, nth = (int)g->nth;
+    const int ne = (int)g->ne;
     memcpy(c->spec_box, c->box_cur, ne * sizeof *c->spec_box);
     int64_t u = 0;
     c->spec_woff[0] = 0;
@@ -882,24 +880,13 @@ void cpu_spectral_begin(cpu_ctx *c)
     c->spec_n = u;
     if (c->spec_in_theta)
         return;
-    const int chunk = smx_direction_chunk(nth);
 #pragma omp parallel for schedule(dynamic, 4)
     for (int ie = 0; ie < ne; ie++) {
         const box bx = c->spec_box[ie];
         for (int z = bx.z0; !box_empty(bx) && z <= bx.z1; z++) {
             const int64_t k = c->spec_ustart[ie] + (z - bx.z0);
-            double *W = c->spec_w + c->spec_woff[k]; /* from column bx.x0 */
-            const int w = bx.x1 - bx.x0 + 1;
-            for (int x = 0; x < w; x++)
-                W[x] = 0.0;
-            for (int j0 = 0; j0 < nth; j0 += chunk) {
-                const float *rows[SMX_DIRECTION_CHUNK_MAX];
-                for (int m = 0; m < SMX_DIRECTION_CHUNK_MAX; m++) /* past the last: zeros */
-                    rows[m] = j0 + m < nth
-                                  ? plane(c, c->cur, ie, j0 + m) + (int64_t)z * g->nx + bx.x0
-                                  : c->zero_row;
-                chunk_rows_add(W, rows, chunk, 0, w - 1);
-            }
+            direction_sums(c, plane(c, c->cur, ie, 0) + (int64_t)z * g->nx + bx.x0, g->slice,
+                           bx.x1 - bx.x0 + 1, c->spec_w + c->spec_woff[k]);
         }
     }
 }
