@@ -508,6 +508,7 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
     bool cleared = false;
+    c->keep_halo = 0; // until halo_keep asks again
     if (int rc = clear_last_run(c, &cleared, err))
         return rc;
     if (int rc = cuda_medium_upload(c, err))
@@ -659,10 +660,15 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
                         "internal: a window shift of %d rows with weight in row %d", rows,
                         rg.occupied.z0);
     for (int q = 0; q < c->planes; q++)
-        CUDA_CHECK_ERR(err,
-                       cudaMemcpy2D(dose_out + (size_t)q * rows * c->d.nx, c->d.nx * sizeof(double),
-                                    c->dose + q * c->d.slice, c->d.px * sizeof(double),
-                                    c->d.nx * sizeof(double), rows, cudaMemcpyDeviceToHost));
+        if (!halo_plane_kept(c, q))
+            CUDA_CHECK_ERR(err, cudaMemcpy2D(dose_out + (size_t)q * rows * c->d.nx,
+                                             c->d.nx * sizeof(double), c->dose + q * c->d.slice,
+                                             c->d.px * sizeof(double), c->d.nx * sizeof(double),
+                                             rows, cudaMemcpyDeviceToHost));
+    if (c->keep_halo) { // the leaving rows' released energy joins the blocks instead
+        CUDA_CHECK_ERR(err, halo_blocks_add(c->hb, c->hb_z0, 0, rows, c->stream));
+        c->hb_z0 += rows;
+    }
     float *cur = (float *)current_psi(c), *other = cur == c->psi_a ? c->psi_b : c->psi_a;
     window_shift_args w;
     w.cur = cur;
@@ -702,10 +708,11 @@ int cuda_download_dose(void *vctx, double *dose, smx_error *err)
     cuda_ctx *c = (cuda_ctx *)vctx;
     CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     for (int q = 0; q < c->planes; q++)
-        CUDA_CHECK_ERR(err,
-                       cudaMemcpy2D(dose + (size_t)q * c->d.nz * c->d.nx, c->d.nx * sizeof(double),
-                                    c->dose + q * c->d.slice, c->d.px * sizeof(double),
-                                    c->d.nx * sizeof(double), c->d.nz, cudaMemcpyDeviceToHost));
+        if (!halo_plane_kept(c, q))
+            CUDA_CHECK_ERR(err, cudaMemcpy2D(dose + (size_t)q * c->d.nz * c->d.nx,
+                                             c->d.nx * sizeof(double), c->dose + q * c->d.slice,
+                                             c->d.px * sizeof(double), c->d.nx * sizeof(double),
+                                             c->d.nz, cudaMemcpyDeviceToHost));
     return 0;
 }
 
@@ -720,12 +727,6 @@ void cuda_describe(void *vctx, run_result *r)
              c->arena_bytes / 1e9);
 }
 
-int cuda_halo_convolve(void *vctx, const halo_fft_job *job, smx_error *err)
-{
-    cuda_ctx *c = (cuda_ctx *)vctx;
-    return halo_fft_run(&c->halo, c->stream, job, err);
-}
-
 void cuda_release(void *vctx)
 {
     cuda_ctx *c = (cuda_ctx *)vctx;
@@ -734,6 +735,8 @@ void cuda_release(void *vctx)
     if (c->stream)
         cudaStreamSynchronize(c->stream);
     halo_fft_destroy(c->halo);
+    cudaFree(c->hb.blocks);
+    cudaFree((void *)c->hb.x0);
     if (c->fft)
         angular_fft_destroy(c->fft);
     if (c->graph)

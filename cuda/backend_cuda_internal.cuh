@@ -25,6 +25,7 @@ extern "C" {
 #include "energy_media.cuh"
 #include "fused.cuh"
 #include "fused_media.cuh"
+#include "halo_blocks.cuh"
 #include "halo_fft.cuh"
 #include "moments.cuh"
 #include "spectral_tally.cuh"
@@ -112,6 +113,13 @@ struct cuda_ctx {
     void *fft_mem;
     angular_fft *fft;
     halo_fft *halo; // the nuclear halo's per-spot convolution (halo_fft.cuh), made on first use
+    // The halo's blocks kept on the device (halo_keep, until the next
+    // upload: keep_halo): hb's blocks and x0 hold room for hb_cap slots of
+    // their sizes; hb_z0: the grid's row of the window's row 0.
+    halo_blocks_args hb;
+    int keep_halo, hb_z0, hb_final; // hb_final: the window's own rows have joined
+    size_t hb_cap_bytes;
+    int hb_x0_cap;
     // choices
     int angular; // 0 direct (shared), 1 direct (global), 2 fft, 3 per-bucket hybrid
     // The hybrid: energy bins in runs of one sigma bucket (factor-2 ranges of
@@ -315,6 +323,13 @@ int cuda_medium_upload(cuda_ctx *c, smx_error *err);
 // (y < 0: it stops in all of them).
 int2 target_range(const sim_tables *s, int ie);
 
+// Dose plane q stays on the device: the halo's blocks are kept there
+// (halo_keep) and q is one of the released energy's planes.
+inline bool halo_plane_kept(const cuda_ctx *c, int q)
+{
+    return c->keep_halo && q >= c->hb.plane0 && q < c->hb.plane0 + c->hb.bands;
+}
+
 // backend_cuda.cu: the table's entry points (backend_ops)
 int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,
                 smx_error *err);
@@ -328,7 +343,9 @@ int cuda_download_dose(void *vctx, double *dose, smx_error *err);
 void cuda_describe(void *vctx, run_result *r);
 void cuda_release(void *vctx);
 int cuda_lanes(void *vctx);
+// backend_cuda_halo.cu: the nuclear halo's per-spot blocks and transforms
 int cuda_halo_convolve(void *vctx, const halo_fft_job *job, smx_error *err);
+int cuda_halo_keep(void *vctx, const halo_block_spec *spec, smx_error *err);
 // The buffer holding the state after the steps enqueued so far.
 const float *current_psi(const cuda_ctx *c);
 

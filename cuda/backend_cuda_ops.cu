@@ -1,6 +1,6 @@
 // The CUDA backend's tables: its entry points (src/transport/backend.h) from
-// backend_cuda_setup.cu (setup) and backend_cuda.cu (upload to release,
-// lanes), and the benchmark's hooks (src/transport/backend_bench.h) from
+// backend_cuda_setup.cu (setup), backend_cuda.cu (upload to release,
+// lanes) and backend_cuda_halo.cu (the halo's), and the benchmark's hooks (src/transport/backend_bench.h) from
 // backend_cuda_bench.cu, gathered here so that none of those files needs
 // another's.
 #include "backend_cuda_internal.cuh"
@@ -25,6 +25,7 @@ extern "C" const backend_ops backend_cuda = {
     cuda_release,
     cuda_lanes,
     cuda_halo_convolve,
+    cuda_halo_keep,
 };
 
 extern "C" const backend_bench_ops backend_cuda_bench = {

@@ -215,7 +215,7 @@ static int halo_fft_make(halo_fft **out, cudaStream_t stream, const halo_fft_job
     return -1;
 }
 
-int halo_fft_run(halo_fft **hp, cudaStream_t stream, const halo_fft_job *job, smx_error *err)
+int halo_fft_ready(halo_fft **hp, cudaStream_t stream, const halo_fft_job *job, smx_error *err)
 {
     halo_fft *h = *hp;
     if (h && (h->Z != job->Z || h->X != job->X || h->cz != job->cz || h->cx != job->cx ||
@@ -223,21 +223,26 @@ int halo_fft_run(halo_fft **hp, cudaStream_t stream, const halo_fft_job *job, sm
         halo_fft_destroy(h);
         *hp = h = nullptr;
     }
-    if (!h) {
-        const int rc = halo_fft_make(hp, stream, job, err);
-        if (rc)
-            return rc;
-        h = *hp;
-    }
+    return h ? 0 : halo_fft_make(hp, stream, job, err);
+}
+
+int halo_fft_run(halo_fft **hp, cudaStream_t stream, const halo_fft_job *job, const double *in_dev,
+                 smx_error *err)
+{
+    if (const int rc = halo_fft_ready(hp, stream, job, err))
+        return rc;
+    halo_fft *h = *hp;
     const int64_t n = h->Z * h->X, blk = h->cz * h->cx;
     const int grid = 1024;
     for (int s0 = 0; s0 < job->n; s0 += h->chunk) {
         const int c = job->n - s0 < h->chunk ? job->n - s0 : h->chunk;
-        CUDA_CHECK_ERR(err, cudaMemcpyAsync(h->in, job->in + (size_t)s0 * h->bands * blk,
-                                            (size_t)c * h->bands * blk * sizeof *h->in,
-                                            cudaMemcpyHostToDevice, stream));
-        halo_scatter<<<grid, SMX_THREADS, 0, stream>>>(h->buf, h->in, (int64_t)c * h->bands * n,
-                                                       h->Z, h->X, h->cz, h->cx);
+        const double *in = in_dev ? in_dev + (size_t)s0 * h->bands * blk : h->in;
+        if (!in_dev)
+            CUDA_CHECK_ERR(err, cudaMemcpyAsync(h->in, job->in + (size_t)s0 * h->bands * blk,
+                                                (size_t)c * h->bands * blk * sizeof *h->in,
+                                                cudaMemcpyHostToDevice, stream));
+        halo_scatter<<<grid, SMX_THREADS, 0, stream>>>(h->buf, in, (int64_t)c * h->bands * n, h->Z,
+                                                       h->X, h->cz, h->cx);
         CUDA_CHECK_LAUNCH(err);
         // A plan of `chunk` transforms run on c <= chunk: the spare ones
         // transform what the buffer holds, which nothing reads.

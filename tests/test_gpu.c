@@ -614,9 +614,13 @@ static void whole_run(const char *device, const char *const *extra, int nextra, 
  * code passes none: the field runs through a copy of the CUDA table whose
  * setup hands them over. */
 static cuda_test_options field_cuda;
-/* 1: field_rows' CUDA runs convolve the nuclear halo on the host, as the CPU
- * does (the table's halo_convolve left out), not on the device. */
-static int field_halo_host;
+/* Where field_rows' CUDA runs take the nuclear halo: HALO_ON_DEVICE (the
+ * default: the blocks summed and transformed on the device), HALO_ON_HOST
+ * (the table's halo_convolve left out: blocks and transforms on the host, as
+ * the CPU does) or HALO_BLOCKS_ON_HOST (halo_keep left out: the host sums
+ * the blocks from the downloaded planes, the device transforms them). */
+enum { HALO_ON_DEVICE, HALO_ON_HOST, HALO_BLOCKS_ON_HOST };
+static int field_halo;
 
 static int field_cuda_setup(void **ctx, const sim_tables *s, smx_error *err)
 {
@@ -658,8 +662,10 @@ static spot_dose field_rows(const char *device, const char *const *extra, int ne
     }
     backend_ops cuda_with = backend_cuda;
     cuda_with.setup = field_cuda_setup;
-    if (field_halo_host)
+    if (field_halo == HALO_ON_HOST)
         cuda_with.halo_convolve = NULL;
+    if (field_halo == HALO_BLOCKS_ON_HOST)
+        cuda_with.halo_keep = NULL;
     const backend_ops *be = strcmp(device, "cuda") == 0 ? &cuda_with : &backend_cpu;
     /* The plan's geometry (one medium without geometry keys), as the program builds it. */
     medium_map mm = { 0 };
@@ -715,7 +721,8 @@ static double row_diff(const spot_dose *a, int ka, const spot_dose *b, int kb, i
  * with its weight, the CPU keeps every value there). That comparison takes
  * the GPU's rows with the halo convolved on the host, as the CPU does; with
  * the device's convolution (cuda/halo_fft.cu, the default) the rows must be
- * those within HALO_DEVICE_TOL. The spot map in reverse order, and one
+ * those within HALO_DEVICE_TOL, and the same bits whether the device sums the
+ * blocks (cuda/halo_blocks.cu, the default) or the host does. The spot map in reverse order, and one
  * spot at a time on the GPU, must give the same rows bit for bit: every spot
  * then has other neighbours and predecessors, and anything a slot let
  * through or a clear left behind would change it. */
@@ -781,10 +788,12 @@ static void per_spot_cases(int n_paths)
         const char *single[5] = { paths[i][0], paths[i][1], paths[i][2], paths[i][3], NULL };
         single[ns] = "backend.per_spot_lanes=1";
         spot_dose one = field_rows("cuda", single, ns + 1, 0, &s_one);
-        int s_h = 0;
-        field_halo_host = 1;
+        int s_h = 0, s_hb = 0;
+        field_halo = HALO_ON_HOST;
         spot_dose ah = field_rows("cuda", paths[i], ns, 0, &s_h);
-        field_halo_host = 0;
+        field_halo = HALO_BLOCKS_ON_HOST;
+        spot_dose hb = field_rows("cuda", paths[i], ns, 0, &s_hb);
+        field_halo = HALO_ON_DEVICE;
         /* The one-pass step on the union of the slots' boxes instead of each
          * slot's own (cuda/common.cuh, slot_boxes): the same rows. */
         field_cuda.slot_boxes_off = 1;
@@ -795,8 +804,8 @@ static void per_spot_cases(int n_paths)
         const int bilinear = strstr(paths[i][1], "bilinear") != NULL;
         double w_cpu = 0.0, w_halo = 0.0;
         int ok = a.n_spots == 3 && b.n_spots == 3 && cpu.n_spots == 3 && one.n_spots == 3 &&
-                 un.n_spots == 3 && ah.n_spots == 3,
-            reversed_same = ok, one_same = ok, cpu_same = ok, union_same = ok;
+                 un.n_spots == 3 && ah.n_spots == 3 && hb.n_spots == 3,
+            reversed_same = ok, one_same = ok, cpu_same = ok, union_same = ok, blocks_same = ok;
         for (int k = 0; ok && k < 3; k++) {
             int same;
             w_cpu = fmax(w_cpu, row_diff(&ah, k, &cpu, k, &same));
@@ -808,11 +817,14 @@ static void per_spot_cases(int n_paths)
             one_same &= same;
             row_diff(&a, k, &un, k, &same);
             union_same &= same;
+            row_diff(&a, k, &hb, k, &same);
+            blocks_same &= same;
         }
-        printf("  per-spot dose, %-24s %d at once: rows vs CPU %.2e (%s), the device's halo %.2e, "
-               "spots in reverse order: "
+        printf("  per-spot dose, %-24s %d at once: rows vs CPU %.2e (%s), the device's halo %.2e "
+               "(its blocks against the host's: %s), spots in reverse order: "
                "%s, one at a time: %s, on the slots' union: %s\n",
                names[i], s_a, w_cpu, cpu_same ? "bitwise" : "differ", w_halo,
+               blocks_same ? "identical rows" : "ROWS DIFFER",
                reversed_same ? "identical rows" : "ROWS DIFFER",
                one_same ? "identical rows" : "ROWS DIFFER",
                union_same ? "identical rows" : "ROWS DIFFER");
@@ -826,6 +838,9 @@ static void per_spot_cases(int n_paths)
                   "%s: per-spot rows differ from the CPU's by %.2e", names[i], w_cpu);
         CHECK_MSG(ok && w_halo <= HALO_DEVICE_TOL,
                   "%s: the device's halo moves the rows by %.2e of their peak", names[i], w_halo);
+        /* The device sums each block's cells in the host's order, rows that
+         * left the window first: the same blocks, so the same rows. */
+        CHECK_MSG(blocks_same, "%s: the device's halo blocks differ from the host's", names[i]);
         CHECK_MSG(reversed_same, "%s: a spot's row depends on the spots beside it", names[i]);
         CHECK_MSG(one_same, "%s: a spot's row depends on the spots stepped with it", names[i]);
         CHECK_MSG(union_same, "%s: rows on each slot's box differ from the union's", names[i]);
@@ -834,6 +849,7 @@ static void per_spot_cases(int n_paths)
         spot_dose_free(&b);
         spot_dose_free(&one);
         spot_dose_free(&ah);
+        spot_dose_free(&hb);
         spot_dose_free(&cpu);
     }
 }

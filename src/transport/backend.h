@@ -31,9 +31,22 @@ typedef struct halo_fft_job {
     int64_t Z, X, cz, cx;
     int bands, n;
     const double *kre, *kim;
-    const double *in;
+    const double *in; /* NULL: the blocks the device keeps (halo_block_spec) */
     double *out;
 } halo_fft_job;
+
+/* Where a state's halo blocks lie, for the device to sum them as the host's
+ * halo_dose_blocks does (the same bits): block (bz, bx) of a slot takes the
+ * grid's rows bz fz .. bz fz + fz - 1 and the columns x with (x + ox) / fx ==
+ * bx, of the released energy's planes plane0 .. plane0 + fft.bands - 1 (a
+ * band each); slot k's columns start at the grid's column x0[k], and the
+ * window's row 0 lies on the grid's row 0 (window_reset). fft: the
+ * transforms' sizes and kernels (its n, in and out are not read). */
+typedef struct halo_block_spec {
+    halo_fft_job fft;
+    int fz, fx, ox, plane0, slots;
+    const int *x0; /* [slots] */
+} halo_block_spec;
 
 typedef struct backend_ops {
     const char *name;
@@ -88,6 +101,16 @@ typedef struct backend_ops {
      * declines it (no cuFFT), and NULL where the backend has none (the CPU):
      * the host then transforms (halo_dose_convolve). */
     int (*halo_convolve)(void *ctx, const halo_fft_job *job, smx_error *err);
+    /* After an upload, before its steps (a field's per-spot batch): the
+     * state's halo blocks kept on the device (halo_block_spec). Until the
+     * next upload, shift and download_dose leave the released energy's
+     * planes out of dose_out and dose (what those hold there is undefined):
+     * each window row joins its slot's blocks as it leaves, and
+     * halo_convolve with job->in NULL transforms the blocks, the rows still
+     * in the window joined first. 0, an error, or -1 where the device
+     * declines (no cuFFT, or no memory for the transforms); NULL where the
+     * backend has none: the host then sums the blocks from the planes. */
+    int (*halo_keep)(void *ctx, const halo_block_spec *spec, smx_error *err);
 
 } backend_ops;
 

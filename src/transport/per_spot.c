@@ -125,8 +125,10 @@ typedef struct spot_runs {
      * slot its blocks [bands][cz][cx], their sums [bands] and the
      * convolution's result [cz][cx]; room for halo_cap slots. */
     double *halo_in, *halo_sum, *halo_out;
+    unsigned char *halo_has; /* [halo_cap] the slot's spot released energy into the halo */
     const double **halo_row; /* [omp_get_max_threads()][g->nz] */
     int halo_cap, halo_host; /* halo_host: the host transforms (the device declined) */
+    int halo_dev; /* the batch's blocks are the device's (batch_halo_keep) */
     /* The rows of a batch's spots are made on up to row_threads threads,
      * each with its scratch: a grid's dose planes, the halo's block rows
      * (halo_dose_spread) and a LET map. */
@@ -158,6 +160,7 @@ static void spot_runs_free(spot_runs *R)
     free(R->halo_in);
     free(R->halo_sum);
     free(R->halo_out);
+    free(R->halo_has);
     free(R->halo_row);
     for (int t = 0; t < R->row_threads; t++) {
         free(R->row_dose[t]);
@@ -419,28 +422,82 @@ static double halo_released(const spot_runs *R, int k)
     return rel;
 }
 
-/* The nuclear halo's blocks of the batch's nb spots from the state's window
- * dose, convolved on the device where the backend can, else on the host. */
+/* After the batch's upload: its nb spots' halo blocks kept on the device
+ * where the backend can (backend_ops.halo_keep), the released energy's
+ * planes then never copied out; else (R->halo_host from the first decline
+ * on) the host sums them from those planes (batch_halo). */
+static int batch_halo_keep(spot_runs *R, int nb, smx_error *err)
+{
+    const halo_dose *h = R->job->halo;
+    const backend_ops *be = R->sp.be;
+    R->halo_dev = 0;
+    if (!h->on || R->halo_host || !be->halo_keep || !be->halo_convolve)
+        return 0;
+    const halo_fft_job fft = { h->Z, h->X, h->cz, h->cx, h->bands, nb, h->kre, h->kim, NULL, NULL };
+    /* Band b's released energy is dose plane 1 + b (grid.dose_planes). */
+    const halo_block_spec spec = { fft, h->fz, h->fx, h->ox, 1, nb, R->sp.win.x0 };
+    const int rc = be->halo_keep(R->sp.ctx, &spec, err);
+    if (rc == -1)
+        R->halo_host = 1;
+    R->halo_dev = rc == 0;
+    return rc == -1 ? 0 : rc;
+}
+
+/* Room for the halo of nb spots: the convolutions' results and whether each
+ * spot released any energy (both paths), the blocks and their sums (the
+ * host's). */
+static int halo_room(spot_runs *R, int nb, smx_error *err)
+{
+    const halo_dose *h = R->job->halo;
+    const int64_t nblk = h->cz * h->cx;
+    if (nb <= R->halo_cap)
+        return 0;
+    free(R->halo_in);
+    free(R->halo_sum);
+    free(R->halo_out);
+    free(R->halo_has);
+    R->halo_in = malloc((size_t)(nb * h->bands * nblk) * sizeof *R->halo_in);
+    R->halo_sum = malloc((size_t)(nb * h->bands) * sizeof *R->halo_sum);
+    R->halo_out = malloc((size_t)(nb * nblk) * sizeof *R->halo_out);
+    R->halo_has = malloc((size_t)nb * sizeof *R->halo_has);
+    R->halo_cap = nb;
+    if (!R->halo_row)
+        R->halo_row = malloc((size_t)omp_get_max_threads() * R->g->nz * sizeof *R->halo_row);
+    if (!R->halo_in || !R->halo_sum || !R->halo_out || !R->halo_has || !R->halo_row) {
+        R->halo_cap = 0;
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "out of host memory for the nuclear halo of %d spots", nb);
+    }
+    return 0;
+}
+
+/* The nuclear halo of the batch's nb spots: the device's blocks transformed
+ * there (batch_halo_keep), or the blocks summed on the host from the state's
+ * window dose and transformed on the device where the backend can, else on
+ * the host. */
 static int batch_halo(spot_runs *R, int nb, smx_error *err)
 {
     halo_dose *h = R->job->halo;
     const window *w = &R->sp.win;
     const int64_t nblk = h->cz * h->cx;
-    if (nb > R->halo_cap) {
-        free(R->halo_in);
-        free(R->halo_sum);
-        free(R->halo_out);
-        R->halo_in = malloc((size_t)(nb * h->bands * nblk) * sizeof *R->halo_in);
-        R->halo_sum = malloc((size_t)(nb * h->bands) * sizeof *R->halo_sum);
-        R->halo_out = malloc((size_t)(nb * nblk) * sizeof *R->halo_out);
-        R->halo_cap = nb;
-        if (!R->halo_row)
-            R->halo_row = malloc((size_t)omp_get_max_threads() * R->g->nz * sizeof *R->halo_row);
-        if (!R->halo_in || !R->halo_sum || !R->halo_out || !R->halo_row) {
-            R->halo_cap = 0;
-            return smx_fail(err, SMX_EXIT_RUNTIME,
-                            "out of host memory for the nuclear halo of %d spots", nb);
+    int rc = halo_room(R, nb, err);
+    if (rc)
+        return rc;
+    const backend_ops *be = R->sp.be;
+    if (R->halo_dev) {
+        const halo_fft_job job = { h->Z, h->X,   h->cz,  h->cx, h->bands,
+                                   nb,   h->kre, h->kim, NULL,  R->halo_out };
+        if ((rc = be->halo_convolve(R->sp.ctx, &job, err)))
+            return rc == -1 ? smx_fail(err, SMX_EXIT_RUNTIME,
+                                       "internal: the device declined the halo it keeps")
+                            : rc;
+        /* No energy released, no blocks: the transforms of zeros are zeros. */
+        for (int k = 0; k < nb; k++) {
+            R->halo_has[k] = 0;
+            for (int64_t i = 0; i < nblk && !R->halo_has[k]; i++)
+                R->halo_has[k] = R->halo_out[k * nblk + i] != 0.0;
         }
+        return 0;
     }
     memset(R->halo_in, 0, (size_t)(nb * h->bands * nblk) * sizeof *R->halo_in);
     /* Each (spot, band)'s blocks on its own thread (its own sum, in the
@@ -455,17 +512,18 @@ static int batch_halo(spot_runs *R, int nb, smx_error *err)
         const halo_rows plane = { row, R->g->nz, w->x0[k], w->shape.nx };
         R->halo_sum[kb] = halo_dose_blocks(h, &plane, R->halo_in + (int64_t)kb * nblk);
     }
-    const backend_ops *be = R->sp.be;
+    for (int k = 0; k < nb; k++)
+        R->halo_has[k] = halo_released(R, k) != 0.0;
     if (be->halo_convolve && !R->halo_host) {
         const halo_fft_job job = { h->Z, h->X,   h->cz,  h->cx,      h->bands,
                                    nb,   h->kre, h->kim, R->halo_in, R->halo_out };
-        const int rc = be->halo_convolve(R->sp.ctx, &job, err);
+        rc = be->halo_convolve(R->sp.ctx, &job, err);
         if (rc != -1)
             return rc;
         R->halo_host = 1;
     }
     for (int k = 0; k < nb; k++)
-        if (halo_released(R, k) != 0.0)
+        if (R->halo_has[k])
             halo_dose_convolve(h, R->halo_in + k * h->bands * nblk, R->halo_sum + k * h->bands,
                                R->halo_out + k * nblk);
     return 0;
@@ -523,7 +581,7 @@ static int batch_row(spot_runs *R, int b0, int k, int t, smx_error *err)
     int z1 = (w->z0 + w->shape.nz < g->nz ? w->z0 + w->shape.nz : (int)g->nz) - 1;
     if (J->halo->on) {
         const halo_dose *h = J->halo;
-        if (halo_released(R, k) != 0.0)
+        if (R->halo_has[k])
             halo_dose_spread(J->halo, g, R->halo_out + (int64_t)k * h->cz * h->cx, dose,
                              R->row_blocks[t]);
         x0 = 0;
@@ -585,6 +643,8 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
 {
     double ta = stepper_now_s();
     int rc = batch_upload(R, b0, nb, err);
+    if (!rc)
+        rc = batch_halo_keep(R, nb, err);
     if (rc)
         return rc;
     double tb = stepper_now_s();
