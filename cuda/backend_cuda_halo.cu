@@ -83,8 +83,8 @@ int cuda_halo_convolve(void *vctx, const halo_fft_job *job, smx_error *err)
     cuda_ctx *c = (cuda_ctx *)vctx;
     if (job->in)
         return halo_fft_run(&c->halo, c->stream, job, nullptr, err);
-    if (!c->keep_halo || job->n > c->hb.slots || job->bands != c->hb.bands ||
-        job->cz != c->hb.cz || job->cx != c->hb.cx)
+    if (!c->keep_halo || job->n > c->hb.slots || job->bands != c->hb.bands || job->cz != c->hb.cz ||
+        job->cx != c->hb.cx)
         return smx_fail(err, SMX_EXIT_RUNTIME,
                         "internal: the halo of %d spots from blocks the device does not keep",
                         job->n);
