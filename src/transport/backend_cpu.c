@@ -91,6 +91,10 @@ int backend_cpu_setup_test(void **out, const sim_tables *s, const backend_test_o
     c->row_w = malloc(nu * sizeof(double));
     c->row_x0 = malloc(nu * sizeof(int));
     c->row_x1 = malloc(nu * sizeof(int));
+    c->ms_off = malloc(g->ne * sizeof(int64_t));
+    c->ms_w = malloc((size_t)g->nth * g->ne * g->nz * sizeof(double));
+    c->ms_x0 = malloc((size_t)g->nth * g->ne * g->nz * sizeof(int));
+    c->ms_x1 = malloc((size_t)g->nth * g->ne * g->nz * sizeof(int));
     c->step_oz = malloc(g->nth * sizeof(int));
     c->step_ox = malloc(g->nth * sizeof(int));
     c->scratch = malloc((size_t)c->nthreads * g->nth * g->nx * sizeof(float));
@@ -115,8 +119,9 @@ int backend_cpu_setup_test(void **out, const sim_tables *s, const backend_test_o
     c->mem_limit = backend_host_limit_bytes(s->p);
     c->path_x = malloc(g->nth * sizeof(smx_path_axis));
     if (!c->cur || !c->tmp || !c->box_cur || !c->box_tmp || !c->box_next || !c->dose || !c->units ||
-        !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 || !c->step_oz || !c->step_ox ||
-        !c->scratch || !c->dep_row || !c->zero_row || !c->dmap ||
+        !c->partial || !c->row_w || !c->row_x0 || !c->row_x1 || !c->ms_off || !c->ms_w ||
+        !c->ms_x0 || !c->ms_x1 || !c->step_oz || !c->step_ox || !c->scratch || !c->dep_row ||
+        !c->zero_row || !c->dmap ||
         (g->dose_planes > 1 && (!c->spec_box || !c->spec_ustart || !c->spec_woff || !c->spec_w)) ||
         (c->moments && (!c->dmz || !c->dmx || !c->dqx)) || !c->path_z || !c->path_x ||
         !c->span_z0 || !c->span_z1 || build_runs(c) ||
@@ -241,6 +246,14 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     const int tallies = c->only_op < 0 || c->only_op == OP_ENERGY;
     if (tallies)
         cpu_spectral_begin(c);
+    /* The streaming measures what it writes where it runs last (and under
+     * the shift scheme, whose output row is a copy it has just made): a
+     * pass over psi fewer. */
+    int last = -1;
+    for (int k = 0; k < PLAN_ORDER_MAX; k++)
+        if (c->only_op < 0 || p->operator_order[k] == c->only_op)
+            last = p->operator_order[k];
+    c->measure_in_stream = last == OP_STREAM && c->s->st.scheme == STREAM_SHIFT && !c->moments;
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
         if (c->only_op >= 0 && op != c->only_op)
@@ -462,6 +475,10 @@ static void cpu_release(void *vctx)
     free(c->row_w);
     free(c->row_x0);
     free(c->row_x1);
+    free(c->ms_off);
+    free(c->ms_w);
+    free(c->ms_x0);
+    free(c->ms_x1);
     free(c->step_oz);
     free(c->step_ox);
     free(c->scratch);

@@ -55,6 +55,14 @@ typedef struct cpu_ctx {
     step_tally *partial; /* [ne * nz] per-unit tallies */
     double *row_w; /* [ne * nz] per-unit weight sums */
     int *row_x0, *row_x1; /* [ne * nz] non-zero x extent per unit */
+    /* The measure taken by the streaming as it writes (measure_in_stream:
+     * the shift scheme, the step's last operator): per bin ie, direction j
+     * and row z of its new box, entry ms_off[ie] + j * rows + z - z0 holds
+     * the row's sum and non-zero extent, cpu_measure's per direction. */
+    int measure_in_stream;
+    int64_t *ms_off; /* [ne] */
+    double *ms_w; /* [nth * ne * nz] at most; pages only where the boxes' rows take them */
+    int *ms_x0, *ms_x1;
     int *step_oz, *step_ox; /* [nth] whole-cell moves of the current step */
     float *scratch; /* [threads][nth * nx] */
     double *dep_row; /* [threads][cpu_dep_rows][nx] rows of deposit or release, in double */

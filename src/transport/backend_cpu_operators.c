@@ -693,6 +693,24 @@ static void shift_clear_row(float *row, int x0, int x1, int z, const shift_move 
         memset(row + next, 0, (size_t)(x1 - next + 1) * sizeof *row);
 }
 
+/* cpu_measure's row sums and extents of direction j of bin ie (out: its
+ * plane, just written) over the rows and columns of the bin's new box, while
+ * they are in cache. */
+static void measure_plane(cpu_ctx *c, const float *out, int ie, int j)
+{
+    const box nb = c->box_next[ie];
+    if (box_empty(nb))
+        return;
+    int64_t k = c->ms_off[ie] + (int64_t)j * (nb.z1 - nb.z0 + 1);
+    for (int z = nb.z0; z <= nb.z1; z++, k++) {
+        int64_t f, l;
+        c->ms_w[k] =
+            rows_sum_extent(out + (int64_t)z * c->g->nx + nb.x0, nb.x1 - nb.x0 + 1, &f, &l);
+        c->ms_x0[k] = (int)f;
+        c->ms_x1[k] = (int)l;
+    }
+}
+
 void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
 {
     const grid *g = c->g;
@@ -739,6 +757,12 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
             for (int j = 0; j < nth; j++)
                 c->units[n++] = (unit){ ie, j };
     }
+    if (c->measure_in_stream) /* each bin's rows of its new box, every direction */
+        for (int64_t ie = 0, off = 0; ie < ne; ie++) {
+            c->ms_off[ie] = off;
+            const box nb = c->box_next[ie];
+            off += box_empty(nb) ? 0 : (int64_t)nth * (nb.z1 - nb.z0 + 1);
+        }
 #pragma omp parallel for schedule(dynamic, 2)
     for (int64_t u = 0; u < n; u++) {
         int ie = c->units[u].ie, j = c->units[u].z;
@@ -794,6 +818,8 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
                         leak += r[x];
                 }
             }
+            if (c->measure_in_stream)
+                measure_plane(c, out, ie, j);
         } else if (gather) {
             for (int z = nb.z0; z <= nb.z1; z++) {
                 float *o = out + (int64_t)z * g->nx;
@@ -934,22 +960,35 @@ void cpu_spectral_tallies(cpu_ctx *c)
 }
 
 /* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
- * and finds the front. */
+ * and finds the front. Each (bin, row)'s sum adds its directions' row sums
+ * in direction order: those the streaming took as it wrote the rows where
+ * it ran last (measure_in_stream, which this consumes), else read from psi
+ * here, the same values either way. */
 void cpu_measure(cpu_ctx *c, double *wsum, double *esum)
 {
     const grid *g = c->g;
     const int nth = (int)g->nth, ne = (int)g->ne;
+    const int streamed = c->measure_in_stream;
+    c->measure_in_stream = 0;
     int64_t n = build_units(c, c->box_cur);
 #pragma omp parallel for schedule(dynamic, 4)
     for (int64_t u = 0; u < n; u++) {
         int ie = c->units[u].ie, z = c->units[u].z;
         box b = c->box_cur[ie];
+        const int rows = b.z1 - b.z0 + 1;
         double s = 0.0;
         int x0 = 1 << 30, x1 = -1;
         for (int j = 0; j < nth; j++) {
-            const float *r = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
             int64_t f, l;
-            s += rows_sum_extent(r + b.x0, b.x1 - b.x0 + 1, &f, &l);
+            if (streamed) {
+                const int64_t k = c->ms_off[ie] + (int64_t)j * rows + (z - b.z0);
+                s += c->ms_w[k];
+                f = c->ms_x0[k];
+                l = c->ms_x1[k];
+            } else {
+                const float *r = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+                s += rows_sum_extent(r + b.x0, b.x1 - b.x0 + 1, &f, &l);
+            }
             if (f >= 0) {
                 x0 = b.x0 + f < x0 ? b.x0 + (int)f : x0;
                 x1 = b.x0 + l > x1 ? b.x0 + (int)l : x1;
