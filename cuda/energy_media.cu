@@ -122,16 +122,34 @@ __global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_di
         const unsigned char *low = t.lower + m * ne;
         float *p = psi + j * d.slice + c; // (j, z, x); energy stride nth * slice
         double D = 0.0;
+        // The column's source bins that hold weight, s_lo .. s_hi: a +0 adds
+        // nothing to the deposit's chain or the tallies, and a target whose
+        // candidates all lie outside them gathers +0 (the first term c * 0,
+        // then fma(c, 0, v) = v), so it is written as +0 without walking them.
+        // Most columns of a union of spots' windows hold none.
+        int s_lo = INT_MAX, s_hi = -1;
         for (int ie = lo; ie <= hi; ie++) {
             const float v = p[ie * estride];
+            if (v == 0.0f)
+                continue;
+            s_lo = min(s_lo, ie);
+            s_hi = ie;
             D = __fma_rn(dm[ie], (double)v, D);
             tl.add(t, media_table(t, ne, m, ie), dm[ie], v, t.E[ie]);
         }
         dmap[j * d.slice + c] = (float)D;
         dep_sum += D;
-        for (int tb = wl; tb <= wh; tb++)
+        for (int tb = wl; tb <= wh; tb++) {
+            // Sources never lie below their targets, and a row's candidates
+            // ascend: its last holds its highest source.
+            const int64_t row = m * ne + tb;
+            const int k0 = tb > s_hi ? 0 : __ldg(t.cand_start + row),
+                      k1 = tb > s_hi ? 0 : __ldg(t.cand_start + row + 1);
+            const bool none = k1 <= k0 || (__ldg(&t.cand[k1 - 1].src_table) >> 1) < s_lo;
             p[tb * estride] =
-                media_gather(t, m * ne + tb, low, lo, hi, [&](int s) { return p[s * estride]; });
+                none ? 0.0f
+                     : media_gather(t, row, low, lo, hi, [&](int s) { return p[s * estride]; });
+        }
     }
     media_partials(dep_sum, tl, partials, blocks);
 }
