@@ -550,6 +550,7 @@ per_spot)
     expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
         --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=field.h5
     grep -q "per-spot dose: 3 spots" "$tmp/out" || fail "no per-spot progress: $(cat "$tmp/out")"
+    grep -q "^  per-spot kernels  *[a-z]" "$tmp/out" || fail "no per-spot kernels line: $(cat "$tmp/out")"
     expect 0 "$bin" tiny.yaml --set beam.spots_file=spots.csv --set output.per_spot_dose=true \
         --set output.snapshot_final=false --set output.snapshot_steps=[] --set output.file=field32.h5 \
         --set output.per_spot_precision=float32
@@ -568,7 +569,9 @@ for path, encoding in zip(sys.argv[1:], ("uint16 per-row scale", "float32")):
         dose = f["/dose/dose_Gy"][()]
         units = f["/dose/dose_Gy"].attrs["units"]
         version = f.attrs["code_version"]
+        spot_kernels = f.attrs["spot_kernel_variants"]
     assert isinstance(units, str) and units == "Gy", repr(units)   # h5py gives str, not bytes
+    assert isinstance(spot_kernels, str) and "stream=" in spot_kernels, repr(spot_kernels)
     assert isinstance(version, str), repr(version)
     assert m.shape == (3, dose.size), m.shape
     assert list(protons) == [2e9, 1e9, 1.5e9], protons

@@ -58,6 +58,9 @@ int main(int argc, char **argv)
                             "backend" };
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
         check_attr(f, attrs[i]);
+    /* A run without output.per_spot_dose names no per-spot kernels. */
+    CHECK_MSG(H5Aexists(f, "spot_kernel_variants") == 0,
+              "spot_kernel_variants without per-spot doses");
     int complete = -1;
     hid_t a = H5Aopen(f, "complete", H5P_DEFAULT);
     H5Aread(a, H5T_NATIVE_INT, &complete);

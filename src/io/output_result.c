@@ -398,6 +398,9 @@ static int write_root_attrs(output *o, const run_result *r, const provenance *pv
      * the caller's copy only replaces it when there is one. */
     if (!rc && pv->table_sha256[0])
         rc = out_attr_str(o, o->file, "/", "table_sha256", pv->table_sha256, err);
+    /* Which kernels stepped the spots (output.per_spot_dose alone). */
+    if (!rc && r->spot_kernel_variants[0])
+        rc = out_attr_str(o, o->file, "/", "spot_kernel_variants", r->spot_kernel_variants, err);
     if (!rc)
         rc = out_attr_int(o, o->file, "/", "n_steps", r->n_steps, err);
     if (!rc)

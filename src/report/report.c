@@ -478,6 +478,8 @@ void report_summary(const run_result *r, const dose_figures *fig)
      * device, as /provenance's kernel_variants records it). */
     if (r->kernel_variants[0])
         smx_info("  kernels                   %s\n", r->kernel_variants);
+    if (r->spot_kernel_variants[0])
+        smx_info("  per-spot kernels          %s\n", r->spot_kernel_variants);
     /* The command's phases as they ran: the time to dose from the plan. */
     smx_info("  wall time                 %.3f s (", wall_s);
     for (int i = 0; i < r->n_phases; i++)

@@ -647,6 +647,14 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
         rc = batch_halo_keep(R, nb, err);
     if (rc)
         return rc;
+    if (!r->spot_kernel_variants[0]) { /* the pipeline is chosen at the upload */
+        run_result *d = calloc(1, sizeof *d);
+        if (!d)
+            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+        R->sp.be->describe(R->sp.ctx, d);
+        snprintf(r->spot_kernel_variants, sizeof r->spot_kernel_variants, "%s", d->kernel_variants);
+        free(d);
+    }
     double tb = stepper_now_s();
     R->t_upload += tb - ta;
     rc = stepper_run(&R->sp, &R->one, NULL, 0, err);

@@ -72,6 +72,10 @@ typedef struct run_result {
     char device_name[256];
     char compute_capability[16];
     char kernel_variants[1024]; /* "energy=gather stream=gather angular=direct ..." */
+    /* output.per_spot_dose: the kernel_variants of the first per-spot state
+     * after its first upload (the spots' steps may take another pipeline than
+     * the total's: slots side by side, a source of a few rows). */
+    char spot_kernel_variants[1024];
     /* The total's window (transport/window.h): rows and columns of the
      * state, and how often it moved; per-spot: the spots' windows' size and
      * all their moves. */
