@@ -635,6 +635,19 @@ static int take_rows(spot_runs *R, run_result *r, smx_error *err)
     return rc;
 }
 
+/* The kernels that step the spots (run_result.spot_kernel_variants): the
+ * current state's, described after an upload, which chooses its pipeline. */
+static int note_spot_kernels(const spot_runs *R, run_result *r, smx_error *err)
+{
+    run_result *d = calloc(1, sizeof *d);
+    if (!d)
+        return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+    R->sp.be->describe(R->sp.ctx, d);
+    snprintf(r->spot_kernel_variants, sizeof r->spot_kernel_variants, "%s", d->kernel_variants);
+    free(d);
+    return 0;
+}
+
 /* One batch, spots order[b0 .. b0 + nb), on the current state: uploaded,
  * stepped, its rows made. *again: its rows outgrew the state's band, which
  * is then twice as wide (fewer slots where memory then holds fewer); the
@@ -647,14 +660,8 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
         rc = batch_halo_keep(R, nb, err);
     if (rc)
         return rc;
-    if (!r->spot_kernel_variants[0]) { /* the pipeline is chosen at the upload */
-        run_result *d = calloc(1, sizeof *d);
-        if (!d)
-            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-        R->sp.be->describe(R->sp.ctx, d);
-        snprintf(r->spot_kernel_variants, sizeof r->spot_kernel_variants, "%s", d->kernel_variants);
-        free(d);
-    }
+    if (!r->spot_kernel_variants[0] && (rc = note_spot_kernels(R, r, err)))
+        return rc;
     double tb = stepper_now_s();
     R->t_upload += tb - ta;
     rc = stepper_run(&R->sp, &R->one, NULL, 0, err);
