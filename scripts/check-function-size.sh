@@ -34,14 +34,12 @@ MAX_PARAMS=6
 # NAME:WHAT, WHAT "lines", "params" or "both": the exemptions, each with why.
 # NAME is a function, or a file (with its folder) for every function it defines.
 ALLOW="
-cpu_op_energy:lines
 cpu_op_stream:lines
 src/numerics/deposit_path.h:params
 "
-# cpu_op_energy, cpu_op_stream (transport/backend_cpu_operators.c): the CPU
-#   oracle's kernel bodies, one pass over the cells each (deposit then move;
-#   stream), kept whole and in the order of the GPU kernels they are tested
-#   against bit for bit.
+# cpu_op_stream (transport/backend_cpu_operators.c): the CPU oracle's
+#   streaming body, one pass over the cells, kept whole and in the order of
+#   the GPU kernels it is tested against bit for bit.
 # src/numerics/deposit_path.h: the __host__ __device__ path both backends run
 #   per cell, called from inside kernels; it takes scalars on purpose, so that
 #   the GPU's registers and the CPU's loop hold the same values.

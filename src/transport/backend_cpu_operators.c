@@ -407,82 +407,90 @@ static void gather_term(const gather_row *r, const float *s, float c, box bs)
         rows_fma(r->dst + a0, s + a0, c, a1 - a0 + 1);
 }
 
-/* Every run of one medium along a row steps with that medium's table. */
-void cpu_op_energy(cpu_ctx *c, step_tally *t)
+/* One (direction, z row) of A_E: its tallies and the deposit's rows in
+ * double (the map's, and the moments scheme's beside it), this thread's. */
+typedef struct energy_unit {
+    int j, z;
+    step_tally *pt;
+    double *D, *Dz, *Dx, *Dq;
+} energy_unit;
+
+/* The unit's deposit of source bin ie: each run of one medium along the row,
+ * the mean loss (the step's table moves psi), its tallies. */
+static void deposit_bin(const cpu_ctx *c, const energy_unit *eu, int ie)
 {
     const sim_tables *s = c->s;
     const grid *g = c->g;
-    const int ne = (int)g->ne, nth = (int)g->nth;
-
-    /* Deposit per direction into the map, summed over the source bins in the
-     * order of deposit_path.h; one (direction, z row) per unit. */
-    box all = BOX_EMPTY;
-    for (int ie = 0; ie < ne; ie++)
-        all = box_union(all, c->box_cur[ie]);
-    /* The step's paths: the map's mass shares (deposit_path.h) and the spread. */
-    const stream_table *st = &s->st;
-    for (int j = 0; j < nth && !c->moments; j++) { /* moments: each cell's own (spread) */
-        smx_path_of(st->sz[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, -0.5,
-                    &c->path_z[j]);
-        smx_path_of(st->sx[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, 0.0,
-                    &c->path_x[j]);
-    }
-    int64_t nrows = box_empty(all) ? 0 : all.z1 - all.z0 + 1;
-#pragma omp parallel for schedule(dynamic, 4)
-    for (int64_t u = 0; u < nth * nrows; u++) {
-        const int j = (int)(u / nrows), z = all.z0 + (int)(u % nrows);
-        step_tally *pt = &c->partial[u];
-        tally_clear(pt);
-        double *D = c->dep_row + (int64_t)omp_get_thread_num() * 4 * g->nx;
-        double *Dz = D + g->nx, *Dx = Dz + g->nx, *Dq = Dx + g->nx; /* the moments' */
-        for (int x = all.x0; x <= all.x1; x++)
-            D[x] = Dz[x] = Dx[x] = Dq[x] = 0.0;
-        for (int ie = 0; ie < ne; ie++) {
-            box b = c->box_cur[ie];
-            if (box_empty(b) || z < b.z0 || z > b.z1)
-                continue;
-            const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
-            for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
-                int x0, x1;
-                if (!run_clip(c, r, b.x0, b.x1, &x0, &x1))
-                    continue;
-                /* The dose takes the mean loss; psi moves by the step's table. */
-                const energy_lut *mean = sim_energy_lut(s, c->run_m[r]);
-                const double dep = mean->deposit_MeV[ie];
-                if (c->moments) {
-                    const int64_t o = row - c->cur + x0;
-                    const cell_run run = { j, z, x0, x1, c->run_m[r] };
-                    cpu_deposit_moments(c, pt, D + x0, &run, ie);
-                    rows_fma_f64_sum(Dz + x0, comp(c, c->cur, 1) + o, dep, x1 - x0 + 1);
-                    rows_fma_f64_sum(Dx + x0, comp(c, c->cur, 2) + o, dep, x1 - x0 + 1);
-                    rows_fma_f64_sum(Dq + x0, comp(c, c->cur, 3) + o, dep, x1 - x0 + 1);
-                    continue;
-                }
-                const energy_lut *el = cpu_step_lut(c, c->run_m[r], ie);
-                const double wsum = rows_fma_f64_sum(D + x0, row + x0, dep, x1 - x0 + 1);
-                if (el != mean)
-                    pt->energy[CH_MEDIUM_ROUNDING] += wsum * (el->deposit_MeV[ie] - dep);
-                tally_table(pt, el, ie, wsum, g->E.centres[ie]);
-            }
+    const int j = eu->j, z = eu->z;
+    box b = c->box_cur[ie];
+    if (box_empty(b) || z < b.z0 || z > b.z1)
+        return;
+    const float *row = plane(c, c->cur, ie, j) + (int64_t)z * g->nx;
+    for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
+        int x0, x1;
+        if (!run_clip(c, r, b.x0, b.x1, &x0, &x1))
+            continue;
+        /* The dose takes the mean loss; psi moves by the step's table. */
+        const energy_lut *mean = sim_energy_lut(s, c->run_m[r]);
+        const double dep = mean->deposit_MeV[ie];
+        if (c->moments) {
+            const int64_t o = row - c->cur + x0;
+            const cell_run run = { j, z, x0, x1, c->run_m[r] };
+            cpu_deposit_moments(c, eu->pt, eu->D + x0, &run, ie);
+            rows_fma_f64_sum(eu->Dz + x0, comp(c, c->cur, 1) + o, dep, x1 - x0 + 1);
+            rows_fma_f64_sum(eu->Dx + x0, comp(c, c->cur, 2) + o, dep, x1 - x0 + 1);
+            rows_fma_f64_sum(eu->Dq + x0, comp(c, c->cur, 3) + o, dep, x1 - x0 + 1);
+            continue;
         }
-        const int64_t mo = (int64_t)j * g->slice + (int64_t)z * g->nx;
-        float *m = c->dmap + mo;
+        const energy_lut *el = cpu_step_lut(c, c->run_m[r], ie);
+        const double wsum = rows_fma_f64_sum(eu->D + x0, row + x0, dep, x1 - x0 + 1);
+        if (el != mean)
+            eu->pt->energy[CH_MEDIUM_ROUNDING] += wsum * (el->deposit_MeV[ie] - dep);
+        tally_table(eu->pt, el, ie, wsum, g->E.centres[ie]);
+    }
+}
+
+/* Unit u of the rows `all` (direction u / rows): its tallies cleared and
+ * its deposit rows zeroed. */
+static energy_unit deposit_begin(cpu_ctx *c, int64_t u, box all)
+{
+    const grid *g = c->g;
+    const int64_t nrows = all.z1 - all.z0 + 1;
+    double *D = c->dep_row + (int64_t)omp_get_thread_num() * 4 * g->nx;
+    const energy_unit eu = { (int)(u / nrows), all.z0 + (int)(u % nrows),
+                             &c->partial[u],   D,
+                             D + g->nx,        D + 2 * g->nx,
+                             D + 3 * g->nx };
+    tally_clear(eu.pt);
+    for (int x = all.x0; x <= all.x1; x++)
+        eu.D[x] = eu.Dz[x] = eu.Dx[x] = eu.Dq[x] = 0.0;
+    return eu;
+}
+
+/* The unit's deposit into the map (and the moments' maps), in float. */
+static void deposit_end(cpu_ctx *c, const energy_unit *eu, box all)
+{
+    const grid *g = c->g;
+    const int64_t mo = (int64_t)eu->j * g->slice + (int64_t)eu->z * g->nx;
+    float *m = c->dmap + mo;
+    for (int x = all.x0; x <= all.x1; x++) {
+        m[x] = (float)eu->D[x];
+        eu->pt->deposited += eu->D[x];
+    }
+    if (c->moments)
         for (int x = all.x0; x <= all.x1; x++) {
-            m[x] = (float)D[x];
-            pt->deposited += D[x];
+            c->dmz[mo + x] = (float)eu->Dz[x];
+            c->dmx[mo + x] = (float)eu->Dx[x];
+            c->dqx[mo + x] = (float)eu->Dq[x];
         }
-        if (c->moments)
-            for (int x = all.x0; x <= all.x1; x++) {
-                c->dmz[mo + x] = (float)Dz[x];
-                c->dmx[mo + x] = (float)Dx[x];
-                c->dqx[mo + x] = (float)Dq[x];
-            }
-    }
-    sum_partials(c, nth * nrows, t);
-    cpu_deposit_spread(c, all);
+}
 
-    /* New boxes: a target's box is the union of its sources', over every
-     * medium's table (a bin's weight may sit in any of them). */
+/* New boxes: a target's box is the union of its sources', over every
+ * medium's table (a bin's weight may sit in any of them). */
+static void energy_boxes(cpu_ctx *c)
+{
+    const sim_tables *s = c->s;
+    const int ne = (int)c->g->ne;
     for (int ie = 0; ie < ne; ie++)
         c->box_next[ie] = BOX_EMPTY;
     for (int m = 0; m < s->n_media; m++) {
@@ -502,95 +510,139 @@ void cpu_op_energy(cpu_ctx *c, step_tally *t)
             }
         }
     }
-    /* Every (theta, z) row is independent along energy; within a row, ascending
-     * energy keeps the in-place update reading only unmodified sources. */
-    int64_t nunits = nth * (box_empty(all) ? 0 : nrows);
-    /* Gather (the default) or scatter (backend.energy: scatter). In a medium
-     * other than the reference the gather walks every (source, table) pair
-     * that can reach the target and uses those whose table the step chose. */
-    const int gather = s->energy_gather;
-#pragma omp parallel for schedule(dynamic, 4)
-    for (int64_t u = 0; u < nunits; u++) {
-        int j = (int)(u / nrows), z = all.z0 + (int)(u % nrows);
-        /* The moments move with the weight: the same coefficients in the
-         * reference medium; in another, each cell's energy moment chooses
-         * (cpu_energy_moments_run, all components at once, as a gather). */
-        for (int ie = 0; ie < ne; ie++)
-            for (int k = 0; k < c->ncomp; k++) {
-                float *cb = comp(c, c->cur, k);
-                box oldb = c->box_cur[ie], newb = c->box_next[ie];
-                box reg = gather || c->moments ? box_union(oldb, newb) : oldb;
-                if (box_empty(reg) || z < reg.z0 || z > reg.z1)
-                    continue;
-                for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
-                    int x0, x1, m = c->run_m[r];
-                    if (c->moments && m) {
-                        if (k == 0 && run_clip(c, r, reg.x0, reg.x1, &x0, &x1))
-                            cpu_energy_moments_run(c, &(cell_run){ j, z, x0, x1, m }, ie);
-                        continue;
-                    }
-                    const box rg = gather ? reg : oldb;
-                    if (box_empty(rg) || z < rg.z0 || z > rg.z1 ||
-                        !run_clip(c, r, rg.x0, rg.x1, &x0, &x1))
-                        continue;
-                    float *dst = plane(c, cb, ie, j) + (int64_t)z * g->nx;
-                    if (gather && m == 0) {
-                        const energy_gather_entry *e = &s->el.gather[ie];
-                        if (e->count == 0) {
-                            for (int x = x0; x <= x1; x++)
-                                dst[x] = 0.0f;
-                        } else {
-                            /* The first term rounded once (c0 s0), every further one an fma,
-                         * sources ascending: the order of the scatter form and the GPU's. */
-                            const gather_row gr = { dst, z, x0, x1 };
-                            gather_first(&gr, plane(c, cb, e->src[0], j) + (int64_t)z * g->nx,
-                                         e->coeff[0], c->box_cur[e->src[0]]);
-                            for (int k = 1; k < e->count; k++)
-                                gather_term(&gr, plane(c, cb, e->src[k], j) + (int64_t)z * g->nx,
-                                            e->coeff[k], c->box_cur[e->src[k]]);
-                        }
-                    } else if (gather) {
-                        const energy_dither_lut *dl = sim_dither(s, m);
-                        const uint8_t *low = c->lower + (int64_t)m * ne;
-                        const gather_row gr = { dst, z, x0, x1 };
-                        int first = 1;
-                        for (int k = dl->cand_start[ie]; k < dl->cand_start[ie + 1]; k++) {
-                            const energy_candidate *e = &dl->cand[k];
-                            if (low[e->src] == e->upper)
-                                continue; /* the other table's term */
-                            const float *sk = plane(c, cb, e->src, j) + (int64_t)z * g->nx;
-                            if (first)
-                                gather_first(&gr, sk, e->coeff, c->box_cur[e->src]);
-                            else
-                                gather_term(&gr, sk, e->coeff, c->box_cur[e->src]);
-                            first = 0;
-                        }
-                        if (first)
-                            for (int x = x0; x <= x1; x++)
-                                dst[x] = 0.0f;
-                    } else {
-                        /* Scatter: consume source ie, add into targets at or below it. */
-                        const energy_lut *el = cpu_step_lut(c, m, ie);
-                        int tg = el->target[ie];
-                        /* Every target lies at or below the source (lut_energy.h), so
-                     * in place is safe: a target equal to the source (the upward
-                     * side of straggling) receives after the source is read. */
-                        float *tk[ENERGY_TARGETS] = { NULL };
-                        if (tg >= 0)
-                            for (int k = 0; k < ENERGY_TARGETS; k++)
-                                if (el->coeff[ie][k] != 0.0f)
-                                    tk[k] = plane(c, cb, tg - 1 + k, j) + (int64_t)z * g->nx;
-                        for (int x = x0; x <= x1; x++) {
-                            float v = dst[x];
-                            dst[x] = 0.0f;
-                            for (int k = 0; k < ENERGY_TARGETS; k++)
-                                if (tk[k])
-                                    tk[k][x] = fmaf(el->coeff[ie][k], v, tk[k][x]);
-                        }
-                    }
+}
+
+/* Target bin ie of row z, direction j, in place (gather, the default) or
+ * source bin ie consumed into its targets (backend.energy: scatter). In a
+ * medium other than the reference the gather walks every (source, table)
+ * pair that can reach the target and uses those whose table the step chose.
+ * The moments move with the weight: the same coefficients in the reference
+ * medium; in another, each cell's energy moment chooses
+ * (cpu_energy_moments_run, all components at once, as a gather). Every
+ * source lies at or above its targets (lut_energy.h): walking a row's bins
+ * ascending reads only unmodified sources. */
+static void move_bin(const cpu_ctx *c, int j, int z, int ie)
+{
+    const sim_tables *s = c->s;
+    const grid *g = c->g;
+    const int ne = (int)g->ne, gather = s->energy_gather;
+    for (int k = 0; k < c->ncomp; k++) {
+        float *cb = comp(c, c->cur, k);
+        box oldb = c->box_cur[ie], newb = c->box_next[ie];
+        box reg = gather || c->moments ? box_union(oldb, newb) : oldb;
+        if (box_empty(reg) || z < reg.z0 || z > reg.z1)
+            continue;
+        for (int r = c->run_start[z]; r < c->run_start[z + 1]; r++) {
+            int x0, x1, m = c->run_m[r];
+            if (c->moments && m) {
+                if (k == 0 && run_clip(c, r, reg.x0, reg.x1, &x0, &x1))
+                    cpu_energy_moments_run(c, &(cell_run){ j, z, x0, x1, m }, ie);
+                continue;
+            }
+            const box rg = gather ? reg : oldb;
+            if (box_empty(rg) || z < rg.z0 || z > rg.z1 || !run_clip(c, r, rg.x0, rg.x1, &x0, &x1))
+                continue;
+            float *dst = plane(c, cb, ie, j) + (int64_t)z * g->nx;
+            if (gather && m == 0) {
+                const energy_gather_entry *e = &s->el.gather[ie];
+                if (e->count == 0) {
+                    for (int x = x0; x <= x1; x++)
+                        dst[x] = 0.0f;
+                } else {
+                    /* The first term rounded once (c0 s0), every further one an fma,
+                     * sources ascending: the order of the scatter form and the GPU's. */
+                    const gather_row gr = { dst, z, x0, x1 };
+                    gather_first(&gr, plane(c, cb, e->src[0], j) + (int64_t)z * g->nx, e->coeff[0],
+                                 c->box_cur[e->src[0]]);
+                    for (int q = 1; q < e->count; q++)
+                        gather_term(&gr, plane(c, cb, e->src[q], j) + (int64_t)z * g->nx,
+                                    e->coeff[q], c->box_cur[e->src[q]]);
+                }
+            } else if (gather) {
+                const energy_dither_lut *dl = sim_dither(s, m);
+                const uint8_t *low = c->lower + (int64_t)m * ne;
+                const gather_row gr = { dst, z, x0, x1 };
+                int first = 1;
+                for (int q = dl->cand_start[ie]; q < dl->cand_start[ie + 1]; q++) {
+                    const energy_candidate *e = &dl->cand[q];
+                    if (low[e->src] == e->upper)
+                        continue; /* the other table's term */
+                    const float *sk = plane(c, cb, e->src, j) + (int64_t)z * g->nx;
+                    if (first)
+                        gather_first(&gr, sk, e->coeff, c->box_cur[e->src]);
+                    else
+                        gather_term(&gr, sk, e->coeff, c->box_cur[e->src]);
+                    first = 0;
+                }
+                if (first)
+                    for (int x = x0; x <= x1; x++)
+                        dst[x] = 0.0f;
+            } else {
+                /* Scatter: consume source ie, add into targets at or below it.
+                 * A target equal to the source (the upward side of
+                 * straggling) receives after the source is read. */
+                const energy_lut *el = cpu_step_lut(c, m, ie);
+                int tg = el->target[ie];
+                float *tk[ENERGY_TARGETS] = { NULL };
+                if (tg >= 0)
+                    for (int q = 0; q < ENERGY_TARGETS; q++)
+                        if (el->coeff[ie][q] != 0.0f)
+                            tk[q] = plane(c, cb, tg - 1 + q, j) + (int64_t)z * g->nx;
+                for (int x = x0; x <= x1; x++) {
+                    float v = dst[x];
+                    dst[x] = 0.0f;
+                    for (int q = 0; q < ENERGY_TARGETS; q++)
+                        if (tk[q])
+                            tk[q][x] = fmaf(el->coeff[ie][q], v, tk[q][x]);
                 }
             }
+        }
     }
+}
+
+/* Every run of one medium along a row steps with that medium's table. The
+ * deposit goes per direction into the map, summed over the source bins in
+ * the order of deposit_path.h, then psi moves; one (direction, z row) per
+ * unit, bins ascending. Outside the moments scheme each bin's deposit is
+ * taken just before its row is written: a source's row is read once from
+ * memory for both (its deposit reads it before any target overwrites it,
+ * as the two passes did), with the same bits. */
+void cpu_op_energy(cpu_ctx *c, step_tally *t)
+{
+    const sim_tables *s = c->s;
+    const grid *g = c->g;
+    const int ne = (int)g->ne, nth = (int)g->nth;
+    box all = BOX_EMPTY;
+    for (int ie = 0; ie < ne; ie++)
+        all = box_union(all, c->box_cur[ie]);
+    /* The step's paths: the map's mass shares (deposit_path.h) and the spread. */
+    const stream_table *st = &s->st;
+    for (int j = 0; j < nth && !c->moments; j++) { /* moments: each cell's own (spread) */
+        smx_path_of(st->sz[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, -0.5,
+                    &c->path_z[j]);
+        smx_path_of(st->sx[j], (long long)c->step, c->moved, st->scheme == STREAM_SHIFT, 0.0,
+                    &c->path_x[j]);
+    }
+    energy_boxes(c);
+    const int64_t nrows = box_empty(all) ? 0 : all.z1 - all.z0 + 1, nunits = nth * nrows;
+    const int fused = !c->moments;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t u = 0; u < nunits; u++) {
+        const energy_unit eu = deposit_begin(c, u, all);
+        for (int ie = 0; ie < ne; ie++) {
+            deposit_bin(c, &eu, ie);
+            if (fused)
+                move_bin(c, eu.j, eu.z, ie);
+        }
+        deposit_end(c, &eu, all);
+    }
+    if (!fused) /* the moments' deposit reads every component before any moves */
+#pragma omp parallel for schedule(dynamic, 4)
+        for (int64_t u = 0; u < nunits; u++)
+            for (int ie = 0; ie < ne; ie++)
+                move_bin(c, (int)(u / nrows), all.z0 + (int)(u % nrows), ie);
+    sum_partials(c, nunits, t);
+    cpu_deposit_spread(c, all);
     memcpy(c->box_cur, c->box_next, ne * sizeof *c->box_cur);
 }
 
