@@ -107,6 +107,14 @@ int backend_cpu_setup_test(void **out, const sim_tables *s, const backend_test_o
         c->spec_w = malloc(nu * g->nx * sizeof(double));
     }
     c->spec_in_theta = g->dose_planes > 1 && c->only_op < 0 && s->p->operator_order[0] == OP_THETA;
+    /* The streaming measures what it writes where it runs last in the step,
+     * under the shift scheme (its output row is a copy it has just made):
+     * a pass over psi fewer. */
+    int last = -1;
+    for (int k = 0; k < PLAN_ORDER_MAX; k++)
+        if (c->only_op < 0 || s->p->operator_order[k] == c->only_op)
+            last = s->p->operator_order[k];
+    c->stream_measures = last == OP_STREAM && s->st.scheme == STREAM_SHIFT && !c->moments;
     c->dmap = malloc((size_t)g->nth * g->slice * sizeof(float));
     if (c->moments) {
         c->dmz = malloc((size_t)g->nth * g->slice * sizeof(float));
@@ -226,7 +234,7 @@ static int cpu_upload(void *vctx, const float *psi0, const grid_box *occupied, d
     }
     const backend_settings b = backend_settings_of(c->s);
     c->threshold = c->moments ? 0.0f : backend_early_exit_threshold(&b, mx);
-    cpu_measure(c, &c->w_prev, &c->e_prev);
+    cpu_measure(c, 0, &c->w_prev, &c->e_prev);
     return 0;
 }
 
@@ -246,14 +254,6 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
     const int tallies = c->only_op < 0 || c->only_op == OP_ENERGY;
     if (tallies)
         cpu_spectral_begin(c);
-    /* The streaming measures what it writes where it runs last (and under
-     * the shift scheme, whose output row is a copy it has just made): a
-     * pass over psi fewer. */
-    int last = -1;
-    for (int k = 0; k < PLAN_ORDER_MAX; k++)
-        if (c->only_op < 0 || p->operator_order[k] == c->only_op)
-            last = p->operator_order[k];
-    c->measure_in_stream = last == OP_STREAM && c->s->st.scheme == STREAM_SHIFT && !c->moments;
     for (int k = 0; k < PLAN_ORDER_MAX; k++) {
         int op = p->operator_order[k];
         if (c->only_op >= 0 && op != c->only_op)
@@ -266,14 +266,14 @@ static int cpu_step(void *vctx, int64_t n, smx_error *err)
             cpu_op_energy(c, &b->t);
             break;
         case OP_STREAM:
-            cpu_op_stream(c, n, &b->t);
+            cpu_op_stream(c, n, c->stream_measures, &b->t);
             c->moved = 1;
             break;
         }
     }
     if (tallies)
         cpu_spectral_tallies(c);
-    cpu_measure(c, &b->weight_out, &b->energy_out);
+    cpu_measure(c, c->stream_measures, &b->weight_out, &b->energy_out);
     /* Memory: the buffers are calloc'd, so a page costs only once written. A
      * bin's rows are written within its box and a few rows around it (the
      * moves), so the rows it has ever occupied, in both psi buffers and the
@@ -528,10 +528,10 @@ static int cpu_bench_op(void *vctx, int op, double *ms, smx_error *err)
         cpu_op_energy(c, &t);
         break;
     case OP_STREAM:
-        cpu_op_stream(c, 0, &t);
+        cpu_op_stream(c, 0, 0, &t);
         break;
     default:
-        cpu_measure(c, &w, &e);
+        cpu_measure(c, 0, &w, &e);
         break;
     }
     *ms = wall_ms() - t0;

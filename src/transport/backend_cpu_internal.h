@@ -55,11 +55,12 @@ typedef struct cpu_ctx {
     step_tally *partial; /* [ne * nz] per-unit tallies */
     double *row_w; /* [ne * nz] per-unit weight sums */
     int *row_x0, *row_x1; /* [ne * nz] non-zero x extent per unit */
-    /* The measure taken by the streaming as it writes (measure_in_stream:
-     * the shift scheme, the step's last operator): per bin ie, direction j
-     * and row z of its new box, entry ms_off[ie] + j * rows + z - z0 holds
-     * the row's sum and non-zero extent, cpu_measure's per direction. */
-    int measure_in_stream;
+    /* The measure taken by the streaming as it writes (stream_measures: the
+     * step's last operator is the streaming, under the shift scheme; set at
+     * setup): per bin ie, direction j and row z of its new box, entry
+     * ms_off[ie] + j * rows + z - z0 holds the row's sum and non-zero
+     * extent, cpu_measure's per direction. */
+    int stream_measures;
     int64_t *ms_off; /* [ne] */
     double *ms_w; /* [nth * ne * nz] at most; pages only where the boxes' rows take them */
     int *ms_x0, *ms_x1;
@@ -149,8 +150,11 @@ static inline float *comp(const cpu_ctx *c, float *psi, int k)
 /* One step's operators on c->cur, each adding what leaves psi to t. */
 void cpu_op_theta(cpu_ctx *c, step_tally *t);
 void cpu_op_energy(cpu_ctx *c, step_tally *t);
-void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t);
-void cpu_measure(cpu_ctx *c, double *wsum, double *esum);
+/* measure: also take the measure's row sums of what it writes (ms_*). */
+void cpu_op_stream(cpu_ctx *c, int64_t step, int measure, step_tally *t);
+/* streamed: the rows' sums are those the streaming took (ms_*), else
+ * they are read from psi. */
+void cpu_measure(cpu_ctx *c, int streamed, double *wsum, double *esum);
 /* transport.nuclear: halo: the energy the step's non-elastic events hand to
  * secondary protons, from psi as the step finds it, added to the dose's
  * release planes (physics/nuclear_halo.h); nothing otherwise. begin at the

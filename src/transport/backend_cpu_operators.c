@@ -763,7 +763,7 @@ static void measure_plane(cpu_ctx *c, const float *out, int ie, int j)
     }
 }
 
-void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
+void cpu_op_stream(cpu_ctx *c, int64_t step, int measure, step_tally *t)
 {
     const grid *g = c->g;
     const stream_table *st = &c->s->st;
@@ -809,7 +809,7 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
             for (int j = 0; j < nth; j++)
                 c->units[n++] = (unit){ ie, j };
     }
-    if (c->measure_in_stream) /* each bin's rows of its new box, every direction */
+    if (measure) /* each bin's rows of its new box, every direction */
         for (int64_t ie = 0, off = 0; ie < ne; ie++) {
             c->ms_off[ie] = off;
             const box nb = c->box_next[ie];
@@ -870,7 +870,7 @@ void cpu_op_stream(cpu_ctx *c, int64_t step, step_tally *t)
                         leak += r[x];
                 }
             }
-            if (c->measure_in_stream)
+            if (measure)
                 measure_plane(c, out, ie, j);
         } else if (gather) {
             for (int z = nb.z0; z <= nb.z1; z++) {
@@ -1014,14 +1014,12 @@ void cpu_spectral_tallies(cpu_ctx *c)
 /* Sums psi (weight and energy), tightens each bin's box to its non-zero cells
  * and finds the front. Each (bin, row)'s sum adds its directions' row sums
  * in direction order: those the streaming took as it wrote the rows where
- * it ran last (measure_in_stream, which this consumes), else read from psi
+ * it ran last (streamed: stream_measures), else read from psi
  * here, the same values either way. */
-void cpu_measure(cpu_ctx *c, double *wsum, double *esum)
+void cpu_measure(cpu_ctx *c, int streamed, double *wsum, double *esum)
 {
     const grid *g = c->g;
     const int nth = (int)g->nth, ne = (int)g->ne;
-    const int streamed = c->measure_in_stream;
-    c->measure_in_stream = 0;
     int64_t n = build_units(c, c->box_cur);
 #pragma omp parallel for schedule(dynamic, 4)
     for (int64_t u = 0; u < n; u++) {
