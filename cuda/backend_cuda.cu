@@ -107,7 +107,12 @@ static int enqueue_media_one_pass(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
     CUDA_CHECK_ERR(err, fused_media_step(fused_media_of(c), c->stream));
     CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(finish_of(c, c->et_media, 1), c->stream));
+    finish_args f = finish_of(c, c->et_media, 1);
+    f.slot_boxes = c->slot_boxes; // the slots' boxes and column groups' bins move on
+    f.slot_pref = c->slot_pref;
+    f.nslots = c->nslots;
+    f.gbins = c->gbins;
+    CUDA_CHECK_ERR(err, finish_launch(f, c->stream));
     return 0;
 }
 
@@ -382,12 +387,14 @@ static int start_regions(cuda_ctx *c, const std::vector<box4> &boxes, smx_error 
     for (int64_t ie = 0; ie < g->ne; ie++)
         occ = box_join(occ, boxes[ie]);
     // A run with media steps in one pass where its start fills the GPU with
-    // tiles (fused_media.cuh walks a tile's bins in one block); a beam
-    // occupying a few rows steps faster in the two passes, whose kernels
-    // spread the bins of a few tiles over every block (BENCHMARKS.md).
+    // tiles (fused_media.cuh walks a tile's bins in one block), and for spots
+    // side by side, whose one pass visits each slot's box; a beam occupying a
+    // few rows steps faster in the two passes, whose kernels spread the bins
+    // of a few tiles over every block (docs/bench/media.md).
     const int one_pass = c->opt.cuda.media_one_pass;
     c->media_single = c->media_single_ok &&
-                      (one_pass > 0 || (one_pass == 0 && tiles_of(tiling_of(occ)) >= c->blocks));
+                      (one_pass > 0 ||
+                       (one_pass == 0 && (c->nslots > 1 || tiles_of(tiling_of(occ)) >= c->blocks)));
     if (c->media_single_ok) // one-pass blocks write FM_SLOTS slots of partials
         c->slots = c->media_single ? FM_SLOTS : 1;
     active_regions r0{ occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1 };

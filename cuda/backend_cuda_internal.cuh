@@ -275,6 +275,10 @@ inline fused_media_args fused_media_of(const cuda_ctx *c)
     A.stop = c->stop;
     A.partials = c->partials;
     A.blocks = c->blocks;
+    A.slot_boxes = c->slot_boxes;
+    A.slot_pref = c->slot_pref;
+    A.nslots = c->nslots;
+    A.gbins = c->gbins;
     return A;
 }
 

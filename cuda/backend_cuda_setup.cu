@@ -504,6 +504,15 @@ static int allocate_arena(cuda_ctx *c, const cudaDeviceProp &prop, size_t fft_by
     return 0;
 }
 
+// Spots side by side step on each slot's own box (common.cuh, slot_boxes)
+// where a one-pass kernel serves the run (one_pass) and the slots are few
+// enough; 0 where the union serves.
+static int slots_for(const cuda_ctx *c, int one_pass)
+{
+    const int n = slot_count(c->d);
+    return one_pass && !c->opt.cuda.slot_boxes_off && n > 1 && n <= FUSED_SLOTS ? n : 0;
+}
+
 // The state's buffers, the dose and its tallies' coefficients, the deposit's
 // scratch, the step's partials, records and boxes, carved from the arena.
 static int carve_state(cuda_ctx *c, arena_cursor &a, smx_error *err)
@@ -556,10 +565,7 @@ static int carve_state(cuda_ctx *c, arena_cursor &a, smx_error *err)
     c->slot_pref = a.take<int>(FUSED_SLOTS + 1);
     c->gbins.ncg = (int)group_bins_groups(c->d.px);
     c->gbins.r = a.take<int2>(3 * c->d.nz * c->gbins.ncg);
-    c->nslots = c->single_pass && !c->opt.cuda.slot_boxes_off && slot_count(c->d) > 1 &&
-                        slot_count(c->d) <= FUSED_SLOTS
-                    ? slot_count(c->d)
-                    : 0;
+    c->nslots = slots_for(c, c->single_pass);
     // The host reads the whole record ring at every collect, records not yet
     // written included (it uses only the written ones): zeroed, so that no
     // uninitialised device memory is ever copied (compute-sanitizer initcheck).
@@ -931,6 +937,8 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
     c->media_single_ok =
         c->media_regions && s->st.scheme == STREAM_SHIFT &&
         fused_media_supported(g->nth, g->ne, c->media_reach, prop.sharedMemPerBlockOptin);
+    if (c->media_single_ok) // the one-pass media step visits each slot's box too
+        c->nslots = slots_for(c, 1);
     c->reach = step_reach(s);
     choose_pipeline(c);
     if (s->ak.per_source && s->st.scheme != STREAM_MOMENTS)

@@ -99,6 +99,40 @@ __device__ inline float media_gather(const energy_media_dev &t, int64_t row,
     return v;
 }
 
+// media_gather for M directions of one column at once (the lane's M
+// consecutive directions, 32 floats apart from src(s)): which candidates count
+// does not depend on the direction, so each is loaded and tested once, and
+// every direction takes the same operations as media_gather (the same bits).
+template <int M, typename Src>
+__device__ inline void media_gather_dirs(const energy_media_dev &t, int64_t row,
+                                         const unsigned char *low, int lo, int hi, float (&v)[M],
+                                         Src src)
+{
+#pragma unroll
+    for (int mm = 0; mm < M; mm++)
+        v[mm] = 0.0f;
+    bool first = true;
+    const int k1 = __ldg(t.cand_start + row + 1);
+    for (int k = __ldg(t.cand_start + row); k < k1; k++) {
+        const int2 e = __ldg(reinterpret_cast<const int2 *>(t.cand) + k);
+        const int s = e.x >> 1;
+        if (s < lo || s > hi || (low[s] ? 0 : 1) != (e.x & 1))
+            continue;
+        const float c = __int_as_float(e.y);
+        const float *r = src(s);
+        if (first) {
+#pragma unroll
+            for (int mm = 0; mm < M; mm++)
+                v[mm] = __fmul_rn(c, r[mm * 32]);
+        } else {
+#pragma unroll
+            for (int mm = 0; mm < M; mm++)
+                v[mm] = __fmaf_rn(c, r[mm * 32], v[mm]);
+        }
+        first = false;
+    }
+}
+
 // The six A_E fields of a block's partials (SMX_THREADS threads).
 __device__ inline void media_partials(double dep_sum, const media_tally &tl, double *partials,
                                       int blocks)

@@ -4,7 +4,9 @@
 #include <climits>
 
 #include "angular_tally.cuh"
+#include "async_copy.cuh"
 #include "conv_rows.cuh"
+#include "group_bins.cuh"
 #include "tiling.cuh"
 
 namespace {
@@ -28,7 +30,11 @@ int fm_nmax(int64_t nth)
     return nth <= 16 ? 16 : nth <= 32 ? 32 : nth <= 48 ? 48 : 64;
 }
 
-template <int M>
+// SLOTS: spots side by side (A.nslots > 1): each slot's box is visited, and
+// each tile walks only the bins its cells hold (group_bins.cuh), as
+// fused_step's slots' instance; an instance of its own, so that the one-box
+// steps keep their registers.
+template <int M, bool SLOTS>
 __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(fused_media_args A)
 {
     constexpr int NMAX = M * FM_GROUPS;
@@ -63,19 +69,27 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
         sbox[4 * k + 2] = INT_MAX;
         sbox[4 * k + 3] = -1;
     }
-    for (int i = threadIdx.x; i < NMAX * 32; i += blockDim.x)
-        s_in[i] = 0.0f; // directions past nth stay zero
+    for (int i = threadIdx.x; i < (RR + 1) * NMAX * 32; i += blockDim.x)
+        s_ring[i] = 0.0f; // the ring and the stage: directions past nth stay zero
     const active_regions rg = *A.reg;
     const box4 F = box_join(rg.occupied, rg.written);
     const tiling tl = tiling_of(F);
-    const int64_t ntiles = tiles_of(tl);
+    // Spots side by side: the tiles of each slot's box, slot after slot.
+    const int64_t ntiles = SLOTS ? A.slot_pref[A.nslots] : tiles_of(tl);
+    // With slots, per tile: the extent of its non-zero writes and their bins,
+    // in three buffers taken in turn, so that one barrier a tile separates a
+    // buffer's atomics, its reads and its reset (each two tiles apart).
+    __shared__ int4 s_tbox[3];
+    __shared__ int2 s_tbin[3];
+    if (SLOTS && threadIdx.x < 3) {
+        s_tbox[threadIdx.x] = int4{ INT_MAX, -1, INT_MAX, -1 };
+        s_tbin[threadIdx.x] = group_bins_none();
+    }
     const int src_lo = rg.src_lo, src_hi = rg.src_hi;
     // Targets to write: those receiving weight now and those the output buffer
     // still holds; every other bin of it is zero.
     const int wlo = max(0, min(rg.tgt_lo, rg.wtgt_lo)),
               whi = min(ne - 1, max(rg.tgt_hi, rg.wtgt_hi));
-    const int qlo = src_lo <= src_hi ? min(wlo, src_lo) : wlo;
-    const int qhi = src_lo <= src_hi ? max(whi + R, src_hi) : whi + R;
     __syncthreads();
 
     const int col = threadIdx.x & 31, g = threadIdx.x >> 5, j0 = g * M;
@@ -84,10 +98,48 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
     double dep_sum = 0.0;
     media_tally etl;
     double lw = 0.0, le = 0.0, wout = 0.0, eout = 0.0;
+    // This step's moves, for the column groups' bins (the same on every lane).
+    const move_span span = SLOTS ? warp_move_span(s_move[0], s_move[1], nth) : move_span{};
 
-    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-        int cz = 0, cx = 0;
-        const bool live = tile_cell(F, tl, (int)tile, col, cz, cx);
+    int it = 0; // the block's tiles so far (the buffers' turn)
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it = it == 2 ? 0 : it + 1) {
+        int cz = 0, cx = 0, slot = 0;
+        box4 Fi = F; // the box the tile lies in: F, or with slots its slot's
+        bool live;
+        if (!SLOTS) {
+            live = tile_cell(F, tl, (int)tile, col, cz, cx);
+        } else {
+            int lo = 0, hi = A.nslots - 1; // the last slot k with slot_pref[k] <= tile
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (A.slot_pref[mid] <= tile)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            slot = lo;
+            Fi = slot_visit(A.slot_boxes, slot);
+            live = tile_cell(Fi, tiling_of(Fi), (int)(tile - A.slot_pref[slot]), col, cz, cx);
+        }
+        // The sources to convolve [p_lo, p_hi] and the targets to write [t_lo,
+        // t_hi]: the step's, or with slots the tile's own, the bins its cells
+        // hold and as targets theirs (a source s feeds T in s - R .. s) and
+        // those its output buffer holds where it writes. Bins absent from a
+        // cell's group are zero there: skipping them adds the +0 the step
+        // would have added (the same bits).
+        int p_lo = src_lo, p_hi = src_hi, t_lo = wlo, t_hi = whi;
+        if constexpr (SLOTS) {
+            const int4 gbr = tile_group_bins(A.gbins, n, nz, live, cz, cx, span);
+            p_lo = max(src_lo, gbr.x), p_hi = min(src_hi, gbr.y);
+            int a = gbr.z, b = gbr.w;
+            if (p_lo <= p_hi)
+                a = min(a, p_lo - R), b = max(b, p_hi);
+            t_lo = max(wlo, a), t_hi = min(whi, b);
+        }
+        const int q_lo = p_lo <= p_hi ? min(t_lo, p_lo) : t_lo;
+        const int q_hi = p_lo <= p_hi ? max(t_hi + R, p_hi) : t_hi + R;
+        int4 te{ INT_MAX, -1, INT_MAX, -1 }; // this lane's extent of non-zero writes
+        int2 tb = group_bins_none(); // ... and their bins
         const int64_t c = (int64_t)cz * px + cx;
         const int m = live ? em.medium[c] : 0;
         // Which of this thread's directions land inside the domain, and which
@@ -104,7 +156,8 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 if (tz >= 0 && tz < nz && tx >= xs_lo && tx < xs_hi)
                     in_dom |= 1u << mm;
                 const int sz = cz - s_move[0][j], sx = cx - s_move[1][j];
-                if (sz < F.z0 || sz > F.z1 || sx < F.x0 || sx > F.x1 || sx < xs_lo || sx >= xs_hi)
+                if (sz < Fi.z0 || sz > Fi.z1 || sx < Fi.x0 || sx > Fi.x1 || sx < xs_lo ||
+                    sx >= xs_hi)
                     own_zero |= 1u << mm;
             }
         double D[M];
@@ -112,23 +165,36 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
         for (int mm = 0; mm < M; mm++)
             D[mm] = 0.0;
         const unsigned char *low = em.lower + (int64_t)m * ne;
+        // Source bin sq's values of this thread's directions into the stage
+        // (zeros where the lane has no cell), in flight while the block forms
+        // the targets before it: the load's latency was the kernel's largest
+        // stall when each bin was read as it was staged.
+        auto issue = [&](int sq) {
+            const float *p = in + (int64_t)sq * estride + (int64_t)j0 * slice + c;
+#pragma unroll
+            for (int mm = 0; mm < M; mm++)
+                if (j0 + mm < nth)
+                    cp_async4(s_in + (j0 + mm) * 32 + col, p + (int64_t)mm * slice, live);
+            cp_async_commit();
+        };
+        if (p_lo <= p_hi)
+            issue(p_lo);
 
-        for (int q = qlo; q <= qhi; q++) {
-            if (q >= src_lo && q <= src_hi) {
+        for (int q = q_lo; q <= q_hi; q++) {
+            if (q >= p_lo && q <= p_hi) {
                 // Source bin q: staged (thresholded, the theta tallies), convolved
                 // with the kernel of the lane's medium, deposited, kept in the ring.
                 const int k = live ? at.kernel_of_energy[(int64_t)m * at.media_stride + q] : 0;
                 const double *bf = at.boundary_frac + (int64_t)k * nth;
                 column_input ci;
+                cp_async_wait<0>(); // this thread's own copies: no barrier needed to read them
 #pragma unroll
                 for (int mm = 0; mm < M; mm++) {
                     const int j = j0 + mm;
                     if (j >= nth)
                         continue;
-                    float v =
-                        live ? __ldg(in + (int64_t)q * estride + (int64_t)j * slice + c) : 0.0f;
-                    v = ci.take(v, j, use_thr, A.threshold, bf, !circular);
-                    s_in[j * 32 + col] = v;
+                    float *sv = s_in + j * 32 + col;
+                    *sv = ci.take(*sv, j, use_thr, A.threshold, bf, !circular);
                 }
                 const double Eq = __ldg(em.E + q);
                 if (live)
@@ -156,23 +222,34 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 if (vs != 0.0)
                     etl.add(em, kk, dm, vs, Eq);
                 __syncthreads(); // the stage is free for the next bin
+                if (q < p_hi)
+                    issue(q + 1);
             }
             const int T = q - R; // complete: its sources T .. T + R are convolved
-            if (T < wlo || T > whi)
+            if (T < t_lo || T > t_hi)
                 continue;
             const int64_t row = (int64_t)m * ne + T;
             const double ET = __ldg(em.E + T);
             double kept = 0.0, leaked = 0.0;
             int zlo = INT_MAX, zhi = -1, xlo = INT_MAX, xhi = -1;
             float *pt = out + (int64_t)T * estride;
+            float tv[M];
+            if (live) {
+                // Source src in T .. T + R sits in ring slot (T mod RR) + (src - T),
+                // less RR past the ring's end: one modulo per target.
+                const int t_slot = T % RR;
+                media_gather_dirs<M>(em, row, low, p_lo, p_hi, tv, [&](int src) {
+                    int r = t_slot + (src - T);
+                    r -= r >= RR ? RR : 0;
+                    return s_ring + (size_t)r * NMAX * 32 + j0 * 32 + col;
+                });
+            }
 #pragma unroll
             for (int mm = 0; mm < M; mm++) {
                 const int j = j0 + mm;
                 if (j >= nth || !live)
                     continue;
-                const float v = media_gather(em, row, low, src_lo, src_hi, [&](int src) {
-                    return s_ring[(size_t)(src % RR) * NMAX * 32 + j * 32 + col];
-                });
+                const float v = tv[mm];
                 const int tz = cz + s_move[0][j], tx = cx + s_move[1][j];
                 if (in_dom & (1u << mm)) {
                     pt[(int64_t)j * slice + (int64_t)tz * px + tx] = v;
@@ -196,6 +273,42 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 atomicMax(&sbox[4 * T + 1], zhi);
                 atomicMin(&sbox[4 * T + 2], xlo);
                 atomicMax(&sbox[4 * T + 3], xhi);
+                te = int4{ min(te.x, zlo), max(te.y, zhi), min(te.z, xlo), max(te.w, xhi) };
+                tb = int2{ min(tb.x, T), T };
+            }
+        }
+        if constexpr (SLOTS) {
+            // The tile's extent joins its slot's measured box, and its bins
+            // every column group its moves reach (uniform branch). Buffer it
+            // was last read two tiles ago, before the last tile's barrier; the
+            // one reset here was read before it too, and is next written after
+            // this tile's barrier.
+            te = int4{ warp_min(te.x), warp_max(te.y), warp_min(te.z), warp_max(te.w) };
+            tb = int2{ warp_min(tb.x), warp_max(tb.y) };
+            if (col == 0 && te.y >= 0) {
+                atomicMin(&s_tbox[it].x, te.x);
+                atomicMax(&s_tbox[it].y, te.y);
+                atomicMin(&s_tbox[it].z, te.z);
+                atomicMax(&s_tbox[it].w, te.w);
+                atomicMin(&s_tbin[it].x, tb.x);
+                atomicMax(&s_tbin[it].y, tb.y);
+            }
+            if (threadIdx.x == 0) {
+                const int nx = it == 2 ? 0 : it + 1;
+                s_tbox[nx] = int4{ INT_MAX, -1, INT_MAX, -1 };
+                s_tbin[nx] = group_bins_none();
+            }
+            __syncthreads();
+            const int2 wb = s_tbin[it];
+            if (g == 0 && wb.y >= 0)
+                join_group_bins(A.gbins, n, nz, live, cz, cx, span, wb.x, wb.y);
+            const int4 e = s_tbox[it];
+            if (threadIdx.x == 0 && e.y >= 0) {
+                box4 *nb = &A.slot_boxes[SB_NEXT * FUSED_SLOTS + slot];
+                atomicMin(&nb->z0, e.x);
+                atomicMax(&nb->z1, e.y);
+                atomicMin(&nb->x0, e.z);
+                atomicMax(&nb->x1, e.w);
             }
         }
         if (live)
@@ -241,16 +354,22 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
     }
 }
 
-template <int M>
-cudaError_t launch(const fused_media_args &a, cudaStream_t s)
+template <int M, bool SLOTS>
+cudaError_t launch_as(const fused_media_args &a, cudaStream_t s)
 {
     const size_t smem = fm_smem_bytes(M * FM_GROUPS, a.reach + 1, a.d.ne);
-    cudaError_t e = cudaFuncSetAttribute(fused_media_kernel<M>,
+    cudaError_t e = cudaFuncSetAttribute(fused_media_kernel<M, SLOTS>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
-    fused_media_kernel<M><<<a.blocks * FM_SLOTS, FM_THREADS, smem, s>>>(a);
+    fused_media_kernel<M, SLOTS><<<a.blocks * FM_SLOTS, FM_THREADS, smem, s>>>(a);
     return cudaGetLastError();
+}
+
+template <int M>
+cudaError_t launch(const fused_media_args &a, cudaStream_t s)
+{
+    return a.nslots > 1 ? launch_as<M, true>(a, s) : launch_as<M, false>(a, s);
 }
 
 } // namespace

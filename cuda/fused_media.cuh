@@ -41,7 +41,7 @@ int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, size_t smem_o
 // the deposit map, the grid, the angular, energy and streaming tables, the
 // early exit's threshold, box_next and reg as fused_step's, reach (R: a
 // target's sources lie in T .. T + R), the stop flag, the partials and the
-// blocks per slot of them.
+// blocks per slot of them, and the slots' boxes.
 struct fused_media_args {
     float *psi0, *psi1;
     const int64_t *step;
@@ -57,6 +57,14 @@ struct fused_media_args {
     const int *stop;
     double *partials;
     int blocks;
+    // Spots side by side (nslots > 1): each slot's own box is visited, as in
+    // fused_step (common.cuh, slot_boxes), and each tile's measured extent
+    // joins its slot's SB_NEXT box; slot_pref: the tiles before each slot's;
+    // each tile walks the bins its cells hold (gbins, as fused_step's).
+    box4 *slot_boxes;
+    const int *slot_pref;
+    int nslots;
+    group_bins_dev gbins; // with slots: the bins each row's column groups hold
 };
 
 // blocks * FM_SLOTS blocks of FM_GROUPS * 32 threads, writing FM_SLOTS slots of
