@@ -5,7 +5,9 @@
 //
 // A tile of 32 columns (z, x), consecutive in x, and FM_GROUPS warps, each
 // warp M of the column's directions. The tile walks q = wlo .. max(whi + R,
-// src_hi): source bin q (if it holds weight) is staged in shared memory,
+// src_hi) (spots side by side: each slot's box, and each tile only the bins
+// its cells hold, as fused_step's slots): source bin q (if it holds weight)
+// is copied into shared memory a bin ahead,
 // convolved over theta with the kernel of the lane's medium (the direct
 // kernel's operations: thresholded inputs, conv_rows), its deposit joins each
 // direction's chain (deposit_path.h) and its convolved values go to a ring of
