@@ -469,6 +469,15 @@ static int capture_step(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
+// Spots side by side whose one-pass step visits each slot's own box (the
+// kernel_variants' slot_boxes): 0 where the step visits the union, or a state
+// holds one spot, or another pipeline runs.
+static int slot_boxes_visited(const cuda_ctx *c)
+{
+    const step_pipeline k = c->pipe.kind;
+    return (k == PIPE_FUSED_ONE_PASS || k == PIPE_MEDIA_ONE_PASS) && c->nslots > 1 ? c->nslots : 0;
+}
+
 // The kernel_variants line of the provenance: which paths this source runs.
 static void describe_variants(cuda_ctx *c)
 {
@@ -490,7 +499,7 @@ static void describe_variants(cuda_ctx *c)
     snprintf(c->variants, sizeof c->variants,
              "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "
              "fused=%s spectral_tallies=%s energy_split=%s fused_tiles_per_block=%d "
-             "fused_boundary_rows=%d row_pitch=%lld",
+             "fused_boundary_rows=%d row_pitch=%lld slot_boxes=%d",
              c->angular_why, c->energy_gather ? "gather" : "scatter",
              c->stream_variant == SV_GATHER   ? "gather"
              : c->stream_variant == SV_ATOMIC ? "atomic"
@@ -507,7 +516,8 @@ static void describe_variants(cuda_ctx *c)
              : k == PIPE_MEDIA_ONE_PASS  ? "media (one pass)"
              : k == PIPE_MEDIA_TWO_PASS  ? "media (theta, energy, stream+measure; active region)"
                                          : "no",
-             tallies, split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px);
+             tallies, split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px,
+             slot_boxes_visited(c));
 }
 
 int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double w0, double e0,

@@ -621,6 +621,8 @@ static cuda_test_options field_cuda;
  * the blocks from the downloaded planes, the device transforms them). */
 enum { HALO_ON_DEVICE, HALO_ON_HOST, HALO_BLOCKS_ON_HOST };
 static int field_halo;
+/* The last field_rows run's spot_kernel_variants (what stepped its spots). */
+static char field_variants[1024];
 
 static int field_cuda_setup(void **ctx, const sim_tables *s, smx_error *err)
 {
@@ -685,6 +687,7 @@ static spot_dose field_rows(const char *device, const char *const *extra, int ne
     unlink(path);
     out = f.r.per_spot;
     *slots = f.r.spot_slots;
+    snprintf(field_variants, sizeof field_variants, "%s", f.r.spot_kernel_variants);
     memset(&f.r.per_spot, 0, sizeof f.r.per_spot);
     fixture_free(&f);
     return out;
@@ -785,6 +788,8 @@ static void per_spot_cases(int n_paths)
         spot_dose cpu = field_rows("cpu", &paths[i][1], ns - 1, 0, &s_cpu);
         spot_dose a = field_rows("cuda", paths[i], ns, 0, &s_a),
                   b = field_rows("cuda", paths[i], ns, 1, &s_b);
+        char variants_a[1024];
+        snprintf(variants_a, sizeof variants_a, "%s", field_variants);
         const char *single[5] = { paths[i][0], paths[i][1], paths[i][2], paths[i][3], NULL };
         single[ns] = "backend.per_spot_lanes=1";
         spot_dose one = field_rows("cuda", single, ns + 1, 0, &s_one);
@@ -800,6 +805,20 @@ static void per_spot_cases(int n_paths)
         int s_u = 0;
         spot_dose un = field_rows("cuda", paths[i], ns, 0, &s_u);
         field_cuda = (cuda_test_options){ 0 };
+        /* The one-pass steps (one medium, or media in one pass) visit each
+         * slot's own box, the union where that is switched off; the other
+         * pipelines know only the union (kernel_variants' slot_boxes). */
+        int media = 0;
+        for (int q = 2; q < 4; q++)
+            media |= paths[i][q] && strstr(paths[i][q], "geometry.shapes") != NULL;
+        const int slot_boxes = strstr(paths[i][0], "fused=true") && strstr(paths[i][1], "shift") &&
+                               (!media || one_pass[i] > 0);
+        char want_boxes[32];
+        snprintf(want_boxes, sizeof want_boxes, "slot_boxes=%d ", slot_boxes ? s_a : 0);
+        CHECK_MSG(strstr(variants_a, want_boxes), "%s: %s wanted, ran %s", names[i], want_boxes,
+                  variants_a);
+        CHECK_MSG(strstr(field_variants, "slot_boxes=0 "), "%s: on the union, ran %s", names[i],
+                  field_variants);
         const int exits = paths[i][2] && strstr(paths[i][ns - 1], "early_exit=fixed");
         const int bilinear = strstr(paths[i][1], "bilinear") != NULL;
         double w_cpu = 0.0, w_halo = 0.0;
