@@ -237,6 +237,11 @@ grid_warnings)
         "$bin" "$p" --dry-run --overwrite --output "$tmp/x.h5" >"$tmp/out" 2>&1
         grep -q "warning: \(transport.step_mm\|grid.angle.n_bins\)" "$tmp/out" && fail "$p warned: $(cat "$tmp/out")"
     done
+    # The benchmarks' own plans (bench/*/, BENCHMARKS.md): valid as shipped.
+    for p in "$root"/bench/*/*.yaml; do
+        expect 0 "$bin" "$p" --dry-run --device cpu --overwrite --output "$tmp/x.h5"
+        grep -q "warning: \(transport.step_mm\|grid.angle.n_bins\)" "$tmp/out" && fail "$p warned: $(cat "$tmp/out")"
+    done
     ;;
 overwrite)
     cd "$tmp/run"
