@@ -4,7 +4,8 @@
 # map of real materials and with the CT phantom resampled onto the grid, then
 # config/bench/pencil150.yaml and config/ct_phantom.yaml as whole commands;
 # each with the default kernels and with backend.fused=false (one kernel per
-# operator over the whole grid).
+# operator over the whole grid). Last, bench/ct_per_spot's per-spot field
+# through the CT and in water, with the default kernels.
 #   sh scripts/bench-media.sh [BINARY] [STEPS] [REPEAT]
 set -u
 bin=${1:-build/smx2d-sim}
@@ -58,3 +59,10 @@ whole "pencil150 through bone and lung, fused=false" config/bench/pencil150.yaml
     --set backend.fused=false
 whole "ct_phantom" config/ct_phantom.yaml
 whole "ct_phantom, fused=false" config/ct_phantom.yaml --set backend.fused=false
+# Per-spot doses through the CT against the same field in water
+# (docs/bench/media.md): the per-spot phases too.
+perspot() { # LABEL PLAN
+    whole "$@" && grep -E "^  per-spot time" "$out/log"
+}
+perspot "per-spot, 187 spots through the CT" bench/ct_per_spot/plan.yaml
+perspot "per-spot, 187 spots in water" bench/ct_per_spot/plan_water.yaml
