@@ -62,7 +62,8 @@ whole "ct_phantom, fused=false" config/ct_phantom.yaml --set backend.fused=false
 # Per-spot doses through the CT against the same field in water
 # (docs/bench/media.md): the per-spot phases too.
 perspot() { # LABEL PLAN
-    whole "$@" && grep -E "^  per-spot time" "$out/log"
+    whole "$@"
+    grep -E "^  per-spot time" "$out/log"
 }
 perspot "per-spot, 187 spots through the CT" bench/ct_per_spot/plan.yaml
 perspot "per-spot, 187 spots in water" bench/ct_per_spot/plan_water.yaml
