@@ -291,7 +291,25 @@ static void check_materials(void)
         }
         /* Above 250 MeV, where the fit and the evaluations end, it stays. */
         CHECK(m->nonelastic_cm2_g(300.0) == m->nonelastic_cm2_g(250.0));
+        /* The composition planned once (nonelastic_mix, what the library's
+         * cross sections use) gives the unplanned sum's bits: a plan that
+         * took another element, weight or rule would show here. */
+        nonelastic_mix mix;
+        CHECK(nonelastic_mix_init(&mix, m->elements, m->n_elements));
+        for (double E = 5.0; E <= 300.0; E += 0.37) {
+            CHECK(nonelastic_mix_ratio(&mix, E) == material_nonelastic_ratio(m, E));
+            CHECK(m->nonelastic_cm2_g(E) ==
+                  nonelastic_water_cm2_g(E) * material_nonelastic_ratio(m, E));
+        }
     }
+    /* More elements than a mix holds: refused, so that the caller sums unplanned. */
+    material_element many[NONELASTIC_MIX_MAX + 1];
+    for (int i = 0; i <= NONELASTIC_MIX_MAX; i++)
+        many[i] = (material_element){ 8, SMX_OXYGEN_A, 1.0 / (NONELASTIC_MIX_MAX + 1) };
+    nonelastic_mix big;
+    CHECK(!nonelastic_mix_init(&big, many, NONELASTIC_MIX_MAX + 1));
+    CHECK_REL(nonelastic_ratio_to_water(many, NONELASTIC_MIX_MAX + 1, 100.0),
+              1.0 / SMX_WATER_OXYGEN_MASS_FRACTION, 1e-12); /* all oxygen: 1 / w_O of water */
     /* The ratio to water, recomputed here from the ICRU 63 values above and
      * NIST's mass fractions: (sum w_i sigma_i / A_i) / (w_O sigma_O / A_O) of
      * water. 1e-12: the same numbers. */

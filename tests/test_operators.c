@@ -68,6 +68,15 @@ static void check_lut(const char *name, const fixture *f, const energy_physics *
         double q = ph && ph->nuclear
                        ? nuclear_survival(&f->t, ph->nonelastic_cm2_g, Ec[i], f->g.E_stop, ds_g)
                        : 1.0;
+        /* The table shares one step's quadrature points among its integrals
+         * (tables_step_points_of): each the one-integral function's bits. */
+        tables_step_points pts;
+        tables_step_points_of(&f->t, Ec[i], f->g.E_stop, ds_g, &pts);
+        if (ph && ph->nuclear)
+            CHECK(nuclear_survival_over(&pts, ph->nonelastic_cm2_g) == q);
+        if (ph)
+            CHECK(straggling_range_variance_over(&f->t, ph->Z_over_A, &pts) ==
+                  straggling_range_variance(&f->t, ph->Z_over_A, Ec[i], f->g.E_stop, ds_g));
         /* Weight: the float coefficients (up to four roundings of 6e-8) keep
          * the survivors; the non-elastic share is exactly the rest. */
         CHECK_ABS(w, q, 2.4e-7);

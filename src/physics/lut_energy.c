@@ -241,17 +241,22 @@ void energy_step_model(const grid *g, const tables *t, const energy_physics *ph,
         double R = tables_path_range(t, E);
         E_after[i] = tables_energy_at_path_range(t, R - ds_g); /* NAN below the table: stops */
         var[i] = 0.0;
-        if (strag && grid_keeps(g, E_after[i])) {
+        /* The step's quadrature points, once for its three integrals (each a
+         * lookup in the range table; the same bits as one integral each). */
+        const int strag_i = strag && grid_keeps(g, E_after[i]);
+        tables_step_points q;
+        if (strag_i || nuc)
+            tables_step_points_of(t, E, g->E_stop, ds_g, &q);
+        if (strag_i) {
             /* Range variance of the step, in energy at the bins it lands on. */
             double S = tables_stopping_power(t, E_after[i]);
-            var[i] = straggling_range_variance(t, ph->Z_over_A, E, g->E_stop, ds_g) * S * S;
+            var[i] = straggling_range_variance_over(t, ph->Z_over_A, &q) * S * S;
         }
-        surv[i] = nuc ? nuclear_survival(t, ph->nonelastic_cm2_g, E, g->E_stop, ds_g) : 1.0;
+        surv[i] = nuc ? nuclear_survival_over(&q, ph->nonelastic_cm2_g) : 1.0;
         if (pp_share)
             pp_share[i] = 0.0;
         if (nuc && ph->h_per_g > 0.0) {
-            const double ne = -log(surv[i]),
-                         pp = tables_step_integral(t, E, g->E_stop, ds_g, pp_cm2_g, &ph->h_per_g);
+            const double ne = -log(surv[i]), pp = tables_step_sum(&q, pp_cm2_g, &ph->h_per_g);
             surv[i] = exp(-(ne + pp));
             if (pp_share)
                 pp_share[i] = ne + pp > 0.0 ? pp / (ne + pp) : 0.0;

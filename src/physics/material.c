@@ -1,6 +1,7 @@
 #include "physics/material.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "physics/nuclear.h"
@@ -41,12 +42,25 @@ enum {
 
 static const material_props known[M_COUNT];
 
+/* Each material's composition planned for the non-elastic sums once
+ * (nuclear.h, nonelastic_mix), not at each of the thousands of energies its
+ * tables take it at; built on first use, from whichever thread comes first. */
+_Static_assert(MATERIAL_MAX_ELEMENTS <= NONELASTIC_MIX_MAX, "a material's elements fit a mix");
+static nonelastic_mix mixes[M_COUNT];
+static pthread_once_t mixes_once = PTHREAD_ONCE_INIT;
+static void mixes_plan(void)
+{
+    for (int i = 0; i < M_COUNT; i++)
+        nonelastic_mix_init(&mixes[i], known[i].elements, known[i].n_elements);
+}
+
 /* Non-elastic cross section of material i: water's times the composition's
- * ratio to water at E (material_nonelastic_ratio). */
-#define NONELASTIC_OF(fn, i)                                                        \
-    static double fn(double E)                                                      \
-    {                                                                               \
-        return nonelastic_water_cm2_g(E) * material_nonelastic_ratio(&known[i], E); \
+ * ratio to water at E (material_nonelastic_ratio, bit for bit). */
+#define NONELASTIC_OF(fn, i)                                                   \
+    static double fn(double E)                                                 \
+    {                                                                          \
+        pthread_once(&mixes_once, mixes_plan);                                 \
+        return nonelastic_water_cm2_g(E) * nonelastic_mix_ratio(&mixes[i], E); \
     }
 NONELASTIC_OF(nonelastic_air, M_AIR)
 NONELASTIC_OF(nonelastic_lung, M_LUNG)

@@ -49,6 +49,29 @@ double nonelastic_between_mb(const nonelastic_eval *lo, const nonelastic_eval *h
  * Exactly 1 for water's composition; 0 below 7 MeV, where ICRU 63 has no oxygen
  * value (nor the water fit a cross section). */
 double nonelastic_ratio_to_water(const material_element *el, int n, double E_MeV);
+/* The same ratio for a composition planned once (how each element is
+ * evaluated, its weight over A, A^(2/3)), for the many energies of a
+ * material's tables: the same bits as nonelastic_ratio_to_water. */
+enum nonelastic_term_kind {
+    NONELASTIC_NONE, /* Z <= 1: nothing */
+    NONELASTIC_EVALUATED, /* ICRU 63's element lo */
+    NONELASTIC_BETWEEN, /* the A-rule between lo and hi at u */
+    NONELASTIC_NEAREST /* A^(2/3) from the nearest evaluated element, lo */
+};
+typedef struct nonelastic_term {
+    double w_over_A;
+    int kind, lo, hi;
+    double u, A23;
+} nonelastic_term;
+#define NONELASTIC_MIX_MAX 16
+typedef struct nonelastic_mix {
+    int n;
+    nonelastic_term terms[NONELASTIC_MIX_MAX];
+} nonelastic_mix;
+/* 0 (m unset) for more than NONELASTIC_MIX_MAX elements: use
+ * nonelastic_ratio_to_water. */
+int nonelastic_mix_init(nonelastic_mix *m, const material_element *el, int n);
+double nonelastic_mix_ratio(const nonelastic_mix *m, double E_MeV);
 /* Oxygen's cross section per nucleus (mb) that the water fit stands for. */
 double nonelastic_oxygen_fit_mb(double E_MeV);
 /* What the transport uses, per nucleus (mb): the evaluated value times
@@ -65,5 +88,7 @@ double nonelastic_element_mb(int Z, double A, double E_MeV);
  * residual range R(E) down by ds_g g/cm2 (or to R(E_stop), if that comes first). */
 double nuclear_survival(const tables *t, double (*sigma_cm2_g)(double), double E_MeV,
                         double E_stop_MeV, double ds_g);
+/* The same over a step's quadrature points (tables_step_points_of), bit for bit. */
+double nuclear_survival_over(const tables_step_points *q, double (*sigma_cm2_g)(double));
 
 #endif

@@ -27,3 +27,9 @@ double straggling_range_variance(const tables *t, double Z_over_A, double E_MeV,
     rate_ctx c = { t, Z_over_A };
     return tables_step_integral(t, E_MeV, E_stop_MeV, ds_g, range_rate, &c);
 }
+
+double straggling_range_variance_over(const tables *t, double Z_over_A, const tables_step_points *q)
+{
+    rate_ctx c = { t, Z_over_A };
+    return tables_step_sum(q, range_rate, &c);
+}

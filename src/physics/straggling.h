@@ -22,5 +22,9 @@ double straggling_bohr_rate(double E_MeV, double Z_over_A);
  * ds_g g/cm2 (or to R(E_stop), if that comes first). */
 double straggling_range_variance(const tables *t, double Z_over_A, double E_MeV, double E_stop_MeV,
                                  double ds_g);
+/* The same over a step's quadrature points (tables_step_points_of) in t, bit
+ * for bit. */
+double straggling_range_variance_over(const tables *t, double Z_over_A,
+                                      const tables_step_points *q);
 
 #endif

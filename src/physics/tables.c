@@ -544,25 +544,48 @@ double tables_projected_range(const tables *t, double E_MeV)
     return t ? lookup(t, t->E_MeV, t->projected_g_cm2, E_MeV) : NAN;
 }
 
+/* Gauss-Legendre on [-1, 1], 8 points: the positive abscissae and their weights. */
+static const double gl8_x[8] = { 0.0950125098376374, 0.2816035507792589, 0.4580167776572274,
+                                 0.6178762444026438, 0.7554044083550030, 0.8656312023878318,
+                                 0.9445750230732326, 0.9894009349916499 };
+static const double gl8_w[8] = { 0.1894506104550685, 0.1826034150449236, 0.1691565193950025,
+                                 0.1495959888165767, 0.1246289712555339, 0.0951585116824928,
+                                 0.0622535239386479, 0.0271524594117541 };
+
+void tables_step_points_of(const tables *t, double E_MeV, double E_stop_MeV, double ds_g,
+                           tables_step_points *q)
+{
+    double R = tables_csda_range(t, E_MeV), R_stop = tables_csda_range(t, E_stop_MeV);
+    double R_end = R - ds_g > R_stop ? R - ds_g : R_stop;
+    q->empty = !(R > R_end);
+    if (q->empty)
+        return;
+    q->half = 0.25 * (R - R_end);
+    for (int p = 0; p < 2; p++) {
+        double mid = R_end + (2 * p + 1) * q->half;
+        for (int k = 0; k < 8; k++) {
+            q->E[p][k][0] = tables_energy_at_range(t, mid - gl8_x[k] * q->half);
+            q->E[p][k][1] = tables_energy_at_range(t, mid + gl8_x[k] * q->half);
+        }
+    }
+}
+
+double tables_step_sum(const tables_step_points *q, double (*f)(double E_MeV, const void *ctx),
+                       const void *ctx)
+{
+    if (q->empty)
+        return 0.0;
+    double sum = 0.0;
+    for (int p = 0; p < 2; p++)
+        for (int k = 0; k < 8; k++)
+            sum += gl8_w[k] * (f(q->E[p][k][0], ctx) + f(q->E[p][k][1], ctx));
+    return sum * q->half;
+}
+
 double tables_step_integral(const tables *t, double E_MeV, double E_stop_MeV, double ds_g,
                             double (*f)(double E_MeV, const void *ctx), const void *ctx)
 {
-    static const double x[8] = { 0.0950125098376374, 0.2816035507792589, 0.4580167776572274,
-                                 0.6178762444026438, 0.7554044083550030, 0.8656312023878318,
-                                 0.9445750230732326, 0.9894009349916499 };
-    static const double w[8] = { 0.1894506104550685, 0.1826034150449236, 0.1691565193950025,
-                                 0.1495959888165767, 0.1246289712555339, 0.0951585116824928,
-                                 0.0622535239386479, 0.0271524594117541 };
-    double R = tables_csda_range(t, E_MeV), R_stop = tables_csda_range(t, E_stop_MeV);
-    double R_end = R - ds_g > R_stop ? R - ds_g : R_stop;
-    if (!(R > R_end))
-        return 0.0;
-    double sum = 0.0, half = 0.25 * (R - R_end);
-    for (int p = 0; p < 2; p++) {
-        double mid = R_end + (2 * p + 1) * half;
-        for (int k = 0; k < 8; k++)
-            sum += w[k] * (f(tables_energy_at_range(t, mid - x[k] * half), ctx) +
-                           f(tables_energy_at_range(t, mid + x[k] * half), ctx));
-    }
-    return sum * half;
+    tables_step_points q;
+    tables_step_points_of(t, E_MeV, E_stop_MeV, ds_g, &q);
+    return tables_step_sum(&q, f, ctx);
 }

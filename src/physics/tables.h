@@ -58,6 +58,20 @@ double tables_energy_at_path_range(const tables *t, double R_g_cm2); /* MeV; NAN
 double tables_step_integral(const tables *t, double E_MeV, double E_stop_MeV, double ds_g,
                             double (*f)(double E_MeV, const void *ctx), const void *ctx);
 
+/* The same quadrature split in two, for several integrands over one step:
+ * its energies (each a lookup in the range table), then the sum of one f
+ * over them in tables_step_integral's order, so that each integral is that
+ * function's bit for bit. */
+typedef struct tables_step_points {
+    int empty; /* the path is empty: every integral is 0 */
+    double half; /* a quarter of the path's residual range */
+    double E[2][8][2]; /* panel, point, below and above the panel's middle */
+} tables_step_points;
+void tables_step_points_of(const tables *t, double E_MeV, double E_stop_MeV, double ds_g,
+                           tables_step_points *q);
+double tables_step_sum(const tables_step_points *q, double (*f)(double E_MeV, const void *ctx),
+                       const void *ctx);
+
 /* The scattering-power model used to fill T is scattering_power_fermi_rossi
  * (physics/scattering_power.h), shared by scripts/make_tables.c and the tests. */
 /* Constants of that model. Es is Rossi's 21.2 MeV (space angle) over sqrt 2, so T
