@@ -163,7 +163,9 @@ static double sigma_of(double E, const void *ctx)
 double nuclear_survival(const tables *t, double (*sigma_cm2_g)(double), double E_MeV,
                         double E_stop_MeV, double ds_g)
 {
-    return exp(-tables_step_integral(t, E_MeV, E_stop_MeV, ds_g, sigma_of, &sigma_cm2_g));
+    tables_step_points q;
+    tables_step_points_of(t, E_MeV, E_stop_MeV, ds_g, &q);
+    return nuclear_survival_over(&q, sigma_cm2_g);
 }
 
 double nuclear_survival_over(const tables_step_points *q, double (*sigma_cm2_g)(double))

@@ -24,8 +24,9 @@ static double range_rate(double E, const void *ctx)
 double straggling_range_variance(const tables *t, double Z_over_A, double E_MeV, double E_stop_MeV,
                                  double ds_g)
 {
-    rate_ctx c = { t, Z_over_A };
-    return tables_step_integral(t, E_MeV, E_stop_MeV, ds_g, range_rate, &c);
+    tables_step_points q;
+    tables_step_points_of(t, E_MeV, E_stop_MeV, ds_g, &q);
+    return straggling_range_variance_over(t, Z_over_A, &q);
 }
 
 double straggling_range_variance_over(const tables *t, double Z_over_A, const tables_step_points *q)
