@@ -6,38 +6,38 @@
 // are copied to the host, which spreads them onto each spot's row.
 #include "backend_cuda_internal.cuh"
 
-// Room for `bytes` of blocks and `slots` first columns: 0, 1 where the
-// device's memory does not hold them (nothing reported: the host then sums
-// the blocks), or an error.
-static int halo_room(cuda_ctx *c, size_t bytes, int slots, smx_error *err)
+// Device buffer *p of *cap bytes grown to hold `want`: 0, 1 where the
+// device's memory does not hold it (*p then freed, nothing reported), or an
+// error.
+static int grow_device(void **p, size_t *cap, size_t want, smx_error *err)
 {
-    if (bytes > c->hb_cap_bytes) {
-        cudaFree(c->hb.blocks);
-        c->hb.blocks = nullptr;
-        c->hb_cap_bytes = 0;
-        const cudaError_t e = cudaMalloc(&c->hb.blocks, bytes);
-        if (e == cudaErrorMemoryAllocation) {
-            cudaGetLastError(); // not sticky: clear it
-            return 1;
-        }
-        CUDA_CHECK_ERR(err, e);
-        c->hb_cap_bytes = bytes;
+    if (want <= *cap)
+        return 0;
+    cudaFree(*p);
+    *p = nullptr;
+    *cap = 0;
+    const cudaError_t e = cudaMalloc(p, want);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError(); // not sticky: clear it
+        *p = nullptr;
+        return 1;
     }
-    if (slots > c->hb_x0_cap) {
-        cudaFree((void *)c->hb.x0);
-        c->hb.x0 = nullptr;
-        c->hb_x0_cap = 0;
-        int *x0 = nullptr;
-        const cudaError_t e = cudaMalloc(&x0, (size_t)slots * sizeof *x0);
-        if (e == cudaErrorMemoryAllocation) {
-            cudaGetLastError();
-            return 1;
-        }
-        CUDA_CHECK_ERR(err, e);
-        c->hb.x0 = x0;
-        c->hb_x0_cap = slots;
-    }
+    CUDA_CHECK_ERR(err, e);
+    *cap = want;
     return 0;
+}
+
+// Room for `bytes` of blocks and `slots` first columns: 0, 1 where the
+// device's memory does not hold them (the host then sums the blocks), or an
+// error.
+static int halo_blocks_room(cuda_ctx *c, size_t bytes, int slots, smx_error *err)
+{
+    void *x0 = (void *)c->hb.x0;
+    int rc = grow_device((void **)&c->hb.blocks, &c->hb_cap_bytes, bytes, err);
+    if (rc == 0)
+        rc = grow_device(&x0, &c->hb_x0_bytes, (size_t)slots * sizeof *c->hb.x0, err);
+    c->hb.x0 = (int *)x0;
+    return rc;
 }
 
 int cuda_halo_keep(void *vctx, const halo_block_spec *spec, smx_error *err)
@@ -55,7 +55,7 @@ int cuda_halo_keep(void *vctx, const halo_block_spec *spec, smx_error *err)
     if (int rc = halo_fft_ready(&c->halo, c->stream, &f, err))
         return rc; // -1: the device declines the transforms, and so the blocks
     const size_t bytes = (size_t)spec->slots * f.bands * f.cz * f.cx * sizeof(double);
-    if (int rc = halo_room(c, bytes, spec->slots, err))
+    if (int rc = halo_blocks_room(c, bytes, spec->slots, err))
         return rc == 1 ? -1 : rc;
     halo_blocks_args &b = c->hb;
     b.dose = c->dose;

@@ -114,12 +114,11 @@ struct cuda_ctx {
     angular_fft *fft;
     halo_fft *halo; // the nuclear halo's per-spot convolution (halo_fft.cuh), made on first use
     // The halo's blocks kept on the device (halo_keep, until the next
-    // upload: keep_halo): hb's blocks and x0 hold room for hb_cap slots of
-    // their sizes; hb_z0: the grid's row of the window's row 0.
+    // upload: keep_halo): hb's blocks and x0 hold hb_cap_bytes and
+    // hb_x0_bytes; hb_z0: the grid's row of the window's row 0.
     halo_blocks_args hb;
     int keep_halo, hb_z0, hb_final; // hb_final: the window's own rows have joined
-    size_t hb_cap_bytes;
-    int hb_x0_cap;
+    size_t hb_cap_bytes, hb_x0_bytes;
     // choices
     int angular; // 0 direct (shared), 1 direct (global), 2 fft, 3 per-bucket hybrid
     // The hybrid: energy bins in runs of one sigma bucket (factor-2 ranges of

@@ -55,8 +55,7 @@ __global__ void media_gather_kernel(float *psi, dev_dims d, energy_media_dev t, 
         const unsigned char *low = t.lower + m * ne;
         float *p = psi + c; // (th, z, x) column; energy stride nth * slice
         for (int64_t j = 0; j < ne; j++)
-            p[j * estride] = media_gather(t, m * ne + j, low, 0, (int)ne - 1,
-                                          [&](int s) { return p[s * estride]; });
+            p[j * estride] = media_gather(t, m * ne + j, low, 0, (int)ne - 1, p, estride);
     }
 }
 
@@ -148,7 +147,7 @@ __global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_di
             const bool none = k1 <= k0 || (__ldg(&t.cand[k1 - 1].src_table) >> 1) < s_lo;
             p[tb * estride] =
                 none ? 0.0f
-                     : media_gather(t, row, low, lo, hi, [&](int s) { return p[s * estride]; });
+                     : media_gather(t, row, low, lo, hi, p, estride);
         }
     }
     media_partials(dep_sum, tl, partials, blocks);

@@ -77,32 +77,12 @@ struct media_tally {
     }
 };
 
-// Target bin T's value (row = m * ne + T): the candidates whose table the step
-// chose (low: the medium's choices) and whose source lies in [lo, hi], sources ascending, the
-// first rounded once and the others fused multiply-adds, as the CPU.
-template <typename Src>
-__device__ inline float media_gather(const energy_media_dev &t, int64_t row,
-                                     const unsigned char *low, int lo, int hi, Src src)
-{
-    float v = 0.0f;
-    bool first = true;
-    const int k1 = __ldg(t.cand_start + row + 1);
-    for (int k = __ldg(t.cand_start + row); k < k1; k++) {
-        const int2 e = __ldg(reinterpret_cast<const int2 *>(t.cand) + k);
-        const int s = e.x >> 1;
-        if (s < lo || s > hi || (low[s] ? 0 : 1) != (e.x & 1))
-            continue; // a zero source, or the other table's term
-        const float c = __int_as_float(e.y);
-        v = first ? __fmul_rn(c, src(s)) : __fmaf_rn(c, src(s), v);
-        first = false;
-    }
-    return v;
-}
-
-// media_gather for M directions of one column at once (the lane's M
-// consecutive directions, 32 floats apart from src(s)): which candidates count
-// does not depend on the direction, so each is loaded and tested once, and
-// every direction takes the same operations as media_gather (the same bits).
+// Target bin T's value (row = m * ne + T) for M directions of one column at
+// once (the lane's M consecutive directions, 32 floats apart from src(s)):
+// the candidates whose table the step chose (low: the medium's choices) and
+// whose source lies in [lo, hi], sources ascending, the first rounded once
+// and the others fused multiply-adds, as the CPU. Which candidates count does
+// not depend on the direction, so each is loaded and tested once.
 template <int M, typename Src>
 __device__ inline void media_gather_dirs(const energy_media_dev &t, int64_t row,
                                          const unsigned char *low, int lo, int hi, float (&v)[M],
@@ -131,6 +111,17 @@ __device__ inline void media_gather_dirs(const energy_media_dev &t, int64_t row,
         }
         first = false;
     }
+}
+
+// Target bin T's value (row = m * ne + T) of the column at p (energy stride
+// estride): media_gather_dirs for one direction.
+__device__ inline float media_gather(const energy_media_dev &t, int64_t row,
+                                     const unsigned char *low, int lo, int hi, const float *p,
+                                     int64_t estride)
+{
+    float v[1];
+    media_gather_dirs<1>(t, row, low, lo, hi, v, [&](int s) { return p + s * estride; });
+    return v[0];
 }
 
 // The six A_E fields of a block's partials (SMX_THREADS threads).

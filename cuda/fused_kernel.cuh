@@ -302,14 +302,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         if (!per_slot) {
             live = item < n_items && tile_cell(F, tl, (int)tile, col, cz, cx);
         } else if (item < n_items) {
-            int lo = 0, hi = A.nslots - 1; // the slot: the last k with slot_pref[k] <= tile
-            while (lo < hi) {
-                const int mid = (lo + hi + 1) >> 1;
-                if (A.slot_pref[mid] <= tile)
-                    lo = mid;
-                else
-                    hi = mid - 1;
-            }
+            const int lo = slot_of_tile(A.slot_pref, A.nslots, tile);
             Fi = slot_visit(A.slot_boxes, lo);
             live = tile_cell(Fi, tiling_of(Fi), (int)(tile - A.slot_pref[lo]), col, cz, cx);
             if (utid == 0)

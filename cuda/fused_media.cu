@@ -109,15 +109,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
         if (!SLOTS) {
             live = tile_cell(F, tl, (int)tile, col, cz, cx);
         } else {
-            int lo = 0, hi = A.nslots - 1; // the last slot k with slot_pref[k] <= tile
-            while (lo < hi) {
-                const int mid = (lo + hi + 1) >> 1;
-                if (A.slot_pref[mid] <= tile)
-                    lo = mid;
-                else
-                    hi = mid - 1;
-            }
-            slot = lo;
+            slot = slot_of_tile(A.slot_pref, A.nslots, tile);
             Fi = slot_visit(A.slot_boxes, slot);
             live = tile_cell(Fi, tiling_of(Fi), (int)(tile - A.slot_pref[slot]), col, cz, cx);
         }

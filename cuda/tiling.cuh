@@ -129,6 +129,21 @@ __host__ __device__ inline void slot_prefix(const box4 *slot_boxes, int nslots, 
     pref[nslots] = n;
 }
 
+// The slot whose tiles hold tile (pref: slot_prefix's, nslots >= 1): the last
+// k with pref[k] <= tile.
+__host__ __device__ inline int slot_of_tile(const int *pref, int nslots, int64_t tile)
+{
+    int lo = 0, hi = nslots - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (pref[mid] <= tile)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 // The energy split's groups of the one-pass step about to run, from what it
 // finds (reg; with nslots > 1 each slot's tiles, slot_pref), as the step's
 // kernel decides them (fused_kernel; blocks: its tiles in flight).
