@@ -38,13 +38,6 @@ static int enqueue_moments_regions(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
-// 1 when this run's steps take spectral tallies (the halo's released energy,
-// LET, the dose to water).
-static bool spectral_tallies_due(const cuda_ctx *c)
-{
-    return c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY);
-}
-
 // The tally kernels' arguments; gate_on: the one pass takes the unsplit
 // steps' tallies, so the kernels serve only the steps it splits.
 static spectral_args spectral_of(const cuda_ctx *c, int gate_on)
@@ -248,8 +241,10 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     // only on the steps it splits (a pencil's few tiles), deciding as it does.
     // Where the pass takes them, its split steps' planes come after it
     // (enqueue_fused_one_pass).
+    // The media one pass takes every step's tallies.
     const bool in_pass = fused_takes_tallies(c); // only ever with the single pass
-    if (spectral_tallies_due(c) && !split_sums(c)) // split_sums implies in_pass
+    if (spectral_tallies_due(c) && !split_sums(c) && // split_sums implies in_pass
+        !media_takes_tallies(c))
         CUDA_CHECK_ERR(err, spectral_launch(spectral_of(c, in_pass ? 1 : 0), c->stream));
     // Every pipeline but the fused one pass starts from cleared partials.
     if (q.kind != PIPE_FUSED_ONE_PASS)
@@ -493,8 +488,8 @@ static void describe_variants(cuda_ctx *c)
     char tallies[48] = "none";
     if (c->planes > 1)
         snprintf(tallies, sizeof tallies, "%s(%d_planes%s)",
-                 fused_takes_tallies(c) ? "in_pass" : "apart", c->planes - 1,
-                 fused_takes_tallies(c) && !split_sums(c) ? ",split_apart" : "");
+                 fused_takes_tallies(c) || media_takes_tallies(c) ? "in_pass" : "apart",
+                 c->planes - 1, fused_takes_tallies(c) && !split_sums(c) ? ",split_apart" : "");
     const step_pipeline k = c->pipe.kind;
     snprintf(c->variants, sizeof c->variants,
              "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "

@@ -255,6 +255,21 @@ inline fused_args fused_of(const cuda_ctx *c)
     return A;
 }
 
+// 1 when this run's steps take spectral tallies (the halo's released energy,
+// LET, the dose to water).
+inline bool spectral_tallies_due(const cuda_ctx *c)
+{
+    return c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY);
+}
+
+// 1 when the media one pass takes them (it never splits a step, so all of
+// them); its shared memory holds their sums wherever it runs
+// (fused_media_supported).
+inline bool media_takes_tallies(const cuda_ctx *c)
+{
+    return c->pipe.kind == PIPE_MEDIA_ONE_PASS && spectral_tallies_due(c);
+}
+
 // The one-pass step of a run with media, psi alternating between psi_a and psi_b.
 inline fused_media_args fused_media_of(const cuda_ctx *c)
 {
@@ -278,6 +293,8 @@ inline fused_media_args fused_media_of(const cuda_ctx *c)
     A.slot_pref = c->slot_pref;
     A.nslots = c->nslots;
     A.gbins = c->gbins;
+    A.spec = media_takes_tallies(c) ? c->tally : spectral_tables_dev{};
+    A.spec_dose = c->dose;
     return A;
 }
 

@@ -934,9 +934,9 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
         return rc;
     // The one-pass media step where the shift scheme moves whole cells and its
     // ring and stage fit in shared memory (taken per source: cuda_upload).
-    c->media_single_ok =
-        c->media_regions && s->st.scheme == STREAM_SHIFT &&
-        fused_media_supported(g->nth, g->ne, c->media_reach, prop.sharedMemPerBlockOptin);
+    c->media_single_ok = c->media_regions && s->st.scheme == STREAM_SHIFT &&
+                         fused_media_supported(g->nth, g->ne, c->media_reach, c->planes - 1,
+                                               prop.sharedMemPerBlockOptin);
     if (c->media_single_ok) // the one-pass media step visits each slot's box too
         c->nslots = slots_for(c, 1);
     c->reach = step_reach(s);

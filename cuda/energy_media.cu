@@ -145,9 +145,7 @@ __global__ void media_region_kernel(float *psi, float *__restrict__ dmap, dev_di
             const int k0 = tb > s_hi ? 0 : __ldg(t.cand_start + row),
                       k1 = tb > s_hi ? 0 : __ldg(t.cand_start + row + 1);
             const bool none = k1 <= k0 || (__ldg(&t.cand[k1 - 1].src_table) >> 1) < s_lo;
-            p[tb * estride] =
-                none ? 0.0f
-                     : media_gather(t, row, low, lo, hi, p, estride);
+            p[tb * estride] = none ? 0.0f : media_gather(t, row, low, lo, hi, p, estride);
         }
     }
     media_partials(dep_sum, tl, partials, blocks);

@@ -19,9 +19,18 @@ constexpr int FM_THREADS = FM_GROUPS * 32;
 // memory and spill).
 constexpr int FM_MIN_BLOCKS = 6;
 
-size_t fm_smem_bytes(int nmax, int ring, int64_t ne)
+// The spectral tallies' sums (nplanes > 0): each quad of directions' tree
+// sum by the bin's parity [2][nmax / 4][32] and the tile's running sums
+// [nplanes][32], in double; then the ring, the stage and a box per bin.
+__host__ __device__ inline size_t fm_tally_doubles(int nmax, int nplanes)
 {
-    return (size_t)ring * nmax * 32 * sizeof(float) + (size_t)nmax * 32 * sizeof(float) +
+    return nplanes > 0 ? (size_t)(2 * (nmax / 4) + nplanes) * 32 : 0;
+}
+
+size_t fm_smem_bytes(int nmax, int ring, int64_t ne, int nplanes)
+{
+    return fm_tally_doubles(nmax, nplanes) * sizeof(double) +
+           (size_t)ring * nmax * 32 * sizeof(float) + (size_t)nmax * 32 * sizeof(float) +
            (size_t)ne * 4 * sizeof(int);
 }
 
@@ -38,7 +47,7 @@ template <int M, bool SLOTS>
 __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(fused_media_args A)
 {
     constexpr int NMAX = M * FM_GROUPS;
-    extern __shared__ float fm_smem[];
+    extern __shared__ double fm_smem[];
     __shared__ int s_move[2][NMAX];
     __shared__ int s_stop;
     if (threadIdx.x == 0)
@@ -52,7 +61,15 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
     const int nth = (int)d.nth, ne = (int)d.ne, nz = (int)d.nz, px = (int)d.px;
     const int64_t slice = d.slice, estride = (int64_t)nth * slice;
     const int R = A.reach, RR = R + 1;
-    float *s_ring = fm_smem; // [RR][NMAX][32] convolved sources
+    // The spectral tallies (nq planes; 0: taken apart, spectral_tally.cuh):
+    // per source bin each quad of a column's directions summed by the thread
+    // that holds it, and the tile's running sum of each plane, kept by warp
+    // q % FM_GROUPS (its own: no barrier between them).
+    const int nq = A.spec.nplanes;
+    double *s_quad = fm_smem; // [2][NMAX / 4][32], source bins taken in turn (par)
+    double *s_R = s_quad + 2 * (NMAX / 4) * 32; // [nq][32]
+    float *s_ring = reinterpret_cast<float *>(
+        fm_smem + fm_tally_doubles(NMAX, nq)); // [RR][NMAX][32] convolved sources
     float *s_in = s_ring + (size_t)RR * NMAX * 32; // [NMAX][32] the staged source bin
     int *sbox =
         reinterpret_cast<int *>(s_in + (size_t)NMAX * 32); // [ne][4] this block's output extents
@@ -102,6 +119,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
     const move_span span = SLOTS ? warp_move_span(s_move[0], s_move[1], nth) : move_span{};
 
     int it = 0; // the block's tiles so far (the buffers' turn)
+    int par = 0; // the quads' buffer of the next source bin
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it = it == 2 ? 0 : it + 1) {
         int cz = 0, cx = 0, slot = 0;
         box4 Fi = F; // the box the tile lies in: F, or with slots its slot's
@@ -157,6 +175,11 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
         for (int mm = 0; mm < M; mm++)
             D[mm] = 0.0;
         const unsigned char *low = em.lower + (int64_t)m * ne;
+        const double *coef =
+            nq > 0 ? A.spec.coef + (A.spec.n_media > 1 ? m : 0) * (int64_t)ne : nullptr;
+        const int64_t coef_plane = (int64_t)A.spec.n_media * ne;
+        for (int qq = g; qq < nq; qq += FM_GROUPS)
+            s_R[qq * 32 + col] = 0.0;
         // Source bin sq's values of this thread's directions into the stage
         // (zeros where the lane has no cell), in flight while the block forms
         // the targets before it: the load's latency was the kernel's largest
@@ -180,14 +203,24 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 const double *bf = at.boundary_frac + (int64_t)k * nth;
                 column_input ci;
                 cp_async_wait<0>(); // this thread's own copies: no barrier needed to read them
+                float raw[M]; // the step's values, before the threshold (the tallies' input)
 #pragma unroll
                 for (int mm = 0; mm < M; mm++) {
                     const int j = j0 + mm;
+                    raw[mm] = 0.0f;
                     if (j >= nth)
                         continue;
                     float *sv = s_in + j * 32 + col;
-                    *sv = ci.take(*sv, j, use_thr, A.threshold, bf, !circular);
+                    raw[mm] = *sv;
+                    *sv = ci.take(raw[mm], j, use_thr, A.threshold, bf, !circular);
                 }
+                if (nq >
+                    0) // each quad's pairwise tree: a subtree of its chunk's (direction_chunks.h)
+#pragma unroll
+                    for (int k = 0; k < M / 4; k++)
+                        s_quad[(par * (NMAX / 4) + j0 / 4 + k) * 32 + col] =
+                            ((double)raw[4 * k] + (double)raw[4 * k + 1]) +
+                            ((double)raw[4 * k + 2] + (double)raw[4 * k + 3]);
                 const double Eq = __ldg(em.E + q);
                 if (live)
                     tal.add(ci, at.weight_sum[k], Eq);
@@ -216,6 +249,32 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 __syncthreads(); // the stage is free for the next bin
                 if (q < p_hi)
                     issue(q + 1);
+                if (g < nq && live) {
+                    // The cell's weight in bin q over its directions (the chunks
+                    // of 4 or 8 ascending, as the CPU), into each plane's running
+                    // sum by one fma (bins ascending; a zero coefficient adds
+                    // nothing, as on the CPU). After the stage's second barrier,
+                    // beside the targets' work: the quads' buffer `par` is next
+                    // written for the block's source bin after next, past the
+                    // next source bin's barriers (in this tile or the next).
+                    const double *qs = s_quad + par * (NMAX / 4 * 32) + col;
+                    double W;
+                    if (nth <= 16) {
+                        W = qs[0];
+                        for (int k = 1; 4 * k < nth; k++)
+                            W += qs[k * 32];
+                    } else {
+                        W = qs[0] + qs[32];
+                        for (int k = 1; 8 * k < nth; k++)
+                            W += qs[2 * k * 32] + qs[(2 * k + 1) * 32];
+                    }
+                    for (int qq = g; qq < nq; qq += FM_GROUPS) {
+                        const double kq = __ldg(coef + qq * coef_plane + q);
+                        if (kq != 0.0)
+                            s_R[qq * 32 + col] = __fma_rn(kq, W, s_R[qq * 32 + col]);
+                    }
+                }
+                par ^= 1;
             }
             const int T = q - R; // complete: its sources T .. T + R are convolved
             if (T < t_lo || T > t_hi)
@@ -312,6 +371,9 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                 A.dmap[(int64_t)j * slice + c] = (float)D[mm];
                 dep_sum += D[mm];
             }
+        if (live) // each warp its planes' sums (its own, complete)
+            for (int qq = g; qq < nq; qq += FM_GROUPS)
+                A.spec_dose[(int64_t)(1 + qq) * slice + c] += s_R[qq * 32 + col];
     }
 
     const double v[14] = { tal.wb,     tal.wc,     tal.eb,    tal.ec,    dep_sum,
@@ -349,7 +411,7 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
 template <int M, bool SLOTS>
 cudaError_t launch_as(const fused_media_args &a, cudaStream_t s)
 {
-    const size_t smem = fm_smem_bytes(M * FM_GROUPS, a.reach + 1, a.d.ne);
+    const size_t smem = fm_smem_bytes(M * FM_GROUPS, a.reach + 1, a.d.ne, a.spec.nplanes);
     cudaError_t e = cudaFuncSetAttribute(fused_media_kernel<M, SLOTS>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
@@ -366,12 +428,13 @@ cudaError_t launch(const fused_media_args &a, cudaStream_t s)
 
 } // namespace
 
-int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, size_t smem_optin)
+int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, int nplanes, size_t smem_optin)
 {
     if (nth > FM_MAX_NTH || reach_bins < 0 || reach_bins + 1 > FM_MAX_RING ||
         nth * (int64_t)2 >= INT_MAX)
         return 0;
-    return fm_smem_bytes(fm_nmax(nth), reach_bins + 1, ne) + 1024 <= smem_optin;
+    return nplanes <= SPECTRAL_PLANES_MAX &&
+           fm_smem_bytes(fm_nmax(nth), reach_bins + 1, ne, nplanes) + 1024 <= smem_optin;
 }
 
 cudaError_t fused_media_step(const fused_media_args &a, cudaStream_t s)

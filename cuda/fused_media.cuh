@@ -19,13 +19,17 @@
 // a bin go out together; columns of different media differ only in their
 // kernels and candidates. psi, the deposit map and the dose are bitwise the
 // CPU's. The kernel also tallies every channel and measures its output
-// (TF_W_OUT, TF_E_OUT, each bin's extent into box_next), as fused_step.
+// (TF_W_OUT, TF_E_OUT, each bin's extent into box_next), as fused_step, and
+// takes the spectral tallies of the step's psi from the staged source bins
+// (each thread's quads of directions summed before the threshold, the cell's
+// chunks added after the stage's barrier; bitwise cpu_spectral_tallies).
 #ifndef SMX_CUDA_FUSED_MEDIA_CUH
 #define SMX_CUDA_FUSED_MEDIA_CUH
 
 #include "angular.cuh"
 #include "common.cuh"
 #include "energy_media.cuh"
+#include "spectral_tally.cuh"
 #include "streaming.cuh"
 
 #define FM_GROUPS 4 // warps per tile, each a share of the directions
@@ -36,8 +40,9 @@
 // The widest distance from a target bin up to a source of its candidates, over
 // every medium (host side, from the candidate tables); -1 when none.
 // 1 when the kernel serves the grid: nth <= FM_MAX_NTH, R + 1 <= FM_MAX_RING
-// and its shared memory (the ring, the stage, a box per bin) fits.
-int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, size_t smem_optin);
+// and its shared memory (the tallies' sums of nplanes planes, the ring, the
+// stage, a box per bin) fits.
+int fused_media_supported(int64_t nth, int64_t ne, int reach_bins, int nplanes, size_t smem_optin);
 
 // What the kernel is handed (by value): psi[*step & 1] -> the other buffer,
 // the deposit map, the grid, the angular, energy and streaming tables, the
@@ -67,6 +72,12 @@ struct fused_media_args {
     const int *slot_pref;
     int nslots;
     group_bins_dev gbins; // with slots: the bins each row's column groups hold
+    // The spectral tallies of the step's psi (the halo's released energy, LET,
+    // dose to water), taken in the pass: spec_dose's planes 1 .. nplanes
+    // gain each cell's sum, the order of cpu_spectral_tallies; nplanes 0 where
+    // the tally kernels take them.
+    spectral_tables_dev spec;
+    double *spec_dose;
 };
 
 // blocks * FM_SLOTS blocks of FM_GROUPS * 32 threads, writing FM_SLOTS slots of

@@ -283,6 +283,11 @@ static void media_cases(int quick)
           { "output.let=true", "output.dose_to_water=true" },
           2,
           1 },
+        /* The one pass's tallies over 41 and 20 directions: chunks of 8
+         * whose quads lie in two threads (12 directions a thread), and a
+         * last chunk past the directions (8 a thread). */
+        { "media: full steps, 41 directions", -1, { "grid.angle.n_bins=41" }, 1, 1 },
+        { "media: full steps, 20 directions", -1, { "grid.angle.n_bins=20" }, 1, 1 },
         { "media: full steps, bilinear", -1, { "transport.streaming_scheme=bilinear" }, 1, 1 },
         { "media: full steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
         { "media: full steps, moments, one kernel per operator",
@@ -322,6 +327,17 @@ static void media_cases(int quick)
                                : strstr(mc[i].sets[0], "moments") ? "fused=moments (theta"
                                                                   : "fused=media (theta";
             CHECK_MSG(strstr(runner_variants, want), "%s: ran %s", k.name, runner_variants);
+            /* The one pass takes the spectral tallies (the halo's planes
+             * wherever the nuclear model is on); the two passes leave them
+             * to their kernels. */
+            int planes = 1;
+            for (int q = 0; q < mc[i].nsets; q++)
+                planes = planes && !strstr(mc[i].sets[q], "nuclear=false");
+            if (region && planes) {
+                const char *tallies =
+                    one_pass && pass > 0 ? "spectral_tallies=in_pass(" : "spectral_tallies=apart(";
+                CHECK_MSG(strstr(runner_variants, tallies), "%s: ran %s", k.name, runner_variants);
+            }
             runner_media_one_pass = 0;
         }
     }
