@@ -214,8 +214,8 @@ __global__ void __launch_bounds__(FM_THREADS, FM_MIN_BLOCKS) fused_media_kernel(
                     raw[mm] = *sv;
                     *sv = ci.take(raw[mm], j, use_thr, A.threshold, bf, !circular);
                 }
-                if (nq >
-                    0) // each quad's pairwise tree: a subtree of its chunk's (direction_chunks.h)
+                // Each quad's pairwise tree: a subtree of its chunk's (direction_chunks.h).
+                if (nq > 0)
 #pragma unroll
                     for (int k = 0; k < M / 4; k++)
                         s_quad[(par * (NMAX / 4) + j0 / 4 + k) * 32 + col] =
