@@ -8,6 +8,7 @@
 #include "backend_runner.h"
 #include "check.h"
 #include "numerics/deposit_path.h"
+#include "numerics/direction_chunks.h"
 #include "numerics/fma_rows.h"
 #include "physics/nuclear.h"
 #include "physics/source.h"
@@ -251,6 +252,34 @@ static double tree_of(const double *v, int lo, int size)
         return v[lo];
     volatile double l = tree_of(v, lo, size / 2), r = tree_of(v, lo + size / 2, size / 2);
     return l + r;
+}
+
+/* The spectral tallies' chunk trees written out (smx_chunk_tree4/8, the
+ * CPU's loop over cells) against smx_chunk_tree (the GPU's), on values
+ * spanning 2^-40..2^8 so that a different order shows. */
+static void check_chunk_trees(void)
+{
+    unsigned s = 12345u;
+    int diff = 0, n = 0;
+    for (int i = 0; i < 100000; i++) {
+        double t[8], u[8];
+        for (int m = 0; m < 8; m++) {
+            s = s * 1664525u + 1013904223u;
+            t[m] = u[m] = ldexp((double)(s >> 8) / 16777216.0, (int)(s % 49) - 40);
+        }
+        const double a4 = smx_chunk_tree4(t[0], t[1], t[2], t[3]);
+        const double a8 = smx_chunk_tree8(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
+        const double b4 = smx_chunk_tree(u, 4);
+        for (int m = 0; m < 8; m++)
+            u[m] = t[m];
+        const double b8 = smx_chunk_tree(u, 8);
+        /* A reordered sum must differ somewhere on such values: the check can fail. */
+        n += ((t[0] + t[2]) + (t[1] + t[3])) != a4;
+        diff += memcmp(&a4, &b4, sizeof a4) != 0 || memcmp(&a8, &b8, sizeof a8) != 0;
+    }
+    printf("chunk trees: %d of 100000 differ from smx_chunk_tree (another order differs in %d)\n",
+           diff, n);
+    CHECK(diff == 0 && n > 1000);
 }
 
 /* The directions' tree of deposit_path.h built leaf by leaf against the tree
@@ -500,6 +529,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     check_fma_rows();
+    check_chunk_trees();
     check_path_tree();
     check_deposit_path();
     check_inner_paths();

@@ -39,4 +39,18 @@ SMX_CHUNK_FN double smx_chunk_tree(double *t, int chunk)
     return t[0];
 }
 
+/* The same trees written out, for a loop over cells that keeps them in
+ * registers (a compiler need not unroll smx_chunk_tree's loops): the bits of
+ * smx_chunk_tree(t, 4) and (t, 8). */
+SMX_CHUNK_FN double smx_chunk_tree4(double a, double b, double c, double d)
+{
+    return (a + b) + (c + d);
+}
+
+SMX_CHUNK_FN double smx_chunk_tree8(double a, double b, double c, double d, double e, double f,
+                                    double g, double h)
+{
+    return smx_chunk_tree4(a, b, c, d) + smx_chunk_tree4(e, f, g, h);
+}
+
 #endif
