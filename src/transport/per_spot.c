@@ -64,12 +64,14 @@ typedef struct spot_class {
     grid g; /* g.ne: the bins */
     sim_tables st;
     int built;
+    int borrowed; /* st's arrays are the run's (the class holds all its bins) */
 } spot_class;
 
 static void spot_class_free(spot_class *k)
 {
     if (k->built) {
-        sim_tables_free(&k->st);
+        if (!k->borrowed)
+            sim_tables_free(&k->st);
         grid_free(&k->g);
     }
     memset(k, 0, sizeof *k);
@@ -84,10 +86,18 @@ static int spot_class_build(spot_class *k, const per_spot_job *J, int ne, smx_er
     spot_class_free(k);
     if (grid_energy_prefix(&k->g, g, ne))
         return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
-    int rc = simulate_tables_build(&k->st, p, &k->g, J->t, J->media, err);
-    if (rc) {
-        grid_free(&k->g);
-        return rc;
+    if (k->g.ne == g->ne) {
+        /* Every bin of the run: its tables are the run's, built from the
+         * same inputs (a CT's media took as long again to build). */
+        k->st = *J->st;
+        k->st.g = &k->g;
+        k->borrowed = 1;
+    } else {
+        int rc = simulate_tables_build(&k->st, p, &k->g, J->t, J->media, err);
+        if (rc) {
+            grid_free(&k->g);
+            return rc;
+        }
     }
     /* With steps: auto, a spot's run ends when its state holds no weight at
      * all (every particle stops at the energy cut-off or leaves), not below
