@@ -267,8 +267,7 @@ static void check_chunk_trees(void)
             s = s * 1664525u + 1013904223u;
             t[m] = u[m] = ldexp((double)(s >> 8) / 16777216.0, (int)(s % 49) - 40);
         }
-        const double a4 = smx_chunk_tree4(t[0], t[1], t[2], t[3]);
-        const double a8 = smx_chunk_tree8(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
+        const double a4 = smx_chunk_tree4(t), a8 = smx_chunk_tree8(t);
         const double b4 = smx_chunk_tree(u, 4);
         for (int m = 0; m < 8; m++)
             u[m] = t[m];

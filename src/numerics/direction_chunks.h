@@ -39,18 +39,17 @@ SMX_CHUNK_FN double smx_chunk_tree(double *t, int chunk)
     return t[0];
 }
 
-/* The same trees written out, for a loop over cells that keeps them in
- * registers (a compiler need not unroll smx_chunk_tree's loops): the bits of
- * smx_chunk_tree(t, 4) and (t, 8). */
-SMX_CHUNK_FN double smx_chunk_tree4(double a, double b, double c, double d)
+/* The same trees written out, for a loop over cells that keeps t in
+ * registers (a compiler need not unroll smx_chunk_tree's loops, which write
+ * t): the bits of smx_chunk_tree(t, 4) and (t, 8), t unchanged. */
+SMX_CHUNK_FN double smx_chunk_tree4(const double *t)
 {
-    return (a + b) + (c + d);
+    return (t[0] + t[1]) + (t[2] + t[3]);
 }
 
-SMX_CHUNK_FN double smx_chunk_tree8(double a, double b, double c, double d, double e, double f,
-                                    double g, double h)
+SMX_CHUNK_FN double smx_chunk_tree8(const double *t)
 {
-    return smx_chunk_tree4(a, b, c, d) + smx_chunk_tree4(e, f, g, h);
+    return smx_chunk_tree4(t) + smx_chunk_tree4(t + 4);
 }
 
 #endif

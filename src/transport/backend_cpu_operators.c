@@ -116,13 +116,17 @@ static void row_tallies(float *v, int nr, int n, float thr, double drop[4], doub
 static void chunk_rows_add(double *restrict W, const float *const *rows, int chunk, int x0, int x1)
 {
     if (chunk == 4) {
-        for (int x = x0; x <= x1; x++)
-            W[x] += smx_chunk_tree4(rows[0][x], rows[1][x], rows[2][x], rows[3][x]);
+        for (int x = x0; x <= x1; x++) {
+            const double t[4] = { rows[0][x], rows[1][x], rows[2][x], rows[3][x] };
+            W[x] += smx_chunk_tree4(t);
+        }
         return;
     }
-    for (int x = x0; x <= x1; x++)
-        W[x] += smx_chunk_tree8(rows[0][x], rows[1][x], rows[2][x], rows[3][x], rows[4][x],
-                                rows[5][x], rows[6][x], rows[7][x]);
+    for (int x = x0; x <= x1; x++) {
+        const double t[8] = { rows[0][x], rows[1][x], rows[2][x], rows[3][x],
+                              rows[4][x], rows[5][x], rows[6][x], rows[7][x] };
+        W[x] += smx_chunk_tree8(t);
+    }
 }
 
 /* W[0 .. n) = each cell's sum over its directions, in the spectral tallies'
