@@ -71,12 +71,7 @@ static int enqueue_fused_one_pass(cuda_ctx *c, smx_error *err)
     if (spectral_tallies_due(c) && split_sums(c))
         CUDA_CHECK_ERR(err, spectral_plane_launch(spectral_of(c, 1), c->stream));
     CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
-    finish_args f = finish_of(c, c->et, 1);
-    f.slot_boxes = c->slot_boxes;
-    f.slot_pref = c->slot_pref;
-    f.nslots = c->nslots;
-    f.gbins = c->gbins;
-    CUDA_CHECK_ERR(err, finish_launch(f, c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(finish_of_slots(c, c->et), c->stream));
     return 0;
 }
 
@@ -100,12 +95,7 @@ static int enqueue_media_one_pass(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
     CUDA_CHECK_ERR(err, fused_media_step(fused_media_of(c), c->stream));
     CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
-    finish_args f = finish_of(c, c->et_media, 1);
-    f.slot_boxes = c->slot_boxes; // the slots' boxes and column groups' bins move on
-    f.slot_pref = c->slot_pref;
-    f.nslots = c->nslots;
-    f.gbins = c->gbins;
-    CUDA_CHECK_ERR(err, finish_launch(f, c->stream));
+    CUDA_CHECK_ERR(err, finish_launch(finish_of_slots(c, c->et_media), c->stream));
     return 0;
 }
 
@@ -692,10 +682,7 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
     w.reg = c->reg;
     w.rg = rg;
     w.d = c->d;
-    w.slot_boxes = c->slot_boxes;
-    w.slot_pref = c->slot_pref;
-    w.nslots = c->nslots;
-    w.gbins = c->gbins;
+    take_slots(w, c);
     w.st = c->state;
     CUDA_CHECK_ERR(err, window_shift_launch(w, rows, c->stream));
     // The deposit map's values lie at the rows before the move, where the

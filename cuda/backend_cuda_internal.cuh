@@ -221,6 +221,27 @@ inline bool split_sums(const cuda_ctx *c)
     return c->split_sums != 0;
 }
 
+// The slots' fields of a one-pass kernel's (or the bookkeeping's and the
+// window shift's) arguments: each slot's box, the tiles before each slot's,
+// the slot count and the bins each row's column groups hold.
+template <typename Args>
+inline void take_slots(Args &a, const cuda_ctx *c)
+{
+    a.slot_boxes = c->slot_boxes;
+    a.slot_pref = c->slot_pref;
+    a.nslots = c->nslots;
+    a.gbins = c->gbins;
+}
+
+// The spectral tallies a one pass takes inside it (none where `takes` is 0)
+// and the planes they add to.
+template <typename Args>
+inline void take_tallies(Args &a, const cuda_ctx *c, bool takes)
+{
+    a.spec = takes ? c->tally : spectral_tables_dev{};
+    a.spec_dose = c->dose;
+}
+
 // The fused kernel psi_a -> psi_b (fused_theta_energy), or the whole step
 // alternating between them (fused_step).
 inline fused_args fused_of(const cuda_ctx *c)
@@ -245,12 +266,8 @@ inline fused_args fused_of(const cuda_ctx *c)
     A.tiles = c->tiles;
     A.split = c->split;
     A.cluster_launch = c->cluster_launch;
-    A.slot_boxes = c->slot_boxes;
-    A.slot_pref = c->slot_pref;
-    A.nslots = c->nslots;
-    A.gbins = c->gbins;
-    A.spec = fused_takes_tallies(c) ? c->tally : spectral_tables_dev{};
-    A.spec_dose = c->dose;
+    take_slots(A, c);
+    take_tallies(A, c, fused_takes_tallies(c));
     A.spec_wsum = split_sums(c) ? c->tally_wsum : nullptr;
     return A;
 }
@@ -289,12 +306,8 @@ inline fused_media_args fused_media_of(const cuda_ctx *c)
     A.stop = c->stop;
     A.partials = c->partials;
     A.blocks = c->blocks;
-    A.slot_boxes = c->slot_boxes;
-    A.slot_pref = c->slot_pref;
-    A.nslots = c->nslots;
-    A.gbins = c->gbins;
-    A.spec = media_takes_tallies(c) ? c->tally : spectral_tables_dev{};
-    A.spec_dose = c->dose;
+    take_slots(A, c);
+    take_tallies(A, c, media_takes_tallies(c));
     return A;
 }
 
@@ -328,6 +341,15 @@ inline finish_args finish_of(const cuda_ctx *c, const energy_tables_dev &et, int
     a.nslots = 0;
     a.gbins = group_bins_dev{};
     a.nz = (int)c->d.nz;
+    return a;
+}
+
+// The same after a one pass (psi alternates), whose slots' boxes and column
+// groups' bins it moves on.
+inline finish_args finish_of_slots(const cuda_ctx *c, const energy_tables_dev &et)
+{
+    finish_args a = finish_of(c, et, 1);
+    take_slots(a, c);
     return a;
 }
 

@@ -29,19 +29,10 @@ SMX_CHUNK_FN int smx_direction_chunk(int64_t nth)
     return nth <= 16 ? 4 : 8;
 }
 
-/* The pairwise tree over t[0 .. chunk) (chunk 4 or 8), in place: pairs at
- * distance 1, then 2, then 4; returns the sum. */
-SMX_CHUNK_FN double smx_chunk_tree(double *t, int chunk)
-{
-    for (int w = 1; w < chunk; w *= 2)
-        for (int m = 0; m + w < chunk; m += 2 * w)
-            t[m] += t[m + w];
-    return t[0];
-}
-
-/* The same trees written out, for a loop over cells that keeps t in
- * registers (a compiler need not unroll smx_chunk_tree's loops, which write
- * t): the bits of smx_chunk_tree(t, 4) and (t, 8), t unchanged. */
+/* The pairwise tree over t[0 .. chunk) (chunk 4 or 8): pairs at distance
+ * 1, then 2, then 4; returns the sum, t unchanged. Written out, so that a
+ * loop over cells keeps t in registers (a compiler need not unroll loops
+ * that write t: the CPU's loops over cells kept them in memory). */
 SMX_CHUNK_FN double smx_chunk_tree4(const double *t)
 {
     return (t[0] + t[1]) + (t[2] + t[3]);
@@ -50,6 +41,12 @@ SMX_CHUNK_FN double smx_chunk_tree4(const double *t)
 SMX_CHUNK_FN double smx_chunk_tree8(const double *t)
 {
     return smx_chunk_tree4(t) + smx_chunk_tree4(t + 4);
+}
+
+/* The tree of a chunk of smx_direction_chunk's size, 4 or 8. */
+SMX_CHUNK_FN double smx_chunk_tree(const double *t, int chunk)
+{
+    return chunk == 4 ? smx_chunk_tree4(t) : smx_chunk_tree8(t);
 }
 
 #endif
