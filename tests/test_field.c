@@ -73,22 +73,35 @@ static int run_spots(const char *const *lines, int n, double **dose, fixture *ke
  * the spots' protons give the field (the linearity bound above). Run with
  * threshold 0 (every value stored), with the default, and with threshold 0
  * and all three spots at once, on moving windows and (early exit off) on
- * windows of every row and column. */
+ * windows of every row and column. A spot's own run is the one with the
+ * early exit's threshold tied to the rows' cut (per_spot.c): the run's
+ * threshold at cut 0, 1e-7 x 1e-4 at the defaults, which changes values
+ * (the check can tell them apart). */
 static void check_per_spot(void)
 {
     /* Each spot alone, with the early exit (passes 0-2) and without (pass 3):
      * both backends drop the values below its threshold. */
-    double *one_exit[NSPOTS] = { 0 }, *one_off[NSPOTS] = { 0 };
+    double *one_exit[NSPOTS] = { 0 }, *one_off[NSPOTS] = { 0 }, *one_tied[NSPOTS] = { 0 };
     const char *to_zero[] = { "transport.auto_stop_weight=0", "backend.early_exit=off" };
+    const char *tied[] = { "transport.auto_stop_weight=0", "backend.early_exit_threshold=1e-11" };
+    int64_t tie_moves = 0;
     for (int k = 0; k < NSPOTS; k++) {
         CHECK(run_spots_with(&SPOTS[k], 1, to_zero, 1, &one_exit[k], NULL) == 0);
         CHECK(run_spots_with(&SPOTS[k], 1, to_zero, 2, &one_off[k], NULL) == 0);
+        fixture ft;
+        CHECK(run_spots_with(&SPOTS[k], 1, tied, 2, &one_tied[k], &ft) == 0);
+        for (int64_t c = 0; one_exit[k] && one_tied[k] && c < ft.g.slice; c++)
+            tie_moves += (float)one_exit[k][c] != (float)one_tied[k][c];
+        fixture_free(&ft);
     }
+    printf("per-spot early exit tied to the rows' cut: %lld cells of the spots' own runs move\n",
+           (long long)tie_moves);
+    CHECK_MSG(tie_moves > 0, "the tied threshold changes no value: the check cannot fail");
     /* A sanitized build (test_quick) leaves out the windows of every row. */
     for (int pass = 0; pass < (test_quick() ? 3 : 4); pass++) {
         fixture f;
         double *all = NULL;
-        double *const *one = pass == 3 ? one_off : one_exit;
+        double *const *one = pass == 3 ? one_off : pass == 1 ? one_tied : one_exit;
         const char *sets[] = { "output.per_spot_dose=true",
                                pass >= 2 ? "backend.per_spot_lanes=3" : "backend.per_spot_lanes=1",
                                "output.per_spot_threshold=0", "backend.early_exit=off" };
@@ -165,6 +178,7 @@ static void check_per_spot(void)
     for (int k = 0; k < NSPOTS; k++) {
         free(one_exit[k]);
         free(one_off[k]);
+        free(one_tied[k]);
     }
 }
 

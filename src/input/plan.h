@@ -112,6 +112,7 @@ typedef struct plan {
     int keep_partial;
     int per_spot_dose; /* also transport each spot alone and store its dose */
     double per_spot_threshold; /* relative cut of the stored per-spot values */
+    double per_spot_early_exit_ratio; /* a spot's early exit: this x per_spot_threshold */
     int per_spot_precision; /* enum per_spot_precision: the stored values' type */
     int let; /* score LETd and LETt per cell (the dose's spectral planes, grid.h) */
     int per_spot_let; /* each spot's LETd x dose row beside its dose row */

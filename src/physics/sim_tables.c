@@ -240,7 +240,11 @@ static int build_tallies(sim_tables *s, const tables *const *mt, const tables *w
 
 int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *t, smx_error *err)
 {
-    *s = (sim_tables){ .p = p, .g = g, .auto_stop_weight = p->auto_stop_weight, .n_media = 1 };
+    *s = (sim_tables){ .p = p,
+                       .g = g,
+                       .auto_stop_weight = p->auto_stop_weight,
+                       .early_exit_threshold = p->early_exit_threshold,
+                       .n_media = 1 };
     const material_props *mat;
     int rc = need_material(p, t, &mat, err);
     if (rc)

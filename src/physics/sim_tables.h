@@ -27,6 +27,10 @@ typedef struct sim_tables {
      * transport.auto_stop_weight, or 0 for a per-spot state, whose spots must
      * run until their weight is gone (transport/per_spot.c). */
     double auto_stop_weight;
+    /* The early exit's threshold: the plan's backend.early_exit_threshold,
+     * or in a per-spot state the one tied to the rows' cut
+     * (output.per_spot_early_exit_ratio, transport/per_spot.c). */
+    double early_exit_threshold;
     energy_lut el; /* medium 0's (the plan's material) */
     angle_kernels ak; /* kernel of medium m, energy bin i: kernel_of_energy[m * ne + i] */
     stream_table st;

@@ -20,7 +20,7 @@ backend_settings backend_settings_of(const sim_tables *s)
         .gpu_memory_fraction = p->gpu_memory_fraction,
         .gpu_memory_bytes = p->gpu_memory_bytes,
         .early_exit = p->early_exit,
-        .early_exit_threshold = p->early_exit_threshold,
+        .early_exit_threshold = s->early_exit_threshold, /* a per-spot state's own */
         .snapshots = p->snapshot_every > 0 || p->n_snapshot_steps > 0 || p->snapshot_final,
         .mass_varies = medium_map_mass_varies(s->mm),
     };
