@@ -81,7 +81,7 @@ static void spot_class_free(spot_class *k)
  * output.per_spot_early_exit_ratio times output.per_spot_threshold, never
  * below the run's backend.early_exit_threshold. At the defaults (1e-11) the
  * rows' values move by at most 2e-5 of their peak (docs/accuracy-and-speed.md),
- * a fifth of the cut, and the steps take 0.9 of their time. */
+ * a fifth of the cut, and the steps take 0.86 of their time. */
 static double per_spot_early_exit(const plan *p)
 {
     const double tied = p->per_spot_early_exit_ratio * p->per_spot_threshold;
