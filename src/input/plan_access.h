@@ -82,4 +82,14 @@ static inline int plan_axis_cells(const plan_axis *a, double lo, double hi, int 
     return *first >= 0;
 }
 
+/* The early exit's threshold of each spot's own run (output.per_spot_dose),
+ * tied to what its row keeps: output.per_spot_early_exit_ratio times
+ * output.per_spot_threshold, never below backend.early_exit_threshold (the
+ * field's total keeps that). */
+static inline double plan_spot_early_exit(const plan *p)
+{
+    const double tied = p->per_spot_early_exit_ratio * p->per_spot_threshold;
+    return tied > p->early_exit_threshold ? tied : p->early_exit_threshold;
+}
+
 #endif

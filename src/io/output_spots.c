@@ -266,6 +266,8 @@ int out_write_spot_rows(output *o, const plan *p, const grid *g, const spot_rows
         rc = out_attr_str(o, grp, w->path, "encoding", sg.u16 ? ENCODING_U16 : ENCODING_F32, err);
     if (!rc)
         rc = out_attr_f64(o, grp, w->path, "threshold", sd->threshold, err);
+    if (!rc) /* the spots' runs' own (output.per_spot_early_exit_ratio) */
+        rc = out_attr_f64(o, grp, w->path, "early_exit_threshold", plan_spot_early_exit(p), err);
     if (!rc)
         rc = out_attr_str(o, grp, w->path, "description", w->group_doc, err);
     out_close_id(&grp, H5Gclose);

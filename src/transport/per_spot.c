@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/test_hooks.h"
+#include "input/plan_access.h"
 #include "physics/source.h"
 
 /* Spots stepped at once at most (backend.per_spot_lanes); with auto, the
@@ -77,17 +78,6 @@ static void spot_class_free(spot_class *k)
     memset(k, 0, sizeof *k);
 }
 
-/* A per-spot state's early-exit threshold, tied to what its rows keep:
- * output.per_spot_early_exit_ratio times output.per_spot_threshold, never
- * below the run's backend.early_exit_threshold. At the defaults (1e-11) the
- * rows' values move by at most 2e-5 of their peak (docs/accuracy-and-speed.md),
- * a fifth of the cut, and the steps take 0.86 of their time. */
-static double per_spot_early_exit(const plan *p)
-{
-    const double tied = p->per_spot_early_exit_ratio * p->per_spot_threshold;
-    return tied > p->early_exit_threshold ? tied : p->early_exit_threshold;
-}
-
 /* The class of the job's run's lowest ne bins: its grid and its tables,
  * those of a per-spot state (auto_stop_weight 0, the early exit's threshold
  * tied to the rows' cut). */
@@ -118,7 +108,10 @@ static int spot_class_build(spot_class *k, const per_spot_job *J, int ne, smx_er
      * batch, alone or not: the run of that spot alone with
      * transport.auto_stop_weight: 0. */
     k->st.auto_stop_weight = 0.0;
-    k->st.early_exit_threshold = per_spot_early_exit(p);
+    /* Tied to the rows' cut: at the defaults (1e-11) the rows' values move by
+     * at most 2e-5 of their peak (docs/accuracy-and-speed.md), a fifth of
+     * the cut, and the steps take 0.86 of their time. */
+    k->st.early_exit_threshold = plan_spot_early_exit(p);
     k->built = 1;
     return 0;
 }
