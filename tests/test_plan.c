@@ -6,6 +6,9 @@
  * Runs from the repository root (CTest WORKING_DIRECTORY); fixture plans live in
  * tests/plan_cases/. SMX2D_DATA_DIR points at a temporary directory holding an
  * empty pstar_water.h5: plan_load only checks that the table file exists. */
+#include <math.h>
+
+#include "input/plan_access.h"
 #include "plan_fixture.h"
 #include "transport/backend_host.h"
 
@@ -53,6 +56,19 @@ static void test_minimal_defaults(void)
           p.variant_stream == VAR_S_AUTO);
     CHECK(p.cuda_graph == 1 && p.gpu_memory_fraction == 0.9 && p.gpu_memory_bytes == 0.0);
     CHECK(p.early_exit == EARLY_EXIT_FIXED && p.early_exit_threshold == 1e-12);
+    /* The spots' early exit, tied to the rows' cut: 1e-7 x 1e-4 (to double
+     * rounding), never below the run's (a cut of 1e-6 gives 1e-13), the
+     * run's with the ratio 0. */
+    CHECK(p.per_spot_threshold == 1e-4 && p.per_spot_early_exit_ratio == 1e-7);
+    CHECK(fabs(plan_spot_early_exit(&p) - 1e-11) < 1e-24);
+    {
+        plan q = p;
+        q.per_spot_threshold = 1e-6;
+        CHECK(plan_spot_early_exit(&q) == 1e-12);
+        q.per_spot_threshold = 1e-4;
+        q.per_spot_early_exit_ratio = 0.0;
+        CHECK(plan_spot_early_exit(&q) == 1e-12);
+    }
     CHECK(p.overwrite == 0 && p.snapshot_every == 0 && p.n_snapshot_steps == 0);
     CHECK(p.snapshot_final == 1 && p.log_every == 0 && p.keep_partial == 0);
 
