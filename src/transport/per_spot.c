@@ -108,9 +108,9 @@ static int spot_class_build(spot_class *k, const per_spot_job *J, int ne, smx_er
      * batch, alone or not: the run of that spot alone with
      * transport.auto_stop_weight: 0. */
     k->st.auto_stop_weight = 0.0;
-    /* Tied to the rows' cut: at the defaults (1e-11) the rows' values move by
-     * at most 2e-5 of their peak (docs/accuracy-and-speed.md), a fifth of
-     * the cut, and the steps take 0.86 of their time. */
+    /* Tied to the rows' cut: a spot's tails below what its row keeps cost
+     * steps and change no stored value beyond a fraction of the cut (the
+     * measured bound: docs/accuracy-and-speed.md). */
     k->st.early_exit_threshold = plan_spot_early_exit(p);
     k->built = 1;
     return 0;
