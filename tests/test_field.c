@@ -75,7 +75,7 @@ static int run_spots(const char *const *lines, int n, double **dose, fixture *ke
  * and all three spots at once, on moving windows and (early exit off) on
  * windows of every row and column. A spot's own run is the one with the
  * early exit's threshold tied to the rows' cut (per_spot.c): the run's
- * threshold at cut 0, 1e-7 x 1e-4 at the defaults, which changes values
+ * threshold at cut 0, 1e-7 x 1e-4 (times the cell, 2 here) at the defaults, which changes values
  * (the check can tell them apart). */
 static void check_per_spot(void)
 {
@@ -83,7 +83,9 @@ static void check_per_spot(void)
      * both backends drop the values below its threshold. */
     double *one_exit[NSPOTS] = { 0 }, *one_off[NSPOTS] = { 0 }, *one_tied[NSPOTS] = { 0 };
     const char *to_zero[] = { "transport.auto_stop_weight=0", "backend.early_exit=off" };
-    const char *tied[] = { "transport.auto_stop_weight=0", "backend.early_exit_threshold=1e-11" };
+    /* This fixture's cells: dx 1 mm, dz and the step 0.5 mm, twice the
+     * reference cell of the tie (plan_access.h): 2 x 1e-7 x 1e-4. */
+    const char *tied[] = { "transport.auto_stop_weight=0", "backend.early_exit_threshold=2e-11" };
     int64_t tie_moves = 0;
     for (int k = 0; k < NSPOTS; k++) {
         CHECK(run_spots_with(&SPOTS[k], 1, to_zero, 1, &one_exit[k], NULL) == 0);

@@ -56,13 +56,20 @@ static void test_minimal_defaults(void)
           p.variant_stream == VAR_S_AUTO);
     CHECK(p.cuda_graph == 1 && p.gpu_memory_fraction == 0.9 && p.gpu_memory_bytes == 0.0);
     CHECK(p.early_exit == EARLY_EXIT_FIXED && p.early_exit_threshold == 1e-12);
-    /* The spots' early exit, tied to the rows' cut: 1e-7 x 1e-4 (to double
-     * rounding), never below the run's (a cut of 1e-6 gives 1e-13), the
-     * run's with the ratio 0. */
+    /* The spots' early exit, tied to the rows' cut: 1e-7 x 1e-4 on 0.5 mm
+     * cells and steps (to double rounding: 1e-24), 8 times that on 1 mm, an
+     * eighth on 0.25 mm; never below the run's (a cut of 1e-6 gives 1e-13);
+     * the run's with the ratio 0. */
     CHECK(p.per_spot_threshold == 1e-4 && p.per_spot_early_exit_ratio == 1e-7);
+    CHECK(p.dx_mm == 0.5 && p.dz_mm == 0.5 && p.step_mm == 0.5);
     CHECK(fabs(plan_spot_early_exit(&p) - 1e-11) < 1e-24);
     {
         plan q = p;
+        q.dx_mm = q.dz_mm = q.step_mm = 1.0;
+        CHECK(fabs(plan_spot_early_exit(&q) - 8e-11) < 1e-24);
+        q.dx_mm = q.dz_mm = q.step_mm = 0.25;
+        CHECK(fabs(plan_spot_early_exit(&q) - 1.25e-12) < 1e-24);
+        q.dx_mm = q.dz_mm = q.step_mm = 0.5;
         q.per_spot_threshold = 1e-6;
         CHECK(plan_spot_early_exit(&q) == 1e-12);
         q.per_spot_threshold = 1e-4;

@@ -84,11 +84,17 @@ static inline int plan_axis_cells(const plan_axis *a, double lo, double hi, int 
 
 /* The early exit's threshold of each spot's own run (output.per_spot_dose),
  * tied to what its row keeps: output.per_spot_early_exit_ratio times
- * output.per_spot_threshold, never below backend.early_exit_threshold (the
- * field's total keeps that). */
+ * output.per_spot_threshold, scaled by the phase-space cell a psi value
+ * holds (dx dz ds against 0.5 mm cubed), never below
+ * backend.early_exit_threshold (the field's total keeps that). A psi value
+ * is a cell's weight: halving dx, dz and the step spreads a spot over eight
+ * times the values, and a fixed threshold then dropped eight times more of
+ * the row's dose (measured at 1.0, 0.5 and 0.25 mm:
+ * docs/accuracy-and-speed.md). */
 static inline double plan_spot_early_exit(const plan *p)
 {
-    const double tied = p->per_spot_early_exit_ratio * p->per_spot_threshold;
+    const double cell = p->dx_mm * p->dz_mm * p->step_mm / (0.5 * 0.5 * 0.5);
+    const double tied = p->per_spot_early_exit_ratio * p->per_spot_threshold * cell;
     return tied > p->early_exit_threshold ? tied : p->early_exit_threshold;
 }
 

@@ -308,8 +308,9 @@ const plan_key plan_keys[] = {
              "(their sum is, per spot, in /dose/per_spot/dropped_Gy)" },
     { .path = "output.per_spot_early_exit_ratio", .type = PT_REAL, AT(per_spot_early_exit_ratio),
       .default_value = "1.0e-7", .min = 0, .max = 1, .units = "",
-      .doc = "each spot's own run drops weight below this times output.per_spot_threshold (a "
-             "fraction of the spot's weight; never below backend.early_exit_threshold): the "
+      .doc = "each spot's own run drops weight below this times output.per_spot_threshold "
+             "times the cell (dx dz step over 0.5 mm cubed; a fraction of the spot's weight; "
+             "never below backend.early_exit_threshold): the "
              "default keeps every value within 2e-5 of its row's peak of a run at 1e-12, in "
              "0.86 of the steps' time; 1e-6 within 2e-4 in 0.75 "
              "(docs/accuracy-and-speed.md); 0 = backend.early_exit_threshold, each row then "
