@@ -109,7 +109,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                   "the register budget of FUSED_MIN_BLOCKS tiles per SM");
     static_assert(!SPLIT || SUB == 1, "the split's last-group bookkeeping is per block");
     __shared__ int s_move[2][NMAX]; // this step's whole-cell move (z, x) of each direction
-    __shared__ int s_toff[NMAX]; // j * slice + move offset: target of direction j from a cell
+    // j * slice + move offset: target of direction j from a cell (16-byte
+    // aligned: a thread reads its M offsets as M / 4 vector loads)
+    __shared__ __align__(16) int s_toff[NMAX];
     static_assert(FUSED_COLS == 32, "s_wbox and s_full are per warp: one warp per direction chunk");
     __shared__ int4 s_wbox[SUB * G]; // per warp: the extent of its tile's in-domain targets
     // Slots (per_slot): per warp the lowest and highest target bin its tile
@@ -192,6 +194,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         s_move[1][j] = mx;
         s_toff[j] = j * slice + mz * px + mx;
     }
+    for (int j = nth + threadIdx.x; j < NMAX; j += blockDim.x)
+        s_toff[j] = 0; // read by the last thread's vector loads, never used
     for (int i = threadIdx.x; i < SUB * R * L.rows * FUSED_COLS; i += blockDim.x)
         s_in[i] = 0.0f; // the padding rows stay zero in window mode
     if (STREAM)
@@ -393,10 +397,18 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             bool any_nz = false, all_nz = true; // over this thread's in-domain targets
             if (live) {
                 if (cm.in_domain == dir_mask) { // every target inside the domain: the usual case
+                    int toff[M];
+                    static_assert(M % 4 == 0, "whole int4 loads of s_toff");
+#pragma unroll
+                    for (int k = 0; k < M / 4; k++) {
+                        const int4 q = reinterpret_cast<const int4 *>(s_toff + j0)[k];
+                        toff[4 * k] = q.x, toff[4 * k + 1] = q.y;
+                        toff[4 * k + 2] = q.z, toff[4 * k + 3] = q.w;
+                    }
 #pragma unroll
                     for (int m = 0; m < M; m++)
                         if (dir_ok(m))
-                            pt[s_toff[j0 + m]] = zero ? 0.0f : v[m];
+                            pt[toff[m]] = zero ? 0.0f : v[m];
                     // psi >= 0 (non-negative kernels and coefficients)
                     all_nz = !zero && pair_min(v, n_dirs) != 0.0f;
                     if (STREAM && !zero) {
@@ -589,7 +601,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 double t[M];
 #pragma unroll
                 for (int m = 0; m < M; m++)
-                    t[m] = dir_ok(m) ? (double)cur[m] : 0.0;
+                    t[m] = (double)cur[m]; // 0 past nth (cur's load above)
                 s_spec[((s & 1) * G + g) * FUSED_COLS + col] = smx_chunk_tree(t, M);
             }
             if (has) {

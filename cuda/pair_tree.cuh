@@ -11,9 +11,15 @@ template <int M, typename Op>
 __device__ __forceinline__ float pair_reduce(const float (&v)[M], int n, float pad, Op op)
 {
     float t[M];
+    if (n >= M) { // every value: no selects (n is uniform over a warp of the fused kernel)
 #pragma unroll
-    for (int m = 0; m < M; m++)
-        t[m] = m < n ? v[m] : pad;
+        for (int m = 0; m < M; m++)
+            t[m] = v[m];
+    } else {
+#pragma unroll
+        for (int m = 0; m < M; m++)
+            t[m] = m < n ? v[m] : pad;
+    }
 #pragma unroll
     for (int w = 1; w < M; w *= 2)
 #pragma unroll
