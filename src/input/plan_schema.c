@@ -311,10 +311,9 @@ const plan_key plan_keys[] = {
       .doc = "each spot's own run drops weight below this times output.per_spot_threshold "
              "times the cell (dx dz step over 0.5 mm cubed; a fraction of the spot's weight; "
              "never below backend.early_exit_threshold): the "
-             "default keeps every value within 2e-5 of its row's peak of a run at 1e-12, in "
-             "0.86 of the steps' time; 1e-6 within 2e-4 in 0.75 "
-             "(docs/accuracy-and-speed.md); 0 = backend.early_exit_threshold, each row then "
-             "bit for bit its spot's run alone" },
+             "default keeps every value within 2e-5 of its row's peak of a run at 1e-12, "
+             "1e-6 within 2e-4, for fewer steps (docs/accuracy-and-speed.md); "
+             "0 = backend.early_exit_threshold, each row then bit for bit its spot's run alone" },
     { .path = "output.per_spot_precision", .type = PT_ENUM, AT(per_spot_precision),
       .default_value = "uint16", .choices = "uint16|float32", .units = "",
       .doc = "how the per-spot values are stored: uint16 = 16-bit integers times a scale per "
