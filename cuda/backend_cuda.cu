@@ -454,15 +454,6 @@ static int capture_step(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
-// Spots side by side whose one-pass step visits each slot's own box (the
-// kernel_variants' slot_boxes): 0 where the step visits the union, or a state
-// holds one spot, or another pipeline runs.
-static int slot_boxes_visited(const cuda_ctx *c)
-{
-    const step_pipeline k = c->pipe.kind;
-    return (k == PIPE_FUSED_ONE_PASS || k == PIPE_MEDIA_ONE_PASS) && c->nslots > 1 ? c->nslots : 0;
-}
-
 // The kernel_variants line of the provenance: which paths this source runs.
 static void describe_variants(cuda_ctx *c)
 {
@@ -683,6 +674,7 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
     w.rg = rg;
     w.d = c->d;
     take_slots(w, c);
+    w.groups_kept = slot_boxes_visited(c) > 1;
     w.st = c->state;
     CUDA_CHECK_ERR(err, window_shift_launch(w, rows, c->stream));
     // The deposit map's values lie at the rows before the move, where the

@@ -194,12 +194,25 @@ inline stream_args stream_of(const cuda_ctx *c, const float *in, float *out)
                         c->reach, c->box_next, c->stop,         c->partials, c->blocks };
 }
 
+// Spots side by side whose one-pass step visits each slot's own box (the
+// kernel_variants' slot_boxes), and keeps each box and the column groups'
+// bins step by step: 0 where the step visits the union, or a state holds one
+// spot, or another pipeline runs (a run with media may step a state in two
+// passes, which keeps neither).
+inline int slot_boxes_visited(const cuda_ctx *c)
+{
+    const step_pipeline k = c->pipe.kind;
+    return (k == PIPE_FUSED_ONE_PASS || k == PIPE_MEDIA_ONE_PASS) && c->nslots > 1 ? c->nslots : 0;
+}
+
 // The deposit's spread into the dose; moved: A_stream has run in this step;
-// reg: the step's source region (NULL: the whole grid).
+// reg: the step's source region (NULL: the whole grid), with slots each
+// slot's box where the step visits those.
 inline spread_args spread_of(const cuda_ctx *c, int moved, const active_regions *reg)
 {
-    return spread_args{ c->dose,         c->dmap, c->paths, c->d,    c->stt,   c->mass,
-                        &c->state->step, moved,   reg,      c->stop, c->blocks };
+    const box4 *sb = reg && slot_boxes_visited(c) ? c->slot_boxes : nullptr;
+    return spread_args{ c->dose, c->dmap, c->paths, c->d,      c->stt,  c->mass,  &c->state->step,
+                        moved,   reg,     sb,       c->nslots, c->stop, c->blocks };
 }
 
 // 1 when the single pass takes the spectral tallies (those of its unsplit

@@ -1,4 +1,5 @@
 #include "deposit_path.cuh"
+#include "tiling.cuh"
 
 namespace {
 
@@ -106,21 +107,84 @@ __global__ void path_kernel(path_scratch_dev ps, dev_dims d, stream_tables_dev s
         ps.reach[threadIdx.x] = reach[threadIdx.x];
 }
 
+// Spots side by side (a.slot_boxes, deposit_path.cuh): the cells a kernel
+// visits, slot by slot, in tiles of 32 cells of one slot. src: each slot's
+// box that the one pass visited (its map is +0 outside it); cells: that box
+// widened by the paths' reach r (z lo, z hi, x lo, x hi offsets), clipped to
+// the rows and the slot's columns; pref: the tiles before each slot's. A cell
+// outside every slot's box would add +0 to its dose, so the spread's bits are
+// those of the union's region, at the cost of the slots' own boxes.
+struct slot_cells {
+    box4 src[FUSED_SLOTS], cells[FUSED_SLOTS];
+    int pref[FUSED_SLOTS + 1];
+};
+
+// Fills sc (shared memory) for nslots (<= FUSED_SLOTS) slots; every thread of
+// the block calls it (two barriers).
+__device__ void slot_cells_fill(slot_cells &sc, const box4 *slot_boxes, int nslots, dev_dims d,
+                                int4 r)
+{
+    const int sw = (int)slot_w(d);
+    for (int k = threadIdx.x; k < nslots; k += blockDim.x) {
+        const box4 v = slot_visit(slot_boxes, k);
+        box4 b = box_empty4();
+        if (!box_is_empty(v))
+            b = box4{ max(0, v.z0 + r.x), min((int)d.nz - 1, v.z1 + r.y), max(k * sw, v.x0 + r.z),
+                      min(k * sw + sw - 1, v.x1 + r.w) };
+        sc.src[k] = v;
+        sc.cells[k] = b;
+        sc.pref[k + 1] =
+            box_is_empty(b) ? 0 : (int)(((int64_t)(b.z1 - b.z0 + 1) * (b.x1 - b.x0 + 1) + 31) / 32);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        sc.pref[0] = 0;
+        for (int k = 0; k < nslots; k++)
+            sc.pref[k + 1] += sc.pref[k];
+    }
+    __syncthreads();
+}
+
+// Cell `lane` of tile `tile` of sc: its slot k, row and column; false past
+// the slot's cells.
+__device__ __forceinline__ bool slot_cell(const slot_cells &sc, int nslots, int64_t tile, int lane,
+                                          int &k, int &z, int &x)
+{
+    k = slot_of_tile(sc.pref, nslots, tile);
+    const box4 b = sc.cells[k];
+    const int w = b.x1 - b.x0 + 1;
+    const int64_t i = (tile - sc.pref[k]) * 32 + lane;
+    if (i >= (int64_t)(b.z1 - b.z0 + 1) * w)
+        return false;
+    z = b.z0 + (int)(i / w);
+    x = b.x0 + (int)(i % w);
+    return true;
+}
+
 // Sharing by capped mass: what each held cell of the region keeps
 // (smx_path_held), one thread per cell, before the spread.
+// With slots (slot_boxes), the cells of each slot's own box.
 __global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, path_scratch_dev ps,
                                  dev_dims d, mass_share_dev m, const active_regions *reg,
-                                 const int *stop)
+                                 const box4 *slot_boxes, int nslots, const int *stop)
 {
     if (*stop)
         return;
+    __shared__ slot_cells sc;
     const box4 S = map_region(d, reg);
     if (box_is_empty(S))
         return;
-    const int64_t w = S.x1 - S.x0 + 1, cells = (int64_t)(S.z1 - S.z0 + 1) * w;
+    const int64_t w = S.x1 - S.x0 + 1;
+    int64_t cells = (int64_t)(S.z1 - S.z0 + 1) * w;
+    if (slot_boxes) {
+        slot_cells_fill(sc, slot_boxes, nslots, d, int4{ 0, 0, 0, 0 });
+        cells = (int64_t)sc.pref[nslots] * 32;
+    }
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < cells;
          i += (int64_t)gridDim.x * blockDim.x) {
-        const int z = S.z0 + (int)(i / w), x = S.x0 + (int)(i % w);
+        int k, z = S.z0 + (int)(i / w), x = S.x0 + (int)(i % w);
+        if (slot_boxes && !slot_cell(sc, nslots, i >> 5, (int)(i & 31), k, z, x))
+            continue;
         double *c = dose + (int64_t)z * d.px + x;
         const int sl = slot_lo(d, x); // the cell's slot is its grid
         *c = smx_path_held(*c, dmap + sl, d.slice, (int)d.px, (int)d.nth, ps.pz, ps.px, z, x - sl,
@@ -145,16 +209,19 @@ __device__ __forceinline__ double group_tree(double (&P)[8], int B)
 // warp joins the GROUPS subtrees, ((s0 + s1) + (s2 + s3)) + ..., the top of
 // the same tree.
 // MASS: capped mass sharing (mass's medium set), an instantiation of its own
-// so that sharing by length keeps its registers.
+// so that sharing by length keeps its registers. With slots (slot_boxes),
+// the cells each slot's own box reaches.
 template <bool MASS>
 __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dmap,
                                       path_scratch_dev ps, dev_dims d, mass_share_dev mass,
-                                      const active_regions *reg, const int *stop)
+                                      const active_regions *reg, const box4 *slot_boxes, int nslots,
+                                      const int *stop)
 {
     if (*stop)
         return;
     __shared__ path_fast s_pf[PATH_SMEM];
     __shared__ double s_part[2][GROUPS][32]; // two tiles' subtrees: one barrier per tile
+    __shared__ slot_cells sc;
     const int nth = (int)d.nth, nz = (int)d.nz, nx = (int)d.nx, sw = (int)slot_w(d);
     const box4 S = map_region(d, reg);
     if (box_is_empty(S))
@@ -163,8 +230,13 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
     const int zlo = max(0, S.z0 + ps.reach[0]), zhi = min(nz - 1, S.z1 + ps.reach[1]);
     const int xlo = max(0, S.x0 + ps.reach[2]), xhi = min(nx - 1, S.x1 + ps.reach[3]);
     const int widest = ps.reach[4];
-    const int64_t w = xhi - xlo + 1, cells = (int64_t)(zhi - zlo + 1) * w,
-                  tiles = (cells + 31) / 32;
+    const int64_t w = xhi - xlo + 1;
+    int64_t tiles = ((int64_t)(zhi - zlo + 1) * w + 31) / 32;
+    if (slot_boxes) {
+        slot_cells_fill(sc, slot_boxes, nslots, d,
+                        int4{ ps.reach[0], ps.reach[1], ps.reach[2], ps.reach[3] });
+        tiles = sc.pref[nslots];
+    }
     if (blockIdx.x >= tiles)
         return;
     const bool fast_ok = nth <= PATH_SMEM && widest <= FAST_MAX;
@@ -177,12 +249,17 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
     int buf = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, buf ^= 1) {
         const int64_t i = tile * 32 + lane; // cells < 2^31 (a slice's)
-        const bool live = i < cells;
-        const int tz = live ? zlo + (int)i / (int)w : 0, tx = live ? xlo + (int)i % (int)w : 0;
+        int k = 0, tz = zlo + (int)(i / w), tx = xlo + (int)(i % w);
+        const bool live = slot_boxes ? slot_cell(sc, nslots, tile, lane, k, tz, tx)
+                                     : i < (int64_t)(zhi - zlo + 1) * w;
+        if (!live)
+            tz = tx = 0;
+        // The map's sources: the region, or the cell's slot's box.
+        const box4 R = slot_boxes ? sc.src[k] : S;
         // The cell's slot is its grid (physics/grid.h): its column, sources,
         // map and media counted from the slot's first column.
         const int sl = live ? slot_lo(d, tx) : 0, lx = tx - sl;
-        const box4 SL{ S.z0, S.z1, max(S.x0, sl) - sl, min(S.x1, sl + sw - 1) - sl };
+        const box4 SL{ R.z0, R.z1, max(R.x0, sl) - sl, min(R.x1, sl + sw - 1) - sl };
         const float *dm = dmap + sl;
         mass_share_dev ml = mass;
         if (MASS)
@@ -241,13 +318,17 @@ cudaError_t deposit_spread(const spread_args &a, cudaStream_t s)
     const int *stop = a.stop;
     const int blocks = a.blocks;
     path_kernel<<<1, SMX_THREADS, 0, s>>>(ps, d, a.st, a.step, a.moved, stop);
+    // Each slot's own box where the one pass visited those (a region and
+    // two or more slots; FUSED_SLOTS at most).
+    const box4 *sb = reg && a.nslots > 1 ? a.slot_boxes : nullptr;
+    const int ns = a.nslots;
     if (mass.medium)
-        held_rest_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
+        held_rest_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns, stop);
     if (mass.medium)
         deposit_spread_kernel<true>
-            <<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
+            <<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns, stop);
     else
         deposit_spread_kernel<false>
-            <<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, stop);
+            <<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns, stop);
     return cudaGetLastError();
 }

@@ -44,7 +44,9 @@ struct mass_share_dev {
 // mass: sharing by capped mass when its medium is set; reg: the step's source
 // region, read only there (its occupied and written boxes joined, where the
 // fused kernel wrote the map), or the whole grid (NULL: energy_deposit writes
-// every cell); the stop flag and the blocks of the spread.
+// every cell); slot_boxes, nslots: where a one-pass kernel visited each
+// slot's own box (common.cuh; nslots > 1, null otherwise), those boxes, read
+// there only; the stop flag and the blocks of the spread.
 struct spread_args {
     double *dose;
     const float *dmap;
@@ -55,6 +57,8 @@ struct spread_args {
     const int64_t *step;
     int moved;
     const active_regions *reg;
+    const box4 *slot_boxes;
+    int nslots;
     const int *stop;
     int blocks;
 };

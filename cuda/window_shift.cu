@@ -6,6 +6,10 @@
 
 #include "tiling.cuh"
 
+// Blocks a group of columns' move spreads over (shift_psi_groups_kernel): a
+// group holds a few tens of bins of 41 directions, 32 columns each.
+constexpr int SHIFT_GROUP_BLOCKS = 16;
+
 __global__ void shift_psi_kernel(float *psi, dev_dims d, int z0, int z1, int lo, int rows,
                                  int64_t cols)
 {
@@ -18,6 +22,51 @@ __global__ void shift_psi_kernel(float *psi, dev_dims d, int z0, int z1, int lo,
         for (int z = first; z <= z1; z++)
             col[(int64_t)(z - rows) * d.px] = col[(int64_t)z * d.px];
         // What the move leaves behind at the far end (and rows that left).
+        const int a = z1 - rows + 1 > 0 ? z1 - rows + 1 : 0;
+        for (int z = a; z <= z1; z++)
+            col[(int64_t)z * d.px] = 0.0f;
+    }
+}
+
+// Spots side by side (slots): the same move, one group of columns at a time
+// (group_bins.cuh, the input's record at step st->step). Blocks (k, y) take
+// group k and only the bins its occupied rows hold: a batch's bin range spans
+// every slot's bins, while a slot's columns hold a few tens of them. A bin
+// that a group holds in none of those rows is zero there from row 0 to z1
+// (rows below z0 lie outside the occupied box), so its move would write
+// zeros over zeros.
+__global__ void shift_psi_groups_kernel(float *psi, dev_dims d, int z0, int z1, int lo, int hi,
+                                        int rows, group_bins_dev gb, const run_state_dev *st)
+{
+    __shared__ int s_lo, s_hi;
+    const int k = blockIdx.x;
+    const int2 *gi = group_bins_at(gb, d.nz, st->step, GB_INPUT);
+    if (threadIdx.x == 0)
+        s_lo = INT_MAX, s_hi = -1;
+    __syncthreads();
+    int blo = INT_MAX, bhi = -1;
+    for (int z = z0 + threadIdx.x; z <= z1; z += blockDim.x) {
+        const int2 b = gi[(int64_t)z * gb.ncg + k];
+        blo = min(blo, b.x), bhi = max(bhi, b.y);
+    }
+    if (bhi >= 0)
+        atomicMin(&s_lo, blo), atomicMax(&s_hi, bhi);
+    __syncthreads();
+    const int b0 = max(lo, s_lo), b1 = min(hi, s_hi);
+    if (b0 > b1)
+        return;
+    const int64_t n = (int64_t)(b1 - b0 + 1) * d.nth * GROUP_BINS_COLS;
+    const int64_t stride = (int64_t)gridDim.y * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.y * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const int64_t x = (int64_t)k * GROUP_BINS_COLS + i % GROUP_BINS_COLS;
+        if (x >= d.px)
+            continue;
+        const int64_t plane = i / GROUP_BINS_COLS;
+        const int64_t ie = b0 + plane / d.nth, j = plane % d.nth;
+        float *col = psi + dev_index(d, ie, j, 0, x);
+        const int first = z0 > rows ? z0 : rows;
+        for (int z = first; z <= z1; z++)
+            col[(int64_t)(z - rows) * d.px] = col[(int64_t)z * d.px];
         const int a = z1 - rows + 1 > 0 ? z1 - rows + 1 : 0;
         for (int z = a; z <= z1; z++)
             col[(int64_t)z * d.px] = 0.0f;
@@ -102,8 +151,13 @@ cudaError_t window_shift_launch(const window_shift_args &a, int rows, cudaStream
             const int blocks = (int)((cols + SMX_THREADS - 1) / SMX_THREADS < 65536
                                          ? (cols + SMX_THREADS - 1) / SMX_THREADS
                                          : 65536);
-            shift_psi_kernel<<<blocks, SMX_THREADS, 0, s>>>(cur + k * d.cells, d, rg.occupied.z0,
-                                                            rg.occupied.z1, rg.src_lo, rows, cols);
+            if (nslots > 1 && a.gbins.r && a.groups_kept)
+                shift_psi_groups_kernel<<<dim3(a.gbins.ncg, SHIFT_GROUP_BLOCKS), SMX_THREADS, 0,
+                                          s>>>(cur + k * d.cells, d, rg.occupied.z0, rg.occupied.z1,
+                                               rg.src_lo, rg.src_hi, rows, a.gbins, a.st);
+            else
+                shift_psi_kernel<<<blocks, SMX_THREADS, 0, s>>>(
+                    cur + k * d.cells, d, rg.occupied.z0, rg.occupied.z1, rg.src_lo, rows, cols);
             if ((e = cudaGetLastError()) != cudaSuccess)
                 return e;
         }

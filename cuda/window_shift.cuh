@@ -23,6 +23,7 @@ struct window_shift_args {
     int *slot_pref;
     int nslots;
     group_bins_dev gbins; // nslots > 1: the column groups' bins, at step st->step
+    bool groups_kept; // the steps keep gbins (slot_boxes_visited): the psi move may skip by them
     const run_state_dev *st;
 };
 
