@@ -341,6 +341,9 @@ static void class_rows(void)
     fixture_free(&f);
 }
 
+static int64_t kept_width;
+static int kept_planes;
+
 /* The CPU backend with a memory of `room_rows` rows of the window: a larger
  * state is refused as the CUDA backend refuses one beyond its cap
  * (err->no_room), and lanes says how many states of the last size fit. */
@@ -422,6 +425,62 @@ static void band_rows(void)
     }
 }
 
+/* A backend whose shift writes plane q's leaving rows as q + 1 in every
+ * plane (a kept plane's scratch holds whatever is there). */
+static int fill_shift(void *ctx, int rows, double *dose_out, smx_error *err)
+{
+    (void)ctx, (void)err;
+    const int64_t per = (int64_t)rows * kept_width;
+    for (int q = 0; q < kept_planes; q++)
+        for (int64_t i = 0; i < per; i++)
+            dose_out[q * per + i] = q + 1;
+    return 0;
+}
+
+/* The planes a backend keeps on the device (a field's halo bands,
+ * backend_ops.halo_keep) are left alone by a shift: the rows that leave
+ * reach `left` in every other plane, and a kept plane's rows there stay as
+ * they were (never written; the host never reads them). */
+static void kept_planes_rows(void)
+{
+    fixture f;
+    const char *sets[] = { "grid.space.nx=31", "grid.space.nz=100", "output.let=true" };
+    if (fixture_load(&f, NULL, sets, 3)) {
+        CHECK_MSG(0, "kept planes: %s", f.err.msg);
+        return;
+    }
+    window w;
+    const window_shape ws = { (int)f.g.nx, 40, 4, 2, 1 };
+    if (window_init(&w, &f.g, NULL, &ws, &f.err)) {
+        CHECK_MSG(0, "kept planes: %s", f.err.msg);
+        fixture_free(&f);
+        return;
+    }
+    kept_width = w.width;
+    kept_planes = f.g.dose_planes;
+    backend_ops be = backend_cpu;
+    be.shift = fill_shift;
+    w.kept_lo = 1, w.kept_hi = 2; /* two of the planes, as the halo's bands are */
+    /* The front near the far end and the back at row 12: 10 rows move. */
+    const int rc = window_follow(&w, &be, NULL, 37, 12, &f.err);
+    int right = 0, wrong = 0;
+    for (int q = 0; q < kept_planes; q++)
+        for (int64_t i = 0; i < (int64_t)10 * w.width; i++) {
+            const double v = w.left[(int64_t)q * f.g.nz * w.width + i];
+            const int kept = q >= 1 && q <= 2;
+            if (v == (kept ? 0.0 : q + 1))
+                right++;
+            else
+                wrong++;
+        }
+    printf("  a shift of %d rows with planes 1-2 of %d kept: %d values as expected, %d not\n", w.z0,
+           kept_planes, right, wrong);
+    CHECK_MSG(rc == 0, "kept planes: %s", f.err.msg);
+    CHECK(kept_planes >= 4 && w.z0 == 10 && wrong == 0 && right == kept_planes * 10 * w.width);
+    window_free(&w);
+    fixture_free(&f);
+}
+
 /* The cases, each a CTest test of its own or a few together
  * (tests/physics.cmake): `test_window CASE...` runs those, `test_window` all. */
 int main(int argc, char **argv)
@@ -454,6 +513,8 @@ int main(int argc, char **argv)
         narrow_rows();
     if (test_case("band_rows"))
         band_rows();
+    if (test_case("kept_planes"))
+        kept_planes_rows();
     if (test_case("rows_that_fit"))
         total_rows_that_fit();
     if (test_case("rows_sum"))

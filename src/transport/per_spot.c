@@ -447,6 +447,7 @@ static int batch_halo_keep(spot_runs *R, int nb, smx_error *err)
     const halo_dose *h = R->job->halo;
     const backend_ops *be = R->sp.be;
     R->halo_dev = 0;
+    R->sp.win.kept_lo = 0, R->sp.win.kept_hi = -1;
     if (!h->on || R->halo_host || !be->halo_keep || !be->halo_convolve)
         return 0;
     const halo_fft_job fft = { h->Z, h->X, h->cz, h->cx, h->bands, nb, h->kre, h->kim, NULL, NULL };
@@ -456,6 +457,8 @@ static int batch_halo_keep(spot_runs *R, int nb, smx_error *err)
     if (rc == -1)
         R->halo_host = 1;
     R->halo_dev = rc == 0;
+    if (R->halo_dev) /* the window's shifts then leave the bands' planes alone */
+        R->sp.win.kept_lo = spec.plane0, R->sp.win.kept_hi = spec.plane0 + h->bands - 1;
     return rc == -1 ? 0 : rc;
 }
 

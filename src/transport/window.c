@@ -154,6 +154,7 @@ int window_init(window *w, const grid *g, const medium_map *full, const window_s
 {
     memset(w, 0, sizeof *w);
     w->g = g;
+    w->kept_lo = 0, w->kept_hi = -1;
     w->full = full && full->cell ? full : NULL;
     w->shape = *ws;
     if (w->shape.slots < 1)
@@ -285,11 +286,16 @@ int window_follow(window *w, const backend_ops *be, void *ctx, int front, int ba
     int rc = be->shift(ctx, rows, w->rows_out, err);
     if (rc)
         return rc;
-    /* rows_out and left: the dose's planes (grid.dose_planes) one after the other. */
+    /* rows_out and left: the dose's planes (grid.dose_planes) one after the
+     * other. The kept planes are skipped: the backend wrote nothing there,
+     * and their rows of left would be first writes to pages of a large
+     * calloc'd array, which took most of a per-spot shift's host time
+     * (docs/bench/per-spot-slots.md, "The window's shift on the host"). */
+    const int64_t n = (int64_t)rows * w->width;
     for (int q = 0; q < w->g->dose_planes; q++)
-        for (int64_t i = 0; i < (int64_t)rows * w->width; i++)
-            w->left[((int64_t)q * w->g->nz + z_old) * w->width + i] =
-                w->rows_out[(int64_t)q * rows * w->width + i];
+        if (q < w->kept_lo || q > w->kept_hi)
+            memcpy(w->left + ((int64_t)q * w->g->nz + z_old) * w->width,
+                   w->rows_out + (int64_t)q * n, (size_t)n * sizeof *w->left);
     w->shifts++;
     return 0;
 }

@@ -103,6 +103,9 @@ typedef struct window {
     double *left; /* [g->dose_planes][g->nz][width] MeV: rows below z0, the dose of the rows
                      that have left (the rest is stale: never read) */
     double *rows_out; /* [g->dose_planes][shape.nz][width] scratch for a shift */
+    int kept_lo, kept_hi; /* dose planes the backend keeps on the device (a field's halo
+                             bands, summed there: backend_ops.halo_keep), neither written by
+                             its shift nor copied into left; none where kept_lo > kept_hi */
     int shifts; /* moves so far (this source) */
     int overflow; /* the last window_follow failed: the beam's rows outgrew the window */
     int band; /* the most rows between back and front seen at a look (this source) */
