@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend_cuda_internal.cuh"
+#include "source_upload.cuh"
 #include "tiling.cuh"
 
 // The moments scheme over the active region (moments.cuh), in two passes as
@@ -259,13 +260,21 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     return enqueue_per_operator(c, err);
 }
 
+// The pieces of a source for source_scatter (source_upload.cuh).
+struct source_pack {
+    std::vector<int4> at;
+    std::vector<float> vals;
+};
+
 // Per energy bin the smallest box holding psi0's non-zero values, searched
 // inside the given boxes (or the whole grid); the largest value, for the
-// adaptive early exit.
+// adaptive early exit; with pack, every piece of 32 columns of those rows
+// that holds a value, with its values (the row's, zeros past nx).
 static void source_boxes(const grid *g, const float *psi0, const grid_box *occupied, box4 *boxes,
-                         float *mx)
+                         float *mx, source_pack *pack)
 {
     *mx = 0.0f;
+    const int64_t P = SOURCE_PIECE_COLS;
     for (int64_t ie = 0; ie < g->ne; ie++) {
         boxes[ie] = box_empty4();
         const grid_box b =
@@ -275,13 +284,67 @@ static void source_boxes(const grid *g, const float *psi0, const grid_box *occup
         for (int64_t j = 0; j < g->nth; j++)
             for (int64_t z = b.z0; z <= b.z1; z++) {
                 const float *row = psi0 + psi_index(g, ie, j, z, 0);
-                for (int64_t x = b.x0; x <= b.x1; x++)
-                    if (row[x] != 0.0f) {
-                        boxes[ie] = box_join(boxes[ie], box4{ (int)z, (int)z, (int)x, (int)x });
-                        *mx = row[x] > *mx ? row[x] : *mx;
-                    }
+                for (int64_t k = b.x0 / P; k <= b.x1 / P; k++) {
+                    bool any = false;
+                    const int64_t xa = std::max<int64_t>(b.x0, k * P);
+                    const int64_t xb = std::min<int64_t>(b.x1, k * P + P - 1);
+                    for (int64_t x = xa; x <= xb; x++)
+                        if (row[x] != 0.0f) {
+                            any = true;
+                            boxes[ie] = box_join(boxes[ie], box4{ (int)z, (int)z, (int)x, (int)x });
+                            *mx = row[x] > *mx ? row[x] : *mx;
+                        }
+                    if (!pack || !any)
+                        continue;
+                    pack->at.push_back(int4{ (int)ie, (int)j, (int)z, (int)k });
+                    for (int64_t x = k * P; x < k * P + P; x++)
+                        pack->vals.push_back(x < g->nx ? row[x] : 0.0f);
+                }
             }
     }
+}
+
+// Whether a source within `occupied` goes up in pieces: bounds of at most
+// half the state's rows (as copy_source's rows), so that its pieces fit
+// psi_b's first component.
+static bool source_pieces_fit(const cuda_ctx *c, const grid_box *occupied)
+{
+    if (!occupied)
+        return false;
+    int64_t rows = 0;
+    for (int64_t ie = 0; ie < c->g->ne; ie++) {
+        const grid_box b = occupied[ie];
+        if (b.z0 <= b.z1 && b.x0 <= b.x1)
+            rows += (int64_t)(b.z1 - b.z0 + 1) * c->g->nth;
+    }
+    return 2 * rows <= dev_rows(c->d);
+}
+
+// The pieces into psi_a through psi_b's first bytes (zero again after),
+// both on the state's stream: psi_a is zero (cleared, or zeroed here first),
+// and psi_b holds the pieces' bytes (fewer than a component's: the source's
+// rows are at most half the state's, source_pieces_fit).
+static int scatter_source(cuda_ctx *c, const source_pack &pack, bool cleared, smx_error *err)
+{
+    const size_t bytes = (size_t)c->d.cells * c->ncomp * sizeof(float);
+    const size_t n = pack.at.size(), vb = pack.vals.size() * sizeof(float), ab = n * sizeof(int4);
+    if (vb + ab > (size_t)c->d.cells * sizeof(float))
+        return smx_fail(err, SMX_EXIT_RUNTIME,
+                        "internal: a source of %zu pieces does not fit the state's buffer", n);
+    if (!cleared)
+        CUDA_CHECK_ERR(err, cudaMemsetAsync(c->psi_a, 0, bytes, c->stream));
+    char *scratch = reinterpret_cast<char *>(c->psi_b);
+    CUDA_CHECK_ERR(
+        err, cudaMemcpyAsync(scratch, pack.vals.data(), vb, cudaMemcpyHostToDevice, c->stream));
+    CUDA_CHECK_ERR(
+        err, cudaMemcpyAsync(scratch + vb, pack.at.data(), ab, cudaMemcpyHostToDevice, c->stream));
+    const source_pieces_dev p{ reinterpret_cast<const int4 *>(scratch + vb),
+                               reinterpret_cast<const float *>(scratch), (int64_t)n };
+    CUDA_CHECK_ERR(err, source_scatter(c->psi_a, c->d, p, c->stream));
+    CUDA_CHECK_ERR(err, cudaMemsetAsync(c->psi_b, 0, cleared ? vb + ab : bytes, c->stream));
+    // The host's pack is freed on return: its copies must be done.
+    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
+    return 0;
 }
 
 // Before a field's next spot: zeroes where the fused path's regions say the
@@ -320,6 +383,9 @@ static int copy_source(cuda_ctx *c, const float *psi0, const std::vector<box4> &
                        smx_error *err)
 {
     const grid *g = c->g;
+    // The clears of clear_last_run, on the state's stream, before the
+    // copies below on the default one.
+    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     const size_t bytes = (size_t)c->d.cells * c->ncomp * sizeof(float);
     int64_t box_rows = 0;
     for (int64_t ie = 0; ie < g->ne; ie++)
@@ -511,8 +577,15 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
     const grid *g = c->g;
     std::vector<box4> boxes(g->ne);
     float mx = 0.0f;
-    source_boxes(g, psi0, occupied, boxes.data(), &mx);
-    if (int rc = copy_source(c, psi0, boxes, cleared, err))
+    // A source within bounds of at most half the state's rows (a field's
+    // spots, a windowed beam) goes up in pieces of 32 columns that hold a
+    // value: the spots side by side of a batch hold a few columns of each
+    // slot's width in each of their rows.
+    source_pack pack;
+    const bool pieces = source_pieces_fit(c, occupied);
+    source_boxes(g, psi0, occupied, boxes.data(), &mx, pieces ? &pack : nullptr);
+    if (int rc = pieces ? scatter_source(c, pack, cleared, err)
+                        : copy_source(c, psi0, boxes, cleared, err))
         return rc;
     if (c->ncomp > 1) { // the source's moments, from its weights (moments.cuh), once copied
         CUDA_CHECK_ERR(err, cudaDeviceSynchronize());
