@@ -163,7 +163,7 @@ static int take_records(const stepper *sp, run_result *r, const collected *c, st
  * (NULL: none), and prints the step log when log is set. The time spent
  * writing snapshots is added to so->write_s and kept out of the step times
  * and the log's rate. */
-int stepper_run(const stepper *sp, run_result *r, snapshot_out *so, int log, smx_error *err)
+int stepper_run(stepper *sp, run_result *r, snapshot_out *so, int log, smx_error *err)
 {
     const plan *p = sp->p;
     const backend_ops *be = sp->be;
@@ -230,10 +230,16 @@ int stepper_run(const stepper *sp, run_result *r, snapshot_out *so, int log, smx
         const collected c = { n, ms, now };
         if ((rc = take_records(sp, r, &c, log ? &sl : NULL, &finished, err)))
             return rc;
+        /* The moves' host time: the device waits for them (the collect
+         * before has drained its queue), so the per-spot line reports it. */
+        const double f0 = stepper_now_s();
+        const int shifts = sp->win.shifts;
         if (!finished && n > 0 &&
-            (rc = window_follow((window *)&sp->win, be, ctx, sp->recs[n - 1].front_row,
+            (rc = window_follow(&sp->win, be, ctx, sp->recs[n - 1].front_row,
                                 sp->recs[n - 1].back_row, err)))
             return rc;
+        sp->moves_s += stepper_now_s() - f0;
+        sp->moves += sp->win.shifts - shifts;
     }
     return 0;
 }

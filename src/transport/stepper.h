@@ -29,6 +29,8 @@ typedef struct stepper {
     window win; /* the part of g the state holds (transport/window.h) */
     float *wpsi; /* [win.wg.cells] all zero: a source on the window; NULL when it is g */
     grid_box *wocc; /* [ne] its boxes */
+    double moves_s; /* host seconds in the window's moves (window_follow), summed over runs */
+    int moves; /* the window's moves, summed over runs */
 } stepper;
 
 /* A snapshot copied out by the backend but not yet written: writing it waits
@@ -73,7 +75,7 @@ void stepper_free(stepper *sp);
  * conservation), the snapshots to so (NULL: none; the last one taken may be
  * left pending), the step log when log is set; snapshot writing time is
  * added to so->write_s. */
-int stepper_run(const stepper *sp, run_result *r, snapshot_out *so, int log, smx_error *err);
+int stepper_run(stepper *sp, run_result *r, snapshot_out *so, int log, smx_error *err);
 /* sp's window moves as the beam goes, or need not. */
 int stepper_moves_ok(const stepper *sp);
 
