@@ -328,6 +328,48 @@ static void check_path_tree(void)
           smx_path_leaves(41) == 64);
 }
 
+/* The CPU spread's cells taken eight at a time (smx_path_cells_interior)
+ * against smx_path_cell one at a time, on a random map whose box touches the
+ * grid's left edge, paths of every sign and of 1 to 3 cells: for every run of
+ * eight cells off the edges, the same bits (the same terms in the same
+ * order: the claim is bitwise, so the tolerance is none). */
+static void check_path_cells_interior(void)
+{
+    enum { NTH = 11, NZ = 9, NX = 21 };
+    static float dmap[NTH * NZ * NX];
+    smx_path_axis pz[NTH], px[NTH];
+    uint64_t r = 0x2545f4914f6cdd1dull;
+    for (int i = 0; i < NTH * NZ * NX; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        dmap[i] = (float)((r >> 40) * 0x1p-24);
+    }
+    for (int j = 0; j < NTH; j++) {
+        const double th = (j * 360.0 / NTH + 10.0) * M_PI / 180.0;
+        smx_path_of(1.7 * sin(th), 37, 0, 1, -0.5, &pz[j]);
+        smx_path_of(2.3 * cos(th), 37, 0, 1, 0.0, &px[j]);
+    }
+    const smx_path_view v = { dmap, NZ * NX, NX, NTH, pz, px, 1, 7, 0, 15 };
+    int runs = 0, differ = 0;
+    for (int tz = 1; tz < NZ - 1; tz++)
+        for (int tx = 1; tx + SMX_PATH_LANES < NX; tx++) {
+            double lanes[SMX_PATH_LANES];
+            for (int l = 0; l < SMX_PATH_LANES; l++)
+                lanes[l] = 0.25 * l; /* a dose already there */
+            smx_path_cells_interior(&v, lanes, tz, tx);
+            for (int l = 0; l < SMX_PATH_LANES; l++) {
+                const double one =
+                    smx_path_cell(0.25 * l, dmap, NZ * NX, NX, NTH, pz, px, tz, tx + l, NZ, NX,
+                                  v.z0, v.z1, v.x0, v.x1, NULL, NULL);
+                differ += memcmp(&one, &lanes[l], sizeof one) != 0;
+            }
+            runs++;
+        }
+    printf("deposit path, eight cells at a time: %d runs, %d cells differ from one at a time\n",
+           runs, differ);
+    CHECK_MSG(runs == 7 * 12 && differ == 0, "eight cells at a time: %d cells of %d runs differ",
+              differ, runs);
+}
+
 static void check_deposit_path(void)
 {
     /* Cuts against lengths worked out by hand. */
@@ -543,6 +585,7 @@ int main(int argc, char **argv)
     check_chunk_trees();
     check_path_tree();
     check_deposit_path();
+    check_path_cells_interior();
     check_inner_paths();
     /* ---- energy-loss table on both grids ---- */
     {

@@ -216,6 +216,59 @@ static inline SMX_PATH_HD double smx_path_cell(double dose, const float *dmap, l
     return dose + t.v[0];
 }
 
+/* smx_path_cell, sharing by length, for SMX_PATH_LANES cells of one row at
+ * once (the CPU's spread): cells (tz, tx .. tx + SMX_PATH_LANES - 1), none on
+ * an edge (0 < tz < nz - 1, 0 < tx, tx + SMX_PATH_LANES < nx). There each of
+ * a path's offsets has the one source t - o (smx_path_sources), so every cell
+ * takes the same terms in the same order; a source outside the box adds
+ * f * 0 = +0, which leaves a sum of non-negative terms as it was. The
+ * directions' leaves are then joined level by level, the pairwise tree of
+ * smx_path_tree_push (64 leaves at most). The same bits as smx_path_cell. */
+#define SMX_PATH_LANES 8
+typedef struct smx_path_view {
+    const float *dmap; /* [nth] planes of `plane` floats, rows of `pitch` */
+    long long plane;
+    int pitch, nth;
+    const smx_path_axis *pz, *px;
+    int z0, z1, x0, x1; /* the sources' box */
+} smx_path_view;
+
+static inline void smx_path_cells_interior(const smx_path_view *v, double *dose, int tz, int tx)
+{
+    double P[64][SMX_PATH_LANES];
+    const int leaves = smx_path_leaves(v->nth);
+    for (int j = 0; j < leaves; j++) {
+        double *Pj = P[j];
+        for (int l = 0; l < SMX_PATH_LANES; l++)
+            Pj[l] = 0.0;
+        if (j >= v->nth)
+            continue;
+        const smx_path_axis *az = &v->pz[j], *ax = &v->px[j];
+        const float *dj = v->dmap + (long long)j * v->plane;
+        for (int a = 0; a < az->n; a++) {
+            const int zs = tz - (az->lo + a);
+            if (zs < v->z0 || zs > v->z1)
+                continue;
+            const float *row = dj + (long long)zs * v->pitch;
+            for (int b = 0; b < ax->n; b++) {
+                const double f = az->f[a] * ax->f[b];
+                const int xs0 = tx - (ax->lo + b);
+                for (int l = 0; l < SMX_PATH_LANES; l++) {
+                    const int xs = xs0 + l;
+                    const float s = xs >= v->x0 && xs <= v->x1 ? row[xs] : 0.0f;
+                    Pj[l] = Pj[l] + f * (double)s;
+                }
+            }
+        }
+    }
+    for (int h = 1; h < leaves; h *= 2)
+        for (int k = 0; k + h < leaves; k += 2 * h)
+            for (int l = 0; l < SMX_PATH_LANES; l++)
+                P[k][l] = P[k][l] + P[k + h][l];
+    for (int l = 0; l < SMX_PATH_LANES; l++)
+        dose[l] = dose[l] + P[0][l];
+}
+
 /* Sharing by capped mass. The deposit D of a step was lost at the stopping
  * power of the medium of the cell that holds the weight (density rho_s), but
  * under the shift scheme the path may lie partly in a neighbour. Shared by

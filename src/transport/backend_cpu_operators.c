@@ -239,64 +239,6 @@ void cpu_op_theta(cpu_ctx *c, step_tally *t)
  * moments (smx_mpath_*), otherwise at its direction's remainder (smx_path_*).
  * A cell's slot is its grid (physics/grid.h): its column, the sources, the
  * map and the media are counted from the slot's first column. */
-/* A row's cells off every edge, SPREAD_LANES at a time (spread_lanes). */
-#define SPREAD_LANES 8
-
-/* What spread_lanes reads: the slot's map (its first column), its pitch and
- * planes, the directions and their paths, the sources' box in the slot's
- * columns. */
-typedef struct spread_view {
-    const float *dmap;
-    int64_t plane;
-    int pitch, nth;
-    const smx_path_axis *pz, *px;
-    int z0, z1, x0, x1;
-} spread_view;
-
-/* smx_path_cell, sharing by length, for SPREAD_LANES cells of row tz at the
- * slot's columns lx .. lx + SPREAD_LANES - 1, none on an edge of the grid or
- * the slot: there each of a path's offsets has the one source t - o
- * (smx_path_sources), so every direction's sum takes the same terms in the
- * same order for each cell; a source outside the box adds f * 0 = +0, which
- * leaves a sum of non-negative terms as it was. The directions' leaves are
- * then joined level by level, the pairwise tree of smx_path_tree_push. The
- * same bits as smx_path_cell, several cells at once. */
-static void spread_lanes(const spread_view *v, double *dose, int tz, int lx)
-{
-    double P[64][SPREAD_LANES];
-    const int leaves = smx_path_leaves(v->nth);
-    for (int j = 0; j < leaves; j++) {
-        double *Pj = P[j];
-        for (int l = 0; l < SPREAD_LANES; l++)
-            Pj[l] = 0.0;
-        if (j >= v->nth)
-            continue;
-        const smx_path_axis *az = &v->pz[j], *ax = &v->px[j];
-        const float *dj = v->dmap + (int64_t)j * v->plane;
-        for (int a = 0; a < az->n; a++) {
-            const int zs = tz - (az->lo + a);
-            if (zs < v->z0 || zs > v->z1)
-                continue;
-            const float *row = dj + (int64_t)zs * v->pitch;
-            for (int b = 0; b < ax->n; b++) {
-                const double f = az->f[a] * ax->f[b];
-                const int xs0 = lx - (ax->lo + b);
-                for (int l = 0; l < SPREAD_LANES; l++) {
-                    const int xs = xs0 + l;
-                    const float s = xs >= v->x0 && xs <= v->x1 ? row[xs] : 0.0f;
-                    Pj[l] = Pj[l] + f * (double)s;
-                }
-            }
-        }
-    }
-    for (int h = 1; h < leaves; h *= 2)
-        for (int k = 0; k + h < leaves; k += 2 * h)
-            for (int l = 0; l < SPREAD_LANES; l++)
-                P[k][l] = P[k][l] + P[k + h][l];
-    for (int l = 0; l < SPREAD_LANES; l++)
-        dose[l] = dose[l] + P[0][l];
-}
-
 static void cpu_deposit_spread(cpu_ctx *c, box all)
 {
     const grid *g = c->g;
@@ -328,8 +270,8 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
         smx_path_reach(c->path_z, nth, all.z0, all.z1, nz, &zlo, &zhi);
         smx_path_reach(c->path_x, nth, all.x0, all.x1, pitch, &xlo, &xhi);
     }
-    /* Cells off every edge go SPREAD_LANES at a time where the map's
-     * sharing is by length (spread_lanes; 64 leaves at most). */
+    /* Cells off every edge go SMX_PATH_LANES at a time where the map's
+     * sharing is by length (smx_path_cells_interior; 64 leaves at most). */
     const int lanes = !rho && !c->moments && smx_path_leaves(nth) <= 64;
 #pragma omp parallel for schedule(dynamic, 2)
     for (int tz = zlo; tz <= zhi; tz++) {
@@ -339,13 +281,13 @@ static void cpu_deposit_spread(cpu_ctx *c, box all)
             const int x0 = all.x0 > sl ? all.x0 - sl : 0;
             const int x1 = all.x1 < sl + sw - 1 ? all.x1 - sl : sw - 1;
             const uint8_t *m = cell ? cell + sl : NULL;
-            const int lx = tx - sl, last = lx + SPREAD_LANES - 1;
-            if (lanes && tz > 0 && tz < nz - 1 && lx > 0 && last < sw - 1 &&
-                tx + SPREAD_LANES - 1 <= xhi) {
-                const spread_view v = { c->dmap + sl, g->slice, pitch,  nth, c->path_z,
-                                        c->path_x,    all.z0,   all.z1, x0,  x1 };
-                spread_lanes(&v, drow + tx, tz, lx);
-                tx += SPREAD_LANES - 1;
+            const int lx = tx - sl;
+            if (lanes && tz > 0 && tz < nz - 1 && lx > 0 && lx + SMX_PATH_LANES < sw &&
+                tx + SMX_PATH_LANES - 1 <= xhi) {
+                const smx_path_view v = { c->dmap + sl, g->slice, pitch,  nth, c->path_z,
+                                          c->path_x,    all.z0,   all.z1, x0,  x1 };
+                smx_path_cells_interior(&v, drow + tx, tz, lx);
+                tx += SMX_PATH_LANES - 1;
                 continue;
             }
             drow[tx] =
