@@ -30,7 +30,6 @@ static int batch_setup(stepper *sp, const stepper *proto, const sim_tables *st,
 {
     *sp = *proto;
     sp->ctx = NULL;
-    sp->moves_s = 0.0, sp->moves = 0; /* the proto's are the total run's */
     window_shape w = *ws;
     w.slots = slots;
     int rc = stepper_window(sp, st, &w, 1, err);
@@ -157,7 +156,6 @@ typedef struct spot_runs {
     spot_progress *prog; /* the count the batches add to: the job's or own */
     double t_states, t_upload, t_steps, t_dose; /* the per-spot line's phases */
     double t_moves; /* of t_steps, the host's time in the windows' moves */
-    int n_moves;
 } spot_runs;
 
 static void spot_runs_free(spot_runs *R)
@@ -690,8 +688,6 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
     double tc = stepper_now_s();
     R->t_steps += tc - tb;
     R->t_moves += R->sp.moves_s;
-    R->n_moves += R->sp.moves;
-    R->sp.moves_s = 0.0, R->sp.moves = 0;
     *again = 0;
     if (rc && R->sp.win.overflow && R->ws.nz < R->bound.nz) {
         *err = (smx_error){ 0 };
@@ -760,9 +756,9 @@ static void report_runs(const spot_runs *R, int rc, run_result *r)
                  "band)\n",
                  R->regrown, R->regrown == 1 ? "" : "s", R->ws.nz);
     smx_info("  per-spot time: states %.3f s, uploads %.3f s, steps %.3f s (of them %.3f s on the "
-             "host in %d window moves), doses and their sparse rows %.3f s (up to %d spots at "
+             "host moving the windows), doses and their sparse rows %.3f s (up to %d spots at "
              "once; %d state%s, %d to %d energy bins)\n",
-             R->t_states, R->t_upload, R->t_steps, R->t_moves, R->n_moves, R->t_dose, r->spot_slots,
+             R->t_states, R->t_upload, R->t_steps, R->t_moves, R->t_dose, r->spot_slots,
              R->n_classes, R->n_classes == 1 ? "" : "s", R->ne_first, (int)R->cls.g.ne);
 }
 

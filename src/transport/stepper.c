@@ -182,6 +182,7 @@ int stepper_run(stepper *sp, run_result *r, snapshot_out *so, int log, smx_error
         step_log_begin(&sl, sp->expected, every_log, loop0);
     int limit = p->steps > 0 ? p->steps : p->max_steps;
     int enqueued = 0, finished = 0;
+    sp->moves_s = 0.0;
     r->stop_reason = p->steps > 0 ? STOP_STEPS_DONE : STOP_MAX_STEPS;
     while (!finished) {
         if (smx_interrupted) {
@@ -233,13 +234,11 @@ int stepper_run(stepper *sp, run_result *r, snapshot_out *so, int log, smx_error
         /* The moves' host time: the device waits for them (the collect
          * before has drained its queue), so the per-spot line reports it. */
         const double f0 = stepper_now_s();
-        const int shifts = sp->win.shifts;
         if (!finished && n > 0 &&
             (rc = window_follow(&sp->win, be, ctx, sp->recs[n - 1].front_row,
                                 sp->recs[n - 1].back_row, err)))
             return rc;
         sp->moves_s += stepper_now_s() - f0;
-        sp->moves += sp->win.shifts - shifts;
     }
     return 0;
 }

@@ -29,8 +29,7 @@ typedef struct stepper {
     window win; /* the part of g the state holds (transport/window.h) */
     float *wpsi; /* [win.wg.cells] all zero: a source on the window; NULL when it is g */
     grid_box *wocc; /* [ne] its boxes */
-    double moves_s; /* host seconds in the window's moves (window_follow), summed over runs */
-    int moves; /* the window's moves, summed over runs */
+    double moves_s; /* host seconds the last stepper_run spent moving the window */
 } stepper;
 
 /* A snapshot copied out by the backend but not yet written: writing it waits
