@@ -318,9 +318,9 @@ cudaError_t deposit_spread(const spread_args &a, cudaStream_t s)
     const int *stop = a.stop;
     const int blocks = a.blocks;
     path_kernel<<<1, SMX_THREADS, 0, s>>>(ps, d, a.st, a.step, a.moved, stop);
-    // Each slot's own box where the one pass visited those (a region and
-    // two or more slots; FUSED_SLOTS at most).
-    const box4 *sb = reg && a.nslots > 1 ? a.slot_boxes : nullptr;
+    // Each slot's own box where the one pass visited those (spread_of: null
+    // otherwise).
+    const box4 *sb = a.slot_boxes;
     const int ns = a.nslots;
     if (mass.medium)
         held_rest_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns, stop);

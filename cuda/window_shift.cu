@@ -10,6 +10,19 @@
 // group holds a few tens of bins of 41 directions, 32 columns each.
 constexpr int SHIFT_GROUP_BLOCKS = 16;
 
+// One column of a plane (rows z0 .. z1 hold its values, pitch px): rows
+// move `rows` towards z = 0, and what the move leaves behind at the far end
+// (and rows that left) becomes zero.
+__device__ __forceinline__ void move_column(float *col, int64_t px, int z0, int z1, int rows)
+{
+    const int first = z0 > rows ? z0 : rows; // the first row that stays
+    for (int z = first; z <= z1; z++)
+        col[(int64_t)(z - rows) * px] = col[(int64_t)z * px];
+    const int a = z1 - rows + 1 > 0 ? z1 - rows + 1 : 0;
+    for (int z = a; z <= z1; z++)
+        col[(int64_t)z * px] = 0.0f;
+}
+
 __global__ void shift_psi_kernel(float *psi, dev_dims d, int z0, int z1, int lo, int rows,
                                  int64_t cols)
 {
@@ -18,13 +31,7 @@ __global__ void shift_psi_kernel(float *psi, dev_dims d, int z0, int z1, int lo,
         const int64_t x = c % d.px, plane = c / d.px;
         const int64_t ie = lo + plane / d.nth, j = plane % d.nth;
         float *col = psi + dev_index(d, ie, j, 0, x);
-        const int first = z0 > rows ? z0 : rows; // the first row that stays
-        for (int z = first; z <= z1; z++)
-            col[(int64_t)(z - rows) * d.px] = col[(int64_t)z * d.px];
-        // What the move leaves behind at the far end (and rows that left).
-        const int a = z1 - rows + 1 > 0 ? z1 - rows + 1 : 0;
-        for (int z = a; z <= z1; z++)
-            col[(int64_t)z * d.px] = 0.0f;
+        move_column(col, d.px, z0, z1, rows);
     }
 }
 
@@ -64,12 +71,7 @@ __global__ void shift_psi_groups_kernel(float *psi, dev_dims d, int z0, int z1, 
         const int64_t plane = i / GROUP_BINS_COLS;
         const int64_t ie = b0 + plane / d.nth, j = plane % d.nth;
         float *col = psi + dev_index(d, ie, j, 0, x);
-        const int first = z0 > rows ? z0 : rows;
-        for (int z = first; z <= z1; z++)
-            col[(int64_t)(z - rows) * d.px] = col[(int64_t)z * d.px];
-        const int a = z1 - rows + 1 > 0 ? z1 - rows + 1 : 0;
-        for (int z = a; z <= z1; z++)
-            col[(int64_t)z * d.px] = 0.0f;
+        move_column(col, d.px, z0, z1, rows);
     }
 }
 
@@ -151,7 +153,7 @@ cudaError_t window_shift_launch(const window_shift_args &a, int rows, cudaStream
             const int blocks = (int)((cols + SMX_THREADS - 1) / SMX_THREADS < 65536
                                          ? (cols + SMX_THREADS - 1) / SMX_THREADS
                                          : 65536);
-            if (nslots > 1 && a.gbins.r && a.groups_kept)
+            if (a.groups_kept) // implies slots and their group bins
                 shift_psi_groups_kernel<<<dim3(a.gbins.ncg, SHIFT_GROUP_BLOCKS), SMX_THREADS, 0,
                                           s>>>(cur + k * d.cells, d, rg.occupied.z0, rg.occupied.z1,
                                                rg.src_lo, rg.src_hi, rows, a.gbins, a.st);
