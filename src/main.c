@@ -2,6 +2,7 @@
  * The options are read here; a run is run_plan (src/run/run_plan.c), whose
  * flow docs/dev/architecture.md maps to src/; --bench is a peer of the run. */
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,7 +67,10 @@ static int run_job(cli *c, int argc, char **argv)
     if (rc)
         return run_print_error(&err);
     if (job.rank > 0) {
-        smx_quiet = 1; /* the run's log is rank 0's; warnings say whose they are */
+        /* The run's log is rank 0's, warnings say whose they are; every rank
+         * logs with SMX2D_RANK_LOGS=1 (docs/mpi.md: one file a rank). */
+        const char *all = getenv("SMX2D_RANK_LOGS");
+        smx_quiet = !(all && *all && strcmp(all, "0"));
         snprintf(smx_warn_tag, sizeof smx_warn_tag, "rank %d of %d on %s: ", job.rank, job.size,
                  job.host);
     }

@@ -280,20 +280,32 @@ static void recv_bytes(void *buf, int64_t bytes, int peer, int tag)
  * with each other. */
 enum { TAG_INDPTR = 1, TAG_INDICES, TAG_VALUES, TAG_DROPPED, TAG_WEIGHT, TAG_COUNT = 5 };
 
-/* Rank 0: a spot_dose of n rows and nnz values, every array allocated. */
-static int spot_dose_alloc(spot_dose *sd, int n, int64_t nnz, double threshold)
+/* Rank 0: its own rows *sd grown to n rows and nnz values, every array
+ * reallocated in place (a block of this size is its own mapping, which
+ * realloc remaps rather than copies), the other ranks' rows to follow. */
+static int spot_dose_grow(spot_dose *sd, int n, int64_t nnz, double threshold)
 {
-    memset(sd, 0, sizeof *sd);
-    sd->threshold = threshold;
-    sd->indptr = malloc((size_t)(n + 1) * sizeof *sd->indptr);
-    sd->indices = malloc((size_t)(nnz ? nnz : 1) * sizeof *sd->indices);
-    sd->values = malloc((size_t)(nnz ? nnz : 1) * sizeof *sd->values);
-    sd->dropped = malloc((size_t)(n ? n : 1) * sizeof *sd->dropped);
-    sd->weight = malloc((size_t)(n ? n : 1) * sizeof *sd->weight);
-    if (!sd->indptr || !sd->indices || !sd->values || !sd->dropped || !sd->weight) {
-        spot_dose_free(sd);
+    const size_t rows = (size_t)(n ? n : 1), vals = (size_t)(nnz ? nnz : 1);
+    int64_t *indptr = realloc(sd->indptr, (rows + 1) * sizeof *indptr);
+    if (indptr)
+        sd->indptr = indptr;
+    int32_t *indices = realloc(sd->indices, vals * sizeof *indices);
+    if (indices)
+        sd->indices = indices;
+    float *values = realloc(sd->values, vals * sizeof *values);
+    if (values)
+        sd->values = values;
+    double *dropped = realloc(sd->dropped, rows * sizeof *dropped);
+    if (dropped)
+        sd->dropped = dropped;
+    double *weight = realloc(sd->weight, rows * sizeof *weight);
+    if (weight)
+        sd->weight = weight;
+    if (!indptr || !indices || !values || !dropped || !weight)
         return 1;
-    }
+    if (sd->n_spots == 0)
+        sd->indptr[0] = 0;
+    sd->threshold = threshold;
     sd->cap = nnz;
     return 0;
 }
@@ -328,7 +340,6 @@ static int gather_rows(const par_job *job, const int *bound, const rows_gather *
     wait_quietly(&req, "MPI_Igather");
 
     int ok = 1;
-    spot_dose all = { 0 };
     if (job->rank == 0) {
         int64_t nnz = 0;
         for (int k = 0; k < job->size; k++) {
@@ -341,7 +352,9 @@ static int gather_rows(const par_job *job, const int *bound, const rows_gather *
             }
             nnz += sizes[2 * k + 1];
         }
-        if (ok && spot_dose_alloc(&all, n_spots, nnz, threshold)) {
+        if (ok && !sd->indptr)
+            sd->n_spots = 0, sd->nnz = 0; /* no rows of its own: none yet */
+        if (ok && spot_dose_grow(sd, n_spots, nnz, threshold)) {
             ok = 0;
             smx_fail(err, SMX_EXIT_RUNTIME,
                      "out of host memory for the %s matrix (%d rows, %lld values)", what, n_spots,
@@ -369,39 +382,28 @@ static int gather_rows(const par_job *job, const int *bound, const rows_gather *
         return 0;
     }
 
-    /* Rank 0: its own block first, then each rank's after it, rebasing the row pointers. */
-    int64_t row = 0, at = 0;
-    all.indptr[0] = 0;
-    for (int k = 0; k < job->size; k++) {
+    /* Rank 0: its own block is first and stays where it is; each rank's
+     * follows, its row pointers rebased. */
+    int64_t row = sizes[0], at = sizes[1];
+    for (int k = 1; k < job->size; k++) {
         const int64_t n = sizes[2 * k], nnz = sizes[2 * k + 1];
         if (n == 0)
             continue;
-        if (k == 0) {
-            memcpy(all.indptr + 1, sd->indptr + 1, (size_t)n * sizeof *all.indptr);
-            memcpy(all.indices, sd->indices, (size_t)nnz * sizeof *all.indices);
-            memcpy(all.values, sd->values, (size_t)nnz * sizeof *all.values);
-            memcpy(all.dropped, sd->dropped, (size_t)n * sizeof *all.dropped);
-            memcpy(all.weight, sd->weight, (size_t)n * sizeof *all.weight);
-        } else {
-            /* The rank's indptr lands on row's slot (whose value, at, is already set) and after. */
-            const int64_t keep = all.indptr[row];
-            recv_bytes(all.indptr + row, (n + 1) * (int64_t)sizeof *all.indptr, k,
-                       tag0 + TAG_INDPTR);
-            for (int64_t i = 0; i <= n; i++)
-                all.indptr[row + i] += keep;
-            recv_bytes(all.indices + at, nnz * (int64_t)sizeof *all.indices, k, tag0 + TAG_INDICES);
-            recv_bytes(all.values + at, nnz * (int64_t)sizeof *all.values, k, tag0 + TAG_VALUES);
-            recv_bytes(all.dropped + row, n * (int64_t)sizeof *all.dropped, k, tag0 + TAG_DROPPED);
-            recv_bytes(all.weight + row, n * (int64_t)sizeof *all.weight, k, tag0 + TAG_WEIGHT);
-        }
+        /* The rank's indptr lands on row's slot (whose value, at, is already set) and after. */
+        const int64_t keep = sd->indptr[row];
+        recv_bytes(sd->indptr + row, (n + 1) * (int64_t)sizeof *sd->indptr, k, tag0 + TAG_INDPTR);
+        for (int64_t i = 0; i <= n; i++)
+            sd->indptr[row + i] += keep;
+        recv_bytes(sd->indices + at, nnz * (int64_t)sizeof *sd->indices, k, tag0 + TAG_INDICES);
+        recv_bytes(sd->values + at, nnz * (int64_t)sizeof *sd->values, k, tag0 + TAG_VALUES);
+        recv_bytes(sd->dropped + row, n * (int64_t)sizeof *sd->dropped, k, tag0 + TAG_DROPPED);
+        recv_bytes(sd->weight + row, n * (int64_t)sizeof *sd->weight, k, tag0 + TAG_WEIGHT);
         row += n;
         at += nnz;
     }
     free(sizes);
-    all.n_spots = (int)row;
-    all.nnz = at;
-    spot_dose_free(sd);
-    *sd = all;
+    sd->n_spots = (int)row;
+    sd->nnz = at;
     return 0;
 }
 
