@@ -212,10 +212,10 @@ __device__ __forceinline__ double group_tree(double (&P)[8], int B)
 // so that sharing by length keeps its registers. With slots (slot_boxes),
 // the cells each slot's own box reaches.
 template <bool MASS>
-__global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dmap,
-                                      path_scratch_dev ps, dev_dims d, mass_share_dev mass,
-                                      const active_regions *reg, const box4 *slot_boxes, int nslots,
-                                      const int *stop)
+__device__ __forceinline__ void spread_cells(double *dose, const float *__restrict__ dmap,
+                                             path_scratch_dev ps, dev_dims d, mass_share_dev mass,
+                                             const active_regions *reg, const box4 *slot_boxes,
+                                             int nslots, const int *stop)
 {
     if (*stop)
         return;
@@ -266,12 +266,29 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
             ml.medium = mass.medium + sl;
         const bool fast = fast_ok && tz > 0 && tz < nz - 1 && lx > 0 && lx < sw - 1;
         double part = 0.0;
-        if (live && fast && B <= 8 && widest <= 2) {
+        if (live && fast && B <= 8 && widest <= 2 && !MASS) {
             double P[8];
             directions_interior<2, 8, MASS>(P, dm, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
                                             tz, lx, SL, ml);
             part = group_tree(P, B);
-        } else if (live && fast && B <= 8) {
+        } else if (live && fast && B <= 8 && widest <= 2) {
+            // By capped mass, four directions at a time: each source's ratio
+            // is a double held beside its value, and eight directions' took
+            // 204 registers (one block of 256 threads a SM).
+            double P[8], Q[4];
+            directions_interior<2, 4, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
+                                            tz, lx, SL, ml);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                P[k] = Q[k];
+            if (B > 4)
+                directions_interior<2, 4, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0 + 4,
+                                                min(nth, j0 + B), tz, lx, SL, ml);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                P[4 + k] = B > 4 ? Q[k] : 0.0;
+            part = group_tree(P, B);
+        } else if (live && fast && B <= 8 && !MASS) {
             double P[8], Q[4];
             directions_interior<3, 4, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
                                             tz, lx, SL, ml);
@@ -284,6 +301,17 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 P[4 + k] = B > 4 ? Q[k] : 0.0;
+            part = group_tree(P, B);
+        } else if (live && fast && B <= 8) { // by capped mass: two directions at a time
+            double P[8], Q[2];
+#pragma unroll
+            for (int h = 0; h < 8; h += 2) {
+                if (h < B)
+                    directions_interior<3, 2, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0 + h,
+                                                    min(nth, j0 + B), tz, lx, SL, ml);
+                P[h] = h < B ? Q[0] : 0.0;
+                P[h + 1] = h < B ? Q[1] : 0.0;
+            }
             part = group_tree(P, B);
         } else if (live) {
             smx_path_tree t;
@@ -303,6 +331,24 @@ __global__ void deposit_spread_kernel(double *dose, const float *__restrict__ dm
             *c = *c + T;
         }
     }
+}
+
+// Sharing by length, and by capped mass: the mass instance holds each
+// source's ratio beside its value, and two of its blocks a SM (at most 128
+// registers a thread, no spills) step faster than one of 204 registers.
+__global__ void deposit_spread_length(double *dose, const float *__restrict__ dmap,
+                                      path_scratch_dev ps, dev_dims d, mass_share_dev mass,
+                                      const active_regions *reg, const box4 *slot_boxes, int nslots,
+                                      const int *stop)
+{
+    spread_cells<false>(dose, dmap, ps, d, mass, reg, slot_boxes, nslots, stop);
+}
+__global__ void __launch_bounds__(SMX_THREADS, 2)
+    deposit_spread_mass(double *dose, const float *__restrict__ dmap, path_scratch_dev ps,
+                        dev_dims d, mass_share_dev mass, const active_regions *reg,
+                        const box4 *slot_boxes, int nslots, const int *stop)
+{
+    spread_cells<true>(dose, dmap, ps, d, mass, reg, slot_boxes, nslots, stop);
 }
 
 } // namespace
@@ -325,10 +371,10 @@ cudaError_t deposit_spread(const spread_args &a, cudaStream_t s)
     if (mass.medium)
         held_rest_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns, stop);
     if (mass.medium)
-        deposit_spread_kernel<true>
-            <<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns, stop);
+        deposit_spread_mass<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns,
+                                                           stop);
     else
-        deposit_spread_kernel<false>
-            <<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns, stop);
+        deposit_spread_length<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns,
+                                                             stop);
     return cudaGetLastError();
 }
