@@ -74,6 +74,24 @@ directions_interior(double (&P)[K], const float *__restrict__ dmap, int64_t plan
     }
 }
 
+// P[0 .. 7] for directions j0 .. j0 + B - 1 (B <= 8), K at a time
+// (directions_interior; +0 past B).
+template <int N, int K, bool MASS>
+__device__ __forceinline__ void directions_by(double (&P)[8], int B, const float *__restrict__ dmap,
+                                              int64_t plane, int pitch, const path_fast *pf, int j0,
+                                              int nth, int tz, int tx, box4 S, mass_share_dev m)
+{
+#pragma unroll
+    for (int h = 0; h < 8; h += K) {
+        double Q[K];
+        if (h < B)
+            directions_interior<N, K, MASS>(Q, dmap, plane, pitch, pf, j0 + h, nth, tz, tx, S, m);
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            P[h + k] = h < B ? Q[k] : 0.0;
+    }
+}
+
 // The step's paths, once: thread j computes direction j's (both axes), then
 // the block's extreme offsets and widest span go beside them (path_scratch).
 __global__ void path_kernel(path_scratch_dev ps, dev_dims d, stream_tables_dev st,
@@ -266,52 +284,17 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
             ml.medium = mass.medium + sl;
         const bool fast = fast_ok && tz > 0 && tz < nz - 1 && lx > 0 && lx < sw - 1;
         double part = 0.0;
-        if (live && fast && B <= 8 && widest <= 2 && !MASS) {
+        if (live && fast && B <= 8) {
+            // By capped mass each source's ratio is a double held beside its
+            // value: fewer directions at a time keep the instance at two
+            // blocks a SM (eight at once took 204 registers).
             double P[8];
-            directions_interior<2, 8, MASS>(P, dm, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
-                                            tz, lx, SL, ml);
-            part = group_tree(P, B);
-        } else if (live && fast && B <= 8 && widest <= 2) {
-            // By capped mass, four directions at a time: each source's ratio
-            // is a double held beside its value, and eight directions' took
-            // 204 registers (one block of 256 threads a SM).
-            double P[8], Q[4];
-            directions_interior<2, 4, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
-                                            tz, lx, SL, ml);
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                P[k] = Q[k];
-            if (B > 4)
-                directions_interior<2, 4, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0 + 4,
-                                                min(nth, j0 + B), tz, lx, SL, ml);
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                P[4 + k] = B > 4 ? Q[k] : 0.0;
-            part = group_tree(P, B);
-        } else if (live && fast && B <= 8 && !MASS) {
-            double P[8], Q[4];
-            directions_interior<3, 4, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0, min(nth, j0 + B),
-                                            tz, lx, SL, ml);
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                P[k] = Q[k];
-            if (B > 4)
-                directions_interior<3, 4, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0 + 4,
-                                                min(nth, j0 + B), tz, lx, SL, ml);
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                P[4 + k] = B > 4 ? Q[k] : 0.0;
-            part = group_tree(P, B);
-        } else if (live && fast && B <= 8) { // by capped mass: two directions at a time
-            double P[8], Q[2];
-#pragma unroll
-            for (int h = 0; h < 8; h += 2) {
-                if (h < B)
-                    directions_interior<3, 2, MASS>(Q, dm, d.slice, (int)d.px, s_pf, j0 + h,
-                                                    min(nth, j0 + B), tz, lx, SL, ml);
-                P[h] = h < B ? Q[0] : 0.0;
-                P[h + 1] = h < B ? Q[1] : 0.0;
-            }
+            if (widest <= 2)
+                directions_by<2, MASS ? 4 : 8, MASS>(P, B, dm, d.slice, (int)d.px, s_pf, j0,
+                                                     min(nth, j0 + B), tz, lx, SL, ml);
+            else
+                directions_by<3, MASS ? 2 : 4, MASS>(P, B, dm, d.slice, (int)d.px, s_pf, j0,
+                                                     min(nth, j0 + B), tz, lx, SL, ml);
             part = group_tree(P, B);
         } else if (live) {
             smx_path_tree t;

@@ -280,28 +280,28 @@ static void recv_bytes(void *buf, int64_t bytes, int peer, int tag)
  * with each other. */
 enum { TAG_INDPTR = 1, TAG_INDICES, TAG_VALUES, TAG_DROPPED, TAG_WEIGHT, TAG_COUNT = 5 };
 
+/* realloc(old, bytes), or old and *bad set where it fails (old stays valid). */
+static void *grown(void *old, size_t bytes, int *bad)
+{
+    void *p = realloc(old, bytes);
+    if (!p)
+        *bad = 1;
+    return p ? p : old;
+}
+
 /* Rank 0: its own rows *sd grown to n rows and nnz values, every array
  * reallocated in place (a block of this size is its own mapping, which
  * realloc remaps rather than copies), the other ranks' rows to follow. */
 static int spot_dose_grow(spot_dose *sd, int n, int64_t nnz, double threshold)
 {
     const size_t rows = (size_t)(n ? n : 1), vals = (size_t)(nnz ? nnz : 1);
-    int64_t *indptr = realloc(sd->indptr, (rows + 1) * sizeof *indptr);
-    if (indptr)
-        sd->indptr = indptr;
-    int32_t *indices = realloc(sd->indices, vals * sizeof *indices);
-    if (indices)
-        sd->indices = indices;
-    float *values = realloc(sd->values, vals * sizeof *values);
-    if (values)
-        sd->values = values;
-    double *dropped = realloc(sd->dropped, rows * sizeof *dropped);
-    if (dropped)
-        sd->dropped = dropped;
-    double *weight = realloc(sd->weight, rows * sizeof *weight);
-    if (weight)
-        sd->weight = weight;
-    if (!indptr || !indices || !values || !dropped || !weight)
+    int bad = 0;
+    sd->indptr = grown(sd->indptr, (rows + 1) * sizeof *sd->indptr, &bad);
+    sd->indices = grown(sd->indices, vals * sizeof *sd->indices, &bad);
+    sd->values = grown(sd->values, vals * sizeof *sd->values, &bad);
+    sd->dropped = grown(sd->dropped, rows * sizeof *sd->dropped, &bad);
+    sd->weight = grown(sd->weight, rows * sizeof *sd->weight, &bad);
+    if (bad)
         return 1;
     if (sd->n_spots == 0)
         sd->indptr[0] = 0;
