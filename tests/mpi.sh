@@ -124,6 +124,13 @@ field)
         [ "$(grep -c 'bind-to none' "$tmp/err")" = 1 ] || fail "bound to one core, no warning: $(cat "$tmp/err")"
         same_dose np1.h5 bound.h5
     fi
+    # Every rank's own log with SMX2D_RANK_LOGS=1 (docs/mpi.md): two start
+    # lines, each rank's block, the same dose.
+    expect 0 env SMX2D_RANK_LOGS=1 sh -c 'timeout 120 mpirun --oversubscribe -x SMX2D_RANK_LOGS -np 2 "$@"' \
+        sh "$bin" tiny.yaml $spots --set output.file=ranklogs.h5
+    [ "$(grep -c '^smx2d-sim .*-> ranklogs' "$tmp/out")" = 2 ] || fail "SMX2D_RANK_LOGS=1: not two logs: $(cat "$tmp/out")"
+    [ "$(grep -c 'per-spot dose: spots [0-9-]* of 5 here' "$tmp/out")" = 2 ] || fail "SMX2D_RANK_LOGS=1: not two blocks logged"
+    same_dose np1.h5 ranklogs.h5
     set -- $refs
     same_dose "$@" np1.h5 np2.h5 np3.h5
     ranks_are alone.h5 1 5

@@ -275,6 +275,49 @@ static void recv_bytes(void *buf, int64_t bytes, int peer, int tag)
     }
 }
 
+/* A matrix's cell indices travel as runs of consecutive cells (first, count):
+ * a spot's row holds a few hundred runs of tens of cells, so the runs are a
+ * small fraction of the indices' bytes, and rank 0 expands them into exactly
+ * the indices the rank holds. */
+static void send_index_runs(const int32_t *idx, int64_t nnz, int tag)
+{
+    int64_t runs = 0;
+    for (int64_t i = 0; i < nnz; i++)
+        runs += i == 0 || idx[i] != idx[i - 1] + 1;
+    int32_t *r = malloc((size_t)(runs ? runs : 1) * 2 * sizeof *r);
+    if (!r)
+        mpi_fatal("malloc for the rows' index runs", MPI_ERR_NO_MEM);
+    int64_t k = -1;
+    for (int64_t i = 0; i < nnz; i++) {
+        if (i == 0 || idx[i] != idx[i - 1] + 1) { /* a new run starts here */
+            k++;
+            r[2 * k] = idx[i];
+            r[2 * k + 1] = 0;
+        }
+        r[2 * k + 1]++;
+    }
+    send_bytes(&runs, sizeof runs, tag);
+    send_bytes(r, runs * 2 * (int64_t)sizeof *r, tag);
+    free(r);
+}
+
+static void recv_index_runs(int32_t *idx, int64_t nnz, int peer, int tag)
+{
+    int64_t runs = 0;
+    recv_bytes(&runs, sizeof runs, peer, tag);
+    int32_t *r = malloc((size_t)(runs ? runs : 1) * 2 * sizeof *r);
+    if (!r)
+        mpi_fatal("malloc for the rows' index runs", MPI_ERR_NO_MEM);
+    recv_bytes(r, runs * 2 * (int64_t)sizeof *r, peer, tag);
+    int64_t at = 0;
+    for (int64_t k = 0; k < runs; k++)
+        for (int32_t c = 0; c < r[2 * k + 1] && at < nnz; c++)
+            idx[at++] = r[2 * k] + c;
+    free(r);
+    if (at != nnz)
+        mpi_fatal("the rows' index runs (a count that differs from the values')", MPI_ERR_COUNT);
+}
+
 /* The tags of one matrix's five arrays; the LET rows' are after the dose's
  * (TAG_COUNT on), so that the two matrices' messages can never be matched
  * with each other. */
@@ -374,7 +417,7 @@ static int gather_rows(const par_job *job, const int *bound, const rows_gather *
         const int64_t n = mine[0], nnz = mine[1];
         if (n > 0) {
             send_bytes(sd->indptr, (n + 1) * (int64_t)sizeof *sd->indptr, tag0 + TAG_INDPTR);
-            send_bytes(sd->indices, nnz * (int64_t)sizeof *sd->indices, tag0 + TAG_INDICES);
+            send_index_runs(sd->indices, nnz, tag0 + TAG_INDICES);
             send_bytes(sd->values, nnz * (int64_t)sizeof *sd->values, tag0 + TAG_VALUES);
             send_bytes(sd->dropped, n * (int64_t)sizeof *sd->dropped, tag0 + TAG_DROPPED);
             send_bytes(sd->weight, n * (int64_t)sizeof *sd->weight, tag0 + TAG_WEIGHT);
@@ -394,7 +437,7 @@ static int gather_rows(const par_job *job, const int *bound, const rows_gather *
         recv_bytes(sd->indptr + row, (n + 1) * (int64_t)sizeof *sd->indptr, k, tag0 + TAG_INDPTR);
         for (int64_t i = 0; i <= n; i++)
             sd->indptr[row + i] += keep;
-        recv_bytes(sd->indices + at, nnz * (int64_t)sizeof *sd->indices, k, tag0 + TAG_INDICES);
+        recv_index_runs(sd->indices + at, nnz, k, tag0 + TAG_INDICES);
         recv_bytes(sd->values + at, nnz * (int64_t)sizeof *sd->values, k, tag0 + TAG_VALUES);
         recv_bytes(sd->dropped + row, n * (int64_t)sizeof *sd->dropped, k, tag0 + TAG_DROPPED);
         recv_bytes(sd->weight + row, n * (int64_t)sizeof *sd->weight, k, tag0 + TAG_WEIGHT);
