@@ -801,7 +801,9 @@ static void per_spot_cases(int n_paths)
         /* The CPU with the same transport (the streaming scheme and the
          * geometry; backend.fused is the GPU's alone). */
         int s_cpu = 0, s_a = 0, s_b = 0, s_one = 0;
-        spot_dose cpu = field_rows("cpu", &paths[i][1], ns - 1, 0, &s_cpu);
+        const char *cpu_sets[5] = { paths[i][1], paths[i][2], paths[i][3], NULL, NULL };
+        cpu_sets[ns - 1] = "backend.per_spot_lanes=1"; /* the CPU's one spot at a time */
+        spot_dose cpu = field_rows("cpu", cpu_sets, ns, 0, &s_cpu);
         spot_dose a = field_rows("cuda", paths[i], ns, 0, &s_a),
                   b = field_rows("cuda", paths[i], ns, 1, &s_b);
         char variants_a[1024];

@@ -253,8 +253,8 @@ const plan_key plan_keys[] = {
       .default_value = "auto", .min = 1, .max = 64, .units = "",
       .doc = "output.per_spot_dose: spots transported at once, each in a window of its own, "
              "side by side in one state that every launch of a step serves (auto = as many as "
-             "the GPU's memory and backend.gpu_memory_fraction hold, up to 64; the CPU takes "
-             "one, its operators use every core); the rows do not depend on it" },
+             "the GPU's memory and backend.gpu_memory_fraction hold, up to 64; on the CPU up "
+             "to 4, as half the host's memory holds); the rows do not depend on it" },
     { .path = "backend.gpu_memory_fraction", .type = PT_REAL, AT(gpu_memory_fraction),
       .default_value = "0.9", .min = 0, .min_exclusive = 1, .max = 1, .units = "",
       .doc = "largest fraction of the GPU's memory the run may take" },

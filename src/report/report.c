@@ -301,7 +301,6 @@ static void print_per_spot(const dry_run *d, const grid *sg)
 {
     const plan *p = d->p;
     const backend_ops *be = d->be;
-    (void)sg; /* a build without CUDA has no lanes to count */
     printf("per-spot:  each of the %d spot%s on a window of its own after the field; values below "
            "%.1e of a "
            "spot's peak not stored\n",
@@ -319,10 +318,18 @@ static void print_per_spot(const dry_run *d, const grid *sg)
         printf("           spots at once (side by side in one state, each window %.4g GB): up to "
                "%d on this GPU (backend.per_spot_lanes %s)\n",
                each * 1e-9, lanes < 1 ? 1 : lanes, p->per_spot_lanes > 0 ? "set" : "auto");
-    } else
+        return;
+    }
 #endif
+    if (be == &backend_cpu)
+        printf("           spots at once (side by side in one state): up to %d on the CPU "
+               "(backend.per_spot_lanes %s)\n",
+               p->per_spot_lanes > 0 ? p->per_spot_lanes
+                                     : backend_cpu_auto_lanes(sg, backend_host_limit_bytes(p)),
+               p->per_spot_lanes > 0 ? "set" : "auto");
+    else
         printf("           spots at once: %d (backend.per_spot_lanes; auto: one on the %s "
-               "backend, whose operators use every core)\n",
+               "backend)\n",
                p->per_spot_lanes > 0 ? p->per_spot_lanes : 1, be->name);
 }
 

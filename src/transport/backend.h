@@ -132,6 +132,9 @@ double backend_cpu_min_bytes(const grid *g);
 /* Host bytes a run may use: backend.host_memory_bytes, or the machine's
  * physical memory (backend_cpu.c). */
 double backend_host_limit_bytes(const plan *p);
+/* Spots side by side the CPU backend takes for backend.per_spot_lanes: auto,
+ * for states of grid g: up to 4, as many as half of limit_bytes holds. */
+int backend_cpu_auto_lanes(const grid *g, double limit_bytes);
 #ifdef SMX_HAVE_CUDA
 extern const backend_ops backend_cuda;
 /* Device memory the CUDA backend's arena needs for a grid (without the FFT path). */
