@@ -300,13 +300,12 @@ static void window_shapes(const dry_run *d, window_shape *tw, window_shape *sw, 
 static void print_per_spot(const dry_run *d, const grid *sg)
 {
     const plan *p = d->p;
-    const backend_ops *be = d->be;
     printf("per-spot:  each of the %d spot%s on a window of its own after the field; values below "
            "%.1e of a "
            "spot's peak not stored\n",
            plan_spot_count(p), plan_spot_count(p) == 1 ? "" : "s", p->per_spot_threshold);
 #ifdef SMX_HAVE_CUDA
-    if (be == &backend_cuda) {
+    if (d->be == &backend_cuda) {
         /* The lanes a GPU of this size holds (the run counts the memory free then). */
         double each = backend_cuda_device_bytes(sg), total = d->gi->total_bytes;
         double cap = p->gpu_memory_fraction * total;
@@ -321,16 +320,12 @@ static void print_per_spot(const dry_run *d, const grid *sg)
         return;
     }
 #endif
-    if (be == &backend_cpu)
-        printf("           spots at once (side by side in one state): up to %d on the CPU "
-               "(backend.per_spot_lanes %s)\n",
-               p->per_spot_lanes > 0 ? p->per_spot_lanes
-                                     : backend_cpu_auto_lanes(sg, backend_host_limit_bytes(p)),
-               p->per_spot_lanes > 0 ? "set" : "auto");
-    else
-        printf("           spots at once: %d (backend.per_spot_lanes; auto: one on the %s "
-               "backend)\n",
-               p->per_spot_lanes > 0 ? p->per_spot_lanes : 1, be->name);
+    /* The CPU: the other backend. */
+    printf("           spots at once (side by side in one state): up to %d on the CPU "
+           "(backend.per_spot_lanes %s)\n",
+           p->per_spot_lanes > 0 ? p->per_spot_lanes
+                                 : backend_cpu_auto_lanes(sg, backend_host_limit_bytes(p)),
+           p->per_spot_lanes > 0 ? "set" : "auto");
 }
 
 /* psi, the windows and the memory the run needs. */
