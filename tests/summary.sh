@@ -58,6 +58,13 @@ beyond_side)
     has "warning: .*the beam reaches beyond the grid's sides" "dry run"
     run "$@"
     has "warning: the beam reaches the grid's sides" "run"
+    # Spots: the verb agrees with how many of them reach a side.
+    printf 'energy_MeV, x_mm, weight\n30, 4.9, 1\n30, -4.9, 1\n30, 0, 1\n' >"$tmp/two.csv"
+    run --dry-run --set "beam.spots_file=$tmp/two.csv"
+    has "warning: .*2 of the 3 spots (the first: spot 1, 30 MeV at x = 4.9 mm) reach beyond the grid's sides" "dry run of spots"
+    printf 'energy_MeV, x_mm, weight\n30, 0, 1\n30, 4.9, 1\n' >"$tmp/one.csv"
+    run --dry-run --set "beam.spots_file=$tmp/one.csv"
+    has "warning: .*1 of the 2 spots (the first: spot 2, 30 MeV at x = 4.9 mm) reaches beyond the grid's sides" "dry run of spots"
     ;;
 inside)
     run --dry-run

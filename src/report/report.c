@@ -161,17 +161,20 @@ static int report_reach(const plan *p, const grid *g, const medium_map *media,
             "missing (a deeper grid: grid.space.nz)\n",
             p->path, WHICH(far1, n_far), n_far > 1 ? "the first" : "it", depth, far.exit_MeV,
             far.exit_residual_g_cm2);
+    /* The verb agrees with its subject: "2 of the 3 spots reach", "the beam reaches". */
     if (n_fall)
         smx_warn(
-            "%s: %s stops within %.3g mm of the far edge (CSDA range %.4g mm, the grid %.4g mm deep): the "
+            "%s: %s stop%s within %.3g mm of the far edge (CSDA range %.4g mm, the grid %.4g mm deep): the "
             "distal fall-off (R20) may not fit inside the grid\n",
-            p->path, WHICH(fall1, n_fall), fall.straggling_mm, fall.stop_depth_mm, depth);
+            p->path, WHICH(fall1, n_fall), n > 1 && n_fall > 1 ? "" : "s", fall.straggling_mm,
+            fall.stop_depth_mm, depth);
     if (n_side)
         smx_warn(
-            "%s: %s reaches beyond the grid's sides: x +- %g sigma runs from %.4g to %.4g mm%s, the grid from "
+            "%s: %s reach%s beyond the grid's sides: x +- %g sigma runs from %.4g to %.4g mm%s, the grid from "
             "%.4g to %.4g mm; the dose beyond the sides will be missing (a wider grid: grid.space.nx)\n",
-            p->path, WHICH(side1, n_side), REACH_SIGMAS, side.x_lo_mm, side.x_hi_mm,
-            side.exit_side ? " and its path leaves through a side" : "", x_lo, x_hi);
+            p->path, WHICH(side1, n_side), n > 1 && n_side > 1 ? "" : "es", REACH_SIGMAS,
+            side.x_lo_mm, side.x_hi_mm, side.exit_side ? " and its path leaves through a side" : "",
+            x_lo, x_hi);
 #undef WHICH
     return n_far + n_side;
 }
