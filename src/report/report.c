@@ -166,15 +166,14 @@ static int report_reach(const plan *p, const grid *g, const medium_map *media,
         smx_warn(
             "%s: %s stop%s within %.3g mm of the far edge (CSDA range %.4g mm, the grid %.4g mm deep): the "
             "distal fall-off (R20) may not fit inside the grid\n",
-            p->path, WHICH(fall1, n_fall), n > 1 && n_fall > 1 ? "" : "s", fall.straggling_mm,
+            p->path, WHICH(fall1, n_fall), n_fall > 1 ? "" : "s", fall.straggling_mm,
             fall.stop_depth_mm, depth);
     if (n_side)
         smx_warn(
             "%s: %s reach%s beyond the grid's sides: x +- %g sigma runs from %.4g to %.4g mm%s, the grid from "
             "%.4g to %.4g mm; the dose beyond the sides will be missing (a wider grid: grid.space.nx)\n",
-            p->path, WHICH(side1, n_side), n > 1 && n_side > 1 ? "" : "es", REACH_SIGMAS,
-            side.x_lo_mm, side.x_hi_mm, side.exit_side ? " and its path leaves through a side" : "",
-            x_lo, x_hi);
+            p->path, WHICH(side1, n_side), n_side > 1 ? "" : "es", REACH_SIGMAS, side.x_lo_mm,
+            side.x_hi_mm, side.exit_side ? " and its path leaves through a side" : "", x_lo, x_hi);
 #undef WHICH
     return n_far + n_side;
 }
