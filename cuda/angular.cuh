@@ -67,11 +67,6 @@ struct angular_io {
 // The direct convolution on grid d with tables t and the early exit's threshold.
 cudaError_t angular_direct(const angular_io &io, dev_dims d, const angular_tables_dev &t,
                            float threshold, cudaStream_t s);
-// The same restricted to the active region (region_cols, common.cuh): only the
-// source bins of the columns in reg->occupied joined with reg->written are
-// read and written; the output elsewhere is left as it is.
-cudaError_t angular_direct_region(const angular_io &io, dev_dims d, const angular_tables_dev &t,
-                                  float threshold, const active_regions *reg, cudaStream_t s);
 // A region's A_theta on ncomp components of a state (the moments scheme's,
 // d.cells apart): grid, tables, the early exit's threshold, the region.
 struct angular_components {

@@ -307,13 +307,7 @@ size_t angular_direct_smem_bytes(int64_t nth, int max_half_width)
 cudaError_t angular_direct(const angular_io &io, dev_dims d, const angular_tables_dev &t,
                            float threshold, cudaStream_t s)
 {
-    return angular_direct_region(io, d, t, threshold, nullptr, s);
-}
-
-cudaError_t angular_direct_region(const angular_io &io, dev_dims d, const angular_tables_dev &t,
-                                  float threshold, const active_regions *reg, cudaStream_t s)
-{
-    return angular_direct_components(io, angular_components{ d, &t, threshold, reg, 1 }, s);
+    return angular_direct_components(io, angular_components{ d, &t, threshold, nullptr, 1 }, s);
 }
 
 cudaError_t angular_direct_components(const angular_io &io, const angular_components &a,

@@ -1,8 +1,8 @@
 // A_theta's tallies of one column: what it reads (kept, dropped below the
 // early-exit threshold, scattered past a window's edge) and the running sums
 // each thread adds them to. Every kernel that applies A_theta uses them: the
-// direct kernels and the FFT path (angular_internal.cuh) and the one-pass step
-// with media (fused_media.cu), so that their tallies are the same sums.
+// direct kernels and the FFT path (angular_internal.cuh), so that their
+// tallies are the same sums.
 #ifndef SMX_CUDA_ANGULAR_TALLY_CUH
 #define SMX_CUDA_ANGULAR_TALLY_CUH
 

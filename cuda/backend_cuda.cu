@@ -88,32 +88,15 @@ static int enqueue_fused_two_pass(cuda_ctx *c, smx_error *err)
     return 0;
 }
 
-// The one-pass step of a run with media (shift scheme, fused_media.cuh):
-// the choice of whole-bin tables, then one kernel a -> b, the deposit's
-// spread and the bookkeeping (after the partials' memset).
+// The one-pass step of a run with media (shift scheme): the choice of
+// whole-bin tables, then the fused kernel's media instances a -> b (which
+// write every partials field), the deposit's spread and the bookkeeping.
 static int enqueue_media_one_pass(cuda_ctx *c, smx_error *err)
 {
     CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
-    CUDA_CHECK_ERR(err, fused_media_step(fused_media_of(c), c->stream));
+    CUDA_CHECK_ERR(err, fused_step(fused_media_of(c), c->stream));
     CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
     CUDA_CHECK_ERR(err, finish_launch(finish_of_slots(c, c->et_media), c->stream));
-    return 0;
-}
-
-// The step of a run with media, restricted to the active region like the
-// fused path's two passes: A_theta a -> b (the source bins of the visited
-// columns), the choice of whole-bin tables, A_E's deposit and gather in place
-// on b, the deposit's spread, then streaming b -> a measuring the new state
-// (after the partials' memset).
-static int enqueue_media_two_pass(cuda_ctx *c, smx_error *err)
-{
-    CUDA_CHECK_ERR(err, angular_direct_region(angular_io_of(c, c->psi_a, c->psi_b), c->d, c->at,
-                                              c->threshold, c->reg, c->stream));
-    CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
-    CUDA_CHECK_ERR(err, energy_media_region(energy_media_of(c, c->psi_b), c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
-    CUDA_CHECK_ERR(err, stream_gather_and_measure(stream_of(c, c->psi_b, c->psi_a), c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(finish_of(c, c->et_media, 0), c->stream));
     return 0;
 }
 
@@ -232,13 +215,12 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     // only on the steps it splits (a pencil's few tiles), deciding as it does.
     // Where the pass takes them, its split steps' planes come after it
     // (enqueue_fused_one_pass).
-    // The media one pass takes every step's tallies.
-    const bool in_pass = fused_takes_tallies(c); // only ever with the single pass
-    if (spectral_tallies_due(c) && !split_sums(c) && // split_sums implies in_pass
-        !media_takes_tallies(c))
+    // The media one pass likewise (its split steps never write direction sums).
+    const bool in_pass = fused_takes_tallies(c) || media_takes_tallies(c); // the single pass
+    if (spectral_tallies_due(c) && !split_sums(c)) // split_sums implies in_pass
         CUDA_CHECK_ERR(err, spectral_launch(spectral_of(c, in_pass ? 1 : 0), c->stream));
-    // Every pipeline but the fused one pass starts from cleared partials.
-    if (q.kind != PIPE_FUSED_ONE_PASS)
+    // Every pipeline but the one passes starts from cleared partials.
+    if (q.kind != PIPE_FUSED_ONE_PASS && q.kind != PIPE_MEDIA_ONE_PASS)
         CUDA_CHECK_ERR(err,
                        cudaMemsetAsync(c->partials, 0,
                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
@@ -252,8 +234,6 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
         return enqueue_moments_regions(c, err);
     case PIPE_MEDIA_ONE_PASS:
         return enqueue_media_one_pass(c, err);
-    case PIPE_MEDIA_TWO_PASS:
-        return enqueue_media_two_pass(c, err);
     case PIPE_PER_OPERATOR:
         break;
     }
@@ -437,17 +417,10 @@ static int start_regions(cuda_ctx *c, const std::vector<box4> &boxes, smx_error 
     box4 occ = box_empty4();
     for (int64_t ie = 0; ie < g->ne; ie++)
         occ = box_join(occ, boxes[ie]);
-    // A run with media steps in one pass where its start fills the GPU with
-    // tiles (fused_media.cuh walks a tile's bins in one block), and for spots
-    // side by side, whose one pass visits each slot's box; a beam occupying a
-    // few rows steps faster in the two passes, whose kernels spread the bins
-    // of a few tiles over every block (docs/bench/media.md).
-    const int one_pass = c->opt.cuda.media_one_pass;
-    c->media_single = c->media_single_ok &&
-                      (one_pass > 0 ||
-                       (one_pass == 0 && (c->nslots > 1 || tiles_of(tiling_of(occ)) >= c->blocks)));
-    if (c->media_single_ok) // one-pass blocks write FM_SLOTS slots of partials
-        c->slots = c->media_single ? FM_SLOTS : 1;
+    // A run with media steps in the one pass wherever it serves the grid (a
+    // beam's few tiles split their bins over the blocks, as one medium's);
+    // tests may ask for the whole-grid kernels instead.
+    c->media_single = c->media_single_ok && c->opt.cuda.media_one_pass >= 0;
     active_regions r0{ occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1 };
     // The ranges from the host copies of the tables (et points to device memory).
     std::vector<int2> tr(g->ne);
@@ -526,7 +499,7 @@ static void describe_variants(cuda_ctx *c)
     // The fused kernel splits a step's energy range across blocks when the
     // step has few tiles (a pencil beam); the provenance records the limit.
     char split_why[64] = "off";
-    if (c->fused && c->split.max_tiles > 0)
+    if ((c->fused || c->media_single) && c->split.max_tiles > 0)
         snprintf(split_why, sizeof split_why, "steps<=%d_tiles(groups>=%d_bins)",
                  c->split.max_tiles, FUSED_SPLIT_MIN_BINS);
     // Where the spectral tallies (halo release, LET, dose to water) are taken.
@@ -556,7 +529,6 @@ static void describe_variants(cuda_ctx *c)
              : k == PIPE_FUSED_TWO_PASS  ? "theta+energy, stream+measure"
              : k == PIPE_MOMENTS_REGIONS ? "moments (theta, energy, stream+measure; active region)"
              : k == PIPE_MEDIA_ONE_PASS  ? "media (one pass)"
-             : k == PIPE_MEDIA_TWO_PASS  ? "media (theta, energy, stream+measure; active region)"
                                          : "no",
              tallies, split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px,
              slot_boxes_visited(c));

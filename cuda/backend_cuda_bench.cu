@@ -74,23 +74,11 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
     if (c->media_single && op == OP_THETA) { // media: the choice and the whole step
         ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
         if (ce == cudaSuccess)
-            ce = fused_media_step(fused_media_of(c), c->stream);
-    } else if (c->media_regions && op == OP_THETA) { // media, two passes: A_theta over the region
-        ce = angular_direct_region(angular_io_of(c, c->psi_a, c->psi_b), c->d, c->at, c->threshold,
-                                   c->reg, c->stream);
-    } else if (c->media_regions && !c->media_single &&
-               op == OP_ENERGY) { // the choice, deposit+gather, spread
-        ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
-        if (ce == cudaSuccess)
-            ce = energy_media_region(energy_media_of(c, c->psi_b), c->stream);
-        if (ce == cudaSuccess)
-            ce = deposit_spread(spread_of(c, 0, c->reg), c->stream);
-    } else if (c->media_regions && !c->media_single && op == OP_STREAM) {
-        ce = stream_gather_and_measure(stream_of(c, c->psi_b, c->psi_a), c->stream);
+            ce = fused_step(fused_media_of(c), c->stream);
     } else if (c->media_single && op == OP_ENERGY) { // the deposit's spread
         ce = deposit_spread(spread_of(c, 0, c->reg), c->stream);
-    } else if (c->media_regions) {
-        ce = cudaSuccess; // inside the kernels above
+    } else if (c->media_single) {
+        ce = cudaSuccess; // inside the one kernel
     } else if (c->single_pass &&
                op == OP_THETA) { // the whole step, one kernel: rewrites the next state
         ce = fused_step(fused_of(c), c->stream);
@@ -169,10 +157,10 @@ void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *me
     int stream = c->stream_variant == SV_GATHER ? 1 : 2;
     *launches = 1 /* partials memset */ + theta + 4 /* energy, paths, spread */ + stream +
                 2 /* measure, finish */;
-    if (c->media_single || c->media_regions) {
-        // memset, choice, step, paths, spread, finish; two passes: theta, deposit+gather, stream+measure
-        *launches = c->media_single ? 6 : 8;
-        *bytes_dense = (c->media_single ? 2 : 6) * psi + 2 * dmap + 2 * dose;
+    if (c->media_single) {
+        // the choice, the step (its unsplit and split instances), paths, spread, finish
+        *launches = c->split.max_tiles > 0 ? 6 : 5;
+        *bytes_dense = 2 * psi + 2 * dmap + 2 * dose;
         size_t fr0 = 0, tot0 = 0;
         cudaMemGetInfo(&fr0, &tot0);
         *mem_used = (double)(tot0 - fr0);

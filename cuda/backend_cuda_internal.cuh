@@ -24,7 +24,6 @@ extern "C" {
 #include "energy.cuh"
 #include "energy_media.cuh"
 #include "fused.cuh"
-#include "fused_media.cuh"
 #include "halo_blocks.cuh"
 #include "halo_fft.cuh"
 #include "moments.cuh"
@@ -40,8 +39,7 @@ enum step_pipeline {
     PIPE_FUSED_ONE_PASS, // fused_step: theta + energy + stream in one kernel (shift scheme)
     PIPE_FUSED_TWO_PASS, // fused_theta_energy, then stream + measure, over the active region
     PIPE_MOMENTS_REGIONS, // the moments scheme in two passes over the active region
-    PIPE_MEDIA_ONE_PASS, // fused_media_step: a run with media in one kernel (shift scheme)
-    PIPE_MEDIA_TWO_PASS, // a run with media: theta, energy, stream + measure, active region
+    PIPE_MEDIA_ONE_PASS, // fused_step with media: a run with media in one kernel (shift scheme)
     PIPE_PER_OPERATOR, // one whole-grid kernel per operator, in the plan's order
 };
 
@@ -97,10 +95,11 @@ struct cuda_ctx {
     angular_tables_dev at;
     energy_tables_dev et;
     int media; // cells hold different media: energy_media kernels, no fusion, no FFT
-    int media_regions; // ... in the two-pass step restricted to the active region (PIPE_MEDIA_*)
-    int media_single_ok; // the one-pass media step serves this grid (fused_media.cuh; the shift scheme)
-    int media_single; // ... and serves this source (cuda_upload): psi alternates as single_pass
-    int media_reach; // R of fused_media.cuh: a target's sources lie in T .. T + R
+    int media_regions; // ... over the active region (with media_single_ok: PIPE_MEDIA_ONE_PASS)
+    int media_single_ok; // the single pass serves this grid with media (fused.cuh; the shift scheme)
+    int media_single; // ... and this source (cuda_upload; tests may ask for the whole-grid
+        // kernels instead): psi alternates as single_pass
+    int media_reach; // R (fused_args::reach): a target's sources lie in T .. T + R
     energy_media_dev em;
     unsigned char *medium_dev; // [nz][px] the cells' media (em's, mass's); NULL: one medium
     mass_share_dev
@@ -176,7 +175,7 @@ inline energy_args energy_of(const cuda_ctx *c, float *psi)
 // A_E in place on psi with media (c->em), over c's active region.
 inline energy_media_args energy_media_of(const cuda_ctx *c, float *psi)
 {
-    return energy_media_args{ psi, c->dmap, c->d, c->em, c->reg, c->stop, c->partials, c->blocks };
+    return energy_media_args{ psi, c->dmap, c->d, c->em, c->stop, c->partials, c->blocks };
 }
 
 // The moments scheme in place on psi, over c's active region.
@@ -282,6 +281,8 @@ inline fused_args fused_of(const cuda_ctx *c)
     take_slots(A, c);
     take_tallies(A, c, fused_takes_tallies(c));
     A.spec_wsum = split_sums(c) ? c->tally_wsum : nullptr;
+    A.em = energy_media_dev{}; // one medium
+    A.reach = 0;
     return A;
 }
 
@@ -293,34 +294,26 @@ inline bool spectral_tallies_due(const cuda_ctx *c)
 }
 
 // 1 when the media one pass takes them (it never splits a step, so all of
-// them); its shared memory holds their sums wherever it runs
-// (fused_media_supported).
+// them on its unsplit steps, the tally kernels on the steps it splits); its
+// shared memory holds their sums wherever it runs (fused_media_step_supported).
 inline bool media_takes_tallies(const cuda_ctx *c)
 {
     return c->pipe.kind == PIPE_MEDIA_ONE_PASS && spectral_tallies_due(c);
 }
 
-// The one-pass step of a run with media, psi alternating between psi_a and psi_b.
-inline fused_media_args fused_media_of(const cuda_ctx *c)
+// The single pass of a run with media (fused_step with em set), psi
+// alternating between psi_a and psi_b: one tile a block, no padded stage,
+// no direction sums of its split steps (their tallies run apart).
+inline fused_args fused_media_of(const cuda_ctx *c)
 {
-    fused_media_args A;
-    A.psi0 = c->psi_a;
-    A.psi1 = c->psi_b;
-    A.step = &c->state->step;
-    A.dmap = c->dmap;
-    A.d = c->d;
-    A.at = c->at;
+    fused_args A = fused_of(c);
+    A.ft = fused_tables_dev{};
+    A.kp = 0;
+    A.tiles = 1;
     A.em = c->em;
-    A.st = c->stt;
-    A.threshold = c->threshold;
-    A.box_next = c->box_next;
-    A.reg = c->reg;
     A.reach = c->media_reach;
-    A.stop = c->stop;
-    A.partials = c->partials;
-    A.blocks = c->blocks;
-    take_slots(A, c);
     take_tallies(A, c, media_takes_tallies(c));
+    A.spec_wsum = nullptr;
     return A;
 }
 

@@ -228,7 +228,7 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
                     hc.push_back(media_candidate{ ge.src[k] * 2, ge.coeff[k] });
             }
             for (size_t k = (size_t)hcs[mi]; k < hc.size();
-                 k++) // fused_media.cuh: the widest target-source distance
+                 k++) // fused.cuh (media): the widest target-source distance
                 c->media_reach = std::max(c->media_reach, hc[k].src_table / 2 - (int)i);
             for (int u = 0; u < 2; u++) {
                 const energy_lut *l = !m  ? &s->el
@@ -431,8 +431,10 @@ static void choose_path(cuda_ctx *c, int want_fft)
                c->stream_variant == SV_GATHER &&
                fused_theta_energy_supported(g->nth, c->d.slice, g->ne, mhw) &&
                order_theta_energy_stream(b);
-    // A run with media steps in two passes over the active region where the
-    // same preconditions hold (the direct kernel, gather everywhere).
+    // A run with media steps over the active region where the same
+    // preconditions hold (the direct kernel, gather everywhere): in the one
+    // pass under the shift scheme (media_single_ok), in the moments scheme's
+    // two passes under that scheme.
     c->media_regions = per_source_ok && b.fused && c->media && c->opt.only_op < 0 &&
                        c->angular == 0 && c->energy_gather && c->stream_variant == SV_GATHER &&
                        order_theta_energy_stream(b);
@@ -456,7 +458,8 @@ static void choose_path(cuda_ctx *c, int want_fft)
 void choose_pipeline(cuda_ctx *c)
 {
     pipeline_choice &q = c->pipe;
-    q.regions = c->fused || c->media_regions;
+    // (The moments scheme's two passes take media as one medium.)
+    q.regions = c->fused || c->media_single || (c->media_regions && c->ncomp > 1);
     q.alternates = c->single_pass || c->media_single;
     if (c->single_pass)
         q.kind = PIPE_FUSED_ONE_PASS;
@@ -464,8 +467,8 @@ void choose_pipeline(cuda_ctx *c)
         q.kind = PIPE_MOMENTS_REGIONS;
     else if (c->fused)
         q.kind = PIPE_FUSED_TWO_PASS;
-    else if (c->media_regions)
-        q.kind = c->media_single ? PIPE_MEDIA_ONE_PASS : PIPE_MEDIA_TWO_PASS;
+    else if (c->media_single)
+        q.kind = PIPE_MEDIA_ONE_PASS;
     else
         q.kind = PIPE_PER_OPERATOR;
 }
@@ -933,10 +936,11 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
     if (c->ncomp > 1 && (rc = upload_moments_energy(c, a, err)))
         return rc;
     // The one-pass media step where the shift scheme moves whole cells and its
-    // ring and stage fit in shared memory (taken per source: cuda_upload).
-    c->media_single_ok = c->media_regions && s->st.scheme == STREAM_SHIFT &&
-                         fused_media_supported(g->nth, g->ne, c->media_reach, c->planes - 1,
-                                               prop.sharedMemPerBlockOptin);
+    // ring and stage fit in shared memory (cuda_upload: unless a test asks
+    // for the whole-grid kernels); elsewhere one kernel per operator.
+    c->media_single_ok =
+        c->media_regions && s->st.scheme == STREAM_SHIFT &&
+        fused_media_step_supported(g->nth, c->d.slice, g->ne, c->media_reach, c->planes - 1);
     if (c->media_single_ok) // the one-pass media step visits each slot's box too
         c->nslots = slots_for(c, 1);
     c->reach = step_reach(s);

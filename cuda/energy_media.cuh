@@ -49,7 +49,7 @@ struct energy_media_dev {
     int n_media;
 };
 
-// Device pieces shared by the media kernels (energy_media.cu, fused_media.cu).
+// Device pieces shared by the media kernels (energy_media.cu, fused_kernel.cuh).
 
 // The whole-bin table that source bin ie of medium m takes this step: its
 // index into the per-(medium, table) arrays.
@@ -138,15 +138,14 @@ __device__ inline void media_partials(double dep_sum, const media_tally &tl, dou
 cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step,
                                 const int *stop, cudaStream_t s);
 // What the launches below are handed: psi on grid d (read by the deposit,
-// moved in place), the deposit map dmap, the tables, the active region
-// (energy_media_region's; the others visit the whole grid), the stop flag, the
-// per-block partials the deposit tallies into and the number of blocks.
+// moved in place, the whole grid), the deposit map dmap, the tables, the
+// stop flag, the per-block partials the deposit tallies into and the number
+// of blocks.
 struct energy_media_args {
     float *psi;
     float *dmap;
     dev_dims d;
     energy_media_dev t;
-    const active_regions *reg;
     const int *stop;
     double *partials;
     int blocks;
@@ -154,10 +153,5 @@ struct energy_media_args {
 cudaError_t energy_media_deposit(const energy_media_args &a, cudaStream_t s);
 // gather: the gather, else the scatter (dmap and partials unused).
 cudaError_t energy_media_move(int gather, const energy_media_args &a, cudaStream_t s);
-
-// The step's deposit and gather in one kernel, in place on psi (the output of
-// A_theta), restricted to the active region (media_region_kernel): the
-// two-pass step of a run with media (backend_cuda.cu). Bitwise the two kernels above.
-cudaError_t energy_media_region(const energy_media_args &a, cudaStream_t s);
 
 #endif

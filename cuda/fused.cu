@@ -71,14 +71,21 @@ cudaError_t fused_theta_energy(const fused_args &A, cudaStream_t s)
     B.nslots = 0;
     B.gbins = group_bins_dev{};
     B.spec = spectral_tables_dev{}; // the tallies run apart (spectral_launch)
+    B.em = energy_media_dev{}; // one medium
+    B.reach = 0;
     return launch<false>(B, s);
 }
 
 cudaError_t fused_step(const fused_args &A, cudaStream_t s)
 {
-    if (A.st.scheme != 1 ||
-        !fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width, A.spec.nplanes) ||
-        (A.spec.nplanes > 0 && (!A.spec_dose || A.spec.n_media != 1)) ||
+    const bool media = A.em.medium != nullptr;
+    const bool fits =
+        media
+            ? fused_media_step_supported(A.d.nth, A.d.slice, A.d.ne, A.reach, A.spec.nplanes) &&
+                  A.spec_wsum == nullptr && A.tiles == 1
+            : fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width, A.spec.nplanes);
+    if (A.st.scheme != 1 || !fits ||
+        (A.spec.nplanes > 0 && (!A.spec_dose || (!media && A.spec.n_media != 1))) ||
         (A.nslots > 1 &&
          (!A.slot_boxes || !A.slot_pref || !A.gbins.r || A.gbins.ncg != group_bins_groups(A.d.px) ||
           A.nslots > FUSED_SLOTS || A.nslots != slot_count(A.d))))

@@ -34,6 +34,22 @@
 // chain over all bins in the order above. psi and the deposit map are the
 // same bits either way.
 //
+// Media (fused_args::em: cells of several materials and densities,
+// energy_media.cuh): the same instances' walk, stage ring, energy split,
+// clusters, slots, writes and tallies, with what depends on the medium taken
+// per lane. A lane convolves source bin s with its medium's kernel (the
+// direct kernel's bounds-checked conv_rows; no padded stage), its deposit
+// takes the medium's mean deposit, and its convolved values go to a ring of
+// the last R + 1 source bins in shared memory (R = fused_args::reach, the
+// widest source-target distance of every medium's tables: a target's sources
+// lie in T .. T + R). Before bin s takes the oldest slot, target T = s - 1 - R
+// is complete and is formed by the gather of the lane's medium (candidates
+// ascending, the whole-bin table this step chose: energy_media_choose), then
+// written as above; T is the same for every lane, so a bin's writes go out
+// together. psi, the deposit map and the dose are the CPU's bits (the gather's
+// first term rounded once is fma(c, v, +0), as the one medium's first
+// accumulation). One tile a block; instances for the single pass only.
+//
 // Work is proportional to the occupied region (boxes, see common.cuh). The
 // unsplit kernel is launched in thread-block clusters where the device has
 // them (sm_90 on), to keep neighbouring tiles' stores together (fused.cu).
@@ -46,6 +62,7 @@
 
 #include "angular.cuh"
 #include "common.cuh"
+#include "energy_media.cuh"
 #include "fused_shape.cuh"
 #include "spectral_tally.cuh"
 #include "streaming.cuh"
@@ -119,6 +136,10 @@ int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max
 // (the shift scheme is the caller's check).
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width,
                          int spec_planes);
+// 1 when the single pass serves a run with media on this grid: reach_bins
+// (R, fused_args::reach) sets the ring each group keeps.
+int fused_media_step_supported(int64_t nth, int64_t slice, int64_t ne, int reach_bins,
+                               int spec_planes);
 // What a fused block's shared memory depends on: the directions and energy
 // bins, the widest kernel, whether the instance streams (fused_step), the
 // padded stage's cap (kp_cap, as for fused_args::kp) and the spectral
@@ -182,6 +203,12 @@ struct fused_args {
     spectral_tables_dev spec;
     double *spec_dose;
     double *spec_wsum;
+    // Media (em.medium set; single pass, fused_step): each cell's medium, its
+    // tables and this step's choice of whole-bin table (energy_media.cuh,
+    // after energy_media_choose); reach: R, a target's sources lie in T ..
+    // T + R. ft is not read; spec holds n_media media's coefficients.
+    energy_media_dev em;
+    int reach;
 };
 
 // A_theta and A_E, psi0 -> psi1: A's step, st, box_next and slots are not used.

@@ -20,7 +20,7 @@ static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width
         return 0; // offsets within a bin are int
     // one tile per block at least (fused_tiles_per_block)
     return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1,
-                           fused_extras{ 0, spec, false, false })
+                           fused_extras{ 0, spec, false, false, 0 })
                .bytes <= FUSED_MAX_DYN_SMEM;
 }
 
@@ -40,12 +40,24 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_wi
     return fused_fits(nth, slice, ne, max_half_width, true, spec_planes);
 }
 
+int fused_media_step_supported(int64_t nth, int64_t slice, int64_t ne, int reach_bins,
+                               int spec_planes)
+{
+    if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64 ||
+        reach_bins < 0 || reach_bins >= ne)
+        return 0;
+    // One tile a block, no padded stage, the ring of R + 1 convolved bins.
+    return fused_layout_of(fused_nmax(nth), 0, ne, true, 1,
+                           fused_extras{ 0, spec_planes, false, false, reach_bins + 1 })
+               .bytes <= FUSED_MAX_DYN_SMEM;
+}
+
 // FUSED_SUB tiles per block where their stage rings fit beside the per-bin
 // tables, one otherwise (fused_fits).
 int fused_tiles_per_block(const fused_sizes &z, int one_tile)
 {
-    const fused_layout L =
-        fused_layout_of(fused_nmax(z.nth), padded_kp(z.max_half_width, z.kp_cap), z.ne,
-                        z.stream != 0, FUSED_SUB, fused_extras{ 0, z.spec_planes, false, false });
+    const fused_layout L = fused_layout_of(fused_nmax(z.nth), padded_kp(z.max_half_width, z.kp_cap),
+                                           z.ne, z.stream != 0, FUSED_SUB,
+                                           fused_extras{ 0, z.spec_planes, false, false, 0 });
     return !one_tile && L.bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB : 1;
 }

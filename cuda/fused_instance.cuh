@@ -8,6 +8,10 @@
 cudaError_t FUSED_INSTANCE_NAME(fused_launch_nmax)(const fused_args &A, bool stream, bool slots,
                                                    cudaStream_t s)
 {
+    if (A.em.medium) // media: the single pass only
+        return !stream ? cudaErrorInvalidValue
+               : slots ? launch_n<FUSED_INSTANCE_NMAX, true, true, true>(A, s)
+                       : launch_n<FUSED_INSTANCE_NMAX, true, false, true>(A, s);
     if (!stream)
         return slots ? cudaErrorInvalidValue : launch_n<FUSED_INSTANCE_NMAX, false, false>(A, s);
     return slots ? launch_n<FUSED_INSTANCE_NMAX, true, true>(A, s)

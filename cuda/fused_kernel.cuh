@@ -105,11 +105,17 @@ __device__ __forceinline__ double edge_loss(const float (&cur)[M], const float4 
 // spill.
 constexpr int SPLIT_LOADS = 4;
 
-template <int NMAX, bool STREAM, bool EXACT, bool SPLIT, int SUB, bool SLOTS = false>
+// MEDIA: cells of several media (A.em): the same walk, stage ring, split,
+// clusters, slots and writes, with what depends on the medium taken per lane
+// (fused.cuh, "Media").
+template <int NMAX, bool STREAM, bool EXACT, bool SPLIT, int SUB, bool SLOTS = false,
+          bool MEDIA = false>
 __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NMAX, SPLIT) / SUB)
     fused_kernel(fused_args A)
 {
     static_assert(!SLOTS || STREAM, "the slots' boxes are the single pass's");
+    static_assert(!MEDIA || (STREAM && !EXACT && SUB == 1),
+                  "media: the single pass, any direction count, one tile a block");
     constexpr int M = fused_m(NMAX), G = fused_g(NMAX);
     constexpr int R = FUSED_RING, NT = FUSED_THREADS(NMAX);
     static_assert(FUSED_MIN_BLOCKS(NMAX, SPLIT) % SUB == 0,
@@ -129,7 +135,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     extern __shared__ float4 dyn_smem[]; // fused_layout
     const fused_layout L =
         fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB,
-                        fused_extras{ A.ft.n_wide, A.spec.nplanes, SPLIT, A.spec_wsum != nullptr });
+                        fused_extras{ A.ft.n_wide, A.spec.nplanes, SPLIT, A.spec_wsum != nullptr,
+                                      MEDIA ? A.reach + 1 : 0 });
     // The block's SUB groups of NT threads each walk their own tile, with
     // their own stage ring and barrier (named barrier 1 + sub).
     const unsigned utid =
@@ -211,10 +218,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     for (int w = threadIdx.x; w < SUB * G; w += blockDim.x)
         s_wt[w] = group_bins_none();
     for (int k = threadIdx.x; k < ne; k += blockDim.x) {
-        s_step[k] = A.ft.bin_step[k];
-        s_bin[k] = A.ft.bins[k];
-        s_edge[2 * k] = A.ft.edge[2 * k];
-        s_edge[2 * k + 1] = A.ft.edge[2 * k + 1];
+        if constexpr (!MEDIA) {
+            s_step[k] = A.ft.bin_step[k];
+            s_bin[k] = A.ft.bins[k];
+            s_edge[2 * k] = A.ft.edge[2 * k];
+            s_edge[2 * k + 1] = A.ft.edge[2 * k + 1];
+        }
         s_boxa[k] = A.box_a[k];
         if (STREAM) {
             sbox[4 * k + 0] = INT_MAX;
@@ -223,8 +232,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             sbox[4 * k + 3] = -1;
         }
     }
-    for (int i = threadIdx.x; i < nq * ne; i += blockDim.x)
-        s_coef[i] = A.spec.coef[i]; // [nq][n_media = 1][ne]
+    if constexpr (!MEDIA) // with media each lane reads its medium's
+        for (int i = threadIdx.x; i < nq * ne; i += blockDim.x)
+            s_coef[i] = A.spec.coef[i]; // [nq][n_media = 1][ne]
     if (A.ft.n_wide > 0) {
         for (int k = threadIdx.x; k < ne; k += blockDim.x)
             reinterpret_cast<int *>(smem + L.bfrow_off)[k] = A.ft.bf_row[k];
@@ -241,10 +251,18 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     double tb = 0.0, tc = 0.0, eb = 0.0, ec = 0.0, dep_sum = 0.0, w_stop = 0.0, e_stop = 0.0;
     float wnf = 0.0f, enf = 0.0f; // NUCLEAR (~5e-4 of the weight a step: float suffices)
     double lw = 0.0, le = 0.0, wout = 0.0, eout = 0.0;
+    media_tally etl; // media: A_E's tallies of the owned sources
 
     // Target bins to write: those receiving weight now and those the output
     // buffer still holds; every other bin of it is zero.
-    const int wlo = min(reg->tgt_lo, reg->wtgt_lo), whi = max(reg->tgt_hi, reg->wtgt_hi);
+    // (One medium: bin -1 of a source whose target is 0 is a target too.)
+    const int wlo = MEDIA ? max(0, min(reg->tgt_lo, reg->wtgt_lo)) : min(reg->tgt_lo, reg->wtgt_lo);
+    const int whi =
+        MEDIA ? min(ne - 1, max(reg->tgt_hi, reg->wtgt_hi)) : max(reg->tgt_hi, reg->wtgt_hi);
+    // Media: a target's sources lie in T .. T + R; each thread's convolved
+    // sources, the last R + 1 of them, in its own part of the ring.
+    const int R_m = MEDIA ? A.reach : 0, RR_m = R_m + 1;
+    float *const s_mring = reinterpret_cast<float *>(smem + L.ring_off);
     const int n_dirs =
         EXACT ? M : max(0, min(M, nth - j0)); // directions j0 .. j0 + n_dirs - 1 exist
     const unsigned dir_mask = (1u << n_dirs) - 1u; // n_dirs <= 16
@@ -297,7 +315,14 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             os_lo = max(src_lo, qlo), os_hi = min(src_hi, qhi);
             ot_lo = max(wlo, qlo), ot_hi = min(whi, qhi);
             p_lo = os_lo, p_hi = os_hi;
-            if (ot_lo <= ot_hi) {
+            if (MEDIA && ot_lo <= ot_hi) {
+                // Source s feeds targets s - R .. s.
+                const int f_lo = max(src_lo, ot_lo), f_hi = min(src_hi, ot_hi + R_m);
+                if (f_lo <= f_hi) {
+                    p_lo = p_lo <= p_hi ? min(p_lo, f_lo) : f_lo;
+                    p_hi = os_lo <= os_hi ? max(p_hi, f_hi) : f_hi;
+                }
+            } else if (ot_lo <= ot_hi) {
                 // Source s feeds targets target[s] - 1 .. target[s] + 1.
                 const int f_lo = first_tg_ge(ot_lo - 1), f_hi = first_tg_ge(ot_hi + 2) - 1;
                 if (f_lo <= f_hi) {
@@ -327,7 +352,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                                              warp_move_span(s_move[0], s_move[1], nth));
             p_lo = max(src_lo, gbr.x), p_hi = min(src_hi, gbr.y);
             int t_lo = gbr.z, t_hi = gbr.w;
-            if (p_lo <= p_hi) {
+            if (MEDIA && p_lo <= p_hi) { // sources feed s - R .. s
+                t_lo = min(t_lo, p_lo - R_m), t_hi = max(t_hi, p_hi);
+            } else if (p_lo <= p_hi) {
                 const int f = max(p_lo, first_tg_ge(0)); // the first source with a target
                 if (f <= p_hi) // sources feed target[s] - 1 .. target[s] + 1
                     t_lo = min(t_lo, s_step[f].w - 1), t_hi = max(t_hi, s_step[p_hi].w + 1);
@@ -336,6 +363,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         }
         const int64_t c = (int64_t)cz * px + cx;
         const float *pin = in + c + (int64_t)j0 * slice;
+        const int med = MEDIA && live ? A.em.medium[c] : 0; // the lane's medium
 
         // Sends bin sb (if any) into ring stage `slot`: this thread's M values of
         // its column (zeros where the column lies outside the bin's box) and
@@ -343,7 +371,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         // even when empty, so that the groups count bins.
         auto issue = [&](int sb, int slot) {
             if (sb <= p_hi) {
-                const int4 bs = s_step[sb];
+                const int4 bs = MEDIA ? int4{ 0, 0, 0, 0 } : s_step[sb];
                 const box4 b = s_boxa[sb];
                 const bool h = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
                 float *dst = s_in + slot * stage_floats + (L.lo + j0) * FUSED_COLS + col;
@@ -355,7 +383,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     p = opaque(p + slice); // one IMAD.WIDE per load
                 }
                 const int t = tid;
-                if (bs.y <= A.kp && t < L.wn)
+                // (with media each lane reads its medium's kernel)
+                if (!MEDIA && bs.y <= A.kp && t < L.wn)
                     cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
                               t <= 2 * bs.y);
             }
@@ -396,6 +425,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 s_wbox[warp] = wb;
         }
 
+        auto E_of = [&](int T) { return MEDIA ? __ldg(A.em.E + T) : s_bin[T].E; };
         // Writes target bin T of this column: v (or zeros), moved when
         // streaming, with the leak, the output sums and the extent measured.
         // Called by every thread of the block for the same T.
@@ -422,7 +452,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                         const float kept = pair_sum(v, n_dirs);
                         any_nz = kept != 0.0f; // a sum of non-negative floats is 0 only if all are
                         if (any_nz) {
-                            const double E = s_bin[T].E;
+                            const double E = E_of(T);
                             wout += kept;
                             eout += (double)kept * E;
                         }
@@ -444,7 +474,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                         }
                     }
                     if (STREAM && (kept != 0.0 || leaked != 0.0)) {
-                        const double E = s_bin[T].E;
+                        const double E = E_of(T);
                         wout += kept;
                         eout += kept * E;
                         lw += leaked;
@@ -507,7 +537,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             for (int k = 1; k < G; k++)
                 W += cs[k * FUSED_COLS];
             for (int q = g; q < nq; q += G) {
-                const double k = s_coef[q * ne + sb];
+                const double k =
+                    MEDIA ? __ldg(A.spec.coef +
+                                  ((int64_t)q * A.spec.n_media + (A.spec.n_media > 1 ? med : 0)) *
+                                      ne +
+                                  sb)
+                          : s_coef[q * ne + sb];
                 if (k != 0.0)
                     s_R[q * FUSED_COLS + col] = __fma_rn(k, W, s_R[q * FUSED_COLS + col]);
             }
@@ -516,6 +551,29 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         float *const ws_tile = SPLIT ? A.split.ws + tile * ne * NMAX * FUSED_COLS : nullptr;
         auto ws_at = [&](int sb, int m) {
             return ws_tile + ((int64_t)(sb - src_lo) * NMAX + j0 + m) * FUSED_COLS + col;
+        };
+
+        // Media: target T of this column, gathered from the ring (sources T ..
+        // T + R convolved, those outside [p_lo, p_hi] zero: none at all gives
+        // zeros) by the candidates of the lane's medium and this step's
+        // tables (energy_media.cuh: the CPU's operations), then written.
+        auto media_target = [&](int T) {
+            float v[M];
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                v[m] = 0.0f;
+            const bool none = T + R_m < p_lo || T > p_hi;
+            if (live && any_dir && !none) {
+                const int64_t row = (int64_t)med * ne + T;
+                const int t_slot = T % RR_m;
+                media_gather_dirs<M>(
+                    A.em, row, A.em.lower + (int64_t)med * ne, p_lo, p_hi, v, [&](int src) {
+                        int r = t_slot + (src - T);
+                        r -= r >= RR_m ? RR_m : 0;
+                        return s_mring + ((size_t)r * NMAX + j0) * FUSED_COLS + col;
+                    });
+            }
+            emit_own(T, v, none);
         };
 
         // The three open targets T0 .. T0 + 2 in banks b0, b0 + 1, b0 + 2 (mod
@@ -556,10 +614,21 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             issue(p_lo + i, ring0 + i);
         int slot = ring0;
         for (int s = p_lo; s <= p_hi; s++) {
-            const int4 bs = s_step[s];
-            const int kid = bs.x, K = bs.y, tg = bs.w;
+            int kid, K, tg;
+            if constexpr (MEDIA) {
+                // Targets below s - R have every source convolved: written
+                // (block-uniform), before bin s takes the oldest ring slot.
+                for (; next_out <= min(ot_hi, s - 1 - R_m); next_out++)
+                    media_target(next_out);
+                kid = live ? at.kernel_of_energy[(int64_t)med * at.media_stride + s] : 0;
+                K = at.half_width[kid];
+                tg = -1; // unused
+            } else {
+                const int4 bs = s_step[s];
+                kid = bs.x, K = bs.y, tg = bs.w;
+            }
             // Target bookkeeping depends on the bin only, so it is uniform.
-            if (tg >= 0) {
+            if (!MEDIA && tg >= 0) {
                 const int low = tg - 1; // the lowest target of bin s
                 if (T0 == UNSET)
                     T0 = low;
@@ -595,7 +664,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             }
             const box4 b = s_boxa[s];
             const bool has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
-            const fused_bin fb = s_bin[s];
+            fused_bin fb;
+            if constexpr (MEDIA)
+                fb.E = __ldg(A.em.E + s), fb.E_f = (float)fb.E;
+            else
+                fb = s_bin[s];
             const bool own_s = !SPLIT || (s >= os_lo && s <= os_hi);
             float *stage = s_in + slot * stage_floats + L.lo * FUSED_COLS + col; // direction 0
             float *row = stage + j0 * FUSED_COLS;
@@ -628,9 +701,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 double bnd = 0.0;
                 // Window mode: only directions within K of an edge scatter past it.
                 if (!at.circular && (j0 < K || j0 + M > nth - K)) {
-                    if (K <= FUSED_EDGE && nth >= 2 * FUSED_EDGE) {
+                    if (!MEDIA && K <= FUSED_EDGE && nth >= 2 * FUSED_EDGE) {
                         bnd = edge_loss<M, EXACT>(cur, s_edge + 2 * s, j0, nth);
-                    } else if (A.ft.n_wide > 0) {
+                    } else if (!MEDIA && A.ft.n_wide > 0) {
                         // From the block's copy: a load from global memory here
                         // would be the only one of the bin loop, and the loop
                         // would wait on it. Interior directions hold 0
@@ -650,15 +723,23 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                                 bnd += (double)cur[m] * bf[m];
                     }
                 }
-                const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
-                if (own_s) {
+                if (MEDIA && own_s) { // the lane's kernel's truncation, as theta_tally
+                    const double cut = (double)total * (1.0 - at.weight_sum[kid]) + (double)dropped;
+                    tb += bnd;
+                    eb += bnd * fb.E;
+                    tc += cut;
+                    ec += cut * fb.E;
+                }
+                const float cut = MEDIA ? 0.0f : __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
+                if (!MEDIA && own_s) {
                     tb += bnd;
                     eb += bnd * fb.E;
                     tcf = __fadd_rn(tcf, cut);
                     ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
                 }
             }
-            if (at.circular) // wrapped copies into the padding rows
+            if (!MEDIA &&
+                at.circular) // wrapped copies into the padding rows (media: conv_rows wraps)
 #pragma unroll
                 for (int m = 0; m < M; m++) {
                     if (!dir_ok(m))
@@ -696,15 +777,26 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     W += cs[k * FUSED_COLS];
                 A.spec_wsum[(int64_t)s * slice + c] = W;
             }
+            // Media: this thread's ring slot of bin s (its own: no barrier).
+            float *const mring = s_mring + ((size_t)(s % RR_m) * NMAX + j0) * FUSED_COLS + col;
             if (!any_has) {
                 if (SPLIT && own_s)
 #pragma unroll
                     for (int m = 0; m < M; m++)
                         *ws_at(s, m) = 0.0f;
+                if (MEDIA)
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (dir_ok(m))
+                            mring[m * FUSED_COLS] = 0.0f;
                 continue;
             }
             float conv[M];
-            if (any_dir && K <= A.kp) {
+            if (MEDIA && any_dir) { // the lane's medium's kernel, bounds-checked
+                conv_rows<M>(
+                    j0, nth, K, at.weights + at.offset[kid] + K, at.circular != 0,
+                    [&](int src) { return stage[src * FUSED_COLS]; }, conv);
+            } else if (!MEDIA && any_dir && K <= A.kp) {
                 conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, cur, conv);
             } else if (any_dir) { // a kernel wider than the padding
                 const conv_out<M> o = conv_wide<M>(
@@ -720,6 +812,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             // The thread's weight in the bin (for the tallies), and each
             // direction's deposit: a chain over the bins in ascending order.
             const double ws = (double)pair_sum(conv, n_dirs);
+            if constexpr (MEDIA) // the lane's medium's mean deposit
+                fb.deposit = live ? __ldg(A.em.deposit_mean + (int64_t)med * ne + s) : 0.0;
             if constexpr (!SPLIT) {
 #pragma unroll
                 for (int m = 0; m < M; m++)
@@ -731,7 +825,16 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     *ws_at(s, m) = conv[m];
                 dep_sum += fb.deposit * ws;
             }
-            if (tg < 0) {
+            if constexpr (MEDIA) {
+                // Into the ring, for the targets T <= s it reaches; A_E's
+                // tallies by the table this step chose for the lane's medium.
+#pragma unroll
+                for (int m = 0; m < M; m++)
+                    if (dir_ok(m))
+                        mring[m * FUSED_COLS] = conv[m];
+                if (own_s && ws != 0.0)
+                    etl.add(A.em, media_table(A.em, ne, med, s), fb.deposit, ws, fb.E);
+            } else if (tg < 0) {
                 if (own_s) {
                     w_stop += ws;
                     e_stop += ws * fb.E;
@@ -759,8 +862,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                         acc[b][m] = __fmaf_rn(cb[b], conv[m], acc[b][m]);
             }
         }
+        // Media: the targets left (sources up to p_hi are convolved).
+        if constexpr (MEDIA)
+            for (; next_out <= ot_hi; next_out++)
+                media_target(next_out);
         // Flush the open targets and zero every other target bin in range.
-        for (int zt = max(next_out, ot_lo); zt <= ot_hi; zt++) {
+        for (int zt = max(next_out, ot_lo); !MEDIA && zt <= ot_hi; zt++) {
             const bool open = zt >= T0 && zt <= T0 + 2; // never while T0 is UNSET
             float v[M];
             const int k = open ? zt - T0 : 0;
@@ -836,6 +943,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             __threadfence();
             // The chain waits on each bin's loads: they are issued SPLIT_LOADS
             // bins at a time, before their terms are added in the same order.
+            auto deposit_of = [&](int sb) {
+                if constexpr (MEDIA)
+                    return live ? __ldg(A.em.deposit_mean + (int64_t)med * ne + sb) : 0.0;
+                else
+                    return s_bin[sb].deposit;
+            };
             int sb = src_lo;
             for (; sb + SPLIT_LOADS - 1 <= src_hi; sb += SPLIT_LOADS) {
                 float v[SPLIT_LOADS][M];
@@ -846,7 +959,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                         v[u][m] = dir_ok(m) ? __ldcg(ws_at(sb + u, m)) : 0.0f;
 #pragma unroll
                 for (int u = 0; u < SPLIT_LOADS; u++) {
-                    const double dep = s_bin[sb + u].deposit;
+                    const double dep = deposit_of(sb + u);
 #pragma unroll
                     for (int m = 0; m < M; m++)
                         if (dir_ok(m))
@@ -854,7 +967,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 }
             }
             for (; sb <= src_hi; sb++) {
-                const double dep = s_bin[sb].deposit;
+                const double dep = deposit_of(sb);
 #pragma unroll
                 for (int m = 0; m < M; m++)
                     if (dir_ok(m))
@@ -877,10 +990,23 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             cluster_wait(); // the last bin's arrivals
     }
     if (STREAM) {
-        const double v[13] = {
-            tb, eb, tc, ec, dep_sum, w_stop, e_stop, lw, le, wout, eout, wnf, enf
-        };
-        const int f[13] = { TF_W_THETA_BOUNDARY,
+        // A_E's tallies: the media's (in double), or the one medium's (its
+        // non-elastic removal summed in float, see wnf; no rounding channel).
+        const double v[14] = { tb,
+                               eb,
+                               tc,
+                               ec,
+                               dep_sum,
+                               MEDIA ? etl.w_stop : w_stop,
+                               MEDIA ? etl.e_stop : e_stop,
+                               lw,
+                               le,
+                               wout,
+                               eout,
+                               MEDIA ? etl.w_nuc : (double)wnf,
+                               MEDIA ? etl.e_nuc : (double)enf,
+                               MEDIA ? etl.e_round : 0.0 };
+        const int f[14] = { TF_W_THETA_BOUNDARY,
                             TF_E_THETA_BOUNDARY,
                             TF_W_THETA_CUTOFF,
                             TF_E_THETA_CUTOFF,
@@ -892,8 +1018,17 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                             TF_W_OUT,
                             TF_E_OUT,
                             TF_W_NUCLEAR,
-                            TF_E_NUCLEAR };
+                            TF_E_NUCLEAR,
+                            TF_E_MEDIUM_ROUNDING };
         block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
+    } else {
+        const double v[9] = { tb, eb, tc, ec, dep_sum, w_stop, e_stop, wnf, enf };
+        const int f[9] = { TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF,
+                           TF_E_THETA_CUTOFF,   TF_DEPOSITED,        TF_W_ENERGY_STOPPED,
+                           TF_E_ENERGY_STOPPED, TF_W_NUCLEAR,        TF_E_NUCLEAR };
+        block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
+    }
+    if (STREAM) {
         __syncthreads(); // every warp's extents are in sbox
         for (int q = threadIdx.x; q < ne; q += blockDim.x) {
             if (sbox[4 * q + 1] < 0)
@@ -903,45 +1038,58 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             atomicMin(&A.box_next[q].x0, sbox[4 * q + 2]);
             atomicMax(&A.box_next[q].x1, sbox[4 * q + 3]);
         }
-    } else {
-        const double v[9] = { tb, eb, tc, ec, dep_sum, w_stop, e_stop, wnf, enf };
-        const int f[9] = { TF_W_THETA_BOUNDARY, TF_E_THETA_BOUNDARY, TF_W_THETA_CUTOFF,
-                           TF_E_THETA_CUTOFF,   TF_DEPOSITED,        TF_W_ENERGY_STOPPED,
-                           TF_E_ENERGY_STOPPED, TF_W_NUCLEAR,        TF_E_NUCLEAR };
-        block_partials_at<sizeof v / sizeof v[0], G, SUB>(v, f, A.partials, A.blocks);
     }
 }
 
-template <int NMAX, bool STREAM, bool SLOTS>
+// The unsplit and the split instance of one step (MEDIA: of a run with
+// media, one tile a block, no exact instance and no padded stage: each lane
+// convolves with its medium's kernel through conv_rows).
+template <int NMAX, bool STREAM, bool SLOTS, bool MEDIA>
+void step_kernels(bool multi, bool exact, void (*(&k)[2])(fused_args))
+{
+    if constexpr (MEDIA) {
+        k[0] = fused_kernel<NMAX, true, false, false, 1, SLOTS, true>;
+        k[1] = fused_kernel<NMAX, true, false, true, 1, SLOTS, true>;
+    } else {
+        k[0] = multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB, SLOTS>
+                              : fused_kernel<NMAX, STREAM, false, false, FUSED_SUB, SLOTS>)
+                     : (exact ? fused_kernel<NMAX, STREAM, true, false, 1, SLOTS>
+                              : fused_kernel<NMAX, STREAM, false, false, 1, SLOTS>);
+        k[1] = exact ? fused_kernel<NMAX, STREAM, true, true, 1, SLOTS>
+                     : fused_kernel<NMAX, STREAM, false, true, 1, SLOTS>;
+    }
+}
+
+template <int NMAX, bool STREAM, bool SLOTS, bool MEDIA = false>
 cudaError_t launch_n(fused_args A, cudaStream_t s)
 {
-    A.kp = padded_kp(A.at.max_half_width, A.kp); // A.kp: the cap
-    const bool exact = A.d.nth == NMAX;
-    const bool multi = A.tiles == FUSED_SUB;
-    if ((!multi && A.tiles != 1) ||
-        (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB,
-                                  fused_extras{ A.ft.n_wide, A.spec.nplanes, false, false })
-                          .bytes > FUSED_MAX_DYN_SMEM))
+    static_assert(!MEDIA || STREAM, "media: the single pass");
+    A.kp = MEDIA ? 0 : padded_kp(A.at.max_half_width, A.kp); // A.kp: the cap
+    const bool exact = !MEDIA && A.d.nth == NMAX;
+    const bool multi = !MEDIA && A.tiles == FUSED_SUB;
+    const int ring = MEDIA ? A.reach + 1 : 0;
+    if (!MEDIA &&
+        ((!multi && A.tiles != 1) ||
+         (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB,
+                                   fused_extras{ A.ft.n_wide, A.spec.nplanes, false, false, 0 })
+                           .bytes > FUSED_MAX_DYN_SMEM)))
         return cudaErrorInvalidValue; // not what fused_tiles_per_block decides
     const int subs[2] = { multi ? FUSED_SUB : 1, 1 };
-    void (*const kernels[2])(
-        fused_args) = { multi ? (exact ? fused_kernel<NMAX, STREAM, true, false, FUSED_SUB, SLOTS>
-                                       : fused_kernel<NMAX, STREAM, false, false, FUSED_SUB, SLOTS>)
-                              : (exact ? fused_kernel<NMAX, STREAM, true, false, 1, SLOTS>
-                                       : fused_kernel<NMAX, STREAM, false, false, 1, SLOTS>),
-                        exact ? fused_kernel<NMAX, STREAM, true, true, 1, SLOTS>
-                              : fused_kernel<NMAX, STREAM, false, true, 1, SLOTS> };
-    // Above the default 48 KB: opt in (up to 227 KB on sm_90), once per size
-    // and kernel, not at every launch of the step loop.
-    static size_t opted_in[2][3] = {
-        { 48 * 1024, 48 * 1024, 48 * 1024 }, { 48 * 1024, 48 * 1024, 48 * 1024 }
-    }; // [exact][split, or unsplit 1 / FUSED_SUB], per instantiation of this template
+    void (*kernels[2])(fused_args);
+    step_kernels<NMAX, STREAM, SLOTS, MEDIA>(multi, exact, kernels);
+    // Opt in to the block's dynamic shared memory (up to 227 KB on sm_90 with
+    // the static), once per size and kernel, not at every launch of the step
+    // loop. From zero, not from the default 48 KB: that bound holds static and
+    // dynamic together (a media split instance with 48.5 KB of dynamic
+    // memory failed to launch).
+    static size_t opted_in[2][3] = {}; // [exact][split, or unsplit 1 / FUSED_SUB], per
+        // instantiation of this template
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1);
          sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
         const fused_layout L = fused_layout_of(
             NMAX, A.kp, A.d.ne, STREAM, subs[sp],
-            fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1, A.spec_wsum != nullptr });
+            fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1, A.spec_wsum != nullptr, ring });
         if (L.bytes > limit) {
             const cudaError_t e = cudaFuncSetAttribute(
                 kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
@@ -1001,10 +1149,10 @@ int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide, int spec, boo
         // cost a resident block.
         const bool split = i == 1;
         const size_t without =
-            fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ 0, 0, split, false })
+            fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ 0, 0, split, false, 0 })
                 .bytes;
         const size_t with = fused_layout_of(NMAX, kp, ne, STREAM, subs[i],
-                                            fused_extras{ n_wide, spec, split, split_sums })
+                                            fused_extras{ n_wide, spec, split, split_sums, 0 })
                                 .bytes;
         const int want = max(1, FUSED_MIN_BLOCKS(NMAX, split) / subs[i]);
         const int n_with = blocks_by_smem(fns[i], with, want),

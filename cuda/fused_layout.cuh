@@ -92,10 +92,14 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 //   no resident block (split_sums): it writes its bins' direction sums to
 //   global memory, and the plane kernel forms the planes (the running sums
 //   and coefficients halved its blocks per SM).
+// - media (media_ring = R + 1 > 0): no per-bin tables of one medium and no
+//   coefficients (each lane reads its medium's), and per group a ring of the
+//   last R + 1 source bins' convolved values, [R + 1][nmax][cols] floats,
+//   each thread's own (the gather of a target reads sources T .. T + R).
 struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
     size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bfrow_off, bfw_off,
-        spec_off, sr_off, coef_off, bytes;
+        spec_off, sr_off, coef_off, ring_off, bytes;
 };
 
 __host__ __device__ constexpr size_t align16(size_t b)
@@ -106,11 +110,13 @@ __host__ __device__ constexpr size_t align16(size_t b)
 // What a block keeps beside its stage rings and per-bin tables: n_wide rows
 // of boundary fractions, spec planes of in-pass spectral tallies (in the
 // split instance, split, only the chunk sums, and only where split_sums: it
-// writes its bins' direction sums for the plane kernel).
+// writes its bins' direction sums for the plane kernel), and with media the
+// ring's R + 1 bins (0: one medium).
 struct fused_extras {
     int n_wide, spec;
     bool split;
     bool split_sums;
+    int media_ring;
 };
 
 __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream,
@@ -123,15 +129,17 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
     // the unsplit one alone.
     const int spec = stream && !split ? x.spec : 0;
     const bool chunks = spec > 0 || (stream && split && x.spec > 0 && x.split_sums);
+    const bool media = x.media_ring > 0;
+    const size_t tab = media ? 0 : (size_t)ne; // the one medium's per-bin tables
     fused_layout L;
     L.lo = kp + CONV_TAPS_PER_BLOCK - 1;
     L.rows = L.lo + nmax + kp;
     L.wn = 2 * kp + CONV_TAPS_PER_BLOCK;
     L.w_off = (size_t)sub * FUSED_RING * L.rows * FUSED_COLS * sizeof(float);
     L.step_off = align16(L.w_off + (size_t)sub * FUSED_RING * L.wn * sizeof(float));
-    L.bin_off = L.step_off + (size_t)ne * sizeof(int4);
-    L.edge_off = L.bin_off + (size_t)ne * sizeof(fused_bin);
-    L.boxa_off = L.edge_off + (size_t)ne * 2 * sizeof(float4);
+    L.bin_off = L.step_off + tab * sizeof(int4);
+    L.edge_off = L.bin_off + tab * sizeof(fused_bin);
+    L.boxa_off = L.edge_off + tab * 2 * sizeof(float4);
     L.box_off = L.boxa_off + (size_t)ne * sizeof(box4);
     L.full_off = L.box_off + (stream ? (size_t)ne * 4 * sizeof(int) : 0);
     L.bfrow_off = L.full_off +
@@ -141,7 +149,8 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
     L.sr_off =
         L.spec_off + (chunks ? (size_t)sub * 2 * fused_g(nmax) * FUSED_COLS * sizeof(double) : 0);
     L.coef_off = L.sr_off + (size_t)sub * spec * FUSED_COLS * sizeof(double);
-    L.bytes = L.coef_off + (size_t)spec * ne * sizeof(double);
+    L.ring_off = align16(L.coef_off + (media ? 0 : (size_t)spec * ne * sizeof(double)));
+    L.bytes = L.ring_off + (size_t)sub * x.media_ring * nmax * FUSED_COLS * sizeof(float);
     return L;
 }
 

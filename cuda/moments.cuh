@@ -94,7 +94,7 @@ struct moments_args {
 // A_E in place on psi (the output of A_theta): the deposit maps dmap and m,
 // then the move. reg: only the cells of its occupied and written boxes, the
 // deposit over its source bins and the move of every bin a target or a
-// stale value may hold (as energy_media_region); NULL: the whole grid.
+// stale value may hold; NULL: the whole grid.
 // The early exit (threshold > 0): A_theta drops every weight below the
 // threshold from its input, and runs the moment components with none; their
 // moments of the dropped weight would then join the kept weight of other

@@ -26,7 +26,8 @@ static int runner_cuda_pad_rows =
     0; /* tests: CUDA rows padded on every grid (see cuda_test_options) */
 static int runner_fused_boundary_global =
     0; /* tests: wide kernels' boundary fractions from global memory */
-static int runner_media_one_pass = 0; /* tests: CUDA media step in one pass (1), two (-1) */
+static int runner_media_one_pass =
+    0; /* tests: CUDA media step in one pass (1), per operator (-1) */
 static char runner_variants[1024]; /* the last run's kernel_variants (which paths ran) */
 static const medium_map *runner_mm = NULL; /* tests: the cells' media (NULL: one medium) */
 static const tables *const *runner_mt =

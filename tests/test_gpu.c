@@ -303,11 +303,12 @@ static void media_cases(int quick)
           1 },
     };
     for (size_t i = 0; i < (quick ? 2 : sizeof mc / sizeof mc[0]); i++) {
-        /* Full steps with the default kernels: the one-pass step (shift) and
-         * the two passes over the active region, each forced; single operators
-         * and fused=false take the whole-grid kernels. */
+        /* Full steps with the default kernels: the one-pass step (shift; the
+         * fused kernel's media instances) and, forced by the test switch, one
+         * kernel per operator; single operators and fused=false take the
+         * whole-grid kernels. */
         const int region = mc[i].only_op < 0 && !strstr(mc[i].sets[0], "fused=false");
-        /* Bilinear and moments step in two passes only. */
+        /* Bilinear steps with one kernel per operator, moments in its two passes. */
         const int one_pass =
             region && !strstr(mc[i].sets[0], "bilinear") && !strstr(mc[i].sets[0], "moments");
         for (int pass = one_pass ? 1 : -1; pass >= -1; pass -= 2) {
@@ -318,17 +319,18 @@ static void media_cases(int quick)
             snprintf(name, sizeof name, "%s%s", k.name,
                      !region    ? ""
                      : pass > 0 ? ", one pass"
-                                : ", two passes");
+                                : ", whole-grid kernels");
             k.name = name;
             compare_case(&k, k.only_op < 0 ? 6 : 1);
             /* The moments scheme's two passes take media as one medium does. */
             const char *want = !region                            ? "fused=no "
                                : pass > 0                         ? "fused=media (one pass)"
                                : strstr(mc[i].sets[0], "moments") ? "fused=moments (theta"
-                                                                  : "fused=media (theta";
+                                                                  : "fused=no ";
             CHECK_MSG(strstr(runner_variants, want), "%s: ran %s", k.name, runner_variants);
             /* The one pass takes the spectral tallies (the halo's planes
-             * wherever the nuclear model is on); the two passes leave them
+             * wherever the nuclear model is on, its split steps' by the
+             * tally kernels); the other pipelines leave them
              * to their kernels. */
             int planes = 1;
             for (int q = 0; q < mc[i].nsets; q++)
@@ -536,7 +538,8 @@ static void variant_table(void)
         { "no split, one tile per block", NULL, 1, 1, 0, 0 },
         { "padded rows", NULL, 0, 0, 1, 0 },
         { "media in one pass", NULL, 0, 0, 0, 1 },
-        { "media in two passes", NULL, 0, 0, 0, -1 },
+        { "media in one pass, no energy split", NULL, 1, 0, 0, 1 },
+        { "media, whole-grid kernels (test switch)", NULL, 0, 0, 0, -1 },
     };
     fixture f0;
     kcase base = { "", -1, { 0 }, 0, 1 };
@@ -783,7 +786,7 @@ static void per_spot_cases(int n_paths)
     const char *names[] = { "one pass",
                             "two-pass fused",
                             "one kernel per operator",
-                            "media, two passes",
+                            "media, whole-grid kernels (test switch)",
                             "media, one pass",
                             "media, per operator",
                             "moving windows",
