@@ -61,18 +61,23 @@ static spectral_args spectral_of(const cuda_ctx *c, int gate_on)
                           gate };
 }
 
-// The fused one-pass step (shift streaming): one kernel, psi[step & 1] ->
-// the other, which writes every partials field itself, the deposit's spread
-// and the bookkeeping.
+// The fused one-pass step (shift streaming): with media the choice of
+// whole-bin tables first; then one kernel, psi[step & 1] -> the other, which
+// writes every partials field itself, the deposit's spread and the
+// bookkeeping.
 static int enqueue_fused_one_pass(cuda_ctx *c, smx_error *err)
 {
-    CUDA_CHECK_ERR(err, fused_step(fused_of(c), c->stream));
+    if (c->media_single)
+        CUDA_CHECK_ERR(err,
+                       energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
+    CUDA_CHECK_ERR(err, fused_step(one_pass_of(c), c->stream));
     // The planes of a split step's tallies, from the direction sums its
     // split instance wrote (before the bookkeeping moves the region on).
     if (spectral_tallies_due(c) && split_sums(c))
         CUDA_CHECK_ERR(err, spectral_plane_launch(spectral_of(c, 1), c->stream));
     CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(finish_of_slots(c, c->et), c->stream));
+    CUDA_CHECK_ERR(err,
+                   finish_launch(finish_of_slots(c, c->media ? c->et_media : c->et), c->stream));
     return 0;
 }
 
@@ -85,18 +90,6 @@ static int enqueue_fused_two_pass(cuda_ctx *c, smx_error *err)
     CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
     CUDA_CHECK_ERR(err, stream_gather_and_measure(stream_of(c, c->psi_b, c->psi_a), c->stream));
     CUDA_CHECK_ERR(err, finish_launch(finish_of(c, c->et, 0), c->stream));
-    return 0;
-}
-
-// The one-pass step of a run with media (shift scheme): the choice of
-// whole-bin tables, then the fused kernel's media instances a -> b (which
-// write every partials field), the deposit's spread and the bookkeeping.
-static int enqueue_media_one_pass(cuda_ctx *c, smx_error *err)
-{
-    CUDA_CHECK_ERR(err, energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream));
-    CUDA_CHECK_ERR(err, fused_step(fused_media_of(c), c->stream));
-    CUDA_CHECK_ERR(err, deposit_spread(spread_of(c, 0, c->reg), c->stream));
-    CUDA_CHECK_ERR(err, finish_launch(finish_of_slots(c, c->et_media), c->stream));
     return 0;
 }
 
@@ -219,8 +212,8 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     const bool in_pass = fused_takes_tallies(c) || media_takes_tallies(c); // the single pass
     if (spectral_tallies_due(c) && !split_sums(c)) // split_sums implies in_pass
         CUDA_CHECK_ERR(err, spectral_launch(spectral_of(c, in_pass ? 1 : 0), c->stream));
-    // Every pipeline but the one passes starts from cleared partials.
-    if (q.kind != PIPE_FUSED_ONE_PASS && q.kind != PIPE_MEDIA_ONE_PASS)
+    // Every pipeline but the one pass starts from cleared partials.
+    if (q.kind != PIPE_FUSED_ONE_PASS)
         CUDA_CHECK_ERR(err,
                        cudaMemsetAsync(c->partials, 0,
                                        (size_t)c->slots * TF_COUNT * c->blocks * sizeof(double),
@@ -232,8 +225,6 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
         return enqueue_fused_two_pass(c, err);
     case PIPE_MOMENTS_REGIONS:
         return enqueue_moments_regions(c, err);
-    case PIPE_MEDIA_ONE_PASS:
-        return enqueue_media_one_pass(c, err);
     case PIPE_PER_OPERATOR:
         break;
     }
@@ -525,10 +516,10 @@ static void describe_variants(cuda_ctx *c)
              : c->set.early_exit == EARLY_EXIT_FIXED ? "fixed"
                                                      : "adaptive",
              (double)c->threshold,
-             k == PIPE_FUSED_ONE_PASS    ? "theta+energy+stream (one pass)"
-             : k == PIPE_FUSED_TWO_PASS  ? "theta+energy, stream+measure"
+             k == PIPE_FUSED_ONE_PASS && c->media ? "media (one pass)"
+             : k == PIPE_FUSED_ONE_PASS           ? "theta+energy+stream (one pass)"
+             : k == PIPE_FUSED_TWO_PASS           ? "theta+energy, stream+measure"
              : k == PIPE_MOMENTS_REGIONS ? "moments (theta, energy, stream+measure; active region)"
-             : k == PIPE_MEDIA_ONE_PASS  ? "media (one pass)"
                                          : "no",
              tallies, split_why, c->tiles, c->fused ? c->ft.n_wide : 0, (long long)c->d.px,
              slot_boxes_visited(c));

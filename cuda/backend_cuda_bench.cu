@@ -71,21 +71,15 @@ int cuda_bench_op(void *vctx, int op, double *ms, smx_error *err)
         return rc;
     cudaError_t ce = cudaSuccess;
     cudaEventRecord(e.a, c->stream);
-    if (c->media_single && op == OP_THETA) { // media: the choice and the whole step
-        ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
+    const bool one_pass = c->pipe.kind == PIPE_FUSED_ONE_PASS;
+    if (one_pass && op == OP_THETA) { // the whole step, one kernel: rewrites the next state
+        if (c->media_single) // (with media, the choice of tables first)
+            ce = energy_media_choose(c->em, c->d.ne, &c->state->step, c->stop, c->stream);
         if (ce == cudaSuccess)
-            ce = fused_step(fused_media_of(c), c->stream);
-    } else if (c->media_single && op == OP_ENERGY) { // the deposit's spread
+            ce = fused_step(one_pass_of(c), c->stream);
+    } else if (one_pass && op == OP_ENERGY) { // the deposit's spread (the step's second kernel)
         ce = deposit_spread(spread_of(c, 0, c->reg), c->stream);
-    } else if (c->media_single) {
-        ce = cudaSuccess; // inside the one kernel
-    } else if (c->single_pass &&
-               op == OP_THETA) { // the whole step, one kernel: rewrites the next state
-        ce = fused_step(fused_of(c), c->stream);
-    } else if (c->single_pass &&
-               op == OP_ENERGY) { // the deposit's spread (the step's second kernel)
-        ce = deposit_spread(spread_of(c, 0, c->reg), c->stream);
-    } else if (c->single_pass) {
+    } else if (one_pass) {
         ce = cudaSuccess; // inside the one kernel
     } else if (c->fused && op == OP_THETA) { // theta + energy: one kernel
         ce = fused_theta_energy(fused_of(c), c->stream);
@@ -157,18 +151,10 @@ void cuda_bench_facts(void *vctx, int *launches, double *bytes_dense, double *me
     int stream = c->stream_variant == SV_GATHER ? 1 : 2;
     *launches = 1 /* partials memset */ + theta + 4 /* energy, paths, spread */ + stream +
                 2 /* measure, finish */;
-    if (c->media_single) {
-        // the choice, the step (its unsplit and split instances), paths, spread, finish
-        *launches = c->split.max_tiles > 0 ? 6 : 5;
-        *bytes_dense = 2 * psi + 2 * dmap + 2 * dose;
-        size_t fr0 = 0, tot0 = 0;
-        cudaMemGetInfo(&fr0, &tot0);
-        *mem_used = (double)(tot0 - fr0);
-        return;
-    }
-    if (c->single_pass) {
-        // the step (its unsplit and split instances, one of which returns at once), paths, spread, finish
-        *launches = c->split.max_tiles > 0 ? 5 : 4;
+    if (c->pipe.kind == PIPE_FUSED_ONE_PASS) {
+        // (with media the choice of tables) the step (its unsplit and split
+        // instances, one of which returns at once), paths, spread, finish
+        *launches = (c->split.max_tiles > 0 ? 5 : 4) + (c->media_single ? 1 : 0);
         *bytes_dense = 2 * psi + 2 * dmap + 2 * dose;
         size_t fr0 = 0, tot0 = 0;
         cudaMemGetInfo(&fr0, &tot0);

@@ -36,10 +36,10 @@ extern "C" {
 // The step's pipelines (enqueue_step, backend_cuda.cu), each a fixed sequence
 // of kernels.
 enum step_pipeline {
-    PIPE_FUSED_ONE_PASS, // fused_step: theta + energy + stream in one kernel (shift scheme)
+    PIPE_FUSED_ONE_PASS, // fused_step: theta + energy + stream in one kernel (shift scheme;
+    // with media its media instances)
     PIPE_FUSED_TWO_PASS, // fused_theta_energy, then stream + measure, over the active region
     PIPE_MOMENTS_REGIONS, // the moments scheme in two passes over the active region
-    PIPE_MEDIA_ONE_PASS, // fused_step with media: a run with media in one kernel (shift scheme)
     PIPE_PER_OPERATOR, // one whole-grid kernel per operator, in the plan's order
 };
 
@@ -94,8 +94,8 @@ struct cuda_ctx {
     int *stop;
     angular_tables_dev at;
     energy_tables_dev et;
-    int media; // cells hold different media: energy_media kernels, no fusion, no FFT
-    int media_regions; // ... over the active region (with media_single_ok: PIPE_MEDIA_ONE_PASS)
+    int media; // cells hold different media: the media instances or kernels, no FFT
+    int media_regions; // ... over the active region (media_single_ok: the one pass)
     int media_single_ok; // the single pass serves this grid with media (fused.cuh; the shift scheme)
     int media_single; // ... and this source (cuda_upload; tests may ask for the whole-grid
         // kernels instead): psi alternates as single_pass
@@ -196,12 +196,10 @@ inline stream_args stream_of(const cuda_ctx *c, const float *in, float *out)
 // Spots side by side whose one-pass step visits each slot's own box (the
 // kernel_variants' slot_boxes), and keeps each box and the column groups'
 // bins step by step: 0 where the step visits the union, or a state holds one
-// spot, or another pipeline runs (a run with media may step a state in two
-// passes, which keeps neither).
+// spot, or another pipeline runs (which keeps neither).
 inline int slot_boxes_visited(const cuda_ctx *c)
 {
-    const step_pipeline k = c->pipe.kind;
-    return (k == PIPE_FUSED_ONE_PASS || k == PIPE_MEDIA_ONE_PASS) && c->nslots > 1 ? c->nslots : 0;
+    return c->pipe.kind == PIPE_FUSED_ONE_PASS && c->nslots > 1 ? c->nslots : 0;
 }
 
 // The deposit's spread into the dose; moved: A_stream has run in this step;
@@ -293,12 +291,12 @@ inline bool spectral_tallies_due(const cuda_ctx *c)
     return c->planes > 1 && (c->opt.only_op < 0 || c->opt.only_op == OP_ENERGY);
 }
 
-// 1 when the media one pass takes them (it never splits a step, so all of
-// them on its unsplit steps, the tally kernels on the steps it splits); its
-// shared memory holds their sums wherever it runs (fused_media_step_supported).
+// 1 when the one pass of a run with media takes them: on its unsplit steps
+// (the tally kernels take those it splits); its shared memory holds their
+// sums wherever it runs (fused_media_step_supported).
 inline bool media_takes_tallies(const cuda_ctx *c)
 {
-    return c->pipe.kind == PIPE_MEDIA_ONE_PASS && spectral_tallies_due(c);
+    return c->pipe.kind == PIPE_FUSED_ONE_PASS && c->media_single && spectral_tallies_due(c);
 }
 
 // The single pass of a run with media (fused_step with em set), psi
@@ -309,12 +307,17 @@ inline fused_args fused_media_of(const cuda_ctx *c)
     fused_args A = fused_of(c);
     A.ft = fused_tables_dev{};
     A.kp = 0;
-    A.tiles = 1;
     A.em = c->em;
     A.reach = c->media_reach;
     take_tallies(A, c, media_takes_tallies(c));
     A.spec_wsum = nullptr;
     return A;
+}
+
+// The one pass's arguments: with media its media instances'.
+inline fused_args one_pass_of(const cuda_ctx *c)
+{
+    return c->media_single ? fused_media_of(c) : fused_of(c);
 }
 
 // The measure of psi_a (the paths that do not measure inside a kernel).

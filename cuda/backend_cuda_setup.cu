@@ -461,14 +461,12 @@ void choose_pipeline(cuda_ctx *c)
     // (The moments scheme's two passes take media as one medium.)
     q.regions = c->fused || c->media_single || (c->media_regions && c->ncomp > 1);
     q.alternates = c->single_pass || c->media_single;
-    if (c->single_pass)
+    if (c->single_pass || c->media_single)
         q.kind = PIPE_FUSED_ONE_PASS;
     else if (q.regions && c->ncomp > 1)
         q.kind = PIPE_MOMENTS_REGIONS;
     else if (c->fused)
         q.kind = PIPE_FUSED_TWO_PASS;
-    else if (c->media_single)
-        q.kind = PIPE_MEDIA_ONE_PASS;
     else
         q.kind = PIPE_PER_OPERATOR;
 }
@@ -941,8 +939,10 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
     c->media_single_ok =
         c->media_regions && s->st.scheme == STREAM_SHIFT &&
         fused_media_step_supported(g->nth, c->d.slice, g->ne, c->media_reach, c->planes - 1);
-    if (c->media_single_ok) // the one-pass media step visits each slot's box too
+    if (c->media_single_ok) { // one tile a block; it visits each slot's box too
+        c->tiles = 1;
         c->nslots = slots_for(c, 1);
+    }
     c->reach = step_reach(s);
     choose_pipeline(c);
     if (s->ak.per_source && s->st.scheme != STREAM_MOMENTS)

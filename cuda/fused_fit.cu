@@ -13,15 +13,14 @@ static_assert(fused_m(16) == 4 && fused_m(32) == 8 && fused_m(48) == 8 && fused_
                   SMX_DIRECTION_CHUNK_MAX == 8,
               "smx_direction_chunk(nth) == fused_m(fused_nmax(nth))");
 
-static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int max_half_width, bool stream,
-                      int spec)
+// kp: the padded stage's widest kernel; x: its spectral planes, and with media
+// the R + 1 bins each tile keeps convolved.
+static int fused_fits(int64_t nth, int64_t slice, int64_t ne, int kp, bool stream, fused_extras x)
 {
     if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64)
         return 0; // offsets within a bin are int
     // one tile per block at least (fused_tiles_per_block)
-    return fused_layout_of(fused_nmax(nth), padded_kp(max_half_width, 0), ne, stream, 1,
-                           fused_extras{ 0, spec, false, false, 0 })
-               .bytes <= FUSED_MAX_DYN_SMEM;
+    return fused_layout_of(fused_nmax(nth), kp, ne, stream, 1, x).bytes <= FUSED_MAX_DYN_SMEM;
 }
 
 size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles)
@@ -31,25 +30,24 @@ size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles)
 
 int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
 {
-    return fused_fits(nth, slice, ne, max_half_width, false, 0);
+    return fused_fits(nth, slice, ne, padded_kp(max_half_width, 0), false,
+                      fused_extras{ 0, 0, false, false, 0 });
 }
 
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width,
                          int spec_planes)
 {
-    return fused_fits(nth, slice, ne, max_half_width, true, spec_planes);
+    return fused_fits(nth, slice, ne, padded_kp(max_half_width, 0), true,
+                      fused_extras{ 0, spec_planes, false, false, 0 });
 }
 
 int fused_media_step_supported(int64_t nth, int64_t slice, int64_t ne, int reach_bins,
                                int spec_planes)
 {
-    if (nth < 1 || nth > 64 || nth * slice > INT_MAX || ne < 1 || ne > INT_MAX / 64 ||
-        reach_bins < 0 || reach_bins >= ne)
-        return 0;
     // One tile a block, no padded stage, the ring of R + 1 convolved bins.
-    return fused_layout_of(fused_nmax(nth), 0, ne, true, 1,
-                           fused_extras{ 0, spec_planes, false, false, reach_bins + 1 })
-               .bytes <= FUSED_MAX_DYN_SMEM;
+    return reach_bins >= 0 && reach_bins < ne &&
+           fused_fits(nth, slice, ne, 0, true,
+                      fused_extras{ 0, spec_planes, false, false, reach_bins + 1 });
 }
 
 // FUSED_SUB tiles per block where their stage rings fit beside the per-bin

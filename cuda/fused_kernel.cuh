@@ -426,6 +426,13 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         }
 
         auto E_of = [&](int T) { return MEDIA ? __ldg(A.em.E + T) : s_bin[T].E; };
+        // Source bin sb's mean deposit per unit weight in this lane's cell.
+        auto deposit_of = [&](int sb) {
+            if constexpr (MEDIA)
+                return live ? __ldg(A.em.deposit_mean + (int64_t)med * ne + sb) : 0.0;
+            else
+                return s_bin[sb].deposit;
+        };
         // Writes target bin T of this column: v (or zeros), moved when
         // streaming, with the leak, the output sums and the extent measured.
         // Called by every thread of the block for the same T.
@@ -665,7 +672,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             const box4 b = s_boxa[s];
             const bool has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
             fused_bin fb;
-            if constexpr (MEDIA)
+            if constexpr (MEDIA) // the lane's medium's deposit is loaded below, where used
                 fb.E = __ldg(A.em.E + s), fb.E_f = (float)fb.E;
             else
                 fb = s_bin[s];
@@ -723,23 +730,25 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                                 bnd += (double)cur[m] * bf[m];
                     }
                 }
-                if (MEDIA && own_s) { // the lane's kernel's truncation, as theta_tally
-                    const double cut = (double)total * (1.0 - at.weight_sum[kid]) + (double)dropped;
+                if (own_s) {
                     tb += bnd;
                     eb += bnd * fb.E;
-                    tc += cut;
-                    ec += cut * fb.E;
-                }
-                const float cut = MEDIA ? 0.0f : __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
-                if (!MEDIA && own_s) {
-                    tb += bnd;
-                    eb += bnd * fb.E;
-                    tcf = __fadd_rn(tcf, cut);
-                    ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
+                    if constexpr (MEDIA) {
+                        // The lane's kernel's truncation, in double: two float
+                        // sums held across the loop made the instance spill.
+                        const double cut =
+                            (double)total * (1.0 - at.weight_sum[kid]) + (double)dropped;
+                        tc += cut;
+                        ec += cut * fb.E;
+                    } else {
+                        const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
+                        tcf = __fadd_rn(tcf, cut);
+                        ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
+                    }
                 }
             }
-            if (!MEDIA &&
-                at.circular) // wrapped copies into the padding rows (media: conv_rows wraps)
+            // Wrapped copies into the padding rows (media: conv_rows wraps).
+            if (!MEDIA && at.circular)
 #pragma unroll
                 for (int m = 0; m < M; m++) {
                     if (!dir_ok(m))
@@ -812,8 +821,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             // The thread's weight in the bin (for the tallies), and each
             // direction's deposit: a chain over the bins in ascending order.
             const double ws = (double)pair_sum(conv, n_dirs);
-            if constexpr (MEDIA) // the lane's medium's mean deposit
-                fb.deposit = live ? __ldg(A.em.deposit_mean + (int64_t)med * ne + s) : 0.0;
+            if constexpr (MEDIA) // loaded here: earlier it made the instance spill
+                fb.deposit = deposit_of(s);
             if constexpr (!SPLIT) {
 #pragma unroll
                 for (int m = 0; m < M; m++)
@@ -943,12 +952,6 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             __threadfence();
             // The chain waits on each bin's loads: they are issued SPLIT_LOADS
             // bins at a time, before their terms are added in the same order.
-            auto deposit_of = [&](int sb) {
-                if constexpr (MEDIA)
-                    return live ? __ldg(A.em.deposit_mean + (int64_t)med * ne + sb) : 0.0;
-                else
-                    return s_bin[sb].deposit;
-            };
             int sb = src_lo;
             for (; sb + SPLIT_LOADS - 1 <= src_hi; sb += SPLIT_LOADS) {
                 float v[SPLIT_LOADS][M];

@@ -427,7 +427,7 @@ int bench_main(const bench_options *o, smx_error *err)
         }
     }
     if (o->variants) {
-        /* Every variant on the dense Production step (BENCHMARKS.md, "Kernel
+        /* Every variant on the dense Production step (docs/bench/gpus-and-variants.md, "Kernel
          * variants"): what each design choice of the default step buys. */
         static const struct {
             const char *label;
