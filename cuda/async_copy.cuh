@@ -21,6 +21,18 @@ __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool fil
     *dst = fill ? *src : 0.0f;
 #endif
 }
+
+// Sixteen bytes (both addresses 16-byte aligned), through L2 only: a block's
+// records read once per step (energy_media.cuh, media_bin).
+__device__ __forceinline__ void cp_async16(void *dst, const void *src)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+#else
+    *reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(src);
+#endif
+}
 __device__ __forceinline__ void cp_async_commit()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

@@ -109,6 +109,8 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
              3 * align_up(2 * nm * ne * sizeof(double));
         b += align_up(ne * sizeof(int2)); // et_media's target ranges
         b += align_up(nm * sizeof(double)); // densities (mass sharing)
+        const int planes_max = g->dose_planes > 1 ? g->dose_planes - 1 : 0;
+        b += align_up(ne * nm * (size_t)media_rec_bytes(planes_max)); // the one pass's records
     }
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) +
          2 * align_up(nth * sizeof(double));
@@ -264,8 +266,24 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
         return err->code;
     if (s->st.scheme != STREAM_BILINEAR && c->set.mass_varies)
         c->mass = mass_share_dev{ med, density };
-    c->em = energy_media_dev{ med, plow, steps, lower,  dmean, tg, cf,
-                              dep, nw,   nen,   cstart, cand,  E,  (int)nm };
+    c->em = energy_media_dev{ med, plow, steps,  lower, dmean, tg,      cf, dep,
+                              nw,  nen,  cstart, cand,  E,     (int)nm, {} };
+    // The one pass's records of each bin (media_bin), rebuilt every step by
+    // energy_media_choose; the coefficients of the tallies the pass takes.
+    const spectral_tables_dev &tal = c->tally;
+    media_bins_dev &mb = c->em.bins;
+    mb.rec_bytes = media_rec_bytes(tal.nplanes);
+    mb.out = a.take<unsigned char>(ne * nm * (size_t)mb.rec_bytes);
+    // Zeros in the records' padding, which the pass copies whole and never reads.
+    CUDA_CHECK_ERR(err, cudaMemset(mb.out, 0, ne * nm * (size_t)mb.rec_bytes));
+    mb.kernel_of_energy = c->at.kernel_of_energy;
+    mb.media_stride = c->at.media_stride;
+    mb.half_width = c->at.half_width;
+    mb.offset = c->at.offset;
+    mb.weight_sum = c->at.weight_sum;
+    mb.coef = tal.coef;
+    mb.nplanes = tal.nplanes;
+    mb.spec_media = tal.n_media;
     c->at.medium = med;
     c->et_media.trange = trange; // the rest of et_media is et (cuda_setup)
     return 0;
@@ -938,7 +956,8 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
     // for the whole-grid kernels); elsewhere one kernel per operator.
     c->media_single_ok =
         c->media_regions && s->st.scheme == STREAM_SHIFT &&
-        fused_media_step_supported(g->nth, c->d.slice, g->ne, c->media_reach, c->planes - 1);
+        fused_media_step_supported(g->nth, c->d.slice, g->ne, c->media_reach, c->planes - 1,
+                                   media_stage_bytes(c->em.n_media, c->em.bins.nplanes));
     if (c->media_single_ok) { // one tile a block; it visits each slot's box too
         c->tiles = 1;
         c->nslots = slots_for(c, 1);

@@ -4,6 +4,33 @@
 
 namespace {
 
+// The one pass's record of (medium m, bin ie), i = m * ne + ie (media_bin
+// and the bin's coefficients): the values the whole-grid kernels read from
+// the tables, the differences formed here as they form them.
+__device__ void write_bin(const energy_media_dev &t, int64_t ne, int64_t i, int low)
+{
+    const media_bins_dev &b = t.bins;
+    const int64_t m = i / ne;
+    const int ie = (int)(i % ne);
+    const int64_t k = (m * 2 + (low ? 0 : 1)) * ne + ie; // media_table's
+    media_bin r;
+    r.kid = b.kernel_of_energy[m * b.media_stride + ie];
+    r.K = b.half_width[r.kid];
+    r.woff = b.offset[r.kid];
+    r.flags = (low ? MEDIA_BIN_LOWER : 0) | (t.target[k] < 0 ? MEDIA_BIN_STOP : 0);
+    r.deposit_mean = t.deposit_mean[i];
+    r.cut = 1.0 - b.weight_sum[r.kid];
+    r.nuc_w = t.nuc_w[k];
+    r.nuc_e = t.nuc_e[k];
+    r.round = t.deposit[k] - r.deposit_mean;
+    unsigned char *rec = b.out + ((size_t)ie * t.n_media + m) * b.rec_bytes;
+    *reinterpret_cast<media_bin *>(rec) = r;
+    double *cf = reinterpret_cast<double *>(rec + sizeof(media_bin));
+    const int64_t mc = b.spec_media > 1 ? m : 0; // the tallies' medium (one: every medium's)
+    for (int q = 0; q < b.nplanes; q++)
+        cf[q] = b.coef[((int64_t)q * b.spec_media + mc) * ne + ie];
+}
+
 __global__ void media_choose_kernel(energy_media_dev t, int64_t ne, const int64_t *step_p,
                                     const int *stop)
 {
@@ -11,9 +38,13 @@ __global__ void media_choose_kernel(energy_media_dev t, int64_t ne, const int64_
         return;
     const int64_t step = *step_p, n = (int64_t)t.n_media * ne;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x)
-        t.lower[i] = (unsigned char)smx_dither_lower(t.steps + i / ne * ne, (int)ne, t.p_low[i],
-                                                     (int)(i % ne), (long long)step);
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int low = smx_dither_lower(t.steps + i / ne * ne, (int)ne, t.p_low[i], (int)(i % ne),
+                                         (long long)step);
+        t.lower[i] = (unsigned char)low;
+        if (t.bins.out)
+            write_bin(t, ne, i, low);
+    }
 }
 
 __global__ void media_deposit_kernel(const float *__restrict__ psi, float *__restrict__ dmap,

@@ -17,6 +17,8 @@
 //   the candidates of the cell's medium whose table the step chose (the first
 //   rounded once, the others fma, sources ascending), or scatter from the
 //   chosen table. Bitwise the CPU's.
+// energy_media_choose: the step's choice of table for every (medium, bin)
+//   and, for the one pass, each (bin, medium)'s record (media_bin).
 #ifndef SMX_CUDA_ENERGY_MEDIA_CUH
 #define SMX_CUDA_ENERGY_MEDIA_CUH
 
@@ -29,6 +31,54 @@ struct __align__(8) media_candidate
     int src_table; // source bin * 2 + table (1 = the upper table)
     float coeff;
 };
+
+// One (medium, source bin)'s values for the one pass (fused.cuh, "Media"),
+// written each step by energy_media_choose beside its choice of table and
+// copied into shared memory with the bin's weights, so that a lane reads
+// its medium's kernel, deposit and tallies without a global load in the
+// bin loop (those loads were the media step's longest stalls).
+struct __align__(16) media_bin
+{
+    int kid, K, woff; // the medium's angular kernel at the bin: index, half width, weights' offset
+    int flags; // MEDIA_BIN_LOWER: the step takes table 0; MEDIA_BIN_STOP: its table stops the bin
+    double deposit_mean; // MeV per unit weight (deposit_mean)
+    double cut; // 1 - the kernel's weight sum (its truncation)
+    double nuc_w, nuc_e; // the chosen table's non-elastic weight and energy per unit weight
+    double round; // the chosen table's deposit minus the mean (MEDIUM_ROUNDING)
+};
+#define MEDIA_BIN_LOWER 1
+#define MEDIA_BIN_STOP 2
+
+// A step's records: for each source bin and medium, rec_bytes holding the
+// media_bin and the spectral tallies' coefficients of that medium and bin
+// [nplanes] (spectral_tables_dev's, regrouped); [ne][n_media] of them. The
+// inputs are the angular tables' and the tallies'.
+struct media_bins_dev {
+    unsigned char *out; // [ne][n_media] records; NULL: not built (whole-grid kernels)
+    int rec_bytes; // media_rec_bytes(nplanes)
+    const int *kernel_of_energy; // angular_tables_dev's, at m * media_stride + bin
+    int64_t media_stride;
+    const int *half_width, *offset;
+    const double *weight_sum;
+    const double *coef; // [nplanes][spec_media][ne]
+    int nplanes, spec_media;
+};
+
+// Bytes of one record (a multiple of 16: whole cp.async copies).
+__host__ __device__ inline int media_rec_bytes(int nplanes)
+{
+    return ((int)sizeof(media_bin) + nplanes * (int)sizeof(double) + 15) & ~15;
+}
+
+// Runs with at most this many media stage each bin's records of a tile's
+// media in shared memory (fused_layout); with more (a CT's hundreds, where
+// a tile's 32 cells hold many) each lane reads its record from global memory.
+#define MEDIA_STAGED_MAX 8
+// The bytes of one bin's staged records (0: not staged).
+__host__ __device__ inline int media_stage_bytes(int n_media, int nplanes)
+{
+    return n_media <= MEDIA_STAGED_MAX ? n_media * media_rec_bytes(nplanes) : 0;
+}
 
 struct energy_media_dev {
     const unsigned char *medium; // [nz][px]
@@ -47,6 +97,7 @@ struct energy_media_dev {
     const media_candidate *cand;
     const double *E; // [ne] centres
     int n_media;
+    media_bins_dev bins; // the one pass's records of each (medium, bin), built with the choice
 };
 
 // Device pieces shared by the media kernels (energy_media.cu, fused_kernel.cuh).
@@ -66,27 +117,35 @@ struct media_tally {
 
     __device__ void add(const energy_media_dev &t, int64_t k, double dm, double v, double E)
     {
-        if (t.target[k] < 0) {
+        add(t.target[k] < 0, t.nuc_w[k], t.nuc_e[k], t.deposit[k] - dm, v, E);
+    }
+    // The same from a bin's record (its round is the same difference).
+    __device__ void add(const media_bin &b, double v, double E)
+    {
+        add((b.flags & MEDIA_BIN_STOP) != 0, b.nuc_w, b.nuc_e, b.round, v, E);
+    }
+    __device__ void add(bool stop, double nw, double ne, double round, double v, double E)
+    {
+        if (stop) {
             w_stop += v;
             e_stop += v * E;
         } else {
-            w_nuc += v * t.nuc_w[k];
-            e_nuc += v * t.nuc_e[k];
+            w_nuc += v * nw;
+            e_nuc += v * ne;
         }
-        e_round += v * (t.deposit[k] - dm);
+        e_round += v * round;
     }
 };
 
 // Target bin T's value (row = m * ne + T) for M directions of one column at
 // once (the lane's M consecutive directions, 32 floats apart from src(s)):
-// the candidates whose table the step chose (low: the medium's choices) and
-// whose source lies in [lo, hi], sources ascending, the first rounded once
-// and the others fused multiply-adds, as the CPU. Which candidates count does
-// not depend on the direction, so each is loaded and tested once.
-template <int M, typename Src>
-__device__ inline void media_gather_dirs(const energy_media_dev &t, int64_t row,
-                                         const unsigned char *low, int lo, int hi, float (&v)[M],
-                                         Src src)
+// the candidates whose table the step chose (low(s): source s takes table
+// 0) and whose source lies in [lo, hi], sources ascending, the first rounded
+// once and the others fused multiply-adds, as the CPU. Which candidates
+// count does not depend on the direction, so each is loaded and tested once.
+template <int M, typename Low, typename Src>
+__device__ inline void media_gather_dirs(const energy_media_dev &t, int64_t row, Low low, int lo,
+                                         int hi, float (&v)[M], Src src)
 {
 #pragma unroll
     for (int mm = 0; mm < M; mm++)
@@ -96,7 +155,7 @@ __device__ inline void media_gather_dirs(const energy_media_dev &t, int64_t row,
     for (int k = __ldg(t.cand_start + row); k < k1; k++) {
         const int2 e = __ldg(reinterpret_cast<const int2 *>(t.cand) + k);
         const int s = e.x >> 1;
-        if (s < lo || s > hi || (low[s] ? 0 : 1) != (e.x & 1))
+        if (s < lo || s > hi || (low(s) ? 0 : 1) != (e.x & 1))
             continue;
         const float c = __int_as_float(e.y);
         const float *r = src(s);
@@ -120,7 +179,9 @@ __device__ inline float media_gather(const energy_media_dev &t, int64_t row,
                                      int64_t estride)
 {
     float v[1];
-    media_gather_dirs<1>(t, row, low, lo, hi, v, [&](int s) { return p + s * estride; });
+    media_gather_dirs<1>(
+        t, row, [&](int s) { return low[s] != 0; }, lo, hi, v,
+        [&](int s) { return p + s * estride; });
     return v[0];
 }
 
@@ -134,7 +195,8 @@ __device__ inline void media_partials(double dep_sum, const media_tally &tl, dou
     block_partials_at<6>(v, f, partials, blocks);
 }
 
-// This step's choice of every (medium, source bin), for the two kernels below.
+// This step's choice of every (medium, source bin), for the two kernels below,
+// and, where t.bins.out is set, the one pass's records (media_bin).
 cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step,
                                 const int *stop, cudaStream_t s);
 // What the launches below are handed: psi on grid d (read by the deposit,

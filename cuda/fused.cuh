@@ -46,9 +46,14 @@
 // is complete and is formed by the gather of the lane's medium (candidates
 // ascending, the whole-bin table this step chose: energy_media_choose), then
 // written as above; T is the same for every lane, so a bin's writes go out
-// together. psi, the deposit map and the dose are the CPU's bits (the gather's
-// first term rounded once is fma(c, v, +0), as the one medium's first
-// accumulation). One tile a block; instances for the single pass only.
+// together. What a lane reads of its medium at bin s (kernel, mean deposit,
+// the chosen table's tallies, the spectral coefficients) comes from the
+// step's records (energy_media.cuh, media_bin), copied into shared memory
+// with the bin's weights, and each lane keeps its sources' choices of table
+// as bits beside the ring. psi, the deposit map and the dose are the CPU's
+// bits (the gather's first term rounded once is fma(c, v, +0), as the one
+// medium's first accumulation). One tile a block; instances for the single
+// pass only.
 //
 // Work is proportional to the occupied region (boxes, see common.cuh). The
 // unsplit kernel is launched in thread-block clusters where the device has
@@ -137,9 +142,10 @@ int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width,
                          int spec_planes);
 // 1 when the single pass serves a run with media on this grid: reach_bins
-// (R, fused_args::reach) sets the ring each group keeps.
+// (R, fused_args::reach) sets the ring each group keeps, bin_bytes the
+// records of a bin it stages (media_stage_bytes).
 int fused_media_step_supported(int64_t nth, int64_t slice, int64_t ne, int reach_bins,
-                               int spec_planes);
+                               int spec_planes, int bin_bytes);
 // What a fused block's shared memory depends on: the directions and energy
 // bins, the widest kernel, whether the instance streams (fused_step), the
 // padded stage's cap (kp_cap, as for fused_args::kp) and the spectral
@@ -204,9 +210,10 @@ struct fused_args {
     double *spec_dose;
     double *spec_wsum;
     // Media (em.medium set; single pass, fused_step): each cell's medium, its
-    // tables and this step's choice of whole-bin table (energy_media.cuh,
-    // after energy_media_choose); reach: R, a target's sources lie in T ..
-    // T + R. ft is not read; spec holds n_media media's coefficients.
+    // tables, this step's choice of whole-bin table and its records of each
+    // (bin, medium) (energy_media.cuh, after energy_media_choose); reach: R,
+    // a target's sources lie in T .. T + R. ft is not read; spec holds
+    // n_media media's coefficients (the records carry them).
     energy_media_dev em;
     int reach;
 };

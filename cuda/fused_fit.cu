@@ -31,23 +31,26 @@ size_t fused_split_ws_floats(int64_t nth, int64_t ne, int max_tiles)
 int fused_theta_energy_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width)
 {
     return fused_fits(nth, slice, ne, padded_kp(max_half_width, 0), false,
-                      fused_extras{ 0, 0, false, false, 0 });
+                      fused_extras{ 0, 0, false, false, 0, 0 });
 }
 
 int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_width,
                          int spec_planes)
 {
     return fused_fits(nth, slice, ne, padded_kp(max_half_width, 0), true,
-                      fused_extras{ 0, spec_planes, false, false, 0 });
+                      fused_extras{ 0, spec_planes, false, false, 0, 0 });
 }
 
 int fused_media_step_supported(int64_t nth, int64_t slice, int64_t ne, int reach_bins,
-                               int spec_planes)
+                               int spec_planes, int bin_bytes)
 {
-    // One tile a block, no padded stage, the ring of R + 1 convolved bins.
-    return reach_bins >= 0 && reach_bins < ne &&
+    // One tile a block, no padded stage, the ring of R + 1 convolved bins
+    // (at most 32: a lane keeps its sources' choices of table as bits) and
+    // the bins' staged records (bin_bytes, 0 where not staged).
+    return reach_bins >= 0 && reach_bins < ne && reach_bins + 1 <= 32 && bin_bytes >= 0 &&
+           bin_bytes % 16 == 0 &&
            fused_fits(nth, slice, ne, 0, true,
-                      fused_extras{ 0, spec_planes, false, false, reach_bins + 1 });
+                      fused_extras{ 0, spec_planes, false, false, reach_bins + 1, bin_bytes });
 }
 
 // FUSED_SUB tiles per block where their stage rings fit beside the per-bin
@@ -56,6 +59,6 @@ int fused_tiles_per_block(const fused_sizes &z, int one_tile)
 {
     const fused_layout L = fused_layout_of(fused_nmax(z.nth), padded_kp(z.max_half_width, z.kp_cap),
                                            z.ne, z.stream != 0, FUSED_SUB,
-                                           fused_extras{ 0, z.spec_planes, false, false, 0 });
+                                           fused_extras{ 0, z.spec_planes, false, false, 0, 0 });
     return !one_tile && L.bytes <= FUSED_MAX_DYN_SMEM ? FUSED_SUB : 1;
 }

@@ -133,10 +133,11 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     __shared__ int2 s_wt[SUB * G];
     __shared__ int s_tslot[SUB];
     extern __shared__ float4 dyn_smem[]; // fused_layout
-    const fused_layout L =
-        fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, SUB,
-                        fused_extras{ A.ft.n_wide, A.spec.nplanes, SPLIT, A.spec_wsum != nullptr,
-                                      MEDIA ? A.reach + 1 : 0 });
+    const fused_layout L = fused_layout_of(
+        NMAX, A.kp, A.d.ne, STREAM, SUB,
+        fused_extras{ A.ft.n_wide, A.spec.nplanes, SPLIT, A.spec_wsum != nullptr,
+                      MEDIA ? A.reach + 1 : 0,
+                      MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.nplanes) : 0 });
     // The block's SUB groups of NT threads each walk their own tile, with
     // their own stage ring and barrier (named barrier 1 + sub).
     const unsigned utid =
@@ -174,6 +175,17 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     double *const s_spec = reinterpret_cast<double *>(smem + L.spec_off) + sub * 2 * G * FUSED_COLS;
     double *const s_R = reinterpret_cast<double *>(smem + L.sr_off) + sub * nq * FUSED_COLS;
     double *const s_coef = reinterpret_cast<double *>(smem + L.coef_off);
+    // Media: the ring of the bins' records (media_bin, FUSED_RING stages of
+    // stride bytes, copied with the bins) and the bins' centres.
+    unsigned char *const s_mbin = reinterpret_cast<unsigned char *>(smem + L.mbin_off);
+    // Media: the tile's media in order of their first lane, and their count.
+    __shared__ int s_tmed[MEDIA ? FUSED_COLS + 1 : 1];
+    const int rec_bytes = A.em.bins.rec_bytes; // media: one record
+    const int stage_recs = MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.nplanes) : 0;
+    const bool staged = stage_recs > 0; // else each lane reads its record from global memory
+    // From a lane's first record to bin s's: s's stage, or s, times this.
+    const int64_t rec_step = staged ? stage_recs : (int64_t)A.em.n_media * rec_bytes;
+    double *const s_E = reinterpret_cast<double *>(smem + L.mE_off);
     unsigned *const s_full =
         reinterpret_cast<unsigned *>(smem + L.full_off) + threadIdx.x / FUSED_COLS * nfull;
     // Columns to visit: where the input has weight, plus where the output
@@ -223,6 +235,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             s_bin[k] = A.ft.bins[k];
             s_edge[2 * k] = A.ft.edge[2 * k];
             s_edge[2 * k + 1] = A.ft.edge[2 * k + 1];
+        } else {
+            s_E[k] = A.em.E[k];
         }
         s_boxa[k] = A.box_a[k];
         if (STREAM) {
@@ -364,6 +378,25 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         const int64_t c = (int64_t)cz * px + cx;
         const float *pin = in + c + (int64_t)j0 * slice;
         const int med = MEDIA && live ? A.em.medium[c] : 0; // the lane's medium
+        // Media, staged: the tile's distinct media (s_tmed: their count,
+        // then each; every warp of the tile holds its 32 cells, so each
+        // finds the same) and this lane's place among them, since each
+        // bin's records are staged for those alone.
+        const unsigned char *rec0 = nullptr; // media: this lane's record of bin 0, or of stage 0
+        if (MEDIA && staged) {
+            const unsigned same = __match_any_sync(0xffffffffu, med);
+            const int first = __ffs(same) - 1; // the lowest lane of this medium
+            const unsigned firsts = __ballot_sync(0xffffffffu, col == first);
+            const int tmed = __popc(firsts & ((1u << first) - 1u));
+            if (g == 0 && col == first)
+                s_tmed[1 + tmed] = med;
+            if (utid == 0)
+                s_tmed[0] = __popc(firsts);
+            tile_sync(); // the list before the first copy
+            rec0 = s_mbin + tmed * rec_bytes;
+        } else if (MEDIA) {
+            rec0 = A.em.bins.out + (int64_t)med * rec_bytes;
+        }
 
         // Sends bin sb (if any) into ring stage `slot`: this thread's M values of
         // its column (zeros where the column lies outside the bin's box) and
@@ -387,6 +420,16 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 if (!MEDIA && bs.y <= A.kp && t < L.wn)
                     cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
                               t <= 2 * bs.y);
+                if (MEDIA && staged) { // the bin's records of the tile's media
+                    const int nck = rec_bytes / 16;
+                    for (int i = t; i < s_tmed[0] * nck; i += NT) {
+                        const int k = i / nck, ck = i - k * nck;
+                        cp_async16(s_mbin + slot * stage_recs + k * rec_bytes + 16 * ck,
+                                   A.em.bins.out +
+                                       ((int64_t)sb * A.em.n_media + s_tmed[1 + k]) * rec_bytes +
+                                       16 * ck);
+                    }
+                }
             }
             cp_async_commit();
         };
@@ -425,7 +468,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 s_wbox[warp] = wb;
         }
 
-        auto E_of = [&](int T) { return MEDIA ? __ldg(A.em.E + T) : s_bin[T].E; };
+        auto E_of = [&](int T) { return MEDIA ? s_E[T] : s_bin[T].E; };
         // Source bin sb's mean deposit per unit weight in this lane's cell.
         auto deposit_of = [&](int sb) {
             if constexpr (MEDIA)
@@ -536,7 +579,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         // order (direction_chunks.h), formed by each warp that keeps a plane;
         // each plane's running sum takes it by one fma (bins ascending; a zero
         // coefficient adds nothing, as on the CPU).
-        auto spectral_bin = [&](int sb, bool any_has) {
+        // (mcoef, media: the lane's medium's coefficients [nq] of the bin, from its record)
+        auto spectral_bin = [&](int sb, bool any_has, const double *mcoef) {
             if (g >= nq || !any_has)
                 return;
             const double *cs = s_spec + (sb & 1) * G * FUSED_COLS + col;
@@ -544,12 +588,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             for (int k = 1; k < G; k++)
                 W += cs[k * FUSED_COLS];
             for (int q = g; q < nq; q += G) {
-                const double k =
-                    MEDIA ? __ldg(A.spec.coef +
-                                  ((int64_t)q * A.spec.n_media + (A.spec.n_media > 1 ? med : 0)) *
-                                      ne +
-                                  sb)
-                          : s_coef[q * ne + sb];
+                const double k = MEDIA ? mcoef[q] : s_coef[q * ne + sb];
                 if (k != 0.0)
                     s_R[q * FUSED_COLS + col] = __fma_rn(k, W, s_R[q * FUSED_COLS + col]);
             }
@@ -564,6 +603,9 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         // T + R convolved, those outside [p_lo, p_hi] zero: none at all gives
         // zeros) by the candidates of the lane's medium and this step's
         // tables (energy_media.cuh: the CPU's operations), then written.
+        // Bit r: the table the lane's medium takes at the source in ring
+        // place r (MEDIA_BIN_LOWER), set as each source is convolved.
+        unsigned ring_low = 0u;
         auto media_target = [&](int T) {
             float v[M];
 #pragma unroll
@@ -573,11 +615,15 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             if (live && any_dir && !none) {
                 const int64_t row = (int64_t)med * ne + T;
                 const int t_slot = T % RR_m;
+                auto place = [&](int src) { // the ring place of source src (T .. T + R)
+                    const int r = t_slot + (src - T);
+                    return r >= RR_m ? r - RR_m : r;
+                };
                 media_gather_dirs<M>(
-                    A.em, row, A.em.lower + (int64_t)med * ne, p_lo, p_hi, v, [&](int src) {
-                        int r = t_slot + (src - T);
-                        r -= r >= RR_m ? RR_m : 0;
-                        return s_mring + ((size_t)r * NMAX + j0) * FUSED_COLS + col;
+                    A.em, row, [&](int src) { return (ring_low >> place(src) & 1u) != 0u; }, p_lo,
+                    p_hi, v,
+                    [&](int src) {
+                        return s_mring + ((size_t)place(src) * NMAX + j0) * FUSED_COLS + col;
                     });
             }
             emit_own(T, v, none);
@@ -627,8 +673,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 // (block-uniform), before bin s takes the oldest ring slot.
                 for (; next_out <= min(ot_hi, s - 1 - R_m); next_out++)
                     media_target(next_out);
-                kid = live ? at.kernel_of_energy[(int64_t)med * at.media_stride + s] : 0;
-                K = at.half_width[kid];
+                kid = 0, K = 0; // the lane's medium's, from the bin's record after the barrier
                 tg = -1; // unused
             } else {
                 const int4 bs = s_step[s];
@@ -672,8 +717,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             const box4 b = s_boxa[s];
             const bool has = live && cz >= b.z0 && cz <= b.z1 && cx >= b.x0 && cx <= b.x1;
             fused_bin fb;
-            if constexpr (MEDIA) // the lane's medium's deposit is loaded below, where used
-                fb.E = __ldg(A.em.E + s), fb.E_f = (float)fb.E;
+            if constexpr (MEDIA) // the lane's medium's deposit is read below, where used
+                fb.E = s_E[s], fb.E_f = (float)fb.E;
             else
                 fb = s_bin[s];
             const bool own_s = !SPLIT || (s >= os_lo && s <= os_hi);
@@ -691,20 +736,15 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     t[m] = (double)cur[m]; // 0 past nth (cur's load above)
                 s_spec[((s & 1) * G + g) * FUSED_COLS + col] = smx_chunk_tree(t, M);
             }
-            if (has) {
-                // Theta tallies in float within the thread (~1e-7 channels:
-                // the total only scales the kernel's truncation, 1 - weight_sum).
-                const float lowest = pair_min(cur, n_dirs);
-                float dropped = 0.0f;
-                if (!(lowest >= A.threshold)) // some weight below the threshold: drop it
-#pragma unroll
-                    for (int m = 0; m < M; m++)
-                        if (dir_ok(m) && cur[m] < A.threshold) {
-                            dropped += cur[m];
-                            cur[m] = 0.0f;
-                            row[m * FUSED_COLS] = 0.0f;
-                        }
-                const float total = pair_sum(cur, n_dirs);
+            // The bin's media record of this lane's medium (valid after the
+            // barrier below, which completes every thread's copies of bin s).
+            const media_bin *mrec =
+                reinterpret_cast<const media_bin *>(rec0 + (staged ? slot : s) * rec_step);
+            // Theta tallies of the weight the cell keeps (total) and drops:
+            // in float within the thread (~1e-7 channels: the total only
+            // scales the kernel's truncation, 1 - weight_sum). With media
+            // after the barrier, where the lane's kernel is known.
+            auto theta_tallies = [&](float kept_w, float dropped_w) {
                 double bnd = 0.0;
                 // Window mode: only directions within K of an edge scatter past it.
                 if (!at.circular && (j0 < K || j0 + M > nth - K)) {
@@ -736,16 +776,30 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     if constexpr (MEDIA) {
                         // The lane's kernel's truncation, in double: two float
                         // sums held across the loop made the instance spill.
-                        const double cut =
-                            (double)total * (1.0 - at.weight_sum[kid]) + (double)dropped;
+                        const double cut = (double)kept_w * mrec->cut + (double)dropped_w;
                         tc += cut;
                         ec += cut * fb.E;
                     } else {
-                        const float cut = __fadd_rn(__fmul_rn(total, fb.cut_frac), dropped);
+                        const float cut = __fadd_rn(__fmul_rn(kept_w, fb.cut_frac), dropped_w);
                         tcf = __fadd_rn(tcf, cut);
                         ecf = __fadd_rn(ecf, __fmul_rn(cut, fb.E_f));
                     }
                 }
+            };
+            float total = 0.0f, dropped = 0.0f;
+            if (has) {
+                const float lowest = pair_min(cur, n_dirs);
+                if (!(lowest >= A.threshold)) // some weight below the threshold: drop it
+#pragma unroll
+                    for (int m = 0; m < M; m++)
+                        if (dir_ok(m) && cur[m] < A.threshold) {
+                            dropped += cur[m];
+                            cur[m] = 0.0f;
+                            row[m * FUSED_COLS] = 0.0f;
+                        }
+                total = pair_sum(cur, n_dirs);
+                if constexpr (!MEDIA)
+                    theta_tallies(total, dropped);
             }
             // Wrapped copies into the padding rows (media: conv_rows wraps).
             if (!MEDIA && at.circular)
@@ -774,8 +828,17 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             issue(s + R - 1, slot == ring0 ? ring0 + R - 1 : slot - 1);
             const float *w_slot = s_w + slot * L.wn;
             slot = slot == ring0 + R - 1 ? ring0 : slot + 1;
+            const int rs = MEDIA ? s % RR_m : 0; // media: bin s's place in the ring
+            if constexpr (MEDIA) {
+                kid = mrec->kid, K = mrec->K;
+                // The table the lane's medium takes at source s, for the gathers.
+                ring_low =
+                    (ring_low & ~(1u << rs)) | ((mrec->flags & MEDIA_BIN_LOWER) ? 1u << rs : 0u);
+                if (has)
+                    theta_tallies(total, dropped);
+            }
             if (nq > 0)
-                spectral_bin(s, any_has);
+                spectral_bin(s, any_has, reinterpret_cast<const double *>(mrec + 1));
             if (split_sums && own_s && g == 0 && has) {
                 // The cell's direction sum of an owned bin, the chunks added
                 // in order, for the plane kernel (its reads stay inside the
@@ -787,7 +850,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 A.spec_wsum[(int64_t)s * slice + c] = W;
             }
             // Media: this thread's ring slot of bin s (its own: no barrier).
-            float *const mring = s_mring + ((size_t)(s % RR_m) * NMAX + j0) * FUSED_COLS + col;
+            float *const mring = s_mring + ((size_t)rs * NMAX + j0) * FUSED_COLS + col;
             if (!any_has) {
                 if (SPLIT && own_s)
 #pragma unroll
@@ -803,7 +866,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             float conv[M];
             if (MEDIA && any_dir) { // the lane's medium's kernel, bounds-checked
                 conv_rows<M>(
-                    j0, nth, K, at.weights + at.offset[kid] + K, at.circular != 0,
+                    j0, nth, K, at.weights + mrec->woff + K, at.circular != 0,
                     [&](int src) { return stage[src * FUSED_COLS]; }, conv);
             } else if (!MEDIA && any_dir && K <= A.kp) {
                 conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, cur, conv);
@@ -821,8 +884,8 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             // The thread's weight in the bin (for the tallies), and each
             // direction's deposit: a chain over the bins in ascending order.
             const double ws = (double)pair_sum(conv, n_dirs);
-            if constexpr (MEDIA) // loaded here: earlier it made the instance spill
-                fb.deposit = deposit_of(s);
+            if constexpr (MEDIA) // read here: earlier it made the instance spill
+                fb.deposit = live ? mrec->deposit_mean : 0.0;
             if constexpr (!SPLIT) {
 #pragma unroll
                 for (int m = 0; m < M; m++)
@@ -842,7 +905,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                     if (dir_ok(m))
                         mring[m * FUSED_COLS] = conv[m];
                 if (own_s && ws != 0.0)
-                    etl.add(A.em, media_table(A.em, ne, med, s), fb.deposit, ws, fb.E);
+                    etl.add(*mrec, ws, fb.E);
             } else if (tg < 0) {
                 if (own_s) {
                     w_stop += ws;
@@ -1074,7 +1137,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     if (!MEDIA &&
         ((!multi && A.tiles != 1) ||
          (multi && fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, FUSED_SUB,
-                                   fused_extras{ A.ft.n_wide, A.spec.nplanes, false, false, 0 })
+                                   fused_extras{ A.ft.n_wide, A.spec.nplanes, false, false, 0, 0 })
                            .bytes > FUSED_MAX_DYN_SMEM)))
         return cudaErrorInvalidValue; // not what fused_tiles_per_block decides
     const int subs[2] = { multi ? FUSED_SUB : 1, 1 };
@@ -1092,7 +1155,8 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
         size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
         const fused_layout L = fused_layout_of(
             NMAX, A.kp, A.d.ne, STREAM, subs[sp],
-            fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1, A.spec_wsum != nullptr, ring });
+            fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1, A.spec_wsum != nullptr, ring,
+                          MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.nplanes) : 0 });
         if (L.bytes > limit) {
             const cudaError_t e = cudaFuncSetAttribute(
                 kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
@@ -1152,10 +1216,10 @@ int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide, int spec, boo
         // cost a resident block.
         const bool split = i == 1;
         const size_t without =
-            fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ 0, 0, split, false, 0 })
+            fused_layout_of(NMAX, kp, ne, STREAM, subs[i], fused_extras{ 0, 0, split, false, 0, 0 })
                 .bytes;
         const size_t with = fused_layout_of(NMAX, kp, ne, STREAM, subs[i],
-                                            fused_extras{ n_wide, spec, split, split_sums, 0 })
+                                            fused_extras{ n_wide, spec, split, split_sums, 0, 0 })
                                 .bytes;
         const int want = max(1, FUSED_MIN_BLOCKS(NMAX, split) / subs[i]);
         const int n_with = blocks_by_smem(fns[i], with, want),

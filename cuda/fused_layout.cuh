@@ -95,11 +95,13 @@ __host__ __device__ constexpr int fused_nmax(int64_t nth)
 // - media (media_ring = R + 1 > 0): no per-bin tables of one medium and no
 //   coefficients (each lane reads its medium's), and per group a ring of the
 //   last R + 1 source bins' convolved values, [R + 1][nmax][cols] floats,
-//   each thread's own (the gather of a target reads sources T .. T + R).
+//   each thread's own (the gather of a target reads sources T .. T + R);
+//   beside the stage ring, a ring of the same bins' records of the tile's
+//   media (media_bin bytes each, energy_media.cuh), and the bins' centres [ne].
 struct fused_layout {
     int lo, rows, wn; // rows below direction 0, rows per stage, weights per stage
     size_t w_off, step_off, bin_off, edge_off, boxa_off, box_off, full_off, bfrow_off, bfw_off,
-        spec_off, sr_off, coef_off, ring_off, bytes;
+        spec_off, sr_off, coef_off, ring_off, mbin_off, mE_off, bytes;
 };
 
 __host__ __device__ constexpr size_t align16(size_t b)
@@ -117,6 +119,7 @@ struct fused_extras {
     bool split;
     bool split_sums;
     int media_ring;
+    int media_bin; // media: bytes of one bin's staged records (media_stage_bytes)
 };
 
 __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_t ne, bool stream,
@@ -150,7 +153,9 @@ __host__ __device__ inline fused_layout fused_layout_of(int nmax, int kp, int64_
         L.spec_off + (chunks ? (size_t)sub * 2 * fused_g(nmax) * FUSED_COLS * sizeof(double) : 0);
     L.coef_off = L.sr_off + (size_t)sub * spec * FUSED_COLS * sizeof(double);
     L.ring_off = align16(L.coef_off + (media ? 0 : (size_t)spec * ne * sizeof(double)));
-    L.bytes = L.ring_off + (size_t)sub * x.media_ring * nmax * FUSED_COLS * sizeof(float);
+    L.mbin_off = L.ring_off + (size_t)sub * x.media_ring * nmax * FUSED_COLS * sizeof(float);
+    L.mE_off = L.mbin_off + (media ? (size_t)sub * FUSED_RING * x.media_bin : 0);
+    L.bytes = L.mE_off + (media ? (size_t)ne * sizeof(double) : 0);
     return L;
 }
 

@@ -188,7 +188,7 @@ static void compare_cases_as(const kcase *cases, size_t n, const char *suffix, c
  * with energy, the phase table of numerics/dither_phase.h not a straight line)
  * and a block of titanium (lib[1]: its step compresses the bins at low
  * energy, so targets gather from more than six (source, table) pairs). */
-static int media_map(medium_map *mm, const fixture *f, const tables *lib)
+static int media_map(medium_map *mm, const fixture *f, const tables *lib, int extra)
 {
     smx_error err = { 0 };
     const uniform_medium water = { "water", f->p.table_path, f->g.density };
@@ -221,6 +221,19 @@ static int media_map(medium_map *mm, const fixture *f, const tables *lib)
                 m = med[4];
             mm->cell[(int64_t)z * f->g.nx + x] = (uint8_t)m;
         }
+    /* extra > 0: as many more media, water from 0.55 g/cm3 by 0.1, each in
+     * every extra-th column of the background's first third of rows, so
+     * that a tile's cells hold many media (the one pass then reads each
+     * lane's records from global memory: energy_media.cuh, MEDIA_STAGED_MAX). */
+    for (int k = 0; k < extra; k++) {
+        const int id = medium_map_add_medium(mm, 0, 0.55 + 0.1 * k, &err);
+        if (id < 0)
+            return 1;
+        for (int z = 0; z < f->g.nz / 3; z++)
+            for (int x = k; x < f->g.nx; x += extra)
+                if (mm->cell[(int64_t)z * f->g.nx + x] == 0)
+                    mm->cell[(int64_t)z * f->g.nx + x] = (uint8_t)id;
+    }
     return 0;
 }
 
@@ -247,7 +260,8 @@ static void free_library(tables *lib)
     tables_free(&lib[1]);
 }
 
-static void media_cases(int quick)
+/* The media cases mc[0 .. n) on the map with `extra` more media (media_map). */
+static void media_run(const kcase *mc, size_t n, int extra)
 {
     fixture f;
     kcase base = { "", -1, { 0 }, 0, 1 };
@@ -257,7 +271,7 @@ static void media_cases(int quick)
     }
     medium_map mm;
     tables lib[2] = { { 0 } };
-    if (load_library(lib) || media_map(&mm, &f, lib)) {
+    if (load_library(lib) || media_map(&mm, &f, lib, extra)) {
         CHECK_MSG(0, "media map");
         free_library(lib);
         fixture_free(&f);
@@ -266,43 +280,7 @@ static void media_cases(int quick)
     const tables *mt[3] = { &f.t, &lib[0], &lib[1] };
     runner_mm = &mm;
     runner_mt = mt;
-    const kcase mc[] = {
-        { "media: theta direct, window", OP_THETA, { "backend.angular=direct" }, 1, 1 },
-        { "media: energy gather", OP_ENERGY, { "backend.energy=gather" }, 1, 1 },
-        { "media: energy scatter", OP_ENERGY, { "backend.energy=scatter" }, 1, 1 },
-        { "media: full steps (default kernels)", -1, { "backend.cuda_graph=true" }, 1, 1 },
-        { "media: full steps, no straggling, no nuclear",
-          -1,
-          { "transport.straggling=false", "transport.nuclear=false" },
-          2,
-          1 },
-        { "media: full steps, one kernel per operator", -1, { "backend.fused=false" }, 1, 1 },
-        /* The spectral tallies of LET and the dose to water beside the halo's. */
-        { "media: full steps, LET and dose to water",
-          -1,
-          { "output.let=true", "output.dose_to_water=true" },
-          2,
-          1 },
-        /* The one pass's tallies over 41 and 20 directions: chunks of 8
-         * whose quads lie in two threads (12 directions a thread), and a
-         * last chunk past the directions (8 a thread). */
-        { "media: full steps, 41 directions", -1, { "grid.angle.n_bins=41" }, 1, 1 },
-        { "media: full steps, 20 directions", -1, { "grid.angle.n_bins=20" }, 1, 1 },
-        { "media: full steps, bilinear", -1, { "transport.streaming_scheme=bilinear" }, 1, 1 },
-        { "media: full steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
-        { "media: full steps, moments, one kernel per operator",
-          -1,
-          { "backend.fused=false", "transport.streaming_scheme=moments" },
-          2,
-          1 },
-        /* Kernels per source bin (the direct kernel's gather) in a medium's cells. */
-        { "media: full steps, moments, beam spacing",
-          -1,
-          { "transport.streaming_scheme=moments", "grid.angle.spacing=beam" },
-          2,
-          1 },
-    };
-    for (size_t i = 0; i < (quick ? 2 : sizeof mc / sizeof mc[0]); i++) {
+    for (size_t i = 0; i < n; i++) {
         /* Full steps with the default kernels: the one-pass step (shift; the
          * fused kernel's media instances) and, forced by the test switch, one
          * kernel per operator; single operators and fused=false take the
@@ -350,6 +328,61 @@ static void media_cases(int quick)
     fixture_free(&f);
 }
 
+static void media_cases(int quick)
+{
+    static const kcase mc[] = {
+        { "media: theta direct, window", OP_THETA, { "backend.angular=direct" }, 1, 1 },
+        { "media: energy gather", OP_ENERGY, { "backend.energy=gather" }, 1, 1 },
+        { "media: energy scatter", OP_ENERGY, { "backend.energy=scatter" }, 1, 1 },
+        { "media: full steps (default kernels)", -1, { "backend.cuda_graph=true" }, 1, 1 },
+        { "media: full steps, no straggling, no nuclear",
+          -1,
+          { "transport.straggling=false", "transport.nuclear=false" },
+          2,
+          1 },
+        { "media: full steps, one kernel per operator", -1, { "backend.fused=false" }, 1, 1 },
+        /* The spectral tallies of LET and the dose to water beside the halo's. */
+        { "media: full steps, LET and dose to water",
+          -1,
+          { "output.let=true", "output.dose_to_water=true" },
+          2,
+          1 },
+        /* The one pass's tallies over 41 and 20 directions: chunks of 8
+         * whose quads lie in two threads (12 directions a thread), and a
+         * last chunk past the directions (8 a thread). */
+        { "media: full steps, 41 directions", -1, { "grid.angle.n_bins=41" }, 1, 1 },
+        { "media: full steps, 20 directions", -1, { "grid.angle.n_bins=20" }, 1, 1 },
+        { "media: full steps, bilinear", -1, { "transport.streaming_scheme=bilinear" }, 1, 1 },
+        { "media: full steps, moments", -1, { "transport.streaming_scheme=moments" }, 1, 1 },
+        { "media: full steps, moments, one kernel per operator",
+          -1,
+          { "backend.fused=false", "transport.streaming_scheme=moments" },
+          2,
+          1 },
+        /* Kernels per source bin (the direct kernel's gather) in a medium's cells. */
+        { "media: full steps, moments, beam spacing",
+          -1,
+          { "transport.streaming_scheme=moments", "grid.angle.spacing=beam" },
+          2,
+          1 },
+    };
+    media_run(mc, quick ? 2 : sizeof mc / sizeof mc[0], 0);
+    if (quick)
+        return;
+    /* Twelve media: more than MEDIA_STAGED_MAX (cuda/energy_media.cuh), so
+     * the one pass reads each lane's records from global memory, with the
+     * tallies' coefficients in them. */
+    static const kcase many[] = {
+        { "media, twelve: full steps (default kernels)", -1, { "backend.cuda_graph=true" }, 1, 1 },
+        { "media, twelve: full steps, LET and dose to water",
+          -1,
+          { "output.let=true", "output.dose_to_water=true" },
+          2,
+          1 },
+    };
+    media_run(many, sizeof many / sizeof many[0], 6);
+}
+
 /* A 100 MeV pencil through the map on both backends: the dose bit for bit. */
 static void media_whole_run(void)
 {
@@ -362,7 +395,7 @@ static void media_whole_run(void)
         fixture f;
         medium_map mm;
         tables lib[2] = { { 0 } };
-        if (fixture_load(&f, NULL, sets, 3) || load_library(lib) || media_map(&mm, &f, lib)) {
+        if (fixture_load(&f, NULL, sets, 3) || load_library(lib) || media_map(&mm, &f, lib, 0)) {
             CHECK_MSG(0, "media run: %s", f.err.msg);
             free_library(lib);
             return;
@@ -545,7 +578,7 @@ static void variant_table(void)
     kcase base = { "", -1, { 0 }, 0, 1 };
     tables lib[2] = { { 0 } };
     medium_map mm;
-    if (load_case(&f0, &base) || load_library(lib) || media_map(&mm, &f0, lib)) {
+    if (load_case(&f0, &base) || load_library(lib) || media_map(&mm, &f0, lib, 0)) {
         CHECK_MSG(0, "variant table: set-up");
         return;
     }
