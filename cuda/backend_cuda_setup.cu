@@ -268,22 +268,16 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
         c->mass = mass_share_dev{ med, density };
     c->em = energy_media_dev{ med, plow, steps,  lower, dmean, tg,      cf, dep,
                               nw,  nen,  cstart, cand,  E,     (int)nm, {} };
-    // The one pass's records of each bin (media_bin), rebuilt every step by
-    // energy_media_choose; the coefficients of the tallies the pass takes.
-    const spectral_tables_dev &tal = c->tally;
+    // The one pass's records of each (bin, medium) (media_bin), with the
+    // coefficients of the tallies the pass takes: the run's part written
+    // here, the step's by energy_media_choose. Zeros first: the pass copies
+    // a record's padding whole, and never reads it.
     media_bins_dev &mb = c->em.bins;
-    mb.rec_bytes = media_rec_bytes(tal.nplanes);
+    mb.rec_bytes = media_rec_bytes(c->tally.nplanes);
     mb.out = a.take<unsigned char>(ne * nm * (size_t)mb.rec_bytes);
-    // Zeros in the records' padding, which the pass copies whole and never reads.
     CUDA_CHECK_ERR(err, cudaMemset(mb.out, 0, ne * nm * (size_t)mb.rec_bytes));
-    mb.kernel_of_energy = c->at.kernel_of_energy;
-    mb.media_stride = c->at.media_stride;
-    mb.half_width = c->at.half_width;
-    mb.offset = c->at.offset;
-    mb.weight_sum = c->at.weight_sum;
-    mb.coef = tal.coef;
-    mb.nplanes = tal.nplanes;
-    mb.spec_media = tal.n_media;
+    CUDA_CHECK_ERR(err, energy_media_records(c->em, (int64_t)ne, c->at, c->tally, 0));
+    CUDA_CHECK_ERR(err, cudaStreamSynchronize(0)); // before the steps' streams use them
     c->at.medium = med;
     c->et_media.trange = trange; // the rest of et_media is et (cuda_setup)
     return 0;
@@ -957,7 +951,7 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
     c->media_single_ok =
         c->media_regions && s->st.scheme == STREAM_SHIFT &&
         fused_media_step_supported(g->nth, c->d.slice, g->ne, c->media_reach, c->planes - 1,
-                                   media_stage_bytes(c->em.n_media, c->em.bins.nplanes));
+                                   media_stage_bytes(c->em.n_media, c->em.bins.rec_bytes));
     if (c->media_single_ok) { // one tile a block; it visits each slot's box too
         c->tiles = 1;
         c->nslots = slots_for(c, 1);

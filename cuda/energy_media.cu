@@ -1,34 +1,49 @@
 #include "energy_media.cuh"
 
+#include "angular.cuh"
+#include "spectral_tally.cuh"
 #include "numerics/dither_phase.h"
 
 namespace {
 
-// The one pass's record of (medium m, bin ie), i = m * ne + ie (media_bin
-// and the bin's coefficients): the values the whole-grid kernels read from
-// the tables, the differences formed here as they form them.
+// The step's fields of the one pass's record of (medium m, bin ie),
+// i = m * ne + ie (media_bin; the rest is written at upload): the values the
+// whole-grid kernels read from the chosen table, the difference formed here
+// as they form it.
 __device__ void write_bin(const energy_media_dev &t, int64_t ne, int64_t i, int low)
 {
-    const media_bins_dev &b = t.bins;
     const int64_t m = i / ne;
     const int ie = (int)(i % ne);
     const int64_t k = (m * 2 + (low ? 0 : 1)) * ne + ie; // media_table's
-    media_bin r;
-    r.kid = b.kernel_of_energy[m * b.media_stride + ie];
-    r.K = b.half_width[r.kid];
-    r.woff = b.offset[r.kid];
-    r.flags = (low ? MEDIA_BIN_LOWER : 0) | (t.target[k] < 0 ? MEDIA_BIN_STOP : 0);
-    r.deposit_mean = t.deposit_mean[i];
-    r.cut = 1.0 - b.weight_sum[r.kid];
-    r.nuc_w = t.nuc_w[k];
-    r.nuc_e = t.nuc_e[k];
-    r.round = t.deposit[k] - r.deposit_mean;
-    unsigned char *rec = b.out + ((size_t)ie * t.n_media + m) * b.rec_bytes;
-    *reinterpret_cast<media_bin *>(rec) = r;
-    double *cf = reinterpret_cast<double *>(rec + sizeof(media_bin));
-    const int64_t mc = b.spec_media > 1 ? m : 0; // the tallies' medium (one: every medium's)
-    for (int q = 0; q < b.nplanes; q++)
-        cf[q] = b.coef[((int64_t)q * b.spec_media + mc) * ne + ie];
+    media_bin *r =
+        reinterpret_cast<media_bin *>(t.bins.out + ((size_t)ie * t.n_media + m) * t.bins.rec_bytes);
+    r->flags = (low ? MEDIA_BIN_LOWER : 0) | (t.target[k] < 0 ? MEDIA_BIN_STOP : 0);
+    r->nuc_w = t.nuc_w[k];
+    r->nuc_e = t.nuc_e[k];
+    r->round = t.deposit[k] - t.deposit_mean[i];
+}
+
+__global__ void media_records_kernel(energy_media_dev t, int64_t ne, angular_tables_dev at,
+                                     spectral_tables_dev tal)
+{
+    const int64_t n = (int64_t)t.n_media * ne;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t m = i / ne;
+        const int ie = (int)(i % ne);
+        unsigned char *rec = t.bins.out + ((size_t)ie * t.n_media + m) * t.bins.rec_bytes;
+        media_bin *r = reinterpret_cast<media_bin *>(rec);
+        const int kid = at.kernel_of_energy[m * at.media_stride + ie];
+        r->kid = kid;
+        r->K = at.half_width[kid];
+        r->woff = at.offset[kid];
+        r->deposit_mean = t.deposit_mean[i];
+        r->cut = 1.0 - at.weight_sum[kid];
+        double *cf = reinterpret_cast<double *>(rec + sizeof(media_bin));
+        const int64_t mc = tal.n_media > 1 ? m : 0; // the tallies' medium (one: every medium's)
+        for (int q = 0; q < tal.nplanes; q++)
+            cf[q] = tal.coef[((int64_t)q * tal.n_media + mc) * ne + ie];
+    }
 }
 
 __global__ void media_choose_kernel(energy_media_dev t, int64_t ne, const int64_t *step_p,
@@ -118,6 +133,18 @@ __global__ void media_scatter_kernel(float *psi, dev_dims d, energy_media_dev t,
 }
 
 } // namespace
+
+cudaError_t energy_media_records(const energy_media_dev &t, int64_t ne,
+                                 const angular_tables_dev &at, const spectral_tables_dev &tal,
+                                 cudaStream_t s)
+{
+    const int64_t n = (int64_t)t.n_media * ne;
+    if (!t.bins.out || t.bins.rec_bytes < media_rec_bytes(tal.nplanes))
+        return cudaErrorInvalidValue;
+    media_records_kernel<<<(unsigned)((n + SMX_THREADS - 1) / SMX_THREADS), SMX_THREADS, 0, s>>>(
+        t, ne, at, tal);
+    return cudaGetLastError();
+}
 
 cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step,
                                 const int *stop, cudaStream_t s)

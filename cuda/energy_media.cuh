@@ -24,6 +24,9 @@
 
 #include "common.cuh"
 
+struct angular_tables_dev; // angular.cuh
+struct spectral_tables_dev; // spectral_tally.cuh
+
 // One (source, table) pair that can reach a target (energy_candidate of
 // src/physics/lut_energy.h), packed into 8 bytes for one load.
 struct __align__(8) media_candidate
@@ -33,10 +36,13 @@ struct __align__(8) media_candidate
 };
 
 // One (medium, source bin)'s values for the one pass (fused.cuh, "Media"),
-// written each step by energy_media_choose beside its choice of table and
-// copied into shared memory with the bin's weights, so that a lane reads
-// its medium's kernel, deposit and tallies without a global load in the
-// bin loop (those loads were the media step's longest stalls).
+// copied into shared memory with the bin's weights (or read from global
+// memory by a tile of many media), so that a lane reads its medium's kernel,
+// deposit and tallies without a chain of global loads in the bin loop (those
+// loads were the media step's longest stalls). The kernel, the mean deposit,
+// the truncation and the tallies' coefficients are the run's, written at
+// upload; energy_media_choose completes the record each step with the
+// fields of the table it chose (flags, nuc_w, nuc_e, round).
 struct __align__(16) media_bin
 {
     int kid, K, woff; // the medium's angular kernel at the bin: index, half width, weights' offset
@@ -49,19 +55,12 @@ struct __align__(16) media_bin
 #define MEDIA_BIN_LOWER 1
 #define MEDIA_BIN_STOP 2
 
-// A step's records: for each source bin and medium, rec_bytes holding the
+// The records: for each source bin and medium, rec_bytes holding the
 // media_bin and the spectral tallies' coefficients of that medium and bin
-// [nplanes] (spectral_tables_dev's, regrouped); [ne][n_media] of them. The
-// inputs are the angular tables' and the tallies'.
+// [nplanes of the run's tallies]; [ne][n_media] of them.
 struct media_bins_dev {
     unsigned char *out; // [ne][n_media] records; NULL: not built (whole-grid kernels)
     int rec_bytes; // media_rec_bytes(nplanes)
-    const int *kernel_of_energy; // angular_tables_dev's, at m * media_stride + bin
-    int64_t media_stride;
-    const int *half_width, *offset;
-    const double *weight_sum;
-    const double *coef; // [nplanes][spec_media][ne]
-    int nplanes, spec_media;
 };
 
 // Bytes of one record (a multiple of 16: whole cp.async copies).
@@ -70,14 +69,15 @@ __host__ __device__ inline int media_rec_bytes(int nplanes)
     return ((int)sizeof(media_bin) + nplanes * (int)sizeof(double) + 15) & ~15;
 }
 
-// Runs with at most this many media stage each bin's records of a tile's
-// media in shared memory (fused_layout); with more (a CT's hundreds, where
-// a tile's 32 cells hold many) each lane reads its record from global memory.
+// A tile whose 32 cells hold at most this many media stages each bin's
+// records of those media in shared memory (fused_layout); a tile of more
+// (a CT's bone edges) reads each lane's record from global memory.
 #define MEDIA_STAGED_MAX 8
-// The bytes of one bin's staged records (0: not staged).
-__host__ __device__ inline int media_stage_bytes(int n_media, int nplanes)
+// The bytes a stage keeps for one bin's records: room for the most a tile
+// stages, or for every medium where the run has fewer.
+__host__ __device__ inline int media_stage_bytes(int n_media, int rec_bytes)
 {
-    return n_media <= MEDIA_STAGED_MAX ? n_media * media_rec_bytes(nplanes) : 0;
+    return (n_media < MEDIA_STAGED_MAX ? n_media : MEDIA_STAGED_MAX) * rec_bytes;
 }
 
 struct energy_media_dev {
@@ -97,7 +97,7 @@ struct energy_media_dev {
     const media_candidate *cand;
     const double *E; // [ne] centres
     int n_media;
-    media_bins_dev bins; // the one pass's records of each (medium, bin), built with the choice
+    media_bins_dev bins; // the one pass's records of each (medium, bin), completed with the choice
 };
 
 // Device pieces shared by the media kernels (energy_media.cu, fused_kernel.cuh).
@@ -195,8 +195,15 @@ __device__ inline void media_partials(double dep_sum, const media_tally &tl, dou
     block_partials_at<6>(v, f, partials, blocks);
 }
 
+// The run's fields of the one pass's records (media_bin; the step's are
+// energy_media_choose's) in t.bins: each medium's angular kernel at each bin
+// (at), its mean deposit and truncation, and the coefficients of the
+// tallies the pass takes (tal, t.bins.rec_bytes holding tal.nplanes).
+cudaError_t energy_media_records(const energy_media_dev &t, int64_t ne,
+                                 const angular_tables_dev &at, const spectral_tables_dev &tal,
+                                 cudaStream_t s);
 // This step's choice of every (medium, source bin), for the two kernels below,
-// and, where t.bins.out is set, the one pass's records (media_bin).
+// and, where t.bins.out is set, its fields of the one pass's records (media_bin).
 cudaError_t energy_media_choose(energy_media_dev t, int64_t ne, const int64_t *step,
                                 const int *stop, cudaStream_t s);
 // What the launches below are handed: psi on grid d (read by the deposit,

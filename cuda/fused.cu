@@ -82,10 +82,8 @@ cudaError_t fused_step(const fused_args &A, cudaStream_t s)
     const bool fits =
         media
             ? fused_media_step_supported(A.d.nth, A.d.slice, A.d.ne, A.reach, A.spec.nplanes,
-                                         media_stage_bytes(A.em.n_media, A.em.bins.nplanes)) &&
-                  A.em.bins.out && A.spec_wsum == nullptr && A.tiles == 1 &&
-                  (A.spec.nplanes == 0 ||
-                   (A.em.bins.nplanes == A.spec.nplanes && A.em.bins.spec_media == A.spec.n_media))
+                                         media_stage_bytes(A.em.n_media, A.em.bins.rec_bytes)) &&
+                  A.em.bins.out && A.spec_wsum == nullptr && A.tiles == 1
             : fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width, A.spec.nplanes);
     if (A.st.scheme != 1 || !fits ||
         (A.spec.nplanes > 0 && (!A.spec_dose || (!media && A.spec.n_media != 1))) ||

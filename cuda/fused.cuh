@@ -49,7 +49,9 @@
 // together. What a lane reads of its medium at bin s (kernel, mean deposit,
 // the chosen table's tallies, the spectral coefficients) comes from the
 // step's records (energy_media.cuh, media_bin), copied into shared memory
-// with the bin's weights, and each lane keeps its sources' choices of table
+// with the bin's weights where the tile's cells hold at most
+// MEDIA_STAGED_MAX media (read from global memory where they hold more),
+// and each lane keeps its sources' choices of table
 // as bits beside the ring. psi, the deposit map and the dose are the CPU's
 // bits (the gather's first term rounded once is fma(c, v, +0), as the one
 // medium's first accumulation). One tile a block; instances for the single
@@ -143,7 +145,7 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_wi
                          int spec_planes);
 // 1 when the single pass serves a run with media on this grid: reach_bins
 // (R, fused_args::reach) sets the ring each group keeps, bin_bytes the
-// records of a bin it stages (media_stage_bytes).
+// room a stage keeps for a bin's records (media_stage_bytes).
 int fused_media_step_supported(int64_t nth, int64_t slice, int64_t ne, int reach_bins,
                                int spec_planes, int bin_bytes);
 // What a fused block's shared memory depends on: the directions and energy

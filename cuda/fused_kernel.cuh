@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         NMAX, A.kp, A.d.ne, STREAM, SUB,
         fused_extras{ A.ft.n_wide, A.spec.nplanes, SPLIT, A.spec_wsum != nullptr,
                       MEDIA ? A.reach + 1 : 0,
-                      MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.nplanes) : 0 });
+                      MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.rec_bytes) : 0 });
     // The block's SUB groups of NT threads each walk their own tile, with
     // their own stage ring and barrier (named barrier 1 + sub).
     const unsigned utid =
@@ -181,10 +181,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     // Media: the tile's media in order of their first lane, and their count.
     __shared__ int s_tmed[MEDIA ? FUSED_COLS + 1 : 1];
     const int rec_bytes = A.em.bins.rec_bytes; // media: one record
-    const int stage_recs = MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.nplanes) : 0;
-    const bool staged = stage_recs > 0; // else each lane reads its record from global memory
-    // From a lane's first record to bin s's: s's stage, or s, times this.
-    const int64_t rec_step = staged ? stage_recs : (int64_t)A.em.n_media * rec_bytes;
+    const int stage_recs = MEDIA ? media_stage_bytes(A.em.n_media, rec_bytes) : 0;
     double *const s_E = reinterpret_cast<double *>(smem + L.mE_off);
     unsigned *const s_full =
         reinterpret_cast<unsigned *>(smem + L.full_off) + threadIdx.x / FUSED_COLS * nfull;
@@ -378,24 +375,27 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
         const int64_t c = (int64_t)cz * px + cx;
         const float *pin = in + c + (int64_t)j0 * slice;
         const int med = MEDIA && live ? A.em.medium[c] : 0; // the lane's medium
-        // Media, staged: the tile's distinct media (s_tmed: their count,
-        // then each; every warp of the tile holds its 32 cells, so each
-        // finds the same) and this lane's place among them, since each
-        // bin's records are staged for those alone.
+        // Media: the tile's distinct media (s_tmed: their count, then each;
+        // every warp of the tile holds its 32 cells, so each finds the same)
+        // and this lane's place among them. A tile of at most
+        // MEDIA_STAGED_MAX media stages each bin's records of those alone;
+        // a tile of more reads each lane's record from global memory.
         const unsigned char *rec0 = nullptr; // media: this lane's record of bin 0, or of stage 0
-        if (MEDIA && staged) {
+        bool staged = false;
+        int rec_step = 0; // from a lane's first record to bin s's: s's stage, or s, times this
+        if constexpr (MEDIA) {
             const unsigned same = __match_any_sync(0xffffffffu, med);
             const int first = __ffs(same) - 1; // the lowest lane of this medium
             const unsigned firsts = __ballot_sync(0xffffffffu, col == first);
             const int tmed = __popc(firsts & ((1u << first) - 1u));
-            if (g == 0 && col == first)
+            staged = __popc(firsts) <= MEDIA_STAGED_MAX;
+            if (staged && g == 0 && col == first)
                 s_tmed[1 + tmed] = med;
             if (utid == 0)
-                s_tmed[0] = __popc(firsts);
+                s_tmed[0] = staged ? __popc(firsts) : 0;
             tile_sync(); // the list before the first copy
-            rec0 = s_mbin + tmed * rec_bytes;
-        } else if (MEDIA) {
-            rec0 = A.em.bins.out + (int64_t)med * rec_bytes;
+            rec0 = staged ? s_mbin + tmed * rec_bytes : A.em.bins.out + (int64_t)med * rec_bytes;
+            rec_step = staged ? stage_recs : A.em.n_media * rec_bytes; // < 256 * 2^10
         }
 
         // Sends bin sb (if any) into ring stage `slot`: this thread's M values of
@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
                 if (!MEDIA && bs.y <= A.kp && t < L.wn)
                     cp_async4(s_w + slot * L.wn + t, at.weights + bs.z + (t <= 2 * bs.y ? t : 0),
                               t <= 2 * bs.y);
-                if (MEDIA && staged) { // the bin's records of the tile's media
+                if (MEDIA) { // the bin's records of the tile's media (none: not staged)
                     const int nck = rec_bytes / 16;
                     for (int i = t; i < s_tmed[0] * nck; i += NT) {
                         const int k = i / nck, ck = i - k * nck;
@@ -739,7 +739,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             // The bin's media record of this lane's medium (valid after the
             // barrier below, which completes every thread's copies of bin s).
             const media_bin *mrec =
-                reinterpret_cast<const media_bin *>(rec0 + (staged ? slot : s) * rec_step);
+                reinterpret_cast<const media_bin *>(rec0 + (int64_t)(staged ? slot : s) * rec_step);
             // Theta tallies of the weight the cell keeps (total) and drops:
             // in float within the thread (~1e-7 channels: the total only
             // scales the kernel's truncation, 1 - weight_sum). With media
@@ -1156,7 +1156,7 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
         const fused_layout L = fused_layout_of(
             NMAX, A.kp, A.d.ne, STREAM, subs[sp],
             fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1, A.spec_wsum != nullptr, ring,
-                          MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.nplanes) : 0 });
+                          MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.rec_bytes) : 0 });
         if (L.bytes > limit) {
             const cudaError_t e = cudaFuncSetAttribute(
                 kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);

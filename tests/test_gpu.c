@@ -223,8 +223,9 @@ static int media_map(medium_map *mm, const fixture *f, const tables *lib, int ex
         }
     /* extra > 0: as many more media, water from 0.55 g/cm3 by 0.1, each in
      * every extra-th column of the background's first third of rows, so
-     * that a tile's cells hold many media (the one pass then reads each
-     * lane's records from global memory: energy_media.cuh, MEDIA_STAGED_MAX). */
+     * that a tile's cells hold many media (a tile of more than
+     * MEDIA_STAGED_MAX reads each lane's records from global memory:
+     * cuda/energy_media.cuh). */
     for (int k = 0; k < extra; k++) {
         const int id = medium_map_add_medium(mm, 0, 0.55 + 0.1 * k, &err);
         if (id < 0)
@@ -367,12 +368,13 @@ static void media_cases(int quick)
           1 },
     };
     media_run(mc, quick ? 2 : sizeof mc / sizeof mc[0], 0);
-    /* Twelve media (six more: media_map): more than MEDIA_STAGED_MAX
-     * (cuda/energy_media.cuh), so the one pass reads each lane's records
-     * from global memory; the default kernels, and with LET and the dose to
-     * water the tallies' coefficients in the records (mc[3] and mc[4]). */
+    /* Sixteen media (ten more: media_map): the first rows' whole tiles hold
+     * 10 or 11, more than MEDIA_STAGED_MAX (cuda/energy_media.cuh), so the
+     * one pass reads their lanes' records from global memory while the
+     * other tiles stage theirs; the default kernels, and with LET and the
+     * dose to water the tallies' coefficients in the records (mc[3], mc[4]). */
     if (!quick)
-        media_run(mc + 3, 2, 6);
+        media_run(mc + 3, 2, 10);
 }
 
 /* A 100 MeV pencil through the map on both backends: the dose bit for bit. */
