@@ -137,6 +137,11 @@ struct media_tally {
     }
 };
 
+// Candidates a gather loads at once: their loads go out together, so that a
+// lane waits on memory once per MEDIA_CAND_BATCH candidates instead of once
+// per candidate (the media step's longest stall).
+#define MEDIA_CAND_BATCH 4
+
 // Target bin T's value (row = m * ne + T) for M directions of one column at
 // once (the lane's M consecutive directions, 32 floats apart from src(s)):
 // the candidates whose table the step chose (low(s): source s takes table
@@ -151,24 +156,31 @@ __device__ inline void media_gather_dirs(const energy_media_dev &t, int64_t row,
     for (int mm = 0; mm < M; mm++)
         v[mm] = 0.0f;
     bool first = true;
-    const int k1 = __ldg(t.cand_start + row + 1);
-    for (int k = __ldg(t.cand_start + row); k < k1; k++) {
-        const int2 e = __ldg(reinterpret_cast<const int2 *>(t.cand) + k);
-        const int s = e.x >> 1;
-        if (s < lo || s > hi || (low(s) ? 0 : 1) != (e.x & 1))
-            continue;
-        const float c = __int_as_float(e.y);
-        const float *r = src(s);
-        if (first) {
+    const int2 *cand = reinterpret_cast<const int2 *>(t.cand);
+    const int k0 = __ldg(t.cand_start + row), k1 = __ldg(t.cand_start + row + 1);
+    for (int kb = k0; kb < k1; kb += MEDIA_CAND_BATCH) {
+        int2 e[MEDIA_CAND_BATCH];
 #pragma unroll
-            for (int mm = 0; mm < M; mm++)
-                v[mm] = __fmul_rn(c, r[mm * 32]);
-        } else {
+        for (int u = 0; u < MEDIA_CAND_BATCH; u++)
+            e[u] = kb + u < k1 ? __ldg(cand + kb + u) : int2{ 0, 0 };
 #pragma unroll
-            for (int mm = 0; mm < M; mm++)
-                v[mm] = __fmaf_rn(c, r[mm * 32], v[mm]);
+        for (int u = 0; u < MEDIA_CAND_BATCH; u++) {
+            const int s = e[u].x >> 1;
+            if (kb + u >= k1 || s < lo || s > hi || (low(s) ? 0 : 1) != (e[u].x & 1))
+                continue;
+            const float c = __int_as_float(e[u].y);
+            const float *r = src(s);
+            if (first) {
+#pragma unroll
+                for (int mm = 0; mm < M; mm++)
+                    v[mm] = __fmul_rn(c, r[mm * 32]);
+            } else {
+#pragma unroll
+                for (int mm = 0; mm < M; mm++)
+                    v[mm] = __fmaf_rn(c, r[mm * 32], v[mm]);
+            }
+            first = false;
         }
-        first = false;
     }
 }
 
