@@ -411,7 +411,7 @@ static int start_regions(cuda_ctx *c, const std::vector<box4> &boxes, smx_error 
     // A run with media steps in the one pass wherever it serves the grid (a
     // beam's few tiles split their bins over the blocks, as one medium's);
     // tests may ask for the whole-grid kernels instead.
-    c->media_single = c->media_single_ok && c->opt.cuda.media_one_pass >= 0;
+    c->media_single = c->media_single_ok && !c->opt.cuda.media_whole_grid;
     active_regions r0{ occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1 };
     // The ranges from the host copies of the tables (et points to device memory).
     std::vector<int2> tr(g->ne);

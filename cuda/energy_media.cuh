@@ -18,7 +18,8 @@
 //   rounded once, the others fma, sources ascending), or scatter from the
 //   chosen table. Bitwise the CPU's.
 // energy_media_choose: the step's choice of table for every (medium, bin)
-//   and, for the one pass, each (bin, medium)'s record (media_bin).
+//   and, for the one pass, its fields of each (bin, medium)'s record
+//   (media_bin), whose other fields energy_media_records writes at upload.
 #ifndef SMX_CUDA_ENERGY_MEDIA_CUH
 #define SMX_CUDA_ENERGY_MEDIA_CUH
 

@@ -26,8 +26,8 @@ static int runner_cuda_pad_rows =
     0; /* tests: CUDA rows padded on every grid (see cuda_test_options) */
 static int runner_fused_boundary_global =
     0; /* tests: wide kernels' boundary fractions from global memory */
-static int runner_media_one_pass =
-    0; /* tests: CUDA media step in one pass (1), per operator (-1) */
+static int runner_media_whole_grid =
+    0; /* tests: CUDA media step with one kernel per operator (see cuda_test_options) */
 static char runner_variants[1024]; /* the last run's kernel_variants (which paths ran) */
 static const medium_map *runner_mm = NULL; /* tests: the cells' media (NULL: one medium) */
 static const tables *const *runner_mt =
@@ -54,7 +54,7 @@ static inline int run_backend(const backend_ops *be, const plan *p, const grid *
     opt.cuda.fused_one_tile = runner_fused_one_tile;
     opt.cuda.cuda_pad_rows = runner_cuda_pad_rows;
     opt.cuda.fused_boundary_global = runner_fused_boundary_global;
-    opt.cuda.media_one_pass = runner_media_one_pass;
+    opt.cuda.media_whole_grid = runner_media_whole_grid;
     double w0 = 0.0, e0 = 0.0;
     for (int64_t ie = 0; ie < g->ne; ie++)
         for (int64_t k = 0; k < g->nth * g->slice; k++) {

@@ -292,7 +292,7 @@ static void media_run(const kcase *mc, size_t n, int extra)
             region && !strstr(mc[i].sets[0], "bilinear") && !strstr(mc[i].sets[0], "moments");
         for (int pass = one_pass ? 1 : -1; pass >= -1; pass -= 2) {
             if (region) /* the test switch (transport/backend_test.h) */
-                runner_media_one_pass = pass > 0 ? 1 : -1;
+                runner_media_whole_grid = pass < 0;
             kcase k = mc[i];
             char name[128];
             snprintf(name, sizeof name, "%s%s%s", k.name, extra > 0 ? ", more media" : "",
@@ -319,7 +319,7 @@ static void media_run(const kcase *mc, size_t n, int extra)
                     one_pass && pass > 0 ? "spectral_tallies=in_pass(" : "spectral_tallies=apart(";
                 CHECK_MSG(strstr(runner_variants, tallies), "%s: ran %s", k.name, runner_variants);
             }
-            runner_media_one_pass = 0;
+            runner_media_whole_grid = 0;
         }
     }
     runner_mm = NULL;
@@ -475,7 +475,8 @@ typedef struct vcase {
 } vcase;
 typedef struct vvariant {
     const char *name, *set; /* set: one more key, or NULL */
-    int split_off, one_tile, pad_rows, media_pass; /* test switches (backend_runner.h) */
+    int split_off, one_tile, pad_rows, media_whole_grid; /* test switches (backend_runner.h) */
+    int media; /* 1: a row of the media case alone (the others: every case but media's) */
 } vvariant;
 typedef struct vresult {
     float *psi;
@@ -520,14 +521,14 @@ static vresult variant_run(const vcase *c, const vvariant *v, const float *psi0)
     runner_fused_split_off = v ? v->split_off : 0;
     runner_fused_one_tile = v ? v->one_tile : 0;
     runner_cuda_pad_rows = v ? v->pad_rows : 0;
-    runner_media_one_pass = v ? v->media_pass : 0;
+    runner_media_whole_grid = v ? v->media_whole_grid : 0;
     step_record rec;
     smx_error e = { 0 };
     r.ok = r.psi && r.dose && r.rel &&
            run_backend(&backend_cuda, &f.p, g, &f.t, -1, psi0, 4, r.psi, r.dose, &rec, &e) == 0 &&
            (!nrel || runner_release);
     runner_fused_split_off = runner_fused_one_tile = runner_cuda_pad_rows = 0;
-    runner_media_one_pass = 0;
+    runner_media_whole_grid = 0;
     if (r.ok && nrel)
         memcpy(r.rel, runner_release, nrel * sizeof *r.rel);
     if (r.ok) {
@@ -559,14 +560,13 @@ static void variant_table(void)
         { "media", { 0 }, 0, 1 },
     };
     static const vvariant variants[] = {
-        { "default", NULL, 0, 0, 0, 0 },
-        { "graph off", "backend.cuda_graph=false", 0, 0, 0, 0 },
-        { "no energy split (tallies in the pass)", NULL, 1, 0, 0, 0 },
-        { "no split, one tile per block", NULL, 1, 1, 0, 0 },
-        { "padded rows", NULL, 0, 0, 1, 0 },
-        { "media in one pass", NULL, 0, 0, 0, 1 },
-        { "media in one pass, no energy split", NULL, 1, 0, 0, 1 },
-        { "media, whole-grid kernels (test switch)", NULL, 0, 0, 0, -1 },
+        { "default", NULL, 0, 0, 0, 0, 0 },
+        { "graph off", "backend.cuda_graph=false", 0, 0, 0, 0, 0 },
+        { "no energy split (tallies in the pass)", NULL, 1, 0, 0, 0, 0 },
+        { "no split, one tile per block", NULL, 1, 1, 0, 0, 0 },
+        { "padded rows", NULL, 0, 0, 1, 0, 0 },
+        { "media in one pass, no energy split", NULL, 1, 0, 0, 0, 1 },
+        { "media, whole-grid kernels (test switch)", NULL, 0, 0, 0, 1, 1 },
     };
     fixture f0;
     kcase base = { "", -1, { 0 }, 0, 1 };
@@ -587,7 +587,7 @@ static void variant_table(void)
                (unsigned long long)b.hash);
         for (size_t j = 0; j < sizeof variants / sizeof variants[0]; j++) {
             const vvariant *v = &variants[j];
-            if ((v->media_pass != 0) != (c->media != 0) && j > 0)
+            if (v->media != c->media && j > 0)
                 continue; /* the media switches for the media case; the rest for all */
             vresult r = variant_run(c, v, psi0);
             const grid *g = &f0.g;
@@ -823,11 +823,11 @@ static void per_spot_cases(int n_paths)
                             "moments, per operator",
                             "moments, moving windows, media",
                             "moments, beam spacing" };
-    const int one_pass[] = { 0, 0, 0, -1, 1, 0, 0, 1, 0, 0, 0, 0, 0 };
+    const int whole_grid[] = { 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 }; /* the test switch */
     const int n_all = (int)(sizeof paths / sizeof paths[0]);
     for (int i = 0; i < n_paths && i < n_all; i++) {
         const int ns = paths[i][3] ? 4 : paths[i][2] ? 3 : 2;
-        field_cuda.media_one_pass = one_pass[i];
+        field_cuda.media_whole_grid = whole_grid[i];
         /* The CPU with the same transport (the streaming scheme and the
          * geometry; backend.fused is the GPU's alone). */
         int s_cpu = 0, s_a = 0, s_b = 0, s_one = 0;
@@ -860,7 +860,7 @@ static void per_spot_cases(int n_paths)
         for (int q = 2; q < 4; q++)
             media |= paths[i][q] && strstr(paths[i][q], "geometry.shapes") != NULL;
         const int slot_boxes = strstr(paths[i][0], "fused=true") && strstr(paths[i][1], "shift") &&
-                               (!media || one_pass[i] > 0);
+                               (!media || !whole_grid[i]);
         char want_boxes[32];
         snprintf(want_boxes, sizeof want_boxes, "slot_boxes=%d ", slot_boxes ? s_a : 0);
         CHECK_MSG(strstr(variants_a, want_boxes), "%s: %s wanted, ran %s", names[i], want_boxes,

@@ -19,8 +19,8 @@ typedef struct cuda_test_options {
     int fused_kp_cap; /* widest kernel the fused step convolves from its padded stage
                                   (wider ones take the bounds-checked path); 0 = default */
     int fused_split_off; /* 1 = the fused step never splits a tile's energy range */
-    int media_one_pass; /* -1 = a run with media steps with one kernel per operator
-                                  (the baseline); 0 or 1 = in one pass wherever it can */
+    int media_whole_grid; /* 1 = a run with media steps with one kernel per operator
+                                  over the whole grid (the baseline), not in one pass */
     int fused_one_tile; /* 1 = the fused step's unsplit blocks walk one tile each, as on
                                   grids whose bins leave no room for two stage rings */
     int fused_boundary_global; /* 1 = the fused step reads the window's boundary fractions of
