@@ -948,10 +948,9 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
     // The one-pass media step where the shift scheme moves whole cells and its
     // ring and stage fit in shared memory (cuda_upload: unless a test asks
     // for the whole-grid kernels); elsewhere one kernel per operator.
-    c->media_single_ok =
-        c->media_regions && s->st.scheme == STREAM_SHIFT &&
-        fused_media_step_supported(g->nth, c->d.slice, g->ne, c->media_reach, c->planes - 1,
-                                   media_stage_bytes(c->em.n_media, c->em.bins.rec_bytes));
+    c->media_single_ok = c->media_regions && s->st.scheme == STREAM_SHIFT &&
+                         fused_media_step_supported(g->nth, c->d.slice, g->ne, c->media_reach,
+                                                    c->planes - 1, media_stage_bytes(c->em));
     if (c->media_single_ok) { // one tile a block; it visits each slot's box too
         c->tiles = 1;
         c->nslots = slots_for(c, 1);

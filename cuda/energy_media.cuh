@@ -74,12 +74,6 @@ __host__ __device__ inline int media_rec_bytes(int nplanes)
 // records of those media in shared memory (fused_layout); a tile of more
 // (a CT's bone edges) reads each lane's record from global memory.
 #define MEDIA_STAGED_MAX 8
-// The bytes a stage keeps for one bin's records: room for the most a tile
-// stages, or for every medium where the run has fewer.
-__host__ __device__ inline int media_stage_bytes(int n_media, int rec_bytes)
-{
-    return (n_media < MEDIA_STAGED_MAX ? n_media : MEDIA_STAGED_MAX) * rec_bytes;
-}
 
 struct energy_media_dev {
     const unsigned char *medium; // [nz][px]
@@ -100,6 +94,13 @@ struct energy_media_dev {
     int n_media;
     media_bins_dev bins; // the one pass's records of each (medium, bin), completed with the choice
 };
+
+// The bytes a stage keeps for one bin's records: room for the most a tile
+// stages, or for every medium where the run has fewer.
+__host__ __device__ inline int media_stage_bytes(const energy_media_dev &t)
+{
+    return (t.n_media < MEDIA_STAGED_MAX ? t.n_media : MEDIA_STAGED_MAX) * t.bins.rec_bytes;
+}
 
 // Device pieces shared by the media kernels (energy_media.cu, fused_kernel.cuh).
 

@@ -79,12 +79,11 @@ cudaError_t fused_theta_energy(const fused_args &A, cudaStream_t s)
 cudaError_t fused_step(const fused_args &A, cudaStream_t s)
 {
     const bool media = A.em.medium != nullptr;
-    const bool fits =
-        media
-            ? fused_media_step_supported(A.d.nth, A.d.slice, A.d.ne, A.reach, A.spec.nplanes,
-                                         media_stage_bytes(A.em.n_media, A.em.bins.rec_bytes)) &&
-                  A.em.bins.out && A.spec_wsum == nullptr && A.tiles == 1
-            : fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width, A.spec.nplanes);
+    const bool fits = media ? fused_media_step_supported(A.d.nth, A.d.slice, A.d.ne, A.reach,
+                                                         A.spec.nplanes, media_stage_bytes(A.em)) &&
+                                  A.em.bins.out && A.spec_wsum == nullptr && A.tiles == 1
+                            : fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width,
+                                                   A.spec.nplanes);
     if (A.st.scheme != 1 || !fits ||
         (A.spec.nplanes > 0 && (!A.spec_dose || (!media && A.spec.n_media != 1))) ||
         (A.nslots > 1 &&

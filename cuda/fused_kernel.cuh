@@ -136,8 +136,7 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     const fused_layout L = fused_layout_of(
         NMAX, A.kp, A.d.ne, STREAM, SUB,
         fused_extras{ A.ft.n_wide, A.spec.nplanes, SPLIT, A.spec_wsum != nullptr,
-                      MEDIA ? A.reach + 1 : 0,
-                      MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.rec_bytes) : 0 });
+                      MEDIA ? A.reach + 1 : 0, MEDIA ? media_stage_bytes(A.em) : 0 });
     // The block's SUB groups of NT threads each walk their own tile, with
     // their own stage ring and barrier (named barrier 1 + sub).
     const unsigned utid =
@@ -176,12 +175,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
     double *const s_R = reinterpret_cast<double *>(smem + L.sr_off) + sub * nq * FUSED_COLS;
     double *const s_coef = reinterpret_cast<double *>(smem + L.coef_off);
     // Media: the ring of the bins' records (media_bin, FUSED_RING stages of
-    // stride bytes, copied with the bins) and the bins' centres.
+    // stage_recs bytes, copied with the bins) and the bins' centres (s_E).
     unsigned char *const s_mbin = reinterpret_cast<unsigned char *>(smem + L.mbin_off);
     // Media: the tile's media in order of their first lane, and their count.
     __shared__ int s_tmed[MEDIA ? FUSED_COLS + 1 : 1];
     const int rec_bytes = A.em.bins.rec_bytes; // media: one record
-    const int stage_recs = MEDIA ? media_stage_bytes(A.em.n_media, rec_bytes) : 0;
+    const int stage_recs = MEDIA ? media_stage_bytes(A.em) : 0;
     double *const s_E = reinterpret_cast<double *>(smem + L.mE_off);
     unsigned *const s_full =
         reinterpret_cast<unsigned *>(smem + L.full_off) + threadIdx.x / FUSED_COLS * nfull;
@@ -1153,10 +1152,10 @@ cudaError_t launch_n(fused_args A, cudaStream_t s)
     for (int sp = 0; sp < (A.split.max_tiles > 0 ? 2 : 1);
          sp++) { // the unsplit and the split instance
         size_t &limit = opted_in[exact][sp == 1 ? 0 : multi ? 2 : 1];
-        const fused_layout L = fused_layout_of(
-            NMAX, A.kp, A.d.ne, STREAM, subs[sp],
-            fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1, A.spec_wsum != nullptr, ring,
-                          MEDIA ? media_stage_bytes(A.em.n_media, A.em.bins.rec_bytes) : 0 });
+        const fused_layout L = fused_layout_of(NMAX, A.kp, A.d.ne, STREAM, subs[sp],
+                                               fused_extras{ A.ft.n_wide, A.spec.nplanes, sp == 1,
+                                                             A.spec_wsum != nullptr, ring,
+                                                             MEDIA ? media_stage_bytes(A.em) : 0 });
         if (L.bytes > limit) {
             const cudaError_t e = cudaFuncSetAttribute(
                 kernels[sp], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.bytes);
