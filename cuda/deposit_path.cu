@@ -179,6 +179,63 @@ __device__ __forceinline__ bool slot_cell(const slot_cells &sc, int nslots, int6
     return true;
 }
 
+// Offsets per axis of the held cell's neighbourhood that held_rest_fast
+// keeps (each neighbour's density ratio in shared memory): the shift
+// scheme's paths on the benchmark and clinical grids reach at most 3.
+constexpr int HELD_BOX = 4;
+
+// smx_path_held's sum S for cell (z, x) (x, nx, medium and v counted from
+// the cell's slot's first column; v: the map at the cell) where the paths'
+// reach r (z lo, z hi, x lo, x hi offsets) spans at most HELD_BOX cells per
+// axis and no path more than FAST_MAX. Each neighbour's 1 - rho_c / rho_s is
+// formed once (the double smx_path_rest forms for every path through it),
+// +0 where the neighbour is not lighter: U + f * (+0) == U, so the sums in
+// smx_path_rest's order have its bits. q: this thread's column of the block's
+// [HELD_BOX^2][SMX_THREADS] ratios. false: no neighbour is lighter than the
+// cell, S would be +0 and dose + S == dose (the dose is never -0): the
+// caller leaves it.
+__device__ __forceinline__ bool held_rest_fast(double &S, double (*q)[SMX_THREADS],
+                                               const path_fast *pf, int nth,
+                                               const float *__restrict__ v, int64_t plane, int z,
+                                               int x, int nz, int nx, int pitch, int4 r,
+                                               mass_share_dev m)
+{
+    const int t = threadIdx.x, bw = r.w - r.z + 1;
+    const double rho_s = m.density[m.medium[(int64_t)z * pitch + x]];
+    bool lighter = false;
+    for (int dz = r.x; dz <= r.y; dz++) {
+        const unsigned char *row = m.medium + (int64_t)min(max(z + dz, 0), nz - 1) * pitch;
+        for (int dx = r.z; dx <= r.w; dx++) {
+            const double rho_c = m.density[row[min(max(x + dx, 0), nx - 1)]];
+            q[(dz - r.x) * bw + dx - r.z][t] = rho_c < rho_s ? 1.0 - rho_c / rho_s : 0.0;
+            lighter = lighter || rho_c < rho_s;
+        }
+    }
+    if (!lighter)
+        return false;
+    constexpr int LOADS = 8; // map values in flight before their sums
+    double s = 0.0;
+    for (int j0 = 0; j0 < nth; j0 += LOADS) {
+        float vj[LOADS];
+#pragma unroll
+        for (int k = 0; k < LOADS; k++)
+            vj[k] = j0 + k < nth ? __ldg(v + (int64_t)(j0 + k) * plane) : 0.0f;
+#pragma unroll
+        for (int k = 0; k < LOADS; k++) {
+            if (j0 + k >= nth)
+                break;
+            const path_fast &p = pf[j0 + k];
+            double U = 0.0;
+            for (int a = 0; a < p.zn; a++)
+                for (int b = 0; b < p.xn; b++)
+                    U = U + p.f[a][b] * q[(p.zlo + a - r.x) * bw + p.xlo + b - r.z][t];
+            s = s + (double)vj[k] * U;
+        }
+    }
+    S = s;
+    return true;
+}
+
 // Sharing by capped mass: what each held cell of the region keeps
 // (smx_path_held), one thread per cell, before the spread.
 // With slots (slot_boxes), the cells of each slot's own box.
@@ -189,6 +246,8 @@ __global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, p
     if (*stop)
         return;
     __shared__ slot_cells sc;
+    __shared__ path_fast s_pf[PATH_SMEM];
+    __shared__ double s_q[HELD_BOX * HELD_BOX][SMX_THREADS];
     const box4 S = map_region(d, reg);
     if (box_is_empty(S))
         return;
@@ -198,6 +257,14 @@ __global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, p
         slot_cells_fill(sc, slot_boxes, nslots, d, int4{ 0, 0, 0, 0 });
         cells = (int64_t)sc.pref[nslots] * 32;
     }
+    const int nth = (int)d.nth;
+    const int4 r{ ps.reach[0], ps.reach[1], ps.reach[2], ps.reach[3] };
+    const bool fast =
+        nth <= PATH_SMEM && ps.reach[4] <= FAST_MAX && r.y - r.x < HELD_BOX && r.w - r.z < HELD_BOX;
+    if (fast)
+        for (int j = threadIdx.x; j < nth; j += blockDim.x)
+            s_pf[j] = ps.pf[j];
+    __syncthreads();
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < cells;
          i += (int64_t)gridDim.x * blockDim.x) {
         int k, z = S.z0 + (int)(i / w), x = S.x0 + (int)(i % w);
@@ -205,8 +272,17 @@ __global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, p
             continue;
         double *c = dose + (int64_t)z * d.px + x;
         const int sl = slot_lo(d, x); // the cell's slot is its grid
-        *c = smx_path_held(*c, dmap + sl, d.slice, (int)d.px, (int)d.nth, ps.pz, ps.px, z, x - sl,
-                           (int)d.nz, (int)slot_w(d), m.medium + sl, m.density);
+        if (fast) {
+            mass_share_dev ml = m;
+            ml.medium = m.medium + sl;
+            double rest;
+            if (held_rest_fast(rest, s_q, s_pf, nth, dmap + sl + (int64_t)z * d.px + (x - sl),
+                               d.slice, z, x - sl, (int)d.nz, (int)slot_w(d), (int)d.px, r, ml))
+                *c = *c + rest;
+        } else {
+            *c = smx_path_held(*c, dmap + sl, d.slice, (int)d.px, nth, ps.pz, ps.px, z, x - sl,
+                               (int)d.nz, (int)slot_w(d), m.medium + sl, m.density);
+        }
     }
 }
 
