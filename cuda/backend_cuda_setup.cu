@@ -110,7 +110,8 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
         b += align_up(ne * sizeof(int2)); // et_media's target ranges
         b += align_up(nm * sizeof(double)); // densities (mass sharing)
         const int planes_max = g->dose_planes > 1 ? g->dose_planes - 1 : 0;
-        b += align_up(ne * nm * (size_t)media_rec_bytes(planes_max)); // the one pass's records
+        const int rec = media_rec_bytes(planes_max, s->ak.max_half_width);
+        b += align_up(ne * nm * (size_t)rec); // the one pass's records
     }
     b += 2 * align_up(nth * sizeof(int)) + align_up(4 * nth * sizeof(float)) +
          2 * align_up(nth * sizeof(double));
@@ -273,7 +274,8 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     // here, the step's by energy_media_choose. Zeros first: the pass copies
     // a record's padding whole, and never reads it.
     media_bins_dev &mb = c->em.bins;
-    mb.rec_bytes = media_rec_bytes(c->tally.nplanes);
+    mb.rec_bytes = media_rec_bytes(c->tally.nplanes, c->at.max_half_width);
+    mb.w_off = media_rec_weights(c->tally.nplanes);
     mb.out = a.take<unsigned char>(ne * nm * (size_t)mb.rec_bytes);
     CUDA_CHECK_ERR(err, cudaMemset(mb.out, 0, ne * nm * (size_t)mb.rec_bytes));
     CUDA_CHECK_ERR(err, energy_media_records(c->em, (int64_t)ne, c->at, c->tally, 0));

@@ -15,7 +15,8 @@
 // Window mode: terms whose source lies outside [0, nth) enter as
 // fma(w[d], 0, acc) = acc + (+-0) == acc bitwise (acc starts at +0.0f and is
 // never -0.0f), so this equals the CPU's skipping them, for finite weights.
-template <int ROWS, typename Load>
+// LDG: w is global memory (read-only path); false: w may be shared memory.
+template <int ROWS, bool LDG = true, typename Load>
 __device__ __forceinline__ void conv_rows(int j0, int nth, int K, const float *w, bool circular,
                                           Load v, float (&acc)[ROWS])
 {
@@ -40,7 +41,7 @@ __device__ __forceinline__ void conv_rows(int j0, int nth, int K, const float *w
         }
     }
     for (int dd = -K; dd <= K; dd++) {
-        const float wd = __ldg(w + dd);
+        const float wd = LDG ? __ldg(w + dd) : w[dd];
 #pragma unroll
         for (int r = 0; r < ROWS; r++)
             acc[r] = __fmaf_rn(wd, win[r], acc[r]);

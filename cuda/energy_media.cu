@@ -43,6 +43,9 @@ __global__ void media_records_kernel(energy_media_dev t, int64_t ne, angular_tab
         const int64_t mc = tal.n_media > 1 ? m : 0; // the tallies' medium (one: every medium's)
         for (int q = 0; q < tal.nplanes; q++)
             cf[q] = tal.coef[((int64_t)q * tal.n_media + mc) * ne + ie];
+        float *w = reinterpret_cast<float *>(rec + t.bins.w_off);
+        for (int d = 0; d <= 2 * r->K; d++)
+            w[d] = at.weights[r->woff + d];
     }
 }
 
@@ -139,7 +142,8 @@ cudaError_t energy_media_records(const energy_media_dev &t, int64_t ne,
                                  cudaStream_t s)
 {
     const int64_t n = (int64_t)t.n_media * ne;
-    if (!t.bins.out || t.bins.rec_bytes < media_rec_bytes(tal.nplanes))
+    if (!t.bins.out || t.bins.w_off != media_rec_weights(tal.nplanes) ||
+        t.bins.rec_bytes < media_rec_bytes(tal.nplanes, at.max_half_width))
         return cudaErrorInvalidValue;
     media_records_kernel<<<(unsigned)((n + SMX_THREADS - 1) / SMX_THREADS), SMX_THREADS, 0, s>>>(
         t, ne, at, tal);

@@ -57,17 +57,25 @@ struct __align__(16) media_bin
 #define MEDIA_BIN_STOP 2
 
 // The records: for each source bin and medium, rec_bytes holding the
-// media_bin and the spectral tallies' coefficients of that medium and bin
-// [nplanes of the run's tallies]; [ne][n_media] of them.
+// media_bin, the spectral tallies' coefficients of that medium and bin
+// [nplanes of the run's tallies] and, from byte w_off, the weights of the
+// medium's angular kernel at the bin [2K + 1] (so that a staged tile reads
+// them from shared memory); [ne][n_media] of them.
 struct media_bins_dev {
     unsigned char *out; // [ne][n_media] records; NULL: not built (whole-grid kernels)
-    int rec_bytes; // media_rec_bytes(nplanes)
+    int rec_bytes; // media_rec_bytes(nplanes, the widest kernel's half width)
+    int w_off; // media_rec_weights(nplanes)
 };
 
-// Bytes of one record (a multiple of 16: whole cp.async copies).
-__host__ __device__ inline int media_rec_bytes(int nplanes)
+// Where a record's kernel weights start: after its coefficients.
+__host__ __device__ inline int media_rec_weights(int nplanes)
 {
-    return ((int)sizeof(media_bin) + nplanes * (int)sizeof(double) + 15) & ~15;
+    return (int)sizeof(media_bin) + nplanes * (int)sizeof(double);
+}
+// Bytes of one record (a multiple of 16: whole cp.async copies).
+__host__ __device__ inline int media_rec_bytes(int nplanes, int max_half_width)
+{
+    return (media_rec_weights(nplanes) + (2 * max_half_width + 1) * (int)sizeof(float) + 15) & ~15;
 }
 
 // A tile whose 32 cells hold at most this many media stages each bin's

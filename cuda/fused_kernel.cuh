@@ -864,9 +864,12 @@ __global__ void __launch_bounds__(FUSED_THREADS(NMAX) * SUB, FUSED_MIN_BLOCKS(NM
             }
             float conv[M];
             if (MEDIA && any_dir) { // the lane's medium's kernel, bounds-checked
-                conv_rows<M>(
-                    j0, nth, K, at.weights + mrec->woff + K, at.circular != 0,
-                    [&](int src) { return stage[src * FUSED_COLS]; }, conv);
+                conv_rows<M, false>(
+                    j0, nth, K,
+                    reinterpret_cast<const float *>(reinterpret_cast<const unsigned char *>(mrec) +
+                                                    A.em.bins.w_off) +
+                        K,
+                    at.circular != 0, [&](int src) { return stage[src * FUSED_COLS]; }, conv);
             } else if (!MEDIA && any_dir && K <= A.kp) {
                 conv_padded<M, FUSED_COLS>(stage + j0 * FUSED_COLS, K, w_slot, cur, conv);
             } else if (any_dir) { // a kernel wider than the padding
