@@ -8,6 +8,22 @@ namespace {
 constexpr int PATH_SMEM = 128;
 constexpr int GROUPS = SMX_PATH_LEAVES_MIN; // one warp per group of directions
 constexpr int FAST_MAX = 3; // widest path (cells per axis) of the fast form
+// Offsets per axis of a held cell's neighbourhood whose density ratios a
+// block keeps in shared memory (held_rest_fast): the shift scheme's paths on
+// the benchmark and clinical grids reach at most 3.
+constexpr int HELD_BOX = 4;
+
+// Offsets per axis of the sources whose ratios the spread keeps a tile
+// (ratio_box): paths of at most FAST_MAX cells that go either way.
+constexpr int SPREAD_BOX = 2 * FAST_MAX - 1;
+
+// By capped mass, the ratio smx_path_ratio(rho_t, rho_s) of a lane's cell t
+// to each source s at offsets (z0 + i, x0 + j) from it, i < the box's rows,
+// j < w, formed once a tile (spread_cells) at col[(i * w + j) * 32].
+struct ratio_box {
+    const double *col;
+    int z0, x0, w;
+};
 static_assert(SMX_THREADS == 32 * GROUPS, "a block is one warp per group of directions, 32 cells");
 
 // One direction's P_j by smx_path_direction (the grid's edge cells, paths
@@ -28,17 +44,17 @@ __device__ __forceinline__ double direction_sum(const float *dmap, dev_dims d, i
 // fractions past a path's end are +0 (path_fast); P + f * v == P for P >= +0
 // when f or v is +0, so every term can be added without a branch and each
 // P_j has the bits of smx_path_direction (f is its product of the two
-// fractions). MASS: each f times smx_path_ratio(rho_t, rho_s) first, as
-// smx_path_direction (a source outside the region reads 1: a finite factor
-// of a +0 term).
+// fractions). MASS: each f times its source's smx_path_ratio(rho_t, rho_s)
+// first, as smx_path_direction, read from the tile's ratio box rb (1 for a
+// source outside the region or past the path's cells: a finite factor of a
+// +0 term).
 template <int N, int K, bool MASS>
 __device__ __forceinline__ void
 directions_interior(double (&P)[K], const float *__restrict__ dmap, int64_t plane, int pitch,
-                    const path_fast *pf, int j0, int nth, int tz, int tx, box4 S, mass_share_dev m)
+                    const path_fast *pf, int j0, int nth, int tz, int tx, box4 S, ratio_box rb)
 {
     float v[K][N][N];
     double r[MASS ? K : 1][MASS ? N : 1][MASS ? N : 1];
-    const double rho_t = MASS ? m.density[m.medium[(int64_t)tz * pitch + tx]] : 0.0;
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const path_fast &p = pf[min(j0 + k, nth - 1)];
@@ -51,10 +67,11 @@ directions_interior(double (&P)[K], const float *__restrict__ dmap, int64_t plan
                 const bool in =
                     j0 + k < nth && zs >= S.z0 && zs <= S.z1 && xs >= S.x0 && xs <= S.x1;
                 v[k][a][b] = in ? __ldg(dmap + (j0 + k) * plane + (int64_t)zs * pitch + xs) : 0.0f;
+                // Past the path's cells (f = +0) any finite ratio adds +0.
                 if constexpr (MASS)
-                    r[k][a][b] =
-                        in ? smx_path_ratio(rho_t, m.density[m.medium[(int64_t)zs * pitch + xs]])
-                           : 1.0;
+                    r[k][a][b] = in && a < p.zn && b < p.xn
+                                     ? rb.col[((zs - tz - rb.z0) * rb.w + xs - tx - rb.x0) * 32]
+                                     : 1.0;
             }
         }
     }
@@ -79,13 +96,13 @@ directions_interior(double (&P)[K], const float *__restrict__ dmap, int64_t plan
 template <int N, int K, bool MASS>
 __device__ __forceinline__ void directions_by(double (&P)[8], int B, const float *__restrict__ dmap,
                                               int64_t plane, int pitch, const path_fast *pf, int j0,
-                                              int nth, int tz, int tx, box4 S, mass_share_dev m)
+                                              int nth, int tz, int tx, box4 S, ratio_box rb)
 {
 #pragma unroll
     for (int h = 0; h < 8; h += K) {
         double Q[K];
         if (h < B)
-            directions_interior<N, K, MASS>(Q, dmap, plane, pitch, pf, j0 + h, nth, tz, tx, S, m);
+            directions_interior<N, K, MASS>(Q, dmap, plane, pitch, pf, j0 + h, nth, tz, tx, S, rb);
 #pragma unroll
         for (int k = 0; k < K; k++)
             P[h + k] = h < B ? Q[k] : 0.0;
@@ -178,11 +195,6 @@ __device__ __forceinline__ bool slot_cell(const slot_cells &sc, int nslots, int6
     x = b.x0 + (int)(i % w);
     return true;
 }
-
-// Offsets per axis of the held cell's neighbourhood that held_rest_fast
-// keeps (each neighbour's density ratio in shared memory): the shift
-// scheme's paths on the benchmark and clinical grids reach at most 3.
-constexpr int HELD_BOX = 4;
 
 // smx_path_held's sum S for cell (z, x) (x, nx, medium and v counted from
 // the cell's slot's first column; v: the map at the cell) where the paths'
@@ -315,6 +327,7 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
         return;
     __shared__ path_fast s_pf[PATH_SMEM];
     __shared__ double s_part[2][GROUPS][32]; // two tiles' subtrees: one barrier per tile
+    __shared__ double s_ratio[MASS ? SPREAD_BOX * SPREAD_BOX : 1][32]; // the tile's ratio_box
     __shared__ slot_cells sc;
     const int nth = (int)d.nth, nz = (int)d.nz, nx = (int)d.nx, sw = (int)slot_w(d);
     const box4 S = map_region(d, reg);
@@ -333,7 +346,11 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
     }
     if (blockIdx.x >= tiles)
         return;
-    const bool fast_ok = nth <= PATH_SMEM && widest <= FAST_MAX;
+    // The sources' offsets from a cell: the paths' reach negated.
+    const int bz0 = -ps.reach[1], bx0 = -ps.reach[3];
+    const int bh = ps.reach[1] - ps.reach[0] + 1, bw = ps.reach[3] - ps.reach[2] + 1;
+    const bool fast_ok =
+        nth <= PATH_SMEM && widest <= FAST_MAX && (!MASS || (bh <= SPREAD_BOX && bw <= SPREAD_BOX));
     if (fast_ok)
         for (int j = threadIdx.x; j < nth; j += blockDim.x)
             s_pf[j] = ps.pf[j];
@@ -359,6 +376,23 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
         if (MASS)
             ml.medium = mass.medium + sl;
         const bool fast = fast_ok && tz > 0 && tz < nz - 1 && lx > 0 && lx < sw - 1;
+        // By capped mass, each source's ratio to the cell once a tile, not
+        // once a direction: warp g forms every GROUPS-th of its lane's.
+        // Clamped to the grid: a source off it is outside the region and
+        // never read.
+        ratio_box rb{ nullptr, 0, 0, 0 };
+        if (MASS && fast_ok) {
+            const double rho_t = live ? mass.density[ml.medium[(int64_t)tz * d.px + lx]] : 0.0;
+            for (int o = g; o < bh * bw; o += GROUPS) {
+                const int zs = min(max(tz + bz0 + o / bw, 0), nz - 1);
+                const int xs = min(max(lx + bx0 + o % bw, 0), sw - 1);
+                s_ratio[o][lane] =
+                    live ? smx_path_ratio(rho_t, mass.density[ml.medium[(int64_t)zs * d.px + xs]])
+                         : 1.0;
+            }
+            __syncthreads();
+            rb = ratio_box{ &s_ratio[0][lane], bz0, bx0, bw };
+        }
         double part = 0.0;
         if (live && fast && B <= 8) {
             // By capped mass each source's ratio is a double held beside its
@@ -367,10 +401,10 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
             double P[8];
             if (widest <= 2)
                 directions_by<2, MASS ? 4 : 8, MASS>(P, B, dm, d.slice, (int)d.px, s_pf, j0,
-                                                     min(nth, j0 + B), tz, lx, SL, ml);
+                                                     min(nth, j0 + B), tz, lx, SL, rb);
             else
                 directions_by<3, MASS ? 2 : 4, MASS>(P, B, dm, d.slice, (int)d.px, s_pf, j0,
-                                                     min(nth, j0 + B), tz, lx, SL, ml);
+                                                     min(nth, j0 + B), tz, lx, SL, rb);
             part = group_tree(P, B);
         } else if (live) {
             smx_path_tree t;
