@@ -9,8 +9,9 @@ constexpr int PATH_SMEM = 128;
 constexpr int GROUPS = SMX_PATH_LEAVES_MIN; // one warp per group of directions
 constexpr int FAST_MAX = 3; // widest path (cells per axis) of the fast form
 // Offsets per axis of a held cell's neighbourhood whose density ratios a
-// block keeps in shared memory (held_rest_fast): the shift scheme's paths on
-// the benchmark and clinical grids reach at most 3.
+// block keeps in shared memory (held_rest_fast; 32 KB at SMX_THREADS). A
+// step whose paths reach further takes the general form (test_gpu's media
+// case of 4-cell steps).
 constexpr int HELD_BOX = 4;
 
 // Offsets per axis of the sources whose ratios the spread keeps a tile
