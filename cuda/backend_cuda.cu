@@ -208,7 +208,7 @@ static int enqueue_step(cuda_ctx *c, smx_error *err)
     // only on the steps it splits (a pencil's few tiles), deciding as it does.
     // Where the pass takes them, its split steps' planes come after it
     // (enqueue_fused_one_pass).
-    // The media one pass likewise (its split steps never write direction sums).
+    // The media one pass likewise.
     const bool in_pass = fused_takes_tallies(c) || media_takes_tallies(c); // the single pass
     if (spectral_tallies_due(c) && !split_sums(c)) // split_sums implies in_pass
         CUDA_CHECK_ERR(err, spectral_launch(spectral_of(c, in_pass ? 1 : 0), c->stream));
@@ -412,6 +412,8 @@ static int start_regions(cuda_ctx *c, const std::vector<box4> &boxes, smx_error 
     // beam's few tiles split their bins over the blocks, as one medium's);
     // tests may ask for the whole-grid kernels instead.
     c->media_single = c->media_single_ok && !c->opt.cuda.media_whole_grid;
+    if (c->media_single_ok) // (one medium's: decide_fused_extras)
+        c->split_sums = c->media_single && c->media_split_sums_ok;
     active_regions r0{ occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1 };
     // The ranges from the host copies of the tables (et points to device memory).
     std::vector<int2> tr(g->ne);
@@ -497,10 +499,10 @@ static void describe_variants(cuda_ctx *c)
     // In the pass, its split steps' planes come from the direction sums it
     // wrote, or where those do not fit, from both tally kernels (split_apart).
     char tallies[48] = "none";
+    const bool in_pass = fused_takes_tallies(c) || media_takes_tallies(c);
     if (c->planes > 1)
-        snprintf(tallies, sizeof tallies, "%s(%d_planes%s)",
-                 fused_takes_tallies(c) || media_takes_tallies(c) ? "in_pass" : "apart",
-                 c->planes - 1, fused_takes_tallies(c) && !split_sums(c) ? ",split_apart" : "");
+        snprintf(tallies, sizeof tallies, "%s(%d_planes%s)", in_pass ? "in_pass" : "apart",
+                 c->planes - 1, in_pass && !split_sums(c) ? ",split_apart" : "");
     const step_pipeline k = c->pipe.kind;
     snprintf(c->variants, sizeof c->variants,
              "angular=%s energy=%s stream=%s streaming_scheme=%s cuda_graph=%s early_exit=%s(%.3g) "

@@ -97,6 +97,7 @@ struct cuda_ctx {
     int media; // cells hold different media: the media instances or kernels, no FFT
     int media_regions; // ... over the active region (media_single_ok: the one pass)
     int media_single_ok; // the single pass serves this grid with media (fused.cuh; the shift scheme)
+    int media_split_sums_ok; // its split instance can write the tallies' direction sums there
     int media_single; // ... and this source (cuda_upload; tests may ask for the whole-grid
         // kernels instead): psi alternates as single_pass
     int media_reach; // R (fused_args::reach): a target's sources lie in T .. T + R
@@ -301,7 +302,8 @@ inline bool media_takes_tallies(const cuda_ctx *c)
 
 // The single pass of a run with media (fused_step with em set), psi
 // alternating between psi_a and psi_b: one tile a block, no padded stage,
-// no direction sums of its split steps (their tallies run apart).
+// its split steps' direction sums where split_sums (else their tallies run
+// apart).
 inline fused_args fused_media_of(const cuda_ctx *c)
 {
     fused_args A = fused_of(c);
@@ -309,8 +311,7 @@ inline fused_args fused_media_of(const cuda_ctx *c)
     A.kp = 0;
     A.em = c->em;
     A.reach = c->media_reach;
-    take_tallies(A, c, media_takes_tallies(c));
-    A.spec_wsum = nullptr;
+    take_tallies(A, c, media_takes_tallies(c)); // spec_wsum: fused_of's
     return A;
 }
 

@@ -58,6 +58,19 @@ int fused_boundary_rows_fit(const fused_sizes &z, int tiles, int n_wide)
     }
 }
 
+int fused_media_split_sums_fit(int64_t nth, int64_t ne, int reach_bins, int spec_planes,
+                               int bin_bytes)
+{
+    if (nth > FUSED_SPLIT_SUMS_MAX_NTH || spec_planes < 1)
+        return 0;
+    switch (fused_nmax(nth)) {
+    case 16:
+        return fused_media_sums_fit_nmax16(ne, reach_bins, spec_planes, bin_bytes);
+    default:
+        return fused_media_sums_fit_nmax32(ne, reach_bins, spec_planes, bin_bytes);
+    }
+}
+
 cudaError_t fused_theta_energy(const fused_args &A, cudaStream_t s)
 {
     if (!fused_theta_energy_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width))
@@ -81,7 +94,7 @@ cudaError_t fused_step(const fused_args &A, cudaStream_t s)
     const bool media = A.em.medium != nullptr;
     const bool fits = media ? fused_media_step_supported(A.d.nth, A.d.slice, A.d.ne, A.reach,
                                                          A.spec.nplanes, media_stage_bytes(A.em)) &&
-                                  A.em.bins.out && A.spec_wsum == nullptr && A.tiles == 1
+                                  A.em.bins.out && A.tiles == 1
                             : fused_step_supported(A.d.nth, A.d.slice, A.d.ne, A.at.max_half_width,
                                                    A.spec.nplanes);
     if (A.st.scheme != 1 || !fits ||

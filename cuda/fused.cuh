@@ -148,6 +148,11 @@ int fused_step_supported(int64_t nth, int64_t slice, int64_t ne, int max_half_wi
 // room a stage keeps for a bin's records (media_stage_bytes).
 int fused_media_step_supported(int64_t nth, int64_t slice, int64_t ne, int reach_bins,
                                int spec_planes, int bin_bytes);
+// 1 when, on such a grid, the media split instance can also write its owned
+// bins' direction sums (fused_args::spec_wsum, up to FUSED_SPLIT_SUMS_MAX_NTH
+// directions) at no cost of a resident block.
+int fused_media_split_sums_fit(int64_t nth, int64_t ne, int reach_bins, int spec_planes,
+                               int bin_bytes);
 // What a fused block's shared memory depends on: the directions and energy
 // bins, the widest kernel, whether the instance streams (fused_step), the
 // padded stage's cap (kp_cap, as for fused_args::kp) and the spectral
@@ -249,6 +254,12 @@ cudaError_t fused_launch_nmax16(const fused_args &A, bool stream, bool slots, cu
 cudaError_t fused_launch_nmax32(const fused_args &A, bool stream, bool slots, cudaStream_t s);
 cudaError_t fused_launch_nmax48(const fused_args &A, bool stream, bool slots, cudaStream_t s);
 cudaError_t fused_launch_nmax64(const fused_args &A, bool stream, bool slots, cudaStream_t s);
+
+// fused_media_split_sums_fit for this group.
+int fused_media_sums_fit_nmax16(int64_t ne, int reach_bins, int spec, int bin_bytes);
+int fused_media_sums_fit_nmax32(int64_t ne, int reach_bins, int spec, int bin_bytes);
+int fused_media_sums_fit_nmax48(int64_t ne, int reach_bins, int spec, int bin_bytes);
+int fused_media_sums_fit_nmax64(int64_t ne, int reach_bins, int spec, int bin_bytes);
 
 // fused_boundary_rows_fit for this group.
 int fused_rows_fit_nmax16(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec,

@@ -1204,6 +1204,23 @@ int blocks_by_smem(const void *fn, size_t dyn, int want)
     return min(want, (int)(per_sm / (fa.sharedSizeBytes + dyn + (size_t)reserved)));
 }
 
+// Whether the media split instance can write its owned bins' direction sums
+// (split_sums): its chunk sums fit and cost it no resident block.
+template <int NMAX>
+int media_sums_fit_n(int64_t ne, int reach_bins, int spec, int bin_bytes)
+{
+    const void *fn = (const void *)fused_kernel<NMAX, true, false, true, 1, false, true>;
+    const fused_extras x{ 0, spec, true, false, reach_bins + 1, bin_bytes };
+    fused_extras xs = x;
+    xs.split_sums = true;
+    const size_t without = fused_layout_of(NMAX, 0, ne, true, 1, x).bytes;
+    const size_t with = fused_layout_of(NMAX, 0, ne, true, 1, xs).bytes;
+    const int want = FUSED_MIN_BLOCKS(NMAX, true);
+    const int n_with = blocks_by_smem(fn, with, want),
+              n_without = blocks_by_smem(fn, without, want);
+    return with <= FUSED_MAX_DYN_SMEM && n_with > 0 && n_with >= n_without;
+}
+
 template <int NMAX, bool STREAM>
 int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide, int spec, bool split_sums)
 {

@@ -319,6 +319,15 @@ static void media_run(const kcase *mc, size_t n, int extra)
                     one_pass && pass > 0 ? "spectral_tallies=in_pass(" : "spectral_tallies=apart(";
                 CHECK_MSG(strstr(runner_variants, tallies), "%s: ran %s", k.name, runner_variants);
             }
+            /* Its split steps' direction sums: written by the pass up to 32
+             * directions (FUSED_SPLIT_SUMS_MAX_NTH), else by the tally kernels. */
+            if (region && planes && one_pass && pass > 0) {
+                int wide = 0;
+                for (int q = 0; q < mc[i].nsets; q++)
+                    wide = wide || strstr(mc[i].sets[q], "n_bins=41") != NULL;
+                CHECK_MSG((strstr(runner_variants, ",split_apart") != NULL) == wide,
+                          "%s: the split steps' sums: ran %s", k.name, runner_variants);
+            }
             runner_media_whole_grid = 0;
         }
     }
