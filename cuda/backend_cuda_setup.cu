@@ -958,9 +958,8 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
         c->nslots = slots_for(c, 1);
         // Its split steps' direction sums, as one medium's (decide_fused_extras).
         c->media_split_sums_ok =
-            c->planes > 1 && c->nslots <= 1 &&
-            fused_media_split_sums_fit(g->nth, g->ne, c->media_reach, c->planes - 1,
-                                       media_stage_bytes(c->em));
+            c->nslots <= 1 && fused_media_split_sums_fit(g->nth, g->ne, c->media_reach,
+                                                         c->planes - 1, media_stage_bytes(c->em));
     }
     c->reach = step_reach(s);
     choose_pipeline(c);

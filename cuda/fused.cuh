@@ -255,11 +255,10 @@ cudaError_t fused_launch_nmax32(const fused_args &A, bool stream, bool slots, cu
 cudaError_t fused_launch_nmax48(const fused_args &A, bool stream, bool slots, cudaStream_t s);
 cudaError_t fused_launch_nmax64(const fused_args &A, bool stream, bool slots, cudaStream_t s);
 
-// fused_media_split_sums_fit for this group.
+// fused_media_split_sums_fit for this group (the groups of up to
+// FUSED_SPLIT_SUMS_MAX_NTH directions).
 int fused_media_sums_fit_nmax16(int64_t ne, int reach_bins, int spec, int bin_bytes);
 int fused_media_sums_fit_nmax32(int64_t ne, int reach_bins, int spec, int bin_bytes);
-int fused_media_sums_fit_nmax48(int64_t ne, int reach_bins, int spec, int bin_bytes);
-int fused_media_sums_fit_nmax64(int64_t ne, int reach_bins, int spec, int bin_bytes);
 
 // fused_boundary_rows_fit for this group.
 int fused_rows_fit_nmax16(int kp, int64_t ne, int tiles, int n_wide, bool stream, int spec,

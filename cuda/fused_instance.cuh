@@ -18,11 +18,16 @@ cudaError_t FUSED_INSTANCE_NAME(fused_launch_nmax)(const fused_args &A, bool str
                  : launch_n<FUSED_INSTANCE_NMAX, true, false>(A, s);
 }
 
+// Only the groups whose columns can write the split sums (fused.cuh,
+// FUSED_SPLIT_SUMS_MAX_NTH) answer whether media's fit.
+#if FUSED_INSTANCE_NMAX <= 32
+static_assert(FUSED_INSTANCE_NMAX <= FUSED_SPLIT_SUMS_MAX_NTH, "a group that writes split sums");
 int FUSED_INSTANCE_NAME(fused_media_sums_fit_nmax)(int64_t ne, int reach_bins, int spec,
                                                    int bin_bytes)
 {
     return media_sums_fit_n<FUSED_INSTANCE_NMAX>(ne, reach_bins, spec, bin_bytes);
 }
+#endif
 
 int FUSED_INSTANCE_NAME(fused_rows_fit_nmax)(int kp, int64_t ne, int tiles, int n_wide, bool stream,
                                              int spec, bool split_sums)

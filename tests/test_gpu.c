@@ -113,6 +113,18 @@ static int max_half_width_of(const kcase *k)
     return K;
 }
 
+/* The direction count of a case's grid (-1: it does not load). */
+static int nth_of(const kcase *k)
+{
+    fixture f;
+    int n = -1;
+    if (load_case(&f, k) == 0) {
+        n = (int)f.g.nth;
+        fixture_free(&f);
+    }
+    return n;
+}
+
 static void compare_case(const kcase *k, int steps)
 {
     fixture f;
@@ -320,13 +332,14 @@ static void media_run(const kcase *mc, size_t n, int extra)
                 CHECK_MSG(strstr(runner_variants, tallies), "%s: ran %s", k.name, runner_variants);
             }
             /* Its split steps' direction sums: written by the pass up to 32
-             * directions (FUSED_SPLIT_SUMS_MAX_NTH), else by the tally kernels. */
+             * directions (cuda/fused.cuh, FUSED_SPLIT_SUMS_MAX_NTH), else by
+             * the tally kernels. */
             if (region && planes && one_pass && pass > 0) {
-                int wide = 0;
-                for (int q = 0; q < mc[i].nsets; q++)
-                    wide = wide || strstr(mc[i].sets[q], "n_bins=41") != NULL;
-                CHECK_MSG((strstr(runner_variants, ",split_apart") != NULL) == wide,
-                          "%s: the split steps' sums: ran %s", k.name, runner_variants);
+                const int nth = nth_of(&mc[i]);
+                CHECK_MSG(nth > 0 &&
+                              (strstr(runner_variants, ",split_apart") != NULL) == (nth > 32),
+                          "%s (%d directions): the split steps' sums: ran %s", k.name, nth,
+                          runner_variants);
             }
             runner_media_whole_grid = 0;
         }
