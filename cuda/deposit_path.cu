@@ -8,15 +8,12 @@ namespace {
 constexpr int PATH_SMEM = 128;
 constexpr int GROUPS = SMX_PATH_LEAVES_MIN; // one warp per group of directions
 constexpr int FAST_MAX = 3; // widest path (cells per axis) of the fast form
-// Offsets per axis of a held cell's neighbourhood whose density ratios a
-// block keeps in shared memory (held_rest_fast; 32 KB at SMX_THREADS). A
-// step whose paths reach further takes the general form (test_gpu's media
-// case of 4-cell steps).
-constexpr int HELD_BOX = 4;
-
 // Offsets per axis of the sources whose ratios the spread keeps a tile
 // (ratio_box): paths of at most FAST_MAX cells that go either way.
 constexpr int SPREAD_BOX = 2 * FAST_MAX - 1;
+// Directions whose held rests a block keeps a tile (held cells of grids with
+// more take smx_path_held in the tile's last step).
+constexpr int HELD_DIRS = 64;
 
 // By capped mass, the ratio smx_path_ratio(rho_t, rho_s) of a lane's cell t
 // to each source s at offsets (z0 + i, x0 + j) from it, i < the box's rows,
@@ -197,108 +194,6 @@ __device__ __forceinline__ bool slot_cell(const slot_cells &sc, int nslots, int6
     return true;
 }
 
-// smx_path_held's sum S for cell (z, x) (x, nx, medium and v counted from
-// the cell's slot's first column; v: the map at the cell) where the paths'
-// reach r (z lo, z hi, x lo, x hi offsets) spans at most HELD_BOX cells per
-// axis and no path more than FAST_MAX. Each neighbour's 1 - rho_c / rho_s is
-// formed once (the double smx_path_rest forms for every path through it),
-// +0 where the neighbour is not lighter: U + f * (+0) == U, so the sums in
-// smx_path_rest's order have its bits. q: this thread's column of the block's
-// [HELD_BOX^2][SMX_THREADS] ratios. false: no neighbour is lighter than the
-// cell, S would be +0 and dose + S == dose (the dose is never -0): the
-// caller leaves it.
-__device__ __forceinline__ bool held_rest_fast(double &S, double (*q)[SMX_THREADS],
-                                               const path_fast *pf, int nth,
-                                               const float *__restrict__ v, int64_t plane, int z,
-                                               int x, int nz, int nx, int pitch, int4 r,
-                                               mass_share_dev m)
-{
-    const int t = threadIdx.x, bw = r.w - r.z + 1;
-    const double rho_s = m.density[m.medium[(int64_t)z * pitch + x]];
-    bool lighter = false;
-    for (int dz = r.x; dz <= r.y; dz++) {
-        const unsigned char *row = m.medium + (int64_t)min(max(z + dz, 0), nz - 1) * pitch;
-        for (int dx = r.z; dx <= r.w; dx++) {
-            const double rho_c = m.density[row[min(max(x + dx, 0), nx - 1)]];
-            q[(dz - r.x) * bw + dx - r.z][t] = rho_c < rho_s ? 1.0 - rho_c / rho_s : 0.0;
-            lighter = lighter || rho_c < rho_s;
-        }
-    }
-    if (!lighter)
-        return false;
-    constexpr int LOADS = 8; // map values in flight before their sums
-    double s = 0.0;
-    for (int j0 = 0; j0 < nth; j0 += LOADS) {
-        float vj[LOADS];
-#pragma unroll
-        for (int k = 0; k < LOADS; k++)
-            vj[k] = j0 + k < nth ? __ldg(v + (int64_t)(j0 + k) * plane) : 0.0f;
-#pragma unroll
-        for (int k = 0; k < LOADS; k++) {
-            if (j0 + k >= nth)
-                break;
-            const path_fast &p = pf[j0 + k];
-            double U = 0.0;
-            for (int a = 0; a < p.zn; a++)
-                for (int b = 0; b < p.xn; b++)
-                    U = U + p.f[a][b] * q[(p.zlo + a - r.x) * bw + p.xlo + b - r.z][t];
-            s = s + (double)vj[k] * U;
-        }
-    }
-    S = s;
-    return true;
-}
-
-// Sharing by capped mass: what each held cell of the region keeps
-// (smx_path_held), one thread per cell, before the spread.
-// With slots (slot_boxes), the cells of each slot's own box.
-__global__ void held_rest_kernel(double *dose, const float *__restrict__ dmap, path_scratch_dev ps,
-                                 dev_dims d, mass_share_dev m, const active_regions *reg,
-                                 const box4 *slot_boxes, int nslots, const int *stop)
-{
-    if (*stop)
-        return;
-    __shared__ slot_cells sc;
-    __shared__ path_fast s_pf[PATH_SMEM];
-    __shared__ double s_q[HELD_BOX * HELD_BOX][SMX_THREADS];
-    const box4 S = map_region(d, reg);
-    if (box_is_empty(S))
-        return;
-    const int64_t w = S.x1 - S.x0 + 1;
-    int64_t cells = (int64_t)(S.z1 - S.z0 + 1) * w;
-    if (slot_boxes) {
-        slot_cells_fill(sc, slot_boxes, nslots, d, int4{ 0, 0, 0, 0 });
-        cells = (int64_t)sc.pref[nslots] * 32;
-    }
-    const int nth = (int)d.nth;
-    const int4 r{ ps.reach[0], ps.reach[1], ps.reach[2], ps.reach[3] };
-    const bool fast =
-        nth <= PATH_SMEM && ps.reach[4] <= FAST_MAX && r.y - r.x < HELD_BOX && r.w - r.z < HELD_BOX;
-    if (fast)
-        for (int j = threadIdx.x; j < nth; j += blockDim.x)
-            s_pf[j] = ps.pf[j];
-    __syncthreads();
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < cells;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int k, z = S.z0 + (int)(i / w), x = S.x0 + (int)(i % w);
-        if (slot_boxes && !slot_cell(sc, nslots, i >> 5, (int)(i & 31), k, z, x))
-            continue;
-        double *c = dose + (int64_t)z * d.px + x;
-        const int sl = slot_lo(d, x); // the cell's slot is its grid
-        if (fast) {
-            mass_share_dev ml = m;
-            ml.medium = m.medium + sl;
-            double rest;
-            if (held_rest_fast(rest, s_q, s_pf, nth, dmap + sl + (int64_t)z * d.px + (x - sl),
-                               d.slice, z, x - sl, (int)d.nz, (int)slot_w(d), (int)d.px, r, ml))
-                *c = *c + rest;
-        } else {
-            *c = smx_path_held(*c, dmap + sl, d.slice, (int)d.px, nth, ps.pz, ps.px, z, x - sl,
-                               (int)d.nz, (int)slot_w(d), m.medium + sl, m.density);
-        }
-    }
-}
-
 // The pairwise tree over a group's B (a power of two, <= 8) leaves.
 __device__ __forceinline__ double group_tree(double (&P)[8], int B)
 {
@@ -329,6 +224,11 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
     __shared__ path_fast s_pf[PATH_SMEM];
     __shared__ double s_part[2][GROUPS][32]; // two tiles' subtrees: one barrier per tile
     __shared__ double s_ratio[MASS ? SPREAD_BOX * SPREAD_BOX : 1][32]; // the tile's ratio_box
+    // By capped mass, what each held cell keeps (smx_path_held): each
+    // neighbour's 1 - rho_c / rho_s (+0 where it is not lighter: a term that
+    // adds +0), and each direction's v_j U_j, summed in order by warp 0.
+    __shared__ double s_hq[MASS ? SPREAD_BOX * SPREAD_BOX : 1][32];
+    __shared__ double s_hp[MASS ? HELD_DIRS : 1][32];
     __shared__ slot_cells sc;
     const int nth = (int)d.nth, nz = (int)d.nz, nx = (int)d.nx, sw = (int)slot_w(d);
     const box4 S = map_region(d, reg);
@@ -352,6 +252,7 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
     const int bh = ps.reach[1] - ps.reach[0] + 1, bw = ps.reach[3] - ps.reach[2] + 1;
     const bool fast_ok =
         nth <= PATH_SMEM && widest <= FAST_MAX && (!MASS || (bh <= SPREAD_BOX && bw <= SPREAD_BOX));
+    const bool held_ok = MASS && fast_ok && nth <= HELD_DIRS; // else smx_path_held
     if (fast_ok)
         for (int j = threadIdx.x; j < nth; j += blockDim.x)
             s_pf[j] = ps.pf[j];
@@ -381,6 +282,8 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
         // once a direction: warp g forms every GROUPS-th of its lane's.
         // Clamped to the grid: a source off it is outside the region and
         // never read.
+        // A held cell: in the map's region, or in its slot's own box.
+        const bool held = MASS && live && tz >= R.z0 && tz <= R.z1 && tx >= R.x0 && tx <= R.x1;
         ratio_box rb{ nullptr, 0, 0, 0 };
         if (MASS && fast_ok) {
             const double rho_t = live ? mass.density[ml.medium[(int64_t)tz * d.px + lx]] : 0.0;
@@ -390,6 +293,11 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
                 s_ratio[o][lane] =
                     live ? smx_path_ratio(rho_t, mass.density[ml.medium[(int64_t)zs * d.px + xs]])
                          : 1.0;
+                // The held cell's neighbour at the mirrored offset (a path's cell).
+                const int zc = min(max(tz + ps.reach[0] + o / bw, 0), nz - 1);
+                const int xc = min(max(lx + ps.reach[2] + o % bw, 0), sw - 1);
+                const double rho_c = held ? mass.density[ml.medium[(int64_t)zc * d.px + xc]] : 0.0;
+                s_hq[o][lane] = held && rho_c < rho_t ? 1.0 - rho_c / rho_t : 0.0;
             }
             __syncthreads();
             rb = ratio_box{ &s_ratio[0][lane], bz0, bx0, bw };
@@ -415,6 +323,17 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
                     &t, j0 + k < nth ? direction_sum(dm, d, sw, ps, j0 + k, tz, lx, SL, ml) : 0.0);
             part = t.v[0];
         }
+        if (held_ok && held) // this warp's directions' v_j U_j
+            for (int j = j0; j < min(nth, j0 + B); j++) {
+                const path_fast &p = s_pf[j];
+                double U = 0.0;
+                for (int a = 0; a < p.zn; a++)
+                    for (int b = 0; b < p.xn; b++)
+                        U = U + p.f[a][b] * s_hq[(p.zlo + a - ps.reach[0]) * bw + p.xlo + b -
+                                                 ps.reach[2]][lane];
+                s_hp[j][lane] =
+                    (double)__ldg(dm + (int64_t)j * d.slice + (int64_t)tz * d.px + lx) * U;
+            }
         s_part[buf][g][lane] = part;
         __syncthreads();
         if (g == 0 && live) {
@@ -422,6 +341,16 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
             const double T = ((p[0][lane] + p[1][lane]) + (p[2][lane] + p[3][lane])) +
                              ((p[4][lane] + p[5][lane]) + (p[6][lane] + p[7][lane]));
             double *c = dose + (int64_t)tz * d.px + tx;
+            // The held rest first, as its own pass added it before the spread.
+            if (held_ok && held) {
+                double rest = 0.0;
+                for (int j = 0; j < nth; j++)
+                    rest = rest + s_hp[j][lane];
+                *c = *c + rest;
+            } else if (MASS && held) {
+                *c = smx_path_held(*c, dm, d.slice, (int)d.px, nth, ps.pz, ps.px, tz, lx, nz, sw,
+                                   ml.medium, mass.density);
+            }
             *c = *c + T;
         }
     }
@@ -462,8 +391,6 @@ cudaError_t deposit_spread(const spread_args &a, cudaStream_t s)
     // otherwise).
     const box4 *sb = a.slot_boxes;
     const int ns = a.nslots;
-    if (mass.medium)
-        held_rest_kernel<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns, stop);
     if (mass.medium)
         deposit_spread_mass<<<blocks, SMX_THREADS, 0, s>>>(dose, dmap, ps, d, mass, reg, sb, ns,
                                                            stop);
