@@ -206,6 +206,52 @@ __device__ __forceinline__ double group_tree(double (&P)[8], int B)
     return P[0];
 }
 
+// By capped mass, a tile's ratios once a tile, not once a direction: warp g
+// forms every GROUPS-th offset of its lane's box. s_ratio: each source's
+// smx_path_ratio to the cell; s_hq: for a held cell, each neighbour's
+// 1 - rho_c / rho_t (+0 where it is not lighter: a term that adds +0), the
+// neighbour at the mirrored offset (a path's cell). Clamped to the grid: a
+// source off it is outside the region and never read.
+__device__ __forceinline__ void tile_mass_ratios(double (*s_ratio)[32], double (*s_hq)[32],
+                                                 const mass_share_dev &mass,
+                                                 const unsigned char *medium, dev_dims d,
+                                                 const int *reach, int bh, int bw, int tz, int lx,
+                                                 bool live, bool held)
+{
+    const int lane = threadIdx.x & 31, g = threadIdx.x >> 5;
+    const int nz = (int)d.nz, sw = (int)slot_w(d), bz0 = -reach[1], bx0 = -reach[3];
+    const double rho_t = live ? mass.density[medium[(int64_t)tz * d.px + lx]] : 0.0;
+    for (int o = g; o < bh * bw; o += GROUPS) {
+        const int zs = min(max(tz + bz0 + o / bw, 0), nz - 1);
+        const int xs = min(max(lx + bx0 + o % bw, 0), sw - 1);
+        s_ratio[o][lane] =
+            live ? smx_path_ratio(rho_t, mass.density[medium[(int64_t)zs * d.px + xs]]) : 1.0;
+        const int zc = min(max(tz + reach[0] + o / bw, 0), nz - 1);
+        const int xc = min(max(lx + reach[2] + o % bw, 0), sw - 1);
+        const double rho_c = held ? mass.density[medium[(int64_t)zc * d.px + xc]] : 0.0;
+        s_hq[o][lane] = held && rho_c < rho_t ? 1.0 - rho_c / rho_t : 0.0;
+    }
+}
+
+// What a held cell keeps, direction by direction (smx_path_held's terms):
+// v_j U_j for this warp's directions j0 .. j1 - 1, U_j the path's weights
+// on s_hq, into s_hp for warp 0 to sum in order.
+__device__ __forceinline__ void held_direction_terms(double (*s_hp)[32], const double (*s_hq)[32],
+                                                     const path_fast *s_pf, const float *dm,
+                                                     dev_dims d, const int *reach, int bw, int j0,
+                                                     int j1, int tz, int lx)
+{
+    const int lane = threadIdx.x & 31;
+    for (int j = j0; j < j1; j++) {
+        const path_fast &p = s_pf[j];
+        double U = 0.0;
+        for (int a = 0; a < p.zn; a++)
+            for (int b = 0; b < p.xn; b++)
+                U = U + p.f[a][b] * s_hq[(p.zlo + a - reach[0]) * bw + p.xlo + b - reach[2]][lane];
+        s_hp[j][lane] = (double)__ldg(dm + (int64_t)j * d.slice + (int64_t)tz * d.px + lx) * U;
+    }
+}
+
 // smx_path_cell on tiles of 32 cells: warp g sums the tree of directions g B
 // .. (g + 1) B - 1 (B = leaves / GROUPS) for its lane's cell, and the first
 // warp joins the GROUPS subtrees, ((s0 + s1) + (s2 + s3)) + ..., the top of
@@ -278,27 +324,12 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
         if (MASS)
             ml.medium = mass.medium + sl;
         const bool fast = fast_ok && tz > 0 && tz < nz - 1 && lx > 0 && lx < sw - 1;
-        // By capped mass, each source's ratio to the cell once a tile, not
-        // once a direction: warp g forms every GROUPS-th of its lane's.
-        // Clamped to the grid: a source off it is outside the region and
-        // never read.
         // A held cell: in the map's region, or in its slot's own box.
         const bool held = MASS && live && tz >= R.z0 && tz <= R.z1 && tx >= R.x0 && tx <= R.x1;
         ratio_box rb{ nullptr, 0, 0, 0 };
         if (MASS && fast_ok) {
-            const double rho_t = live ? mass.density[ml.medium[(int64_t)tz * d.px + lx]] : 0.0;
-            for (int o = g; o < bh * bw; o += GROUPS) {
-                const int zs = min(max(tz + bz0 + o / bw, 0), nz - 1);
-                const int xs = min(max(lx + bx0 + o % bw, 0), sw - 1);
-                s_ratio[o][lane] =
-                    live ? smx_path_ratio(rho_t, mass.density[ml.medium[(int64_t)zs * d.px + xs]])
-                         : 1.0;
-                // The held cell's neighbour at the mirrored offset (a path's cell).
-                const int zc = min(max(tz + ps.reach[0] + o / bw, 0), nz - 1);
-                const int xc = min(max(lx + ps.reach[2] + o % bw, 0), sw - 1);
-                const double rho_c = held ? mass.density[ml.medium[(int64_t)zc * d.px + xc]] : 0.0;
-                s_hq[o][lane] = held && rho_c < rho_t ? 1.0 - rho_c / rho_t : 0.0;
-            }
+            tile_mass_ratios(s_ratio, s_hq, mass, ml.medium, d, ps.reach, bh, bw, tz, lx, live,
+                             held);
             __syncthreads();
             rb = ratio_box{ &s_ratio[0][lane], bz0, bx0, bw };
         }
@@ -324,16 +355,8 @@ __device__ __forceinline__ void spread_cells(double *dose, const float *__restri
             part = t.v[0];
         }
         if (held_ok && held) // this warp's directions' v_j U_j
-            for (int j = j0; j < min(nth, j0 + B); j++) {
-                const path_fast &p = s_pf[j];
-                double U = 0.0;
-                for (int a = 0; a < p.zn; a++)
-                    for (int b = 0; b < p.xn; b++)
-                        U = U + p.f[a][b] * s_hq[(p.zlo + a - ps.reach[0]) * bw + p.xlo + b -
-                                                 ps.reach[2]][lane];
-                s_hp[j][lane] =
-                    (double)__ldg(dm + (int64_t)j * d.slice + (int64_t)tz * d.px + lx) * U;
-            }
+            held_direction_terms(s_hp, s_hq, s_pf, dm, d, ps.reach, bw, j0, min(nth, j0 + B), tz,
+                                 lx);
         s_part[buf][g][lane] = part;
         __syncthreads();
         if (g == 0 && live) {
