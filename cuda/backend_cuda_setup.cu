@@ -61,6 +61,13 @@ static size_t media_candidate_count(const sim_tables *s)
     return n;
 }
 
+// The bins of the media's range tables (energy_dither_lut.n_steps): the
+// run's, where a per-spot state of fewer bins shares them.
+static size_t media_steps(const sim_tables *s)
+{
+    return (size_t)sim_dither(s, 1)->n_steps;
+}
+
 // Bytes of device memory the plan needs (the arena) with the layout d, before any allocation.
 static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims &d, int blocks,
                               size_t fft_bytes)
@@ -103,7 +110,9 @@ static size_t arena_bytes_for(const grid *g, const sim_tables *s, const dev_dims
         const size_t nm = (size_t)s->n_media;
         b +=
             align_up((size_t)d.slice) + align_up(nm * ne * sizeof(int)); // medium, kernel_of_energy
-        b += 3 * align_up(nm * ne * sizeof(double)) + align_up((nm * ne + 1) * sizeof(int)) +
+        b += 2 * align_up(nm * ne * sizeof(double)) +
+             align_up(nm * media_steps(s) * sizeof(double)) +
+             align_up((nm * ne + 1) * sizeof(int)) +
              align_up(media_candidate_count(s) * sizeof(media_candidate)) + align_up(nm * ne);
         b += align_up(2 * nm * ne * sizeof(int)) + align_up(2 * nm * ne * sizeof(float4)) +
              3 * align_up(2 * nm * ne * sizeof(double));
@@ -190,7 +199,7 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     const size_t ne = g->ne, nm = (size_t)s->n_media;
     unsigned char *med = a.take<unsigned char>(c->d.slice);
     double *plow = a.take<double>(nm * ne), *dmean = a.take<double>(nm * ne),
-           *steps = a.take<double>(nm * ne);
+           *steps = a.take<double>(nm * media_steps(s));
     unsigned char *lower = a.take<unsigned char>(nm * ne);
     const size_t ncand = media_candidate_count(s);
     int *cstart = a.take<int>(nm * ne + 1);
@@ -202,7 +211,8 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
     int2 *trange = a.take<int2>(ne);
     double *density = a.take<double>(nm);
 
-    std::vector<double> hp(nm * ne), hd(nm * ne), hs(nm * ne), hdep(2 * nm * ne), hnw(2 * nm * ne),
+    const size_t ns = media_steps(s);
+    std::vector<double> hp(nm * ne), hd(nm * ne), hs(nm * ns), hdep(2 * nm * ne), hnw(2 * nm * ne),
         hne(2 * nm * ne);
     std::vector<int> hcs(nm * ne + 1, 0);
     std::vector<media_candidate> hc;
@@ -218,7 +228,6 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
             const size_t mi = m * ne + i;
             hd[mi] = mean->deposit_MeV[i];
             hp[mi] = m ? sim_dither(s, (int)m)->p_low[i] : 1.0;
-            hs[mi] = m ? sim_dither(s, (int)m)->steps[i] : (double)i; // medium 0: always table 0
             hcs[mi] = (int)hc.size();
             if (m) {
                 const energy_dither_lut *dl = sim_dither(s, (int)m);
@@ -247,9 +256,12 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
         }
     }
     hcs[nm * ne] = (int)hc.size();
+    for (size_t m = 0; m < nm; m++) // medium 0: always table 0 (p_low 1)
+        for (size_t i = 0; i < ns; i++)
+            hs[m * ns + i] = m ? sim_dither(s, (int)m)->steps[i] : (double)i;
     c->medium_dev = med;
     int rc = cuda_medium_upload(c, err) || upload_array(plow, hp.data(), nm * ne, err) ||
-             upload_array(steps, hs.data(), nm * ne, err) ||
+             upload_array(steps, hs.data(), nm * ns, err) ||
              upload_array(dmean, hd.data(), nm * ne, err) ||
              upload_array(cstart, hcs.data(), nm * ne + 1, err) ||
              (ncand && upload_array(cand, hc.data(), ncand, err)) ||
@@ -267,8 +279,8 @@ static int upload_media(cuda_ctx *c, arena_cursor &a, const double *E, smx_error
         return err->code;
     if (s->st.scheme != STREAM_BILINEAR && c->set.mass_varies)
         c->mass = mass_share_dev{ med, density };
-    c->em = energy_media_dev{ med, plow, steps,  lower, dmean, tg,      cf, dep,
-                              nw,  nen,  cstart, cand,  E,     (int)nm, {} };
+    c->em = energy_media_dev{ med, plow, steps,  lower, dmean, tg,      cf,      dep,
+                              nw,  nen,  cstart, cand,  E,     (int)nm, (int)ns, {} };
     // The one pass's records of each (bin, medium) (media_bin), with the
     // coefficients of the tallies the pass takes: the run's part written
     // here, the step's by energy_media_choose. Zeros first: the pass copies
@@ -948,8 +960,8 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
     if (c->ncomp > 1 && (rc = upload_moments_energy(c, a, err)))
         return rc;
     // The one-pass media step where the shift scheme moves whole cells and its
-    // ring and stage fit in shared memory (cuda_upload: unless a test asks
-    // for the whole-grid kernels); elsewhere one kernel per operator.
+    // ring and stage fit in shared memory, unless a test asks for the
+    // whole-grid kernels; elsewhere one kernel per operator.
     c->media_single_ok = c->media_regions && s->st.scheme == STREAM_SHIFT &&
                          fused_media_step_supported(g->nth, c->d.slice, g->ne, c->media_reach,
                                                     c->planes - 1, media_stage_bytes(c->em));
@@ -961,6 +973,9 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
             c->nslots <= 1 && fused_media_split_sums_fit(g->nth, g->ne, c->media_reach,
                                                          c->planes - 1, media_stage_bytes(c->em));
     }
+    // Decided here, not at the first upload: a window asks cuda_can_shift
+    // before it, and the one pass's regions can move it.
+    c->media_single = c->media_single_ok && !c->opt.cuda.media_whole_grid;
     c->reach = step_reach(s);
     choose_pipeline(c);
     if (s->ak.per_source && s->st.scheme != STREAM_MOMENTS)

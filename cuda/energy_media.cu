@@ -57,8 +57,8 @@ __global__ void media_choose_kernel(energy_media_dev t, int64_t ne, const int64_
     const int64_t step = *step_p, n = (int64_t)t.n_media * ne;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        const int low = smx_dither_lower(t.steps + i / ne * ne, (int)ne, t.p_low[i], (int)(i % ne),
-                                         (long long)step);
+        const int low = smx_dither_lower(t.steps + i / ne * t.n_steps, t.n_steps, t.p_low[i],
+                                         (int)(i % ne), (long long)step);
         t.lower[i] = (unsigned char)low;
         if (t.bins.out)
             write_bin(t, ne, i, low);

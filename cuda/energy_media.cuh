@@ -86,7 +86,7 @@ __host__ __device__ inline int media_rec_bytes(int nplanes, int max_half_width)
 struct energy_media_dev {
     const unsigned char *medium; // [nz][px]
     const double *p_low; // [n_media][ne]
-    const double *steps; // [n_media][ne] range in steps (numerics/dither_phase.h)
+    const double *steps; // [n_media][n_steps] range in steps (numerics/dither_phase.h)
     unsigned char *lower; // [n_media][ne] this step's choice (energy_media_choose):
         // 1 = table 0 (lower centre)
     const double *deposit_mean; // [n_media][ne] MeV per unit weight
@@ -100,6 +100,7 @@ struct energy_media_dev {
     const media_candidate *cand;
     const double *E; // [ne] centres
     int n_media;
+    int n_steps; // the range tables' bins: the run's, which a per-spot state of fewer shares
     media_bins_dev bins; // the one pass's records of each (medium, bin), completed with the choice
 };
 

@@ -559,7 +559,7 @@ per_spot)
         --set output.snapshot_final=false --set output.snapshot_steps=[] --set grid.space.nz=80 \
         --set output.file=moves.h5
     moved=$(sed -n 's/^  per-spot dose  .* moved \([0-9]*\) times.*/\1/p' "$tmp/out")
-    parts=$(sed -n 's/^  per-spot time: .* steps \([0-9.]*\) s (of them \([0-9.]*\) s on the host moving the windows).*/\1 \2/p' "$tmp/out")
+    parts=$(sed -n 's/^  per-spot time: .* steps \([0-9.]*\) s ([1-9][0-9]* in [1-9][0-9]* batch[a-z]*; of them \([0-9.]*\) s on the host moving the windows).*/\1 \2/p' "$tmp/out")
     [ -n "$moved" ] && [ "$moved" -gt 0 ] && [ -n "$parts" ] &&
         echo "$parts" | awk '{ exit !($2 <= $1) }' ||
         fail "per-spot window moves: moved '$moved', steps and moves '$parts': $(cat "$tmp/out")"

@@ -286,11 +286,15 @@ static void slots_rows(const char *const cells[6], int full)
         fixture_free(&f[i]);
 }
 
-/* Spots of 80, 45 and 30 MeV in water: the batches' states hold only the
- * energy bins their spots reach (a new, smaller state for the lower ones),
- * and each row is still bit for bit the spot's own run on every bin of the
- * grid (a plan of that spot alone, stepped until no weight is left). */
-static void class_rows(void)
+/* Spots of 80, 45 and 30 MeV in water, or through bone and lung (shapes:
+ * NULL, or geometry.shapes): the batches' states hold only the energy bins
+ * their spots reach (a new, smaller state for the lower ones), and each row
+ * is still bit for bit the spot's own run on every bin of the grid (a plan of
+ * that spot alone, stepped until no weight is left). Through media a state
+ * of fewer bins chooses each medium's energy table from the run's range
+ * tables (sim_tables_share_steps); from its own it would choose otherwise
+ * once a particle has crossed the lung. */
+static void class_rows(const char *shapes)
 {
     static const char *const lines[] = { "80, -5, 1.0", "45, 0, 0.5", "30, 6, 2.0" };
     /* Fermi-Rossi and no out-of-plane detour: a scattering power and a range
@@ -309,9 +313,11 @@ static void class_rows(void)
                            spots,
                            "output.per_spot_dose=true",
                            "output.per_spot_threshold=0",
-                           "backend.per_spot_lanes=2" };
+                           "backend.per_spot_lanes=2",
+                           shapes };
+    const int nset = shapes ? 10 : 9;
     fixture f;
-    int ok = run(&f, sets, 9, 0) == 0;
+    int ok = run(&f, sets, nset, 0) == 0;
     unlink(path);
     const spot_dose *sd = &f.r.per_spot;
     ok = ok && sd->n_spots == 3;
@@ -320,19 +326,19 @@ static void class_rows(void)
         char p1[] = "/tmp/smx-window-one-XXXXXX", s1[96];
         spot_file(p1, s1, sizeof s1, &lines[k], 1);
         const char *one[] = {
-            grid[0], grid[1], grid[2], grid[3], grid[4], s1, "transport.auto_stop_weight=0"
+            grid[0], grid[1], grid[2], grid[3], grid[4], s1, "transport.auto_stop_weight=0", shapes
         };
         fixture o;
-        ok = run(&o, one, 7, 0) == 0;
+        ok = run(&o, one, shapes ? 8 : 7, 0) == 0;
         unlink(p1);
         for (int64_t j = sd->indptr[k]; ok && j < sd->indptr[k + 1]; j++, compared++)
             differ += sd->values[j] != (float)o.r.dose_MeV[sd->indices[j]];
         fixture_free(&o);
     }
-    printf("  spots of 80, 45 and 30 MeV, %d states of %d to %d energy bins (the grid %lld): %lld "
-           "of %lld values differ from each spot's own run on every bin\n",
-           f.r.spot_classes, f.r.spot_bins_first, f.r.spot_bins_last, (long long)f.g.ne,
-           (long long)differ, (long long)compared);
+    printf("  spots of 80, 45 and 30 MeV%s, %d states of %d to %d energy bins (the grid %lld): "
+           "%lld of %lld values differ from each spot's own run on every bin\n",
+           shapes ? " through bone and lung" : "", f.r.spot_classes, f.r.spot_bins_first,
+           f.r.spot_bins_last, (long long)f.g.ne, (long long)differ, (long long)compared);
     CHECK_MSG(ok && f.r.spot_classes >= 2 && f.r.spot_bins_last < f.r.spot_bins_first &&
                   f.r.spot_bins_first < f.g.ne,
               "states of fewer bins: %d, %d to %d", f.r.spot_classes, f.r.spot_bins_first,
@@ -556,6 +562,9 @@ int main(int argc, char **argv)
         slots_rows(mslots, 0);
     }
     if (test_case("class_rows"))
-        class_rows();
+        class_rows(NULL);
+    if (test_case("class_rows_media"))
+        class_rows("geometry.shapes=[{material: bone_compact, z_mm: [4, 10]}, "
+                   "{material: lung, z_mm: [12, 30], x_mm: [-20, 3], density_g_cm3: 0.26}]");
     return check_report("test_window");
 }

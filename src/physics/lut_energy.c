@@ -290,9 +290,9 @@ int energy_lut_build(energy_lut *lut, const grid *g, const tables *t, const ener
     return rc;
 }
 
-int energy_dither_low(const energy_dither_lut *d, int ne, int i, int64_t step)
+int energy_dither_low(const energy_dither_lut *d, int i, int64_t step)
 {
-    return smx_dither_lower(d->steps, ne, d->p_low[i], i, (long long)step);
+    return smx_dither_lower(d->steps, d->n_steps, d->p_low[i], i, (long long)step);
 }
 
 /* The lower of the two centres bracketing E (Ec[t] <= E < Ec[t + 1]); -1 below
@@ -407,6 +407,7 @@ int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lu
     *d = (energy_dither_lut){ .straggling_limit_E_MeV = NAN };
     d->p_low = malloc(ne * sizeof *d->p_low);
     d->steps = malloc(ne * sizeof *d->steps);
+    d->n_steps = ne;
     double *E_lo = malloc(ne * sizeof *E_lo), *E_hi = malloc(ne * sizeof *E_hi);
     double *v_lo = malloc(ne * sizeof *v_lo), *v_hi = malloc(ne * sizeof *v_hi);
     int rc = 0;

@@ -118,8 +118,10 @@ typedef struct energy_candidate {
 typedef struct energy_dither_lut {
     energy_lut lower, upper; /* whole weight to the lower / upper bracketing centre */
     double *p_low; /* [ne] share of steps that take the lower table */
-    double *steps; /* [ne] the medium's range in steps at each centre, from
+    double *steps; /* [n_steps] the medium's range in steps at each centre, from
                                    the lowest (the sequence's phase, dither_phase.h) */
+    int n_steps; /* the grid's bins, or the run's where a per-spot state holds
+                    fewer (sim_tables_share_steps) */
     /* Per target t, every (source, table) that can reach it, sources
      * ascending (the lower table's before the upper's for one source):
      * cand[cand_start[t] .. cand_start[t + 1]). A step uses those whose table
@@ -144,9 +146,10 @@ typedef struct energy_dither_lut {
 int energy_dither_lut_build(energy_dither_lut *d, const grid *g, const energy_lut *mean,
                             const tables *ref, const energy_step_map *m, smx_error *err);
 void energy_dither_lut_free(energy_dither_lut *d);
-/* 1 when step `step` takes the lower centre for source bin i (ne bins). The
- * CUDA kernels evaluate the same function (dither_phase.h). */
-int energy_dither_low(const energy_dither_lut *d, int ne, int i, int64_t step);
+/* 1 when step `step` takes the lower centre for source bin i, over the
+ * n_steps centres of d->steps. The CUDA kernels evaluate the same function
+ * (dither_phase.h). */
+int energy_dither_low(const energy_dither_lut *d, int i, int64_t step);
 
 /* From an explicit step map m (E_after required; under transport.nuclear:
  * halo all of the p-p share's energy goes to the kernel); the tests use it to

@@ -384,6 +384,22 @@ int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *cons
     return rc ? rc : build_tallies(s, mt, water, err);
 }
 
+int sim_tables_share_steps(sim_tables *s, const sim_tables *run, smx_error *err)
+{
+    for (int m = 1; m < s->n_media; m++) {
+        energy_dither_lut *d = &s->dither[m - 1];
+        const energy_dither_lut *r = sim_dither(run, m);
+        double *c = malloc((size_t)r->n_steps * sizeof *c);
+        if (!c)
+            return smx_fail(err, SMX_EXIT_RUNTIME, "out of host memory");
+        memcpy(c, r->steps, (size_t)r->n_steps * sizeof *c);
+        free(d->steps);
+        d->steps = c;
+        d->n_steps = r->n_steps;
+    }
+    return 0;
+}
+
 void sim_tables_free(sim_tables *s)
 {
     for (int m = 1; s->el_media && m < s->n_media; m++)

@@ -60,6 +60,14 @@ int sim_tables_build(sim_tables *s, const plan *p, const grid *g, const tables *
 int sim_tables_set_media(sim_tables *s, const medium_map *mm, const tables *const *mt,
                          const tables *water, smx_error *err);
 
+/* s, built on the run's lowest bins (a per-spot state of fewer, with the
+ * run's media), takes each medium's range in steps over the run's bins
+ * (run's): its media then choose their tables as the run's do, bit for bit.
+ * On its own bins a medium's choice extrapolates above the top one, and a
+ * particle that has crossed a lighter medium would choose otherwise
+ * (numerics/dither_phase.h). */
+int sim_tables_share_steps(sim_tables *s, const sim_tables *run, smx_error *err);
+
 static inline const energy_lut *sim_energy_lut(const sim_tables *s, int m)
 {
     return m ? &s->el_media[m - 1] : &s->el;

@@ -307,7 +307,7 @@ void cpu_step_tables(cpu_ctx *c, int64_t step)
     for (int m = 1; m < s->n_media && !c->moments; m++) /* moments: per cell */
         for (int ie = 0; ie < c->g->ne; ie++)
             c->lower[(int64_t)m * c->g->ne + ie] =
-                (uint8_t)energy_dither_low(sim_dither(s, m), (int)c->g->ne, (int)ie, step);
+                (uint8_t)energy_dither_low(sim_dither(s, m), (int)ie, step);
 }
 
 /* Weight v of source bin ie (centre Ei) moved by table el: what leaves psi

@@ -96,6 +96,8 @@ static int spot_class_build(spot_class *k, const per_spot_job *J, int ne, smx_er
         k->borrowed = 1;
     } else {
         int rc = simulate_tables_build(&k->st, p, &k->g, J->t, J->media, err);
+        if (!rc && (rc = sim_tables_share_steps(&k->st, J->st, err)))
+            sim_tables_free(&k->st);
         if (rc) {
             grid_free(&k->g);
             return rc;
@@ -156,6 +158,7 @@ typedef struct spot_runs {
     spot_progress *prog; /* the count the batches add to: the job's or own */
     double t_states, t_upload, t_steps, t_dose; /* the per-spot line's phases */
     double t_moves; /* of t_steps, the host's time in the windows' moves */
+    int n_batches, n_steps; /* the batches stepped, and their steps */
 } spot_runs;
 
 static void spot_runs_free(spot_runs *R)
@@ -245,13 +248,11 @@ static int spot_runs_init(spot_runs *R, const per_spot_job *J, run_result *r, sm
     if (rc)
         return rc;
     /* Fewer bins where every state computes a spot the same: in window mode,
-     * whose angular method is not chosen by timing (backend_ops.lanes), and
-     * in one medium. With several, a medium's choice between its two energy
-     * tables (numerics/dither_phase.h) follows its range table over the
-     * state's bins, extrapolated above the top one: a state of fewer bins
-     * would choose otherwise for a particle that has crossed a lighter
-     * medium. */
-    R->classes = slots_allowed(p) && g->angle_mode == ANGLE_WINDOW && J->st->n_media <= 1;
+     * whose angular method is not chosen by timing (backend_ops.lanes). With
+     * media, a state of fewer bins takes the run's range tables
+     * (sim_tables_share_steps), so that its media choose their energy tables
+     * as the run's. */
+    R->classes = slots_allowed(p) && g->angle_mode == ANGLE_WINDOW;
     /* The windows' collect interval: a moving window is moved at collects. */
     if (R->proto.every_collect > WINDOW_SPOT_COLLECT)
         R->proto.every_collect = WINDOW_SPOT_COLLECT;
@@ -688,6 +689,8 @@ static int run_batch(spot_runs *R, int b0, int nb, run_result *r, int *again, sm
     double tc = stepper_now_s();
     R->t_steps += tc - tb;
     R->t_moves += R->sp.moves_s;
+    R->n_batches++;
+    R->n_steps += R->one.n_steps;
     *again = 0;
     if (rc && R->sp.win.overflow && R->ws.nz < R->bound.nz) {
         *err = (smx_error){ 0 };
@@ -755,11 +758,12 @@ static void report_runs(const spot_runs *R, int rc, run_result *r)
         smx_info("  per-spot windows grew %d time%s to %d rows (a batch's rows outgrew the "
                  "band)\n",
                  R->regrown, R->regrown == 1 ? "" : "s", R->ws.nz);
-    smx_info("  per-spot time: states %.3f s, uploads %.3f s, steps %.3f s (of them %.3f s on the "
-             "host moving the windows), doses and their sparse rows %.3f s (up to %d spots at "
-             "once; %d state%s, %d to %d energy bins)\n",
-             R->t_states, R->t_upload, R->t_steps, R->t_moves, R->t_dose, r->spot_slots,
-             R->n_classes, R->n_classes == 1 ? "" : "s", R->ne_first, (int)R->cls.g.ne);
+    smx_info("  per-spot time: states %.3f s, uploads %.3f s, steps %.3f s (%d in %d batch%s; of "
+             "them %.3f s on the host moving the windows), doses and their sparse rows %.3f s (up "
+             "to %d spots at once; %d state%s, %d to %d energy bins)\n",
+             R->t_states, R->t_upload, R->t_steps, R->n_steps, R->n_batches,
+             R->n_batches == 1 ? "" : "es", R->t_moves, R->t_dose, r->spot_slots, R->n_classes,
+             R->n_classes == 1 ? "" : "s", R->ne_first, (int)R->cls.g.ne);
 }
 
 /* The spots of the batch from order[b0]: as many as the state holds, the
