@@ -370,8 +370,9 @@ static void media_cases(int quick)
           2,
           1 },
         { "media: full steps, one kernel per operator", -1, { "backend.fused=false" }, 1, 1 },
-        /* Steps of 4 cells: paths wider than the held rest's fast form
-         * (cuda/deposit_path.cu, held_rest_fast), which the steps above take. */
+        /* Steps of 4 cells: paths wider than the spread's fast form and its
+         * held cells' terms (cuda/deposit_path.cu, spread_cells), which the
+         * steps above take: smx_path_held and direction_sum instead. */
         { "media: full steps, ds 4 cells", -1, { "transport.step_mm=2.0" }, 1, 1 },
         /* The one pass's tallies over 41 and 20 directions: chunks of 8
          * whose quads lie in two threads (12 directions a thread), and a
