@@ -721,7 +721,7 @@ int cuda_shift(void *vctx, int rows, double *dose_out, smx_error *err)
         CUDA_CHECK_ERR(
             err,
             cudaMemsetAsync(c->dmap, 0, (size_t)c->d.nth * c->d.slice * sizeof(float), c->stream));
-    if (int rc = cuda_medium_upload(c, err)) // synchronous: after the shift's kernels
+    if (int rc = cuda_medium_upload(c, err)) // on the stream, after the shift's kernels
         return rc;
     return 0;
 }
@@ -774,6 +774,10 @@ void cuda_release(void *vctx)
         cudaEventDestroy(c->ev_step);
     if (c->ev_copy)
         cudaEventDestroy(c->ev_copy);
+    if (c->ev_medium)
+        cudaEventDestroy(c->ev_medium);
+    if (c->medium_host)
+        cudaFreeHost(c->medium_host);
     if (c->copy)
         cudaStreamDestroy(c->copy);
     if (c->stream)

@@ -103,6 +103,10 @@ struct cuda_ctx {
     int media_reach; // R (fused_args::reach): a target's sources lie in T .. T + R
     energy_media_dev em;
     unsigned char *medium_dev; // [nz][px] the cells' media (em's, mass's); NULL: one medium
+    // Its host copy (pinned), copied on the step's stream (cuda_medium_upload),
+    // and the event of the last copy, before which the host leaves it alone.
+    unsigned char *medium_host;
+    cudaEvent_t ev_medium;
     mass_share_dev
         mass; // the deposit shared by capped mass (deposit_path.h); medium NULL = by length
     energy_tables_dev

@@ -183,10 +183,20 @@ int cuda_medium_upload(cuda_ctx *c, smx_error *err)
 {
     if (!c->medium_dev)
         return 0;
-    std::vector<unsigned char> hmed((size_t)c->d.slice, 0);
-    backend_medium_rows(c->s, c->d.px, hmed.data());
-    CUDA_CHECK_ERR(err,
-                   cudaMemcpy(c->medium_dev, hmed.data(), hmed.size(), cudaMemcpyHostToDevice));
+    const size_t n = (size_t)c->d.slice;
+    if (!c->medium_host) { // its padding columns stay 0
+        CUDA_CHECK_ERR(err, cudaMallocHost(&c->medium_host, n));
+        memset(c->medium_host, 0, n);
+    } else if (c->ev_medium) { // the last copy has left the buffer
+        CUDA_CHECK_ERR(err, cudaEventSynchronize(c->ev_medium));
+    }
+    backend_medium_rows(c->s, c->d.px, c->medium_host);
+    CUDA_CHECK_ERR(
+        err, cudaMemcpyAsync(c->medium_dev, c->medium_host, n, cudaMemcpyHostToDevice, c->stream));
+    if (c->ev_medium)
+        CUDA_CHECK_ERR(err, cudaEventRecord(c->ev_medium, c->stream));
+    else // at setup, before the streams: on the default stream, waited for
+        CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
     return 0;
 }
 
@@ -906,6 +916,7 @@ static int open_streams(cuda_ctx *c, size_t fft_bytes, smx_error *err)
     CUDA_CHECK_ERR(err, cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking));
     CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_step, cudaEventDisableTiming));
     CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_copy, cudaEventDisableTiming));
+    CUDA_CHECK_ERR(err, cudaEventCreateWithFlags(&c->ev_medium, cudaEventDisableTiming));
     if (fft_bytes) {
         const angular_fft_setup u = {
             c->d, c->at, s->ak.weights, s->ak.offset, s->ak.half_width, c->fft_mem
