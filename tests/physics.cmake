@@ -49,7 +49,7 @@ add_test(dither "${SMX_BUILD}/tests/test_dither")
 set_tests_properties(dither PROPERTIES LABELS "unit" WORKING_DIRECTORY "${SMX_ROOT}")
 
 smx_cases(window whole_grid 12 whole_grid moments)
-smx_cases(window rows 8 narrow_rows band_rows kept_planes rows_that_fit rows_sum class_rows class_rows_media)
+smx_cases(window rows 16 narrow_rows band_rows kept_planes rows_that_fit rows_sum class_rows class_rows_media class_rows_media_moments)
 smx_cases(window slots 24 slots slots_1mm moments_slots)
 # The slots' sides on 0.25 mm cells: what window_slots checks on 0.5 and 1 mm
 # cells, at 64 times the 1 mm case's work (about a minute): `make test-long`.

@@ -294,7 +294,7 @@ static void slots_rows(const char *const cells[6], int full)
  * of fewer bins chooses each medium's energy table from the run's range
  * tables (sim_tables_share_steps); from its own it would choose otherwise
  * once a particle has crossed the lung. */
-static void class_rows(const char *shapes)
+static void class_rows(const char *shapes, const char *scheme)
 {
     static const char *const lines[] = { "80, -5, 1.0", "45, 0, 0.5", "30, 6, 2.0" };
     /* Fermi-Rossi and no out-of-plane detour: a scattering power and a range
@@ -305,17 +305,20 @@ static void class_rows(const char *shapes)
                            "transport.out_of_plane_detour=false" };
     char path[] = "/tmp/smx-window-class-XXXXXX", spots[96];
     spot_file(path, spots, sizeof spots, lines, 3);
-    const char *sets[] = { grid[0],
-                           grid[1],
-                           grid[2],
-                           grid[3],
-                           grid[4],
-                           spots,
-                           "output.per_spot_dose=true",
-                           "output.per_spot_threshold=0",
-                           "backend.per_spot_lanes=2",
-                           shapes };
-    const int nset = shapes ? 10 : 9;
+    const char *sets[11] = { grid[0],
+                             grid[1],
+                             grid[2],
+                             grid[3],
+                             grid[4],
+                             spots,
+                             "output.per_spot_dose=true",
+                             "output.per_spot_threshold=0",
+                             "backend.per_spot_lanes=2" };
+    int nset = 9;
+    if (shapes)
+        sets[nset++] = shapes;
+    if (scheme)
+        sets[nset++] = scheme;
     fixture f;
     int ok = run(&f, sets, nset, 0) == 0;
     unlink(path);
@@ -325,20 +328,26 @@ static void class_rows(const char *shapes)
     for (int k = 0; ok && k < 3; k++) {
         char p1[] = "/tmp/smx-window-one-XXXXXX", s1[96];
         spot_file(p1, s1, sizeof s1, &lines[k], 1);
-        const char *one[] = {
-            grid[0], grid[1], grid[2], grid[3], grid[4], s1, "transport.auto_stop_weight=0", shapes
+        const char *one[9] = {
+            grid[0], grid[1], grid[2], grid[3], grid[4], s1, "transport.auto_stop_weight=0"
         };
+        int none = 7;
+        if (shapes)
+            one[none++] = shapes;
+        if (scheme)
+            one[none++] = scheme;
         fixture o;
-        ok = run(&o, one, shapes ? 8 : 7, 0) == 0;
+        ok = run(&o, one, none, 0) == 0;
         unlink(p1);
         for (int64_t j = sd->indptr[k]; ok && j < sd->indptr[k + 1]; j++, compared++)
             differ += sd->values[j] != (float)o.r.dose_MeV[sd->indices[j]];
         fixture_free(&o);
     }
-    printf("  spots of 80, 45 and 30 MeV%s, %d states of %d to %d energy bins (the grid %lld): "
+    printf("  spots of 80, 45 and 30 MeV%s%s, %d states of %d to %d energy bins (the grid %lld): "
            "%lld of %lld values differ from each spot's own run on every bin\n",
-           shapes ? " through bone and lung" : "", f.r.spot_classes, f.r.spot_bins_first,
-           f.r.spot_bins_last, (long long)f.g.ne, (long long)differ, (long long)compared);
+           shapes ? " through bone and lung" : "", scheme ? " (moments)" : "", f.r.spot_classes,
+           f.r.spot_bins_first, f.r.spot_bins_last, (long long)f.g.ne, (long long)differ,
+           (long long)compared);
     CHECK_MSG(ok && f.r.spot_classes >= 2 && f.r.spot_bins_last < f.r.spot_bins_first &&
                   f.r.spot_bins_first < f.g.ne,
               "states of fewer bins: %d, %d to %d", f.r.spot_classes, f.r.spot_bins_first,
@@ -561,10 +570,16 @@ int main(int argc, char **argv)
                                  "grid.space.nz=85",     "transport.streaming_scheme=moments" };
         slots_rows(mslots, 0);
     }
+    const char *bone_lung =
+        "geometry.shapes=[{material: bone_compact, z_mm: [4, 10]}, "
+        "{material: lung, z_mm: [12, 30], x_mm: [-20, 3], density_g_cm3: 0.26}]";
     if (test_case("class_rows"))
-        class_rows(NULL);
+        class_rows(NULL, NULL);
     if (test_case("class_rows_media"))
-        class_rows("geometry.shapes=[{material: bone_compact, z_mm: [4, 10]}, "
-                   "{material: lung, z_mm: [12, 30], x_mm: [-20, 3], density_g_cm3: 0.26}]");
+        class_rows(bone_lung, NULL);
+    /* The moments scheme chooses its media's tables per cell from the bin's
+     * share alone, which a state of fewer bins keeps. */
+    if (test_case("class_rows_media_moments"))
+        class_rows(bone_lung, "transport.streaming_scheme=moments");
     return check_report("test_window");
 }
