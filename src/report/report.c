@@ -469,8 +469,10 @@ void report_summary(const run_result *r, const dose_figures *fig)
                  r->tail_max_weight_rel_err, r->tail_max_energy_rel_err, r->tail_steps,
                  r->tail_steps == 1 ? "" : "s", SMX_BALANCE_FLOOR);
     if (r->window_nz > 0)
-        smx_info("  window (rows x columns)   %d x %d, moved %d times, beam's rows at most %d\n",
-                 r->window_nz, r->window_nx, r->window_moves, r->window_band);
+        smx_info(
+            "  window (rows x columns)   %d x %d, moved %d times (%.1f ms), beam's rows at most "
+            "%d\n",
+            r->window_nz, r->window_nx, r->window_moves, 1e3 * r->window_moves_s, r->window_band);
     if (r->per_spot.n_spots > 0)
         smx_info("  per-spot dose             %d spots, %lld values stored (threshold %.1e), "
                  "windows %d x %d (grew %d times), %d at once, moved %d times, a beam's rows at "

@@ -80,6 +80,7 @@ typedef struct run_result {
      * state, and how often it moved; per-spot: the spots' windows' size and
      * all their moves. */
     int window_nz, window_nx, window_moves, window_band;
+    double window_moves_s; /* host seconds of the total's moves (the device waits) */
     int spot_window_nz, spot_window_nx, spot_window_moves, spot_window_band;
     int spot_slots; /* spots stepped at once, side by side in one state */
     int spot_window_grew; /* batches run again on a larger window (window.h, window_spot_band) */

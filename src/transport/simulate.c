@@ -354,6 +354,7 @@ static int run_total(sim_run *R, const snapshot_sink *out, window_span span, dou
     r->window_nz = sp->win.shape.nz;
     r->window_nx = sp->win.shape.nx;
     r->window_moves = sp->win.shifts;
+    r->window_moves_s = sp->moves_s;
     r->window_band = sp->win.band;
     run_result_phase(r, "steps", stepper_now_s() - loop0 - loop_write_s);
     write_s += loop_write_s;
