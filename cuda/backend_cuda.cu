@@ -408,12 +408,6 @@ static int start_regions(cuda_ctx *c, const std::vector<box4> &boxes, smx_error 
     box4 occ = box_empty4();
     for (int64_t ie = 0; ie < g->ne; ie++)
         occ = box_join(occ, boxes[ie]);
-    // A run with media steps in the one pass wherever it serves the grid (a
-    // beam's few tiles split their bins over the blocks, as one medium's;
-    // media_single, set at setup); tests may ask for the whole-grid kernels
-    // instead.
-    if (c->media_single_ok) // (one medium's: decide_fused_extras)
-        c->split_sums = c->media_single && c->media_split_sums_ok;
     active_regions r0{ occ, box_empty4(), 0, -1, 0, -1, (int)g->ne, -1 };
     // The ranges from the host copies of the tables (et points to device memory).
     std::vector<int2> tr(g->ne);

@@ -97,7 +97,6 @@ struct cuda_ctx {
     int media; // cells hold different media: the media instances or kernels, no FFT
     int media_regions; // ... over the active region (media_single_ok: the one pass)
     int media_single_ok; // the single pass serves this grid with media (fused.cuh; the shift scheme)
-    int media_split_sums_ok; // its split instance can write the tallies' direction sums there
     int media_single; // ... and this source (cuda_upload; tests may ask for the whole-grid
         // kernels instead): psi alternates as single_pass
     int media_reach; // R (fused_args::reach): a target's sources lie in T .. T + R

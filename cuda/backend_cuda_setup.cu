@@ -979,14 +979,16 @@ static int cuda_setup_with(void **out, const sim_tables *s, const backend_test_o
     if (c->media_single_ok) { // one tile a block; it visits each slot's box too
         c->tiles = 1;
         c->nslots = slots_for(c, 1);
-        // Its split steps' direction sums, as one medium's (decide_fused_extras).
-        c->media_split_sums_ok =
-            c->nslots <= 1 && fused_media_split_sums_fit(g->nth, g->ne, c->media_reach,
-                                                         c->planes - 1, media_stage_bytes(c->em));
     }
     // Decided here, not at the first upload: a window asks cuda_can_shift
-    // before it, and the one pass's regions can move it.
+    // before it, and the one pass's regions can move it. Its split steps'
+    // direction sums as one medium's (decide_fused_extras); the first
+    // upload's angular choice may still turn both off.
     c->media_single = c->media_single_ok && !c->opt.cuda.media_whole_grid;
+    if (c->media_single)
+        c->split_sums =
+            c->nslots <= 1 && fused_media_split_sums_fit(g->nth, g->ne, c->media_reach,
+                                                         c->planes - 1, media_stage_bytes(c->em));
     c->reach = step_reach(s);
     choose_pipeline(c);
     if (s->ak.per_source && s->st.scheme != STREAM_MOMENTS)

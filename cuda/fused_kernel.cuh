@@ -1204,6 +1204,15 @@ int blocks_by_smem(const void *fn, size_t dyn, int want)
     return min(want, (int)(per_sm / (fa.sharedSizeBytes + dyn + (size_t)reserved)));
 }
 
+// Whether fn's shared memory `with` bytes instead of `without` fits and
+// costs it no resident block (of the `want` it aims for).
+inline bool no_block_lost(const void *fn, size_t without, size_t with, int want)
+{
+    const int n_with = blocks_by_smem(fn, with, want),
+              n_without = blocks_by_smem(fn, without, want);
+    return with <= FUSED_MAX_DYN_SMEM && n_with >= 0 && n_with >= n_without;
+}
+
 // Whether the media split instance can write its owned bins' direction sums
 // (split_sums): its chunk sums fit and cost it no resident block.
 template <int NMAX>
@@ -1215,10 +1224,8 @@ int media_sums_fit_n(int64_t ne, int reach_bins, int spec, int bin_bytes)
     xs.split_sums = true;
     const size_t without = fused_layout_of(NMAX, 0, ne, true, 1, x).bytes;
     const size_t with = fused_layout_of(NMAX, 0, ne, true, 1, xs).bytes;
-    const int want = FUSED_MIN_BLOCKS(NMAX, true);
-    const int n_with = blocks_by_smem(fn, with, want),
-              n_without = blocks_by_smem(fn, without, want);
-    return with <= FUSED_MAX_DYN_SMEM && n_with > 0 && n_with >= n_without;
+    return blocks_by_smem(fn, with, 1) > 0 &&
+           no_block_lost(fn, without, with, FUSED_MIN_BLOCKS(NMAX, true));
 }
 
 template <int NMAX, bool STREAM>
@@ -1240,10 +1247,7 @@ int boundary_rows_fit_n(int kp, int64_t ne, int tiles, int n_wide, int spec, boo
         const size_t with = fused_layout_of(NMAX, kp, ne, STREAM, subs[i],
                                             fused_extras{ n_wide, spec, split, split_sums, 0, 0 })
                                 .bytes;
-        const int want = max(1, FUSED_MIN_BLOCKS(NMAX, split) / subs[i]);
-        const int n_with = blocks_by_smem(fns[i], with, want),
-                  n_without = blocks_by_smem(fns[i], without, want);
-        if (with > FUSED_MAX_DYN_SMEM || n_with < 0 || n_with < n_without)
+        if (!no_block_lost(fns[i], without, with, max(1, FUSED_MIN_BLOCKS(NMAX, split) / subs[i])))
             return 0;
     }
     return 1;
