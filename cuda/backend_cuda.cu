@@ -570,7 +570,10 @@ int cuda_upload(void *vctx, const float *psi0, const grid_box *occupied, double 
                 c->media_single = c->media_single_ok = 0;
     }
     choose_pipeline(c);
-    CUDA_CHECK_ERR(err, cudaStreamSynchronize(c->stream));
+    // The whole device, not only the step's stream: the upload's copies above
+    // (cudaMemcpy on the legacy stream) return once a pageable source is
+    // staged, and the non-blocking step stream does not wait for their DMA.
+    CUDA_CHECK_ERR(err, cudaDeviceSynchronize());
     c->uploaded = 1;
     c->enqueued = 0;
     if (int rc = capture_step(c, err))
