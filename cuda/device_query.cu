@@ -56,6 +56,7 @@ static void describe_no_device(cudaError_t e, int driver_version, int runtime_ve
 extern "C" void gpu_query(gpu_info *gi)
 {
     memset(gi, 0, sizeof *gi);
+    gi->queried = 1;
     cudaRuntimeGetVersion(&gi->runtime_version);
     cudaDriverGetVersion(&gi->driver_version);
     int n = 0;

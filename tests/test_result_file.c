@@ -1,8 +1,11 @@
 /* Checks a result file written by the smx2d-sim binary: complete, every
  * provenance attribute present and non-empty, the main datasets there with the
- * expected shapes, and conservation recorded. Usage: test_result_file FILE. */
+ * expected shapes, and conservation recorded. Usage: test_result_file FILE
+ * [--cpu-run]; --cpu-run: a run of backend.device: cpu, which must not have
+ * asked the GPU's driver anything (its version reads "not queried"). */
 #include <hdf5.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -25,10 +28,26 @@ static void check_attr(hid_t f, const char *name)
     H5Aclose(a);
 }
 
+/* Root string attribute name equals want. */
+static void check_attr_is(hid_t f, const char *name, const char *want)
+{
+    if (H5Aexists(f, name) <= 0)
+        return; /* check_attr said so */
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT), t = H5Aget_type(a);
+    char *buf = NULL;
+    CHECK(H5Tis_variable_str(t) > 0 && H5Aread(a, t, &buf) >= 0);
+    CHECK_MSG(buf && strcmp(buf, want) == 0, "root attribute '%s' is '%s', expected '%s'", name,
+              buf ? buf : "(unread)", want);
+    H5free_memory(buf);
+    H5Tclose(t);
+    H5Aclose(a);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s RESULT.h5\n", argv[0]);
+    const int cpu_run = argc == 3 && strcmp(argv[2], "--cpu-run") == 0;
+    if (argc != 2 && !cpu_run) {
+        fprintf(stderr, "usage: %s RESULT.h5 [--cpu-run]\n", argv[0]);
         return 2;
     }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -45,6 +64,7 @@ int main(int argc, char **argv)
                             "hdf5_version",
                             "libyaml_version",
                             "cuda_runtime_version",
+                            "cuda_driver_version",
                             "cufft_version",
                             "device_name",
                             "compute_capability",
@@ -58,6 +78,13 @@ int main(int argc, char **argv)
                             "backend" };
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
         check_attr(f, attrs[i]);
+#ifdef SMX_HAVE_CUDA
+    const char *cpu_driver = "not queried (backend.device: cpu)";
+#else
+    const char *cpu_driver = "none"; /* a build without CUDA records none either way */
+#endif
+    if (cpu_run)
+        check_attr_is(f, "cuda_driver_version", cpu_driver);
     /* A run without output.per_spot_dose names no per-spot kernels. */
     CHECK_MSG(H5Aexists(f, "spot_kernel_variants") == 0,
               "spot_kernel_variants without per-spot doses");

@@ -38,19 +38,21 @@ static void cuda_ver(char *dst, size_t cap, int v)
     snprintf(dst, cap, "%d.%d", v / 1000, (v % 1000) / 10);
 }
 
-/* Both queries work without a GPU: the runtime version is a constant of the
- * linked library, and a missing driver reports version 0, which is recorded as
- * "none" instead of failing a CPU run on a machine without a driver. */
+/* The runtime is linked in (cudart_static): its version is the headers'. The
+ * driver's is the device query's (provenance_set_driver): asking the driver
+ * here loads it, 0.1 s of a CPU run on a GPU host. */
 static void cuda_versions(provenance *pv)
 {
-    int v = 0;
-    if (cudaRuntimeGetVersion(&v) == cudaSuccess && v > 0)
-        cuda_ver(pv->cuda_version, sizeof pv->cuda_version, v);
-    else
-        SET(pv->cuda_version, "unknown");
-    v = 0;
-    if (cudaDriverGetVersion(&v) == cudaSuccess && v > 0)
-        cuda_ver(pv->cuda_driver_version, sizeof pv->cuda_driver_version, v);
+    cuda_ver(pv->cuda_version, sizeof pv->cuda_version, CUDART_VERSION);
+    SET(pv->cuda_driver_version, "not queried (backend.device: cpu)");
+}
+
+void provenance_set_driver(provenance *pv, const gpu_info *gi)
+{
+    if (!gi->queried)
+        return;
+    if (gi->driver_version > 0)
+        cuda_ver(pv->cuda_driver_version, sizeof pv->cuda_driver_version, gi->driver_version);
     else
         SET(pv->cuda_driver_version, "none");
 }
@@ -59,6 +61,12 @@ static void cuda_versions(provenance *pv)
 {
     SET(pv->cuda_version, "none");
     SET(pv->cuda_driver_version, "none");
+}
+
+void provenance_set_driver(provenance *pv, const gpu_info *gi)
+{
+    (void)pv;
+    (void)gi;
 }
 #endif
 

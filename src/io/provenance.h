@@ -35,7 +35,9 @@ typedef struct provenance {
      * which can differ. */
     char nvcc_version[64]; /* "none" when built without CUDA */
     char nvcc_flags[1024];
-    char cuda_driver_version[64]; /* "none" without CUDA or without a driver */
+    /* "none" without CUDA or without a driver; "not queried (...)" on a CPU
+     * run, which leaves the GPU and its driver alone */
+    char cuda_driver_version[64];
     /* An MPI build's job (written as /mpi); n_ranks 0 in a build without MPI,
      * whose files have no /mpi. */
     int n_ranks;
@@ -47,6 +49,9 @@ typedef struct provenance {
 /* Fills the build facts, host, argv and utc_start. */
 void provenance_init(provenance *pv, int argc, char **argv);
 void provenance_finish(provenance *pv); /* sets utc_end and cufft_version */
+/* The driver's version from the device query, where the run made one. */
+struct gpu_info;
+void provenance_set_driver(provenance *pv, const struct gpu_info *gi);
 void provenance_free(provenance *pv); /* the ranks */
 void utc_now_iso8601(char out[32]);
 

@@ -101,6 +101,7 @@ static int open_result(const par_job *job, const run_setup *s, output **out, pro
                        smx_error *err)
 {
     int rc;
+    provenance_set_driver(pv, &s->gi);
     if (job->rank == 0) {
         sha256_hex(s->p.yaml_text, s->p.yaml_len, pv->plan_sha256);
         memcpy(pv->table_sha256, s->t.sha256, sizeof pv->table_sha256);

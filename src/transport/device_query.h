@@ -13,6 +13,7 @@ typedef struct gpu_info {
     int runtime_version, driver_version;
     char why_none[512]; /* when count == 0 */
     int no_code; /* a device is there, but this binary has no GPU code it can run */
+    int queried; /* gpu_query filled it (a CPU run asks nothing: run_setup.c) */
 } gpu_info;
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
 void gpu_query(gpu_info *gi)
 {
     memset(gi, 0, sizeof *gi);
+    gi->queried = 1;
     snprintf(gi->why_none, sizeof gi->why_none, "built without CUDA (make CUDA=0)");
 }
 
