@@ -44,14 +44,14 @@ static void cuda_ver(char *dst, size_t cap, int v)
 static void cuda_versions(provenance *pv)
 {
     cuda_ver(pv->cuda_version, sizeof pv->cuda_version, CUDART_VERSION);
-    SET(pv->cuda_driver_version, "not queried (backend.device: cpu)");
+    SET(pv->cuda_driver_version, "unknown"); /* until provenance_set_driver */
 }
 
 void provenance_set_driver(provenance *pv, const gpu_info *gi)
 {
-    if (!gi->queried)
-        return;
-    if (gi->driver_version > 0)
+    if (!gi->queried) /* why the run asked nothing (run_setup.c) */
+        snprintf(pv->cuda_driver_version, sizeof pv->cuda_driver_version, "%.63s", gi->why_none);
+    else if (gi->driver_version > 0)
         cuda_ver(pv->cuda_driver_version, sizeof pv->cuda_driver_version, gi->driver_version);
     else
         SET(pv->cuda_driver_version, "none");

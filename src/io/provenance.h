@@ -35,8 +35,8 @@ typedef struct provenance {
      * which can differ. */
     char nvcc_version[64]; /* "none" when built without CUDA */
     char nvcc_flags[1024];
-    /* "none" without CUDA or without a driver; "not queried (...)" on a CPU
-     * run, which leaves the GPU and its driver alone */
+    /* "none" without CUDA or without a driver; on a CPU run, which leaves
+     * the GPU and its driver alone, why it did not ask (gpu_info.why_none) */
     char cuda_driver_version[64];
     /* An MPI build's job (written as /mpi); n_ranks 0 in a build without MPI,
      * whose files have no /mpi. */

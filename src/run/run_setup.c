@@ -68,7 +68,7 @@ static int choose_backend(run_setup *s, int local_rank, smx_error *err)
          * and a context on the device (0.2 s of a command on an H200 host,
          * and device memory held while the CPU works). */
         memset(&s->gi, 0, sizeof s->gi);
-        snprintf(s->gi.why_none, sizeof s->gi.why_none, "not asked: backend.device is cpu");
+        snprintf(s->gi.why_none, sizeof s->gi.why_none, "not queried (backend.device: cpu)");
     } else {
         gpu_query(&s->gi);
         /* The ranks of a host share its GPUs in turn. */
